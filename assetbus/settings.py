@@ -1,0 +1,117 @@
+"""Configuration read once, at the edge, from the environment (pydantic-settings).
+
+Every service and CLI command builds one of these and passes plain values down.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+DEFAULT_KAFKA_PORT = 19092
+DEFAULT_KAFKA_CONTROLLER_PORT = 19093
+DEFAULT_PG_PORT = 5432
+
+
+class InfraSettings(BaseSettings):
+    """Where the local infrastructure lives and how it is started."""
+
+    model_config = SettingsConfigDict(env_prefix="ASSETBUS_", extra="ignore")
+
+    home: Path = Field(
+        default=Path.home() / ".cache" / "assetbus",
+        description="Folder for the Kafka jars, broker data, logs and the launcher's state file.",
+    )
+    kafka_version: str = Field(default="4.4.0", description="Apache Kafka version fetched from Maven Central.")
+    kafka_port: int = Field(default=DEFAULT_KAFKA_PORT, description="Local broker's client port (127.0.0.1).")
+    kafka_controller_port: int = Field(
+        default=DEFAULT_KAFKA_CONTROLLER_PORT, description="Local broker's KRaft controller port (127.0.0.1)."
+    )
+    kafka_heap: str = Field(default="768m", description="Local broker's JVM heap (-Xmx); keep at least 512m.")
+    pg_port: int = Field(default=DEFAULT_PG_PORT, description="Port of the local PostgreSQL cluster.")
+    pg_user: str = Field(default="assetbus", description="Role created in the local cluster.")
+    pg_password: str = Field(default="assetbus", description="Password of that role (local use only).")
+    pg_database: str = Field(default="assetbus", description="Database created in the local cluster.")
+
+
+class ConnectionSettings(BaseSettings):
+    """Where Kafka and PostgreSQL are. Unset means: the local infrastructure from `assetbus infra up`."""
+
+    model_config = SettingsConfigDict(extra="ignore")
+
+    kafka_bootstrap_servers: str | None = Field(
+        default=None, description="KAFKA_BOOTSTRAP_SERVERS; set it to use your own broker (nothing is started)."
+    )
+    database_url: str | None = Field(
+        default=None, description="DATABASE_URL; set it to use your own PostgreSQL (nothing is started)."
+    )
+    topic_prefix: str = Field(
+        default="assetbus", alias="ASSETBUS_TOPIC_PREFIX", description="Prefix of every topic name."
+    )
+
+    def bootstrap(self, infra: InfraSettings) -> str:
+        return self.kafka_bootstrap_servers or f"127.0.0.1:{infra.kafka_port}"
+
+    def db_url(self, infra: InfraSettings) -> str:
+        if self.database_url:
+            return normalize_db_url(self.database_url)
+        return (
+            f"postgresql+asyncpg://{infra.pg_user}:{infra.pg_password}"
+            f"@127.0.0.1:{infra.pg_port}/{infra.pg_database}"
+        )
+
+
+def normalize_db_url(url: str) -> str:
+    """Accept plain `postgresql://` URLs and use the asyncpg driver for them."""
+    for plain in ("postgresql://", "postgres://"):
+        if url.startswith(plain):
+            return "postgresql+asyncpg://" + url[len(plain) :]
+    return url
+
+
+class SecuritySettings(BaseSettings):
+    """Token signing key. Configuration only: never in the repo."""
+
+    model_config = SettingsConfigDict(env_prefix="ASSETBUS_", extra="ignore")
+
+    token_secret: str | None = Field(default=None, description="ASSETBUS_TOKEN_SECRET: HMAC key of emitter tokens.")
+
+    def secret(self, infra: InfraSettings) -> str:
+        """The configured secret, or a local one generated once into the launcher's home folder."""
+        if self.token_secret:
+            return self.token_secret
+        path = infra.home / "token-secret"
+        if not path.exists():
+            import secrets
+
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(secrets.token_urlsafe(48))
+            path.chmod(0o600)
+        return path.read_text().strip()
+
+
+class Settings:
+    """Everything read from the environment, once."""
+
+    def __init__(self) -> None:
+        self.infra = InfraSettings()
+        self.conn = ConnectionSettings()
+        self.security = SecuritySettings()
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return self.conn.bootstrap(self.infra)
+
+    @property
+    def database_url(self) -> str:
+        return self.conn.db_url(self.infra)
+
+    @property
+    def token_secret(self) -> str:
+        return self.security.secret(self.infra)
+
+    @property
+    def topic_prefix(self) -> str:
+        return self.conn.topic_prefix

@@ -1,0 +1,20 @@
+"""The consumers' root exception. Driver errors are translated in `consumers.storage.faults`."""
+
+from __future__ import annotations
+
+
+class ConsumerError(Exception):
+    """Root of every error raised by the services. `retriable` marks transient faults."""
+
+    retriable: bool = False
+
+    def __init__(self, message: str, *, retriable: bool | None = None) -> None:
+        super().__init__(message)
+        if retriable is not None:
+            self.retriable = retriable
+
+
+class StorageUnavailable(ConsumerError):
+    """PostgreSQL cannot be reached or dropped the connection; retry after a back-off."""
+
+    retriable = True

@@ -1,0 +1,56 @@
+"""Who emitted: a task attempt or a DAG run. Taken from the signed token, never from free text."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+class SourceKind(StrEnum):
+    """The kind of emitter."""
+
+    TASK = "task"
+    """A running task attempt (or a task-level callback of it)."""
+    DAG = "dag"
+    """A DAG-run-level callback or notifier; it has no task fields."""
+
+
+class Provenance(BaseModel):
+    """The emitter of an event: the DAG run, and for task emitters the task attempt."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: SourceKind = Field(description="Whether a task attempt or a DAG run emitted.")
+    dag_id: str = Field(min_length=1, max_length=250, description="DAG of the emitting run.")
+    run_id: str = Field(min_length=1, max_length=250, description="DAG run that emitted.")
+    task_id: str | None = Field(default=None, max_length=250, description="Task id; null for DAG-level.")
+    map_index: int | None = Field(default=None, ge=-1,
+                                  description="Map index (-1 when unmapped); null for DAG-level.")
+    try_number: int | None = Field(default=None, ge=1, description="Task attempt number; null for DAG-level.")
+
+    @model_validator(mode="after")
+    def _task_fields_match_kind(self) -> Provenance:
+        task_fields = (self.task_id, self.map_index, self.try_number)
+        if self.kind is SourceKind.TASK and any(f is None for f in task_fields):
+            raise ValueError("a task source needs task_id, map_index and try_number")
+        if self.kind is SourceKind.DAG and any(f is not None for f in task_fields):
+            raise ValueError("a DAG source has no task_id, map_index or try_number")
+        return self
+
+    def dedupe_scope(self) -> str:
+        """The scope an explicit dedupe key lives in: the task (all its tries), or the DAG run."""
+        task = self.task_id if self.task_id is not None else ""
+        index = self.map_index if self.map_index is not None else ""
+        return f"{self.dag_id}\x1f{self.run_id}\x1f{task}\x1f{index}"
+
+
+class EmitterClaims(Provenance):
+    """The claims of an emitter token (a JWT): the provenance it vouches for, plus expiry."""
+
+    exp: int = Field(description="Expiry, seconds since the epoch.")
+    iat: int | None = Field(default=None, description="Issued-at, seconds since the epoch.")
+    sub: str = Field(description="Subject: the task attempt id or DAG run id the token was minted for.")
+
+    def provenance(self) -> Provenance:
+        return Provenance.model_validate(self.model_dump(include=set(Provenance.model_fields)))

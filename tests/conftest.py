@@ -1,0 +1,92 @@
+"""Shared fixtures: the real infrastructure, one fresh database and topic prefix per test."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import uuid
+from collections.abc import AsyncIterator, Iterator
+
+import asyncpg
+import pytest
+from sqlalchemy.engine import make_url
+
+from assetbus.migrate import upgrade
+from assetbus.settings import Settings
+from assetbus.topics import delete_topics, ensure_topics
+from schemas import Topics
+
+TEMPLATE_DB = "assetbus_test_template"
+
+
+def _plain_dsn(url: str, database: str | None = None) -> str:
+    parsed = make_url(url).set(drivername="postgresql")
+    if database is not None:
+        parsed = parsed.set(database=database)
+    return parsed.render_as_string(hide_password=False)
+
+
+@pytest.fixture(scope="session")
+def settings() -> Settings:
+    return Settings()
+
+
+@pytest.fixture(scope="session")
+def infra(settings: Settings) -> Settings:
+    """Kafka and PostgreSQL are up (started here if nothing is configured and `make test` did not)."""
+    from assetbus.infra import up
+
+    up(settings.infra, settings.conn)
+    return settings
+
+
+@pytest.fixture(scope="session")
+def template_db(infra: Settings) -> Iterator[str]:
+    """A migrated template database; each test clones it (fast) instead of migrating again."""
+    admin = _plain_dsn(infra.database_url)
+
+    async def recreate() -> None:
+        conn = await asyncpg.connect(admin)
+        try:
+            await conn.execute(f'DROP DATABASE IF EXISTS "{TEMPLATE_DB}" WITH (FORCE)')
+            await conn.execute(f'CREATE DATABASE "{TEMPLATE_DB}"')
+        finally:
+            await conn.close()
+
+    asyncio.run(recreate())
+    url = make_url(infra.database_url).set(database=TEMPLATE_DB).render_as_string(hide_password=False)
+    upgrade(url)
+    yield url
+
+
+@pytest.fixture
+async def db_url(infra: Settings, template_db: str) -> AsyncIterator[str]:
+    """A fresh database for this test, cloned from the migrated template, dropped afterwards."""
+    name = f"assetbus_t_{uuid.uuid4().hex[:12]}"
+    admin = _plain_dsn(infra.database_url)
+    conn = await asyncpg.connect(admin)
+    try:
+        await conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{TEMPLATE_DB}"')
+    finally:
+        await conn.close()
+    yield make_url(infra.database_url).set(database=name).render_as_string(hide_password=False)
+    conn = await asyncpg.connect(admin)
+    try:
+        await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    finally:
+        await conn.close()
+
+
+@pytest.fixture
+async def topics(infra: Settings) -> AsyncIterator[Topics]:
+    """A fresh topic prefix for this test, its core topics created, deleted afterwards."""
+    fresh = Topics(prefix=f"t{uuid.uuid4().hex[:12]}")
+    await ensure_topics(infra.bootstrap_servers, fresh)
+    yield fresh
+    if not os.environ.get("ASSETBUS_KEEP_TEST_TOPICS"):
+        await delete_topics(infra.bootstrap_servers, list(fresh.core()))
+
+
+@pytest.fixture(scope="session")
+def token_secret() -> str:
+    return "test-secret-" + uuid.uuid4().hex
