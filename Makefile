@@ -1,0 +1,49 @@
+# The two commands a newcomer needs: `make demo` and `make test`. Everything else is set up by them.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
+
+.PHONY: install infra demo test unit lint bench compose-check down clean
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "assetbus needs Python 3.11 or newer")'
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[dev]'
+	@rm -f $(VENV)/.installed-*; touch $(STAMP)
+
+install: $(STAMP)  ## the virtualenv with assetbus and its dev tools
+
+infra: install  ## start local Kafka + PostgreSQL unless configured, create topics, migrate
+	$(BIN)/assetbus infra up
+	$(BIN)/assetbus migrate
+
+demo: infra  ## the end-to-end story
+	$(BIN)/assetbus demo
+
+test: infra compose-check  ## the whole suite against the real broker and database
+	$(BIN)/pytest
+
+unit: install  ## only the tests that need no infrastructure
+	$(BIN)/pytest tests/unit
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/mypy schemas producers consumers assetbus
+
+bench: infra  ## throughput benchmarks; figures go to the README
+	$(BIN)/assetbus bench
+
+compose-check:  ## docker-compose.yml is valid (needs no Docker engine)
+	@command -v docker-compose >/dev/null || { echo "installing Debian's docker-compose to validate the compose file"; \
+	  (apt-get update -qq && apt-get install -y -qq --no-install-recommends docker-compose >/dev/null) || \
+	  { echo "docker-compose is missing and could not be installed (apt-get as root)"; exit 1; }; }
+	ASSETBUS_TOKEN_SECRET=compose-check docker-compose -f docker-compose.yml config -q
+	@echo "docker-compose.yml is valid"
+
+down:  ## stop what `make infra` started
+	$(BIN)/assetbus infra down
+
+clean: down
+	rm -rf $(VENV)
