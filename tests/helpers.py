@@ -10,14 +10,14 @@ from typing import TypeVar
 T = TypeVar("T")
 
 
-async def wait_for(condition: Callable[[], Awaitable[T]], *, timeout: float = 30.0, interval: float = 0.05,
+async def wait_for(condition: Callable[[], Awaitable[T]], *, timeout_s: float = 30.0, interval: float = 0.05,
                    what: str = "condition") -> T:
     """Poll `condition` until it returns a truthy value; fail with `what` after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + timeout_s
     while True:
         value = await condition()
         if value:
             return value
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+            raise AssertionError(f"timed out after {timeout_s}s waiting for {what}")
         await asyncio.sleep(interval)

@@ -65,7 +65,7 @@ class Persister:
         )(self._on_batch)
 
     async def _on_batch(self, body: list[bytes], message: KafkaMessage) -> None:
-        records: tuple[RawRecord, ...] = message.raw_message  # type: ignore[assignment]
+        records: tuple[RawRecord, ...] = message.raw_message
         del body
         try:
             await self.handle(records)

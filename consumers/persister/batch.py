@@ -143,7 +143,7 @@ def to_asset_event(event: StoredEvent) -> AssetEvent:
         partition_date=event.partition_date,
         dedupe_key=event.dedupe_key,
         command_id=event.command_id,
-        source=Provenance(kind=event.source_kind, dag_id=event.dag_id, run_id=event.run_id,  # type: ignore[arg-type]
+        source=Provenance(kind=event.source_kind, dag_id=event.dag_id, run_id=event.run_id,
                           task_id=event.task_id, map_index=event.map_index, try_number=event.try_number),
         timestamp=event.created_at,
     )

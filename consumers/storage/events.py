@@ -114,7 +114,12 @@ async def insert_events(conn: AsyncConnection, events: Sequence[NewEvent]) -> di
     stored: dict[tuple[int, str, str], StoredEvent] = {}
     for row in rows:
         extra = row.extra if isinstance(row.extra, dict) else json.loads(row.extra)
-        event = StoredEvent(*row[:7], extra, *row[8:], inserted=row.id in inserted_ids)  # type: ignore[misc]
+        event = StoredEvent(
+            id=row.id, asset_id=row.asset_id, asset_name=row.name, asset_uri=row.uri, dedupe_scope=row.dedupe_scope,
+            dedupe_key=row.dedupe_key, command_id=row.command_id, extra=extra, partition_key=row.partition_key,
+            partition_date=row.partition_date, source_kind=row.source_kind, dag_id=row.dag_id, run_id=row.run_id,
+            task_id=row.task_id, map_index=row.map_index, try_number=row.try_number, created_at=row.created_at,
+            inserted=row.id in inserted_ids)
         stored[event.scope_key] = event
     return stored
 
