@@ -21,6 +21,7 @@ def issue_token(
     audience: str = DEFAULT_AUDIENCE,
     subject: str | None = None,
     scope: str = "emit ti:self",
+    extra_claims: dict[str, object] | None = None,
 ) -> str:
     """A signed token vouching for `source` (a task attempt or a DAG run) until now + ttl."""
     if not secret:
@@ -35,6 +36,7 @@ def issue_token(
         jti=uuid.uuid4().hex,
         scope=scope,
     )
+    claims.update(extra_claims or {})
     return jwt.encode(claims, secret, algorithm="HS256")
 
 

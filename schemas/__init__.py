@@ -5,7 +5,7 @@ from schemas.errors import DeadLetterReason, ErrorCode
 from schemas.events import AssetEvent
 from schemas.jsonschema import json_schemas
 from schemas.limits import EXTRA_MAX_BYTES, KEY_MAX_LENGTH, NAME_MAX_LENGTH
-from schemas.provenance import EmitterClaims, Provenance, SourceKind
+from schemas.provenance import EmitterClaims, Provenance, SourceKind, task_instance_id
 from schemas.readiness import ReadinessSignal, TriggeringEvent
 from schemas.receipts import Receipt, ReceiptStatus
 from schemas.topics import DEFAULT_PREFIX, Topics
@@ -32,4 +32,5 @@ __all__ = [
     "Topics",
     "TriggeringEvent",
     "json_schemas",
+    "task_instance_id",
 ]
