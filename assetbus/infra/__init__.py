@@ -1,0 +1,9 @@
+"""Local infrastructure launcher: a real Kafka broker (KRaft) and PostgreSQL, without Docker."""
+
+from __future__ import annotations
+
+from assetbus.infra.errors import InfraError
+from assetbus.infra.launcher import down, status, up
+from assetbus.infra.state import InfraStatus, ServiceStatus
+
+__all__ = ["InfraError", "InfraStatus", "ServiceStatus", "down", "status", "up"]

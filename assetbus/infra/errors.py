@@ -1,0 +1,17 @@
+"""The one error type of the launcher: a sentence telling the user what to do."""
+
+from __future__ import annotations
+
+
+class InfraError(Exception):
+    """Local infrastructure could not be started, stopped or reached.
+
+    ``str(error)`` is a single user-facing sentence that says what to do next.
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message

@@ -1,0 +1,224 @@
+"""What `infra up` started (``<home>/infra.json``), status types, and the probes that check them."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import socket
+import struct
+import threading
+import time
+from collections.abc import Callable, Coroutine
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+Progress = Callable[[str], None]
+T = TypeVar("T")
+
+STATE_FILE = "infra.json"
+
+
+@dataclass
+class KafkaRecord:
+    """The broker process `up` started."""
+
+    pid: int
+    version: str
+    port: int
+    controller_port: int
+
+
+@dataclass
+class PostgresRecord:
+    """The local cluster `up` used; ``started`` means `down` may stop it."""
+
+    version: str
+    cluster: str
+    port: int
+    started: bool = False
+    created: bool = False
+    installed: bool = False
+
+
+@dataclass
+class InfraState:
+    """Contents of ``<home>/infra.json``."""
+
+    kafka: KafkaRecord | None = None
+    postgres: PostgresRecord | None = None
+
+    @classmethod
+    def load(cls, home: Path) -> InfraState:
+        """Read the state file; a missing or unreadable file means nothing was started."""
+        try:
+            raw: dict[str, Any] = json.loads((home / STATE_FILE).read_text())
+            kafka = KafkaRecord(**raw["kafka"]) if raw.get("kafka") else None
+            postgres = PostgresRecord(**raw["postgres"]) if raw.get("postgres") else None
+        except (OSError, ValueError, TypeError, KeyError):
+            return cls()
+        return cls(kafka=kafka, postgres=postgres)
+
+    def save(self, home: Path) -> None:
+        """Write the state file atomically."""
+        home.mkdir(parents=True, exist_ok=True)
+        tmp = home / (STATE_FILE + ".tmp")
+        tmp.write_text(json.dumps(asdict(self), indent=2) + "\n")
+        os.replace(tmp, home / STATE_FILE)
+
+
+@dataclass(frozen=True)
+class ServiceStatus:
+    """One service as `status` sees it."""
+
+    name: str
+    managed: bool  # True: the local one run by this launcher; False: external (env var)
+    running: bool
+    address: str
+    pid: int | None = None
+    log_file: Path | None = None
+    started_by_us: bool = False  # `down` stops it
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class InfraStatus:
+    """Kafka and PostgreSQL together."""
+
+    kafka: ServiceStatus
+    postgres: ServiceStatus
+
+    @property
+    def running(self) -> bool:
+        return self.kafka.running and self.postgres.running
+
+
+def tcp_open(host: str, port: int, timeout: float = 0.5) -> bool:
+    """True when something accepts TCP connections on host:port."""
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def pid_alive(pid: int, cmdline_contains: tuple[str, ...] = ()) -> bool:
+    """True when pid runs (not a zombie) and its command line holds every given string."""
+    try:
+        os.waitpid(pid, os.WNOHANG)  # reap it if it is our own exited child
+    except ChildProcessError:
+        pass
+    proc = Path("/proc") / str(pid)
+    try:
+        stat = (proc / "stat").read_text()
+        if stat.rsplit(")", 1)[1].split()[0] in ("Z", "X"):
+            return False
+        cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except (OSError, IndexError):
+        return False
+    return all(part in cmdline for part in cmdline_contains)
+
+
+def stop_pid(pid: int, timeout: float = 30.0) -> None:
+    """SIGTERM, wait up to timeout, then SIGKILL."""
+    for sig, wait in ((signal.SIGTERM, timeout), (signal.SIGKILL, 10.0)):
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            return
+        if wait_until(lambda: not pid_alive(pid), wait, interval=0.2):
+            return
+
+
+def find_pids(*cmdline_contains: str) -> list[int]:
+    """Live processes whose command line holds every given string."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and pid_alive(int(entry.name), cmdline_contains):
+            found.append(int(entry.name))
+    return sorted(found)
+
+
+def wait_until(check: Callable[[], bool], timeout: float, interval: float = 0.25) -> bool:
+    """Poll check() until it is true or timeout seconds have passed."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if check():
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(interval)
+
+
+def metadata_request(correlation_id: int = 1, client_id: bytes = b"assetbus-infra") -> bytes:
+    """A Kafka Metadata v4 request for no topics (just the brokers), with its size prefix."""
+    body = struct.pack(">hhih", 3, 4, correlation_id, len(client_id)) + client_id
+    body += struct.pack(">i?", 0, False)  # topics: empty array; allow_auto_topic_creation
+    return struct.pack(">i", len(body)) + body
+
+
+def metadata_broker_count(response: bytes, correlation_id: int = 1) -> int:
+    """Brokers listed in a Metadata v4 response body (without its size prefix)."""
+    corr, _throttle, count = struct.unpack_from(">iii", response, 0)
+    if corr != correlation_id:
+        raise ValueError("unexpected correlation id")
+    return int(count)
+
+
+def broker_answers(host: str, port: int, timeout: float = 2.0) -> bool:
+    """True when host:port is a Kafka broker that answers a Metadata request with brokers."""
+    try:
+        with socket.create_connection((host, port), timeout=timeout) as sock:
+            sock.sendall(metadata_request())
+            size = struct.unpack(">i", _recv_exact(sock, 4))[0]
+            if not 12 <= size <= 1 << 20:
+                return False  # not a Kafka broker
+            return metadata_broker_count(_recv_exact(sock, size)) > 0
+    except (OSError, ValueError, struct.error):
+        return False
+
+
+def _recv_exact(sock: socket.socket, size: int) -> bytes:
+    data = b""
+    while len(data) < size:
+        chunk = sock.recv(size - len(data))
+        if not chunk:
+            raise OSError("connection closed")
+        data += chunk
+    return data
+
+
+def parse_bootstrap(servers: str) -> list[tuple[str, int]]:
+    """'h1:9092,PLAINTEXT://h2:9093' -> [(h1, 9092), (h2, 9093)]."""
+    result = []
+    for item in servers.split(","):
+        item = item.strip().rsplit("://", 1)[-1]
+        host, _, port = item.rpartition(":")
+        if host and port.isdigit():
+            result.append((host.strip("[]"), int(port)))
+    return result
+
+
+def run_async(coro: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine to completion, also when the caller already runs an event loop."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    box: list[T] = []
+    errors: list[BaseException] = []
+
+    def worker() -> None:
+        try:
+            box.append(asyncio.run(coro))
+        except BaseException as exc:
+            errors.append(exc)
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    thread.join()
+    if errors:
+        raise errors[0]
+    return box[0]
