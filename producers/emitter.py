@@ -1,30 +1,27 @@
-"""The async emitter: build a command, send it, wait for its receipt; retries resend the same command."""
+"""The async emitter: one token's face on a dispatcher. Build a command, send it, get its receipt."""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import uuid
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
-import jwt
-from aiokafka import AIOKafkaProducer
-
-from producers.errors import EmissionRejected, ReceiptTimeout
+from producers.dispatch import DispatchConfig, Dispatcher, DispatchStats
+from producers.errors import rejection_error
 from producers.receipts import ReceiptListener
-from producers.validation import check_dedupe_key, check_extra, check_partition
+from producers.tokens import source_of
+from producers.wire import prepare
 from schemas import AssetRef, EmissionCommand, Provenance, Receipt, Topics
 
-
-def source_of(token: str) -> Provenance:
-    """The provenance a token names (read without verifying: the persister verifies)."""
-    claims = jwt.decode(token, options={"verify_signature": False, "verify_aud": False, "verify_exp": False})
-    return Provenance.model_validate({k: claims.get(k) for k in Provenance.model_fields})
+__all__ = ["AsyncEmitter", "source_of"]
 
 
 class AsyncEmitter:
-    """One per process and token. `async with AsyncEmitter(...) as emitter: await emitter.emit(...)`."""
+    """`async with AsyncEmitter(bootstrap, token) as emitter: await emitter.emit(asset, ...)`.
+
+    It owns a Dispatcher (producer, receipt listener, resends), or shares one passed as `dispatcher`
+    (then starting and stopping the dispatcher is its owner's job).
+    """
 
     def __init__(
         self,
@@ -36,40 +33,47 @@ class AsyncEmitter:
         receipt_timeout_s: float = 10.0,
         attempts: int = 3,
         max_in_flight: int = 10_000,
+        linger_ms: int = 5,
+        compression: str | None = None,
+        dispatcher: Dispatcher | None = None,
     ) -> None:
-        self.topics = topics or Topics()
         self.token = token
-        self.source = source_of(token)
-        self.producer_id = producer_id or f"emitter-{uuid.uuid4().hex}"
-        self.receipt_timeout_s = receipt_timeout_s
-        self.attempts = attempts
-        self._bootstrap = bootstrap_servers
-        self._producer: AIOKafkaProducer | None = None
-        self.receipts = ReceiptListener(bootstrap_servers, self.topics.receipts, self.producer_id)
-        self._slots = asyncio.Semaphore(max_in_flight)
-        self._tasks: set[asyncio.Task[Receipt]] = set()
+        self.source: Provenance = source_of(token)
+        self._owns = dispatcher is None
+        self.dispatcher = dispatcher or Dispatcher(
+            bootstrap_servers, topics, producer_id=producer_id,
+            config=DispatchConfig(receipt_timeout_s=receipt_timeout_s, attempts=attempts,
+                                  max_in_flight=max_in_flight, linger_ms=linger_ms, compression=compression))
+        self._encoder = self.dispatcher.encoder(token)
+
+    @property
+    def topics(self) -> Topics:
+        return self.dispatcher.topics
+
+    @property
+    def producer_id(self) -> str:
+        return self.dispatcher.producer_id
+
+    @property
+    def receipts(self) -> ReceiptListener:
+        """The reply-topic listener (`pause()`/`resume()` simulate lost receipts in tests)."""
+        return self.dispatcher.receipts
+
+    @property
+    def stats(self) -> DispatchStats:
+        return self.dispatcher.stats
+
+    @property
+    def in_flight(self) -> int:
+        return self.dispatcher.in_flight
 
     async def start(self) -> None:
-        await self.receipts.start()
-        self._producer = AIOKafkaProducer(bootstrap_servers=self._bootstrap, enable_idempotence=True, acks="all",
-                                          linger_ms=5, max_batch_size=512 * 1024)
-        try:
-            await self._producer.start()
-        except BaseException:
-            await self.receipts.stop()
-            raise
+        if self._owns:
+            await self.dispatcher.start()
 
     async def stop(self) -> None:
-        for task in list(self._tasks):
-            task.cancel()
-        for task in list(self._tasks):
-            with contextlib.suppress(BaseException):
-                await task
-        try:
-            if self._producer is not None:
-                await self._producer.stop()
-        finally:
-            await self.receipts.stop()
+        if self._owns:
+            await self.dispatcher.stop()
 
     async def __aenter__(self) -> AsyncEmitter:
         await self.start()
@@ -87,54 +91,62 @@ class AsyncEmitter:
         partition_date: datetime | None = None,
         dedupe_key: str | None = None,
     ) -> EmissionCommand:
-        """A validated command, ready to send (raises InvalidEmission)."""
-        checked_extra = check_extra(extra)
-        check_partition(partition_key, partition_date)
-        check_dedupe_key(dedupe_key)
-        return EmissionCommand(
-            command_id=uuid.uuid4(), producer_id=self.producer_id, reply_to=self.topics.receipts, asset=asset,
-            source=self.source, token=self.token, extra=checked_extra, partition_key=partition_key,
-            partition_date=partition_date, dedupe_key=dedupe_key, emitted_at=datetime.now(UTC))
+        """A validated command, ready to `submit` or `send` (raises InvalidEmission)."""
+        request = prepare(asset, extra=extra, partition_key=partition_key, partition_date=partition_date,
+                          dedupe_key=dedupe_key)
+        return self._encoder.command(request)
 
-    async def emit(self, asset: AssetRef, *, raise_on_reject: bool = True, **fields: Any) -> Receipt:
-        """Send one emission and wait for its receipt. Raises EmissionRejected unless asked not to."""
-        receipt = await self.send(self.command(asset, **fields))
+    async def emit(
+        self,
+        asset: AssetRef,
+        *,
+        extra: dict[str, Any] | None = None,
+        partition_key: str | None = None,
+        partition_date: datetime | None = None,
+        dedupe_key: str | None = None,
+        raise_on_reject: bool = True,
+        timeout_s: float | None = None,
+    ) -> Receipt:
+        """Send one emission and wait for its receipt. A rejection raises its typed EmissionRejected
+        (AssetNotFound, Unauthorized, ...) unless `raise_on_reject=False`; no receipt after every
+        attempt raises ReceiptTimeout."""
+        future = await self.emit_nowait(asset, extra=extra, partition_key=partition_key,
+                                        partition_date=partition_date, dedupe_key=dedupe_key, timeout_s=timeout_s)
+        receipt = await future
         if receipt.rejected and raise_on_reject:
-            raise EmissionRejected(receipt)
+            raise rejection_error(receipt)
         return receipt
 
+    async def emit_nowait(
+        self,
+        asset: AssetRef,
+        *,
+        extra: dict[str, Any] | None = None,
+        partition_key: str | None = None,
+        partition_date: datetime | None = None,
+        dedupe_key: str | None = None,
+        timeout_s: float | None = None,
+    ) -> asyncio.Future[Receipt]:
+        """Fire and forget: returns once the emission is handed over (waiting only while
+        `max_in_flight` commands have no receipt); the future resolves with the receipt (rejected
+        ones included) or fails with ReceiptTimeout."""
+        request = prepare(asset, extra=extra, partition_key=partition_key, partition_date=partition_date,
+                          dedupe_key=dedupe_key, timeout_s=timeout_s)
+        return await self.dispatcher.submit_encoded(request.command_id, request.asset.name,
+                                                    self._encoder.encode(request), timeout_s=timeout_s)
+
     async def submit(self, command: EmissionCommand) -> asyncio.Future[Receipt]:
-        """Fire and forget: returns once the command is handed over; the future resolves with its receipt.
-
-        Waits (backpressure) while `max_in_flight` commands have no receipt yet.
-        """
-        await self._slots.acquire()
-        task = asyncio.create_task(self._send_with_slot(command))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-        return task
-
-    async def _send_with_slot(self, command: EmissionCommand) -> Receipt:
-        try:
-            return await self.send(command)
-        finally:
-            self._slots.release()
+        """Fire and forget a command built by `command()` (or by hand); the future resolves with its receipt."""
+        return await self.dispatcher.submit(command)
 
     async def send(self, command: EmissionCommand) -> Receipt:
         """Send `command` and wait for its receipt, resending the *same* command on timeout."""
-        assert self._producer is not None, "call start() first"
-        payload = command.model_dump_json().encode()
-        key = command.asset.name.encode()
-        loop = asyncio.get_running_loop()
-        started = loop.time()
-        waiter = self.receipts.expect(command.command_id)
-        try:
-            for _ in range(self.attempts):
-                await self._producer.send(self.topics.emissions, payload, key=key)
-                try:
-                    return await asyncio.wait_for(asyncio.shield(waiter), self.receipt_timeout_s)
-                except TimeoutError:
-                    continue
-            raise ReceiptTimeout(str(command.command_id), loop.time() - started, self.attempts)
-        finally:
-            self.receipts.forget(command.command_id)
+        return await self.dispatcher.send(command)
+
+    async def flush(self) -> None:
+        """Wait until everything handed over is on the broker."""
+        await self.dispatcher.flush()
+
+    async def drain(self, timeout_s: float | None = None) -> None:
+        """Wait until everything handed over has its receipt."""
+        await self.dispatcher.drain(timeout_s)

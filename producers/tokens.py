@@ -7,6 +7,7 @@ import uuid
 
 import jwt
 
+from producers.errors import InvalidEmission
 from schemas import Provenance, SourceKind
 
 DEFAULT_AUDIENCE = "assetbus"
@@ -59,3 +60,22 @@ def default_subject(source: Provenance) -> str:
     if source.kind is SourceKind.DAG:
         return f"dagrun:{source.dag_id}/{source.run_id}"
     return f"ti:{source.dag_id}/{source.run_id}/{source.task_id}/{source.map_index}/{source.try_number}"
+
+
+def source_of(token: str) -> Provenance:
+    """The provenance a token names, read without verifying the signature (the persister verifies).
+
+    Raises InvalidEmission if the string is not a token naming a task attempt or a DAG run.
+    """
+    try:
+        claims = jwt.decode(token, options={"verify_signature": False, "verify_aud": False, "verify_exp": False})
+        return Provenance.model_validate({k: claims.get(k) for k in Provenance.model_fields})
+    except (jwt.PyJWTError, ValueError) as error:
+        raise InvalidEmission("token", f"is not an assetbus emitter token: {error}") from error
+
+
+def token_expiry(token: str) -> int | None:
+    """The token's `exp` claim (seconds since the epoch), read without verifying; None if absent."""
+    claims = jwt.decode(token, options={"verify_signature": False, "verify_aud": False, "verify_exp": False})
+    exp = claims.get("exp")
+    return int(exp) if isinstance(exp, int | float) else None

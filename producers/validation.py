@@ -6,21 +6,40 @@ import json
 from datetime import datetime
 from typing import Any
 
-from producers.errors import EmitterError
-from schemas import EXTRA_MAX_BYTES, KEY_MAX_LENGTH
+from producers.errors import InvalidEmission
+from schemas import EXTRA_MAX_BYTES, KEY_MAX_LENGTH, NAME_MAX_LENGTH, AssetRef
+
+__all__ = [
+    "InvalidEmission",
+    "check_asset",
+    "check_dedupe_key",
+    "check_extra",
+    "check_partition",
+    "encode_extra",
+]
 
 
-class InvalidEmission(EmitterError):
-    """The emission breaks a rule and was not sent. `field` names the argument at fault."""
+def _check_key(field: str, value: object) -> None:
+    if not (isinstance(value, str) and 0 < len(value) <= KEY_MAX_LENGTH):
+        raise InvalidEmission(field, f"must be a non-empty string of at most {KEY_MAX_LENGTH} characters")
+    if "\x00" in value:
+        raise InvalidEmission(field, "may not contain NUL characters")
 
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"{field}: {message}")
-        self.field = field
+
+def check_asset(asset: object) -> AssetRef:
+    """An AssetRef with a usable name and URI (handles and refs alike)."""
+    ref = asset if isinstance(asset, AssetRef) else getattr(asset, "ref", asset)
+    if not isinstance(ref, AssetRef):
+        raise InvalidEmission("asset", f"must be an Asset handle or an AssetRef, not {type(asset).__name__}")
+    for field, value in (("asset.name", ref.name), ("asset.uri", ref.uri)):
+        if "\x00" in value or len(value) > NAME_MAX_LENGTH:
+            raise InvalidEmission(field, f"must be at most {NAME_MAX_LENGTH} characters without NUL")
+    return ref
 
 
 def check_partition(partition_key: str | None, partition_date: datetime | None) -> None:
-    if partition_key is not None and not (isinstance(partition_key, str) and 0 < len(partition_key) <= KEY_MAX_LENGTH):
-        raise InvalidEmission("partition_key", f"must be a non-empty string of at most {KEY_MAX_LENGTH} characters")
+    if partition_key is not None:
+        _check_key("partition_key", partition_key)
     if partition_date is None:
         return
     if not isinstance(partition_date, datetime):
@@ -31,23 +50,42 @@ def check_partition(partition_key: str | None, partition_date: datetime | None) 
         raise InvalidEmission("partition_date", "must be time-zone aware, e.g. datetime(2026, 10, 1, tzinfo=UTC)")
 
 
-def check_extra(extra: Any) -> dict[str, Any]:
+_compact = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+
+
+def _has_nul(data: object) -> bool:
+    if isinstance(data, str):
+        return "\x00" in data
+    if isinstance(data, dict):
+        return any(_has_nul(k) or _has_nul(v) for k, v in data.items())
+    if isinstance(data, list | tuple):
+        return any(_has_nul(item) for item in data)
+    return False
+
+
+def encode_extra(extra: Any) -> tuple[dict[str, Any], str]:
+    """The checked `extra` and its compact JSON (the bytes the size limit is measured on)."""
     if extra is None:
-        return {}
+        return {}, "{}"
     if not isinstance(extra, dict):
         raise InvalidEmission("extra", f"must be a JSON object (a dict), not {type(extra).__name__}")
     try:
-        encoded = json.dumps(extra, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
+        encoded = _compact(extra)
     except (TypeError, ValueError) as error:
         raise InvalidEmission("extra", f"is not JSON-serializable: {error}") from error
-    if len(encoded) > EXTRA_MAX_BYTES:
-        raise InvalidEmission("extra", f"is {len(encoded)} bytes; the limit is {EXTRA_MAX_BYTES} "
-                              "(send references, not data)")
-    if "\\u0000" in encoded.decode():
+    size = len(encoded) if len(encoded) * 4 <= EXTRA_MAX_BYTES else len(encoded.encode())  # UTF-8: <= 4 bytes/char
+    if size > EXTRA_MAX_BYTES:
+        raise InvalidEmission("extra", f"is {size} bytes; the limit is {EXTRA_MAX_BYTES} (send references, not data)")
+    if "\\u0000" in encoded and _has_nul(extra):
         raise InvalidEmission("extra", "may not contain NUL characters")
-    return extra
+    return extra, encoded
+
+
+def check_extra(extra: Any) -> dict[str, Any]:
+    """The checked `extra` ({} for None); raises InvalidEmission."""
+    return encode_extra(extra)[0]
 
 
 def check_dedupe_key(dedupe_key: str | None) -> None:
-    if dedupe_key is not None and not (isinstance(dedupe_key, str) and 0 < len(dedupe_key) <= KEY_MAX_LENGTH):
-        raise InvalidEmission("dedupe_key", f"must be a non-empty string of at most {KEY_MAX_LENGTH} characters")
+    if dedupe_key is not None:
+        _check_key("dedupe_key", dedupe_key)

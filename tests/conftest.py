@@ -16,7 +16,8 @@ from assetbus.settings import Settings
 from assetbus.topics import delete_topics, ensure_topics
 from schemas import Topics
 
-TEMPLATE_DB = "assetbus_test_template"
+TEMPLATE_DB = f"assetbus_test_template_{os.getpid()}"
+"""One per pytest session, so concurrent sessions on one cluster never drop each other's template."""
 
 
 def _plain_dsn(url: str, database: str | None = None) -> str:
@@ -57,6 +58,15 @@ def template_db(infra: Settings) -> Iterator[str]:
     url = make_url(infra.database_url).set(database=TEMPLATE_DB).render_as_string(hide_password=False)
     upgrade(url)
     yield url
+
+    async def drop() -> None:
+        conn = await asyncpg.connect(admin)
+        try:
+            await conn.execute(f'DROP DATABASE IF EXISTS "{TEMPLATE_DB}" WITH (FORCE)')
+        finally:
+            await conn.close()
+
+    asyncio.run(drop())
 
 
 @pytest.fixture
