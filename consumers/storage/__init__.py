@@ -2,21 +2,33 @@
 
 from consumers.storage.assets import AssetRow, assets_by_name, list_assets, register_asset
 from consumers.storage.engine import create_engine
-from consumers.storage.events import NewEvent, StoredEvent, count_events, insert_events
-from consumers.storage.faults import is_transient, translated
+from consumers.storage.events import (
+    InsertedEvent,
+    NewEvent,
+    ScopeKey,
+    StoredEvent,
+    count_events,
+    find_events,
+    insert_events,
+)
+from consumers.storage.faults import is_transient, transaction, translated
 from consumers.storage.tables import metadata
 
 __all__ = [
     "AssetRow",
+    "InsertedEvent",
     "NewEvent",
+    "ScopeKey",
     "StoredEvent",
     "assets_by_name",
     "count_events",
     "create_engine",
+    "find_events",
     "insert_events",
     "is_transient",
     "list_assets",
     "metadata",
     "register_asset",
+    "transaction",
     "translated",
 ]

@@ -1,0 +1,62 @@
+"""Which reply topics exist: a command whose reply topic does not exist cannot be answered.
+
+Producing to a missing topic does not fail fast (the producer waits for its metadata until
+`request_timeout_ms`, then fails), so one such command would stall and redeliver its whole batch
+forever. The persister asks first and dead-letters those commands instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+
+from aiokafka import AIOKafkaProducer
+
+log = logging.getLogger("assetbus.persister")
+
+
+class ReplyTopics:
+    """Remembers topics seen to exist; asks the broker (all-topics metadata) about other names.
+
+    A name found missing is not asked about again for `recheck_s`, so a stream of commands naming
+    the same missing topic costs one metadata request per `recheck_s`, not one per batch.
+    """
+
+    def __init__(self, producer: AIOKafkaProducer, *, recheck_s: float = 1.0, grace_s: float = 0.3,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self._producer = producer
+        self._recheck_s = recheck_s
+        self._grace_s = grace_s
+        self._clock = clock
+        self._existing: set[str] = set()
+        self._missing: set[str] = set()
+        self._checked_at = float("-inf")
+
+    async def missing(self, names: set[str]) -> set[str]:
+        """The names among `names` that are not topics on the broker."""
+        unknown = names - self._existing
+        if not unknown:
+            return set()
+        if unknown - self._missing or self._clock() - self._checked_at >= self._recheck_s:
+            await self._ask(names)
+            if unknown - self._existing - self._missing:
+                # never seen missing before: maybe created a moment ago and not in the broker's
+                # metadata yet; ask once more before giving up on it
+                await asyncio.sleep(self._grace_s)
+                await self._ask(names)
+            self._missing = unknown - self._existing
+            self._checked_at = self._clock()
+            if self._missing:
+                log.warning("reply topics do not exist", extra={"topics": sorted(self._missing)[:20]})
+        return unknown - self._existing
+
+    async def _ask(self, names: set[str]) -> None:
+        metadata = await self._producer.client.fetch_all_metadata()
+        self._existing |= set(metadata.topics()) & names
+
+    def forget(self) -> None:
+        """Ask again about every name (after a failed publish: a reply topic may have been deleted)."""
+        self._existing.clear()
+        self._missing.clear()

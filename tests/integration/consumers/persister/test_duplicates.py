@@ -1,0 +1,66 @@
+"""Repeats of a dedupe key inside one batch, across the chunks of a batch, and across batches."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from assetbus.settings import Settings
+from consumers.persister import Persister, PersisterConfig
+from schemas import AssetRef, ReceiptStatus, Topics
+from tests.helpers import wait_for
+from tests.integration.consumers.persister.streams import (
+    commands,
+    distinct,
+    encoded,
+    produce,
+    read_topic,
+    receipts_by_command,
+    stored_count,
+)
+
+
+async def test_repeats_in_one_batch_and_across_batches_are_duplicates_of_the_first(
+        infra: Settings, topics: Topics, orders: AssetRef, token: str, engine: AsyncEngine,
+        persister_config: PersisterConfig) -> None:
+    unique = commands(token, topics, orders, 10, key="unique")
+    repeated = commands(token, topics, orders, 4, key="repeat")
+    same_key = [c.model_copy(update={"dedupe_key": "batch-41"}) for c in repeated]  # 4 commands, one key
+    resent = unique[3]  # the very same command twice, as a producer retry does
+    # one partition (one key), all sent before the persister starts: one batch, several chunks of 3
+    stream = [same_key[0], *unique[:5], same_key[1], resent, *unique[5:], same_key[2]]
+    await produce(infra.bootstrap_servers, topics.emissions, encoded(stream))
+    config = dataclasses.replace(persister_config, chunk_size=3)
+    async with Persister(config) as persister:
+        records = await read_topic(infra.bootstrap_servers, topics.receipts, lambda r: len(r) == len(stream))
+
+        async def counted() -> float:
+            return persister.metrics.batch_size._sum.get()
+
+        batches = await wait_for(counted, what="the first batch counted")
+        await produce(infra.bootstrap_servers, topics.emissions, encoded([same_key[3], resent]))
+        records = await read_topic(infra.bootstrap_servers, topics.receipts, lambda r: len(r) == len(stream) + 2)
+
+    assert batches == len(stream), "the first stream was one batch"
+    receipts = receipts_by_command(records)
+    first = receipts[same_key[0].command_id][0]
+    assert first.status is ReceiptStatus.ACCEPTED
+    for later in same_key[1:]:  # in the same batch (other chunks) and in a later batch
+        (receipt,) = receipts[later.command_id]
+        assert receipt.status is ReceiptStatus.DUPLICATE
+        assert (receipt.event_id, receipt.timestamp, receipt.dedupe_key) == (first.event_id, first.timestamp,
+                                                                             "batch-41")
+    original, retry, late_retry = receipts[resent.command_id]
+    assert (original.status, retry.status, late_retry.status) == (ReceiptStatus.ACCEPTED, ReceiptStatus.DUPLICATE,
+                                                                   ReceiptStatus.DUPLICATE)
+    assert original.event_id == retry.event_id == late_retry.event_id
+    assert all(receipts[c.command_id][0].accepted for c in unique if c is not resent)
+    assert await stored_count(engine) == len(unique) + 1
+
+    events = await read_topic(infra.bootstrap_servers, topics.asset_events, distinct(len(unique) + 1, "event_id"))
+    per_event = [json.loads(e.value)["event_id"] for e in events]
+    # one event per stored scope in the first batch; the later batch republishes the originals it answered
+    assert sorted(per_event) == sorted([r[0].event_id for r in receipts.values() if r[0].accepted]
+                                       + [first.event_id, original.event_id])

@@ -1,0 +1,55 @@
+"""The token cache verifies a signature once, but checks expiry on every use."""
+
+from __future__ import annotations
+
+import pytest
+
+from consumers.auth import TokenError, TokenVerifier
+from consumers.persister.tokens import CachedTokenVerifier
+from producers import task_token
+
+SECRET = "unit-test-secret-of-at-least-32-bytes"
+
+
+class CountingVerifier(TokenVerifier):
+    calls = 0
+
+    def verify(self, token: str):  # type: ignore[no-untyped-def]
+        type(self).calls += 1
+        return super().verify(token)
+
+
+def test_a_token_is_verified_once_and_its_provenance_reused() -> None:
+    CountingVerifier.calls = 0
+    cache = CachedTokenVerifier(CountingVerifier(SECRET))
+    token = task_token(SECRET, "d", "r", "t")
+    first, again = cache.verify(token), cache.verify(token)
+    assert first is again and CountingVerifier.calls == 1
+    assert first.source == ("task", "d", "r", "t", -1, 1)
+    assert first.dedupe_scope == first.provenance.dedupe_scope()
+
+
+def test_a_cached_token_expires_on_time() -> None:
+    now = [1_000_000.0]
+    cache = CachedTokenVerifier(TokenVerifier(SECRET), clock=lambda: now[0])
+    token = task_token(SECRET, "d", "r", "t", ttl_seconds=3600)
+    verified = cache.verify(token)
+    now[0] = verified.expires_at + 60.0
+    with pytest.raises(TokenError, match="expired"):
+        cache.verify(token)
+
+
+def test_invalid_tokens_are_rejected_every_time_and_never_cached() -> None:
+    cache = CachedTokenVerifier(TokenVerifier(SECRET))
+    forged = task_token("another-secret-of-at-least-32-bytes!!", "d", "r", "t")
+    for _ in range(2):
+        with pytest.raises(TokenError):
+            cache.verify(forged)
+    assert len(cache) == 0
+
+
+def test_the_cache_is_bounded() -> None:
+    cache = CachedTokenVerifier(TokenVerifier(SECRET), size=3)
+    for run in range(5):
+        cache.verify(task_token(SECRET, "d", f"r{run}", "t"))
+    assert len(cache) == 3
