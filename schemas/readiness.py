@@ -32,3 +32,5 @@ class ReadinessSignal(BaseModel):
     generation: int = Field(ge=1, description="How many runs this (dag, partition) has had, this one included.")
     events: list[TriggeringEvent] = Field(description="Upstream events that made the run ready.")
     created_at: datetime = Field(description="When the run was created.")
+    origin: str | None = Field(default=None, description="What created the run: `scheduler` (live events) or "
+                               "`replay` (re-derived from stored events); null from older senders.")

@@ -1,0 +1,26 @@
+"""What the scheduler needs to run; built once at the edge (the CLI) and passed in."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from consumers.scheduler.topics import READINESS_PARTITIONS
+from schemas import Topics
+
+
+@dataclass(frozen=True)
+class SchedulerConfig:
+    bootstrap_servers: str
+    database_url: str
+    topics: Topics = field(default_factory=Topics)
+    group_id: str = "assetbus-scheduler"
+    max_records: int = 2000
+    batch_timeout_ms: int = 20
+    readiness_partitions: int = READINESS_PARTITIONS
+    republish_interval_s: float = 5.0
+    """How often unpublished runs (a crash after the commit, a replay) are looked for, besides after each batch."""
+    session_timeout_ms: int = 10_000
+    """How long the group waits for a silent (killed) member before giving its partitions away (min 6000)."""
+    heartbeat_interval_ms: int = 2_000
+    backoff_initial_s: float = 0.2
+    backoff_max_s: float = 5.0

@@ -1,0 +1,75 @@
+"""`dags sync`: idempotent, removed DAGs deactivated (not deleted), unregistered assets reported."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from aiokafka.admin import AIOKafkaAdminClient
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from assetbus.cli.dags import sync_path
+from consumers.storage.dags import SyncChange, list_dags
+from schemas import AssetRef, Topics
+
+TWO_DAGS = """
+from consumers.scheduler import AssetWait, ConsumerDag, HourlyToDaily
+per_batch = ConsumerDag(dag_id="per_batch", schedule=AssetWait("orders"))
+daily = ConsumerDag(dag_id="daily", schedule=AssetWait("clicks", mapping=HourlyToDaily("{zone}")))
+"""
+
+
+async def sync(tmp_path: Path, infra, db_url: str, topics: Topics):  # type: ignore[no-untyped-def]
+    return await sync_path(tmp_path, db_url, infra.bootstrap_servers, topics)
+
+
+async def test_sync_creates_then_is_idempotent_then_updates_and_deactivates(
+        tmp_path: Path, infra, db_url: str, topics: Topics, engine: AsyncEngine,  # type: ignore[no-untyped-def]
+        assets: list[AssetRef], readiness_cleanup: None) -> None:
+    dag_file = tmp_path / "dags.py"
+    dag_file.write_text(TWO_DAGS.format(zone="UTC"))
+    first = await sync(tmp_path, infra, db_url, topics)
+    assert first.ok and first.count(SyncChange.CREATED) == 2
+
+    again = await sync(tmp_path, infra, db_url, topics)
+    assert again.count(SyncChange.UNCHANGED) == 2 and again.deactivated == []
+
+    dag_file.write_text(TWO_DAGS.format(zone="Europe/Amsterdam").replace('per_batch = ConsumerDag(dag_id="per_batch", '
+                                                                         'schedule=AssetWait("orders"))', ""))
+    changed = await sync(tmp_path, infra, db_url, topics)
+    assert [(o.dag_id, o.change) for o in changed.outcomes] == [("daily", SyncChange.UPDATED)]
+    assert changed.deactivated == ["per_batch"]
+    async with engine.connect() as conn:
+        assert {(d.dag_id, d.active) for d in await list_dags(conn)} == {("daily", True), ("per_batch", False)}
+
+    admin = AIOKafkaAdminClient(bootstrap_servers=infra.bootstrap_servers)
+    await admin.start()
+    try:
+        existing = set(await admin.list_topics())
+    finally:
+        await admin.close()
+    assert {topics.readiness("daily"), topics.readiness("per_batch")} <= existing
+
+
+async def test_a_dag_waiting_for_an_unregistered_asset_is_reported_and_not_synced(
+        tmp_path: Path, infra, db_url: str, topics: Topics, engine: AsyncEngine,  # type: ignore[no-untyped-def]
+        readiness_cleanup: None) -> None:
+    (tmp_path / "dags.py").write_text(TWO_DAGS.format(zone="UTC"))
+    report = await sync(tmp_path, infra, db_url, topics)
+    assert not report.ok
+    errors = {o.dag_id: o.error for o in report.outcomes}
+    assert "unregistered asset(s) orders" in (errors["per_batch"] or "")
+    async with engine.connect() as conn:
+        assert await list_dags(conn) == []
+
+
+async def test_a_file_that_fails_to_load_keeps_its_dags_active(
+        tmp_path: Path, infra, db_url: str, topics: Topics, engine: AsyncEngine,  # type: ignore[no-untyped-def]
+        assets: list[AssetRef], readiness_cleanup: None) -> None:
+    dag_file = tmp_path / "dags.py"
+    dag_file.write_text(TWO_DAGS.format(zone="UTC"))
+    await sync(tmp_path, infra, db_url, topics)
+    dag_file.write_text("raise RuntimeError('half-written file')")
+    report = await sync(tmp_path, infra, db_url, topics)
+    assert not report.ok and report.deactivated == []
+    async with engine.connect() as conn:
+        assert all(d.active for d in await list_dags(conn))

@@ -1,0 +1,174 @@
+"""Fan-out through the real pipeline: emitter → persister → scheduler → readiness topic and consumer runs."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from datetime import UTC, date, datetime
+
+import pytest
+
+from consumers.scheduler import AllOf, AssetWait, ConsumerDag, HourlyToDaily, Identity, Scheduler, ToUnpartitioned
+from consumers.scheduler.tzcalendar import hours_of_day
+from consumers.storage.runs import RunRow
+from producers import AsyncEmitter
+from schemas import AssetRef, ReadinessSignal, Topics
+from tests.helpers import wait_for
+
+from .conftest import CLICKS, CUSTOMERS, ORDERS
+
+RunsOf = Callable[[str], Awaitable[list[RunRow]]]
+Define = Callable[..., Awaitable[object]]
+
+
+async def wait_runs(runs_of: RunsOf, dag_id: str, count: int) -> list[RunRow]:
+    async def enough() -> list[RunRow] | None:
+        runs = await runs_of(dag_id)
+        return runs if len(runs) >= count else None
+
+    return await wait_for(enough, what=f"{count} runs of {dag_id}")
+
+
+async def emit_all(emitter: AsyncEmitter, asset: AssetRef, fields: list[dict[str, object]]) -> None:
+    """Emit concurrently; every receipt must be accepted."""
+    futures = [await emitter.submit(emitter.command(asset, **f)) for f in fields]  # type: ignore[arg-type]
+    assert all(r.accepted for r in await asyncio.gather(*futures))
+
+
+async def test_three_batches_make_three_runs_and_signals_in_order_per_key(
+        define_dags: Define, scheduler: Scheduler, emitter: AsyncEmitter, runs_of: RunsOf,
+        read_signals: Callable[[str, int], Awaitable[list[ReadinessSignal]]]) -> None:
+    await define_dags(ConsumerDag(dag_id="per_batch", schedule=AssetWait("orders", mapping=Identity())))
+    for n in (1, 2, 3):
+        await emitter.emit(ORDERS, partition_key=f"batch-{n}", dedupe_key=f"batch-{n}")
+    await emitter.emit(ORDERS, partition_key="batch-1", dedupe_key="batch-1-rerun")  # batch 1 written again
+    runs = await wait_runs(runs_of, "per_batch", 4)
+    assert [(r.partition_key, r.generation) for r in runs] == [("batch-1", 1), ("batch-2", 1), ("batch-3", 1),
+                                                               ("batch-1", 2)]
+    signals = await read_signals("per_batch", 4)
+    assert {s.run_id for s in signals} == {r.run_id for r in runs}
+    batch_1 = [s.generation for s in signals if s.partition_key == "batch-1"]
+    assert batch_1 == [1, 2]
+    assert all(len(s.events) == 1 and s.events[0].source.task_id == "load" for s in signals)
+
+
+async def test_five_queued_unpartitioned_events_coalesce_into_one_run(
+        define_dags: Define, scheduler_config, emitter: AsyncEmitter, runs_of: RunsOf) -> None:  # type: ignore[no-untyped-def]
+    await define_dags(ConsumerDag(dag_id="coalesced", schedule=AssetWait("orders", mapping=ToUnpartitioned())))
+    await emit_all(emitter, ORDERS, [{"dedupe_key": f"e{i}"} for i in range(5)])
+    async with Scheduler(scheduler_config):  # the run is created only now, with all five queued
+        (run,) = await wait_runs(runs_of, "coalesced", 1)
+    assert run.partition_key is None and len(run.events) == 5
+
+
+async def test_one_run_per_event_policy_gives_five_runs(
+        define_dags: Define, scheduler_config, emitter: AsyncEmitter, runs_of: RunsOf) -> None:  # type: ignore[no-untyped-def]
+    await define_dags(ConsumerDag(dag_id="each", schedule=AssetWait("orders", mapping=ToUnpartitioned()),
+                                  coalesce=False))
+    await emit_all(emitter, ORDERS, [{"dedupe_key": f"e{i}"} for i in range(5)])
+    async with Scheduler(scheduler_config):
+        runs = await wait_runs(runs_of, "each", 5)
+    assert [r.generation for r in runs] == [1, 2, 3, 4, 5]
+    assert all(len(r.events) == 1 for r in runs)
+
+
+async def test_all_of_two_assets_runs_once_both_have_arrived(
+        define_dags: Define, scheduler: Scheduler, emitter: AsyncEmitter, runs_of: RunsOf,
+        wait_queued: Callable[[str, int], Awaitable[None]]) -> None:
+    await define_dags(ConsumerDag(dag_id="joined", schedule=AllOf(AssetWait("orders"), AssetWait("customers"))))
+    await emitter.emit(ORDERS, partition_key="2026-10-01", dedupe_key="o")
+    await wait_queued("joined", 1)
+    assert await runs_of("joined") == []
+    await emitter.emit(CUSTOMERS, partition_key="2026-10-01", dedupe_key="c")
+    (run,) = await wait_runs(runs_of, "joined", 1)
+    assert run.partition_key == "2026-10-01"
+    assert sorted(e["asset_name"] for e in run.events) == ["customers", "orders"]
+
+
+@pytest.mark.parametrize(("day", "hours"), [(date(2026, 10, 1), 24), (date(2026, 3, 29), 23),
+                                            (date(2026, 10, 25), 25)], ids=["24h", "dst-23h", "dst-25h"])
+async def test_a_daily_roll_up_is_ready_only_after_the_last_hour_of_the_day(
+        day: date, hours: int, define_dags: Define, scheduler: Scheduler, emitter: AsyncEmitter, runs_of: RunsOf,
+        wait_queued: Callable[[str, int], Awaitable[None]]) -> None:
+    await define_dags(ConsumerDag(dag_id="daily", schedule=AssetWait("clicks",
+                                                                     mapping=HourlyToDaily("Europe/Amsterdam"))))
+    starts = hours_of_day(day, "Europe/Amsterdam")
+    assert len(starts) == hours
+    fields = [{"partition_key": h.astimezone(UTC).isoformat(), "partition_date": h, "dedupe_key": f"h{i}"}
+              for i, h in enumerate(starts)]
+    await emit_all(emitter, CLICKS, fields[:-1])
+    await wait_queued("daily", hours - 1)
+    assert await runs_of("daily") == []
+    await emit_all(emitter, CLICKS, fields[-1:])
+    (run,) = await wait_runs(runs_of, "daily", 1)
+    assert run.partition_key == day.isoformat() and len(run.events) == hours
+    assert run.partition_date == starts[0]
+
+
+async def test_an_unmappable_event_is_recorded_as_a_skip_and_the_scheduler_goes_on(
+        define_dags: Define, scheduler: Scheduler, emitter: AsyncEmitter, runs_of: RunsOf, engine,  # type: ignore[no-untyped-def]
+        wait_queued: Callable[[str, int], Awaitable[None]]) -> None:
+    from consumers.storage.queue import list_skips
+
+    await define_dags(ConsumerDag(dag_id="daily", schedule=AssetWait("clicks", mapping=HourlyToDaily("UTC"))),
+                      ConsumerDag(dag_id="per_batch", schedule=AssetWait("clicks")))
+    await emitter.emit(CLICKS, partition_key="batch-7", dedupe_key="no-date")  # no hour for the roll-up
+    five = datetime(2026, 10, 1, 5, tzinfo=UTC)
+    await emitter.emit(CLICKS, partition_key=five.isoformat(), partition_date=five, dedupe_key="next")
+    await wait_runs(runs_of, "per_batch", 2)
+    await wait_queued("daily", 1)
+
+    async def skipped() -> list[object]:
+        async with engine.connect() as conn:
+            return await list_skips(conn, "daily")  # type: ignore[return-value]
+
+    (skip,) = await wait_for(skipped, what="the skip")
+    assert (skip.reason, skip.partition_key) == ("no_partition_time", "batch-7")  # type: ignore[attr-defined]
+
+
+async def test_reading_every_event_again_creates_no_run_twice(
+        define_dags: Define, scheduler_config, emitter: AsyncEmitter, runs_of: RunsOf) -> None:  # type: ignore[no-untyped-def]
+    from dataclasses import replace
+
+    await define_dags(ConsumerDag(dag_id="per_batch", schedule=AssetWait("orders")))
+    await emit_all(emitter, ORDERS, [{"partition_key": f"b{i}", "dedupe_key": f"b{i}"} for i in range(10)])
+    async with Scheduler(scheduler_config):
+        await wait_runs(runs_of, "per_batch", 10)
+    again = replace(scheduler_config, group_id=scheduler_config.group_id + "-again")  # rereads from the start
+    async with Scheduler(again) as second:
+        await wait_for(lambda: _at_least(second, 10), what="the second scheduler to read every event")
+    assert len(await runs_of("per_batch")) == 10
+
+
+async def _at_least(scheduler: Scheduler, events: int) -> bool:
+    return scheduler.stats.events >= events
+
+
+async def test_an_event_this_database_does_not_hold_is_skipped(
+        infra, topics: Topics, define_dags: Define, scheduler: Scheduler, emitter: AsyncEmitter,  # type: ignore[no-untyped-def]
+        runs_of: RunsOf) -> None:
+    """A topic shared with another database carries ids that mean other events here: never a redelivery."""
+    import uuid
+
+    from aiokafka import AIOKafkaProducer
+
+    from schemas import AssetEvent, Provenance, SourceKind
+
+    await define_dags(ConsumerDag(dag_id="per_batch", schedule=AssetWait("orders")))
+    receipt = await emitter.emit(ORDERS, partition_key="batch-1", dedupe_key="b1")
+    await wait_runs(runs_of, "per_batch", 1)
+    impostor = AssetEvent(event_id=receipt.event_id or 0, asset=ORDERS, partition_key="batch-x", dedupe_key="x",
+                          command_id=uuid.uuid4(), source=Provenance(kind=SourceKind.DAG, dag_id="d", run_id="r"),
+                          timestamp=datetime.now(UTC))
+    producer = AIOKafkaProducer(bootstrap_servers=infra.bootstrap_servers)
+    await producer.start()
+    try:
+        await producer.send_and_wait(topics.asset_events, impostor.model_dump_json().encode(), key=b"orders")
+    finally:
+        await producer.stop()
+    await wait_for(lambda: _foreign(scheduler), what="the impostor to be skipped")
+    assert [r.partition_key for r in await runs_of("per_batch")] == ["batch-1"]
+
+
+async def _foreign(scheduler: Scheduler) -> bool:
+    return scheduler.stats.foreign >= 1

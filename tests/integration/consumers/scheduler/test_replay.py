@@ -1,0 +1,125 @@
+"""Replay re-derives readiness from stored events: only missing runs, nothing on a dry run."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime, timedelta
+
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from consumers.persister import Persister
+from consumers.scheduler import AssetWait, ConsumerDag, HourlyToDaily, Identity, ReplayRange, Scheduler, replay
+from consumers.scheduler.publish import ReadinessPublisher, create_producer
+from consumers.scheduler.topics import ReadinessTopics
+from consumers.storage import count_events
+from consumers.storage.queue import pending_for_dag
+from consumers.storage.runs import RunRow
+from producers import AsyncEmitter
+from schemas import AssetRef, ReadinessSignal, Topics
+from tests.helpers import wait_for
+
+from .conftest import CLICKS, ORDERS
+
+PER_BATCH = ConsumerDag(dag_id="per_batch", schedule=AssetWait("orders", mapping=Identity()))
+DAILY = ConsumerDag(dag_id="daily", schedule=AssetWait("clicks", mapping=HourlyToDaily("UTC")))
+DAY = datetime(2026, 10, 1, tzinfo=UTC)
+
+
+async def stored(engine: AsyncEngine, count: int) -> None:
+    async def enough() -> bool:
+        async with engine.connect() as conn:
+            return await count_events(conn) >= count
+
+    await wait_for(enough, what=f"{count} stored events")
+
+
+async def emit_all(emitter: AsyncEmitter, asset: AssetRef, fields: list[dict[str, object]]) -> None:
+    futures = [await emitter.submit(emitter.command(asset, **f)) for f in fields]  # type: ignore[arg-type]
+    assert all(r.accepted for r in await asyncio.gather(*futures))
+
+
+async def test_replay_creates_only_the_missing_runs_and_a_dry_run_changes_nothing(
+        define_dags: Callable[..., Awaitable[object]], scheduler_config, emitter: AsyncEmitter,  # type: ignore[no-untyped-def]
+        engine: AsyncEngine, runs_of: Callable[[str], Awaitable[list[RunRow]]]) -> None:
+    async with Scheduler(scheduler_config) as scheduler:
+        # batches 1-5 are scheduled before the DAG exists: they are never queued for it
+        await emit_all(emitter, ORDERS, [{"partition_key": f"batch-{n}", "dedupe_key": f"b{n}"} for n in range(1, 6)])
+        await wait_for(lambda: _read(scheduler, 5), what="the scheduler to read the five events")
+        await define_dags(PER_BATCH)
+        # batches 1 and 2 are written again, live: they get runs
+        await emit_all(emitter, ORDERS, [{"partition_key": f"batch-{n}", "dedupe_key": f"again-{n}"} for n in (1, 2)])
+        await wait_for(lambda: _count(runs_of, 2), what="two live runs")
+    live = {r.run_id for r in await runs_of("per_batch")}
+
+    dry = await replay(engine, PER_BATCH, ReplayRange(), dry_run=True)
+    assert {(t.target_key, t.action) for t in dry.targets} == {
+        ("batch-1", "exists"), ("batch-2", "exists"), ("batch-3", "would create"), ("batch-4", "would create"),
+        ("batch-5", "would create")}
+    assert {r.run_id for r in await runs_of("per_batch")} == live
+    async with engine.connect() as conn:
+        assert await pending_for_dag(conn, "per_batch") == []
+
+    report = await replay(engine, PER_BATCH, ReplayRange())
+    assert sorted(r.partition_key or "" for r in report.runs) == ["batch-3", "batch-4", "batch-5"]
+    runs = await runs_of("per_batch")
+    assert len(runs) == 5 and live <= {r.run_id for r in runs}
+    assert {r.origin for r in runs if r.run_id not in live} == {"replay"}
+
+    again = await replay(engine, PER_BATCH, ReplayRange())
+    assert again.runs == [] and again.count("exists") == 5
+
+
+async def test_replay_of_a_roll_up_reports_the_incomplete_day_and_what_it_lacks(
+        define_dags: Callable[..., Awaitable[object]], emitter: AsyncEmitter, engine: AsyncEngine) -> None:
+    hours = [DAY + timedelta(hours=h) for h in range(26)]  # all of 1 October, two hours of 2 October
+    await emit_all(emitter, CLICKS, [{"partition_key": h.isoformat(), "partition_date": h, "dedupe_key": f"h{i}"}
+                                     for i, h in enumerate(hours)])
+    await stored(engine, 26)
+    await define_dags(DAILY)
+    report = await replay(engine, DAILY, ReplayRange())
+    outcome = {t.target_key: t for t in report.targets}
+    assert (outcome["2026-10-01"].action, outcome["2026-10-01"].runs) == ("created", 1)
+    assert outcome["2026-10-02"].action == "incomplete"
+    assert [str(p) for p in outcome["2026-10-02"].missing] == ["clicks 2/24 hours"]
+    assert len(report.runs) == 1 and len(report.runs[0].events) == 24
+
+
+async def test_replay_selects_target_partitions_by_date_range_or_key(
+        define_dags: Callable[..., Awaitable[object]], emitter: AsyncEmitter, engine: AsyncEngine) -> None:
+    await emit_all(emitter, ORDERS, [{"partition_key": f"d{d}", "partition_date": DAY + timedelta(days=d),
+                                      "dedupe_key": f"d{d}"} for d in range(5)])
+    await stored(engine, 5)
+    await define_dags(PER_BATCH)
+    by_date = await replay(engine, PER_BATCH, ReplayRange(since=DAY + timedelta(days=1), until=DAY + timedelta(days=3)),
+                           dry_run=True)
+    assert sorted(t.target_key or "" for t in by_date.targets) == ["d1", "d2"]
+    by_key = await replay(engine, PER_BATCH, ReplayRange(partitions=frozenset({"d4"})))
+    assert [r.partition_key for r in by_key.runs] == ["d4"]
+
+
+async def test_replayed_runs_are_signalled(
+        infra, topics: Topics, define_dags: Callable[..., Awaitable[object]], emitter: AsyncEmitter,  # type: ignore[no-untyped-def]
+        engine: AsyncEngine, persister: Persister,
+        read_signals: Callable[[str, int], Awaitable[list[ReadinessSignal]]]) -> None:
+    await emit_all(emitter, ORDERS, [{"partition_key": "batch-9", "dedupe_key": "b9"}])
+    await stored(engine, 1)
+    await define_dags(PER_BATCH)
+    producer = create_producer(infra.bootstrap_servers)
+    await producer.start()
+    try:
+        publisher = ReadinessPublisher(producer, engine, topics, ReadinessTopics(infra.bootstrap_servers, topics))
+        report = await replay(engine, PER_BATCH, ReplayRange(), publisher=publisher)
+    finally:
+        await producer.stop()
+    assert report.published == 1
+    (signal,) = await read_signals("per_batch", 1)
+    assert (signal.run_id, signal.partition_key, signal.origin) == (report.runs[0].run_id, "batch-9", "replay")
+
+
+async def _count(runs_of: Callable[[str], Awaitable[list[RunRow]]], n: int) -> bool:
+    return len(await runs_of("per_batch")) >= n
+
+
+async def _read(scheduler: Scheduler, n: int) -> bool:
+    return scheduler.stats.events >= n
