@@ -92,6 +92,19 @@ class SecuritySettings(BaseSettings):
         return path.read_text().strip()
 
 
+class ApiSettings(BaseSettings):
+    """The execution API: where it listens (`assetbus run api`) and where clients find it."""
+
+    model_config = SettingsConfigDict(env_prefix="ASSETBUS_API_", extra="ignore")
+
+    host: str = Field(default="127.0.0.1", description="ASSETBUS_API_HOST: address `assetbus run api` binds.")
+    port: int = Field(default=8321, description="ASSETBUS_API_PORT: port `assetbus run api` listens on.")
+    url: str = Field(default="http://127.0.0.1:8321",
+                     description="ASSETBUS_API_URL: base URL clients (SDK, examples) use to reach the API.")
+    receipt_timeout_s: float = Field(default=10.0, description="ASSETBUS_API_RECEIPT_TIMEOUT_S: how long the "
+                                     "HTTP emit waits for the persister's receipt before answering 504.")
+
+
 class Settings:
     """Everything read from the environment, once."""
 

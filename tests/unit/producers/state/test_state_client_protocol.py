@@ -1,0 +1,214 @@
+"""The state clients' side of the protocol: what they send, how they read answers and errors."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+import httpx
+import pytest
+
+from producers import dag_token, task_token
+from producers.state import (
+    API_VERSION,
+    AsyncStateClient,
+    InvalidStateRequest,
+    StateClient,
+    StateConflict,
+    StateError,
+    StateForbidden,
+    StateUnauthorized,
+    StateUnavailable,
+    ValueTooLarge,
+)
+from schemas import AssetRef, task_instance_id
+
+SECRET = "unit-test-secret-that-is-long-enough-for-hs256"
+TOKEN = task_token(SECRET, "ingest", "run-1", "load", map_index=2, try_number=3)
+OWN_TI = task_instance_id("ingest", "run-1", "load", 2)
+ENTRY = {"key": "checkpoint", "value": "41", "version": 4, "updated_at": "2026-11-29T10:00:00+00:00"}
+
+Handler = Callable[[httpx.Request], httpx.Response]
+
+
+def sync_client(handler: Handler, token: str = TOKEN) -> StateClient:
+    return StateClient("http://api", token, http=httpx.Client(base_url="http://api",
+                                                               transport=httpx.MockTransport(handler)))
+
+
+def async_client(handler: Handler, token: str = TOKEN) -> AsyncStateClient:
+    return AsyncStateClient("http://api", token, http=httpx.AsyncClient(base_url="http://api",
+                                                                         transport=httpx.MockTransport(handler)))
+
+
+def test_task_state_addresses_the_tokens_own_task_instance_with_bearer_and_version() -> None:
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(200, json=ENTRY)
+
+    assert sync_client(handler).task_state.get("checkpoint") == "41"
+    request = seen[0]
+    assert request.method == "GET" and request.url.path == f"/execution/state/ti/{OWN_TI}/checkpoint"
+    assert request.headers["authorization"] == f"Bearer {TOKEN}"
+    assert request.headers["assetbus-api-version"] == API_VERSION
+
+
+def test_keys_are_escaped_as_one_path_segment() -> None:
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(200, json=ENTRY)
+
+    sync_client(handler).task_state.get("a b?c#d")
+    assert seen[0].url.raw_path.decode().endswith("/a%20b%3Fc%23d")
+
+
+def test_an_absent_key_reads_as_the_default() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(404, json={"code": "key_not_found", "message": "no"})
+
+    client = sync_client(handler)
+    assert client.task_state.get("checkpoint") is None
+    assert client.task_state.get("checkpoint", "-1") == "-1"
+    assert client.task_state.delete("checkpoint") is False
+
+
+def test_a_404_that_is_not_an_absent_key_is_an_error() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(404, json={"code": "not_found", "message": "no such route"})
+
+    with pytest.raises(StateError) as raised:
+        sync_client(handler).task_state.get("checkpoint")
+    assert raised.value.status == 404 and raised.value.code == "not_found"
+
+
+def test_set_with_if_version_sends_if_match_and_a_412_is_a_conflict_with_the_current_version() -> None:
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(412, json={"code": "precondition_failed", "message": "m", "current_version": 5})
+
+    with pytest.raises(StateConflict) as raised:
+        sync_client(handler).task_state.set("checkpoint", "42", if_version=4)
+    assert raised.value.current_version == 5 and raised.value.code == "precondition_failed"
+    assert seen[0].headers["if-match"] == '"4"' and json.loads(seen[0].content) == {"value": "42"}
+
+
+def test_only_if_absent_sends_if_none_match_star() -> None:
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(200, json={**ENTRY, "version": 1})
+
+    entry = sync_client(handler).task_state.set("checkpoint", "0", only_if_absent=True)
+    assert entry.version == 1 and seen[0].headers["if-none-match"] == "*"
+
+
+def test_response_fields_the_client_does_not_know_are_ignored() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json={**ENTRY, "expires_at": None, "written_by": "ti:x"})
+
+    entry = sync_client(handler).task_state.get_entry("checkpoint")
+    assert entry is not None and (entry.value, entry.version) == ("41", 4)
+
+
+@pytest.mark.parametrize(("status", "error"), [
+    (401, StateUnauthorized), (403, StateForbidden), (413, ValueTooLarge), (422, InvalidStateRequest),
+    (400, InvalidStateRequest), (503, StateUnavailable),
+])
+def test_error_statuses_map_to_typed_errors_with_the_servers_code(status: int, error: type[StateError]) -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(status, json={"code": f"code_{status}", "message": "m"})
+
+    with pytest.raises(error) as raised:
+        sync_client(handler).task_state.set("k", "v")
+    assert raised.value.code == f"code_{status}" and raised.value.status == status
+    assert raised.value.retriable is (status >= 500)
+
+
+def test_clear_sends_all_map_indices_explicitly() -> None:
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(200, json={"deleted": 3})
+
+    client = sync_client(handler)
+    assert client.task_state.clear() == 3
+    assert client.task_state.clear(all_map_indices=True) == 3
+    assert [r.url.params["all_map_indices"] for r in seen] == ["false", "true"]
+    assert seen[0].method == "DELETE" and seen[0].url.path == f"/execution/state/ti/{OWN_TI}"
+
+
+def test_asset_state_uses_name_and_key_query_parameters() -> None:
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        if request.url.path.endswith("/clear"):
+            return httpx.Response(200, json={"deleted": 1})
+        return httpx.Response(200, json=ENTRY)
+
+    client = sync_client(handler)
+    client.asset("orders").state.set("watermark", "2026-10-01")
+    client.asset(AssetRef(name="orders", uri="s3://b/o/")).state.clear()
+    assert seen[0].url.path == "/execution/state/asset/value"
+    assert dict(seen[0].url.params) == {"name": "orders", "key": "watermark"}
+    assert seen[1].url.path == "/execution/state/asset/clear" and dict(seen[1].url.params) == {"name": "orders"}
+
+
+def test_a_dag_run_token_has_no_task_state() -> None:
+    client = sync_client(lambda request: httpx.Response(500), token=dag_token(SECRET, "ingest", "run-1"))
+    with pytest.raises(StateForbidden):
+        client.task_state.get("k")
+
+
+def test_values_must_be_strings_and_conditions_not_both() -> None:
+    client = sync_client(lambda request: httpx.Response(500))
+    with pytest.raises(InvalidStateRequest):
+        client.task_state.set("k", 41)  # type: ignore[arg-type]
+    with pytest.raises(InvalidStateRequest):
+        client.task_state.set("k", "v", if_version=1, only_if_absent=True)
+    with pytest.raises(InvalidStateRequest):
+        client.task_state.get("")
+
+
+def test_a_refused_connection_is_retried_then_unavailable() -> None:
+    attempts = 0
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        nonlocal attempts
+        attempts += 1
+        raise httpx.ConnectError("refused", request=request)
+
+    client = StateClient("http://api", TOKEN, connect_retries=1,
+                         http=httpx.Client(base_url="http://api", transport=httpx.MockTransport(handler)))
+    with pytest.raises(StateUnavailable) as raised:
+        client.task_state.get("k")
+    assert attempts == 2 and raised.value.retriable
+
+
+async def test_the_async_client_has_the_same_shape() -> None:
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        if request.method == "DELETE" and request.url.path.endswith("checkpoint"):
+            return httpx.Response(204)
+        if request.method == "DELETE":
+            return httpx.Response(200, json={"deleted": 2})
+        return httpx.Response(200, json=ENTRY)
+
+    async with async_client(handler) as client:
+        assert await client.task_state.get("checkpoint") == "41"
+        assert (await client.task_state.set("checkpoint", "42", if_version=4)).version == 4
+        assert await client.task_state.delete("checkpoint") is True
+        assert await client.task_state.clear(all_map_indices=True) == 2
+        assert await client.asset("orders").state.get("watermark") == "41"
+    assert [r.method for r in seen] == ["GET", "PUT", "DELETE", "DELETE", "GET"]
+    assert seen[1].headers["if-match"] == '"4"'
