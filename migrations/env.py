@@ -8,6 +8,8 @@ from alembic import context
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import create_async_engine
 
+import consumers.storage.scheduler_tables
+import consumers.storage.state_tables  # noqa: F401  (registers their tables on `metadata`)
 from consumers.storage.tables import metadata
 
 config = context.config

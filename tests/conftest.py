@@ -20,6 +20,21 @@ TEMPLATE_DB = f"assetbus_test_template_{os.getpid()}"
 """One per pytest session, so concurrent sessions on one cluster never drop each other's template."""
 
 
+async def drop_database(admin_dsn: str, name: str) -> None:
+    """DROP … WITH (FORCE), retried while a backend we may not terminate (autovacuum) holds it."""
+    conn = await asyncpg.connect(admin_dsn)
+    try:
+        for _ in range(100):
+            try:
+                await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+                return
+            except (asyncpg.InsufficientPrivilegeError, asyncpg.ObjectInUseError):
+                await asyncio.sleep(0.1)
+        raise AssertionError(f"database {name} could not be dropped")
+    finally:
+        await conn.close()
+
+
 def _plain_dsn(url: str, database: str | None = None) -> str:
     parsed = make_url(url).set(drivername="postgresql")
     if database is not None:
@@ -47,9 +62,9 @@ def template_db(infra: Settings) -> Iterator[str]:
     admin = _plain_dsn(infra.database_url)
 
     async def recreate() -> None:
+        await drop_database(admin, TEMPLATE_DB)
         conn = await asyncpg.connect(admin)
         try:
-            await conn.execute(f'DROP DATABASE IF EXISTS "{TEMPLATE_DB}" WITH (FORCE)')
             await conn.execute(f'CREATE DATABASE "{TEMPLATE_DB}"')
         finally:
             await conn.close()
@@ -59,14 +74,7 @@ def template_db(infra: Settings) -> Iterator[str]:
     upgrade(url)
     yield url
 
-    async def drop() -> None:
-        conn = await asyncpg.connect(admin)
-        try:
-            await conn.execute(f'DROP DATABASE IF EXISTS "{TEMPLATE_DB}" WITH (FORCE)')
-        finally:
-            await conn.close()
-
-    asyncio.run(drop())
+    asyncio.run(drop_database(admin, TEMPLATE_DB))
 
 
 @pytest.fixture
@@ -80,11 +88,7 @@ async def db_url(infra: Settings, template_db: str) -> AsyncIterator[str]:
     finally:
         await conn.close()
     yield make_url(infra.database_url).set(database=name).render_as_string(hide_password=False)
-    conn = await asyncpg.connect(admin)
-    try:
-        await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    finally:
-        await conn.close()
+    await drop_database(admin, name)
 
 
 @pytest.fixture

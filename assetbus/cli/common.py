@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import sys
 from collections.abc import Coroutine
 from typing import Any, NoReturn, TypeVar
 
@@ -13,8 +15,10 @@ from rich.console import Console
 from assetbus.settings import Settings
 
 T = TypeVar("T")
-console = Console()
-err_console = Console(stderr=True)
+CONSOLE_WIDTH = None if sys.stdout.isatty() or "COLUMNS" in os.environ else 160
+"""Rich wraps at 80 columns when output is piped (and COLUMNS is unset); CI logs read better wider."""
+console = Console(width=CONSOLE_WIDTH)
+err_console = Console(stderr=True, width=CONSOLE_WIDTH)
 
 
 def settings() -> Settings:

@@ -11,6 +11,7 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
+from assetbus.cli.common import CONSOLE_WIDTH as common_width
 from assetbus.infra import InfraError, InfraStatus, ServiceStatus
 from assetbus.infra import down as infra_down
 from assetbus.infra import status as infra_status
@@ -21,8 +22,8 @@ app = typer.Typer(
     help="Local infrastructure: a real Kafka broker (KRaft) and PostgreSQL, no Docker.", no_args_is_help=True
 )
 S = TypeVar("S", InfraSettings, ConnectionSettings)
-console = Console()
-errors = Console(stderr=True)
+console = Console(width=common_width)
+errors = Console(stderr=True, width=common_width)
 
 
 def _progress(message: str) -> None:

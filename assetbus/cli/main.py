@@ -4,15 +4,22 @@ from __future__ import annotations
 
 import typer
 
-from assetbus.cli import assets, bench, database, demo, infra, services, tokens
+from assetbus.cli import assets, bench, dags, database, demo, infra, replay, runs, services, tokens
+from assetbus.cli import registrations as registrations_cli
+from assetbus.cli import state as state_cli
 
 app = typer.Typer(help="assetbus: durable, exactly-once asset-readiness events over Kafka and PostgreSQL.",
                   no_args_is_help=True, pretty_exceptions_enable=False)
 app.add_typer(infra.app, name="infra")
 app.add_typer(services.app, name="run")
 app.add_typer(assets.app, name="assets")
+registrations_cli.register(assets.app)
+app.add_typer(state_cli.app, name="state")
 app.add_typer(tokens.app, name="token")
 app.add_typer(bench.app, name="bench")
+app.add_typer(dags.app, name="dags")
+app.add_typer(runs.app, name="runs")
+app.command("replay")(replay.replay_command)
 database.register(app)
 app.command("demo")(demo.demo)
 

@@ -156,6 +156,8 @@ def ensure_role_and_database(infra: InfraSettings, cluster: Cluster) -> None:
         f"THEN CREATE ROLE {role} LOGIN CREATEDB PASSWORD {password}; "
         f"ELSE ALTER ROLE {role} LOGIN CREATEDB PASSWORD {password}; END IF; END $$;",
     )
+    # Lets the role drop its own scratch databases WITH (FORCE) even while autovacuum visits them.
+    psql(cluster, f"GRANT pg_signal_backend TO {role}")
     if not psql(cluster, f"SELECT 1 FROM pg_database WHERE datname = {_literal(infra.pg_database)}"):
         psql(cluster, f"CREATE DATABASE {_ident(infra.pg_database)} OWNER {role}")
 

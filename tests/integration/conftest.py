@@ -2,15 +2,32 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import asyncio
+import socket
+from collections.abc import AsyncIterator, Awaitable, Callable
 
+import httpx
 import pytest
+import uvicorn
+from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from assetbus.settings import Settings
+from consumers.api import ApiConfig, create_api
 from consumers.persister import Persister, PersisterConfig
+from consumers.scheduler import (
+    ConsumerDag,
+    LoadedDag,
+    LoadResult,
+    Scheduler,
+    SchedulerConfig,
+    SyncReport,
+    create_readiness_topics,
+    sync_dags,
+)
 from consumers.storage import create_engine
 from schemas import Topics
+from tests.helpers import wait_for
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -37,3 +54,104 @@ def persister_config(infra: Settings, db_url: str, topics: Topics, token_secret:
 async def persister(persister_config: PersisterConfig) -> AsyncIterator[Persister]:
     async with Persister(persister_config) as running:
         yield running
+
+
+# --- execution API (issue 6) ---------------------------------------------------------------------
+
+
+@pytest.fixture
+def api_config(infra: Settings, db_url: str, topics: Topics, token_secret: str) -> ApiConfig:
+    return ApiConfig(bootstrap_servers=infra.bootstrap_servers, database_url=db_url, token_secret=token_secret,
+                     topics=topics, receipt_timeout_s=20)
+
+
+@pytest.fixture
+async def api_app(api_config: ApiConfig) -> AsyncIterator[FastAPI]:
+    """The execution API with its lifespan running (engine, producer, reply reader)."""
+    app = create_api(api_config)
+    async with app.router.lifespan_context(app):
+        yield app
+
+
+@pytest.fixture
+async def api_client(api_app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
+    """An HTTP client talking to the API in-process (ASGI), on the test's database and topics."""
+    transport = httpx.ASGITransport(app=api_app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://assetbus.test") as client:
+        yield client
+
+
+@pytest.fixture
+async def api_url(api_config: ApiConfig) -> AsyncIterator[str]:
+    """The API served by uvicorn on a free localhost port, in this event loop (call sync clients in a thread)."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(create_api(api_config), log_level="warning", lifespan="on"))
+    serving = asyncio.create_task(server.serve(sockets=[sock]))
+
+    async def started() -> bool:
+        if serving.done():
+            serving.result()
+            raise AssertionError("the API server stopped while starting")
+        return server.started
+
+    try:
+        await wait_for(started, timeout_s=30, what="the API server to start")
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        await serving
+        sock.close()
+
+
+# --- scheduler and readiness (issue 5) -----------------------------------------------------------
+
+
+@pytest.fixture
+async def readiness_cleanup(infra: Settings, topics: Topics) -> AsyncIterator[None]:
+    """Deletes this test's readiness topics (`<prefix>.readiness.*`) afterwards."""
+    yield
+    import os
+
+    from aiokafka.admin import AIOKafkaAdminClient
+
+    if os.environ.get("ASSETBUS_KEEP_TEST_TOPICS"):
+        return
+    admin = AIOKafkaAdminClient(bootstrap_servers=infra.bootstrap_servers)
+    await admin.start()
+    try:
+        doomed = [t for t in await admin.list_topics() if t.startswith(f"{topics.prefix}.readiness.")]
+        if doomed:
+            await admin.delete_topics(doomed)
+    finally:
+        await admin.close()
+
+
+@pytest.fixture
+def scheduler_config(infra: Settings, db_url: str, topics: Topics, readiness_cleanup: None) -> SchedulerConfig:
+    return SchedulerConfig(bootstrap_servers=infra.bootstrap_servers, database_url=db_url, topics=topics,
+                           group_id=f"{topics.prefix}-scheduler", republish_interval_s=1.0)
+
+
+@pytest.fixture
+async def scheduler(scheduler_config: SchedulerConfig) -> AsyncIterator[Scheduler]:
+    """A running in-process scheduler on the test's database and topics."""
+    async with Scheduler(scheduler_config) as running:
+        yield running
+
+
+@pytest.fixture
+def define_dags(engine: AsyncEngine, infra: Settings, topics: Topics,
+                readiness_cleanup: None) -> Callable[..., Awaitable[SyncReport]]:
+    """`await define_dags(dag, ...)`: sync consumer DAG definitions (as from one file) and create their topics."""
+
+    async def define(*dags: ConsumerDag, fileloc: str = "/dags/test_dags.py") -> SyncReport:
+        loaded = LoadResult(root=fileloc, dags=[LoadedDag(dag, fileloc) for dag in dags], files=[fileloc])
+        async with engine.begin() as conn:
+            report = await sync_dags(conn, loaded)
+        await create_readiness_topics(infra.bootstrap_servers, topics, report.synced)
+        return report
+
+    return define
