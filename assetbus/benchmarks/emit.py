@@ -22,10 +22,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import asyncpg
-from sqlalchemy.engine import make_url
-
-from assetbus.migrate import upgrade_async
+from assetbus.benchmarks.scratch import create_database, drop_database
 from assetbus.settings import Settings
 from assetbus.topics import delete_topics, ensure_topics
 from consumers.storage import create_engine, register_asset
@@ -151,7 +148,7 @@ async def _receipts_run(settings: Settings, options: EmitBenchOptions, secret: s
     topics = Topics(prefix=f"benchemit{tag}")
     db_name = f"assetbus_bench_emit_{tag}"
     await ensure_topics(settings.bootstrap_servers, topics)
-    db_url = await _create_database(settings.database_url, db_name)
+    db_url = await create_database(settings.database_url, db_name)
     persister: asyncio.subprocess.Process | None = None
     run = EmitRun("receipts", options.count, options.in_flight)
     try:
@@ -179,27 +176,8 @@ async def _receipts_run(settings: Settings, options: EmitBenchOptions, secret: s
             persister.terminate()
             await asyncio.wait_for(persister.wait(), 30)
         await delete_topics(settings.bootstrap_servers, list(topics.core()))
-        await _drop_database(settings.database_url, db_name)
+        await drop_database(settings.database_url, db_name)
     return run
-
-
-async def _create_database(admin_url: str, name: str) -> str:
-    conn = await asyncpg.connect(make_url(admin_url).set(drivername="postgresql").render_as_string(False))
-    try:
-        await conn.execute(f'CREATE DATABASE "{name}"')
-    finally:
-        await conn.close()
-    url = make_url(admin_url).set(database=name).render_as_string(hide_password=False)
-    await upgrade_async(url)
-    return url
-
-
-async def _drop_database(admin_url: str, name: str) -> None:
-    conn = await asyncpg.connect(make_url(admin_url).set(drivername="postgresql").render_as_string(False))
-    try:
-        await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    finally:
-        await conn.close()
 
 
 async def run_emit_benchmark(settings: Settings, options: EmitBenchOptions) -> EmitReport:

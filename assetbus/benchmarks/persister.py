@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import platform
 import signal
 import sys
 import time
@@ -20,13 +19,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-import asyncpg
 import psutil
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from sqlalchemy.engine import make_url
 
+from assetbus.benchmarks.conditions import conditions
 from assetbus.benchmarks.scrape import Histogram, free_port, scrape
-from assetbus.migrate import upgrade_async
+from assetbus.benchmarks.scratch import create_database, drop_database
 from assetbus.settings import Settings
 from assetbus.topics import delete_topics, ensure_topics
 from consumers.storage import count_events, create_engine, register_asset
@@ -111,27 +110,6 @@ async def preload(bootstrap: str, topics: Topics, commands: list[EmissionCommand
 async def receipts_on_topic(consumer: AIOKafkaConsumer, parts: list[TopicPartition]) -> int:
     ends = await consumer.end_offsets(parts)
     return int(sum(ends.values()))
-
-
-async def create_database(admin_url: str, name: str) -> str:
-    plain = make_url(admin_url).set(drivername="postgresql").render_as_string(hide_password=False)
-    conn = await asyncpg.connect(plain)
-    try:
-        await conn.execute(f'CREATE DATABASE "{name}"')
-    finally:
-        await conn.close()
-    url = make_url(admin_url).set(database=name).render_as_string(hide_password=False)
-    await upgrade_async(url)
-    return url
-
-
-async def drop_database(admin_url: str, name: str) -> None:
-    plain = make_url(admin_url).set(drivername="postgresql").render_as_string(hide_password=False)
-    conn = await asyncpg.connect(plain)
-    try:
-        await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    finally:
-        await conn.close()
 
 
 def persister_command(group_id: str, metrics_port: int, options: BenchOptions) -> list[str]:
@@ -239,7 +217,7 @@ async def _run_persister(settings: Settings, options: BenchOptions, topics: Topi
         run_cpu_s=cpu_s - cpu_at_first, stored=0, receipts=done,
         batch_sizes=metrics.histogram("assetbus_persister_batch_size"),
         db_commit=metrics.histogram("assetbus_persister_db_commit_seconds"),
-        load_before=load_before, load_after=os.getloadavg(), conditions=conditions(options))
+        load_before=load_before, load_after=os.getloadavg(), conditions=conditions(_database_connection(options)))
 
 
 def _cpu(process: psutil.Process) -> float:
@@ -257,32 +235,5 @@ def _rss(process: psutil.Process) -> int:
         return 0
 
 
-def conditions(options: BenchOptions | None = None) -> dict[str, str]:
-    """The machine, the versions, what else was running (shared with the other benchmarks)."""
-    from importlib.metadata import version
-
-    return {
-        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Linux {platform.release()}",
-        "python": platform.python_version(),
-        "libraries": ", ".join(f"{name} {version(name)}" for name in ("aiokafka", "faststream", "pydantic",
-                                                                      "asyncpg", "sqlalchemy")),
-        "infrastructure": "Kafka broker and PostgreSQL on the same machine",
-        **({} if options is None else {"database connection": "TLS (asyncpg prefers it)" if options.db_tls
-                                       else "plain TCP (?ssl=disable)"}),
-        "other processes (CPU%, top 3)": _busiest(),
-    }
-
-
-def _busiest() -> str:
-    procs = []
-    for proc in psutil.process_iter(["name", "cpu_percent"]):
-        procs.append(proc)
-    time.sleep(0.5)
-    usage = []
-    for proc in procs:
-        try:
-            usage.append((proc.cpu_percent(None), proc.info["name"]))
-        except psutil.Error:
-            continue
-    usage.sort(reverse=True)
-    return ", ".join(f"{name} {cpu:.0f}%" for cpu, name in usage[:3])
+def _database_connection(options: BenchOptions) -> str:
+    return "TLS (asyncpg prefers it)" if options.db_tls else "plain TCP (?ssl=disable)"

@@ -30,7 +30,8 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from assetbus.benchmarks.persister import conditions, create_database, drop_database
+from assetbus.benchmarks.conditions import conditions
+from assetbus.benchmarks.scratch import create_database, drop_database
 from assetbus.settings import Settings
 from assetbus.topics import delete_topics, ensure_topics
 from consumers.persister import Persister, PersisterConfig

@@ -5,8 +5,8 @@ from __future__ import annotations
 import typer
 from rich.table import Table
 
-from assetbus.cli.common import console, fail, run, settings
-from consumers.storage import create_engine, list_assets, register_asset
+from assetbus.cli.common import connect, console, fail, run
+from consumers.storage import list_assets, register_asset
 
 app = typer.Typer(help="Register and list assets.", no_args_is_help=True)
 
@@ -16,12 +16,8 @@ def register(name: str, uri: str) -> None:
     """Register an asset by name and URI (emissions must name both). Idempotent."""
 
     async def go() -> None:
-        engine = create_engine(settings().database_url)
-        try:
-            async with engine.begin() as conn:
-                row = await register_asset(conn, name, uri)
-        finally:
-            await engine.dispose()
+        async with connect(transaction=True) as conn:
+            row = await register_asset(conn, name, uri)
         console.print(f"asset {row.name} ({row.uri}) registered, id {row.id}")
 
     try:
@@ -35,12 +31,8 @@ def list_() -> None:
     """List registered assets."""
 
     async def go() -> None:
-        engine = create_engine(settings().database_url)
-        try:
-            async with engine.connect() as conn:
-                rows = await list_assets(conn)
-        finally:
-            await engine.dispose()
+        async with connect() as conn:
+            rows = await list_assets(conn)
         table = Table("id", "name", "uri", "active")
         for row in rows:
             table.add_row(str(row.id), row.name, row.uri, "yes" if row.active else "no")

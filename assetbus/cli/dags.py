@@ -10,9 +10,8 @@ from pydantic import ValidationError
 from rich.markup import escape
 from rich.table import Table
 
-from assetbus.cli.common import console, fail, run, settings
+from assetbus.cli.common import connect, console, fail, run, settings
 from consumers.scheduler import ConsumerDag, SyncReport, create_readiness_topics, load_dag_files, sync_dags
-from consumers.storage import create_engine
 from consumers.storage.dags import list_dags
 from schemas import Topics
 
@@ -22,12 +21,8 @@ app = typer.Typer(help="Consumer DAG definitions: sync them from Python files, l
 async def sync_path(path: Path, database_url: str, bootstrap_servers: str, topics: Topics) -> SyncReport:
     """Load the files, write the definitions in one transaction, create the readiness topics."""
     loaded = load_dag_files(path)
-    engine = create_engine(database_url)
-    try:
-        async with engine.begin() as conn:
-            report = await sync_dags(conn, loaded)
-    finally:
-        await engine.dispose()
+    async with connect(database_url, transaction=True) as conn:
+        report = await sync_dags(conn, loaded)
     await create_readiness_topics(bootstrap_servers, topics, report.synced)
     return report
 
@@ -64,12 +59,8 @@ def list_(all_: bool = typer.Option(False, "--all", help="Include deactivated DA
     """List consumer DAGs: what each waits for, its mappings and coalescing policy."""
 
     async def go() -> None:
-        engine = create_engine(settings().database_url)
-        try:
-            async with engine.connect() as conn:
-                rows = await list_dags(conn, active_only=not all_)
-        finally:
-            await engine.dispose()
+        async with connect() as conn:
+            rows = await list_dags(conn, active_only=not all_)
         table = Table(title="consumer DAGs", title_justify="left")
         table.add_column("dag", no_wrap=True)
         table.add_column("waits for", overflow="fold")

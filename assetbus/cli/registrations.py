@@ -8,8 +8,7 @@ from __future__ import annotations
 import typer
 from rich.table import Table
 
-from assetbus.cli.common import console, fail, run, settings
-from consumers.storage import create_engine
+from assetbus.cli.common import connect, console, fail, run
 from consumers.storage.task_assets import TaskAssetRow, attach_task_asset, detach_task_asset, list_task_assets
 
 
@@ -20,12 +19,8 @@ def attach(dag: str = typer.Option(..., "--dag", help="DAG id."),
     """Register a task as an inlet or outlet of an asset (idempotent)."""
 
     async def go() -> bool:
-        engine = create_engine(settings().database_url)
-        try:
-            async with engine.begin() as conn:
-                return await attach_task_asset(conn, dag, task, asset, role)
-        finally:
-            await engine.dispose()
+        async with connect(transaction=True) as conn:
+            return await attach_task_asset(conn, dag, task, asset, role)
 
     try:
         new = run(go())
@@ -41,12 +36,8 @@ def detach(dag: str = typer.Option(..., "--dag", help="DAG id."),
     """Remove a task's registration with an asset."""
 
     async def go() -> int:
-        engine = create_engine(settings().database_url)
-        try:
-            async with engine.begin() as conn:
-                return await detach_task_asset(conn, dag, task, asset, role)
-        finally:
-            await engine.dispose()
+        async with connect(transaction=True) as conn:
+            return await detach_task_asset(conn, dag, task, asset, role)
 
     try:
         removed = run(go())
@@ -59,12 +50,8 @@ def attachments(dag: str | None = typer.Option(None, "--dag", help="Only this DA
     """List task-asset registrations."""
 
     async def go() -> list[TaskAssetRow]:
-        engine = create_engine(settings().database_url)
-        try:
-            async with engine.connect() as conn:
-                return await list_task_assets(conn, dag)
-        finally:
-            await engine.dispose()
+        async with connect() as conn:
+            return await list_task_assets(conn, dag)
 
     table = Table("dag", "task", "asset", "role", "since")
     for row in run(go()):

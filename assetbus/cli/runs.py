@@ -11,11 +11,10 @@ from pydantic import ValidationError
 from rich.markup import escape
 from rich.table import Table
 
-from assetbus.cli.common import console, fail, run, settings
+from assetbus.cli.common import connect, console, fail, run
 from consumers.scheduler import ConsumerDag
 from consumers.scheduler.apply import pending
 from consumers.scheduler.planner import PendingEntry, progress
-from consumers.storage import create_engine
 from consumers.storage.dags import get_dag
 from consumers.storage.queue import list_skips, pending_for_dag
 from consumers.storage.runs import RunStatus, list_runs
@@ -35,12 +34,8 @@ def list_(
     """Newest runs first: partition, generation, triggering events, outcome reported by the subscriber."""
 
     async def go() -> None:
-        engine = create_engine(settings().database_url)
-        try:
-            async with engine.connect() as conn:
-                rows = await list_runs(conn, dag_id=dag, status=status.value if status else None, limit=limit)
-        finally:
-            await engine.dispose()
+        async with connect() as conn:
+            rows = await list_runs(conn, dag_id=dag, status=status.value if status else None, limit=limit)
         table = Table(title=f"consumer runs of {dag}, newest first" if dag else "consumer runs, newest first",
                       title_justify="left")
         columns = ["run id", "partition", "date (UTC)", "gen", "events", "outcome", "signal", "origin"]
@@ -66,12 +61,8 @@ def skips(dag: str | None = typer.Option(None, "--dag", help="Only this consumer
     """Events a DAG's partition mapping could not map, with the reason."""
 
     async def go() -> None:
-        engine = create_engine(settings().database_url)
-        try:
-            async with engine.connect() as conn:
-                rows = await list_skips(conn, dag, limit)
-        finally:
-            await engine.dispose()
+        async with connect() as conn:
+            rows = await list_skips(conn, dag, limit)
         table = Table("dag", "event", "asset", "partition key", "reason", "detail")
         for row in rows:
             table.add_row(row.dag_id, str(row.event_id), row.asset_name, escape(row.partition_key or "-"), row.reason,
@@ -86,13 +77,9 @@ def waiting(dag: str = typer.Option(..., "--dag", help="Consumer DAG.")) -> None
     """Target partitions with queued events but no run yet, and what each still lacks."""
 
     async def go() -> None:
-        engine = create_engine(settings().database_url)
-        try:
-            async with engine.connect() as conn:
-                row = await get_dag(conn, dag)
-                rows = await pending_for_dag(conn, dag) if row is not None else []
-        finally:
-            await engine.dispose()
+        async with connect() as conn:
+            row = await get_dag(conn, dag)
+            rows = await pending_for_dag(conn, dag) if row is not None else []
         if row is None:
             fail(f"no consumer DAG {dag!r}; see `assetbus dags list`")
         try:

@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import NamedTuple, Protocol
+from typing import NamedTuple
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
@@ -25,6 +25,7 @@ from consumers.persister.command import Command
 from consumers.persister.decode import DeadLetter, Rejection, read
 from consumers.persister.tokens import CachedTokenVerifier, VerifiedToken
 from consumers.persister.validate import check, dedupe_scope, resolve
+from consumers.records import KeyedRecord
 from consumers.storage import (
     InsertedEvent,
     NewEvent,
@@ -48,19 +49,8 @@ MissingTopics = Callable[[set[str]], Awaitable[set[str]]]
 """Given reply topics, the ones that do not exist (their commands cannot be answered)."""
 
 
-class RawRecord(Protocol):
-    """What the persister needs of a consumed record (aiokafka's ConsumerRecord has it)."""
-
-    @property
-    def topic(self) -> str: ...
-    @property
-    def partition(self) -> int: ...
-    @property
-    def offset(self) -> int: ...
-    @property
-    def key(self) -> bytes | None: ...
-    @property
-    def value(self) -> bytes | None: ...
+RawRecord = KeyedRecord
+"""What the persister needs of a consumed record."""
 
 
 class Outgoing(NamedTuple):

@@ -6,29 +6,21 @@ import dataclasses
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 from uuid import UUID
 
 from faststream.message import StreamMessage
 from pydantic import ValidationError
 
+from consumers.records import ConsumedRecord
 from consumers.scheduler.payload import UpstreamEvent, source_json, upstream_event
 from schemas import SUPPORTED_SCHEMA_VERSIONS, AssetEvent
 
 log = logging.getLogger("assetbus.scheduler")
 
 
-class EventRecord(Protocol):
-    """What the scheduler needs of a consumed record (aiokafka's ConsumerRecord has it)."""
-
-    @property
-    def topic(self) -> str: ...
-    @property
-    def partition(self) -> int: ...
-    @property
-    def offset(self) -> int: ...
-    @property
-    def value(self) -> bytes | None: ...
+EventRecord = ConsumedRecord
+"""What the scheduler needs of a consumed record."""
 
 
 @dataclass(frozen=True, slots=True)

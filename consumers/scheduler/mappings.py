@@ -9,6 +9,7 @@ it never raises for bad event data.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date, datetime
 from enum import StrEnum
@@ -199,52 +200,68 @@ class HourlyToDaily(_Zoned):
         return f"hourly → daily ({self.timezone})"
 
 
-class DailyToWeekly(_Zoned):
+class _DailyRollup(_Zoned):
+    """Daily partitions roll up into a calendar period (keyed by `_period`, made of `_days_of`)."""
+
+    unit: ClassVar[str] = "days"
+
+    def __init__(self, timezone: str | None = None, /, **data: Any) -> None:
+        super().__init__(timezone, **data)
+
+    def _period(self, day: date) -> tuple[str, date]:
+        """The key of the period holding `day`, and the period's first day."""
+        raise NotImplementedError
+
+    def _days_of(self, period_key: str) -> Iterable[date]:
+        """The days of a period (ValueError if `period_key` names none)."""
+        raise NotImplementedError
+
+    def map(self, key: str | None, when: datetime | None) -> Mapped | Unmappable:
+        day = self._day(key, when)
+        if isinstance(day, Unmappable):
+            return day
+        period, first = self._period(day)
+        return Mapped(period, cal.day_start(first, self.timezone), day.isoformat())
+
+    def window(self, target_key: str | None) -> frozenset[str] | None:
+        try:
+            return frozenset(d.isoformat() for d in self._days_of(target_key or ""))
+        except ValueError:
+            return NEVER
+
+
+class DailyToWeekly(_DailyRollup):
     """Daily partitions roll up into ISO weeks (Monday to Sunday), keyed like `2026-W40`."""
 
     kind: Literal["daily_to_weekly"] = Field(default="daily_to_weekly", description="Mapping type.")
 
     def __init__(self, timezone: str | None = None, /, **data: Any) -> None:
         super().__init__(timezone, **data)
-    unit: ClassVar[str] = "days"
 
-    def map(self, key: str | None, when: datetime | None) -> Mapped | Unmappable:
-        day = self._day(key, when)
-        if isinstance(day, Unmappable):
-            return day
+    def _period(self, day: date) -> tuple[str, date]:
         week = cal.iso_week_key(day)
-        return Mapped(week, cal.day_start(cal.days_of_iso_week(week)[0], self.timezone), day.isoformat())
+        return week, cal.days_of_iso_week(week)[0]
 
-    def window(self, target_key: str | None) -> frozenset[str] | None:
-        try:
-            return frozenset(d.isoformat() for d in cal.days_of_iso_week(target_key or ""))
-        except ValueError:
-            return NEVER
+    def _days_of(self, period_key: str) -> Iterable[date]:
+        return cal.days_of_iso_week(period_key)
 
     def describe(self) -> str:
         return f"daily → weekly ({self.timezone})"
 
 
-class DailyToMonthly(_Zoned):
+class DailyToMonthly(_DailyRollup):
     """Daily partitions roll up into calendar months, keyed like `2026-10`."""
 
     kind: Literal["daily_to_monthly"] = Field(default="daily_to_monthly", description="Mapping type.")
 
     def __init__(self, timezone: str | None = None, /, **data: Any) -> None:
         super().__init__(timezone, **data)
-    unit: ClassVar[str] = "days"
 
-    def map(self, key: str | None, when: datetime | None) -> Mapped | Unmappable:
-        day = self._day(key, when)
-        if isinstance(day, Unmappable):
-            return day
-        return Mapped(cal.month_key(day), cal.day_start(day.replace(day=1), self.timezone), day.isoformat())
+    def _period(self, day: date) -> tuple[str, date]:
+        return cal.month_key(day), day.replace(day=1)
 
-    def window(self, target_key: str | None) -> frozenset[str] | None:
-        try:
-            return frozenset(d.isoformat() for d in cal.days_of_month(target_key or ""))
-        except ValueError:
-            return NEVER
+    def _days_of(self, period_key: str) -> Iterable[date]:
+        return cal.days_of_month(period_key)
 
     def describe(self) -> str:
         return f"daily → monthly ({self.timezone})"

@@ -3,23 +3,21 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 import httpx
 
-from producers.state.errors import StateUnavailable
 from producers.state.protocol import (
     Call,
     StateValue,
     Target,
     conditions,
-    default_headers,
     own_ti_id,
     read_cleared,
     read_deleted,
     read_entry,
+    request_kwargs,
+    retry_delay,
     set_body,
-    unreachable,
 )
 from schemas import AssetRef
 
@@ -97,19 +95,15 @@ class AsyncStateClient:
 
     async def send(self, call: Call) -> httpx.Response:
         """One request; a connection that could not even be opened is retried (nothing was sent)."""
-        kwargs: dict[str, Any] = {"params": call.params, "headers": {**default_headers(self.token), **call.headers}}
-        if call.json is not None:
-            kwargs["json"] = call.json
-        for attempt in range(self.connect_retries + 1):
+        kwargs = request_kwargs(call, self.token)
+        attempt = 0
+        while True:
             try:
                 return await self._http.request(call.method, call.path, **kwargs)
-            except httpx.ConnectError as error:
-                if attempt == self.connect_retries:
-                    raise unreachable(error) from error
-                await asyncio.sleep(0.2 * 2**attempt)
             except httpx.HTTPError as error:
-                raise unreachable(error) from error
-        raise StateUnavailable("unreachable")  # pragma: no cover
+                delay = retry_delay(error, attempt, self.connect_retries)
+            await asyncio.sleep(delay)
+            attempt += 1
 
     async def aclose(self) -> None:
         await self._http.aclose()

@@ -53,6 +53,22 @@ def default_headers(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}", "Assetbus-API-Version": API_VERSION}
 
 
+def request_kwargs(call: Call, token: str) -> dict[str, Any]:
+    """The keyword arguments of `httpx.(Async)Client.request` for `call`, sent with `token`."""
+    kwargs: dict[str, Any] = {"params": call.params, "headers": {**default_headers(token), **call.headers}}
+    if call.json is not None:
+        kwargs["json"] = call.json
+    return kwargs
+
+
+def retry_delay(error: httpx.HTTPError, attempt: int, retries: int) -> float:
+    """Seconds to wait before trying again after `error` on attempt `attempt` (0-based): only a
+    connection that could not be opened is retried, `retries` times; otherwise StateUnavailable."""
+    if isinstance(error, httpx.ConnectError) and attempt < retries:
+        return 0.2 * 2.0**attempt
+    raise unreachable(error) from error
+
+
 def own_ti_id(token: str) -> UUID:
     """The task instance id named by a task token (the server checks it against the signed claims)."""
     try:

@@ -3,23 +3,21 @@
 from __future__ import annotations
 
 import time
-from typing import Any
 
 import httpx
 
-from producers.state.errors import StateUnavailable
 from producers.state.protocol import (
     Call,
     StateValue,
     Target,
     conditions,
-    default_headers,
     own_ti_id,
     read_cleared,
     read_deleted,
     read_entry,
+    request_kwargs,
+    retry_delay,
     set_body,
-    unreachable,
 )
 from schemas import AssetRef
 
@@ -95,19 +93,15 @@ class StateClient:
 
     def send(self, call: Call) -> httpx.Response:
         """One request; a connection that could not even be opened is retried (nothing was sent)."""
-        kwargs: dict[str, Any] = {"params": call.params, "headers": {**default_headers(self.token), **call.headers}}
-        if call.json is not None:
-            kwargs["json"] = call.json
-        for attempt in range(self.connect_retries + 1):
+        kwargs = request_kwargs(call, self.token)
+        attempt = 0
+        while True:
             try:
                 return self._http.request(call.method, call.path, **kwargs)
-            except httpx.ConnectError as error:
-                if attempt == self.connect_retries:
-                    raise unreachable(error) from error
-                time.sleep(0.2 * 2**attempt)
             except httpx.HTTPError as error:
-                raise unreachable(error) from error
-        raise StateUnavailable("unreachable")  # pragma: no cover
+                delay = retry_delay(error, attempt, self.connect_retries)
+            time.sleep(delay)
+            attempt += 1
 
     def close(self) -> None:
         self._http.close()

@@ -8,7 +8,7 @@ import os
 import signal
 import sys
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -19,6 +19,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from producers import source_of
 from schemas import AssetRef, EmissionCommand, Receipt, Topics
+
+SMALL_BATCHES = ("--max-records", "500", "--chunk-size", "250")
+"""Arguments of `assetbus run persister` for many small batches (so that a failure lands mid-stream)."""
 
 
 def commands(token: str, topics: Topics, asset: AssetRef, n: int, *, key: str = "batch") -> list[EmissionCommand]:
@@ -131,6 +134,13 @@ async def stored_command_ids(engine: AsyncEngine) -> list[uuid.UUID]:
 async def stored_count(engine: AsyncEngine) -> int:
     async with engine.connect() as conn:
         return int((await conn.execute(text("SELECT count(*) FROM asset_events"))).scalar_one())
+
+
+def stored_at_least(engine: AsyncEngine, n: int) -> Callable[[], Awaitable[bool]]:
+    """For `wait_for`: at least n events stored."""
+    async def check() -> bool:
+        return await stored_count(engine) >= n
+    return check
 
 
 async def stored_event_ids(engine: AsyncEngine) -> set[int]:

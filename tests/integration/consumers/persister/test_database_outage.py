@@ -23,6 +23,7 @@ from tests.integration.consumers.persister.streams import (
     read_topic,
     receipts_by_command,
     records_below,
+    stored_at_least,
     stored_command_ids,
     stored_count,
 )
@@ -73,11 +74,7 @@ async def test_database_outage_mid_stream_commits_no_offset_past_unstored_rows_a
     sent = commands(token, topics, orders, N)
     await produce(infra.bootstrap_servers, topics.emissions, encoded(sent))
     async with Persister(small_batches(persister_config)) as persister:
-
-        async def some_rows_stored() -> bool:
-            return await stored_count(engine) >= 1_000
-
-        await wait_for(some_rows_stored, timeout_s=60, what="some rows stored")
+        await wait_for(stored_at_least(engine, 1_000), timeout_s=60, what="some rows stored")
         await outage.begin()
 
         async def retrying(n: int) -> bool:
@@ -111,7 +108,7 @@ async def test_outage_longer_than_the_poll_interval_leaves_the_group_and_redeliv
     config = small_batches(persister_config, max_poll_interval_ms=2_000, session_timeout_ms=6_000,
                            heartbeat_interval_ms=500)
     async with Persister(config) as persister:
-        await wait_for(lambda: _at_least(engine, 1_000), timeout_s=60, what="the first commands stored")
+        await wait_for(stored_at_least(engine, 1_000), timeout_s=60, what="the first commands stored")
         await outage.begin()
         await produce(infra.bootstrap_servers, topics.emissions, encoded(sent[1_000:]))
 
@@ -129,7 +126,3 @@ async def test_outage_longer_than_the_poll_interval_leaves_the_group_and_redeliv
     assert assignments >= 2, "the process left the group and rejoined it"
     assert sorted(await stored_command_ids(engine)) == sorted(c.command_id for c in sent)
     assert set(receipts_by_command(records)) == {c.command_id for c in sent}
-
-
-async def _at_least(engine: AsyncEngine, n: int) -> bool:
-    return await stored_count(engine) >= n

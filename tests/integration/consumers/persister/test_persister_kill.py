@@ -10,6 +10,7 @@ from assetbus.settings import Settings
 from schemas import AssetRef, ReceiptStatus, Topics
 from tests.helpers import wait_for
 from tests.integration.consumers.persister.streams import (
+    SMALL_BATCHES,
     PersisterProcess,
     commands,
     distinct,
@@ -17,13 +18,13 @@ from tests.integration.consumers.persister.streams import (
     produce,
     read_topic,
     receipts_by_command,
+    stored_at_least,
     stored_command_ids,
     stored_count,
     stored_event_ids,
 )
 
 N = 20_000
-SMALL_BATCHES = ("--max-records", "500", "--chunk-size", "250")
 
 
 async def test_kill_9_mid_stream_then_a_new_process_stores_every_command_exactly_once(
@@ -34,10 +35,7 @@ async def test_kill_9_mid_stream_then_a_new_process_stores_every_command_exactly
 
     first = await persister_process(*SMALL_BATCHES)
 
-    async def some_rows_stored() -> bool:
-        return await stored_count(engine) >= 2_000
-
-    await wait_for(some_rows_stored, timeout_s=60, what="the first persister to store some rows")
+    await wait_for(stored_at_least(engine, 2_000), timeout_s=60, what="the first persister to store some rows")
     await first.kill()
     at_kill = await stored_count(engine)
     assert 0 < at_kill < N, "the kill must land in the middle of the stream"

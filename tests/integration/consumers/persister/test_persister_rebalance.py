@@ -11,6 +11,7 @@ from assetbus.settings import Settings
 from schemas import AssetRef, ReceiptStatus, Topics
 from tests.helpers import wait_for
 from tests.integration.consumers.persister.streams import (
+    SMALL_BATCHES,
     PersisterProcess,
     commands,
     distinct,
@@ -18,12 +19,12 @@ from tests.integration.consumers.persister.streams import (
     produce,
     read_topic,
     receipts_by_command,
+    stored_at_least,
     stored_command_ids,
     stored_count,
 )
 
 N = 20_000
-SMALL_BATCHES = ("--max-records", "500", "--chunk-size", "250")
 
 
 async def test_rebalances_mid_stream_lose_and_duplicate_nothing(
@@ -32,15 +33,10 @@ async def test_rebalances_mid_stream_lose_and_duplicate_nothing(
     sent = commands(token, topics, orders, N)
     await produce(infra.bootstrap_servers, topics.emissions, encoded(sent))
 
-    def stored_at_least(n: int) -> Callable[[], Awaitable[bool]]:
-        async def check() -> bool:
-            return await stored_count(engine) >= n
-        return check
-
     first = await persister_process(*SMALL_BATCHES)
-    await wait_for(stored_at_least(1_000), timeout_s=60, what="the first persister to store some rows")
+    await wait_for(stored_at_least(engine, 1_000), timeout_s=60, what="the first persister to store some rows")
     second = await persister_process(*SMALL_BATCHES)  # joins: the first gives up half its partitions
-    await wait_for(stored_at_least(8_000), timeout_s=60, what="more rows stored")
+    await wait_for(stored_at_least(engine, 8_000), timeout_s=60, what="more rows stored")
     assert await first.terminate() == 0, first.logs()  # leaves: the second takes everything
     stored_when_first_left = await stored_count(engine)
 

@@ -10,6 +10,7 @@ from assetbus.settings import Settings
 from schemas import AssetRef, EmissionCommand, Topics
 from tests.helpers import wait_for
 from tests.integration.consumers.persister.streams import (
+    SMALL_BATCHES,
     PersisterProcess,
     commands,
     committed_offsets,
@@ -19,12 +20,11 @@ from tests.integration.consumers.persister.streams import (
     read_topic,
     receipts_by_command,
     records_below,
+    stored_at_least,
     stored_command_ids,
-    stored_count,
 )
 
 N = 20_000
-SMALL_BATCHES = ("--max-records", "500", "--chunk-size", "250")
 
 
 async def test_sigterm_mid_stream_stops_cleanly_without_committing_past_stored_rows(
@@ -34,10 +34,7 @@ async def test_sigterm_mid_stream_stops_cleanly_without_committing_past_stored_r
     await produce(infra.bootstrap_servers, topics.emissions, encoded(sent))
     first = await persister_process(*SMALL_BATCHES)
 
-    async def some_rows_stored() -> bool:
-        return await stored_count(engine) >= 2_000
-
-    await wait_for(some_rows_stored, timeout_s=60, what="some rows stored")
+    await wait_for(stored_at_least(engine, 2_000), timeout_s=60, what="some rows stored")
     assert await first.terminate(timeout_s=20) == 0, first.logs()
     group = f"{topics.prefix}-persister"
     committed = await committed_offsets(infra.bootstrap_servers, group, topics.emissions)

@@ -8,18 +8,9 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from consumers.persister import Persister
-from consumers.storage import count_events, register_asset
+from consumers.storage import count_events
 from producers import AsyncEmitter, EmissionRejected, task_token
 from schemas import AssetRef, ErrorCode, ReceiptStatus, Topics
-
-ORDERS = AssetRef(name="orders", uri="s3://bucket/orders/")
-
-
-@pytest.fixture
-async def orders(engine: AsyncEngine) -> AssetRef:
-    async with engine.begin() as conn:
-        await register_asset(conn, ORDERS.name, ORDERS.uri)
-    return ORDERS
 
 
 @pytest.fixture

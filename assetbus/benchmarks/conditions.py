@@ -1,0 +1,39 @@
+"""What a benchmark ran on: the machine, the versions, what else was running (shared by the benchmarks)."""
+
+from __future__ import annotations
+
+import os
+import platform
+import time
+from importlib.metadata import version
+
+import psutil
+
+
+def conditions(database_connection: str | None = None) -> dict[str, str]:
+    """The machine, the versions, what else was running; `database_connection` describes how the
+    measured process reached PostgreSQL, when that matters."""
+    return {
+        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Linux {platform.release()}",
+        "python": platform.python_version(),
+        "libraries": ", ".join(f"{name} {version(name)}" for name in ("aiokafka", "faststream", "pydantic",
+                                                                      "asyncpg", "sqlalchemy")),
+        "infrastructure": "Kafka broker and PostgreSQL on the same machine",
+        **({} if database_connection is None else {"database connection": database_connection}),
+        "other processes (CPU%, top 3)": _busiest(),
+    }
+
+
+def _busiest() -> str:
+    procs = []
+    for proc in psutil.process_iter(["name", "cpu_percent"]):
+        procs.append(proc)
+    time.sleep(0.5)
+    usage = []
+    for proc in procs:
+        try:
+            usage.append((proc.cpu_percent(None), proc.info["name"]))
+        except psutil.Error:
+            continue
+    usage.sort(reverse=True)
+    return ", ".join(f"{name} {cpu:.0f}%" for cpu, name in usage[:3])
