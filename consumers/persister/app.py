@@ -92,6 +92,7 @@ class Persister:
             max_poll_interval_ms=config.max_poll_interval_ms,
             rebalance_timeout_ms=config.rebalance_timeout_ms,
             max_partition_fetch_bytes=config.max_partition_fetch_bytes,
+            fetch_max_wait_ms=config.fetch_max_wait_ms,
         )
         self.subscriber(self._on_batch)
 

@@ -23,6 +23,9 @@ class PersisterConfig:
     """Chunks of a batch in their transactions at once (one connection each). Chunks that repeat a
     dedupe key of an earlier chunk wait for it, so the earlier record is still the one accepted."""
     batch_timeout_ms: int = 50
+    fetch_max_wait_ms: int = 50
+    """The broker's long-poll limit per fetch. aiokafka keeps one fetch in flight per broker; with the
+    500 ms default, a long poll on idle partitions (emissions are keyed by asset) holds back the busy one."""
     backoff_initial_s: float = 0.2
     backoff_max_s: float = 5.0
     session_timeout_ms: int = 10_000

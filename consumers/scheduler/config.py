@@ -16,6 +16,10 @@ class SchedulerConfig:
     group_id: str = "assetbus-scheduler"
     max_records: int = 2000
     batch_timeout_ms: int = 20
+    fetch_max_wait_ms: int = 50
+    """The broker's long-poll limit per fetch. Kept short: aiokafka fetches the partitions without buffered
+    records on their own while a batch is applied, and the hot partition (asset events are keyed by asset) can
+    only be fetched again once that long poll on the idle ones returns (aiokafka's default 500 ms stalled it)."""
     readiness_partitions: int = READINESS_PARTITIONS
     republish_interval_s: float = 5.0
     """How often unpublished runs (a crash after the commit, a replay) are looked for, besides after each batch."""

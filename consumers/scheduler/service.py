@@ -64,6 +64,7 @@ class Scheduler:
             batch=True,
             max_records=config.max_records,
             batch_timeout_ms=config.batch_timeout_ms,
+            fetch_max_wait_ms=config.fetch_max_wait_ms,
             auto_offset_reset="earliest",
             ack_policy=AckPolicy.MANUAL,
             decoder=keep_raw,
