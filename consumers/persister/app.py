@@ -28,6 +28,7 @@ from faststream.kafka.message import FAKE_CONSUMER, KafkaAckableMessage
 
 from consumers.auth import TokenVerifier
 from consumers.errors import StorageUnavailable
+from consumers.logfilters import quiet_consumer_only_notice
 from consumers.persister.batch import BatchProcessor, BatchResult, Prepared, RawRecord
 from consumers.persister.config import PersisterConfig
 from consumers.persister.metrics import MetricsServer, PersisterMetrics
@@ -37,7 +38,7 @@ from consumers.persister.replies import ReplyTopics
 from consumers.persister.tokens import CachedTokenVerifier
 from consumers.storage import create_engine
 
-log = logging.getLogger("assetbus.persister")
+log = quiet_consumer_only_notice(logging.getLogger("assetbus.persister"))
 
 
 async def _keep_raw(msg: Any) -> Any:

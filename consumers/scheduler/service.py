@@ -23,6 +23,7 @@ from faststream import AckPolicy
 from faststream.kafka import KafkaBroker, KafkaMessage
 
 from consumers.errors import StorageUnavailable
+from consumers.logfilters import quiet_consumer_only_notice
 from consumers.scheduler.apply import ApplyResult, apply_events
 from consumers.scheduler.config import SchedulerConfig
 from consumers.scheduler.decode import EventRecord, IncomingEvent, decode_events, keep_raw, tolerant_parser
@@ -31,7 +32,7 @@ from consumers.scheduler.registry import DagRegistry
 from consumers.scheduler.topics import ReadinessTopics
 from consumers.storage import create_engine, translated
 
-log = logging.getLogger("assetbus.scheduler")
+log = quiet_consumer_only_notice(logging.getLogger("assetbus.scheduler"))
 
 
 @dataclass
