@@ -22,7 +22,9 @@ infra: install  ## start local Kafka + PostgreSQL unless configured, create topi
 demo: infra  ## the end-to-end story
 	$(BIN)/assetbus demo
 
-test: infra compose-check  ## the whole suite against the real broker and database
+test: install compose-check  ## the whole suite against the real broker and database
+	@if [ "$${ASSETBUS_TEST_INFRA:-}" = testcontainers ]; then echo "tests start their own containers (testcontainers)"; \
+	else $(MAKE) --no-print-directory infra; fi
 	$(BIN)/pytest
 
 unit: install  ## only the tests that need no infrastructure

@@ -15,6 +15,7 @@ from assetbus.migrate import upgrade
 from assetbus.settings import Settings
 from assetbus.topics import delete_topics, ensure_topics
 from schemas import Topics
+from tests.infra_source import containers, use_testcontainers
 
 TEMPLATE_DB = f"assetbus_test_template_{os.getpid()}"
 """One per pytest session, so concurrent sessions on one cluster never drop each other's template."""
@@ -48,12 +49,18 @@ def settings() -> Settings:
 
 
 @pytest.fixture(scope="session")
-def infra(settings: Settings) -> Settings:
-    """Kafka and PostgreSQL are up (started here if nothing is configured and `make test` did not)."""
+def infra(settings: Settings) -> Iterator[Settings]:
+    """Kafka and PostgreSQL are up: configured ones, testcontainers where Docker runs, else the launcher."""
+    if use_testcontainers():
+        with containers(settings.infra.kafka_version) as (bootstrap, database_url):
+            os.environ["KAFKA_BOOTSTRAP_SERVERS"] = settings.conn.kafka_bootstrap_servers = bootstrap
+            os.environ["DATABASE_URL"] = settings.conn.database_url = database_url
+            yield settings
+        return
     from assetbus.infra import up
 
     up(settings.infra, settings.conn)
-    return settings
+    yield settings
 
 
 @pytest.fixture(scope="session")
