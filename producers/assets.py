@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from producers.context import EmissionContext, Transport, current_context
-from producers.errors import InvalidEmission, ReceiptTimeout, rejection_error
+from producers.errors import InvalidEmission, ReceiptTimeout, raise_for_rejection
 from producers.runtime import get_runtime
 from producers.wire import EmissionRequest, prepare
 from schemas import AssetRef, Receipt
@@ -92,9 +92,7 @@ class Asset:
         except concurrent.futures.TimeoutError as error:
             raise ReceiptTimeout(str(request.command_id), limit, request.attempts or 1,
                                  "the emitter thread did not answer") from error
-        if receipt.rejected and raise_on_reject:
-            raise rejection_error(receipt)
-        return receipt
+        return raise_for_rejection(receipt) if raise_on_reject else receipt
 
     def emit_nowait(
         self,
@@ -124,9 +122,7 @@ class Asset:
         future = await self.aemit_nowait(extra=extra, partition_key=partition_key, partition_date=partition_date,
                                          dedupe_key=dedupe_key, timeout_s=timeout_s)
         receipt = await future
-        if receipt.rejected and raise_on_reject:
-            raise rejection_error(receipt)
-        return receipt
+        return raise_for_rejection(receipt) if raise_on_reject else receipt
 
     async def aemit_nowait(
         self,

@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from producers.dispatch import DispatchConfig, Dispatcher, DispatchStats
-from producers.errors import rejection_error
+from producers.errors import raise_for_rejection
 from producers.receipts import ReceiptListener
 from producers.tokens import source_of
 from producers.wire import prepare
@@ -113,9 +113,7 @@ class AsyncEmitter:
         future = await self.emit_nowait(asset, extra=extra, partition_key=partition_key,
                                         partition_date=partition_date, dedupe_key=dedupe_key, timeout_s=timeout_s)
         receipt = await future
-        if receipt.rejected and raise_on_reject:
-            raise rejection_error(receipt)
-        return receipt
+        return raise_for_rejection(receipt) if raise_on_reject else receipt
 
     async def emit_nowait(
         self,

@@ -25,7 +25,7 @@ from typing import Any
 import jwt
 
 from producers.context import EmissionContext, task_context
-from producers.errors import rejection_error
+from producers.errors import raise_for_rejection
 from producers.tokens import DEFAULT_AUDIENCE, dag_token, source_of, task_token
 from producers.validation import check_asset
 from producers.wire import CommandEncoder, EmissionRequest, prepare
@@ -116,9 +116,7 @@ class InMemoryEmitter:
 
     async def emit(self, asset: AssetRef, *, raise_on_reject: bool = True, **fields: Any) -> Receipt:
         receipt = await self.send(self.command(asset, **fields))
-        if receipt.rejected and raise_on_reject:
-            raise rejection_error(receipt)
-        return receipt
+        return raise_for_rejection(receipt) if raise_on_reject else receipt
 
     async def emit_nowait(self, asset: AssetRef, **fields: Any) -> asyncio.Future[Receipt]:
         return await self.submit(self.command(asset, **fields))
