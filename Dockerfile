@@ -1,12 +1,26 @@
 # The assetbus services' image, used by docker-compose.yml.
 FROM python:3.11-slim
 WORKDIR /app
+# Dependency layer first: it is rebuilt only when a pyproject changes, not on every source edit.
+COPY schemas/pyproject.toml schemas/README.md schemas/
+COPY producers/pyproject.toml producers/README.md producers/
 COPY pyproject.toml README.md ./
+RUN python - <<'PY' > /tmp/requirements.txt && pip install --no-cache-dir -r /tmp/requirements.txt
+import tomllib
+names = {"assetbus", "assetbus-sdk", "assetbus-schemas"}
+for path in ("pyproject.toml", "producers/pyproject.toml", "schemas/pyproject.toml"):
+    for dep in tomllib.load(open(path, "rb"))["project"]["dependencies"]:
+        if dep.split("=")[0].strip() not in names:
+            print(dep)
+PY
 COPY schemas schemas
 COPY producers producers
 COPY consumers consumers
 COPY migrations migrations
-COPY assetbus assetbus
-RUN pip install --no-cache-dir .
+COPY src src
+RUN pip install --no-cache-dir --no-deps ./schemas ./producers . && assetbus --help >/dev/null
 USER nobody
-CMD ["assetbus", "--help"]
+EXPOSE 8321
+HEALTHCHECK --interval=10s --timeout=5s --retries=5 \
+  CMD python -c "import sys, urllib.request; urllib.request.urlopen('http://127.0.0.1:8321/health', timeout=3)" || exit 1
+CMD ["assetbus", "run", "api", "--host", "0.0.0.0", "--port", "8321"]

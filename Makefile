@@ -2,15 +2,15 @@
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
+STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml producers/pyproject.toml schemas/pyproject.toml | cksum | cut -d' ' -f1)
 
 .PHONY: install infra demo test unit lint bench compose-check down clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml producers/pyproject.toml schemas/pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "assetbus needs Python 3.11 or newer")'
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[dev]'
+	$(BIN)/python -m pip install -q -e ./schemas -e ./producers -e '.[dev]'
 	@rm -f $(VENV)/.installed-*; touch $(STAMP)
 
 install: $(STAMP)  ## the virtualenv with assetbus and its dev tools
@@ -32,7 +32,7 @@ unit: install  ## only the tests that need no infrastructure
 
 lint: install
 	$(BIN)/ruff check .
-	$(BIN)/mypy schemas producers consumers assetbus
+	$(BIN)/mypy src/assetbus schemas/src/assetbus producers/src/assetbus consumers/src/assetbus migrations/src/assetbus
 
 bench: infra  ## throughput benchmarks; figures go to the README
 	$(BIN)/assetbus bench

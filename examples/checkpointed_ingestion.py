@@ -28,9 +28,9 @@ from pathlib import Path
 
 import jwt
 
-from producers import AsyncEmitter
-from producers.state import AsyncStateClient, StateConflict
-from schemas import AssetRef, Topics
+from assetbus.producers import AsyncEmitter
+from assetbus.producers.state import AsyncStateClient, StateConflict
+from assetbus.schemas import AssetRef, Topics
 
 CHECKPOINT = "last_committed_batch"
 

@@ -8,9 +8,9 @@ import asyncio
 from datetime import date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
+from assetbus.producers import AsyncEmitter, task_token
+from assetbus.schemas import AssetRef, Topics
 from assetbus.settings import Settings
-from producers import AsyncEmitter, task_token
-from schemas import AssetRef, Topics
 
 DAILY_SALES = AssetRef(name="warehouse.daily_sales", uri="s3://example/daily_sales/")
 AMSTERDAM = ZoneInfo("Europe/Amsterdam")

@@ -9,9 +9,9 @@ import argparse
 import asyncio
 import contextlib
 
+from assetbus.consumers.readiness import DatabaseLedger, ReadinessSubscriber
+from assetbus.schemas import ReadinessSignal, Topics
 from assetbus.settings import Settings
-from consumers.readiness import DatabaseLedger, ReadinessSubscriber
-from schemas import ReadinessSignal, Topics
 
 
 async def handle(signal: ReadinessSignal) -> None:

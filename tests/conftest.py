@@ -9,13 +9,19 @@ from collections.abc import AsyncIterator, Iterator
 
 import asyncpg
 import pytest
+from hypothesis import HealthCheck
+from hypothesis import settings as hypothesis_settings
 from sqlalchemy.engine import make_url
 
 from assetbus.migrate import upgrade
+from assetbus.schemas import Topics
 from assetbus.settings import Settings
 from assetbus.topics import delete_topics, ensure_topics
-from schemas import Topics
 from tests.infra_source import containers, use_testcontainers
+
+# Two cores shared with Kafka and PostgreSQL: input generation may be slow, which is not a failure.
+hypothesis_settings.register_profile("assetbus", suppress_health_check=[HealthCheck.too_slow], deadline=None)
+hypothesis_settings.load_profile("assetbus")
 
 TEMPLATE_DB = f"assetbus_test_template_{os.getpid()}"
 """One per pytest session, so concurrent sessions on one cluster never drop each other's template."""

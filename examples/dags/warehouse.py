@@ -6,7 +6,7 @@ Register the assets first:
     done
 """
 
-from consumers.scheduler import (
+from assetbus.consumers.scheduler import (
     AllOf,
     AnyOf,
     AssetWait,

@@ -12,10 +12,9 @@ import uvicorn
 from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from assetbus.settings import Settings
-from consumers.api import ApiConfig, create_api
-from consumers.persister import Persister, PersisterConfig
-from consumers.scheduler import (
+from assetbus.consumers.api import ApiConfig, create_api
+from assetbus.consumers.persister import Persister, PersisterConfig
+from assetbus.consumers.scheduler import (
     ConsumerDag,
     LoadedDag,
     LoadResult,
@@ -25,8 +24,9 @@ from consumers.scheduler import (
     create_readiness_topics,
     sync_dags,
 )
-from consumers.storage import create_engine
-from schemas import Topics
+from assetbus.consumers.storage import create_engine
+from assetbus.schemas import Topics
+from assetbus.settings import Settings
 from tests.helpers import wait_for
 
 

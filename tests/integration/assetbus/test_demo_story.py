@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from schemas import Topics
+from assetbus.schemas import Topics
 
 
 async def test_the_demo_runs_end_to_end_and_can_run_again(infra, db_url: str, topics: Topics,  # type: ignore[no-untyped-def]

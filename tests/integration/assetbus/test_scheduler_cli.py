@@ -11,11 +11,11 @@ from zoneinfo import ZoneInfo
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from consumers.persister import Persister
-from consumers.storage import count_events
-from consumers.storage.runs import list_runs
-from producers import AsyncEmitter, task_token
-from schemas import AssetRef, Topics
+from assetbus.consumers.persister import Persister
+from assetbus.consumers.storage import count_events
+from assetbus.consumers.storage.runs import list_runs
+from assetbus.producers import AsyncEmitter, task_token
+from assetbus.schemas import AssetRef, Topics
 from tests.helpers import wait_for
 
 REPO = Path(__file__).resolve().parents[3]

@@ -14,12 +14,12 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from assetbus.consumers.storage import register_asset
+from assetbus.consumers.storage.state import TaskKey, get_task_state
+from assetbus.consumers.storage.task_assets import attach_task_asset
+from assetbus.producers import task_token
+from assetbus.schemas import Topics
 from assetbus.settings import Settings
-from consumers.storage import register_asset
-from consumers.storage.state import TaskKey, get_task_state
-from consumers.storage.task_assets import attach_task_asset
-from producers import task_token
-from schemas import Topics
 from tests.helpers import wait_for
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "checkpointed_ingestion.py"

@@ -9,11 +9,11 @@ from contextlib import AbstractContextManager
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from assetbus.consumers.persister import Persister
+from assetbus.consumers.storage import register_asset
+from assetbus.producers import Asset, EmissionContext, shutdown, task_context
+from assetbus.schemas import Topics
 from assetbus.settings import Settings
-from consumers.persister import Persister
-from consumers.storage import register_asset
-from producers import Asset, EmissionContext, shutdown, task_context
-from schemas import Topics
 from tests.integration.producers.emitted import TaskContext
 
 

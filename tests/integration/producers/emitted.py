@@ -9,8 +9,8 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from consumers.storage.tables import asset_events, assets
-from producers import EmissionContext
+from assetbus.consumers.storage.tables import asset_events, assets
+from assetbus.producers import EmissionContext
 
 TaskContext = Callable[[str], AbstractContextManager[EmissionContext]]
 

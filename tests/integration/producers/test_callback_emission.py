@@ -8,8 +8,8 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from producers import Asset, AssetNotifier, dag_token, task_token
-from schemas import Receipt
+from assetbus.producers import Asset, AssetNotifier, dag_token, task_token
+from assetbus.schemas import Receipt
 from tests.integration.producers.emitted import TaskContext, stored_events
 
 FAILED_RUN = {"dag_run": SimpleNamespace(dag_id="ingest", run_id="run-1", state="failed"),

@@ -8,9 +8,8 @@ from datetime import datetime
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from assetbus.settings import Settings
-from consumers.persister import Persister
-from producers import (
+from assetbus.consumers.persister import Persister
+from assetbus.producers import (
     Asset,
     AsyncEmitter,
     InvalidEmission,
@@ -21,7 +20,8 @@ from producers import (
     task_context,
     task_token,
 )
-from schemas import ErrorCode, Topics
+from assetbus.schemas import ErrorCode, Topics
+from assetbus.settings import Settings
 from tests.integration.producers.emitted import TaskContext, stored_events
 
 

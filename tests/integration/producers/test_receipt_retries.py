@@ -7,11 +7,11 @@ import asyncio
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from assetbus.consumers.persister import Persister
+from assetbus.consumers.storage import count_events
+from assetbus.producers import Asset, AsyncEmitter, ReceiptTimeout, task_token
+from assetbus.schemas import ReceiptStatus, Topics
 from assetbus.settings import Settings
-from consumers.persister import Persister
-from consumers.storage import count_events
-from producers import Asset, AsyncEmitter, ReceiptTimeout, task_token
-from schemas import ReceiptStatus, Topics
 from tests.helpers import wait_for
 from tests.integration.producers.emitted import stored_events
 

@@ -8,8 +8,8 @@ from datetime import UTC, datetime
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from producers import Asset, AssetNotFound, task_token
-from schemas import Receipt, ReceiptStatus
+from assetbus.producers import Asset, AssetNotFound, task_token
+from assetbus.schemas import Receipt, ReceiptStatus
 from tests.integration.producers.emitted import TaskContext, stored_events
 
 

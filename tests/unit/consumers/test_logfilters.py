@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from consumers.logfilters import ConsumerOnlyNotice
+from assetbus.consumers.logfilters import ConsumerOnlyNotice
 
 
 def record(message: str) -> logging.LogRecord:

@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from producers import Asset, InvalidEmission, NoEmissionContext, UnknownAsset, forbid_emission, task_context
-from producers.testing import InMemoryEmitter
-from producers.wire import prepare
-from schemas import EXTRA_MAX_BYTES, AssetRef
+from assetbus.producers import Asset, InvalidEmission, NoEmissionContext, UnknownAsset, forbid_emission, task_context
+from assetbus.producers.testing import InMemoryEmitter
+from assetbus.producers.wire import prepare
+from assetbus.schemas import EXTRA_MAX_BYTES, AssetRef
 
 ORDERS = AssetRef(name="orders", uri="s3://bucket/orders/")
 

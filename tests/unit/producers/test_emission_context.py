@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from producers import NoEmissionContext, current_context, task_context
-from producers.context import context_from_environment
-from producers.tokens import dag_token, task_token
-from schemas import AssetRef, SourceKind
+from assetbus.producers import NoEmissionContext, current_context, task_context
+from assetbus.producers.context import context_from_environment
+from assetbus.producers.tokens import dag_token, task_token
+from assetbus.schemas import AssetRef, SourceKind
 
 SECRET = "unit-test-secret-of-at-least-32-bytes"
 

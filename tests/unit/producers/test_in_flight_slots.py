@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from producers.dispatch import _Slots
+from assetbus.producers.dispatch import _Slots
 
 
 async def test_a_full_set_of_slots_makes_the_next_taker_wait_until_one_is_given_back() -> None:

@@ -6,9 +6,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from producers import Asset, AssetNotFound, AssetNotifier, Unauthorized, raise_for_rejection
-from producers.testing import InMemoryEmitter
-from schemas import AssetRef, ErrorCode, Provenance, SourceKind
+from assetbus.producers import Asset, AssetNotFound, AssetNotifier, Unauthorized, raise_for_rejection
+from assetbus.producers.testing import InMemoryEmitter
+from assetbus.schemas import AssetRef, ErrorCode, Provenance, SourceKind
 
 orders = Asset("orders", "s3://bucket/orders/")
 

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 from enum import Enum
 from types import SimpleNamespace
 
-from producers import run_references
+from assetbus.producers import run_references
 
 
 class DagRunState(str, Enum):  # noqa: UP042  (Airflow's states are str+Enum, not StrEnum)

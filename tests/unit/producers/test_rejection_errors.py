@@ -6,7 +6,7 @@ import uuid
 
 import pytest
 
-from producers import (
+from assetbus.producers import (
     AssetNotFound,
     EmissionRejected,
     ExtraTooLarge,
@@ -18,7 +18,7 @@ from producers import (
     raise_for_rejection,
     rejection_error,
 )
-from schemas import ErrorCode, Receipt, ReceiptStatus
+from assetbus.schemas import ErrorCode, Receipt, ReceiptStatus
 
 EXPECTED = {
     ErrorCode.INVALID_COMMAND: InvalidCommand,

@@ -10,8 +10,8 @@ import pytest
 from typer.testing import CliRunner
 
 from assetbus.cli.main import app
-from producers.tokens import dag_token, source_of, task_token, token_expiry
-from schemas import SourceKind
+from assetbus.producers.tokens import dag_token, source_of, task_token, token_expiry
+from assetbus.schemas import SourceKind
 
 SECRET = "unit-test-secret-of-at-least-32-bytes"
 

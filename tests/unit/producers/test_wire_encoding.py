@@ -7,9 +7,9 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from producers.tokens import task_token
-from producers.wire import CommandEncoder, prepare
-from schemas import AssetRef, EmissionCommand
+from assetbus.producers.tokens import task_token
+from assetbus.producers.wire import CommandEncoder, prepare
+from assetbus.schemas import AssetRef, EmissionCommand
 
 TOKEN = task_token("unit-test-secret-of-at-least-32-bytes", "ingest", "run-1", "load", map_index=3, try_number=2)
 ORDERS = AssetRef(name="orders", uri="s3://bucket/orders/")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from schemas import (
+from assetbus.schemas import (
     AssetEvent,
     AssetRef,
     EmissionCommand,

@@ -8,8 +8,8 @@ import httpx
 import jwt
 import pytest
 
-from producers import issue_token, task_token
-from schemas import Provenance, SourceKind, task_instance_id
+from assetbus.producers import issue_token, task_token
+from assetbus.schemas import Provenance, SourceKind, task_instance_id
 
 SOURCE = Provenance(kind=SourceKind.TASK, dag_id="ingest", run_id="run-1", task_id="load", map_index=-1,
                     try_number=1)

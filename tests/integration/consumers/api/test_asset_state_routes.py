@@ -6,9 +6,9 @@ import httpx
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from consumers.storage import register_asset
-from consumers.storage.task_assets import attach_task_asset, detach_task_asset
-from producers import dag_token, task_token
+from assetbus.consumers.storage import register_asset
+from assetbus.consumers.storage.task_assets import attach_task_asset, detach_task_asset
+from assetbus.producers import dag_token, task_token
 
 DAG, RUN = "ingest", "run-1"
 VALUE_URL = "/execution/state/asset/value"

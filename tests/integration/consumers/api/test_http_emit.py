@@ -11,10 +11,10 @@ from fastapi import FastAPI
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from consumers.api import ApiConfig, create_api
-from consumers.persister import Persister, PersisterConfig
-from consumers.storage import count_events, register_asset
-from producers import dag_token, task_token
+from assetbus.consumers.api import ApiConfig, create_api
+from assetbus.consumers.persister import Persister, PersisterConfig
+from assetbus.consumers.storage import count_events, register_asset
+from assetbus.producers import dag_token, task_token
 from tests.helpers import wait_for
 
 URL = "/execution/asset-events/emit"

@@ -20,11 +20,11 @@ from schemathesis.specs.openapi.checks import (
 )
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from consumers.api import LATEST_VERSION
-from consumers.storage import register_asset
-from consumers.storage.task_assets import attach_task_asset
-from producers import task_token
-from schemas import task_instance_id
+from assetbus.consumers.api import LATEST_VERSION
+from assetbus.consumers.storage import register_asset
+from assetbus.consumers.storage.task_assets import attach_task_asset
+from assetbus.producers import task_token
+from assetbus.schemas import task_instance_id
 
 EXAMPLES = 150
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]

@@ -5,10 +5,10 @@ from __future__ import annotations
 import httpx
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from consumers.api import VALUE_MAX_BYTES
-from consumers.storage.state import TaskKey, list_task_state
-from producers import task_token
-from schemas import task_instance_id
+from assetbus.consumers.api import VALUE_MAX_BYTES
+from assetbus.consumers.storage.state import TaskKey, list_task_state
+from assetbus.producers import task_token
+from assetbus.schemas import task_instance_id
 
 DAG, RUN, TASK = "ingest", "run-1", "load"
 

@@ -9,10 +9,10 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from assetbus.consumers.storage import register_asset
+from assetbus.producers import task_token
+from assetbus.schemas import AssetRef, Topics
 from assetbus.settings import Settings
-from consumers.storage import register_asset
-from producers import task_token
-from schemas import AssetRef, Topics
 from tests.integration.consumers.persister.streams import PersisterProcess
 
 ORDERS = AssetRef(name="orders", uri="s3://bucket/orders/")

@@ -17,8 +17,8 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRecord, TopicPa
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from producers import source_of
-from schemas import AssetRef, EmissionCommand, Receipt, Topics
+from assetbus.producers import source_of
+from assetbus.schemas import AssetRef, EmissionCommand, Receipt, Topics
 
 SMALL_BATCHES = ("--max-records", "500", "--chunk-size", "250")
 """Arguments of `assetbus run persister` for many small batches (so that a failure lands mid-stream)."""

@@ -16,10 +16,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from assetbus.consumers.persister import Persister
+from assetbus.producers import issue_token
+from assetbus.schemas import AssetRef, EmissionCommand, ErrorCode, Provenance, ReceiptStatus, SourceKind, Topics
 from assetbus.settings import Settings
-from consumers.persister import Persister
-from producers import issue_token
-from schemas import AssetRef, EmissionCommand, ErrorCode, Provenance, ReceiptStatus, SourceKind, Topics
 from tests.integration.consumers.persister.streams import read_topic, receipts_by_command, stored_command_ids
 
 SOURCE = Provenance(kind=SourceKind.TASK, dag_id="ingest", run_id="run-1", task_id="load", map_index=-1, try_number=1)

@@ -10,9 +10,9 @@ import pytest
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from assetbus.consumers.persister import Persister, PersisterConfig
+from assetbus.schemas import AssetRef, EmissionCommand, ReceiptStatus, Topics
 from assetbus.settings import Settings
-from consumers.persister import Persister, PersisterConfig
-from schemas import AssetRef, EmissionCommand, ReceiptStatus, Topics
 from tests.helpers import wait_for
 from tests.integration.consumers.persister.streams import (
     commands,

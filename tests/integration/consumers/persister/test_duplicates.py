@@ -7,9 +7,9 @@ import json
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from assetbus.consumers.persister import Persister, PersisterConfig
+from assetbus.schemas import AssetRef, ReceiptStatus, Topics
 from assetbus.settings import Settings
-from consumers.persister import Persister, PersisterConfig
-from schemas import AssetRef, ReceiptStatus, Topics
 from tests.helpers import wait_for
 from tests.integration.consumers.persister.streams import (
     commands,

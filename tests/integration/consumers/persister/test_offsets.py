@@ -5,11 +5,11 @@ from __future__ import annotations
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from consumers.persister import Persister, PersisterConfig
-from consumers.persister.batch import BatchResult, RawRecord
-from consumers.storage import count_events, register_asset
-from producers import AsyncEmitter, task_token
-from schemas import AssetRef, Topics
+from assetbus.consumers.persister import Persister, PersisterConfig
+from assetbus.consumers.persister.batch import BatchResult, RawRecord
+from assetbus.consumers.storage import count_events, register_asset
+from assetbus.producers import AsyncEmitter, task_token
+from assetbus.schemas import AssetRef, Topics
 from tests.helpers import wait_for
 
 ORDERS = AssetRef(name="orders", uri="s3://bucket/orders/")

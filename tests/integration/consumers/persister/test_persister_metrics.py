@@ -7,9 +7,9 @@ import dataclasses
 import uuid
 
 from assetbus.benchmarks.scrape import Metrics, scrape
+from assetbus.consumers.persister import Persister, PersisterConfig
+from assetbus.schemas import AssetRef, Topics
 from assetbus.settings import Settings
-from consumers.persister import Persister, PersisterConfig
-from schemas import AssetRef, Topics
 from tests.helpers import wait_for
 from tests.integration.consumers.persister.streams import commands, encoded, produce, read_topic
 

@@ -6,8 +6,8 @@ from collections.abc import Awaitable, Callable
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from assetbus.schemas import AssetRef, EmissionCommand, Topics
 from assetbus.settings import Settings
-from schemas import AssetRef, EmissionCommand, Topics
 from tests.helpers import wait_for
 from tests.integration.consumers.persister.streams import (
     SMALL_BATCHES,

@@ -8,11 +8,11 @@ from collections.abc import AsyncIterator
 import pytest
 from aiokafka import AIOKafkaProducer
 
+from assetbus.consumers.persister import Outgoing
+from assetbus.consumers.persister.publish import DLQ_VALUE_LIMIT, Publisher, create_producer
+from assetbus.consumers.persister.replies import ReplyTopics
+from assetbus.schemas import Topics
 from assetbus.settings import Settings
-from consumers.persister import Outgoing
-from consumers.persister.publish import DLQ_VALUE_LIMIT, Publisher, create_producer
-from consumers.persister.replies import ReplyTopics
-from schemas import Topics
 from tests.integration.consumers.persister.streams import read_topic
 
 

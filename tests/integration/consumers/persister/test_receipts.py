@@ -7,10 +7,10 @@ from datetime import UTC, datetime
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from consumers.persister import Persister
-from consumers.storage import count_events
-from producers import AsyncEmitter, EmissionRejected, task_token
-from schemas import AssetRef, ErrorCode, ReceiptStatus, Topics
+from assetbus.consumers.persister import Persister
+from assetbus.consumers.storage import count_events
+from assetbus.producers import AsyncEmitter, EmissionRejected, task_token
+from assetbus.schemas import AssetRef, ErrorCode, ReceiptStatus, Topics
 
 
 @pytest.fixture

@@ -8,15 +8,15 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from consumers.persister import Persister
-from consumers.readiness import DatabaseLedger, ReadinessSubscriber, RunStatus
-from consumers.scheduler import AssetWait, ConsumerDag, Scheduler
-from consumers.scheduler.publish import ReadinessPublisher, create_producer
-from consumers.scheduler.topics import ReadinessTopics
-from consumers.storage import register_asset
-from consumers.storage.runs import RunRow, get_run, list_runs
-from producers import AsyncEmitter, task_token
-from schemas import AssetRef, ReadinessSignal, Topics
+from assetbus.consumers.persister import Persister
+from assetbus.consumers.readiness import DatabaseLedger, ReadinessSubscriber, RunStatus
+from assetbus.consumers.scheduler import AssetWait, ConsumerDag, Scheduler
+from assetbus.consumers.scheduler.publish import ReadinessPublisher, create_producer
+from assetbus.consumers.scheduler.topics import ReadinessTopics
+from assetbus.consumers.storage import register_asset
+from assetbus.consumers.storage.runs import RunRow, get_run, list_runs
+from assetbus.producers import AsyncEmitter, task_token
+from assetbus.schemas import AssetRef, ReadinessSignal, Topics
 from tests.helpers import wait_for
 
 ORDERS = AssetRef(name="orders", uri="s3://bucket/orders/")

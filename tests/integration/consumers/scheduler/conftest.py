@@ -8,12 +8,12 @@ import pytest
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from consumers.persister import Persister
-from consumers.storage import register_asset
-from consumers.storage.queue import pending_for_dag
-from consumers.storage.runs import RunRow, list_runs
-from producers import AsyncEmitter, task_token
-from schemas import AssetRef, ReadinessSignal, Topics
+from assetbus.consumers.persister import Persister
+from assetbus.consumers.storage import register_asset
+from assetbus.consumers.storage.queue import pending_for_dag
+from assetbus.consumers.storage.runs import RunRow, list_runs
+from assetbus.producers import AsyncEmitter, task_token
+from assetbus.schemas import AssetRef, ReadinessSignal, Topics
 from tests.helpers import wait_for
 
 ORDERS = AssetRef(name="orders", uri="s3://bucket/orders/")

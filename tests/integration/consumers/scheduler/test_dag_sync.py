@@ -8,11 +8,11 @@ from aiokafka.admin import AIOKafkaAdminClient
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from assetbus.cli.dags import sync_path
-from consumers.storage.dags import SyncChange, list_dags
-from schemas import AssetRef, Topics
+from assetbus.consumers.storage.dags import SyncChange, list_dags
+from assetbus.schemas import AssetRef, Topics
 
 TWO_DAGS = """
-from consumers.scheduler import AssetWait, ConsumerDag, HourlyToDaily
+from assetbus.consumers.scheduler import AssetWait, ConsumerDag, HourlyToDaily
 per_batch = ConsumerDag(dag_id="per_batch", schedule=AssetWait("orders"))
 daily = ConsumerDag(dag_id="daily", schedule=AssetWait("clicks", mapping=HourlyToDaily("{zone}")))
 """

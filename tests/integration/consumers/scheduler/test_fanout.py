@@ -8,11 +8,19 @@ from datetime import UTC, date, datetime
 
 import pytest
 
-from consumers.scheduler import AllOf, AssetWait, ConsumerDag, HourlyToDaily, Identity, Scheduler, ToUnpartitioned
-from consumers.scheduler.tzcalendar import hours_of_day
-from consumers.storage.runs import RunRow
-from producers import AsyncEmitter
-from schemas import AssetRef, ReadinessSignal, Topics
+from assetbus.consumers.scheduler import (
+    AllOf,
+    AssetWait,
+    ConsumerDag,
+    HourlyToDaily,
+    Identity,
+    Scheduler,
+    ToUnpartitioned,
+)
+from assetbus.consumers.scheduler.tzcalendar import hours_of_day
+from assetbus.consumers.storage.runs import RunRow
+from assetbus.producers import AsyncEmitter
+from assetbus.schemas import AssetRef, ReadinessSignal, Topics
 from tests.helpers import wait_for
 
 from .conftest import CLICKS, CUSTOMERS, ORDERS
@@ -108,7 +116,7 @@ async def test_a_daily_roll_up_is_ready_only_after_the_last_hour_of_the_day(
 async def test_an_unmappable_event_is_recorded_as_a_skip_and_the_scheduler_goes_on(
         define_dags: Define, scheduler: Scheduler, emitter: AsyncEmitter, runs_of: RunsOf, engine,  # type: ignore[no-untyped-def]
         wait_queued: Callable[[str, int], Awaitable[None]]) -> None:
-    from consumers.storage.queue import list_skips
+    from assetbus.consumers.storage.queue import list_skips
 
     await define_dags(ConsumerDag(dag_id="daily", schedule=AssetWait("clicks", mapping=HourlyToDaily("UTC"))),
                       ConsumerDag(dag_id="per_batch", schedule=AssetWait("clicks")))
@@ -152,7 +160,7 @@ async def test_an_event_this_database_does_not_hold_is_skipped(
 
     from aiokafka import AIOKafkaProducer
 
-    from schemas import AssetEvent, Provenance, SourceKind
+    from assetbus.schemas import AssetEvent, Provenance, SourceKind
 
     await define_dags(ConsumerDag(dag_id="per_batch", schedule=AssetWait("orders")))
     receipt = await emitter.emit(ORDERS, partition_key="batch-1", dedupe_key="b1")

@@ -8,15 +8,15 @@ from datetime import UTC, datetime, timedelta
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from consumers.persister import Persister
-from consumers.scheduler import AssetWait, ConsumerDag, HourlyToDaily, Identity, ReplayRange, Scheduler, replay
-from consumers.scheduler.publish import ReadinessPublisher, create_producer
-from consumers.scheduler.topics import ReadinessTopics
-from consumers.storage import count_events
-from consumers.storage.queue import pending_for_dag
-from consumers.storage.runs import RunRow
-from producers import AsyncEmitter
-from schemas import AssetRef, ReadinessSignal, Topics
+from assetbus.consumers.persister import Persister
+from assetbus.consumers.scheduler import AssetWait, ConsumerDag, HourlyToDaily, Identity, ReplayRange, Scheduler, replay
+from assetbus.consumers.scheduler.publish import ReadinessPublisher, create_producer
+from assetbus.consumers.scheduler.topics import ReadinessTopics
+from assetbus.consumers.storage import count_events
+from assetbus.consumers.storage.queue import pending_for_dag
+from assetbus.consumers.storage.runs import RunRow
+from assetbus.producers import AsyncEmitter
+from assetbus.schemas import AssetRef, ReadinessSignal, Topics
 from tests.helpers import wait_for
 
 from .conftest import CLICKS, ORDERS

@@ -9,10 +9,10 @@ import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from consumers.scheduler import AssetWait, ConsumerDag, Identity
-from consumers.storage.runs import RunRow
-from producers import AsyncEmitter
-from schemas import ReadinessSignal, Topics
+from assetbus.consumers.scheduler import AssetWait, ConsumerDag, Identity
+from assetbus.consumers.storage.runs import RunRow
+from assetbus.producers import AsyncEmitter
+from assetbus.schemas import ReadinessSignal, Topics
 from tests.helpers import wait_for
 
 from .conftest import ORDERS

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from consumers.storage import register_asset
-from consumers.storage.state import (
+from assetbus.consumers.storage import register_asset
+from assetbus.consumers.storage.state import (
     Precondition,
     StateConflict,
     TaskKey,
@@ -18,7 +18,7 @@ from consumers.storage.state import (
     set_asset_state,
     set_task_state,
 )
-from consumers.storage.task_assets import attach_task_asset, list_task_assets, registered_asset_id
+from assetbus.consumers.storage.task_assets import attach_task_asset, list_task_assets, registered_asset_id
 
 TI = TaskKey("ingest", "run-1", "load", -1)
 

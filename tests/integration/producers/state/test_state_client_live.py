@@ -7,10 +7,10 @@ import asyncio
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from consumers.storage import register_asset
-from consumers.storage.task_assets import attach_task_asset
-from producers import task_token
-from producers.state import AsyncStateClient, StateClient, StateConflict, StateForbidden
+from assetbus.consumers.storage import register_asset
+from assetbus.consumers.storage.task_assets import attach_task_asset
+from assetbus.producers import task_token
+from assetbus.producers.state import AsyncStateClient, StateClient, StateConflict, StateForbidden
 
 
 @pytest.fixture

@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from consumers.api import ApiConfig, create_api
-from consumers.api.gateway import REJECTION_STATUS
-from schemas import ErrorCode
+from assetbus.consumers.api import ApiConfig, create_api
+from assetbus.consumers.api.gateway import REJECTION_STATUS
+from assetbus.schemas import ErrorCode
 
 
 @pytest.fixture(scope="module")

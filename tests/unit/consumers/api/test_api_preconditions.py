@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from consumers.api.errors import ApiError
-from consumers.api.preconditions import parse_precondition
-from consumers.storage.state import Precondition
+from assetbus.consumers.api.errors import ApiError
+from assetbus.consumers.api.preconditions import parse_precondition
+from assetbus.consumers.storage.state import Precondition
 
 
 def test_no_headers_is_an_unconditional_write() -> None:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from consumers.api.errors import ApiError
-from consumers.api.security import Caller, scopes_of
-from consumers.auth import TokenVerifier
-from producers import dag_token, issue_token, task_token
-from schemas import Provenance, SourceKind, task_instance_id
+from assetbus.consumers.api.errors import ApiError
+from assetbus.consumers.api.security import Caller, scopes_of
+from assetbus.consumers.auth import TokenVerifier
+from assetbus.producers import dag_token, issue_token, task_token
+from assetbus.schemas import Provenance, SourceKind, task_instance_id
 
 SECRET = "unit-test-secret-that-is-long-enough-for-hs256"
 

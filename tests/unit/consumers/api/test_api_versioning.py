@@ -9,8 +9,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from consumers.api.body_limit import BodyLimitMiddleware
-from consumers.api.versioning import (
+from assetbus.consumers.api.body_limit import BodyLimitMiddleware
+from assetbus.consumers.api.versioning import (
     API_VERSIONS,
     LATEST_VERSION,
     ApiVersionMiddleware,

@@ -10,9 +10,9 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from consumers.persister.command import Command, parse_fast
-from consumers.persister.decode import DeadLetter, Rejection, decode, read
-from schemas import AssetRef, EmissionCommand, Provenance, SourceKind
+from assetbus.consumers.persister.command import Command, parse_fast
+from assetbus.consumers.persister.decode import DeadLetter, Rejection, decode, read
+from assetbus.schemas import AssetRef, EmissionCommand, Provenance, SourceKind
 
 TASK = Provenance(kind=SourceKind.TASK, dag_id="d", run_id="r", task_id="t", map_index=-1, try_number=1)
 

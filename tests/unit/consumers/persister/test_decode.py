@@ -8,8 +8,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from consumers.persister.decode import DeadLetter, Rejection, decode
-from schemas import AssetRef, DeadLetterReason, EmissionCommand, ErrorCode, Provenance, SourceKind
+from assetbus.consumers.persister.decode import DeadLetter, Rejection, decode
+from assetbus.schemas import AssetRef, DeadLetterReason, EmissionCommand, ErrorCode, Provenance, SourceKind
 
 
 def command(**changes: object) -> dict[str, object]:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from faststream import AckPolicy
 
-from consumers.persister import Persister, PersisterConfig
-from schemas import Topics
+from assetbus.consumers.persister import Persister, PersisterConfig
+from assetbus.schemas import Topics
 
 
 def test_the_subscriber_never_commits_on_its_own() -> None:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from consumers.auth import TokenError, TokenVerifier
-from consumers.persister.tokens import CachedTokenVerifier
-from producers import task_token
+from assetbus.consumers.auth import TokenError, TokenVerifier
+from assetbus.consumers.persister.tokens import CachedTokenVerifier
+from assetbus.producers import task_token
 
 SECRET = "unit-test-secret-of-at-least-32-bytes"
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from consumers.readiness import MemoryLedger, ReadinessSubscriber, RunStatus
-from schemas import Provenance, ReadinessSignal, SourceKind, TriggeringEvent
+from assetbus.consumers.readiness import MemoryLedger, ReadinessSubscriber, RunStatus
+from assetbus.schemas import Provenance, ReadinessSignal, SourceKind, TriggeringEvent
 
 NOW = datetime(2026, 10, 1, tzinfo=UTC)
 SOURCE = Provenance(kind=SourceKind.DAG, dag_id="ingest", run_id="r1")

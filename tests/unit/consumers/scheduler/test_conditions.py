@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from consumers.scheduler import AllOf, AnyOf, AssetWait, HourlyToDaily, Identity
+from assetbus.consumers.scheduler import AllOf, AnyOf, AssetWait, HourlyToDaily, Identity
 
 DAY = "2026-10-01"
 

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from consumers.scheduler import AllOf, AssetWait, ConsumerDag, HourlyToDaily, load_dag_files
+from assetbus.consumers.scheduler import AllOf, AssetWait, ConsumerDag, HourlyToDaily, load_dag_files
 
 GOOD = """
-from consumers.scheduler import AssetWait, ConsumerDag, HourlyToDaily
+from assetbus.consumers.scheduler import AssetWait, ConsumerDag, HourlyToDaily
 daily = ConsumerDag(dag_id="daily", schedule=AssetWait("clicks", mapping=HourlyToDaily("Europe/Amsterdam")))
 alias = daily
 """

@@ -6,8 +6,8 @@ import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from consumers.scheduler.decode import decode_events
-from schemas import AssetEvent, AssetRef, Provenance, SourceKind
+from assetbus.consumers.scheduler.decode import decode_events
+from assetbus.schemas import AssetEvent, AssetRef, Provenance, SourceKind
 
 NOW = datetime(2026, 10, 1, tzinfo=UTC)
 

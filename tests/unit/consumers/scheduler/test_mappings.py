@@ -8,7 +8,7 @@ from zoneinfo import ZoneInfo
 import pytest
 from pydantic import ValidationError
 
-from consumers.scheduler import (
+from assetbus.consumers.scheduler import (
     DailyToMonthly,
     DailyToWeekly,
     HourlyToDaily,
@@ -19,8 +19,8 @@ from consumers.scheduler import (
     ToUnpartitioned,
     Unmappable,
 )
-from consumers.scheduler.mappings import NEVER
-from consumers.scheduler.tzcalendar import hours_of_day
+from assetbus.consumers.scheduler.mappings import NEVER
+from assetbus.consumers.scheduler.tzcalendar import hours_of_day
 
 AMS = ZoneInfo("Europe/Amsterdam")
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
-from consumers.scheduler.payload import events_json, from_stored, signal_json, source_json, upstream_event
-from consumers.storage.runs import RunRow
-from schemas import Provenance, ReadinessSignal, SourceKind, TriggeringEvent
+from assetbus.consumers.scheduler.payload import events_json, from_stored, signal_json, source_json, upstream_event
+from assetbus.consumers.storage.runs import RunRow
+from assetbus.schemas import Provenance, ReadinessSignal, SourceKind, TriggeringEvent
 
 TASK = Provenance(kind=SourceKind.TASK, dag_id="ingest", run_id="r1", task_id="load", map_index=-1, try_number=2)
 DAG = Provenance(kind=SourceKind.DAG, dag_id="export", run_id="r9")

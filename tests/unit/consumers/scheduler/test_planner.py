@@ -4,10 +4,18 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from consumers.scheduler import AllOf, AssetWait, ConsumerDag, HourlyToDaily, Identity, SkipReason, ToUnpartitioned
-from consumers.scheduler.payload import UpstreamEvent, source_json, upstream_event
-from consumers.scheduler.planner import DagIndex, PendingEntry, QueueEntry, plan_runs, progress
-from schemas import Provenance, SourceKind
+from assetbus.consumers.scheduler import (
+    AllOf,
+    AssetWait,
+    ConsumerDag,
+    HourlyToDaily,
+    Identity,
+    SkipReason,
+    ToUnpartitioned,
+)
+from assetbus.consumers.scheduler.payload import UpstreamEvent, source_json, upstream_event
+from assetbus.consumers.scheduler.planner import DagIndex, PendingEntry, QueueEntry, plan_runs, progress
+from assetbus.schemas import Provenance, SourceKind
 
 SOURCE = Provenance(kind=SourceKind.TASK, dag_id="ingest", run_id="r1", task_id="load", map_index=-1, try_number=1)
 T0 = datetime(2026, 10, 1, tzinfo=UTC)

@@ -6,8 +6,8 @@ import asyncpg
 import pytest
 from sqlalchemy import exc as sa_exc
 
-from consumers.errors import StorageUnavailable
-from consumers.storage.faults import is_transient, translated
+from assetbus.consumers.errors import StorageUnavailable
+from assetbus.consumers.storage.faults import is_transient, translated
 
 
 def wrapped(error: BaseException, *, invalidated: bool = False) -> sa_exc.DBAPIError:

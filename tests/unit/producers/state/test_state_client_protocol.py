@@ -8,8 +8,8 @@ from collections.abc import Callable
 import httpx
 import pytest
 
-from producers import dag_token, task_token
-from producers.state import (
+from assetbus.producers import dag_token, task_token
+from assetbus.producers.state import (
     API_VERSION,
     AsyncStateClient,
     InvalidStateRequest,
@@ -21,7 +21,7 @@ from producers.state import (
     StateUnavailable,
     ValueTooLarge,
 )
-from schemas import AssetRef, task_instance_id
+from assetbus.schemas import AssetRef, task_instance_id
 
 SECRET = "unit-test-secret-that-is-long-enough-for-hs256"
 TOKEN = task_token(SECRET, "ingest", "run-1", "load", map_index=2, try_number=3)

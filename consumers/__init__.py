@@ -1,5 +1,0 @@
-"""The services: persister (and, later, scheduler and execution API), the storage layer."""
-
-from consumers.errors import ConsumerError, StorageUnavailable
-
-__all__ = ["ConsumerError", "StorageUnavailable"]

@@ -1,0 +1,72 @@
+"""The execution API application: `create_api(config)` → a FastAPI app (serve it with uvicorn).
+
+The lifespan opens the database engine and the Kafka pieces (producer + reply reader) and closes
+them in reverse order, whatever happens.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+
+from fastapi import FastAPI
+from pydantic import BaseModel, Field
+
+from assetbus.consumers.api.body_limit import BodyLimitMiddleware
+from assetbus.consumers.api.config import ApiConfig
+from assetbus.consumers.api.database import Database
+from assetbus.consumers.api.errors import install_handlers
+from assetbus.consumers.api.gateway import EmissionGateway
+from assetbus.consumers.api.models import BODY_MAX_BYTES
+from assetbus.consumers.api.routes import asset_state_router, emit_router, task_state_router
+from assetbus.consumers.api.versioning import API_VERSIONS, LATEST_VERSION, VERSION_HEADER, ApiVersionMiddleware
+from assetbus.consumers.auth import TokenVerifier
+from assetbus.consumers.storage import create_engine
+
+DESCRIPTION = f"""Task state, asset state and HTTP emission for assetbus.
+
+Every route needs a bearer token (`assetbus token issue`). Send `{VERSION_HEADER}: <date>` with the
+API version your client was written for (supported: {", ".join(API_VERSIONS)}); responses carry the
+version that served them. Responses may gain fields: ignore the ones you do not know.
+"""
+
+
+class Health(BaseModel):
+    status: str = Field(description="`ok` once the API serves requests.")
+    api_versions: list[str] = Field(description="The API versions this server speaks, oldest first.")
+
+
+def create_api(config: ApiConfig) -> FastAPI:
+    """The app; nothing connects until its lifespan starts."""
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        engine = create_engine(config.database_url, pool_size=config.db_pool_size)
+        gateway = EmissionGateway(config.bootstrap_servers, config.topics,
+                                  receipt_timeout_s=config.receipt_timeout_s, instance_id=config.instance_id)
+        try:
+            await gateway.start()
+            try:
+                app.state.database = Database(engine)
+                app.state.gateway = gateway
+                yield
+            finally:
+                await gateway.stop()
+        finally:
+            await engine.dispose()
+
+    app = FastAPI(title="assetbus execution API", version=LATEST_VERSION, description=DESCRIPTION,
+                  lifespan=lifespan)
+    app.state.verifier = TokenVerifier(config.token_secret)
+    install_handlers(app)
+    app.include_router(task_state_router)
+    app.include_router(asset_state_router)
+    app.include_router(emit_router)
+
+    @app.get("/health", response_model=Health, tags=["service"], summary="Liveness (no token needed)")
+    async def health() -> Health:
+        return Health(status="ok", api_versions=list(API_VERSIONS))
+
+    app.add_middleware(BodyLimitMiddleware, max_bytes=BODY_MAX_BYTES)
+    app.add_middleware(ApiVersionMiddleware)  # outermost: a bad version is answered before anything else
+    return app

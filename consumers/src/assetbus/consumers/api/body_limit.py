@@ -1,0 +1,62 @@
+"""The request-body size limit, enforced before a route reads (and buffers) the body."""
+
+from __future__ import annotations
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from assetbus.consumers.api.errors import ApiErrorCode, ErrorBody, error_response
+
+
+class BodyLimitMiddleware:
+    """Answers 413 `body_too_large` for a body over `max_bytes`, declared or streamed.
+
+    The body is read (at most `max_bytes`) before the app runs and handed over in one piece.
+    """
+
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = next((value for name, value in scope["headers"] if name == b"content-length"), None)
+        if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
+            await self._reject(scope, receive, send)
+            return
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":  # the client went away
+                await self.app(scope, _replay([message]), send)
+                return
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.max_bytes:
+                await self._reject(scope, receive, send)
+                return
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        await self.app(scope, _replay([{"type": "http.request", "body": b"".join(chunks), "more_body": False}],
+                                      then=receive), send)
+
+    async def _reject(self, scope: Scope, receive: Receive, send: Send) -> None:
+        body = ErrorBody(code=ApiErrorCode.BODY_TOO_LARGE, message=f"the request body exceeds {self.max_bytes} bytes")
+        await error_response(413, body, {"Connection": "close"})(scope, receive, send)
+
+
+def _replay(messages: list[Message], then: Receive | None = None) -> Receive:
+    """A receive() that returns `messages` first, then defers to `then` (e.g. for disconnects)."""
+    pending = list(messages)
+
+    async def receive() -> Message:
+        if pending:
+            return pending.pop(0)
+        if then is None:
+            return {"type": "http.disconnect"}
+        return await then()
+
+    return receive

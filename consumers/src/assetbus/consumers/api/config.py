@@ -1,0 +1,20 @@
+"""What the execution API needs to run; built once at the edge (the CLI) and passed in."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from assetbus.schemas import Topics
+
+
+@dataclass(frozen=True)
+class ApiConfig:
+    bootstrap_servers: str
+    database_url: str
+    token_secret: str = field(repr=False)
+    topics: Topics = field(default_factory=Topics)
+    receipt_timeout_s: float = 10.0
+    """How long `POST /execution/asset-events/emit` waits for the persister's receipt (then 504)."""
+    db_pool_size: int = 5
+    instance_id: str | None = None
+    """Key of this process's receipts on the reply topic; a random one per start by default."""

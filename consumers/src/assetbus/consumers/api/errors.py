@@ -1,0 +1,149 @@
+"""The API's errors: one exception, one machine-readable body, and the handlers that render them."""
+
+from __future__ import annotations
+
+import logging
+from enum import StrEnum
+from typing import Any
+from uuid import UUID
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, Field
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from assetbus.consumers.errors import ConsumerError, StorageUnavailable
+from assetbus.consumers.storage.state import StateConflict
+from assetbus.schemas import Receipt
+
+log = logging.getLogger("assetbus.api")
+
+
+class ApiErrorCode(StrEnum):
+    """Why a request failed. Stable strings: clients switch on them, not on messages."""
+
+    MISSING_TOKEN = "missing_token"
+    INVALID_TOKEN = "invalid_token"
+    INSUFFICIENT_SCOPE = "insufficient_scope"
+    NOT_A_TASK_TOKEN = "not_a_task_token"
+    WRONG_TASK_INSTANCE = "wrong_task_instance"
+    ASSET_NOT_REGISTERED = "asset_not_registered"
+    KEY_NOT_FOUND = "key_not_found"
+    NOT_FOUND = "not_found"
+    METHOD_NOT_ALLOWED = "method_not_allowed"
+    PRECONDITION_FAILED = "precondition_failed"
+    VALUE_TOO_LARGE = "value_too_large"
+    BODY_TOO_LARGE = "body_too_large"
+    INVALID_REQUEST = "invalid_request"
+    UNSUPPORTED_API_VERSION = "unsupported_api_version"
+    STORAGE_UNAVAILABLE = "storage_unavailable"
+    BROKER_UNAVAILABLE = "broker_unavailable"
+    RECEIPT_TIMEOUT = "receipt_timeout"
+    INTERNAL = "internal"
+
+
+class ErrorBody(BaseModel):
+    """Every error response has this shape; new optional fields may be added."""
+
+    code: str = Field(description="Machine-readable reason (an ApiErrorCode, or a receipt's error code).")
+    message: str = Field(description="Human-readable explanation.")
+    errors: list[dict[str, Any]] | None = Field(default=None, description="Field errors of a 422 response.")
+    current_version: int | None = Field(default=None,
+                                        description="412 only: the version stored now (null: the key is absent).")
+    command_id: UUID | None = Field(default=None,
+                                    description="Emit only: the command id; resend it to retry without duplicates.")
+    receipt: Receipt | None = Field(default=None, description="Emit only: the persister's rejecting receipt.")
+
+
+class ApiError(ConsumerError):
+    """An expected failure with its HTTP status; rendered as an ErrorBody."""
+
+    def __init__(self, status: int, code: str, message: str, *, headers: dict[str, str] | None = None,
+                 **fields: Any) -> None:
+        super().__init__(message, retriable=status in (503, 504))
+        self.status = status
+        self.body = ErrorBody(code=code, message=message, **fields)
+        self.headers = headers or {}
+
+
+def error_response(status: int, body: ErrorBody, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse(body.model_dump(mode="json", exclude_none=True), status_code=status, headers=headers)
+
+
+def _field_errors(error: RequestValidationError) -> list[dict[str, Any]]:
+    return [{"loc": [str(part) for part in e.get("loc", ())], "msg": str(e.get("msg", "")),
+             "type": str(e.get("type", ""))} for e in error.errors()]
+
+
+async def _on_api_error(_: Request, error: Exception) -> JSONResponse:
+    assert isinstance(error, ApiError)
+    return error_response(error.status, error.body, error.headers)
+
+
+async def _on_validation(_: Request, error: Exception) -> JSONResponse:
+    assert isinstance(error, RequestValidationError)
+    errors = _field_errors(error)
+    first = errors[0] if errors else {"loc": [], "msg": "invalid request"}
+    message = f"{'.'.join(first['loc'])}: {first['msg']}"[:500]
+    return error_response(422, ErrorBody(code=ApiErrorCode.INVALID_REQUEST, message=message, errors=errors))
+
+
+async def _on_conflict(_: Request, error: Exception) -> JSONResponse:
+    assert isinstance(error, StateConflict)
+    current = error.current
+    headers = {"ETag": etag(current.version)} if current is not None else None
+    return error_response(412, ErrorBody(code=ApiErrorCode.PRECONDITION_FAILED, message=str(error),
+                                         current_version=current.version if current else None), headers)
+
+
+async def _on_storage_down(_: Request, error: Exception) -> JSONResponse:
+    log.warning("storage unavailable: %s", error)
+    return error_response(503, ErrorBody(code=ApiErrorCode.STORAGE_UNAVAILABLE,
+                                         message="the database is unavailable; retry shortly"), {"Retry-After": "1"})
+
+
+async def _on_http(_: Request, error: Exception) -> JSONResponse:
+    assert isinstance(error, StarletteHTTPException)
+    code = {404: ApiErrorCode.NOT_FOUND, 405: ApiErrorCode.METHOD_NOT_ALLOWED}.get(error.status_code,
+                                                                                   ApiErrorCode.INVALID_REQUEST)
+    return error_response(error.status_code, ErrorBody(code=code, message=str(error.detail)),
+                          dict(error.headers or {}))
+
+
+async def _on_unexpected(_: Request, error: Exception) -> JSONResponse:
+    log.exception("unexpected error", exc_info=error)
+    return error_response(500, ErrorBody(code=ApiErrorCode.INTERNAL, message="internal error"))
+
+
+def install_handlers(app: FastAPI) -> None:
+    app.add_exception_handler(ApiError, _on_api_error)
+    app.add_exception_handler(RequestValidationError, _on_validation)
+    app.add_exception_handler(StateConflict, _on_conflict)
+    app.add_exception_handler(StorageUnavailable, _on_storage_down)
+    app.add_exception_handler(StarletteHTTPException, _on_http)
+    app.add_exception_handler(Exception, _on_unexpected)
+
+
+def etag(version: int) -> str:
+    """The ETag of a stored value: its version, quoted."""
+    return f'"{version}"'
+
+
+_DESCRIPTIONS = {
+    400: "Unsupported or malformed `Assetbus-API-Version` header.",
+    401: "Missing, forged, expired token or wrong audience.",
+    403: "The token may not touch this task instance or asset, or lacks the scope.",
+    404: "Unknown key (or asset), with the reason.",
+    412: "Compare-and-set failed: the stored version is not the expected one.",
+    413: "The value (or body) is larger than the limit.",
+    422: "Malformed input.",
+    503: "The database (or broker) is unavailable; retry.",
+    504: "No receipt in time; resend with the same command_id.",
+}
+
+
+def responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI documentation of the error responses of a route (the common ones always included)."""
+    wanted = sorted({400, 401, 413, 422, 503, *statuses})
+    return {status: {"model": ErrorBody, "description": _DESCRIPTIONS[status]} for status in wanted}

@@ -1,0 +1,97 @@
+"""HTTP emissions: build the command from the body and the caller's token, send it through Kafka
+to the persister, and wait for its receipt (the same pipeline as the SDK, the same guarantees)."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from datetime import UTC, datetime
+
+from aiokafka import AIOKafkaProducer
+from aiokafka.errors import KafkaError
+from pydantic import ValidationError
+
+from assetbus.consumers.api.errors import ApiError, ApiErrorCode
+from assetbus.consumers.api.models import EmitRequest
+from assetbus.consumers.api.replies import ReplyReader
+from assetbus.consumers.api.security import Caller
+from assetbus.schemas import EmissionCommand, ErrorCode, Receipt, Topics
+
+REJECTION_STATUS: dict[ErrorCode, int] = {
+    ErrorCode.INVALID_COMMAND: 422,
+    ErrorCode.UNSUPPORTED_SCHEMA_VERSION: 422,
+    ErrorCode.INVALID_PARTITION: 422,
+    ErrorCode.EXTRA_TOO_LARGE: 413,
+    ErrorCode.ASSET_NOT_FOUND: 404,
+    ErrorCode.UNAUTHORIZED: 403,
+    ErrorCode.INTERNAL: 503,
+}
+"""The HTTP status of a rejected receipt, by its error code."""
+
+
+class EmissionGateway:
+    """One per API process: an idempotent producer and the reader of this process's receipts."""
+
+    def __init__(self, bootstrap_servers: str, topics: Topics, *, receipt_timeout_s: float = 10.0,
+                 instance_id: str | None = None) -> None:
+        self.topics = topics
+        self.receipt_timeout_s = receipt_timeout_s
+        self.producer_id = instance_id or f"api-{uuid.uuid4().hex}"
+        self._producer = AIOKafkaProducer(bootstrap_servers=bootstrap_servers, enable_idempotence=True,
+                                          acks="all", linger_ms=2)
+        self.replies = ReplyReader(bootstrap_servers, topics.receipts, self.producer_id)
+
+    async def start(self) -> None:
+        await self._producer.start()
+        try:
+            try:
+                partitions = await self._producer.partitions_for(self.topics.receipts)
+            except KafkaError as error:
+                raise RuntimeError(f"reply topic {self.topics.receipts!r} is not available ({error}); "
+                                   "run `assetbus migrate`") from error
+            await self.replies.start(partitions)
+        except BaseException:
+            await self._producer.stop()
+            raise
+
+    async def stop(self) -> None:
+        try:
+            await self.replies.stop()
+        finally:
+            await self._producer.stop()
+
+    def command(self, body: EmitRequest, caller: Caller) -> EmissionCommand:
+        """The command this request stands for; provenance and token are the caller's own."""
+        try:
+            return EmissionCommand(
+                command_id=body.command_id or uuid.uuid4(), producer_id=self.producer_id,
+                reply_to=self.topics.receipts, asset=body.asset, source=caller.claims.provenance(),
+                token=caller.token, extra=body.extra, partition_key=body.partition_key,
+                partition_date=body.partition_date, dedupe_key=body.dedupe_key, emitted_at=datetime.now(UTC))
+        except ValidationError as error:
+            raise ApiError(422, ApiErrorCode.INVALID_REQUEST, f"not a valid emission: {error.errors()[0]['msg']}",
+                           command_id=body.command_id) from error
+
+    async def emit(self, body: EmitRequest, caller: Caller) -> Receipt:
+        """Send and wait. Raises ApiError 504 if no receipt comes in time (resending is safe)."""
+        command = self.command(body, caller)
+        try:
+            payload = command.model_dump_json().encode()
+        except ValueError as error:  # e.g. a lone surrogate in `extra`
+            raise ApiError(422, ApiErrorCode.INVALID_REQUEST, f"the emission cannot be encoded: {error}"[:300],
+                           command_id=command.command_id) from error
+        with self.replies.awaiting(command.command_id) as receipt:
+            try:
+                await asyncio.wait_for(self._producer.send_and_wait(
+                    self.topics.emissions, payload, key=command.asset.name.encode()), self.receipt_timeout_s)
+            except (KafkaError, TimeoutError) as error:
+                raise ApiError(503, ApiErrorCode.BROKER_UNAVAILABLE,
+                               f"the broker did not take the command ({type(error).__name__}); resend it with "
+                               "the same command_id", command_id=command.command_id,
+                               headers={"Retry-After": "1"}) from error
+            try:
+                return await asyncio.wait_for(asyncio.shield(receipt), self.receipt_timeout_s)
+            except TimeoutError:
+                raise ApiError(504, ApiErrorCode.RECEIPT_TIMEOUT,
+                               f"no receipt within {self.receipt_timeout_s:g}s; the command may still be stored: "
+                               "resend it with the same command_id", command_id=command.command_id) from None

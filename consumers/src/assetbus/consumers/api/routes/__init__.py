@@ -1,0 +1,7 @@
+"""The API's routers, one per resource."""
+
+from assetbus.consumers.api.routes.asset_state import router as asset_state_router
+from assetbus.consumers.api.routes.emit import router as emit_router
+from assetbus.consumers.api.routes.task_state import router as task_state_router
+
+__all__ = ["asset_state_router", "emit_router", "task_state_router"]

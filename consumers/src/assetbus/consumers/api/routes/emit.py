@@ -1,0 +1,40 @@
+"""`POST /execution/asset-events/emit`: an emission for notifiers and webhooks that cannot speak Kafka.
+
+Same body and rules as `emit()`; provenance comes from the bearer token. It goes through the
+emissions topic and the persister, and the answer is the persister's receipt: 200 for accepted or
+duplicate, the rejection's status (404 unknown asset, 422 bad partition, 413 extra too large, …)
+with its error code, 504 if no receipt came in time (resend with the same `command_id`).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Request
+
+from assetbus.consumers.api.errors import ApiError, responses
+from assetbus.consumers.api.gateway import REJECTION_STATUS, EmissionGateway
+from assetbus.consumers.api.models import EmitRequest
+from assetbus.consumers.api.security import SCOPE_EMIT, CurrentCaller
+from assetbus.consumers.api.versioning import version_header
+from assetbus.schemas import ErrorCode, Receipt
+
+router = APIRouter(prefix="/execution/asset-events", tags=["asset events"], dependencies=[Depends(version_header)])
+
+
+async def gateway_of(request: Request) -> EmissionGateway:
+    gateway: EmissionGateway = request.app.state.gateway
+    return gateway
+
+
+@router.post("/emit", response_model=Receipt, responses=responses(403, 404, 504),
+             summary="Emit an asset event and wait for its receipt")
+async def emit(body: EmitRequest, caller: CurrentCaller,
+               gateway: Annotated[EmissionGateway, Depends(gateway_of)]) -> Receipt:
+    caller.require(SCOPE_EMIT)
+    receipt = await gateway.emit(body, caller)
+    if receipt.rejected:
+        code = receipt.error_code or ErrorCode.INTERNAL
+        raise ApiError(REJECTION_STATUS.get(code, 422), code.value, receipt.error_message or "rejected",
+                       receipt=receipt, command_id=receipt.correlation_id)
+    return receipt

@@ -1,0 +1,93 @@
+"""Who is calling: a verified bearer token (signature, audience, expiry), its scopes, and what it may touch.
+
+A task token (scope `ti:self`) may touch only the state of the task instance its claims name;
+its `ti_id` is derived from the claims, never taken from the caller.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated
+from uuid import UUID
+
+import jwt
+from fastapi import Depends, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from assetbus.consumers.api.errors import ApiError, ApiErrorCode
+from assetbus.consumers.auth import TokenError, TokenVerifier
+from assetbus.consumers.storage.state import TaskKey
+from assetbus.schemas import EmitterClaims
+
+SCOPE_TASK_SELF = "ti:self"
+"""May read and write its own task instance's state, and the state of assets it is registered with."""
+SCOPE_EMIT = "emit"
+"""May emit asset events (over Kafka or `POST /execution/asset-events/emit`)."""
+
+_CHALLENGE = 'Bearer realm="assetbus"'
+bearer = HTTPBearer(auto_error=False, scheme_name="TaskToken",
+                    description="An assetbus token (HS256 JWT, audience `assetbus`), e.g. from "
+                    "`assetbus token issue`. Task tokens carry scope `emit ti:self`.")
+
+
+def scopes_of(token: str) -> frozenset[str]:
+    """The space-separated `scope` claim of a token whose signature was already verified."""
+    claims = jwt.decode(token, options={"verify_signature": False})
+    scope = claims.get("scope")
+    return frozenset(scope.split()) if isinstance(scope, str) else frozenset()
+
+
+@dataclass(frozen=True)
+class Caller:
+    """The authenticated caller."""
+
+    claims: EmitterClaims
+    scopes: frozenset[str]
+    token: str
+
+    def require(self, scope: str) -> None:
+        if scope not in self.scopes:
+            raise ApiError(403, ApiErrorCode.INSUFFICIENT_SCOPE, f"the token lacks scope {scope!r}",
+                           headers={"WWW-Authenticate": f'{_CHALLENGE}, error="insufficient_scope", scope="{scope}"'})
+
+    def task(self) -> TaskKey:
+        """The caller's own task instance (403 for DAG-run tokens or without `ti:self`)."""
+        claims = self.claims
+        if claims.task_id is None or claims.map_index is None:
+            raise ApiError(403, ApiErrorCode.NOT_A_TASK_TOKEN,
+                           "the token names a DAG run, not a task: task and asset state need a task token")
+        self.require(SCOPE_TASK_SELF)
+        return TaskKey(claims.dag_id, claims.run_id, claims.task_id, claims.map_index)
+
+    def task_instance(self, ti_id: UUID) -> TaskKey:
+        """The caller's task instance, if it is `ti_id`; 403 otherwise (another task, or a mapped sibling)."""
+        own = self.task()
+        if self.claims.task_instance_id() != ti_id:
+            raise ApiError(403, ApiErrorCode.WRONG_TASK_INSTANCE,
+                           f"the token may only touch its own task instance, not {ti_id}")
+        return own
+
+
+async def verifier_of(request: Request) -> TokenVerifier:
+    verifier: TokenVerifier = request.app.state.verifier
+    return verifier
+
+
+async def authenticated(
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
+    verifier: Annotated[TokenVerifier, Depends(verifier_of)],
+) -> Caller:
+    """401 unless the request carries a valid bearer token."""
+    if credentials is None:
+        raise ApiError(401, ApiErrorCode.MISSING_TOKEN, "an `Authorization: Bearer <token>` header is required",
+                       headers={"WWW-Authenticate": _CHALLENGE})
+    token = credentials.credentials
+    try:
+        claims = verifier.verify(token)
+    except TokenError as error:
+        raise ApiError(401, ApiErrorCode.INVALID_TOKEN, error.reason,
+                       headers={"WWW-Authenticate": f'{_CHALLENGE}, error="invalid_token"'}) from error
+    return Caller(claims=claims, scopes=scopes_of(token), token=token)
+
+
+CurrentCaller = Annotated[Caller, Depends(authenticated)]

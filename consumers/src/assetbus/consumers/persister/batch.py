@@ -1,0 +1,283 @@
+"""Records in, receipts + asset events + dead letters out, with one DB transaction per chunk.
+
+Two stages, so the app can overlap them: `prepare` needs no database (decode, token, partitions,
+limits, reply address) and `store` is the transaction (asset match, idempotent insert, originals of
+the duplicates). Nothing here produces to Kafka: the app publishes the result, then commits offsets.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import time
+from collections import Counter
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import NamedTuple
+
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from assetbus.consumers.errors import StorageUnavailable
+from assetbus.consumers.persister import encode
+from assetbus.consumers.persister.command import Command
+from assetbus.consumers.persister.decode import DeadLetter, Rejection, read
+from assetbus.consumers.persister.tokens import CachedTokenVerifier, VerifiedToken
+from assetbus.consumers.persister.validate import check, dedupe_scope, resolve
+from assetbus.consumers.records import KeyedRecord
+from assetbus.consumers.storage import (
+    InsertedEvent,
+    NewEvent,
+    ScopeKey,
+    StoredEvent,
+    assets_by_name,
+    find_events,
+    insert_events,
+    is_transient,
+    transaction,
+)
+from assetbus.schemas import DeadLetterReason, ErrorCode, ReceiptStatus, Topics
+
+log = logging.getLogger("assetbus.persister")
+
+YIELD_EVERY = 16
+"""Records checked between two yields to the event loop: `prepare` is CPU work meant to overlap the
+transactions in flight, and each of their round trips needs the loop (a yield costs ~10 µs)."""
+
+MissingTopics = Callable[[set[str]], Awaitable[set[str]]]
+"""Given reply topics, the ones that do not exist (their commands cannot be answered)."""
+
+
+RawRecord = KeyedRecord
+"""What the persister needs of a consumed record."""
+
+
+class Outgoing(NamedTuple):
+    """One record to produce: a receipt, an asset event, or a dead letter."""
+
+    topic: str
+    key: bytes | None
+    value: bytes | None
+    headers: tuple[tuple[str, bytes], ...] = ()
+
+
+_outgoing = functools.partial(tuple.__new__, Outgoing)
+"""`Outgoing` from a 4-tuple without the Python-level `__new__` of named tuples (hot path)."""
+
+
+@dataclass
+class BatchResult:
+    """Everything to publish for a batch, and what happened to its records."""
+
+    receipts: list[Outgoing] = field(default_factory=list)
+    events: list[Outgoing] = field(default_factory=list)
+    dead_letters: list[Outgoing] = field(default_factory=list)
+    statuses: Counter[ReceiptStatus] = field(default_factory=Counter)
+    rejections: Counter[ErrorCode] = field(default_factory=Counter)
+    dead_letter_reasons: Counter[DeadLetterReason] = field(default_factory=Counter)
+    db_seconds: float = 0.0
+
+    def count(self, status: ReceiptStatus) -> int:
+        return self.statuses[status]
+
+    def outgoing(self) -> Iterable[Outgoing]:
+        yield from self.events
+        yield from self.receipts
+        yield from self.dead_letters
+
+    def merge(self, other: BatchResult) -> None:
+        self.receipts += other.receipts
+        self.events += other.events
+        self.dead_letters += other.dead_letters
+        self.statuses += other.statuses
+        self.rejections += other.rejections
+        self.dead_letter_reasons += other.dead_letter_reasons
+        self.db_seconds += other.db_seconds
+
+    def reject(self, rejection: Rejection) -> None:
+        self.receipts.append(Outgoing(rejection.reply_to, rejection.producer_id.encode(),
+                                      encode.rejection_bytes(rejection)))
+        self.statuses[ReceiptStatus.REJECTED] += 1
+        self.rejections[rejection.code] += 1
+
+    def dead_letter(self, record: RawRecord, letter: DeadLetter, dlq_topic: str) -> None:
+        log.warning("dead letter", extra={"reason": letter.reason.value, "error": letter.detail,
+                                          "source_topic": record.topic, "source_partition": record.partition,
+                                          "source_offset": record.offset})
+        headers = (
+            ("assetbus.dlq.reason", letter.reason.value.encode()),
+            ("assetbus.dlq.error", letter.detail.encode("utf-8", "replace")),
+            ("assetbus.dlq.source.topic", record.topic.encode()),
+            ("assetbus.dlq.source.partition", str(record.partition).encode()),
+            ("assetbus.dlq.source.offset", str(record.offset).encode()),
+        )
+        self.dead_letters.append(Outgoing(dlq_topic, record.key, record.value, headers))
+        self.dead_letter_reasons[letter.reason] += 1
+
+
+@dataclass
+class Prepared:
+    """A chunk after the checks that need no database: commands still to store, and answers so far."""
+
+    commands: list[tuple[Command, VerifiedToken, str]]
+    result: BatchResult
+
+    def scopes(self) -> set[tuple[str, str, str]]:
+        """(asset name, dedupe scope, dedupe key) of each command: two chunks that share one must be
+        stored one after the other, so that the earlier record is the one accepted."""
+        return {(c.asset_name, *dedupe_scope(c, v)) for c, v, _ in self.commands}
+
+
+async def _no_missing_topics(names: set[str]) -> set[str]:
+    return set()
+
+
+class BatchProcessor:
+    """Validates and stores records. `store` raises StorageUnavailable (retriable) if the database is away."""
+
+    def __init__(self, engine: AsyncEngine, tokens: CachedTokenVerifier, topics: Topics,
+                 missing_topics: MissingTopics = _no_missing_topics) -> None:
+        self._engine = engine
+        self._tokens = tokens
+        self._topics = topics
+        self._missing_topics = missing_topics
+        self._fragments = encode.Fragments()
+
+    async def process(self, records: Sequence[RawRecord]) -> BatchResult:
+        """Both stages, one after the other."""
+        return await self.store(await self.prepare(records), set())
+
+    async def prepare(self, records: Sequence[RawRecord]) -> Prepared:
+        result = BatchResult()
+        decoded: list[tuple[RawRecord, Command | Rejection]] = []
+        for i, record in enumerate(records):
+            if i % YIELD_EVERY == YIELD_EVERY - 1:
+                await asyncio.sleep(0)  # let the transactions in flight take their next step
+            outcome = read(record.value)
+            if isinstance(outcome, DeadLetter):
+                result.dead_letter(record, outcome, self._topics.emissions_dlq)
+            else:
+                decoded.append((record, outcome))
+        missing = await self._missing_topics({outcome.reply_to for _, outcome in decoded})
+        commands: list[tuple[Command, VerifiedToken, str]] = []
+        for record, outcome in decoded:
+            if outcome.reply_to in missing:
+                letter = DeadLetter(DeadLetterReason.NO_REPLY_ADDRESS,
+                                    f"reply topic {outcome.reply_to!r} does not exist")
+                result.dead_letter(record, letter, self._topics.emissions_dlq)
+            elif isinstance(outcome, Rejection):
+                result.reject(outcome)
+            else:
+                checked = check(outcome, self._tokens)
+                if isinstance(checked, Rejection):
+                    result.reject(checked)
+                else:
+                    commands.append((outcome, *checked))
+        return Prepared(commands, result)
+
+    async def store(self, prepared: Prepared, published: set[int]) -> BatchResult:
+        """One transaction for the chunk; then the receipts and events of what it stored or found.
+
+        `published` holds the ids of the events the batch publishes already (from earlier chunks):
+        each event goes out once per batch, and again in a later batch that repeats its scope.
+        """
+        result, commands = prepared.result, prepared.commands
+        if not commands:
+            return result
+        started = time.perf_counter()
+        try:
+            stored = await self._transaction(commands, isolate=False)
+        except StorageUnavailable:
+            raise
+        except Exception as error:  # a value PostgreSQL refuses: find it, store the rest
+            log.warning("chunk insert failed; storing it again with each bad command isolated",
+                        extra={"error": f"{type(error).__name__}: {error}"[:500]})
+            stored = await self._transaction(commands, isolate=True)
+        result.db_seconds += time.perf_counter() - started
+        self._answer(*stored, published, result)
+        return result
+
+    async def _transaction(self, commands: list[tuple[Command, VerifiedToken, str]], *, isolate: bool) -> tuple[
+            list[tuple[Command, VerifiedToken, NewEvent | Rejection]], dict[ScopeKey, NewEvent],
+            dict[ScopeKey, InsertedEvent], dict[ScopeKey, StoredEvent]]:
+        async with transaction(self._engine) as conn:
+            assets = await assets_by_name(conn, {c.asset_name for c, _, _ in commands})
+            resolved = [(c, v, resolve(c, v, extra, assets)) for c, v, extra in commands]
+            first_of_scope: dict[ScopeKey, NewEvent] = {}
+            for _, _, outcome in resolved:
+                if isinstance(outcome, NewEvent):
+                    first_of_scope.setdefault(outcome.scope_key, outcome)
+            events = list(first_of_scope.values())
+            inserted = await (self._insert_isolating(conn, events) if isolate else insert_events(conn, events))
+            originals = await find_events(conn, (k for k in first_of_scope if k not in inserted))
+        return resolved, first_of_scope, inserted, originals
+
+    def _answer(self, resolved: list[tuple[Command, VerifiedToken, NewEvent | Rejection]],
+                first_of_scope: dict[ScopeKey, NewEvent], inserted: dict[ScopeKey, InsertedEvent],
+                originals: dict[ScopeKey, StoredEvent], published: set[int], result: BatchResult) -> None:
+        """Receipts for every command, and one asset event per scope key (the hot loop of the service)."""
+        fragments, events_topic = self._fragments, self._topics.asset_events
+        receipts, events = result.receipts, result.events
+        accepted = duplicate = 0
+        last_time: datetime | None = None
+        timestamp_json = "null"
+        for command, verified, event in resolved:
+            if isinstance(event, Rejection):
+                result.reject(event)
+                continue
+            key = event.scope_key
+            new = inserted.get(key)
+            original = originals.get(key) if new is None else None
+            if new is not None:
+                first = first_of_scope[key] is event
+                event_id, timestamp, asset_name = new.id, new.created_at, command.asset_name
+            elif original is not None:
+                first = False
+                event_id, timestamp, asset_name = original.id, original.created_at, original.asset_name
+            else:
+                result.reject(Rejection(
+                    command.command_id, command.reply_to, command.producer_id, ErrorCode.INTERNAL,
+                    "the event could not be stored; retrying the same command is safe", command.asset_name))
+                continue
+            if first:
+                accepted += 1
+            else:
+                duplicate += 1
+            command_id = command.command_id_text
+            if timestamp != last_time:
+                last_time, timestamp_json = timestamp, encode.json_datetime(timestamp)
+            receipts.append(_outgoing((command.reply_to, command.producer_id.encode(), encode.receipt_bytes(
+                command_id, "accepted" if first else "duplicate", event_id, timestamp_json, asset_name,
+                event.dedupe_key), ())))
+            if event_id in published:
+                continue
+            published.add(event_id)
+            if original is not None:
+                value = encode.stored_event_bytes(original, fragments)
+            else:
+                value = encode.event_bytes(event_id, fragments.asset(command.asset_name, command.asset_uri),
+                                           event.extra_json, command.partition_key, command.partition_date,
+                                           event.dedupe_key, command_id, verified.source_json, timestamp_json)
+            events.append(_outgoing((events_topic, asset_name.encode(), value, ())))
+        result.statuses[ReceiptStatus.ACCEPTED] += accepted
+        result.statuses[ReceiptStatus.DUPLICATE] += duplicate
+
+    async def _insert_isolating(self, conn: AsyncConnection,
+                                events: list[NewEvent]) -> dict[ScopeKey, InsertedEvent]:
+        """Insert in a savepoint; if a non-transient error hits, split to isolate the bad event."""
+        if not events:
+            return {}
+        try:
+            async with conn.begin_nested():
+                return await insert_events(conn, events)
+        except Exception as error:
+            if is_transient(error):
+                raise
+            if len(events) == 1:
+                log.error("event could not be stored", extra={"command_id": str(events[0].command_id),
+                                                              "error": str(error)[:500]})
+                return {}
+            half = len(events) // 2
+            return {**await self._insert_isolating(conn, events[:half]),
+                    **await self._insert_isolating(conn, events[half:])}

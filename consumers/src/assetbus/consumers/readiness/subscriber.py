@@ -1,0 +1,141 @@
+"""The readiness subscriber SDK: one consumer DAG's signals, typed, each run handled once.
+
+```python
+async def handle(signal: ReadinessSignal) -> None:
+    print(signal.partition_key, signal.partition_date, [e.source.run_id for e in signal.events])
+
+async with ReadinessSubscriber(bootstrap, "orders_daily", handle, group_id="orders-daily-workers",
+                               ledger=DatabaseLedger(database_url)) as subscriber:
+    await subscriber.wait_assigned()
+    ...
+```
+
+Per signal, in order within each Kafka partition: claim the run in the ledger (skip it if it has
+finished: a re-published or redelivered signal), run the handler, record `success` (it returned)
+or `failed` (it raised), and only then commit the offset. A crash mid-handler leaves the offset
+uncommitted and the run `running`: the signal comes again and the run is retried (at least once).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from aiokafka import AIOKafkaConsumer, TopicPartition
+from pydantic import ValidationError
+
+from assetbus.consumers.readiness.ledger import RunLedger
+from assetbus.consumers.storage.runs import RunStatus
+from assetbus.schemas import ReadinessSignal, Topics
+
+log = logging.getLogger("assetbus.readiness")
+
+Handler = Callable[[ReadinessSignal], Awaitable[None]]
+
+
+@dataclass
+class SubscriberStats:
+    received: int = 0
+    processed: int = 0
+    failed: int = 0
+    duplicates: int = 0
+    unreadable: int = 0
+
+
+class ReadinessSubscriber:
+    """Subscribe to `<prefix>.readiness.<dag_id>` in a consumer group. Explicit lifecycle or `async with`."""
+
+    def __init__(self, bootstrap_servers: str, dag_id: str, handler: Handler, *, group_id: str, ledger: RunLedger,
+                 topics: Topics | None = None, consumer_name: str | None = None, max_records: int = 100) -> None:
+        self.topics = topics or Topics()
+        self.dag_id = dag_id
+        self.topic = self.topics.readiness(dag_id)
+        self.group_id = group_id
+        self.consumer_name = consumer_name or group_id
+        self.stats = SubscriberStats()
+        self._handler = handler
+        self._ledger = ledger
+        self._max_records = max_records
+        self._consumer = AIOKafkaConsumer(self.topic, bootstrap_servers=bootstrap_servers, group_id=group_id,
+                                          enable_auto_commit=False, auto_offset_reset="earliest",
+                                          fetch_max_wait_ms=100)
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        await self._ledger.start()
+        try:
+            await self._consumer.start()
+        except BaseException:
+            await self._ledger.stop()
+            raise
+        self._task = asyncio.create_task(self._run(), name=f"assetbus-readiness-{self.dag_id}")
+
+    async def stop(self) -> None:
+        try:
+            if self._task is not None:
+                self._task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await self._task
+            await self._consumer.stop()
+        finally:
+            await self._ledger.stop()
+
+    async def __aenter__(self) -> ReadinessSubscriber:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    async def wait_assigned(self, timeout_s: float = 30.0) -> None:
+        """Wait until the group has given this subscriber its partitions (useful before emitting in tests)."""
+        async with asyncio.timeout(timeout_s):
+            while not self._consumer.assignment():
+                if self._task is not None and self._task.done():
+                    self._task.result()
+                await asyncio.sleep(0.05)
+
+    async def run_forever(self) -> None:
+        """For scripts: block while the subscriber runs (re-raises if its loop died)."""
+        assert self._task is not None, "call start() first"
+        await self._task
+
+    async def _run(self) -> None:
+        while True:
+            batches = await self._consumer.getmany(timeout_ms=500, max_records=self._max_records)
+            for tp, records in batches.items():
+                for record in records:
+                    await self.handle(record.value)
+                    await self._consumer.commit({TopicPartition(tp.topic, tp.partition): record.offset + 1})
+
+    async def handle(self, value: bytes | None) -> RunStatus | None:
+        """Handle one record value. Returns the run's outcome, or None if it was skipped."""
+        self.stats.received += 1
+        try:
+            signal = ReadinessSignal.model_validate_json(value or b"")
+        except ValidationError as error:
+            self.stats.unreadable += 1
+            log.warning("skipping an unreadable readiness signal on %s: %s", self.topic, error.errors()[0]["msg"])
+            return None
+        if signal.dag_id != self.dag_id:
+            self.stats.unreadable += 1
+            log.warning("skipping a signal for dag %s on the topic of %s", signal.dag_id, self.dag_id)
+            return None
+        if not await self._ledger.claim(signal.run_id, self.consumer_name):
+            self.stats.duplicates += 1
+            log.info("run %s of %s has finished already (or is unknown to this database); skipping the signal",
+                     signal.run_id, self.dag_id)
+            return None
+        try:
+            await self._handler(signal)
+        except Exception as error:
+            log.exception("handler failed for run %s of %s", signal.run_id, self.dag_id)
+            await self._ledger.finish(signal.run_id, RunStatus.FAILED, f"{type(error).__name__}: {error}"[:2000])
+            self.stats.failed += 1
+            return RunStatus.FAILED
+        await self._ledger.finish(signal.run_id, RunStatus.SUCCESS)
+        self.stats.processed += 1
+        return RunStatus.SUCCESS

@@ -1,0 +1,58 @@
+"""The scheduler: partition-aware fan-out of asset events to consumer DAGs, and the DAG definition API.
+
+DAG files import the declarative API from here:
+`ConsumerDag`, `AssetWait`, `AllOf`, `AnyOf` and the mappings `Identity`, `HourlyToDaily`,
+`DailyToWeekly`, `DailyToMonthly`, `StaticMap`, `ToUnpartitioned`.
+"""
+
+from assetbus.consumers.scheduler.conditions import AllOf, AnyOf, AssetWait, Condition, Progress
+from assetbus.consumers.scheduler.config import SchedulerConfig
+from assetbus.consumers.scheduler.dag import ConsumerDag
+from assetbus.consumers.scheduler.loader import LoadedDag, LoadResult, load_dag_files
+from assetbus.consumers.scheduler.mappings import (
+    DailyToMonthly,
+    DailyToWeekly,
+    HourlyToDaily,
+    Identity,
+    Mapped,
+    PartitionMapping,
+    SkipReason,
+    StaticMap,
+    ToUnpartitioned,
+    Unmappable,
+)
+from assetbus.consumers.scheduler.replay import ReplayRange, ReplayReport, replay
+from assetbus.consumers.scheduler.service import Scheduler, serve
+from assetbus.consumers.scheduler.sync import SyncReport, sync_dags
+from assetbus.consumers.scheduler.topics import create_readiness_topics
+
+__all__ = [
+    "AllOf",
+    "AnyOf",
+    "AssetWait",
+    "Condition",
+    "ConsumerDag",
+    "DailyToMonthly",
+    "DailyToWeekly",
+    "HourlyToDaily",
+    "Identity",
+    "LoadResult",
+    "LoadedDag",
+    "Mapped",
+    "PartitionMapping",
+    "Progress",
+    "ReplayRange",
+    "ReplayReport",
+    "Scheduler",
+    "SchedulerConfig",
+    "SkipReason",
+    "StaticMap",
+    "SyncReport",
+    "ToUnpartitioned",
+    "Unmappable",
+    "create_readiness_topics",
+    "load_dag_files",
+    "replay",
+    "serve",
+    "sync_dags",
+]

@@ -1,0 +1,79 @@
+"""ConsumerDag: the declarative definition of a DAG that runs when its upstream assets are ready.
+
+```python
+from assetbus.consumers.scheduler import AllOf, AssetWait, ConsumerDag, HourlyToDaily, Identity
+
+daily_revenue = ConsumerDag(
+    dag_id="daily_revenue",
+    schedule=AllOf(AssetWait("orders", mapping=HourlyToDaily("Europe/Amsterdam")),
+                   AssetWait("fx_rates", mapping=Identity())),
+    coalesce=True,
+)
+```
+
+Definitions are stored as JSON (`definition()`) and read back with `ConsumerDag.from_definition`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from functools import cached_property
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from assetbus.consumers.scheduler.conditions import AssetWait, Condition
+from assetbus.consumers.scheduler.mappings import PartitionMapping
+
+DAG_ID_PATTERN = r"^[A-Za-z0-9._-]{1,200}$"
+"""A DAG id is part of its readiness topic's name, so it uses topic-name characters."""
+
+
+class ConsumerDag(BaseModel):
+    """A consumer DAG: what it waits for, how partitions map, and whether queued events coalesce."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    dag_id: str = Field(pattern=DAG_ID_PATTERN, description="Consumer DAG id (letters, digits, . _ -).")
+    schedule: Condition = Field(description="Asset condition: an AssetWait, AllOf or AnyOf (nestable).")
+    coalesce: bool = Field(default=True, description="Coalesce queued events of a target partition into one "
+                           "run (the default); False makes one run per event.")
+    description: str = Field(default="", max_length=2000, description="Free text shown by `assetbus dags list`.")
+
+    @model_validator(mode="after")
+    def _each_asset_once(self) -> ConsumerDag:
+        seen: set[str] = set()
+        for wait in self.schedule.waits():
+            if wait.asset in seen:
+                raise ValueError(f"asset {wait.asset!r} appears twice in the schedule; wait for it once")
+            seen.add(wait.asset)
+        return self
+
+    @cached_property
+    def waits(self) -> dict[str, AssetWait]:
+        """The asset waits of the schedule, by asset name."""
+        return {wait.asset: wait for wait in self.schedule.waits()}
+
+    @property
+    def assets(self) -> list[str]:
+        return sorted(self.waits)
+
+    def mapping_for(self, asset: str) -> PartitionMapping:
+        return self.waits[asset].mapping
+
+    def definition(self) -> dict[str, Any]:
+        """The JSON form stored in `consumer_dags.definition`."""
+        return self.model_dump(mode="json")
+
+    def fingerprint(self) -> str:
+        """A hash of the definition: a re-sync of an unchanged DAG is a no-op."""
+        canonical = json.dumps(self.definition(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(canonical.encode()).hexdigest()
+
+    @classmethod
+    def from_definition(cls, data: dict[str, Any]) -> ConsumerDag:
+        return cls.model_validate(data)
+
+    def describe(self) -> str:
+        return self.schedule.describe()

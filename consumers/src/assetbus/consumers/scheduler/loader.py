@@ -1,0 +1,89 @@
+"""Loading consumer DAG definitions from Python files (`assetbus dags sync PATH`).
+
+Every `*.py` file under PATH (names starting with `_` or `.` are skipped) is executed in its own
+namespace; each module-level `ConsumerDag` in it is a definition. A file that fails to import
+or defines a bad DAG is reported with the reason, and its DAGs are left as they are in the
+database (neither updated nor deactivated), like an orchestrator's import errors.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import runpy
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from assetbus.consumers.scheduler.dag import ConsumerDag
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedDag:
+    dag: ConsumerDag
+    fileloc: str
+    """Absolute path of the file that defines it."""
+
+
+@dataclass
+class LoadResult:
+    root: str
+    """Absolute path that was loaded (a folder or one file)."""
+    dags: list[LoadedDag] = field(default_factory=list)
+    errors: dict[str, str] = field(default_factory=dict)
+    """File → why it could not be loaded."""
+    files: list[str] = field(default_factory=list)
+
+
+def dag_files(path: Path) -> list[Path]:
+    if path.is_file():
+        return [path]
+    return sorted(p for p in path.rglob("*.py")
+                  if not any(part.startswith(("_", ".")) for part in p.relative_to(path).parts))
+
+
+def load_dag_files(path: str | Path) -> LoadResult:
+    """Execute the DAG files under `path` and collect their definitions. Raises FileNotFoundError only."""
+    root = Path(path).expanduser().resolve()
+    if not root.exists():
+        raise FileNotFoundError(f"no such file or folder: {root}")
+    result = LoadResult(root=str(root))
+    defined_in: dict[str, str] = {}
+    for file in dag_files(root):
+        fileloc = str(file)
+        result.files.append(fileloc)
+        try:
+            namespace = runpy.run_path(fileloc, run_name=_module_name(fileloc))
+        except ValidationError as error:
+            result.errors[fileloc] = _first_error(error)
+            continue
+        except (Exception, SystemExit) as error:
+            result.errors[fileloc] = f"{type(error).__name__}: {error}"
+            continue
+        found: dict[str, ConsumerDag] = {}
+        problem: str | None = None
+        for value in namespace.values():
+            if not isinstance(value, ConsumerDag):
+                continue
+            if value.dag_id in defined_in:
+                problem = f"dag_id {value.dag_id!r} is already defined in {defined_in[value.dag_id]}"
+            elif found.get(value.dag_id, value) != value:
+                problem = f"dag_id {value.dag_id!r} is defined twice in this file"
+            found[value.dag_id] = value
+        if problem is not None:
+            result.errors[fileloc] = problem
+            continue
+        for dag in found.values():
+            defined_in[dag.dag_id] = fileloc
+            result.dags.append(LoadedDag(dag, fileloc))
+    return result
+
+
+def _module_name(fileloc: str) -> str:
+    return "assetbus_dagfile_" + hashlib.sha1(fileloc.encode()).hexdigest()[:12]
+
+
+def _first_error(error: ValidationError) -> str:
+    first = error.errors()[0]
+    where = ".".join(str(part) for part in first["loc"])
+    return f"invalid definition ({error.title}{'.' + where if where else ''}): {first['msg']}"

@@ -1,0 +1,136 @@
+"""Fan-out as pure functions: route events to the DAGs waiting on them, plan runs from queued entries.
+
+No I/O here: the scheduler and replay call these inside their database transactions.
+
+- `DagIndex.route(events)`: every (DAG, event) pair becomes a queue entry for the mapped target
+  partition, or a skip with the mapping's reason.
+- `plan_runs(dag, target, pending)`: the runs to create for one target partition, given its queued
+  entries in arrival order. Coalescing DAGs evaluate once over everything queued (one run takes
+  all of it); one-run-per-event DAGs evaluate after each entry (each time the condition holds, a
+  run takes what is queued so far).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from assetbus.consumers.scheduler.conditions import Progress
+from assetbus.consumers.scheduler.dag import ConsumerDag
+from assetbus.consumers.scheduler.mappings import SkipReason, Unmappable
+from assetbus.consumers.scheduler.payload import UpstreamEvent
+
+TargetKey = tuple[str, str | None]
+"""(dag_id, target partition key or None)."""
+
+
+@dataclass(frozen=True, slots=True)
+class QueueEntry:
+    """One upstream event queued for one DAG's target partition."""
+
+    dag_id: str
+    target_key: str | None
+    target_date: datetime | None
+    asset_name: str
+    slot: str
+    event: UpstreamEvent
+
+    @property
+    def target(self) -> TargetKey:
+        return (self.dag_id, self.target_key)
+
+
+@dataclass(frozen=True, slots=True)
+class PendingEntry:
+    """A queued entry: stored already (`row_id`), or new in this batch (None)."""
+
+    row_id: int | None
+    entry: QueueEntry
+
+
+@dataclass(frozen=True, slots=True)
+class Skip:
+    """An event a DAG's mapping could not map, and why."""
+
+    dag_id: str
+    event: UpstreamEvent
+    reason: SkipReason
+    detail: str
+
+
+@dataclass(frozen=True, slots=True)
+class RunPlan:
+    """A consumer run to create for one target partition, with the queued entries it consumes."""
+
+    dag_id: str
+    target_key: str | None
+    target_date: datetime | None
+    entries: tuple[PendingEntry, ...]
+
+    @property
+    def events(self) -> list[UpstreamEvent]:
+        """The consumed entries' events (what the signal carries)."""
+        return [pending.entry.event for pending in self.entries]
+
+
+class DagIndex:
+    """The active consumer DAGs, by id and by the assets they wait on."""
+
+    def __init__(self, dags: Iterable[ConsumerDag]) -> None:
+        self.by_id: dict[str, ConsumerDag] = {dag.dag_id: dag for dag in dags}
+        self.by_asset: dict[str, list[ConsumerDag]] = {}
+        for dag in self.by_id.values():
+            for asset in dag.assets:
+                self.by_asset.setdefault(asset, []).append(dag)
+
+    def __len__(self) -> int:
+        return len(self.by_id)
+
+    def route(self, events: Iterable[UpstreamEvent]) -> tuple[list[QueueEntry], list[Skip]]:
+        """Map each event for each DAG waiting on its asset."""
+        entries: list[QueueEntry] = []
+        skips: list[Skip] = []
+        for event in events:
+            for dag in self.by_asset.get(event.asset_name, ()):
+                mapped = dag.mapping_for(event.asset_name).map(event.partition_key, event.partition_date)
+                if isinstance(mapped, Unmappable):
+                    skips.append(Skip(dag.dag_id, event, mapped.reason, mapped.detail))
+                else:
+                    entries.append(QueueEntry(dag.dag_id, mapped.target_key, mapped.target_date, event.asset_name,
+                                              mapped.slot, event))
+        return entries, skips
+
+
+def arrived(entries: Iterable[PendingEntry]) -> dict[str, frozenset[str]]:
+    """Asset name → slots, for entries of one target partition."""
+    slots: dict[str, set[str]] = {}
+    for pending in entries:
+        slots.setdefault(pending.entry.asset_name, set()).add(pending.entry.slot)
+    return {asset: frozenset(found) for asset, found in slots.items()}
+
+
+def plan_runs(dag: ConsumerDag, target_key: str | None, ordered: Sequence[PendingEntry]) -> list[RunPlan]:
+    """The runs to create for one target partition from its queued entries, given in arrival order."""
+    if dag.coalesce:
+        if ordered and dag.schedule.holds(arrived(ordered), target_key):
+            return [_plan(dag, target_key, ordered)]
+        return []
+    plans: list[RunPlan] = []
+    window: list[PendingEntry] = []
+    for entry in ordered:
+        window.append(entry)
+        if dag.schedule.holds(arrived(window), target_key):
+            plans.append(_plan(dag, target_key, window))
+            window = []
+    return plans
+
+
+def progress(dag: ConsumerDag, target_key: str | None, pending: Sequence[PendingEntry]) -> list[Progress]:
+    """How far each asset wait of the DAG is for a target (for operators: `2026-10-02: orders 2/24 hours`)."""
+    return dag.schedule.progress(arrived(pending), target_key)
+
+
+def _plan(dag: ConsumerDag, target_key: str | None, entries: Sequence[PendingEntry]) -> RunPlan:
+    target_date = next((p.entry.target_date for p in entries if p.entry.target_date is not None), None)
+    return RunPlan(dag.dag_id, target_key, target_date, tuple(entries))

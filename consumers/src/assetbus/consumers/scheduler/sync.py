@@ -1,0 +1,69 @@
+"""Syncing loaded DAG definitions into the database (`assetbus dags sync PATH`). Idempotent.
+
+- a DAG whose assets are all registered (and active) is created, updated or left unchanged;
+- a DAG naming an unregistered asset is reported and not written;
+- a DAG that was synced from a file under PATH and is no longer defined there is deactivated
+  (never deleted: its runs and queue keep their history) — unless its file failed to load.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from assetbus.consumers.scheduler.loader import LoadResult
+from assetbus.consumers.storage import assets_by_name
+from assetbus.consumers.storage.dags import SyncChange, dags_under, deactivate_dags, upsert_dag
+
+
+@dataclass(frozen=True, slots=True)
+class DagSyncOutcome:
+    dag_id: str
+    fileloc: str
+    change: SyncChange | None
+    """None when the DAG was not written; `error` says why."""
+    error: str | None = None
+
+
+@dataclass
+class SyncReport:
+    outcomes: list[DagSyncOutcome] = field(default_factory=list)
+    deactivated: list[str] = field(default_factory=list)
+    file_errors: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not self.file_errors and all(o.error is None for o in self.outcomes)
+
+    @property
+    def synced(self) -> list[str]:
+        """DAGs that are active as defined now."""
+        return [o.dag_id for o in self.outcomes if o.change is not None]
+
+    def count(self, change: SyncChange) -> int:
+        return sum(1 for o in self.outcomes if o.change is change)
+
+
+async def sync_dags(conn: AsyncConnection, loaded: LoadResult) -> SyncReport:
+    """Write `loaded` into the database, in the caller's transaction."""
+    report = SyncReport(file_errors=dict(loaded.errors))
+    registered = await assets_by_name(conn, {asset for item in loaded.dags for asset in item.dag.assets})
+    for item in loaded.dags:
+        dag = item.dag
+        missing = [asset for asset in dag.assets if asset not in registered or not registered[asset].active]
+        if missing:
+            report.outcomes.append(DagSyncOutcome(
+                dag.dag_id, item.fileloc, None,
+                f"waits for unregistered asset(s) {', '.join(missing)}; register them first "
+                "(`assetbus assets register NAME URI`)"))
+            continue
+        change = await upsert_dag(conn, dag.dag_id, item.fileloc, json.dumps(dag.definition()), dag.fingerprint(),
+                                  dag.coalesce)
+        report.outcomes.append(DagSyncOutcome(dag.dag_id, item.fileloc, change))
+    defined = {item.dag.dag_id for item in loaded.dags}
+    gone = [row.dag_id for row in await dags_under(conn, loaded.root)
+            if row.active and row.dag_id not in defined and row.fileloc not in loaded.errors]
+    report.deactivated = await deactivate_dags(conn, gone)
+    return report

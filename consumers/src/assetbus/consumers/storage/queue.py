@@ -1,0 +1,191 @@
+"""The partition queue: upstream events queued per (consumer DAG, target partition), and mapping skips.
+
+A queue row is unique per (dag, event): redelivered events are no-ops. Rows stay after their run is
+created (`run_id` set): they are the run's history, and they keep replay from queueing again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from assetbus.consumers.storage.scheduler_tables import UNPARTITIONED
+
+
+@dataclass(frozen=True, slots=True)
+class NewQueueEntry:
+    dag_id: str
+    event_id: int
+    asset_name: str
+    target_key: str | None
+    target_date: datetime | None
+    slot: str
+    event: str
+    """The triggering event as JSON text (what the readiness signal will carry)."""
+    run_id: str | None = None
+    """The run that consumes it already, or None (pending)."""
+
+
+@dataclass(frozen=True, slots=True)
+class QueueRow:
+    id: int
+    dag_id: str
+    event_id: int
+    asset_name: str
+    target_key: str | None
+    target_date: datetime | None
+    slot: str
+    event: str
+    """JSON text."""
+    run_id: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class NewSkip:
+    dag_id: str
+    event_id: int
+    asset_name: str
+    partition_key: str | None
+    reason: str
+    detail: str
+
+
+def stored_key(key: str | None) -> str:
+    return UNPARTITIONED if key is None else key
+
+
+def loaded_key(key: str) -> str | None:
+    return None if key == UNPARTITIONED else key
+
+
+async def lock_targets(conn: AsyncConnection, targets: Iterable[tuple[str, str | None]]) -> None:
+    """Transaction-scoped advisory locks on target partitions, taken in one order (no deadlocks).
+
+    Two schedulers (or a scheduler and a replay) then see each other's queued entries for a target.
+    """
+    keys = sorted({f"{dag}\x1f{stored_key(key)}" for dag, key in targets})
+    if keys:
+        await conn.execute(text(
+            "SELECT count(pg_advisory_xact_lock(hashtextextended(k, 0))) "
+            "FROM (SELECT k FROM unnest(CAST(:keys AS text[])) AS k ORDER BY k) AS ordered"), {"keys": keys})
+
+
+_INSERT = text("""
+INSERT INTO partition_queue (dag_id, event_id, asset_name, target_key, target_date, slot, event, run_id)
+SELECT * FROM unnest(CAST(:dag AS text[]), CAST(:event_id AS bigint[]), CAST(:asset AS text[]),
+                     CAST(:key AS text[]), CAST(:tdate AS timestamptz[]), CAST(:slot AS text[]),
+                     CAST(:event AS jsonb[]), CAST(:run AS text[]))
+ON CONFLICT (dag_id, event_id) DO NOTHING
+RETURNING id
+""")
+
+
+async def insert_queue_entries(conn: AsyncConnection, entries: Sequence[NewQueueEntry]) -> int:
+    """Queue entries (pending, or consumed by their `run_id`); a (dag, event) queued before is left alone."""
+    if not entries:
+        return 0
+    rows = await conn.execute(_INSERT, {
+        "dag": [e.dag_id for e in entries],
+        "event_id": [e.event_id for e in entries],
+        "asset": [e.asset_name for e in entries],
+        "key": [stored_key(e.target_key) for e in entries],
+        "tdate": [e.target_date for e in entries],
+        "slot": [e.slot for e in entries],
+        "event": [e.event for e in entries],
+        "run": [e.run_id for e in entries],
+    })
+    return len(rows.all())
+
+
+async def queued_events(conn: AsyncConnection, pairs: Iterable[tuple[str, int]]) -> set[tuple[str, int]]:
+    """Which (dag, event id) pairs are in the queue already (pending or consumed): redeliveries."""
+    wanted = sorted(set(pairs))
+    if not wanted:
+        return set()
+    rows = await conn.execute(text(
+        "SELECT q.dag_id, q.event_id FROM unnest(CAST(:dag AS text[]), CAST(:event_id AS bigint[])) "
+        "AS k(dag_id, event_id) JOIN partition_queue q ON q.dag_id = k.dag_id AND q.event_id = k.event_id"),
+        {"dag": [d for d, _ in wanted], "event_id": [e for _, e in wanted]})
+    return {(row.dag_id, row.event_id) for row in rows}
+
+
+_PENDING = text("""
+SELECT q.id, q.dag_id, q.event_id, q.asset_name, q.target_key, q.target_date, q.slot, q.event::text AS event, q.run_id
+FROM unnest(CAST(:dag AS text[]), CAST(:key AS text[])) AS t(dag_id, target_key)
+JOIN partition_queue q ON q.dag_id = t.dag_id AND q.target_key = t.target_key AND q.run_id IS NULL
+ORDER BY q.id
+""")
+
+
+async def pending_entries(conn: AsyncConnection,
+                          targets: Iterable[tuple[str, str | None]]) -> dict[tuple[str, str | None], list[QueueRow]]:
+    """The pending (not yet run) entries of each target partition, in arrival order."""
+    wanted = sorted({(dag, stored_key(key)) for dag, key in targets})
+    found: dict[tuple[str, str | None], list[QueueRow]] = {(dag, loaded_key(key)): [] for dag, key in wanted}
+    if not wanted:
+        return found
+    rows = await conn.execute(_PENDING, {"dag": [d for d, _ in wanted], "key": [k for _, k in wanted]})
+    for row in rows:
+        queued = _row(row)
+        found[(queued.dag_id, queued.target_key)].append(queued)
+    return found
+
+
+async def pending_for_dag(conn: AsyncConnection, dag_id: str) -> list[QueueRow]:
+    """Every pending entry of one DAG (what it still waits for), in arrival order."""
+    rows = await conn.execute(text(
+        "SELECT id, dag_id, event_id, asset_name, target_key, target_date, slot, event::text AS event, run_id "
+        "FROM partition_queue WHERE dag_id = :dag AND run_id IS NULL ORDER BY id"), {"dag": dag_id})
+    return [_row(row) for row in rows]
+
+
+async def consume_entries(conn: AsyncConnection, assignments: Sequence[tuple[int, str]]) -> None:
+    """Mark queue rows (by id) as consumed by a run."""
+    if assignments:
+        await conn.execute(text(
+            "UPDATE partition_queue q SET run_id = a.run_id "
+            "FROM unnest(CAST(:ids AS bigint[]), CAST(:runs AS text[])) AS a(id, run_id) WHERE q.id = a.id"),
+            {"ids": [i for i, _ in assignments], "runs": [r for _, r in assignments]})
+
+
+async def insert_skips(conn: AsyncConnection, skips: Sequence[NewSkip]) -> int:
+    """Record events a mapping could not map (once per DAG and event). Returns how many were new."""
+    if not skips:
+        return 0
+    rows = await conn.execute(text("""
+        INSERT INTO mapping_skips (dag_id, event_id, asset_name, partition_key, reason, detail)
+        SELECT * FROM unnest(CAST(:dag AS text[]), CAST(:event_id AS bigint[]), CAST(:asset AS text[]),
+                             CAST(:key AS text[]), CAST(:reason AS text[]), CAST(:detail AS text[]))
+        ON CONFLICT (dag_id, event_id) DO NOTHING RETURNING id"""), {
+        "dag": [s.dag_id for s in skips], "event_id": [s.event_id for s in skips],
+        "asset": [s.asset_name for s in skips], "key": [s.partition_key for s in skips],
+        "reason": [s.reason for s in skips], "detail": [s.detail for s in skips]})
+    return len(rows.all())
+
+
+@dataclass(frozen=True, slots=True)
+class SkipRow:
+    dag_id: str
+    event_id: int
+    asset_name: str
+    partition_key: str | None
+    reason: str
+    detail: str
+    created_at: datetime
+
+
+async def list_skips(conn: AsyncConnection, dag_id: str | None = None, limit: int = 50) -> list[SkipRow]:
+    query = ("SELECT dag_id, event_id, asset_name, partition_key, reason, detail, created_at FROM mapping_skips "
+             + ("WHERE dag_id = :dag " if dag_id else "") + "ORDER BY id DESC LIMIT :limit")
+    rows = await conn.execute(text(query), {"dag": dag_id, "limit": limit})
+    return [SkipRow(*row) for row in rows]
+
+
+def _row(row: Any) -> QueueRow:
+    return QueueRow(row.id, row.dag_id, row.event_id, row.asset_name, loaded_key(row.target_key), row.target_date,
+                    row.slot, row.event, row.run_id)

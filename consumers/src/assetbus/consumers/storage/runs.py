@@ -1,0 +1,193 @@
+"""Consumer runs: created by the scheduler (or replay), published as readiness, claimed and finished
+by the readiness subscriber SDK. At most one run per (dag, target partition, generation).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from assetbus.consumers.storage.queue import loaded_key, stored_key
+
+
+class RunStatus(StrEnum):
+    """A consumer run's outcome as reported by its subscriber."""
+
+    QUEUED = "queued"
+    """Created; no subscriber has started it yet."""
+    RUNNING = "running"
+    """A subscriber claimed it and its handler is running."""
+    SUCCESS = "success"
+    """The handler returned."""
+    FAILED = "failed"
+    """The handler raised; `detail` says what."""
+
+
+FINISHED = (RunStatus.SUCCESS, RunStatus.FAILED)
+
+
+@dataclass(frozen=True, slots=True)
+class NewRun:
+    run_id: str
+    dag_id: str
+    partition_key: str | None
+    partition_date: datetime | None
+    generation: int
+    events: list[dict[str, Any]]
+    origin: str
+    events_json: str | None = None
+    """`events` serialized already (saves a second serialization), or None."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunRow:
+    id: int
+    run_id: str
+    dag_id: str
+    partition_key: str | None
+    partition_date: datetime | None
+    generation: int
+    events: list[dict[str, Any]]
+    origin: str
+    status: str
+    published: bool
+    attempts: int
+    consumer: str | None
+    detail: str | None
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+    events_json: str | None = None
+    """`events` as the JSON text stored, when at hand."""
+
+
+_COLUMNS = ("id, run_id, dag_id, partition_key, partition_date, generation, events::text AS events, origin, status, "
+            "published, attempts, consumer, detail, created_at, started_at, finished_at")
+
+
+def _run(row: Any) -> RunRow:
+    return RunRow(row.id, row.run_id, row.dag_id, loaded_key(row.partition_key), row.partition_date, row.generation,
+                  json.loads(row.events), row.origin, row.status, row.published, row.attempts, row.consumer,
+                  row.detail, row.created_at, row.started_at, row.finished_at, row.events)
+
+
+async def latest_generations(conn: AsyncConnection,
+                             targets: Iterable[tuple[str, str | None]]) -> dict[tuple[str, str | None], int]:
+    """The highest generation per (dag, partition) among `targets` (0 when there is no run yet)."""
+    wanted = sorted({(dag, stored_key(key)) for dag, key in targets})
+    found: dict[tuple[str, str | None], int] = {(dag, loaded_key(key)): 0 for dag, key in wanted}
+    if wanted:
+        rows = await conn.execute(text(
+            "SELECT r.dag_id, r.partition_key, max(r.generation) AS generation "
+            "FROM unnest(CAST(:dag AS text[]), CAST(:key AS text[])) AS t(dag_id, partition_key) "
+            "JOIN consumer_runs r ON r.dag_id = t.dag_id AND r.partition_key = t.partition_key "
+            "GROUP BY r.dag_id, r.partition_key"), {"dag": [d for d, _ in wanted], "key": [k for _, k in wanted]})
+        for row in rows:
+            found[(row.dag_id, loaded_key(row.partition_key))] = row.generation
+    return found
+
+
+async def insert_runs(conn: AsyncConnection, runs: Sequence[NewRun]) -> list[RunRow]:
+    """Create runs (unique per dag, partition, generation: a clash inserts nothing). In creation order."""
+    if not runs:
+        return []
+    rows = await conn.execute(text("""
+        INSERT INTO consumer_runs (run_id, dag_id, partition_key, partition_date, generation, events, origin)
+        SELECT * FROM unnest(CAST(:run_id AS text[]), CAST(:dag AS text[]), CAST(:key AS text[]),
+                             CAST(:pdate AS timestamptz[]), CAST(:gen AS int[]), CAST(:events AS jsonb[]),
+                             CAST(:origin AS text[]))
+        ON CONFLICT (dag_id, partition_key, generation) DO NOTHING
+        RETURNING id, run_id, created_at"""), {
+        "run_id": [r.run_id for r in runs], "dag": [r.dag_id for r in runs],
+        "key": [stored_key(r.partition_key) for r in runs], "pdate": [r.partition_date for r in runs],
+        "gen": [r.generation for r in runs],
+        "events": [r.events_json or json.dumps(r.events, separators=(",", ":")) for r in runs],
+        "origin": [r.origin for r in runs]})
+    by_run_id = {r.run_id: r for r in runs}
+    created = [RunRow(row.id, row.run_id, new.dag_id, new.partition_key, new.partition_date, new.generation,
+                      new.events, new.origin, RunStatus.QUEUED.value, False, 0, None, None, row.created_at, None, None,
+                      new.events_json)
+               for row in rows for new in (by_run_id[row.run_id],)]
+    return sorted(created, key=lambda r: r.id)
+
+
+async def unpublished_runs(conn: AsyncConnection, limit: int = 1000) -> list[RunRow]:
+    """Runs whose readiness signal has not been acknowledged by the broker yet, oldest first."""
+    rows = await conn.execute(text(f"SELECT {_COLUMNS} FROM consumer_runs WHERE NOT published ORDER BY id "
+                                   "LIMIT :limit"), {"limit": limit})
+    return [_run(row) for row in rows]
+
+
+async def mark_published(conn: AsyncConnection, ids: Sequence[int]) -> None:
+    if ids:
+        await conn.execute(text("UPDATE consumer_runs SET published = true, published_at = now() "
+                                "WHERE id = ANY(CAST(:ids AS bigint[])) AND NOT published"), {"ids": list(ids)})
+
+
+async def list_runs(conn: AsyncConnection, *, dag_id: str | None = None, status: str | None = None,
+                    since: datetime | None = None, limit: int = 50) -> list[RunRow]:
+    """Newest first."""
+    where = ["true"]
+    if dag_id is not None:
+        where.append("dag_id = :dag")
+    if status is not None:
+        where.append("status = :status")
+    if since is not None:
+        where.append("created_at >= :since")
+    rows = await conn.execute(text(f"SELECT {_COLUMNS} FROM consumer_runs WHERE {' AND '.join(where)} "
+                                   "ORDER BY id DESC LIMIT :limit"),
+                              {"dag": dag_id, "status": status, "since": since, "limit": limit})
+    return [_run(row) for row in rows]
+
+
+async def get_run(conn: AsyncConnection, run_id: str) -> RunRow | None:
+    row = (await conn.execute(text(f"SELECT {_COLUMNS} FROM consumer_runs WHERE run_id = :r"),
+                              {"r": run_id})).one_or_none()
+    return _run(row) if row is not None else None
+
+
+async def targets_with_runs(conn: AsyncConnection, dag_id: str, keys: Iterable[str | None]) -> set[str | None]:
+    """Which of these target partitions of a DAG already have a run (any generation)."""
+    wanted = sorted({stored_key(k) for k in keys})
+    if not wanted:
+        return set()
+    rows = await conn.execute(text("SELECT DISTINCT partition_key FROM consumer_runs "
+                                   "WHERE dag_id = :dag AND partition_key = ANY(CAST(:keys AS text[]))"),
+                              {"dag": dag_id, "keys": wanted})
+    return {loaded_key(key) for key in rows.scalars()}
+
+
+async def claim_run(conn: AsyncConnection, run_id: str, consumer: str) -> RunRow | None:
+    """Mark a run `running` for `consumer` unless it has finished. None: finished already, or unknown."""
+    row = (await conn.execute(text(f"""
+        UPDATE consumer_runs SET status = 'running', attempts = attempts + 1, consumer = :consumer,
+                                 started_at = now(), finished_at = NULL, detail = NULL
+        WHERE run_id = :r AND status NOT IN ('success', 'failed') RETURNING {_COLUMNS}"""),
+        {"r": run_id, "consumer": consumer})).one_or_none()
+    return _run(row) if row is not None else None
+
+
+async def finish_run(conn: AsyncConnection, run_id: str, status: RunStatus, detail: str | None = None) -> bool:
+    """Record the outcome of a claimed run. False if it was not running."""
+    rows = await conn.execute(text("UPDATE consumer_runs SET status = :status, detail = :detail, finished_at = now() "
+                                   "WHERE run_id = :r AND status = 'running' RETURNING id"),
+                              {"r": run_id, "status": status.value, "detail": detail})
+    return rows.one_or_none() is not None
+
+
+async def run_counts(conn: AsyncConnection, since: datetime | None = None) -> dict[str, dict[str, int]]:
+    """dag_id → status → number of runs (created since `since`, if given)."""
+    rows = await conn.execute(text("SELECT dag_id, status, count(*) AS n FROM consumer_runs "
+                                   "WHERE (CAST(:since AS timestamptz) IS NULL OR created_at >= :since) "
+                                   "GROUP BY dag_id, status"), {"since": since})
+    counts: dict[str, dict[str, int]] = {}
+    for row in rows:
+        counts.setdefault(row.dag_id, {})[row.status] = row.n
+    return counts

@@ -1,0 +1,102 @@
+"""Tables of the scheduler: consumer DAGs, the partition queue, consumer runs and mapping skips.
+
+They live on the same `metadata` as the baseline tables (one schema, one naming convention).
+Partition keys are stored NOT NULL with `''` meaning "unpartitioned" (real keys are never empty),
+so that unique keys and index lookups use plain equality; the query modules translate `''` to None.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    Column,
+    DateTime,
+    ForeignKey,
+    Identity,
+    Index,
+    Integer,
+    Table,
+    Text,
+    UniqueConstraint,
+    func,
+    text,
+)
+from sqlalchemy.dialects.postgresql import JSONB
+
+from assetbus.consumers.storage.tables import metadata
+
+UNPARTITIONED = ""
+"""How an unpartitioned target is stored in the key columns below."""
+
+consumer_dags = Table(
+    "consumer_dags",
+    metadata,
+    Column("dag_id", Text, primary_key=True),
+    Column("fileloc", Text, nullable=False),
+    Column("definition", JSONB, nullable=False),
+    Column("fingerprint", Text, nullable=False),
+    Column("coalesce", Boolean, nullable=False),
+    Column("active", Boolean, nullable=False, server_default="true"),
+    Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    Column("updated_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+)
+
+partition_queue = Table(
+    "partition_queue",
+    metadata,
+    Column("id", BigInteger, Identity(), primary_key=True),
+    Column("dag_id", Text, ForeignKey("consumer_dags.dag_id"), nullable=False),
+    Column("event_id", BigInteger, ForeignKey("asset_events.id"), nullable=False),
+    Column("asset_name", Text, nullable=False),
+    Column("target_key", Text, nullable=False),
+    Column("target_date", DateTime(timezone=True)),
+    Column("slot", Text, nullable=False),
+    Column("event", JSONB, nullable=False),
+    Column("run_id", Text),
+    Column("queued_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    UniqueConstraint("dag_id", "event_id"),
+    Index("ix_partition_queue_pending", "dag_id", "target_key", postgresql_where=text("run_id IS NULL")),
+)
+"""One row per (consumer DAG, upstream event): pending while run_id is null, then the run's history."""
+
+consumer_runs = Table(
+    "consumer_runs",
+    metadata,
+    Column("id", BigInteger, Identity(), primary_key=True),
+    Column("run_id", Text, nullable=False, unique=True),
+    Column("dag_id", Text, ForeignKey("consumer_dags.dag_id"), nullable=False),
+    Column("partition_key", Text, nullable=False),
+    Column("partition_date", DateTime(timezone=True)),
+    Column("generation", Integer, nullable=False),
+    Column("events", JSONB, nullable=False),
+    Column("origin", Text, nullable=False),
+    Column("status", Text, nullable=False, server_default="queued"),
+    Column("published", Boolean, nullable=False, server_default="false"),
+    Column("published_at", DateTime(timezone=True)),
+    Column("attempts", Integer, nullable=False, server_default="0"),
+    Column("consumer", Text),
+    Column("detail", Text),
+    Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    Column("started_at", DateTime(timezone=True)),
+    Column("finished_at", DateTime(timezone=True)),
+    UniqueConstraint("dag_id", "partition_key", "generation"),
+    Index("ix_consumer_runs_unpublished", "id", postgresql_where=text("NOT published")),
+    Index(None, "dag_id", "id"),
+)
+"""At most one run per (dag, target partition, generation); `published` heals a crash before the signal."""
+
+mapping_skips = Table(
+    "mapping_skips",
+    metadata,
+    Column("id", BigInteger, Identity(), primary_key=True),
+    Column("dag_id", Text, ForeignKey("consumer_dags.dag_id"), nullable=False),
+    Column("event_id", BigInteger, ForeignKey("asset_events.id"), nullable=False),
+    Column("asset_name", Text, nullable=False),
+    Column("partition_key", Text),
+    Column("reason", Text, nullable=False),
+    Column("detail", Text, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    UniqueConstraint("dag_id", "event_id"),
+)
+"""Events a DAG's partition mapping could not map, with a machine-readable reason."""

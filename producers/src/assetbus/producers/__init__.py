@@ -1,0 +1,65 @@
+"""The emitter SDK: emit readiness from tasks, callbacks and notifiers, and get receipts back."""
+
+from assetbus.producers.assets import Asset
+from assetbus.producers.callbacks import AssetNotifier, run_references
+from assetbus.producers.context import EmissionContext, callback_context, current_context, forbid_emission, task_context
+from assetbus.producers.dispatch import DispatchConfig, Dispatcher
+from assetbus.producers.emitter import AsyncEmitter, source_of
+from assetbus.producers.errors import (
+    AssetNotFound,
+    BrokerUnavailable,
+    EmissionRejected,
+    EmitterClosed,
+    EmitterError,
+    ExtraTooLarge,
+    InternalError,
+    InvalidCommand,
+    InvalidEmission,
+    InvalidPartition,
+    NoEmissionContext,
+    ReceiptTimeout,
+    Unauthorized,
+    UnknownAsset,
+    UnsupportedSchemaVersion,
+    raise_for_rejection,
+    rejection_error,
+)
+from assetbus.producers.runtime import configure, shutdown
+from assetbus.producers.tokens import dag_token, issue_token, task_token
+
+__all__ = [
+    "Asset",
+    "AssetNotFound",
+    "AssetNotifier",
+    "AsyncEmitter",
+    "BrokerUnavailable",
+    "DispatchConfig",
+    "Dispatcher",
+    "EmissionContext",
+    "EmissionRejected",
+    "EmitterClosed",
+    "EmitterError",
+    "ExtraTooLarge",
+    "InternalError",
+    "InvalidCommand",
+    "InvalidEmission",
+    "InvalidPartition",
+    "NoEmissionContext",
+    "ReceiptTimeout",
+    "Unauthorized",
+    "UnknownAsset",
+    "UnsupportedSchemaVersion",
+    "callback_context",
+    "configure",
+    "current_context",
+    "dag_token",
+    "forbid_emission",
+    "issue_token",
+    "raise_for_rejection",
+    "rejection_error",
+    "run_references",
+    "shutdown",
+    "source_of",
+    "task_context",
+    "task_token",
+]

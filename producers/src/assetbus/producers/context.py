@@ -1,0 +1,173 @@
+"""Who is emitting: the running task's or callback's context, from its runner.
+
+A runner hands the identity to the code it runs in one of two ways:
+
+* the environment: `ASSETBUS_TOKEN` (the signed token), `KAFKA_BOOTSTRAP_SERVERS` (default
+  127.0.0.1:19092), `ASSETBUS_TOPIC_PREFIX` (default `assetbus`) and, optionally,
+  `ASSETBUS_OUTLETS` (a JSON list of `{"name": ..., "uri": ...}`: the assets the task declares);
+* an explicit context: `with task_context(token=..., bootstrap_servers=..., outlets=[...]):`
+  (a contextvar, so it follows asyncio tasks and is invisible to other threads).
+
+An explicit context wins over the environment. `forbid_emission(reason)` marks code that must
+not emit even with a token in the environment (a runner parsing DAG files). With none of these,
+emitting raises NoEmissionContext.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import json
+import os
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Protocol
+
+from assetbus.producers.errors import NoEmissionContext, UnknownAsset
+from assetbus.producers.tokens import source_of
+from assetbus.producers.validation import check_asset
+from assetbus.producers.wire import EmissionRequest
+from assetbus.schemas import AssetRef, Provenance, Receipt, Topics
+
+ENV_TOKEN = "ASSETBUS_TOKEN"
+ENV_BOOTSTRAP = "KAFKA_BOOTSTRAP_SERVERS"
+ENV_TOPIC_PREFIX = "ASSETBUS_TOPIC_PREFIX"
+ENV_OUTLETS = "ASSETBUS_OUTLETS"
+DEFAULT_BOOTSTRAP = "127.0.0.1:19092"
+
+
+class Transport(Protocol):
+    """Where a context's emissions go: Kafka through the process's emitter, or a test double."""
+
+    def submit(self, token: str, request: EmissionRequest) -> concurrent.futures.Future[Receipt]:
+        """Hand over (blocking while the in-flight bound is reached); the future gets the receipt."""
+        ...
+
+    async def asubmit(self, token: str, request: EmissionRequest) -> asyncio.Future[Receipt]:
+        """The same from a coroutine, without blocking its event loop."""
+        ...
+
+
+@dataclass(frozen=True)
+class EmissionContext:
+    """The identity and destination of emissions made by the running task or callback."""
+
+    token: str = field(repr=False)
+    bootstrap_servers: str = DEFAULT_BOOTSTRAP
+    topics: Topics = field(default_factory=Topics)
+    outlets: frozenset[AssetRef] | None = None
+    receipt_timeout_s: float | None = None
+    attempts: int | None = None
+    transport: Transport | None = None
+
+    @property
+    def source(self) -> Provenance:
+        """The task attempt or DAG run the token names."""
+        return source_of(self.token)
+
+    def check_outlet(self, asset: AssetRef) -> None:
+        """Refuse an asset the task did not declare (when it declared any)."""
+        if self.outlets is not None and asset not in self.outlets:
+            raise UnknownAsset(asset.name, asset.uri, sorted(f"{a.name} ({a.uri})" for a in self.outlets))
+
+
+@dataclass(frozen=True)
+class _Forbidden:
+    reason: str
+
+
+_current: ContextVar[EmissionContext | _Forbidden | None] = ContextVar("assetbus_emission_context", default=None)
+
+
+def _outlets(outlets: Iterable[object] | None) -> frozenset[AssetRef] | None:
+    return None if outlets is None else frozenset(check_asset(a) for a in outlets)
+
+
+@contextmanager
+def task_context(
+    token: str | None = None,
+    *,
+    bootstrap_servers: str | None = None,
+    topic_prefix: str | None = None,
+    outlets: Iterable[object] | None = None,
+    receipt_timeout_s: float | None = None,
+    attempts: int | None = None,
+    transport: Transport | None = None,
+) -> Iterator[EmissionContext]:
+    """Run the block as a task (or callback) holding `token`; unset values come from the environment.
+
+    `outlets` (Asset handles or AssetRefs) declares the task's assets: emitting any other raises
+    UnknownAsset before anything is sent. Without outlets, any registered asset may be emitted.
+    """
+    base = context_from_environment(os.environ, require_token=False)
+    token = token or (base.token if base else None)
+    if not token:
+        raise NoEmissionContext(f"task_context() got no token and {ENV_TOKEN} is not set")
+    source_of(token)  # a malformed token fails here, where the runner sets it up
+    context = EmissionContext(
+        token=token,
+        bootstrap_servers=bootstrap_servers or (base.bootstrap_servers if base else DEFAULT_BOOTSTRAP),
+        topics=Topics(prefix=topic_prefix) if topic_prefix else (base.topics if base else Topics()),
+        outlets=_outlets(outlets) if outlets is not None else (base.outlets if base else None),
+        receipt_timeout_s=receipt_timeout_s,
+        attempts=attempts,
+        transport=transport,
+    )
+    reset = _current.set(context)
+    try:
+        yield context
+    finally:
+        _current.reset(reset)
+
+
+callback_context = task_context
+"""The same context manager, for a callback or notifier runner holding a task or DAG-run token."""
+
+
+@contextmanager
+def forbid_emission(reason: str = "while a DAG file is parsed") -> Iterator[None]:
+    """Emitting inside this block raises NoEmissionContext(reason), even with ASSETBUS_TOKEN set."""
+    reset = _current.set(_Forbidden(reason))
+    try:
+        yield
+    finally:
+        _current.reset(reset)
+
+
+def current_context() -> EmissionContext:
+    """The context emissions are made in; raises NoEmissionContext when there is none."""
+    explicit = _current.get()
+    if isinstance(explicit, EmissionContext):
+        return explicit
+    if isinstance(explicit, _Forbidden):
+        raise NoEmissionContext(explicit.reason)
+    context = context_from_environment(os.environ)
+    if context is None:
+        raise NoEmissionContext()
+    return context
+
+
+def context_from_environment(environ: Mapping[str, str], *, require_token: bool = True) -> EmissionContext | None:
+    """The context a runner put in the environment, or None without ASSETBUS_TOKEN."""
+    token = environ.get(ENV_TOKEN, "").strip()
+    if not token and require_token:
+        return None
+    return _parse(token, environ.get(ENV_BOOTSTRAP, "").strip() or DEFAULT_BOOTSTRAP,
+                  environ.get(ENV_TOPIC_PREFIX, "").strip(), environ.get(ENV_OUTLETS, "").strip())
+
+
+@lru_cache(maxsize=32)
+def _parse(token: str, bootstrap: str, prefix: str, outlets: str) -> EmissionContext:
+    """Environment values parsed once per distinct value (the environment is read on every emit)."""
+    declared = None
+    if outlets:
+        try:
+            declared = frozenset(AssetRef.model_validate(item) for item in json.loads(outlets))
+        except (ValueError, TypeError) as error:
+            raise NoEmissionContext(f"{ENV_OUTLETS} is not a JSON list of {{'name', 'uri'}} objects: {error}") \
+                from error
+    return EmissionContext(token=token, bootstrap_servers=bootstrap, topics=Topics(prefix=prefix or "assetbus"),
+                           outlets=declared)

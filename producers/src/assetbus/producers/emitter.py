@@ -1,0 +1,150 @@
+"""The async emitter: one token's face on a dispatcher. Build a command, send it, get its receipt."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import datetime
+from typing import Any
+
+from assetbus.producers.dispatch import DispatchConfig, Dispatcher, DispatchStats
+from assetbus.producers.errors import raise_for_rejection
+from assetbus.producers.receipts import ReceiptListener
+from assetbus.producers.tokens import source_of
+from assetbus.producers.wire import prepare
+from assetbus.schemas import AssetRef, EmissionCommand, Provenance, Receipt, Topics
+
+__all__ = ["AsyncEmitter", "source_of"]
+
+
+class AsyncEmitter:
+    """`async with AsyncEmitter(bootstrap, token) as emitter: await emitter.emit(asset, ...)`.
+
+    It owns a Dispatcher (producer, receipt listener, resends), or shares one passed as `dispatcher`
+    (then starting and stopping the dispatcher is its owner's job).
+    """
+
+    def __init__(
+        self,
+        bootstrap_servers: str,
+        token: str,
+        *,
+        topics: Topics | None = None,
+        producer_id: str | None = None,
+        receipt_timeout_s: float = 10.0,
+        attempts: int = 3,
+        max_in_flight: int = 10_000,
+        linger_ms: int = 5,
+        compression: str | None = None,
+        dispatcher: Dispatcher | None = None,
+    ) -> None:
+        self.token = token
+        self.source: Provenance = source_of(token)
+        self._owns = dispatcher is None
+        self.dispatcher = dispatcher or Dispatcher(
+            bootstrap_servers, topics, producer_id=producer_id,
+            config=DispatchConfig(receipt_timeout_s=receipt_timeout_s, attempts=attempts,
+                                  max_in_flight=max_in_flight, linger_ms=linger_ms, compression=compression))
+        self._encoder = self.dispatcher.encoder(token)
+
+    @property
+    def topics(self) -> Topics:
+        return self.dispatcher.topics
+
+    @property
+    def producer_id(self) -> str:
+        return self.dispatcher.producer_id
+
+    @property
+    def receipts(self) -> ReceiptListener:
+        """The reply-topic listener (`pause()`/`resume()` simulate lost receipts in tests)."""
+        return self.dispatcher.receipts
+
+    @property
+    def stats(self) -> DispatchStats:
+        return self.dispatcher.stats
+
+    @property
+    def in_flight(self) -> int:
+        return self.dispatcher.in_flight
+
+    async def start(self) -> None:
+        if self._owns:
+            await self.dispatcher.start()
+
+    async def stop(self) -> None:
+        if self._owns:
+            await self.dispatcher.stop()
+
+    async def __aenter__(self) -> AsyncEmitter:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    def command(
+        self,
+        asset: AssetRef,
+        *,
+        extra: dict[str, Any] | None = None,
+        partition_key: str | None = None,
+        partition_date: datetime | None = None,
+        dedupe_key: str | None = None,
+    ) -> EmissionCommand:
+        """A validated command, ready to `submit` or `send` (raises InvalidEmission)."""
+        request = prepare(asset, extra=extra, partition_key=partition_key, partition_date=partition_date,
+                          dedupe_key=dedupe_key)
+        return self._encoder.command(request)
+
+    async def emit(
+        self,
+        asset: AssetRef,
+        *,
+        extra: dict[str, Any] | None = None,
+        partition_key: str | None = None,
+        partition_date: datetime | None = None,
+        dedupe_key: str | None = None,
+        raise_on_reject: bool = True,
+        timeout_s: float | None = None,
+    ) -> Receipt:
+        """Send one emission and wait for its receipt. A rejection raises its typed EmissionRejected
+        (AssetNotFound, Unauthorized, ...) unless `raise_on_reject=False`; no receipt after every
+        attempt raises ReceiptTimeout."""
+        future = await self.emit_nowait(asset, extra=extra, partition_key=partition_key,
+                                        partition_date=partition_date, dedupe_key=dedupe_key, timeout_s=timeout_s)
+        receipt = await future
+        return raise_for_rejection(receipt) if raise_on_reject else receipt
+
+    async def emit_nowait(
+        self,
+        asset: AssetRef,
+        *,
+        extra: dict[str, Any] | None = None,
+        partition_key: str | None = None,
+        partition_date: datetime | None = None,
+        dedupe_key: str | None = None,
+        timeout_s: float | None = None,
+    ) -> asyncio.Future[Receipt]:
+        """Fire and forget: returns once the emission is handed over (waiting only while
+        `max_in_flight` commands have no receipt); the future resolves with the receipt (rejected
+        ones included) or fails with ReceiptTimeout."""
+        request = prepare(asset, extra=extra, partition_key=partition_key, partition_date=partition_date,
+                          dedupe_key=dedupe_key, timeout_s=timeout_s)
+        return await self.dispatcher.submit_encoded(request.command_id, request.asset.name,
+                                                    self._encoder.encode(request), timeout_s=timeout_s)
+
+    async def submit(self, command: EmissionCommand) -> asyncio.Future[Receipt]:
+        """Fire and forget a command built by `command()` (or by hand); the future resolves with its receipt."""
+        return await self.dispatcher.submit(command)
+
+    async def send(self, command: EmissionCommand) -> Receipt:
+        """Send `command` and wait for its receipt, resending the *same* command on timeout."""
+        return await self.dispatcher.send(command)
+
+    async def flush(self) -> None:
+        """Wait until everything handed over is on the broker."""
+        await self.dispatcher.flush()
+
+    async def drain(self, timeout_s: float | None = None) -> None:
+        """Wait until everything handed over has its receipt."""
+        await self.dispatcher.drain(timeout_s)

@@ -1,0 +1,147 @@
+"""The emitter SDK's exceptions. One root; data in attributes; `retriable` for transient faults.
+
+Client-side faults (nothing was sent): `InvalidEmission` (and `UnknownAsset`), `NoEmissionContext`.
+Server-side answers: `EmissionRejected`, one subclass per `ErrorCode`, each carrying the receipt.
+Transport faults: `ReceiptTimeout`, `EmitterClosed`, `BrokerUnavailable`.
+"""
+
+from __future__ import annotations
+
+from assetbus.schemas import ErrorCode, Receipt
+
+
+class EmitterError(Exception):
+    """Root of every error the emitter SDK raises."""
+
+    retriable: bool = False
+
+
+class InvalidEmission(EmitterError):
+    """The emission breaks a rule and was not sent. `field` names the argument at fault."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+
+
+class UnknownAsset(InvalidEmission):
+    """The asset handle is not one the running task declared (its outlets); nothing was sent."""
+
+    def __init__(self, name: str, uri: str, declared: list[str]) -> None:
+        super().__init__("asset", f"{name!r} ({uri}) is not among the assets this task declares: "
+                         f"{', '.join(declared) or 'none'}")
+        self.name = name
+        self.uri = uri
+        self.declared = declared
+
+
+class NoEmissionContext(EmitterError):
+    """There is no running task or callback to emit as (no token in the environment or context)."""
+
+    def __init__(self, reason: str | None = None) -> None:
+        super().__init__(
+            "emission outside a running task or callback"
+            + (f" ({reason})" if reason else ", e.g. while a DAG file is parsed")
+            + ": a runner provides ASSETBUS_TOKEN, or wrap the code in `with task_context(token=...)`")
+        self.reason = reason
+
+
+class ReceiptTimeout(EmitterError):
+    """No receipt arrived in time, after all retries. The command may still be stored: emit again
+    with the same dedupe key and the receipt will say `duplicate` if it was."""
+
+    retriable = True
+
+    def __init__(self, command_id: str, waited_s: float, attempts: int, last_error: str | None = None) -> None:
+        super().__init__(f"no receipt for command {command_id} after {attempts} attempt(s) and {waited_s:.1f}s"
+                         + (f" (last delivery error: {last_error})" if last_error else ""))
+        self.command_id = command_id
+        self.waited_s = waited_s
+        self.attempts = attempts
+        self.last_error = last_error
+
+
+class EmitterClosed(EmitterError):
+    """The emitter is stopped (or stopping); start a new one. Commands already sent are not lost."""
+
+    retriable = True
+
+
+class BrokerUnavailable(EmitterError):
+    """Kafka could not be reached (or its topics are missing) when the emitter started."""
+
+    retriable = True
+
+
+class EmissionRejected(EmitterError):
+    """The persister answered `rejected`; `code` says why (switch on it or on the subclass)."""
+
+    code: ErrorCode = ErrorCode.INTERNAL
+
+    def __init__(self, receipt: Receipt) -> None:
+        code = receipt.error_code or ErrorCode.INTERNAL
+        super().__init__(f"{code.value}: {receipt.error_message or 'rejected'}")
+        self.receipt = receipt
+        self.code = code
+        self.retriable = code is ErrorCode.INTERNAL
+
+
+class InvalidCommand(EmissionRejected):
+    """`invalid_command`: the command breaks the wire contract."""
+
+    code = ErrorCode.INVALID_COMMAND
+
+
+class UnsupportedSchemaVersion(EmissionRejected):
+    """`unsupported_schema_version`: the persister does not read this contract version."""
+
+    code = ErrorCode.UNSUPPORTED_SCHEMA_VERSION
+
+
+class AssetNotFound(EmissionRejected):
+    """`asset_not_found`: no active asset is registered with that name *and* URI."""
+
+    code = ErrorCode.ASSET_NOT_FOUND
+
+
+class Unauthorized(EmissionRejected):
+    """`unauthorized`: the token is forged or expired, or the body claims another source."""
+
+    code = ErrorCode.UNAUTHORIZED
+
+
+class InvalidPartition(EmissionRejected):
+    """`invalid_partition`: the partition arguments break the rules."""
+
+    code = ErrorCode.INVALID_PARTITION
+
+
+class ExtraTooLarge(EmissionRejected):
+    """`extra_too_large`: `extra` is larger than the limit."""
+
+    code = ErrorCode.EXTRA_TOO_LARGE
+
+
+class InternalError(EmissionRejected):
+    """`internal`: the service failed on this command; emitting again with the same dedupe key is safe."""
+
+    code = ErrorCode.INTERNAL
+
+
+REJECTIONS: dict[ErrorCode, type[EmissionRejected]] = {
+    cls.code: cls
+    for cls in (InvalidCommand, UnsupportedSchemaVersion, AssetNotFound, Unauthorized, InvalidPartition,
+                ExtraTooLarge, InternalError)
+}
+
+
+def rejection_error(receipt: Receipt) -> EmissionRejected:
+    """The typed exception for a rejected receipt (`EmissionRejected` itself for an unknown code)."""
+    return REJECTIONS.get(receipt.error_code or ErrorCode.INTERNAL, EmissionRejected)(receipt)
+
+
+def raise_for_rejection(receipt: Receipt) -> Receipt:
+    """Return the receipt if it is accepted or duplicate; raise its typed `EmissionRejected` otherwise."""
+    if receipt.rejected:
+        raise rejection_error(receipt)
+    return receipt

@@ -1,0 +1,113 @@
+"""The synchronous state client: `StateClient(api_url, token).task_state.get("checkpoint")`."""
+
+from __future__ import annotations
+
+import time
+
+import httpx
+
+from assetbus.producers.state.protocol import (
+    Call,
+    StateValue,
+    Target,
+    conditions,
+    own_ti_id,
+    read_cleared,
+    read_deleted,
+    read_entry,
+    request_kwargs,
+    retry_delay,
+    set_body,
+)
+from assetbus.schemas import AssetRef
+
+
+class _Keys:
+    def __init__(self, client: StateClient, target: Target) -> None:
+        self._client = client
+        self._target = target
+
+    def get(self, key: str, default: str | None = None) -> str | None:
+        """The value under `key`, or `default` if there is none."""
+        entry = self.get_entry(key)
+        return entry.value if entry is not None else default
+
+    def get_entry(self, key: str) -> StateValue | None:
+        """The value with its version (for compare-and-set), or None."""
+        return read_entry(self._client.send(self._target.key_call("GET", key)), missing_ok=True)
+
+    def set(self, key: str, value: str, *, if_version: int | None = None, only_if_absent: bool = False) -> StateValue:
+        """Write `value`. With `if_version` (or `only_if_absent`) it is a compare-and-set: StateConflict if
+        another writer got there first."""
+        call = self._target.key_call("PUT", key, headers=conditions(if_version, only_if_absent), json=set_body(value))
+        entry = read_entry(self._client.send(call), missing_ok=False)
+        assert entry is not None
+        return entry
+
+    def delete(self, key: str, *, if_version: int | None = None) -> bool:
+        """Delete `key`; False if it had no value."""
+        return read_deleted(self._client.send(self._target.key_call("DELETE", key, headers=conditions(if_version))))
+
+
+class TaskState(_Keys):
+    """The state of the token's own task instance (all tries share it)."""
+
+    def clear(self, *, all_map_indices: bool = False) -> int:
+        """Delete every key of this task instance; with `all_map_indices=True`, of every map index of the task."""
+        return read_cleared(self._client.send(self._target.clear_call(all_map_indices)))
+
+
+class AssetState(_Keys):
+    """The state of one asset; open to tasks registered with it as inlet or outlet."""
+
+    def clear(self) -> int:
+        return read_cleared(self._client.send(self._target.clear_call()))
+
+
+class Asset:
+    """`client.asset("orders").state.get("watermark")`."""
+
+    def __init__(self, client: StateClient, name: str) -> None:
+        self.name = name
+        self.state = AssetState(client, Target(asset_name=name))
+
+
+class StateClient:
+    """Task and asset state over the execution API, with the task's token. Use as a context manager."""
+
+    def __init__(self, base_url: str, token: str, *, timeout_s: float = 10.0, connect_retries: int = 2,
+                 http: httpx.Client | None = None) -> None:
+        self.token = token
+        self.connect_retries = connect_retries
+        self._http = http or httpx.Client(base_url=base_url, timeout=timeout_s)
+        self._task_state: TaskState | None = None
+
+    @property
+    def task_state(self) -> TaskState:
+        if self._task_state is None:
+            self._task_state = TaskState(self, Target(ti_id=own_ti_id(self.token)))
+        return self._task_state
+
+    def asset(self, asset: str | AssetRef) -> Asset:
+        return Asset(self, asset.name if isinstance(asset, AssetRef) else asset)
+
+    def send(self, call: Call) -> httpx.Response:
+        """One request; a connection that could not even be opened is retried (nothing was sent)."""
+        kwargs = request_kwargs(call, self.token)
+        attempt = 0
+        while True:
+            try:
+                return self._http.request(call.method, call.path, **kwargs)
+            except httpx.HTTPError as error:
+                delay = retry_delay(error, attempt, self.connect_retries)
+            time.sleep(delay)
+            attempt += 1
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> StateClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

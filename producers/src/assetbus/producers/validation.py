@@ -1,0 +1,91 @@
+"""Client-side checks, before anything is sent: the same rules the persister enforces."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+from assetbus.producers.errors import InvalidEmission
+from assetbus.schemas import EXTRA_MAX_BYTES, KEY_MAX_LENGTH, NAME_MAX_LENGTH, AssetRef
+
+__all__ = [
+    "InvalidEmission",
+    "check_asset",
+    "check_dedupe_key",
+    "check_extra",
+    "check_partition",
+    "encode_extra",
+]
+
+
+def _check_key(field: str, value: object) -> None:
+    if not (isinstance(value, str) and 0 < len(value) <= KEY_MAX_LENGTH):
+        raise InvalidEmission(field, f"must be a non-empty string of at most {KEY_MAX_LENGTH} characters")
+    if "\x00" in value:
+        raise InvalidEmission(field, "may not contain NUL characters")
+
+
+def check_asset(asset: object) -> AssetRef:
+    """An AssetRef with a usable name and URI (handles and refs alike)."""
+    ref = asset if isinstance(asset, AssetRef) else getattr(asset, "ref", asset)
+    if not isinstance(ref, AssetRef):
+        raise InvalidEmission("asset", f"must be an Asset handle or an AssetRef, not {type(asset).__name__}")
+    for field, value in (("asset.name", ref.name), ("asset.uri", ref.uri)):
+        if "\x00" in value or len(value) > NAME_MAX_LENGTH:
+            raise InvalidEmission(field, f"must be at most {NAME_MAX_LENGTH} characters without NUL")
+    return ref
+
+
+def check_partition(partition_key: str | None, partition_date: datetime | None) -> None:
+    if partition_key is not None:
+        _check_key("partition_key", partition_key)
+    if partition_date is None:
+        return
+    if not isinstance(partition_date, datetime):
+        raise InvalidEmission("partition_date", "must be a datetime")
+    if partition_key is None:
+        raise InvalidEmission("partition_date", "requires partition_key (partitions are never inherited)")
+    if partition_date.utcoffset() is None:
+        raise InvalidEmission("partition_date", "must be time-zone aware, e.g. datetime(2026, 10, 1, tzinfo=UTC)")
+
+
+_compact = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+
+
+def _has_nul(data: object) -> bool:
+    if isinstance(data, str):
+        return "\x00" in data
+    if isinstance(data, dict):
+        return any(_has_nul(k) or _has_nul(v) for k, v in data.items())
+    if isinstance(data, list | tuple):
+        return any(_has_nul(item) for item in data)
+    return False
+
+
+def encode_extra(extra: Any) -> tuple[dict[str, Any], str]:
+    """The checked `extra` and its compact JSON (the bytes the size limit is measured on)."""
+    if extra is None:
+        return {}, "{}"
+    if not isinstance(extra, dict):
+        raise InvalidEmission("extra", f"must be a JSON object (a dict), not {type(extra).__name__}")
+    try:
+        encoded = _compact(extra)
+    except (TypeError, ValueError) as error:
+        raise InvalidEmission("extra", f"is not JSON-serializable: {error}") from error
+    size = len(encoded) if len(encoded) * 4 <= EXTRA_MAX_BYTES else len(encoded.encode())  # UTF-8: <= 4 bytes/char
+    if size > EXTRA_MAX_BYTES:
+        raise InvalidEmission("extra", f"is {size} bytes; the limit is {EXTRA_MAX_BYTES} (send references, not data)")
+    if "\\u0000" in encoded and _has_nul(extra):
+        raise InvalidEmission("extra", "may not contain NUL characters")
+    return extra, encoded
+
+
+def check_extra(extra: Any) -> dict[str, Any]:
+    """The checked `extra` ({} for None); raises InvalidEmission."""
+    return encode_extra(extra)[0]
+
+
+def check_dedupe_key(dedupe_key: str | None) -> None:
+    if dedupe_key is not None:
+        _check_key("dedupe_key", dedupe_key)

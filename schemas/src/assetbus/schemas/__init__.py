@@ -1,0 +1,36 @@
+"""The wire contract of assetbus: messages, topic names, error codes, schema version. No I/O."""
+
+from assetbus.schemas.commands import AssetRef, EmissionCommand
+from assetbus.schemas.errors import DeadLetterReason, ErrorCode
+from assetbus.schemas.events import AssetEvent
+from assetbus.schemas.jsonschema import json_schemas
+from assetbus.schemas.limits import EXTRA_MAX_BYTES, KEY_MAX_LENGTH, NAME_MAX_LENGTH
+from assetbus.schemas.provenance import EmitterClaims, Provenance, SourceKind, task_instance_id
+from assetbus.schemas.readiness import ReadinessSignal, TriggeringEvent
+from assetbus.schemas.receipts import Receipt, ReceiptStatus
+from assetbus.schemas.topics import DEFAULT_PREFIX, Topics
+from assetbus.schemas.version import SCHEMA_VERSION, SUPPORTED_SCHEMA_VERSIONS
+
+__all__ = [
+    "DEFAULT_PREFIX",
+    "EXTRA_MAX_BYTES",
+    "KEY_MAX_LENGTH",
+    "NAME_MAX_LENGTH",
+    "SCHEMA_VERSION",
+    "SUPPORTED_SCHEMA_VERSIONS",
+    "AssetEvent",
+    "AssetRef",
+    "DeadLetterReason",
+    "EmissionCommand",
+    "EmitterClaims",
+    "ErrorCode",
+    "Provenance",
+    "ReadinessSignal",
+    "Receipt",
+    "ReceiptStatus",
+    "SourceKind",
+    "Topics",
+    "TriggeringEvent",
+    "json_schemas",
+    "task_instance_id",
+]

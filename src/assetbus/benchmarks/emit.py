@@ -1,0 +1,194 @@
+"""`assetbus bench emit`: emissions per second from one process, caller not waiting on each receipt.
+
+Two runs, each on a fresh topic prefix:
+
+* **broker** — the emitter alone: emit_nowait() N times, then wait until the broker acknowledged
+  every record. No persister runs, so no receipt ever comes: the in-flight bound is raised to N
+  for this run (said in the output). This is the emitter's own ceiling.
+* **receipts** — the same with `assetbus run persister` running as a subprocess on a fresh
+  database, and the real in-flight bound: the emitter holds at most `in_flight` commands without
+  a receipt, so its rate is also bounded by how fast receipts come back (backpressure).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import platform
+import secrets
+import sys
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from assetbus.benchmarks.scratch import create_database, drop_database
+from assetbus.consumers.storage import create_engine, register_asset
+from assetbus.producers import AsyncEmitter, task_token
+from assetbus.producers.wire import CommandEncoder, prepare
+from assetbus.schemas import AssetRef, Receipt, Topics
+from assetbus.settings import Settings
+from assetbus.topics import delete_topics, ensure_topics
+
+
+@dataclass(frozen=True)
+class EmitBenchOptions:
+    count: int = 100_000
+    in_flight: int = 10_000
+    extra_bytes: int = 100
+    linger_ms: int = 5
+    compression: str | None = None
+    assets: int = 6
+    modes: tuple[str, ...] = ("broker", "receipts")
+
+
+@dataclass
+class EmitRun:
+    mode: str
+    count: int
+    in_flight_bound: int
+    handover_s: float = 0.0
+    broker_s: float = 0.0
+    receipts_s: float | None = None
+    accepted: int = 0
+    peak_in_flight: int = 0
+    resent: int = 0
+    batches: int = 0
+    cpu_s: float = 0.0
+    """CPU time of this process (all threads) from the first emission to the broker's last ack."""
+
+    @property
+    def cpu_us_per_emission(self) -> float:
+        return self.cpu_s / self.count * 1e6
+
+    @property
+    def broker_rate(self) -> float:
+        return self.count / self.broker_s
+
+    @property
+    def receipt_rate(self) -> float | None:
+        return None if self.receipts_s is None else self.count / self.receipts_s
+
+
+@dataclass
+class EmitReport:
+    options: EmitBenchOptions
+    message_bytes: int
+    token_bytes: int
+    runs: list[EmitRun] = field(default_factory=list)
+    load_before: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    load_after: tuple[float, float, float] = (0.0, 0.0, 0.0)
+
+    def conditions(self) -> dict[str, str]:
+        o = self.options
+        return {
+            "message": f"{self.message_bytes} bytes per command (token {self.token_bytes} bytes, "
+                       f"extra {o.extra_bytes} bytes), {o.assets} assets as keys over 6 partitions",
+            "producer": f"aiokafka batch API, acks=all, idempotent, linger {o.linger_ms} ms, "
+                        f"batches ≤ 512 KiB, compression {o.compression or 'none'}",
+            "machine": f"{os.cpu_count()} cores ({platform.machine()}, Python {platform.python_version()}); "
+                       "Kafka and PostgreSQL on the same machine",
+            "load average before / after": f"{_load(self.load_before)} / {_load(self.load_after)}",
+        }
+
+
+def _load(values: tuple[float, float, float]) -> str:
+    return " ".join(f"{v:.2f}" for v in values)
+
+
+def _token(secret: str) -> str:
+    return task_token(secret, "bench", "bench-run", "emit")
+
+
+def _assets(n: int) -> list[AssetRef]:
+    return [AssetRef(name=f"bench.emit-{i:02d}", uri=f"s3://bench/emit-{i:02d}/") for i in range(n)]
+
+
+async def _emit_all(emitter: AsyncEmitter, run: EmitRun, assets: list[AssetRef], extra_bytes: int,
+                    wait_receipts: bool) -> None:
+    extra = {"path": "s3://bench/" + "x" * max(0, extra_bytes - 25), "rows": 1}
+    futures: list[asyncio.Future[Receipt]] = []
+    n_assets = len(assets)
+    started, cpu_started = time.perf_counter(), time.process_time()
+    for i in range(run.count):
+        futures.append(await emitter.emit_nowait(assets[i % n_assets], extra=extra, partition_key="2026-10-01",
+                                                 dedupe_key=f"b{i}"))
+    run.handover_s = time.perf_counter() - started
+    await emitter.flush()
+    run.broker_s = time.perf_counter() - started
+    run.cpu_s = time.process_time() - cpu_started
+    if wait_receipts:
+        receipts = await asyncio.gather(*futures)
+        run.receipts_s = time.perf_counter() - started
+        run.accepted = sum(1 for r in receipts if r.accepted)
+    else:
+        for future in futures:
+            future.cancel()
+    run.peak_in_flight = emitter.stats.peak_in_flight
+    run.resent = emitter.stats.resent
+    run.batches = emitter.dispatcher.batches_sent
+
+
+async def _broker_run(settings: Settings, options: EmitBenchOptions, secret: str) -> EmitRun:
+    topics = Topics(prefix=f"benchemit{uuid.uuid4().hex[:8]}")
+    await ensure_topics(settings.bootstrap_servers, topics)
+    run = EmitRun("broker", options.count, options.count)
+    try:
+        async with AsyncEmitter(settings.bootstrap_servers, _token(secret), topics=topics, receipt_timeout_s=3600,
+                                attempts=1, max_in_flight=options.count, linger_ms=options.linger_ms,
+                                compression=options.compression) as emitter:
+            await _emit_all(emitter, run, _assets(options.assets), options.extra_bytes, wait_receipts=False)
+    finally:
+        await delete_topics(settings.bootstrap_servers, list(topics.core()))
+    return run
+
+
+async def _receipts_run(settings: Settings, options: EmitBenchOptions, secret: str) -> EmitRun:
+    tag = uuid.uuid4().hex[:8]
+    topics = Topics(prefix=f"benchemit{tag}")
+    db_name = f"assetbus_bench_emit_{tag}"
+    await ensure_topics(settings.bootstrap_servers, topics)
+    db_url = await create_database(settings.database_url, db_name)
+    persister: asyncio.subprocess.Process | None = None
+    run = EmitRun("receipts", options.count, options.in_flight)
+    try:
+        engine = create_engine(db_url)
+        try:
+            async with engine.begin() as conn:
+                for asset in _assets(options.assets):
+                    await register_asset(conn, asset.name, asset.uri)
+        finally:
+            await engine.dispose()
+        env = {**os.environ, "DATABASE_URL": db_url, "ASSETBUS_TOPIC_PREFIX": topics.prefix,
+               "ASSETBUS_TOKEN_SECRET": secret, "KAFKA_BOOTSTRAP_SERVERS": settings.bootstrap_servers}
+        script = str(Path(sys.executable).parent / "assetbus")
+        persister = await asyncio.create_subprocess_exec(
+            script, "run", "persister", "--group-id", f"{topics.prefix}-persister", "--log-level", "WARNING", env=env)
+        async with AsyncEmitter(settings.bootstrap_servers, _token(secret), topics=topics, receipt_timeout_s=60,
+                                max_in_flight=options.in_flight, linger_ms=options.linger_ms,
+                                compression=options.compression) as emitter:
+            warm = await emitter.emit(_assets(1)[0], dedupe_key="warm-up", timeout_s=120)  # persister joined
+            assert warm.accepted, warm
+            emitter.stats.peak_in_flight = 0
+            await _emit_all(emitter, run, _assets(options.assets), options.extra_bytes, wait_receipts=True)
+    finally:
+        if persister is not None:
+            persister.terminate()
+            await asyncio.wait_for(persister.wait(), 30)
+        await delete_topics(settings.bootstrap_servers, list(topics.core()))
+        await drop_database(settings.database_url, db_name)
+    return run
+
+
+async def run_emit_benchmark(settings: Settings, options: EmitBenchOptions) -> EmitReport:
+    secret = secrets.token_urlsafe(32)
+    sample = prepare(_assets(1)[0], extra={"path": "s3://bench/" + "x" * max(0, options.extra_bytes - 25), "rows": 1},
+                     partition_key="2026-10-01", dedupe_key="b1000")
+    size = len(CommandEncoder(f"emitter-{uuid.uuid4().hex}", "benchemitxxxxxxxx.receipts", _token(secret))
+               .encode(sample))
+    report = EmitReport(options, size, len(_token(secret)), load_before=os.getloadavg())
+    for mode in options.modes:
+        runner = _broker_run if mode == "broker" else _receipts_run
+        report.runs.append(await runner(settings, options, secret))
+    report.load_after = os.getloadavg()
+    return report

@@ -1,0 +1,85 @@
+"""`assetbus dags sync PATH | list`: consumer DAG definitions from Python files into the database."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from pydantic import ValidationError
+from rich.markup import escape
+from rich.table import Table
+
+from assetbus.cli.common import connect, console, fail, run, settings
+from assetbus.consumers.scheduler import ConsumerDag, SyncReport, create_readiness_topics, load_dag_files, sync_dags
+from assetbus.consumers.storage.dags import list_dags
+from assetbus.schemas import Topics
+
+app = typer.Typer(help="Consumer DAG definitions: sync them from Python files, list them.", no_args_is_help=True)
+
+
+async def sync_path(path: Path, database_url: str, bootstrap_servers: str, topics: Topics) -> SyncReport:
+    """Load the files, write the definitions in one transaction, create the readiness topics."""
+    loaded = load_dag_files(path)
+    async with connect(database_url, transaction=True) as conn:
+        report = await sync_dags(conn, loaded)
+    await create_readiness_topics(bootstrap_servers, topics, report.synced)
+    return report
+
+
+@app.command("sync")
+def sync(path: Annotated[Path, typer.Argument(help="A DAG file, or a folder searched for *.py files.")]) -> None:
+    """Create, update or deactivate consumer DAGs from PATH (idempotent; exit code 1 on any error)."""
+    s = settings()
+    topics = Topics(prefix=s.topic_prefix)
+    try:
+        report = run(sync_path(path, s.database_url, s.bootstrap_servers, topics))
+    except FileNotFoundError as error:
+        fail(str(error))
+    table = Table("dag", "result", "file / reason", title=f"dags sync {path}", title_justify="left")
+    for outcome in report.outcomes:
+        if outcome.error is not None:
+            table.add_row(outcome.dag_id, "[red]not synced[/]", escape(outcome.error))
+        else:
+            assert outcome.change is not None
+            style = "dim" if outcome.change.value == "unchanged" else "green"
+            table.add_row(outcome.dag_id, f"[{style}]{outcome.change.value}[/]", _short(outcome.fileloc))
+    for dag_id in report.deactivated:
+        table.add_row(dag_id, "[yellow]deactivated[/]", "no longer defined under the path")
+    for fileloc, reason in report.file_errors.items():
+        table.add_row("-", "[red]file error[/]", escape(f"{_short(fileloc)}: {reason}"))
+    console.print(table)
+    console.print(f"readiness topics: {', '.join(topics.readiness(d) for d in report.synced) or 'none'}")
+    if not report.ok:
+        raise typer.Exit(1)
+
+
+@app.command("list")
+def list_(all_: bool = typer.Option(False, "--all", help="Include deactivated DAGs.")) -> None:
+    """List consumer DAGs: what each waits for, its mappings and coalescing policy."""
+
+    async def go() -> None:
+        async with connect() as conn:
+            rows = await list_dags(conn, active_only=not all_)
+        table = Table(title="consumer DAGs", title_justify="left")
+        table.add_column("dag", no_wrap=True)
+        table.add_column("waits for", overflow="fold")
+        for name in ("coalesce", "active", "file", "synced at"):
+            table.add_column(name, overflow="fold")
+        for row in rows:
+            try:
+                condition = escape(ConsumerDag.from_definition(row.definition).describe())
+            except ValidationError:
+                condition = "[red]unreadable definition[/]"
+            table.add_row(row.dag_id, condition, "yes" if row.coalesce else "no: a run per event",
+                          "yes" if row.active else "no", _short(row.fileloc), f"{row.updated_at:%Y-%m-%d %H:%M}")
+        console.print(table)
+
+    run(go())
+
+
+def _short(fileloc: str) -> str:
+    try:
+        return str(Path(fileloc).relative_to(Path.cwd()))
+    except ValueError:
+        return fileloc

@@ -1,0 +1,66 @@
+"""`assetbus assets attach|detach|attachments`: which tasks are inlets or outlets of which assets.
+
+A task may read and write an asset's state only while it is attached to the asset.
+"""
+
+from __future__ import annotations
+
+import typer
+from rich.table import Table
+
+from assetbus.cli.common import connect, console, fail, run
+from assetbus.consumers.storage.task_assets import TaskAssetRow, attach_task_asset, detach_task_asset, list_task_assets
+
+
+def attach(dag: str = typer.Option(..., "--dag", help="DAG id."),
+           task: str = typer.Option(..., "--task", help="Task id."),
+           asset: str = typer.Option(..., "--asset", help="Registered asset name."),
+           role: str = typer.Option(..., "--role", help="inlet (reads the asset) or outlet (writes it).")) -> None:
+    """Register a task as an inlet or outlet of an asset (idempotent)."""
+
+    async def go() -> bool:
+        async with connect(transaction=True) as conn:
+            return await attach_task_asset(conn, dag, task, asset, role)
+
+    try:
+        new = run(go())
+    except ValueError as error:
+        fail(str(error))
+    console.print(f"task {dag}.{task} is {'now' if new else 'already'} an {role} of asset {asset}")
+
+
+def detach(dag: str = typer.Option(..., "--dag", help="DAG id."),
+           task: str = typer.Option(..., "--task", help="Task id."),
+           asset: str = typer.Option(..., "--asset", help="Registered asset name."),
+           role: str | None = typer.Option(None, "--role", help="inlet or outlet; omit for both.")) -> None:
+    """Remove a task's registration with an asset."""
+
+    async def go() -> int:
+        async with connect(transaction=True) as conn:
+            return await detach_task_asset(conn, dag, task, asset, role)
+
+    try:
+        removed = run(go())
+    except ValueError as error:
+        fail(str(error))
+    console.print(f"removed {removed} registration(s) of task {dag}.{task} with asset {asset}")
+
+
+def attachments(dag: str | None = typer.Option(None, "--dag", help="Only this DAG's tasks.")) -> None:
+    """List task-asset registrations."""
+
+    async def go() -> list[TaskAssetRow]:
+        async with connect() as conn:
+            return await list_task_assets(conn, dag)
+
+    table = Table("dag", "task", "asset", "role", "since")
+    for row in run(go()):
+        table.add_row(row.dag_id, row.task_id, row.asset_name, row.role, row.created_at.isoformat(timespec="seconds"))
+    console.print(table)
+
+
+def register(assets_app: typer.Typer) -> None:
+    """Add the commands to `assetbus assets`."""
+    assets_app.command("attach")(attach)
+    assets_app.command("detach")(detach)
+    assets_app.command("attachments")(attachments)

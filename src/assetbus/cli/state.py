@@ -1,0 +1,164 @@
+"""`assetbus state get|set|clear|purge-run`: operators read and repair task state and asset state.
+
+Operators work on the database directly (they hold DATABASE_URL); tasks go through the API.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+import typer
+from rich.table import Table
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from assetbus.cli.common import console, fail, run, settings
+from assetbus.consumers.storage import assets_by_name, create_engine
+from assetbus.consumers.storage.state import (
+    Precondition,
+    StateConflict,
+    StateEntry,
+    TaskKey,
+    clear_asset_state,
+    clear_task_state,
+    delete_asset_state,
+    delete_task_state,
+    get_asset_state,
+    get_task_state,
+    list_asset_state,
+    list_task_state,
+    purge_run_state,
+    set_asset_state,
+    set_task_state,
+)
+
+app = typer.Typer(help="Read, write and clear task state and asset state (operators).", no_args_is_help=True)
+T = TypeVar("T")
+
+DAG = typer.Option(None, "--dag", help="DAG id (task state).")
+RUN = typer.Option(None, "--run", help="DAG run id (task state).")
+TASK = typer.Option(None, "--task", help="Task id (task state).")
+MAP_INDEX = typer.Option(-1, "--map-index", help="Map index (-1: unmapped).")
+ASSET = typer.Option(None, "--asset", help="Asset name (asset state), instead of --dag/--run/--task.")
+
+
+class Target:
+    """A task instance or an asset, from the command line."""
+
+    def __init__(self, dag: str | None, run_id: str | None, task: str | None, map_index: int,
+                 asset: str | None) -> None:
+        task_given = [dag, run_id, task]
+        if asset is not None and any(v is not None for v in task_given):
+            fail("name either --asset or --dag/--run/--task, not both")
+        if asset is None and any(v is None for v in task_given):
+            fail("name a task instance (--dag, --run and --task) or an asset (--asset)")
+        self.asset = asset
+        self.ti = TaskKey(dag, run_id, task, map_index) if asset is None else None  # type: ignore[arg-type]
+
+    def __str__(self) -> str:
+        if self.ti is not None:
+            return f"task {self.ti.dag_id}/{self.ti.run_id}/{self.ti.task_id}[{self.ti.map_index}]"
+        return f"asset {self.asset}"
+
+    async def asset_id(self, conn: AsyncConnection) -> int:
+        assert self.asset is not None
+        found = (await assets_by_name(conn, [self.asset])).get(self.asset)
+        if found is None:
+            fail(f"asset {self.asset!r} is not registered")
+        return found.id
+
+
+def _in_transaction(work: Callable[[AsyncConnection], Awaitable[T]]) -> T:
+    async def go() -> T:
+        engine = create_engine(settings().database_url)
+        try:
+            async with engine.begin() as conn:
+                return await work(conn)
+        finally:
+            await engine.dispose()
+
+    try:
+        return run(go())
+    except StateConflict as error:
+        fail(str(error))
+
+
+def _table(title: str, entries: list[StateEntry]) -> Table:
+    table = Table("key", "version", "updated at", "value", title=title, title_justify="left")
+    for entry in entries:
+        shown = entry.value if len(entry.value) <= 80 else entry.value[:77] + "..."
+        table.add_row(entry.key, str(entry.version), entry.updated_at.isoformat(timespec="seconds"), shown)
+    return table
+
+
+@app.command("get")
+def get(key: str | None = typer.Argument(None, help="The key; omit it to list every key."),
+        dag: str | None = DAG, run_id: str | None = RUN, task: str | None = TASK, map_index: int = MAP_INDEX,
+        asset: str | None = ASSET) -> None:
+    """Print the value under KEY (exit code 1 if absent), or list every key with its version."""
+    target = Target(dag, run_id, task, map_index, asset)
+
+    async def work(conn: AsyncConnection) -> list[StateEntry]:
+        if key is None:
+            return await (list_task_state(conn, target.ti) if target.ti else list_asset_state(
+                conn, await target.asset_id(conn)))
+        entry = await (get_task_state(conn, target.ti, key) if target.ti else get_asset_state(
+            conn, await target.asset_id(conn), key))
+        return [entry] if entry is not None else []
+
+    entries = _in_transaction(work)
+    if key is None:
+        console.print(_table(str(target), entries))
+    elif not entries:
+        fail(f"{target} has no state under key {key!r}")
+    else:
+        typer.echo(entries[0].value)
+
+
+@app.command("set")
+def set_(key: str = typer.Argument(..., help="The key."), value: str = typer.Argument(..., help="The value."),
+         dag: str | None = DAG, run_id: str | None = RUN, task: str | None = TASK, map_index: int = MAP_INDEX,
+         asset: str | None = ASSET,
+         if_version: int | None = typer.Option(None, "--if-version",
+                                               help="Only if the stored version is this.")) -> None:
+    """Write VALUE under KEY (compare-and-set with --if-version)."""
+    target = Target(dag, run_id, task, map_index, asset)
+    when = Precondition(versions=frozenset({if_version})) if if_version is not None else Precondition()
+
+    async def work(conn: AsyncConnection) -> StateEntry:
+        if target.ti is not None:
+            return await set_task_state(conn, target.ti, key, value, when)
+        return await set_asset_state(conn, await target.asset_id(conn), key, value, when)
+
+    entry = _in_transaction(work)
+    console.print(f"{target}: {key} = version {entry.version}")
+
+
+@app.command("clear")
+def clear(key: str | None = typer.Argument(None, help="Delete only this key; omit it to clear everything."),
+          dag: str | None = DAG, run_id: str | None = RUN, task: str | None = TASK, map_index: int = MAP_INDEX,
+          asset: str | None = ASSET,
+          all_map_indices: bool = typer.Option(False, "--all-map-indices",
+                                               help="Task state: clear every map index of the task.")) -> None:
+    """Delete KEY, or every key of the task instance (or asset)."""
+    target = Target(dag, run_id, task, map_index, asset)
+
+    async def work(conn: AsyncConnection) -> int:
+        if target.ti is not None:
+            if key is not None:
+                return int(await delete_task_state(conn, target.ti, key))
+            return await clear_task_state(conn, target.ti, all_map_indices=all_map_indices)
+        asset_id = await target.asset_id(conn)
+        if key is not None:
+            return int(await delete_asset_state(conn, asset_id, key))
+        return await clear_asset_state(conn, asset_id)
+
+    console.print(f"{target}: deleted {_in_transaction(work)} key(s)")
+
+
+@app.command("purge-run")
+def purge_run(dag: str = typer.Option(..., "--dag", help="DAG id."),
+              run_id: str = typer.Option(..., "--run", help="DAG run id.")) -> None:
+    """Delete the task state of every task of a DAG run."""
+    deleted = _in_transaction(lambda conn: purge_run_state(conn, dag, run_id))
+    console.print(f"run {dag}/{run_id}: deleted {deleted} task state key(s)")
