@@ -22,7 +22,7 @@ infra: install  ## start local Kafka + PostgreSQL unless configured, create topi
 demo: infra  ## the end-to-end story
 	$(BIN)/assetbus demo
 
-test: install compose-check  ## the whole suite against the real broker and database
+test: install lint compose-check  ## lint, then the whole suite against the real broker and database
 	@if [ "$${ASSETBUS_TEST_INFRA:-}" = testcontainers ]; then echo "tests start their own containers (testcontainers)"; \
 	else $(MAKE) --no-print-directory infra; fi
 	$(BIN)/pytest
@@ -30,9 +30,10 @@ test: install compose-check  ## the whole suite against the real broker and data
 unit: install  ## only the tests that need no infrastructure
 	$(BIN)/pytest tests/unit
 
-lint: install
+lint: install  ## ruff, and mypy strict (the SDK and contract also as Python 3.10)
 	$(BIN)/ruff check .
 	$(BIN)/mypy src/assetbus schemas/src/assetbus producers/src/assetbus consumers/src/assetbus migrations/src/assetbus
+	$(BIN)/mypy --python-version 3.10 schemas/src/assetbus producers/src/assetbus
 
 bench: infra  ## throughput benchmarks; figures go to the README
 	$(BIN)/assetbus bench

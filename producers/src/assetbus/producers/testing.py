@@ -19,7 +19,7 @@ import secrets
 import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import jwt
@@ -39,6 +39,7 @@ from assetbus.schemas import (
     ReceiptStatus,
     Topics,
 )
+from assetbus.schemas.compat import UTC
 
 
 class _Transport:

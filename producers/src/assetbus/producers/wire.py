@@ -13,13 +13,14 @@ import json
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from assetbus.producers.errors import InvalidEmission
 from assetbus.producers.tokens import source_of
 from assetbus.producers.validation import check_asset, check_dedupe_key, check_partition, encode_extra
 from assetbus.schemas import SCHEMA_VERSION, AssetRef, EmissionCommand, Provenance
+from assetbus.schemas.compat import UTC
 
 _json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
 _string: Callable[[str], str] = json.encoder.encode_basestring

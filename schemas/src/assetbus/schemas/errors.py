@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from enum import StrEnum
+from assetbus.schemas.compat import StrEnum
 
 
 class ErrorCode(StrEnum):

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import uuid
-from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from assetbus.schemas.compat import StrEnum
 
 
 class SourceKind(StrEnum):

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from datetime import datetime
-from enum import StrEnum
 from uuid import UUID
 
 from pydantic import BaseModel, Field
 
+from assetbus.schemas.compat import StrEnum
 from assetbus.schemas.errors import ErrorCode
 from assetbus.schemas.version import SCHEMA_VERSION
 
