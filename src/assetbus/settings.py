@@ -10,6 +10,8 @@ from pathlib import Path
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from assetbus.producers.kafka.connection import KafkaConnection
+
 DEFAULT_KAFKA_PORT = 19092
 DEFAULT_KAFKA_CONTROLLER_PORT = 19093
 DEFAULT_PG_PORT = 5432
@@ -71,6 +73,19 @@ def normalize_db_url(url: str) -> str:
     return url
 
 
+class TopicSettings(BaseSettings):
+    """How `assetbus migrate` creates topics (existing ones are checked against it, never changed)."""
+
+    model_config = SettingsConfigDict(env_prefix="ASSETBUS_TOPIC_", extra="ignore")
+
+    partitions: int | None = Field(default=None, ge=1, description="ASSETBUS_TOPIC_PARTITIONS: partitions of the "
+                                   "emissions, receipts and asset-events topics (default 6).")
+    replication_factor: int | None = Field(default=None, ge=1, description="ASSETBUS_TOPIC_REPLICATION_FACTOR "
+                                           "(default: the smaller of 3 and the number of brokers).")
+    min_insync_replicas: int | None = Field(default=None, ge=1, description="ASSETBUS_TOPIC_MIN_INSYNC_REPLICAS "
+                                            "(default: one less than the replication factor, between 1 and 2).")
+
+
 class SecuritySettings(BaseSettings):
     """Token signing key. Configuration only: never in the repo."""
 
@@ -112,10 +127,16 @@ class Settings:
         self.infra = InfraSettings()
         self.conn = ConnectionSettings()
         self.security = SecuritySettings()
+        self.topic_settings = TopicSettings()
 
     @property
     def bootstrap_servers(self) -> str:
         return self.conn.bootstrap(self.infra)
+
+    @property
+    def kafka(self) -> KafkaConnection:
+        """The Kafka connection: the `KAFKA_*` variables, bootstrapping from `bootstrap_servers`."""
+        return KafkaConnection.from_environ(bootstrap_servers=self.bootstrap_servers)
 
     @property
     def database_url(self) -> str:

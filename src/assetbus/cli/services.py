@@ -3,16 +3,22 @@
 from __future__ import annotations
 
 import gc
+from collections.abc import Coroutine
+from typing import Any
 
 import typer
 
-from assetbus.cli.common import run, settings, setup_logging
+from assetbus.cli.common import fail, run, settings, setup_logging
 from assetbus.consumers.api import ApiConfig, create_api
-from assetbus.consumers.persister import PersisterConfig, create_app
+from assetbus.consumers.kafka.startup import StartupTimeout
+from assetbus.consumers.persister import PersisterConfig, serve
 from assetbus.schemas import Topics
 from assetbus.settings import ApiSettings
 
 app = typer.Typer(help="Run a service in the foreground.", no_args_is_help=True)
+
+STARTUP_HELP = ("How long to wait for Kafka and PostgreSQL at start-up (logging each attempt) before exiting with "
+                "one error line and code 75.")
 
 
 @app.command("persister")
@@ -28,6 +34,7 @@ def persister(
                                              "process leave the group; the batch is redelivered."),
     metrics_port: int | None = typer.Option(None, help="Serve Prometheus metrics on this port at /metrics."),
     metrics_host: str = typer.Option("0.0.0.0", help="Address the metrics endpoint binds to."),
+    startup_timeout_s: float = typer.Option(60.0, help=STARTUP_HELP),
     log_level: str = typer.Option("INFO", help="Logging level."),
     log_format: str = typer.Option("kv", help="Log lines as `kv` (key=value) or `json`."),
 ) -> None:
@@ -36,19 +43,26 @@ def persister(
 
     logs.configure(log_level, log_format)
     s = settings()
-    config = PersisterConfig(bootstrap_servers=s.bootstrap_servers, database_url=s.database_url,
+    config = PersisterConfig(kafka=s.kafka, database_url=s.database_url,
                              token_secret=s.token_secret, topics=Topics(prefix=s.topic_prefix),
                              group_id=group_id, max_records=max_records, chunk_size=chunk_size,
                              transactions_in_flight=transactions_in_flight,
                              batch_timeout_ms=batch_timeout_ms, session_timeout_ms=session_timeout_ms,
                              max_poll_interval_ms=max_poll_interval_ms, metrics_port=metrics_port,
-                             metrics_host=metrics_host)
-    app = create_app(config)
+                             metrics_host=metrics_host, startup_timeout_s=startup_timeout_s)
     # Everything imported so far lives as long as the process: keep the cyclic collector from walking
     # it again and again (full collections were 50-100 ms pauses every few thousand commands).
     gc.freeze()
     gc.set_threshold(50_000, 20, 20)
-    run(app.run())
+    _serve(serve(config))
+
+
+def _serve(service: Coroutine[Any, Any, None]) -> None:
+    """Run a service; giving up on Kafka or PostgreSQL at start-up is one line and exit code 75, no traceback."""
+    try:
+        run(service)
+    except StartupTimeout as error:
+        fail(str(error), code=error.exit_code)
 
 
 @app.command("api")
@@ -63,7 +77,7 @@ def api(
 
     setup_logging(log_level)
     s, api_settings = settings(), ApiSettings()
-    config = ApiConfig(bootstrap_servers=s.bootstrap_servers, database_url=s.database_url,
+    config = ApiConfig(kafka=s.kafka, database_url=s.database_url,
                        token_secret=s.token_secret, topics=Topics(prefix=s.topic_prefix),
                        receipt_timeout_s=receipt_timeout_s or api_settings.receipt_timeout_s)
     uvicorn.run(create_api(config), host=host or api_settings.host, port=port or api_settings.port,
@@ -78,14 +92,16 @@ def scheduler(
     republish_interval_s: float = typer.Option(5.0, help="How often runs left unpublished are looked for."),
     session_timeout_ms: int = typer.Option(10_000, help="How soon the group gives a killed member's partitions "
                                            "away (the broker's minimum is 6000)."),
+    startup_timeout_s: float = typer.Option(60.0, help=STARTUP_HELP),
     log_level: str = typer.Option("INFO", help="Logging level."),
 ) -> None:
     """Fan asset events out to consumer DAGs: queue per partition, create runs, publish readiness."""
-    from assetbus.consumers.scheduler import SchedulerConfig, serve
+    from assetbus.consumers.scheduler import SchedulerConfig
+    from assetbus.consumers.scheduler import serve as serve_scheduler
 
     setup_logging(log_level)
     s = settings()
-    run(serve(SchedulerConfig(bootstrap_servers=s.bootstrap_servers, database_url=s.database_url,
-                              topics=Topics(prefix=s.topic_prefix), group_id=group_id, max_records=max_records,
-                              batch_timeout_ms=batch_timeout_ms, republish_interval_s=republish_interval_s,
-                              session_timeout_ms=session_timeout_ms)))
+    _serve(serve_scheduler(SchedulerConfig(
+        kafka=s.kafka, database_url=s.database_url, topics=Topics(prefix=s.topic_prefix), group_id=group_id,
+        max_records=max_records, batch_timeout_ms=batch_timeout_ms, republish_interval_s=republish_interval_s,
+        session_timeout_ms=session_timeout_ms, startup_timeout_s=startup_timeout_s)))

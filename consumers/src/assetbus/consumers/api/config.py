@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from assetbus.producers.kafka.connection import KafkaConnection
 from assetbus.schemas import Topics
 
 
 @dataclass(frozen=True)
 class ApiConfig:
-    bootstrap_servers: str
+    kafka: KafkaConnection
     database_url: str
     token_secret: str = field(repr=False)
     topics: Topics = field(default_factory=Topics)
@@ -18,3 +19,5 @@ class ApiConfig:
     db_pool_size: int = 5
     instance_id: str | None = None
     """Key of this process's receipts on the reply topic; a random one per start by default."""
+    startup_timeout_s: float = 60.0
+    """How long to wait for Kafka and PostgreSQL at start-up before exiting with code 75."""

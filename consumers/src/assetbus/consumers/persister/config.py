@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from assetbus.producers.kafka.connection import KafkaConnection
 from assetbus.schemas import Topics
 
 
 @dataclass(frozen=True)
 class PersisterConfig:
-    bootstrap_servers: str
+    kafka: KafkaConnection
     database_url: str
     token_secret: str = field(repr=False)
     topics: Topics = field(default_factory=Topics)
@@ -43,3 +44,5 @@ class PersisterConfig:
     metrics_port: int | None = None
     """Serve Prometheus metrics on this port (`/metrics`); None: no endpoint (metrics still counted)."""
     metrics_host: str = "0.0.0.0"
+    startup_timeout_s: float = 60.0
+    """How long to wait for Kafka and PostgreSQL at start-up before exiting with code 75."""

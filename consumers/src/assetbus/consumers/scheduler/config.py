@@ -5,12 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from assetbus.consumers.scheduler.topics import READINESS_PARTITIONS
+from assetbus.producers.kafka.connection import KafkaConnection
 from assetbus.schemas import Topics
 
 
 @dataclass(frozen=True)
 class SchedulerConfig:
-    bootstrap_servers: str
+    kafka: KafkaConnection
     database_url: str
     topics: Topics = field(default_factory=Topics)
     group_id: str = "assetbus-scheduler"
@@ -28,3 +29,5 @@ class SchedulerConfig:
     heartbeat_interval_ms: int = 2_000
     backoff_initial_s: float = 0.2
     backoff_max_s: float = 5.0
+    startup_timeout_s: float = 60.0
+    """How long to wait for Kafka and PostgreSQL at start-up before exiting with code 75."""
