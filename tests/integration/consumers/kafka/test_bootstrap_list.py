@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -44,8 +43,8 @@ async def test_persister_and_scheduler_run_on_a_comma_separated_bootstrap_list(
     await register_orders(engine)
     await define_dags(ConsumerDag(dag_id="listed", schedule=AssetWait("orders", mapping=Identity())))
     token = task_token(token_secret, "ingest", "run-1", "load")
-    async with Persister(dataclasses.replace(persister_config, kafka=listed)), \
-            Scheduler(dataclasses.replace(scheduler_config, kafka=listed)), \
+    async with Persister(persister_config.replace(kafka=listed)), \
+            Scheduler(scheduler_config.replace(kafka=listed)), \
             AsyncEmitter(bootstrap, token, topics=topics, receipt_timeout_s=20) as emitter:
         receipt = await emitter.emit(ORDERS, partition_key="2026-12-01", dedupe_key="listed-1")
         assert receipt.accepted
