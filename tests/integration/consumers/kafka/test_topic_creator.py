@@ -15,28 +15,44 @@ from assetbus.consumers.kafka import TopicCreationFailed, TopicCreator, TopicSpe
 from assetbus.schemas import Topics
 from assetbus.settings import Settings
 from assetbus.topics import core_specs
+from tests.helpers import wait_for
 
 
 async def topic_config(infra: Settings, topic: str, name: str) -> str:
+    """One config value of a topic (waiting until the broker knows a topic created a moment ago)."""
     admin = AIOKafkaAdminClient(**infra.kafka.client_kwargs())
     await admin.start()
-    try:
+
+    async def value() -> str | None:
         (response,) = await admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic, {name: None})])
         (resource,) = response.to_object()["resources"]
-        (entry,) = resource["config_entries"]
-        return str(entry["config_value"])
+        entries = resource["config_entries"]
+        return str(entries[0]["config_value"]) if entries else None
+
+    try:
+        return await wait_for(value, timeout_s=15, what=f"{name} of {topic}")
     finally:
         await admin.close()
 
 
+async def settled(infra: Settings, topics: Topics) -> None:
+    """Wait until the broker describes the test's fresh topics as they were created."""
+    async def as_created() -> bool:
+        report = await TopicCreator(infra.kafka).ensure(core_specs(topics))
+        return not report.created and not report.weaker
+
+    await wait_for(as_created, timeout_s=15, what="the fresh topics to be described")
+
+
 async def test_existing_topics_as_configured_are_neither_created_nor_reported(infra: Settings,
                                                                             topics: Topics) -> None:
+    await settled(infra, topics)  # fails unless, once the broker knows them, nothing is created or reported
     report = await TopicCreator(infra.kafka).ensure(core_specs(topics))
-    assert (report.created, report.weaker) == ([], [])
     assert (report.replication_factor, report.min_insync_replicas) == (1, 1)  # one local broker
 
 
 async def test_existing_topics_weaker_than_asked_are_reported_not_changed(infra: Settings, topics: Topics) -> None:
+    await settled(infra, topics)
     report = await TopicCreator(infra.kafka, min_insync_replicas=2).ensure(core_specs(topics, partitions=8))
     found = {(w.name, w.setting): (w.wanted, w.actual) for w in report.weaker}
     for name in (topics.emissions, topics.receipts, topics.asset_events):

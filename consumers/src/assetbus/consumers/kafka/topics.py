@@ -98,10 +98,11 @@ class TopicCreator:
             existing = set(await admin.list_topics())
             missing = [spec for name, spec in wanted.items() if name not in existing]
             if missing:
-                await self._create(admin, missing, replication, min_isr)
-                report.created = [spec.name for spec in missing]
-                log.info("created topics", extra={"topics": report.created, "replication_factor": replication,
-                                                   MIN_ISR: min_isr})
+                report.created = await self._create(admin, missing, replication, min_isr)
+                existing |= {spec.name for spec in missing} - set(report.created)  # created meanwhile by another
+                if report.created:
+                    log.info("created topics", extra={"topics": report.created, "replication_factor": replication,
+                                                       MIN_ISR: min_isr})
             present = [spec for name, spec in wanted.items() if name in existing]
             if check_existing and present:
                 report.weaker = await self._weaker(admin, present, replication, min_isr)
@@ -110,18 +111,23 @@ class TopicCreator:
             await admin.close()
 
     async def _create(self, admin: AIOKafkaAdminClient, specs: list[TopicSpec], replication: int,
-                      min_isr: int) -> None:
+                      min_isr: int) -> list[str]:
+        """Create the topics; returns the names this call created (not those another client created first)."""
         new = [NewTopic(spec.name, spec.partitions, replication, topic_configs={MIN_ISR: str(min_isr), **spec.configs})
                for spec in specs]
         try:
             response = await admin.create_topics(new)
         except TopicAlreadyExistsError:
-            return
+            return []
+        created = []
         for topic, code, *rest in response.topic_errors:
-            if code and for_code(code) is not TopicAlreadyExistsError:
+            if not code:
+                created.append(topic)
+            elif for_code(code) is not TopicAlreadyExistsError:
                 detail = rest[0] if rest and rest[0] else for_code(code).__name__
                 raise TopicCreationFailed(f"cannot create topic {topic!r} with {replication} replica(s) and "
                                           f"{MIN_ISR}={min_isr} on {self.connection.describe()}: {detail}")
+        return [spec.name for spec in specs if spec.name in created]
 
     async def _weaker(self, admin: AIOKafkaAdminClient, specs: list[TopicSpec], replication: int,
                       min_isr: int) -> list[WeakerTopic]:
