@@ -11,12 +11,13 @@ from typing import Any
 
 import typer
 
-from assetbus.cli.common import run, settings, setup_logging
+from assetbus.cli.common import fail, run, settings, setup_logging
 from assetbus.cli.options import LogSettings, build, settings_options
 from assetbus.consumers.api.config import ApiConfig
 from assetbus.consumers.persister.config import PersisterConfig
 from assetbus.consumers.scheduler.config import SchedulerConfig
 from assetbus.schemas import Topics
+from assetbus.security_settings import SecurityConfigError
 
 app = typer.Typer(help="Run a service in the foreground.", no_args_is_help=True)
 
@@ -27,7 +28,10 @@ def _connection(*, token: bool = True) -> dict[str, Any]:
     values: dict[str, Any] = {"bootstrap_servers": s.bootstrap_servers, "database_url": s.database_url,
                               "topics": Topics(prefix=s.topic_prefix)}
     if token:
-        values["token_secret"] = s.token_secret
+        try:
+            values.update(s.verification_keys)
+        except SecurityConfigError as error:
+            fail(str(error))
     return values
 
 
