@@ -1,0 +1,88 @@
+"""The doc-test collector itself: how guides are read and how outputs are compared (no infrastructure)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.docs.guide import GuideError, parse_text
+from tests.docs.matching import matches
+from tests.docs.shell import Shell
+
+FENCE = "```"
+
+
+def md(text: str) -> str:
+    return text.replace("'''", FENCE)
+
+
+def test_console_block_splits_into_commands_with_their_outputs() -> None:
+    [step] = parse_text(md("'''console\n$ echo a \\\n  b\na b\n$ true\n'''\n"))
+    first, second = step.commands()
+    assert (first.source, first.expected) == ("echo a \\\n  b", "a b")
+    assert (second.source, second.expected) == ("true", "")
+
+
+def test_output_block_belongs_to_the_block_right_before_it() -> None:
+    [step] = parse_text(md("'''python\nprint(1)\n'''\n\n'''output\n1\n'''\n"))
+    assert step.expected == "1\n"
+
+
+def test_output_block_after_prose_is_an_error() -> None:
+    with pytest.raises(GuideError, match="must follow"):
+        parse_text(md("'''bash\necho 1\n'''\n\nsome prose\n\n'''output\n1\n'''\n"))
+
+
+def test_text_blocks_are_not_steps_and_files_are_saved_not_run() -> None:
+    steps = parse_text(md("'''text\ndiagram\n'''\n\n'''python file=job.py\nx = 1\n'''\n"))
+    assert [(s.lang, s.file) for s in steps] == [("python", "job.py")]
+
+
+def test_skip_needs_a_reason() -> None:
+    with pytest.raises(GuideError, match="needs a reason"):
+        parse_text(md("<!-- docs-test: skip -->\n'''bash\necho\n'''\n"))
+    [step] = parse_text(md("<!-- docs-test: skip needs a GPU -->\n'''bash\necho\n'''\n"))
+    assert step.skip == "needs a GPU"
+
+
+def test_ci_entrypoint_is_only_for_make_demo_and_make_test() -> None:
+    [step] = parse_text(md("<!-- docs-test: ci-entrypoint -->\n'''bash\nmake demo   # all\nmake test\n'''\n"))
+    assert step.exempt == "ci-entrypoint"
+    with pytest.raises(GuideError, match="only for"):
+        parse_text(md("<!-- docs-test: ci-entrypoint -->\n'''bash\nmake demo\nrm -rf /\n'''\n"))
+
+
+def test_hidden_setup_steps_run_in_order() -> None:
+    text = md("'''bash\necho 1\n'''\n\n<!-- docs-test: setup\n'''bash\necho 2\n'''\n-->\n\n'''bash\necho 3\n'''\n")
+    assert [(s.source.strip(), s.hidden) for s in parse_text(text)] == [("echo 1", False), ("echo 2", True),
+                                                                         ("echo 3", False)]
+
+
+def test_unknown_directive_is_an_error() -> None:
+    with pytest.raises(GuideError, match="unknown directive"):
+        parse_text(md("<!-- docs-test: skipp reason -->\n'''bash\necho\n'''\n"))
+
+
+@pytest.mark.parametrize(("expected", "actual", "ok"), [
+    ("accepted event 1", "accepted event 1\n", True),
+    ("accepted event 1", "accepted event 2", False),
+    ("event ... at ...", "event 17 at 2026-10-01T00:00Z", True),
+    ("first\n...\nlast", "first\na\nb\nlast", True),
+    ("first\n...\nlast", "first\nlast", True),
+    ("first\nlast", "first\nmiddle\nlast", False),
+    ("", "", True),
+    ("", "unexpected", False),
+    ("trailing   \n\n", "\ntrailing", True),
+])
+def test_output_matching(expected: str, actual: str, ok: bool) -> None:
+    assert matches(expected, actual) is ok
+
+
+def test_shell_keeps_state_between_steps_and_reports_every_failing_command(tmp_path: Path) -> None:
+    with Shell(tmp_path, {"PATH": os.environ["PATH"]}) as shell:
+        assert shell.run("export GREETING=hello\ncd /").status == 0
+        outcome = shell.run("false\necho $GREETING from $PWD")
+    assert outcome.output.strip() == "hello from /"
+    assert outcome.status == 0 and outcome.failures == ["1 false"]
