@@ -18,8 +18,13 @@ from tests.docs.warm_cli import WarmCli
 from tests.integration.conftest import readiness_cleanup
 
 REPO = Path(__file__).resolve().parents[2]
-LEAKY = ("ASSETBUS_", "KAFKA_", "DATABASE_URL", "VIRTUAL_ENV", "PYTHONPATH")
-"""Variables of the test process a guide must not inherit: a reader's shell starts without them."""
+LEAKY = ("ASSETBUS_", "KAFKA_", "DATABASE_URL", "VIRTUAL_ENV", "PYTHONPATH", "COLUMNS", "LINES")
+"""Variables of the test process a guide must not inherit: a reader's shell starts without them (and
+without a terminal size: output is piped, so tables are as wide as a CI log shows them)."""
+
+
+def reader_environ() -> dict[str, str]:
+    return {name: value for name, value in os.environ.items() if not name.startswith(LEAKY)}
 
 __all__ = ["readiness_cleanup"]
 
@@ -30,7 +35,7 @@ def warm_cli(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WarmCli | Non
         yield None
         return
     folder = tmp_path_factory.mktemp("warm-cli")
-    with WarmCli(folder / "cli.sock", folder / "cli.log") as cli:
+    with WarmCli(folder / "cli.sock", folder / "cli.log", reader_environ()) as cli:
         yield cli
 
 
@@ -43,7 +48,7 @@ def _free_port() -> int:
 @pytest.fixture
 def guide_env(infra: Settings, db_url: str, topics: Topics, readiness_cleanup: None) -> dict[str, str]:
     """What the guide's shell starts with: the reader's machine, pointed at this run's own resources."""
-    env = {name: value for name, value in os.environ.items() if not name.startswith(LEAKY)}
+    env = reader_environ()
     port = _free_port()
     env.update({
         "KAFKA_BOOTSTRAP_SERVERS": infra.bootstrap_servers,

@@ -1,6 +1,7 @@
 """Compare what a step printed with what its guide shows, doctest-style.
 
-- `...` inside a line matches any text on that line (ids, times, paths);
+- `...` inside a line matches any text on that line (ids, times, paths), the spaces around it
+  included, so a masked table cell can keep the width it has in the guide;
 - a line that is only `...` matches any number of lines, none included;
 - trailing spaces and leading/trailing blank lines are ignored on both sides.
 """
@@ -28,7 +29,10 @@ def pattern(expected: str) -> re.Pattern[str]:
         if line.strip() == ELLIPSIS:
             parts.append(ANY_LINES)
         else:
-            parts.append(".*?".join(re.escape(piece) for piece in line.split(ELLIPSIS)) + r"\n")
+            pieces = line.split(ELLIPSIS)
+            pieces = [p.lstrip(" ") if i else p for i, p in enumerate(pieces)]
+            pieces = [p.rstrip(" ") if i < len(pieces) - 1 else p for i, p in enumerate(pieces)]
+            parts.append(".*?".join(re.escape(piece) for piece in pieces) + r"\n")
     return re.compile("".join(parts))
 
 

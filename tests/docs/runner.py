@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,6 +53,8 @@ def run_guide(guide: str, steps: list[Step], shell: Shell) -> Report:
                 report.failures.append(f"{command.line}: {error}\n$ {command.source}\n{error.output}")
                 return report
             report.timings.append((command.line, outcome.seconds))
+            if os.environ.get("ASSETBUS_DOCS_SHOW"):  # for guide authors: what each step printed
+                print(f"\n--- {guide}:{command.line} ({outcome.seconds:.1f}s)\n{command.source}\n{outcome.output}")
             problems = [f"failed: {failure}" for failure in outcome.failures]
             if outcome.status != 0 and not problems:
                 problems.append(f"exit status {outcome.status}")

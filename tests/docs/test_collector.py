@@ -69,6 +69,7 @@ def test_unknown_directive_is_an_error() -> None:
     ("accepted event 1", "accepted event 1\n", True),
     ("accepted event 1", "accepted event 2", False),
     ("event ... at ...", "event 17 at 2026-10-01T00:00Z", True),
+    ("│ ...      │ W40 │", "│ 7bcac11f │ W40 │", True),
     ("first\n...\nlast", "first\na\nb\nlast", True),
     ("first\n...\nlast", "first\nlast", True),
     ("first\nlast", "first\nmiddle\nlast", False),

@@ -31,7 +31,8 @@ PRELOAD = ("assetbus.cli.main", "assetbus.consumers.scheduler", "assetbus.consum
 class WarmCli:
     """The server process; `alias()` is the shell line that routes `assetbus` to it."""
 
-    def __init__(self, socket_path: Path, log_path: Path) -> None:
+    def __init__(self, socket_path: Path, log_path: Path, env: dict[str, str]) -> None:
+        self.env = env  # modules that read the environment at import time see this one
         self.socket_path = socket_path
         self.log_path = log_path
         self.process: subprocess.Popen[bytes] | None = None
@@ -39,7 +40,7 @@ class WarmCli:
     def start(self, timeout_s: float = 120.0) -> None:
         with self.log_path.open("wb") as log:
             self.process = subprocess.Popen([sys.executable, __file__, str(self.socket_path)], stdout=log,
-                                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+                                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=self.env)
         deadline = time.monotonic() + timeout_s
         while not self.socket_path.exists():
             if self.process.poll() is not None or time.monotonic() > deadline:
