@@ -57,6 +57,7 @@ def guide_env(infra: Settings, db_url: str, topics: Topics, readiness_cleanup: N
         "ASSETBUS_TOKEN_SECRET": f"docs-{uuid.uuid4().hex}",
         "ASSETBUS_API_PORT": str(port),
         "ASSETBUS_API_URL": f"http://127.0.0.1:{port}",
+        "METRICS_PORT": str(_free_port()),  # guides write `${METRICS_PORT:-9464}`
         "PYTHONUNBUFFERED": "1",
     })
     return env
