@@ -59,6 +59,11 @@ class Step:
     exempt: str | None = None
 
     @property
+    def runs(self) -> bool:
+        """Whether running the guide executes this step (saving a file does not count)."""
+        return not (self.skip or self.exempt or self.file)
+
+    @property
     def file(self) -> str | None:
         return self.attrs.get("file")
 
