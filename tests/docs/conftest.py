@@ -67,7 +67,7 @@ def guide_env(infra: Settings, db_url: str, topics: Topics, readiness_cleanup: N
 def guide_cwd(tmp_path: Path) -> Path:
     """A folder whose entries link to the repository root's: files a guide writes stay out of the repo."""
     for entry in REPO.iterdir():
-        if entry.name not in {".git", ".docs-test"}:
+        if entry.name not in {".git", ".env", ".docs-test"}:  # a developer's .env would configure the guide
             (tmp_path / entry.name).symlink_to(entry)
     return tmp_path
 
