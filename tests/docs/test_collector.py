@@ -9,6 +9,7 @@ import pytest
 
 from tests.docs.guide import GuideError, parse_text
 from tests.docs.matching import matches
+from tests.docs.runner import run_guide
 from tests.docs.shell import Shell
 
 FENCE = "```"
@@ -87,3 +88,21 @@ def test_shell_keeps_state_between_steps_and_reports_every_failing_command(tmp_p
         outcome = shell.run("false\necho $GREETING from $PWD")
     assert outcome.output.strip() == "hello from /"
     assert outcome.status == 0 and outcome.failures == ["1 false"]
+
+
+def test_a_guide_stops_at_its_first_wrong_output_and_names_the_line(tmp_path: Path) -> None:
+    text = md("'''console\n$ echo one\none\n'''\n\n'''console\n$ echo two\nthree\n'''\n\n'''bash\ntouch never\n'''\n")
+    with Shell(tmp_path, {"PATH": os.environ["PATH"]}) as shell:
+        report = run_guide("guide.md", parse_text(text), shell)
+    [failure] = report.failures
+    assert failure.startswith("7: console step")  # the line of `$ echo two` and "output differs" in failure
+    assert not (tmp_path / "never").exists()
+
+
+def test_python_blocks_run_as_scripts_in_the_guides_directory(tmp_path: Path) -> None:
+    text = md("'''python file=helper.py\nVALUE = 41\n'''\n\n'''python\nfrom helper import VALUE\n"
+              "print(VALUE + 1)\n'''\n\n'''output\n42\n'''\n")
+    with Shell(tmp_path, {"PATH": os.environ["PATH"]}) as shell:
+        report = run_guide("guide.md", parse_text(text), shell)
+    assert report.failures == []
+    assert (tmp_path / "helper.py").read_text() == "VALUE = 41\n"
