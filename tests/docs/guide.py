@@ -4,8 +4,9 @@ The markup is described in docs/README.md. In short, a fenced block's info strin
 `LANG [ATTR ...]`:
 
 - ``bash``/``sh``: run in the guide's shell; its output is checked only when an ``output`` block
-  follows it;
-- ``console``: a transcript; each ``$ command`` runs, and the lines under it are its expected output;
+  follows it; a first line ``# exit code: N`` says the block must end with status N;
+- ``console``: a transcript; each ``$ command`` runs, and the lines under it (if any) are its
+  expected output;
 - ``python``: run as a script with the repository's Python, in the guide's shell (so it sees the
   environment and working directory the earlier steps left); ``python file=NAME`` is not run but
   saved as NAME in the working directory, for a later step to run or import;
@@ -29,6 +30,7 @@ from markdown_it.token import Token
 
 RUNNABLE = {"bash", "sh", "console", "python"}
 DIRECTIVE = re.compile(r"^<!--\s*docs-test:\s*(?P<name>[\w-]+)(?P<rest>.*?)(-->)?\s*$", re.DOTALL)
+EXIT_CODE = re.compile(r"^# exit code: (?P<code>\d+)[ \t]*$", re.MULTILINE)
 CI_ENTRYPOINT = re.compile(r"^make (demo|test)\s*(#.*)?$")
 
 
@@ -43,6 +45,12 @@ class Command:
     source: str
     expected: str | None
     line: int
+
+    @property
+    def exit_status(self) -> int:
+        """0, or N for a block whose first line is `# exit code: N` (it must end with that status)."""
+        match = EXIT_CODE.match(self.source)
+        return int(match["code"]) if match else 0
 
 
 @dataclass
@@ -86,7 +94,8 @@ class Step:
             while i < len(lines) and not lines[i].startswith("$ "):
                 output.append(lines[i])
                 i += 1
-            commands.append(Command("\n".join(parts), "\n".join(output), self.line + 1 + start))
+            shown = "\n".join(output) if any(line.strip() for line in output) else None  # none shown: unchecked
+            commands.append(Command("\n".join(parts), shown, self.line + 1 + start))
         return commands
 
 

@@ -55,9 +55,13 @@ def run_guide(guide: str, steps: list[Step], shell: Shell) -> Report:
             report.timings.append((command.line, outcome.seconds))
             if os.environ.get("ASSETBUS_DOCS_SHOW"):  # for guide authors: what each step printed
                 print(f"\n--- {guide}:{command.line} ({outcome.seconds:.1f}s)\n{command.source}\n{outcome.output}")
-            problems = [f"failed: {failure}" for failure in outcome.failures]
-            if outcome.status != 0 and not problems:
-                problems.append(f"exit status {outcome.status}")
+            if command.exit_status:  # a block meant to fail: only how it ends counts
+                problems = [] if outcome.status == command.exit_status else \
+                    [f"exit status {outcome.status}, the guide says {command.exit_status}"]
+            else:
+                problems = [f"failed: {failure}" for failure in outcome.failures]
+                if outcome.status != 0 and not problems:
+                    problems.append(f"exit status {outcome.status}")
             if command.expected is not None and not matches(command.expected, outcome.output):
                 problems.append("output differs\n" + explain(command.expected, outcome.output))
             if problems:

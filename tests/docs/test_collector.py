@@ -23,7 +23,7 @@ def test_console_block_splits_into_commands_with_their_outputs() -> None:
     [step] = parse_text(md("'''console\n$ echo a \\\n  b\na b\n$ true\n'''\n"))
     first, second = step.commands()
     assert (first.source, first.expected) == ("echo a \\\n  b", "a b")
-    assert (second.source, second.expected) == ("true", "")
+    assert (second.source, second.expected) == ("true", None)  # no output shown: not checked
 
 
 def test_output_block_belongs_to_the_block_right_before_it() -> None:
@@ -106,3 +106,12 @@ def test_python_blocks_run_as_scripts_in_the_guides_directory(tmp_path: Path) ->
         report = run_guide("guide.md", parse_text(text), shell)
     assert report.failures == []
     assert (tmp_path / "helper.py").read_text() == "VALUE = 41\n"
+
+
+def test_a_block_can_say_it_must_fail_with_an_exit_code(tmp_path: Path) -> None:
+    ok = md("'''bash\n# exit code: 3\necho trying\n(exit 3)\n'''\n")
+    wrong = md("'''bash\n# exit code: 3\n(exit 4)\n'''\n")
+    with Shell(tmp_path, {"PATH": os.environ["PATH"]}) as shell:
+        assert run_guide("ok.md", parse_text(ok), shell).failures == []
+        [failure] = run_guide("wrong.md", parse_text(wrong), shell).failures
+    assert "exit status 4, the guide says 3" in failure
