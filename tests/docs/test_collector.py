@@ -11,6 +11,7 @@ from tests.docs.guide import GuideError, parse_text
 from tests.docs.matching import matches
 from tests.docs.runner import run_guide
 from tests.docs.shell import Shell
+from tests.docs.warm_cli import WarmCli
 
 FENCE = "```"
 
@@ -115,3 +116,17 @@ def test_a_block_can_say_it_must_fail_with_an_exit_code(tmp_path: Path) -> None:
         assert run_guide("ok.md", parse_text(ok), shell).failures == []
         [failure] = run_guide("wrong.md", parse_text(wrong), shell).failures
     assert "exit status 4, the guide says 3" in failure
+
+
+def test_the_warm_cli_gets_the_arguments_environment_and_exit_code(warm_cli: WarmCli | None, tmp_path: Path) -> None:
+    if warm_cli is None:
+        pytest.skip("ASSETBUS_DOCS_COLD_CLI is set: the guides use the real console script")
+    env = {"PATH": os.environ["PATH"], "ASSETBUS_TOKEN_SECRET": "docs-test-" + "k" * 40,
+           "ASSETBUS_TOPIC_PREFIX": "warm"}
+    with Shell(tmp_path, env, prelude=warm_cli.alias()) as shell:
+        refused = shell.run('assetbus token issue --dag d --run r --ttl 0 || echo "exit status $?"')
+        lines = shell.run("assetbus token issue --dag d --run r --format env | grep -c '^export '")
+        prefix = shell.run("cd / && assetbus token issue --dag d --run r --format env | grep PREFIX")
+    assert "--ttl must be a positive number" in refused.output and "exit status 1" in refused.output
+    assert lines.output.strip() == "3"
+    assert prefix.output.strip() == "export ASSETBUS_TOPIC_PREFIX=warm"
