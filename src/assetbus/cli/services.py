@@ -32,7 +32,7 @@ def persister(
     log_format: str = typer.Option("kv", help="Log lines as `kv` (key=value) or `json`."),
 ) -> None:
     """Consume emissions, store each event once, publish receipts and asset events."""
-    from assetbus.consumers.persister import logs
+    from assetbus.consumers.observe import logs
 
     logs.configure(log_level, log_format)
     s = settings()

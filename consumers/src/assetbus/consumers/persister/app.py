@@ -29,14 +29,16 @@ from faststream.kafka.message import FAKE_CONSUMER, KafkaAckableMessage
 from assetbus.consumers.auth import TokenVerifier
 from assetbus.consumers.errors import StorageUnavailable
 from assetbus.consumers.logfilters import quiet_consumer_only_notice
+from assetbus.consumers.observe import ProbeServer, ReadinessChecks
 from assetbus.consumers.persister.batch import BatchProcessor, BatchResult, Prepared, RawRecord
 from assetbus.consumers.persister.config import PersisterConfig
-from assetbus.consumers.persister.metrics import MetricsServer, PersisterMetrics
+from assetbus.consumers.persister.metrics import PersisterMetrics
 from assetbus.consumers.persister.offsets import Offsets
 from assetbus.consumers.persister.publish import Publisher, create_producer, wait_all
 from assetbus.consumers.persister.replies import ReplyTopics
 from assetbus.consumers.persister.tokens import CachedTokenVerifier
 from assetbus.consumers.storage import create_engine
+from assetbus.producers.kafka import KafkaConnection
 
 log = quiet_consumer_only_notice(logging.getLogger("assetbus.persister"))
 
@@ -73,7 +75,7 @@ class Persister:
         self.replies: ReplyTopics | None = None
         self.processor = BatchProcessor(self.engine, self.tokens, config.topics, self._missing_topics)
         self.offsets = Offsets(self.metrics, config.revoke_wait_s)
-        self._metrics_server: MetricsServer | None = None
+        self._metrics_server: ProbeServer | None = None
         self._failures = 0
         self.broker = KafkaBroker(config.bootstrap_servers, consumer_only=True, logger=log, graceful_timeout=10.0,
                                   log_level=logging.DEBUG)  # "Received"/"Processed" per batch: debug only
@@ -205,8 +207,10 @@ class Persister:
         self.publisher = Publisher(self.producer)
         self.replies = ReplyTopics(self.producer)
         if self.config.metrics_port is not None:
-            self._metrics_server = MetricsServer(self.metrics.registry, self.config.metrics_port,
-                                                 self.config.metrics_host)
+            checks = ReadinessChecks(broker=KafkaConnection(bootstrap_servers=self.config.bootstrap_servers),
+                                     database_url=self.config.database_url)
+            self._metrics_server = ProbeServer(self.metrics.registry, self.config.metrics_port,
+                                               self.config.metrics_host, checks=checks)
             self._metrics_server.start()
 
     async def close(self) -> None:

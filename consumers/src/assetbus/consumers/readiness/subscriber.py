@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
@@ -28,6 +29,7 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 from pydantic import ValidationError
 
 from assetbus.consumers.readiness.ledger import RunLedger
+from assetbus.consumers.readiness.metrics import SubscriberMetrics
 from assetbus.consumers.storage.runs import RunStatus
 from assetbus.schemas import ReadinessSignal, Topics
 
@@ -49,13 +51,15 @@ class ReadinessSubscriber:
     """Subscribe to `<prefix>.readiness.<dag_id>` in a consumer group. Explicit lifecycle or `async with`."""
 
     def __init__(self, bootstrap_servers: str, dag_id: str, handler: Handler, *, group_id: str, ledger: RunLedger,
-                 topics: Topics | None = None, consumer_name: str | None = None, max_records: int = 100) -> None:
+                 topics: Topics | None = None, consumer_name: str | None = None, max_records: int = 100,
+                 metrics: SubscriberMetrics | None = None) -> None:
         self.topics = topics or Topics()
         self.dag_id = dag_id
         self.topic = self.topics.readiness(dag_id)
         self.group_id = group_id
         self.consumer_name = consumer_name or group_id
         self.stats = SubscriberStats()
+        self.metrics = metrics or SubscriberMetrics()
         self._handler = handler
         self._ledger = ledger
         self._max_records = max_records
@@ -110,25 +114,36 @@ class ReadinessSubscriber:
                 for record in records:
                     await self.handle(record.value)
                     await self._consumer.commit({TopicPartition(tp.topic, tp.partition): record.offset + 1})
+                end = self._consumer.highwater(tp)
+                if end is not None and records:
+                    self.metrics.consumer_lag.labels(dag_id=self.dag_id).set(max(0, end - records[-1].offset - 1))
 
     async def handle(self, value: bytes | None) -> RunStatus | None:
         """Handle one record value. Returns the run's outcome, or None if it was skipped."""
+        outcome = await self._handle(value)
+        self.metrics.signals.labels(dag_id=self.dag_id, outcome=outcome).inc()
+        return outcome if isinstance(outcome, RunStatus) else None
+
+    async def _handle(self, value: bytes | None) -> RunStatus | str:
         self.stats.received += 1
         try:
             signal = ReadinessSignal.model_validate_json(value or b"")
         except ValidationError as error:
             self.stats.unreadable += 1
             log.warning("skipping an unreadable readiness signal on %s: %s", self.topic, error.errors()[0]["msg"])
-            return None
+            return "unreadable"
         if signal.dag_id != self.dag_id:
             self.stats.unreadable += 1
             log.warning("skipping a signal for dag %s on the topic of %s", signal.dag_id, self.dag_id)
-            return None
+            return "unreadable"
         if not await self._ledger.claim(signal.run_id, self.consumer_name):
             self.stats.duplicates += 1
             log.info("run %s of %s has finished already (or is unknown to this database); skipping the signal",
                      signal.run_id, self.dag_id)
-            return None
+            return "duplicate"
+        started = time.perf_counter()
+        self.metrics.readiness_seconds.labels(dag_id=self.dag_id).observe(
+            max(0.0, time.time() - signal.created_at.timestamp()))
         try:
             await self._handler(signal)
         except Exception as error:
@@ -136,6 +151,8 @@ class ReadinessSubscriber:
             await self._ledger.finish(signal.run_id, RunStatus.FAILED, f"{type(error).__name__}: {error}"[:2000])
             self.stats.failed += 1
             return RunStatus.FAILED
+        finally:
+            self.metrics.handler_seconds.labels(dag_id=self.dag_id).observe(time.perf_counter() - started)
         await self._ledger.finish(signal.run_id, RunStatus.SUCCESS)
         self.stats.processed += 1
         return RunStatus.SUCCESS

@@ -28,3 +28,6 @@ class SchedulerConfig:
     heartbeat_interval_ms: int = 2_000
     backoff_initial_s: float = 0.2
     backoff_max_s: float = 5.0
+    metrics_port: int | None = None
+    """Serve Prometheus metrics and the probes on this port (`/metrics`, `/healthz`, `/readyz`); None: none."""
+    metrics_host: str = "0.0.0.0"

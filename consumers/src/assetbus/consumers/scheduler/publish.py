@@ -21,6 +21,7 @@ from aiokafka import AIOKafkaProducer
 from aiokafka.partitioner import DefaultPartitioner
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from assetbus.consumers.scheduler.metrics import SchedulerMetrics
 from assetbus.consumers.scheduler.payload import signal_json
 from assetbus.consumers.scheduler.topics import ReadinessTopics
 from assetbus.consumers.storage.faults import translated
@@ -41,7 +42,8 @@ class ReadinessPublisher:
     `submit()` hands runs to the background sender (start it with `start()`)."""
 
     def __init__(self, producer: AIOKafkaProducer, engine: AsyncEngine, topics: Topics,
-                 readiness_topics: ReadinessTopics, *, max_backlog: int = 50_000, retry_s: float = 0.5) -> None:
+                 readiness_topics: ReadinessTopics, *, max_backlog: int = 50_000, retry_s: float = 0.5,
+                 metrics: SchedulerMetrics | None = None) -> None:
         self._producer = producer
         self._engine = engine
         self._topics = topics
@@ -59,6 +61,7 @@ class ReadinessPublisher:
         self._max_backlog = max_backlog
         self._retry_s = retry_s
         self._task: asyncio.Task[None] | None = None
+        self._metrics = metrics
         self.published = 0
 
     def start(self) -> None:
@@ -139,6 +142,8 @@ class ReadinessPublisher:
         async with translated(), self._engine.begin() as conn:
             await mark_published(conn, [run.id for run in runs])
         self.published += len(runs)
+        if self._metrics is not None:
+            self._metrics.published(runs)
         return len(runs)
 
     async def _send_in_batches(self, topic: str, partition: int,

@@ -15,22 +15,26 @@ import contextlib
 import dataclasses
 import logging
 import signal
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from aiokafka import AIOKafkaProducer
+from aiokafka import AIOKafkaProducer, TopicPartition
 from faststream import AckPolicy
 from faststream.kafka import KafkaBroker, KafkaMessage
 
 from assetbus.consumers.errors import StorageUnavailable
 from assetbus.consumers.logfilters import quiet_consumer_only_notice
+from assetbus.consumers.observe import ProbeServer, ReadinessChecks
 from assetbus.consumers.scheduler.apply import ApplyResult, apply_events
 from assetbus.consumers.scheduler.config import SchedulerConfig
 from assetbus.consumers.scheduler.decode import EventRecord, IncomingEvent, decode_events, keep_raw, tolerant_parser
+from assetbus.consumers.scheduler.metrics import SchedulerMetrics
 from assetbus.consumers.scheduler.publish import ReadinessPublisher, create_producer
 from assetbus.consumers.scheduler.registry import DagRegistry
 from assetbus.consumers.scheduler.topics import ReadinessTopics
 from assetbus.consumers.storage import create_engine, translated
+from assetbus.producers.kafka import KafkaConnection
 
 log = quiet_consumer_only_notice(logging.getLogger("assetbus.scheduler"))
 
@@ -48,8 +52,10 @@ class SchedulerStats:
 class Scheduler:
     """The service with an explicit lifecycle: `await start()`, `await stop()`, or `async with`."""
 
-    def __init__(self, config: SchedulerConfig) -> None:
+    def __init__(self, config: SchedulerConfig, metrics: SchedulerMetrics | None = None) -> None:
         self.config = config
+        self.metrics = metrics or SchedulerMetrics()
+        self._probes: ProbeServer | None = None
         self.engine = create_engine(config.database_url)
         self.registry = DagRegistry()
         self.readiness_topics = ReadinessTopics(config.bootstrap_servers, config.topics, config.readiness_partitions)
@@ -59,7 +65,7 @@ class Scheduler:
         self._timer: asyncio.Task[None] | None = None
         self.broker = KafkaBroker(config.bootstrap_servers, consumer_only=True, logger=log, graceful_timeout=10.0,
                                   log_level=logging.DEBUG)  # "Received"/"Processed" per batch: debug only
-        self.broker.subscriber(
+        self.subscriber = self.broker.subscriber(
             config.topics.asset_events,
             group_id=config.group_id,
             batch=True,
@@ -73,7 +79,8 @@ class Scheduler:
             max_poll_interval_ms=10 * 60 * 1000,
             session_timeout_ms=config.session_timeout_ms,
             heartbeat_interval_ms=config.heartbeat_interval_ms,
-        )(self._on_batch)
+        )
+        self.subscriber(self._on_batch)
 
     async def _on_batch(self, body: list[bytes], message: KafkaMessage) -> None:
         records: tuple[EventRecord, ...] = message.raw_message
@@ -83,15 +90,33 @@ class Scheduler:
         except Exception:
             # Not acked: the batch is delivered again; its events are no-ops the second time.
             log.exception("batch of %d asset events failed; it will be redelivered", len(records))
+            self.metrics.batch_failures.inc()
             await asyncio.sleep(self.config.backoff_initial_s)
             await message.nack()
             return
         await message.ack()
+        self._observe_positions(records)
+
+    def _observe_positions(self, records: Sequence[EventRecord]) -> None:
+        consumer = self.subscriber.consumer
+        if consumer is None:
+            return
+        done: dict[tuple[str, int], int] = {}
+        for record in records:
+            done[(record.topic, record.partition)] = record.offset + 1
+        behind = {}
+        for (topic, partition), next_offset in done.items():
+            end = consumer.highwater(TopicPartition(topic, partition))
+            if end is not None:
+                behind[(topic, partition)] = max(0, end - next_offset)
+        self.metrics.positions(behind)
 
     async def handle(self, records: Sequence[EventRecord]) -> ApplyResult:
         """Apply one batch (committed when this returns) and hand its runs to the publisher."""
         events, unreadable = decode_events(records)
+        started = time.perf_counter()
         result = await self.apply(events)
+        self.metrics.applied(len(events), unreadable, result.skipped, result.runs, time.perf_counter() - started)
         assert self.publisher is not None, "call start() first"
         await self.publisher.submit(result.runs)
         self.stats.batches += 1
@@ -122,7 +147,8 @@ class Scheduler:
         self.producer = create_producer(self.config.bootstrap_servers)
         await self.producer.start()
         try:
-            self.publisher = ReadinessPublisher(self.producer, self.engine, self.config.topics, self.readiness_topics)
+            self.publisher = ReadinessPublisher(self.producer, self.engine, self.config.topics, self.readiness_topics,
+                                                metrics=self.metrics)
             await self.publisher.publish_pending()
             self.publisher.start()
             await self.broker.start()
@@ -132,6 +158,16 @@ class Scheduler:
             await self.producer.stop()
             raise
         self._timer = asyncio.create_task(self._republish_periodically(), name="assetbus-scheduler-republish")
+        if self.config.metrics_port is not None:
+            checks = ReadinessChecks(broker=KafkaConnection(bootstrap_servers=self.config.bootstrap_servers),
+                                     database_url=self.config.database_url)
+            self._probes = ProbeServer(self.metrics.registry, self.config.metrics_port, self.config.metrics_host,
+                                       checks=checks)
+            self._probes.start()
+
+    @property
+    def metrics_port(self) -> int | None:
+        return self._probes.port if self._probes is not None else None
 
     async def stop(self) -> None:
         try:
@@ -143,6 +179,9 @@ class Scheduler:
             if self.publisher is not None:
                 await self.publisher.stop()
         finally:
+            if self._probes is not None:
+                self._probes.stop()
+                self._probes = None
             if self.producer is not None:
                 await self.producer.stop()
             await self.engine.dispose()
