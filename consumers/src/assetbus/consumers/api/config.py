@@ -18,3 +18,5 @@ class ApiConfig:
     db_pool_size: int = 5
     instance_id: str | None = None
     """Key of this process's receipts on the reply topic; a random one per start by default."""
+    pipeline_gauges_interval_s: float | None = 15.0
+    """How often `/metrics`' consumer-group lag and dead-letter gauges are refreshed from the broker; None: never."""
