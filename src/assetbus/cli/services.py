@@ -26,8 +26,8 @@ def persister(
                                            "away (the broker's minimum is 6000)."),
     max_poll_interval_ms: int = typer.Option(600_000, help="A batch stuck longer (database down) makes this "
                                              "process leave the group; the batch is redelivered."),
-    metrics_port: int | None = typer.Option(None, help="Serve Prometheus metrics on this port at /metrics."),
-    metrics_host: str = typer.Option("0.0.0.0", help="Address the metrics endpoint binds to."),
+    metrics_port: int | None = typer.Option(None, help="Serve /metrics, /healthz and /readyz on this port."),
+    metrics_host: str = typer.Option("0.0.0.0", help="Address the metrics and probes endpoint binds to."),
     log_level: str = typer.Option("INFO", help="Logging level."),
     log_format: str = typer.Option("kv", help="Log lines as `kv` (key=value) or `json`."),
 ) -> None:
@@ -57,17 +57,21 @@ def api(
     port: int | None = typer.Option(None, help="Port to listen on (default ASSETBUS_API_PORT, 8321)."),
     receipt_timeout_s: float | None = typer.Option(None, help="Seconds the HTTP emit waits for a receipt."),
     log_level: str = typer.Option("INFO", help="Logging level."),
+    log_format: str = typer.Option("plain", help="Log lines as `plain`, `kv` (key=value) or `json`."),
 ) -> None:
-    """Serve the execution API (task state, asset state, HTTP emit); OpenAPI at /docs and /openapi.json."""
+    """Serve the execution API (task state, asset state, HTTP emit), the /ui page and /metrics, /healthz, /readyz;
+    OpenAPI at /docs and /openapi.json."""
     import uvicorn
+    from uvicorn.config import LOGGING_CONFIG
 
-    setup_logging(log_level)
+    _logging(log_level, log_format)
     s, api_settings = settings(), ApiSettings()
     config = ApiConfig(bootstrap_servers=s.bootstrap_servers, database_url=s.database_url,
                        token_secret=s.token_secret, topics=Topics(prefix=s.topic_prefix),
                        receipt_timeout_s=receipt_timeout_s or api_settings.receipt_timeout_s)
     uvicorn.run(create_api(config), host=host or api_settings.host, port=port or api_settings.port,
-                log_level=log_level.lower(), lifespan="on")
+                log_level=log_level.lower(), lifespan="on",
+                log_config=LOGGING_CONFIG if log_format == "plain" else None)  # structured: our handler only
 
 
 @app.command("scheduler")
@@ -78,14 +82,28 @@ def scheduler(
     republish_interval_s: float = typer.Option(5.0, help="How often runs left unpublished are looked for."),
     session_timeout_ms: int = typer.Option(10_000, help="How soon the group gives a killed member's partitions "
                                            "away (the broker's minimum is 6000)."),
+    metrics_port: int | None = typer.Option(None, help="Serve /metrics, /healthz and /readyz on this port."),
+    metrics_host: str = typer.Option("0.0.0.0", help="Address the metrics and probes endpoint binds to."),
     log_level: str = typer.Option("INFO", help="Logging level."),
+    log_format: str = typer.Option("plain", help="Log lines as `plain`, `kv` (key=value) or `json`."),
 ) -> None:
     """Fan asset events out to consumer DAGs: queue per partition, create runs, publish readiness."""
     from assetbus.consumers.scheduler import SchedulerConfig, serve
 
-    setup_logging(log_level)
+    _logging(log_level, log_format)
     s = settings()
     run(serve(SchedulerConfig(bootstrap_servers=s.bootstrap_servers, database_url=s.database_url,
                               topics=Topics(prefix=s.topic_prefix), group_id=group_id, max_records=max_records,
                               batch_timeout_ms=batch_timeout_ms, republish_interval_s=republish_interval_s,
-                              session_timeout_ms=session_timeout_ms)))
+                              session_timeout_ms=session_timeout_ms, metrics_port=metrics_port,
+                              metrics_host=metrics_host)))
+
+
+def _logging(level: str, fmt: str) -> None:
+    """`plain` lines for a terminal, or the structured `kv` / `json` lines of every service."""
+    if fmt == "plain":
+        setup_logging(level)
+        return
+    from assetbus.consumers.observe import logs
+
+    logs.configure(level, fmt)

@@ -28,18 +28,23 @@ async def list_events(conn: AsyncConnection, *, asset: str | None = None, partit
     `after_id`, oldest first above it instead (a tail: pass the last id seen). `partition_key` needs
     `asset` to be indexed; `since` compares the storage time.
     """
-    filters = {"a.name = :asset": ("asset", asset),
-               "e.partition_key = :partition_key": ("partition_key", partition_key),
+    where: list[str] = []
+    if asset is not None:
+        asset_id = (await conn.execute(text("SELECT id FROM assets WHERE name = :n"), {"n": asset})).scalar()
+        if asset_id is None:
+            return []
+        where.append(f"e.asset_id = {int(asset_id)}")  # a value, not a bind: see catalog._PER_ASSET for why
+    filters = {"e.partition_key = :partition_key": ("partition_key", partition_key),
                "e.created_at >= :since": ("since", since),
                "e.id < :before_id": ("before_id", before_id),
                "e.id > :after_id": ("after_id", after_id)}
-    where = [clause for clause, (_, value) in filters.items() if value is not None]
+    where += [clause for clause, (_, value) in filters.items() if value is not None]
     params: dict[str, Any] = {name: value for name, value in filters.values() if value is not None}
     params["limit"] = max(1, min(limit, MAX_PAGE))
-    order = "ASC" if after_id is not None else "DESC"
+    order = "e.id ASC" if after_id is not None else "e.id DESC"
     clause = f"WHERE {' AND '.join(where)}" if where else ""
     rows = await conn.execute(text(f"SELECT {EVENT_COLUMNS} FROM asset_events e JOIN assets a ON a.id = e.asset_id "
-                                   f"{clause} ORDER BY e.id {order} LIMIT :limit"), params)
+                                   f"{clause} ORDER BY {order} LIMIT :limit"), params)
     return [stored_event(row) for row in rows]
 
 

@@ -44,12 +44,13 @@ class AssetOut(BaseModel):
     name: str = Field(description="Asset name.")
     uri: str = Field(description="Asset URI.")
     active: bool = Field(description="Whether the asset accepts events.")
-    events: int = Field(description="Events stored for it.")
+    events: int = Field(description="Events stored for it, counted up to `events_capped`'s limit.")
+    events_capped: bool = Field(description="True when `events` is the counting limit (there may be more).")
     latest: EventOut | None = Field(description="Its newest event.")
 
     @classmethod
     def of(cls, a: AssetSummary) -> AssetOut:
-        return cls(name=a.name, uri=a.uri, active=a.active, events=a.events,
+        return cls(name=a.name, uri=a.uri, active=a.active, events=a.events, events_capped=a.events_capped,
                    latest=EventOut.of(a.latest) if a.latest else None)
 
 

@@ -80,7 +80,7 @@ const views = {
     const assets = await get("/assets?limit=200");
     return [h("h1", {}, "Assets"),
       table(["asset", "URI", "events", "latest partition", "latest event", "provenance", "stored"],
-        assets.map((a) => [assetLink(a.name), h("code", {}, a.uri), a.events,
+        assets.map((a) => [assetLink(a.name), h("code", {}, a.uri), a.events_capped ? `${a.events}+` : a.events,
           a.latest ? partition(a.latest.partition_key) : "", a.latest ? eventLink(a.latest.id) : "",
           a.latest ? provenance(a.latest) : "", a.latest ? when(a.latest.created_at) : ""]), "assets")];
   },
