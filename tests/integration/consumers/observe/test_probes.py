@@ -4,7 +4,6 @@ broker answers, the database answers and its schema is at the migrations' head."
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import threading
 import time
 
@@ -26,7 +25,7 @@ async def _get(url: str) -> httpx.Response:
 
 async def test_the_scheduler_serves_metrics_and_is_ready_at_the_migrations_head(
         scheduler_config: SchedulerConfig) -> None:
-    config = dataclasses.replace(scheduler_config, metrics_port=0, metrics_host="127.0.0.1")
+    config = scheduler_config.replace(metrics_port=0, metrics_host="127.0.0.1")
     async with Scheduler(config) as scheduler:
         base = f"http://127.0.0.1:{scheduler.metrics_port}"
         alive, ready, metrics = await asyncio.gather(_get(f"{base}/healthz"), _get(f"{base}/readyz"),
