@@ -51,29 +51,31 @@ class GroupLag:
 
 
 async def consumer_group_lag(connection: KafkaConnection, *, topic_prefix: str,
-                             groups: Iterable[str] | None = None, timeout_s: float = 10.0) -> list[GroupLag]:
+                             groups: Iterable[str] | None = None, timeout_s: float = 10.0,
+                             concurrency: int = 16) -> list[GroupLag]:
     """The lag of consumer groups on topics named `<topic_prefix>.…`, by group id.
 
-    `groups`: the groups to look at; by default every group whose id starts with `topic_prefix`
-    (the services and the demo name their groups so: `assetbus-persister`, `<prefix>-scheduler`,
-    `<prefix>.<dag>.workers`). Groups without commits on such topics are left out.
+    `groups`: the groups to look at; by default every group of the cluster (their commits are fetched
+    concurrently, `concurrency` at a time). Groups without commits on such topics are left out.
     """
     async with asyncio.timeout(timeout_s):
         admin = AIOKafkaAdminClient(**connection.client_kwargs(), request_timeout_ms=int(timeout_s * 1000))
         await admin.start()
         try:
             if groups is None:
-                listed = await admin.list_consumer_groups()
-                wanted = sorted(str(g[0]) for g in listed if str(g[0]).startswith(topic_prefix))
+                wanted = sorted({str(g[0]) for g in await admin.list_consumer_groups()})
             else:
                 wanted = sorted(set(groups))
-            commits: dict[str, dict[TopicPartition, int]] = {}
-            for group_id in wanted:
-                offsets = await admin.list_consumer_group_offsets(group_id)
-                mine = {tp: meta.offset for tp, meta in offsets.items()
+            slots = asyncio.Semaphore(concurrency)
+
+            async def commits_of(group_id: str) -> dict[TopicPartition, int]:
+                async with slots:
+                    offsets = await admin.list_consumer_group_offsets(group_id)
+                return {tp: meta.offset for tp, meta in offsets.items()
                         if tp.topic.startswith(f"{topic_prefix}.") and meta.offset >= 0}
-                if mine:
-                    commits[group_id] = mine
+
+            found = await asyncio.gather(*(commits_of(group_id) for group_id in wanted))
+            commits = {group_id: mine for group_id, mine in zip(wanted, found, strict=True) if mine}
         finally:
             await admin.close()
         ends = await end_offsets(connection, {tp for mine in commits.values() for tp in mine})
