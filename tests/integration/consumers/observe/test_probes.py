@@ -12,6 +12,7 @@ from alembic import command
 from prometheus_client import CollectorRegistry
 
 from assetbus.consumers.observe import ProbeServer, ReadinessChecks, migration_heads
+from assetbus.consumers.persister import Persister, PersisterConfig
 from assetbus.consumers.scheduler import Scheduler, SchedulerConfig
 from assetbus.migrate import alembic_config
 from assetbus.producers.kafka import KafkaConnection
@@ -92,3 +93,13 @@ async def test_the_api_answers_the_probes_and_counts_requests_by_route(api_clien
         return f'assetbus_dead_letters{{topic="{topics.emissions_dlq}"}} 0.0' in metrics
 
     await wait_for(dead_letter_gauge, what="the dead-letter gauge of this prefix")
+
+
+async def test_the_persister_serves_its_probes_beside_its_metrics(persister_config: PersisterConfig) -> None:
+    async with Persister(persister_config.replace(metrics_port=0, metrics_host="127.0.0.1")) as persister:
+        base = f"http://127.0.0.1:{persister.metrics_port}"
+        alive, ready, metrics = await asyncio.gather(_get(f"{base}/healthz"), _get(f"{base}/readyz"),
+                                                     _get(f"{base}/metrics"))
+    assert (alive.status_code, alive.json()["detail"]) == (200, "event loop turning")
+    assert ready.status_code == 200 and ready.json()["status"] == "ready", ready.text
+    assert "assetbus_persister_db_commit_seconds_bucket" in metrics.text
