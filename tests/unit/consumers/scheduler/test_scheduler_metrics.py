@@ -29,8 +29,13 @@ def test_latency_counts_from_the_newest_event_of_a_live_run() -> None:
     assert latency is not None and 2 <= latency < 60
 
 
-def test_lag_sums_the_partitions_seen_so_far() -> None:
+def test_the_consumer_shell_counts_its_offsets_into_them() -> None:
+    from assetbus.consumers.kafka.offsets import OffsetMetrics
+
     metrics = SchedulerMetrics()
-    metrics.positions({("t.asset-events", 0): 5, ("t.asset-events", 1): 2})
-    metrics.positions({("t.asset-events", 0): 0})
-    assert metrics.registry.get_sample_value("assetbus_scheduler_consumer_lag") == 2
+    shell_side: OffsetMetrics = metrics  # what ServiceShell(metrics=...) takes
+    shell_side.consumer_lag.set(2)
+    shell_side.rebalances.inc()
+    r = metrics.registry
+    assert r.get_sample_value("assetbus_scheduler_consumer_lag") == 2
+    assert r.get_sample_value("assetbus_scheduler_rebalances_total") == 1

@@ -5,6 +5,8 @@ Serve them with `assetbus.consumers.observe.ProbeServer(metrics.registry, port)`
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 from assetbus.consumers.observe.buckets import LATENCY_BUCKETS, READINESS_BUCKETS
@@ -26,3 +28,22 @@ class SubscriberMetrics:
         self.consumer_lag = Gauge("assetbus_subscriber_consumer_lag",
                                   "Signals on the assigned partitions not yet handled and committed.", ["dag_id"],
                                   registry=r)
+        self.rebalances = Counter("assetbus_subscriber_rebalances", "Partition assignments received.", ["dag_id"],
+                                  registry=r)
+        self.commit_failures = Counter("assetbus_subscriber_offset_commit_failures",
+                                       "Offset commits that failed or were skipped after a rebalance.", ["dag_id"],
+                                       registry=r)
+
+    def offsets(self, dag_id: str) -> DagOffsetMetrics:
+        """What the consumer shell of one DAG's subscriber counts into (an `OffsetMetrics`)."""
+        return DagOffsetMetrics(self.rebalances.labels(dag_id=dag_id), self.commit_failures.labels(dag_id=dag_id),
+                                self.consumer_lag.labels(dag_id=dag_id))
+
+
+@dataclass(frozen=True)
+class DagOffsetMetrics:
+    """One DAG's children of the offset metrics: the shape `assetbus.consumers.kafka.offsets.OffsetMetrics` wants."""
+
+    rebalances: Counter
+    commit_failures: Counter
+    consumer_lag: Gauge

@@ -17,7 +17,8 @@ from assetbus.consumers.storage.runs import RunRow
 
 
 class SchedulerMetrics:
-    """Events in, runs and signals out, readiness latency, transaction time, consumer lag."""
+    """Events in, runs and signals out, readiness latency, transaction time; the consumer shell's offsets
+    (`consumer_lag`, `rebalances`, `commit_failures`: an `OffsetMetrics`)."""
 
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
         self.registry = registry or CollectorRegistry()
@@ -44,7 +45,9 @@ class SchedulerMetrics:
         self.consumer_lag = Gauge("assetbus_scheduler_consumer_lag",
                                   "Asset events on the assigned partitions not yet applied by this process.",
                                   registry=r)
-        self._behind: dict[tuple[str, int], int] = {}
+        self.rebalances = Counter("assetbus_scheduler_rebalances", "Partition assignments received.", registry=r)
+        self.commit_failures = Counter("assetbus_scheduler_offset_commit_failures",
+                                       "Offset commits that failed or were skipped after a rebalance.", registry=r)
 
     def applied(self, events: int, unreadable: int, skipped: int, runs: Sequence[RunRow], seconds: float) -> None:
         """Count one committed batch."""
@@ -63,11 +66,6 @@ class SchedulerMetrics:
             stored = newest_event_time(run)
             if run.origin == ORIGIN_SCHEDULER and stored is not None:
                 self.readiness_seconds.observe(max(0.0, now - stored.timestamp()))
-
-    def positions(self, behind: dict[tuple[str, int], int]) -> None:
-        """Records behind the end per (topic, partition), as of the last batch; sets the lag gauge."""
-        self._behind.update(behind)
-        self.consumer_lag.set(sum(self._behind.values()))
 
 
 def newest_event_time(run: RunRow) -> datetime | None:
