@@ -80,7 +80,7 @@ def create_api(config: ApiConfig) -> FastAPI:
     kafka = config.kafka
     metrics = ApiMetrics()
     registry = metrics.registry
-    app.state.verifier = TokenVerifier(config.token_secret)
+    app.state.verifier = TokenVerifier.configured(jwks=config.token_jwks, secret=config.token_secret)
     app.state.kafka = kafka
     app.state.topics = config.topics
     app.state.readiness = ReadinessChecks(broker=kafka, database_url=config.database_url)
