@@ -13,7 +13,7 @@ from typing import Any
 
 import typer
 
-from assetbus.cli.common import fail, run, settings, setup_logging
+from assetbus.cli.common import fail, run, settings
 from assetbus.cli.options import LogSettings, build, settings_options
 from assetbus.consumers.api.config import ApiConfig
 from assetbus.consumers.kafka.startup import StartupTimeout
@@ -42,7 +42,8 @@ def _connection(*, token: bool = True) -> dict[str, Any]:
 @settings_options(PersisterConfig, LogSettings)
 def persister(options: dict[str, Any]) -> None:
     """Consume emissions, store each event once, publish receipts and asset events."""
-    from assetbus.consumers.persister import logs, serve
+    from assetbus.consumers.observe import logs
+    from assetbus.consumers.persister import serve
 
     log = build(LogSettings, options)
     logs.configure(log.log_level, log.log_format)
@@ -78,25 +79,28 @@ def _serve(service: Coroutine[Any, Any, None]) -> None:
 @app.command("api")
 @settings_options(ApiConfig, LogSettings)
 def api(options: dict[str, Any]) -> None:
-    """Serve the execution API (task state, asset state, HTTP emit); OpenAPI at /docs and /openapi.json."""
+    """Serve the execution API (task state, asset state, HTTP emit), the /ui page, /metrics, /healthz and /readyz;
+    OpenAPI at /docs and /openapi.json."""
     import uvicorn
 
     from assetbus.consumers.api import create_api
+    from assetbus.consumers.observe import logs
 
     log = build(LogSettings, options)
-    setup_logging(log.log_level)
+    logs.configure(log.log_level, log.log_format)
     config = build(ApiConfig, options, **_connection())
     _serve(_dependencies_up(config))  # before uvicorn, so that giving up is one line, not a lifespan traceback
     uvicorn.run(create_api(config), host=config.host, port=config.port, log_level=log.log_level.lower(),
-                lifespan="on")
+                lifespan="on", log_config=None)  # uvicorn's loggers go through the structured handler
 
 
 @app.command("scheduler")
 @settings_options(SchedulerConfig, LogSettings)
 def scheduler(options: dict[str, Any]) -> None:
     """Fan asset events out to consumer DAGs: queue per partition, create runs, publish readiness."""
+    from assetbus.consumers.observe import logs
     from assetbus.consumers.scheduler import serve
 
     log = build(LogSettings, options)
-    setup_logging(log.log_level)
+    logs.configure(log.log_level, log.log_format)
     _serve(serve(build(SchedulerConfig, options, **_connection(token=False))))

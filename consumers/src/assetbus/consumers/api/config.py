@@ -31,3 +31,6 @@ class ApiConfig(VerificationKeys):
     db_pool_size: int = Field(default=5, ge=1, description="Database connections kept by the API.")
     instance_id: str | None = Field(default=None, description="Key of this process's receipts on the reply topic; "
                                     "a random one per start by default.")
+    pipeline_gauges_interval_s: float | None = Field(default=15.0, gt=0, description="How often the consumer-group "
+                                                     "lag and dead-letter gauges of /metrics are refreshed from the "
+                                                     "broker; unset: never.")
