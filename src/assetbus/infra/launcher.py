@@ -8,6 +8,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from assetbus.infra import cluster, kafka, postgres
+from assetbus.infra import cluster_nodes as runner
 from assetbus.infra.errors import InfraError
 from assetbus.infra.state import (
     ClusterRecord,
@@ -92,7 +93,7 @@ def _cluster_pids(infra: InfraSettings, state: InfraState) -> dict[int, int]:
         return {}
     layout = cluster.ClusterLayout.of_record(infra, state.cluster)
     records = {n.node_id: n for n in state.cluster.nodes}
-    pids = {node.node_id: cluster.find_node(node, records.get(node.node_id)) for node in layout.nodes}
+    pids = {node.node_id: runner.find_node(node, records.get(node.node_id)) for node in layout.nodes}
     return {node_id: pid for node_id, pid in pids.items() if pid is not None}
 
 
@@ -107,13 +108,13 @@ def _local_cluster_up(infra: InfraSettings, state: InfraState, home: Path, say: 
                                            or [n.node_id for n in record.nodes] != [n.node_id for n in layout.nodes]):
         raise InfraError(f"A local Kafka cluster of another shape runs ({len(record.nodes)} nodes, Kafka "
                          f"{record.version}, secure={record.secure}); run `assetbus infra down` first.")
-    java = cluster.prepare(infra, layout, say, may_format=not running)
+    java = runner.prepare(infra, layout, say, may_format=not running)
     pids = dict(running)
     for node in layout.nodes:
         if node.node_id not in running:
-            pids[node.node_id] = cluster.start_node(infra, node, java, say).pid
-    nodes = [node.record(pids[node.node_id]) for node in layout.nodes]
-    state.cluster = ClusterRecord(infra.kafka_version, cluster.cluster_id(layout), nodes, layout.secure)
+            pids[node.node_id] = runner.start_node(infra, node, java, say).pid
+    records = [node.record(pids[node.node_id]) for node in layout.nodes]
+    state.cluster = ClusterRecord(infra.kafka_version, runner.cluster_id(layout), records, layout.secure)
     state.save(home)
     answering = all(brokers_seen(kafka.HOST, n.port, 1.0) == len(layout.nodes) for n in layout.nodes)
     return None if len(running) == len(layout.nodes) and answering else pids
@@ -151,7 +152,7 @@ def up(infra: InfraSettings, conn: ConnectionSettings, progress: Progress | None
                 state.save(home)
                 raise
         if wait_nodes is not None:
-            cluster.wait_ready(cluster.ClusterLayout.of(infra), wait_nodes, say)
+            runner.wait_ready(cluster.ClusterLayout.of(infra), wait_nodes, say)
     return status(infra, conn)
 
 
@@ -186,10 +187,10 @@ def _cluster_down(infra: InfraSettings, state: InfraState, home: Path, say: Prog
     """Stop every node of the local cluster (those of the state file and any left in its folder)."""
     layout = (cluster.ClusterLayout.of_record(infra, state.cluster) if state.cluster
               else cluster.ClusterLayout.of(infra))
-    pids = sorted({*_cluster_pids(infra, state).values(), *cluster.stray_pids(layout)})
+    pids = sorted({*_cluster_pids(infra, state).values(), *runner.stray_pids(layout)})
     if pids:
         say(f"Stopping {len(pids)} Kafka node(s) (pids {', '.join(map(str, pids))})…")
-        left = cluster.stop_nodes(pids)
+        left = runner.stop_nodes(pids)
         if left:
             raise InfraError(f"Kafka node(s) {left} did not stop; kill them and run down again.")
     state.cluster = None
@@ -199,7 +200,7 @@ def _cluster_down(infra: InfraSettings, state: InfraState, home: Path, say: Prog
 def _cluster_status(infra: InfraSettings, record: ClusterRecord | None) -> tuple[ServiceStatus, ...]:
     layout = cluster.ClusterLayout.of_record(infra, record) if record else cluster.ClusterLayout.of(infra)
     records = {n.node_id: n for n in record.nodes} if record else {}
-    return tuple(cluster.node_status(node, records.get(node.node_id), len(layout.nodes)) for node in layout.nodes)
+    return tuple(runner.node_status(node, records.get(node.node_id), len(layout.nodes)) for node in layout.nodes)
 
 
 def _summary(nodes: tuple[ServiceStatus, ...]) -> ServiceStatus:

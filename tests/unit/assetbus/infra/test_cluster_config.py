@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from assetbus.infra.cluster import ClusterLayout, client_environment, needs_format, render_node_properties
+from assetbus.infra.cluster import ClusterLayout, client_environment, render_node_properties
+from assetbus.infra.cluster_nodes import needs_format
 from assetbus.infra.state import ClusterRecord, InfraState, NodeRecord
 from assetbus.settings import InfraSettings
 
