@@ -149,3 +149,13 @@ async def group_members(connection: KafkaConnection, group: str) -> int:
         return 0
     finally:
         await admin.close()
+
+
+async def leader_of_key(connection: KafkaConnection, topic: str, key: str) -> int:
+    """The node leading the partition that `key` goes to (the producers' murmur2 partitioner)."""
+    from aiokafka.partitioner import DefaultPartitioner
+
+    partitions = await describe(connection, topic)
+    ids = [p["partition"] for p in partitions]
+    target = DefaultPartitioner()(key.encode(), ids, ids)
+    return int(next(p["leader"] for p in partitions if p["partition"] == target))

@@ -10,6 +10,7 @@ from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from assetbus.infra import down, status, up
 from assetbus.infra.state import InfraState, pid_alive
 from tests.cluster.harness import MIN_INSYNC_REPLICAS, NODES, LocalCluster, describe, topic_config
+from tests.helpers import wait_for
 
 
 async def _create_topic(cluster: LocalCluster, partitions: int = 3) -> str:
@@ -65,5 +66,9 @@ async def test_down_stops_every_node_and_up_brings_the_cluster_back_with_its_top
 
     again = up(cluster.infra, cluster.conn)
     assert again.kafka.running and len(again.kafka_nodes) == NODES
-    partitions = await describe(cluster.connection(), topic)
-    assert all(sorted(p["isr"]) == [1, 2, 3] for p in partitions), "the topic survived down/up on every node"
+
+    async def all_in_sync() -> bool:
+        partitions = await describe(cluster.connection(), topic)
+        return len(partitions) == 3 and all(sorted(p["isr"]) == [1, 2, 3] for p in partitions)
+
+    await wait_for(all_in_sync, timeout_s=90, interval=0.5, what="the topic back on every node after down/up")
