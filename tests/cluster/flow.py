@@ -116,9 +116,11 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def failover_figures(flow: Flow, killed_at: float, window_s: float = 20.0) -> dict[str, float]:
-    """Latency (send → first receipt) before the kill and over [kill, kill + window], and how long receipts
+    """Latency (send → first receipt) of the warm pipeline before the kill (emissions sent 5 to 2 s before it;
+    later ones are still in flight when it lands) and over [kill, kill + window], and how long receipts
     stopped: the longest gap between receipt arrivals after the kill, and the worst latency of the window."""
-    before = [flow.first_receipt(c)[0] - t for c, t in flow.sent_at.items() if t < killed_at and c in flow.receipts]
+    before = [flow.first_receipt(c)[0] - t for c, t in flow.sent_at.items()
+              if killed_at - 5.0 <= t < killed_at - 2.0 and c in flow.receipts]
     during = [flow.first_receipt(c)[0] - t for c, t in flow.sent_at.items()
               if killed_at <= t <= killed_at + window_s and c in flow.receipts]
     after_kill = sorted(t for t in flow.arrivals if t >= killed_at)

@@ -35,7 +35,7 @@ from tests.integration.consumers.persister.streams import (
 )
 
 N = 20_000
-RATE_PER_S = 1_000.0  # a 20 s stream; the kill lands after a quarter of it
+RATE_PER_S = 1_000.0  # a 20 s stream; the kill lands after a third of it
 PERSISTER_ARGS = ("--max-records", "500")
 
 
@@ -74,7 +74,7 @@ async def failover(cluster: LocalCluster, topics: Topics, engine: AsyncEngine, t
 
     async def on_sent(count: int) -> None:
         nonlocal killed_at
-        if killed_at or count < N // 4 or flow.answered < 1_000:
+        if killed_at or count < N // 3 or flow.answered < 2_000:
             return
         cluster.kill(victim)
         if kill_a_persister:
