@@ -19,8 +19,8 @@ from assetbus.consumers.storage import create_engine
 from assetbus.producers import task_token
 from assetbus.schemas import Topics
 from assetbus.settings import ConnectionSettings, Settings
-from assetbus.topics import delete_topics
-from tests.cluster.harness import LocalCluster, cluster_settings, create_replicated_topics
+from assetbus.topics import delete_topics, ensure_topics
+from tests.cluster.harness import LocalCluster, cluster_settings
 from tests.integration.consumers.persister.streams import PersisterProcess
 
 
@@ -52,12 +52,13 @@ def cluster(infra: Settings) -> Iterator[LocalCluster]:
 
 @pytest.fixture
 async def cluster_topics(cluster: LocalCluster) -> AsyncIterator[Topics]:
-    """A fresh prefix with its core topics on the cluster: replication factor 3, min.insync.replicas 2."""
+    """A fresh prefix with its core topics made by the topic creator of `assetbus migrate`, with its defaults on
+    three brokers: replication factor 3, min.insync.replicas 2."""
     fresh = Topics(prefix=f"c{uuid.uuid4().hex[:12]}")
-    await create_replicated_topics(cluster.connection(), fresh)
+    await ensure_topics(cluster.connection(), fresh)
     yield fresh
     if not os.environ.get("ASSETBUS_KEEP_TEST_TOPICS"):
-        await delete_topics(cluster.connection().bootstrap, list(fresh.core()))
+        await delete_topics(cluster.connection(), list(fresh.core()))
 
 
 @pytest.fixture
@@ -77,15 +78,16 @@ def token(token_secret: str) -> str:
 @pytest.fixture
 async def persisters(db_url: str, cluster_topics: Topics, token_secret: str,
                      tmp_path: Path) -> AsyncIterator[Callable[..., Awaitable[PersisterProcess]]]:
-    """`await persisters(bootstrap, *args)`: a started `assetbus run persister` in the test's group."""
+    """`await persisters(bootstrap, *args, env=…)`: a started `assetbus run persister` in the test's group."""
     started: list[PersisterProcess] = []
 
-    async def start(bootstrap: str, *args: str) -> PersisterProcess:
+    async def start(bootstrap: str, *args: str, env: dict[str, str] | None = None) -> PersisterProcess:
         log_dir = tmp_path / f"persister-{len(started)}"
         log_dir.mkdir()
         process = PersisterProcess(bootstrap=bootstrap, db_url=db_url, topics=cluster_topics,
                                    token_secret=token_secret, group_id=f"{cluster_topics.prefix}-persister",
                                    log_dir=log_dir, args=args)
+        process.env.update(env or {})
         await process.start()
         started.append(process)
         return process

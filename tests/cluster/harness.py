@@ -63,6 +63,15 @@ class LocalCluster:
         }
         return KafkaConnection.model_validate({**values, **overrides})
 
+    def secure_environment(self, **overrides: str) -> dict[str, str]:
+        """`KAFKA_*` variables of `secure_connection()` for a service process (values can be overridden)."""
+        connection = self.secure_connection()
+        password = connection.sasl_password.get_secret_value() if connection.sasl_password else ""
+        env = {"KAFKA_BOOTSTRAP_SERVERS": connection.bootstrap, "KAFKA_SECURITY_PROTOCOL": "SASL_SSL",
+               "KAFKA_SASL_MECHANISM": SCRAM_MECHANISM, "KAFKA_SASL_USERNAME": SCRAM_USER,
+               "KAFKA_SASL_PASSWORD": password, "KAFKA_SSL_CAFILE": str(self.layout.material.ca_pem)}
+        return {**env, **overrides}
+
     def pids(self) -> dict[int, int]:
         """Node id → pid of the nodes that run."""
         nodes = status(self.infra, self.conn).kafka_nodes

@@ -54,8 +54,7 @@ async def failover(cluster: LocalCluster, topics: Topics, engine: AsyncEngine, t
     assets = await spread_assets(engine, topics.core()[topics.emissions])
     items = spread_commands(token, topics, assets, N)
     victim = await busiest_leader(cluster.connection(), topics.emissions)
-    # the services take one bootstrap address until the shared connection model reaches them: a survivor's
-    bootstrap = cluster.address(next(n.node_id for n in cluster.layout.nodes if n.node_id != victim))
+    bootstrap = cluster.connection().bootstrap  # every node, the victim included
     processes = [await persisters(bootstrap, *PERSISTER_ARGS) for _ in range(persister_count)]
 
     async def joined() -> bool:

@@ -41,10 +41,10 @@ async def test_scheduler_killed_during_a_broker_failover_gives_one_run_per_parti
         await sync_dags(conn, LoadResult(root="/dags/d.py", dags=[LoadedDag(dag, "/dags/d.py")], files=["/dags/d.py"]))
 
     victim = await leader_of_key(cluster.connection(), topics.asset_events, asset.name)  # the scheduler's input
-    survivor = cluster.address(next(n.node_id for n in cluster.layout.nodes if n.node_id != victim))
-    await persisters(survivor)
+    bootstrap = cluster.connection().bootstrap  # every node, the victim included
+    await persisters(bootstrap)
     log = tmp_path / "scheduler.log"
-    first = await start_scheduler(survivor, db_url, topics, log)
+    first = await start_scheduler(bootstrap, db_url, topics, log)
     second: asyncio.subprocess.Process | None = None
 
     async def runs() -> list[RunRow]:
@@ -69,7 +69,7 @@ async def test_scheduler_killed_during_a_broker_failover_gives_one_run_per_parti
         first.send_signal(signal.SIGKILL)
         await first.wait()
         at_kill = len(await runs())
-        second = await start_scheduler(survivor, db_url, topics, log)
+        second = await start_scheduler(bootstrap, db_url, topics, log)
         await producing
         await cluster.restart()
 

@@ -1,11 +1,15 @@
-"""The cluster's SASL_SSL listener (SCRAM-SHA-512, self-signed CA): the flow runs over it; a wrong password or an
-untrusted CA stops the client at start-up with the reason logged, and nothing reaches the topic."""
+"""The cluster's SASL_SSL listener (SCRAM-SHA-512, self-signed CA): the flow runs over it, persister included; a wrong
+password or an untrusted CA stops a client at start-up with the reason logged and `assetbus run persister` with one
+line and a non-zero exit, and nothing reaches the topic."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import sys
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 
 import pytest
 from aiokafka import AIOKafkaProducer
@@ -25,6 +29,8 @@ from tests.integration.consumers.persister.streams import (
 )
 
 N = 2_000
+SYSTEM_CAS = "/etc/ssl/certs/ca-certificates.crt"
+"""Public CAs only: they did not sign the local cluster's certificate."""
 
 
 async def test_emissions_and_receipts_over_sasl_ssl_with_scram_are_stored_and_answered_once(
@@ -34,8 +40,7 @@ async def test_emissions_and_receipts_over_sasl_ssl_with_scram_are_stored_and_an
     assert secure.describe().endswith("over SASL_SSL as assetbus (SCRAM-SHA-512)")
     assets = await spread_assets(engine, cluster_topics.core()[cluster_topics.emissions])
     items = spread_commands(token, cluster_topics, assets, N)
-    # the persister joins on the plaintext listener until the services take a KafkaConnection
-    persister = await persisters(cluster.connection().bootstrap_servers[0])
+    persister = await persisters(secure.bootstrap, env=cluster.secure_environment())
     flow, stop = Flow(), asyncio.Event()
     reader = asyncio.create_task(read_receipts(secure, cluster_topics.receipts, flow, stop))
     try:
@@ -83,3 +88,29 @@ async def test_an_untrusted_ca_is_refused_at_start_and_nothing_is_sent(
     why = await _refused(untrusted, caplog)
     assert "CERTIFICATE_VERIFY_FAILED" in why or "certificate verify failed" in why
     assert sum((await end_offsets(cluster.connection().bootstrap, cluster_topics.emissions)).values()) == 0
+
+
+async def _persister_refused(cluster: LocalCluster, topics: Topics, db_url: str, token_secret: str,
+                             **overrides: str) -> tuple[int, str]:
+    """`assetbus run persister` on the secure listener with `overrides`: its exit code and its output."""
+    env = {**os.environ, **cluster.secure_environment(**overrides), "DATABASE_URL": db_url,
+           "ASSETBUS_TOPIC_PREFIX": topics.prefix, "ASSETBUS_TOKEN_SECRET": token_secret}
+    process = await asyncio.create_subprocess_exec(
+        str(Path(sys.executable).parent / "assetbus"), "run", "persister", "--group-id", f"{topics.prefix}-p",
+        "--startup-timeout-s", "20", env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
+    output, _ = await asyncio.wait_for(process.communicate(), 120)
+    assert process.returncode is not None
+    return process.returncode, output.decode(errors="replace")
+
+
+@pytest.mark.parametrize("override", [{"KAFKA_SASL_PASSWORD": "not-the-password"}, {"KAFKA_SSL_CAFILE": SYSTEM_CAS}],
+                         ids=["wrong-password", "untrusted-ca"])
+async def test_a_persister_that_cannot_authenticate_exits_non_zero_with_one_clear_line(
+        cluster: LocalCluster, cluster_topics: Topics, db_url: str, token_secret: str,
+        override: dict[str, str]) -> None:
+    code, output = await _persister_refused(cluster, cluster_topics, db_url, token_secret, **override)
+    assert code != 0, output
+    assert "Traceback" not in output, output
+    assert "not-the-password" not in output
+    assert "SASL_SSL as assetbus (SCRAM-SHA-512)" in output, output  # names the connection, not the secret
+    assert sum((await end_offsets(cluster.connection().bootstrap, cluster_topics.receipts)).values()) == 0
