@@ -23,7 +23,7 @@ from tests.cluster.flow import (
     spread_commands,
     stream,
 )
-from tests.cluster.harness import NODES, LocalCluster, busiest_leader, describe, group_members
+from tests.cluster.harness import NODES, LocalCluster, busiest_leader, describe, group_members, topic_config
 from tests.helpers import wait_for
 from tests.integration.consumers.persister.streams import (
     PersisterProcess,
@@ -53,6 +53,9 @@ async def failover(cluster: LocalCluster, topics: Topics, engine: AsyncEngine, t
                    kill_a_persister: bool) -> tuple[Flow, dict[str, Any], list[PersisterProcess]]:
     assets = await spread_assets(engine, topics.core()[topics.emissions])
     items = spread_commands(token, topics, assets, N)
+    partitions = await describe(cluster.connection(), topics.emissions)
+    assert all(len(p["replicas"]) == NODES for p in partitions), "the topic creator's default on 3 brokers is RF 3"
+    assert (await topic_config(cluster.connection(), topics.emissions))["min.insync.replicas"] == "2"
     victim = await busiest_leader(cluster.connection(), topics.emissions)
     bootstrap = cluster.connection().bootstrap  # every node, the victim included
     processes = [await persisters(bootstrap, *PERSISTER_ARGS) for _ in range(persister_count)]
