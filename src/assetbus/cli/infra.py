@@ -16,6 +16,7 @@ from assetbus.infra import InfraError, InfraStatus, ServiceStatus, secure_client
 from assetbus.infra import down as infra_down
 from assetbus.infra import status as infra_status
 from assetbus.infra import up as infra_up
+from assetbus.security_settings import ensure_local_secret
 from assetbus.settings import ConnectionSettings, InfraSettings
 
 app = typer.Typer(
@@ -90,7 +91,8 @@ def up(
                                        help="Add a SASL_SSL listener (SCRAM-SHA-512 user, self-signed CA) to the "
                                             "cluster [env ASSETBUS_KAFKA_SECURE]."),
 ) -> None:
-    """Start Kafka and PostgreSQL (or check the ones named by KAFKA_BOOTSTRAP_SERVERS / DATABASE_URL)."""
+    """Start Kafka and PostgreSQL (or check the ones named by KAFKA_BOOTSTRAP_SERVERS / DATABASE_URL), and
+    turn on local mode: this machine's HS256 token secret, in the launcher's home folder."""
     started = time.monotonic()
     chosen: list[InfraSettings] = []
 
@@ -99,6 +101,7 @@ def up(
         return infra_up(chosen[0], conn, progress=_progress)
 
     result = _run(start)
+    ensure_local_secret(_settings(InfraSettings, "ASSETBUS_"))  # local mode: this machine's HS256 token key
     console.print(_table(result))
     console.print(f"[green]Ready[/green] in {time.monotonic() - started:.1f} s.")
     if chosen and chosen[0].kafka_secure and chosen[0].kafka_brokers > 1:

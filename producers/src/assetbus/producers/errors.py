@@ -30,14 +30,17 @@ class InvalidEmission(EmitterError):
 
 
 class UnknownAsset(InvalidEmission):
-    """The asset handle is not one the running task declared (its outlets); nothing was sent."""
+    """The asset is not one the running task declared (the token's publication policy, or the runner's
+    outlets); nothing was sent. `code` is the one the persister would have answered."""
 
-    def __init__(self, name: str, uri: str, declared: list[str]) -> None:
-        super().__init__("asset", f"{name!r} ({uri}) is not among the assets this task declares: "
+    def __init__(self, name: str, uri: str, declared: list[str], *,
+                 code: ErrorCode = ErrorCode.ASSET_NOT_DECLARED) -> None:
+        super().__init__("asset", f"{code.value}: {name!r} ({uri}) is not among the assets this task declares: "
                          f"{', '.join(declared) or 'none'}")
         self.name = name
         self.uri = uri
         self.declared = declared
+        self.code = code
 
 
 class NoEmissionContext(EmitterError):
@@ -121,6 +124,18 @@ class Unauthorized(EmissionRejected):
     code = ErrorCode.UNAUTHORIZED
 
 
+class InsufficientScope(EmissionRejected):
+    """`insufficient_scope`: the token is valid but lacks the `emit` scope."""
+
+    code = ErrorCode.INSUFFICIENT_SCOPE
+
+
+class AssetNotDeclared(EmissionRejected):
+    """`asset_not_declared`: the token's publication policy does not name the asset (the message does)."""
+
+    code = ErrorCode.ASSET_NOT_DECLARED
+
+
 class InvalidPartition(EmissionRejected):
     """`invalid_partition`: the partition arguments break the rules."""
 
@@ -141,7 +156,8 @@ class InternalError(EmissionRejected):
 
 REJECTIONS: dict[ErrorCode, type[EmissionRejected]] = {
     cls.code: cls
-    for cls in (InvalidCommand, UnsupportedSchemaVersion, AssetNotFound, Unauthorized, InvalidPartition,
+    for cls in (InvalidCommand, UnsupportedSchemaVersion, AssetNotFound, Unauthorized, InsufficientScope,
+                AssetNotDeclared, InvalidPartition,
                 ExtraTooLarge, InternalError)
 }
 
