@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml producers/pyproject.toml schemas/pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: install infra demo test unit lint bench compose-check browser-deps down clean
+.PHONY: install infra demo test test-cluster unit lint bench compose-check browser-deps down clean
 
 $(STAMP): pyproject.toml producers/pyproject.toml schemas/pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "assetbus needs Python 3.11 or newer")'
@@ -26,6 +26,10 @@ test: install lint compose-check browser-deps  ## lint, then the whole suite aga
 	@if [ "$${ASSETBUS_TEST_INFRA:-}" = testcontainers ]; then echo "tests start their own containers (testcontainers)"; \
 	else $(MAKE) --no-print-directory infra; fi
 	$(BIN)/pytest
+	$(MAKE) --no-print-directory test-cluster
+
+test-cluster: install  ## failover tests on their own 3-node Kafka cluster (started and stopped by the tests)
+	$(BIN)/pytest tests/cluster -m cluster
 
 unit: install  ## only the tests that need no infrastructure
 	$(BIN)/pytest tests/unit

@@ -23,7 +23,10 @@ __all__ = ["ApiSettings", "ConnectionSettings", "InfraSettings", "SecuritySettin
 
 DEFAULT_KAFKA_PORT = 19092
 DEFAULT_KAFKA_CONTROLLER_PORT = 19093
+DEFAULT_KAFKA_SECURE_PORT = 19094
 DEFAULT_PG_PORT = 5432
+NODE_PORT_STEP = 10
+"""Node n (0-based) of a local multi-node cluster listens on each base port + n * NODE_PORT_STEP."""
 
 
 class InfraSettings(BaseSettings):
@@ -41,6 +44,21 @@ class InfraSettings(BaseSettings):
         default=DEFAULT_KAFKA_CONTROLLER_PORT, description="Local broker's KRaft controller port (127.0.0.1)."
     )
     kafka_heap: str = Field(default="768m", description="Local broker's JVM heap (-Xmx); keep at least 512m.")
+    kafka_brokers: int = Field(
+        default=1, ge=1, le=9,
+        description="Local Kafka nodes: 1 (one broker) or a cluster of combined KRaft broker+controllers.",
+    )
+    kafka_secure: bool = Field(
+        default=False, description="Give a local cluster a SASL_SSL listener (SCRAM-SHA-512, self-signed CA)."
+    )
+    kafka_secure_port: int = Field(
+        default=DEFAULT_KAFKA_SECURE_PORT, description="SASL_SSL port of a local cluster's first node (127.0.0.1)."
+    )
+
+    def local_bootstrap(self) -> str:
+        """The bootstrap list of the local broker or cluster (plaintext listeners)."""
+        ports = (self.kafka_port + n * NODE_PORT_STEP for n in range(self.kafka_brokers))
+        return ",".join(f"127.0.0.1:{port}" for port in ports)
     pg_port: int = Field(default=DEFAULT_PG_PORT, description="Port of the local PostgreSQL cluster.")
     pg_user: str = Field(default="assetbus", description="Role created in the local cluster.")
     pg_password: str = Field(default="assetbus", description="Password of that role (local use only).")
@@ -63,7 +81,7 @@ class ConnectionSettings(BaseSettings):
     )
 
     def bootstrap(self, infra: InfraSettings) -> str:
-        return self.kafka_bootstrap_servers or f"127.0.0.1:{infra.kafka_port}"
+        return self.kafka_bootstrap_servers or infra.local_bootstrap()
 
     def db_url(self, infra: InfraSettings) -> str:
         if self.database_url:
@@ -122,7 +140,7 @@ class Settings:
     @property
     def kafka(self) -> KafkaConnection:
         """The Kafka connection: KAFKA_* settings, on the local broker unless KAFKA_BOOTSTRAP_SERVERS names one."""
-        servers = self.conn.kafka_bootstrap_servers or f"127.0.0.1:{self.infra.kafka_port}"
+        servers = self.conn.kafka_bootstrap_servers or self.infra.local_bootstrap()
         return KafkaConnection.model_validate({**self._kafka.model_dump(), "bootstrap_servers": servers})
 
     @property

@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from assetbus.cli.common import CONSOLE_WIDTH as common_width
-from assetbus.infra import InfraError, InfraStatus, ServiceStatus
+from assetbus.infra import InfraError, InfraStatus, ServiceStatus, secure_client_environment
 from assetbus.infra import down as infra_down
 from assetbus.infra import status as infra_status
 from assetbus.infra import up as infra_up
@@ -36,7 +36,7 @@ def _table(result: InfraStatus) -> Table:
     for column in ("service", "mode", "state", "address", "pid"):
         table.add_column(column, no_wrap=True)
     table.add_column("log / detail", overflow="fold")
-    for svc in (result.kafka, result.postgres):
+    for svc in result.services:
         state = "[green]running[/]" if svc.running else "[red]stopped[/]"
         table.add_row(svc.name, _mode(svc), state, svc.address, str(svc.pid or "-"), _where(svc))
     return table
@@ -70,15 +70,44 @@ def _settings(kind: type[S], env_prefix: str) -> S:
         raise InfraError(f"Invalid {name}: {first['msg']}; fix or unset that environment variable.") from None
 
 
+def _with_options(infra: InfraSettings, brokers: int | None, secure: bool | None) -> InfraSettings:
+    changes: dict[str, object] = {}
+    if brokers is not None:
+        changes["kafka_brokers"] = brokers
+    if secure is not None:
+        changes["kafka_secure"] = secure
+    merged = InfraSettings.model_validate({**infra.model_dump(), **changes})
+    if merged.kafka_secure and merged.kafka_brokers < 2:
+        raise InfraError("--secure needs a local cluster: add --brokers 3.")
+    return merged
+
+
 @app.command()
-def up() -> None:
+def up(
+    brokers: int | None = typer.Option(None, "--brokers", min=1, max=9, show_default=False,
+                                       help="Kafka nodes to run locally: 1, or a KRaft cluster (e.g. 3) "
+                                            "[env ASSETBUS_KAFKA_BROKERS; default 1]."),
+    secure: bool | None = typer.Option(None, "--secure/--no-secure", show_default=False,
+                                       help="Add a SASL_SSL listener (SCRAM-SHA-512 user, self-signed CA) to the "
+                                            "cluster [env ASSETBUS_KAFKA_SECURE]."),
+) -> None:
     """Start Kafka and PostgreSQL (or check the ones named by KAFKA_BOOTSTRAP_SERVERS / DATABASE_URL), and
     turn on local mode: this machine's HS256 token secret, in the launcher's home folder."""
     started = time.monotonic()
-    result = _run(lambda infra, conn: infra_up(infra, conn, progress=_progress))
+    chosen: list[InfraSettings] = []
+
+    def start(infra: InfraSettings, conn: ConnectionSettings) -> InfraStatus:
+        chosen.append(_with_options(infra, brokers, secure))
+        return infra_up(chosen[0], conn, progress=_progress)
+
+    result = _run(start)
     ensure_local_secret(_settings(InfraSettings, "ASSETBUS_"))  # local mode: this machine's HS256 token key
     console.print(_table(result))
     console.print(f"[green]Ready[/green] in {time.monotonic() - started:.1f} s.")
+    if chosen and chosen[0].kafka_secure and chosen[0].kafka_brokers > 1:
+        console.print("Clients of the SASL_SSL listener need (shell syntax):")
+        for name, value in secure_client_environment(chosen[0]).items():
+            console.print(f"  {name}={value}", highlight=False, soft_wrap=True)
 
 
 @app.command()

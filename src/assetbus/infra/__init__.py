@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from assetbus.infra.errors import InfraError
-from assetbus.infra.launcher import down, status, up
+from assetbus.infra.launcher import down, secure_client_environment, status, up
 from assetbus.infra.state import InfraStatus, ServiceStatus
 
-__all__ = ["InfraError", "InfraStatus", "ServiceStatus", "down", "status", "up"]
+__all__ = ["InfraError", "InfraStatus", "ServiceStatus", "down", "secure_client_environment", "status", "up"]

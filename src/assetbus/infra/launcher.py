@@ -7,14 +7,18 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from assetbus.infra import kafka, postgres
+from assetbus.infra import cluster, kafka, postgres
+from assetbus.infra import cluster_nodes as runner
 from assetbus.infra.errors import InfraError
 from assetbus.infra.state import (
+    ClusterRecord,
     InfraState,
     InfraStatus,
     KafkaRecord,
     Progress,
+    ServiceStatus,
     broker_answers,
+    brokers_seen,
     parse_bootstrap,
     pid_alive,
     stop_pid,
@@ -83,6 +87,39 @@ def _local_kafka_up(infra: InfraSettings, state: InfraState, home: Path, say: Pr
     return proc.pid
 
 
+def _cluster_pids(infra: InfraSettings, state: InfraState) -> dict[int, int]:
+    """Node id → pid of the recorded cluster's nodes that run."""
+    if state.cluster is None:
+        return {}
+    layout = cluster.ClusterLayout.of_record(infra, state.cluster)
+    records = {n.node_id: n for n in state.cluster.nodes}
+    pids = {node.node_id: runner.find_node(node, records.get(node.node_id)) for node in layout.nodes}
+    return {node_id: pid for node_id, pid in pids.items() if pid is not None}
+
+
+def _local_cluster_up(infra: InfraSettings, state: InfraState, home: Path, say: Progress) -> dict[int, int] | None:
+    """Start the nodes of the cluster that do not run; returns the pids to wait for (None: all answer)."""
+    if kafka.find_broker(kafka.KafkaPaths.of(infra), state.kafka) is not None:
+        raise InfraError("The single local Kafka broker runs; run `assetbus infra down` before `up --brokers N`.")
+    layout = cluster.ClusterLayout.of(infra)
+    running = _cluster_pids(infra, state)
+    record = state.cluster
+    if running and record is not None and (record.version != infra.kafka_version or record.secure != layout.secure
+                                           or [n.node_id for n in record.nodes] != [n.node_id for n in layout.nodes]):
+        raise InfraError(f"A local Kafka cluster of another shape runs ({len(record.nodes)} nodes, Kafka "
+                         f"{record.version}, secure={record.secure}); run `assetbus infra down` first.")
+    java = runner.prepare(infra, layout, say, may_format=not running)
+    pids = dict(running)
+    for node in layout.nodes:
+        if node.node_id not in running:
+            pids[node.node_id] = runner.start_node(infra, node, java, say).pid
+    records = [node.record(pids[node.node_id]) for node in layout.nodes]
+    state.cluster = ClusterRecord(infra.kafka_version, runner.cluster_id(layout), records, layout.secure)
+    state.save(home)
+    answering = all(brokers_seen(kafka.HOST, n.port, 1.0) == len(layout.nodes) for n in layout.nodes)
+    return None if len(running) == len(layout.nodes) and answering else pids
+
+
 def up(infra: InfraSettings, conn: ConnectionSettings, progress: Progress | None = None) -> InfraStatus:
     """Start (or check) Kafka and PostgreSQL; a no-op for what already runs. Raises InfraError."""
     say = progress or _quiet
@@ -90,9 +127,15 @@ def up(infra: InfraSettings, conn: ConnectionSettings, progress: Progress | None
     with _locked(home):
         state = InfraState.load(home)
         wait_pid = None
+        wait_nodes: dict[int, int] | None = None
         if conn.kafka_bootstrap_servers:
             _external_kafka_up(conn.kafka_bootstrap_servers)
+        elif infra.kafka_brokers > 1:
+            wait_nodes = _local_cluster_up(infra, state, home, say)
         else:
+            if _cluster_pids(infra, state):
+                raise InfraError("A local Kafka cluster runs; use `assetbus infra up --brokers "
+                                 f"{len(state.cluster.nodes) if state.cluster else 3}` or run `assetbus infra down`.")
             wait_pid = _local_kafka_up(infra, state, home, say)
         if conn.database_url:
             reason = postgres.try_connect(conn.db_url(infra))
@@ -108,6 +151,8 @@ def up(infra: InfraSettings, conn: ConnectionSettings, progress: Progress | None
                 state.kafka = None
                 state.save(home)
                 raise
+        if wait_nodes is not None:
+            runner.wait_ready(cluster.ClusterLayout.of(infra), wait_nodes, say)
     return status(infra, conn)
 
 
@@ -126,6 +171,7 @@ def down(infra: InfraSettings, conn: ConnectionSettings, progress: Progress | No
                     raise InfraError(f"The Kafka broker (pid {pid}) did not stop; kill it and run down again.")
             state.kafka = None
             state.save(home)
+            _cluster_down(infra, state, home, say)
         if not conn.database_url and state.postgres is not None:
             record = state.postgres
             if record.started:
@@ -137,15 +183,52 @@ def down(infra: InfraSettings, conn: ConnectionSettings, progress: Progress | No
     return status(infra, conn)
 
 
+def _cluster_down(infra: InfraSettings, state: InfraState, home: Path, say: Progress) -> None:
+    """Stop every node of the local cluster (those of the state file and any left in its folder)."""
+    layout = (cluster.ClusterLayout.of_record(infra, state.cluster) if state.cluster
+              else cluster.ClusterLayout.of(infra))
+    pids = sorted({*_cluster_pids(infra, state).values(), *runner.stray_pids(layout)})
+    if pids:
+        say(f"Stopping {len(pids)} Kafka node(s) (pids {', '.join(map(str, pids))})…")
+        left = runner.stop_nodes(pids)
+        if left:
+            raise InfraError(f"Kafka node(s) {left} did not stop; kill them and run down again.")
+    state.cluster = None
+    state.save(home)
+
+
+def _cluster_status(infra: InfraSettings, record: ClusterRecord | None) -> tuple[ServiceStatus, ...]:
+    layout = cluster.ClusterLayout.of_record(infra, record) if record else cluster.ClusterLayout.of(infra)
+    records = {n.node_id: n for n in record.nodes} if record else {}
+    return tuple(runner.node_status(node, records.get(node.node_id), len(layout.nodes)) for node in layout.nodes)
+
+
+def _summary(nodes: tuple[ServiceStatus, ...]) -> ServiceStatus:
+    up_count = sum(node.running for node in nodes)
+    address = ",".join(node.address for node in nodes)
+    detail = f"{up_count} of {len(nodes)} nodes running"
+    ours = any(node.started_by_us for node in nodes)
+    return ServiceStatus("kafka", True, up_count == len(nodes), address, started_by_us=ours, detail=detail)
+
+
 def status(infra: InfraSettings, conn: ConnectionSettings) -> InfraStatus:
     """What runs now, and who started it."""
     state = InfraState.load(_home(infra))
+    nodes: tuple[ServiceStatus, ...] = ()
     if conn.kafka_bootstrap_servers:
         kafka_status = kafka.external_status(conn.kafka_bootstrap_servers)
+    elif state.cluster is not None or infra.kafka_brokers > 1:
+        nodes = _cluster_status(infra, state.cluster)
+        kafka_status = _summary(nodes)
     else:
         kafka_status = kafka.status(infra, kafka.KafkaPaths.of(infra), state.kafka)
     if conn.database_url:
         pg_status = postgres.external_status(conn.db_url(infra))
     else:
         pg_status = postgres.status(infra, state.postgres)
-    return InfraStatus(kafka=kafka_status, postgres=pg_status)
+    return InfraStatus(kafka=kafka_status, postgres=pg_status, kafka_nodes=nodes)
+
+
+def secure_client_environment(infra: InfraSettings) -> dict[str, str]:
+    """The `KAFKA_*` settings of a client of the local cluster's SASL_SSL listener (no secret in them)."""
+    return cluster.client_environment(cluster.ClusterLayout.of(infra))

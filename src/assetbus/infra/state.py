@@ -32,6 +32,32 @@ class KafkaRecord:
 
 
 @dataclass
+class NodeRecord:
+    """One node of a local multi-node cluster: a combined KRaft broker+controller."""
+
+    node_id: int
+    pid: int
+    port: int
+    controller_port: int
+    secure_port: int | None = None
+
+
+@dataclass
+class ClusterRecord:
+    """The local multi-node cluster `up --brokers N` started (``secure``: it has a SASL_SSL listener)."""
+
+    version: str
+    cluster_id: str
+    nodes: list[NodeRecord]
+    secure: bool = False
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> ClusterRecord:
+        nodes = [NodeRecord(**node) for node in raw["nodes"]]
+        return cls(raw["version"], raw["cluster_id"], nodes, bool(raw.get("secure", False)))
+
+
+@dataclass
 class PostgresRecord:
     """The local cluster `up` used; ``started`` means `down` may stop it."""
 
@@ -49,6 +75,7 @@ class InfraState:
 
     kafka: KafkaRecord | None = None
     postgres: PostgresRecord | None = None
+    cluster: ClusterRecord | None = None
 
     @classmethod
     def load(cls, home: Path) -> InfraState:
@@ -57,9 +84,10 @@ class InfraState:
             raw: dict[str, Any] = json.loads((home / STATE_FILE).read_text())
             kafka = KafkaRecord(**raw["kafka"]) if raw.get("kafka") else None
             postgres = PostgresRecord(**raw["postgres"]) if raw.get("postgres") else None
+            cluster = ClusterRecord.from_dict(raw["cluster"]) if raw.get("cluster") else None
         except (OSError, ValueError, TypeError, KeyError):
             return cls()
-        return cls(kafka=kafka, postgres=postgres)
+        return cls(kafka=kafka, postgres=postgres, cluster=cluster)
 
     def save(self, home: Path) -> None:
         """Write the state file atomically."""
@@ -89,10 +117,17 @@ class InfraStatus:
 
     kafka: ServiceStatus
     postgres: ServiceStatus
+    kafka_nodes: tuple[ServiceStatus, ...] = ()
+    """The nodes of a local multi-node cluster (`kafka` then sums them up); empty for one broker."""
 
     @property
     def running(self) -> bool:
         return self.kafka.running and self.postgres.running
+
+    @property
+    def services(self) -> tuple[ServiceStatus, ...]:
+        """What a status table lists: each Kafka node (or the one broker), then PostgreSQL."""
+        return (*(self.kafka_nodes or (self.kafka,)), self.postgres)
 
 
 def tcp_open(host: str, port: int, timeout: float = 0.5) -> bool:
@@ -169,15 +204,20 @@ def metadata_broker_count(response: bytes, correlation_id: int = 1) -> int:
 
 def broker_answers(host: str, port: int, timeout: float = 2.0) -> bool:
     """True when host:port is a Kafka broker that answers a Metadata request with brokers."""
+    return brokers_seen(host, port, timeout) > 0
+
+
+def brokers_seen(host: str, port: int, timeout: float = 2.0) -> int:
+    """How many brokers the Kafka broker on host:port lists in its metadata (0: no answer)."""
     try:
         with socket.create_connection((host, port), timeout=timeout) as sock:
             sock.sendall(metadata_request())
             size = struct.unpack(">i", _recv_exact(sock, 4))[0]
             if not 12 <= size <= 1 << 20:
-                return False  # not a Kafka broker
-            return metadata_broker_count(_recv_exact(sock, size)) > 0
+                return 0  # not a Kafka broker
+            return metadata_broker_count(_recv_exact(sock, size))
     except (OSError, ValueError, struct.error):
-        return False
+        return 0
 
 
 def _recv_exact(sock: socket.socket, size: int) -> bytes:

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
-import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -14,20 +12,11 @@ from assetbus.consumers.storage.runs import RunRow
 from assetbus.producers import AsyncEmitter
 from assetbus.schemas import ReadinessSignal, Topics
 from tests.helpers import wait_for
+from tests.integration.consumers.scheduler.processes import start_scheduler
 
 from .conftest import ORDERS
 
 EVENTS = 400
-
-
-async def start_scheduler(infra, db_url: str, topics: Topics, log: Path) -> asyncio.subprocess.Process:  # type: ignore[no-untyped-def]
-    env = {**os.environ, "KAFKA_BOOTSTRAP_SERVERS": infra.bootstrap_servers, "DATABASE_URL": db_url,
-           "ASSETBUS_TOPIC_PREFIX": topics.prefix}
-    with log.open("ab") as out:
-        return await asyncio.create_subprocess_exec(
-            str(Path(sys.executable).parent / "assetbus"), "run", "scheduler", "--group-id", f"{topics.prefix}-sched",
-            "--session-timeout-ms", "6000", "--max-records", "50", "--republish-interval-s", "1",
-            env=env, stdout=out, stderr=out)
 
 
 async def test_a_killed_scheduler_restarts_without_missing_or_duplicate_runs(
@@ -36,7 +25,7 @@ async def test_a_killed_scheduler_restarts_without_missing_or_duplicate_runs(
         read_signals: Callable[[str, int], Awaitable[list[ReadinessSignal]]]) -> None:
     await define_dags(ConsumerDag(dag_id="per_batch", schedule=AssetWait("orders", mapping=Identity())))
     log = tmp_path / "scheduler.log"
-    first = await start_scheduler(infra, db_url, topics, log)
+    first = await start_scheduler(infra.bootstrap_servers, db_url, topics, log)
     await emitter.emit(ORDERS, partition_key="batch-0000", dedupe_key="batch-0")
 
     async def ready() -> bool:
@@ -59,7 +48,7 @@ async def test_a_killed_scheduler_restarts_without_missing_or_duplicate_runs(
         first.send_signal(signal.SIGKILL)
         await first.wait()
         killed_at = len(await runs_of("per_batch"))
-        second = await start_scheduler(infra, db_url, topics, log)
+        second = await start_scheduler(infra.bootstrap_servers, db_url, topics, log)
         try:
             await producing
 

@@ -1,0 +1,178 @@
+"""A local multi-node Kafka cluster: N combined KRaft broker+controllers, an N-voter quorum.
+
+Run from the same Maven Central jars as the single broker. Node n (1-based) has its own ports (each
+base port + (n-1) * NODE_PORT_STEP), config, data folder and log under ``<home>/kafka-cluster``.
+All nodes are formatted with one cluster id and the same ``--initial-controllers`` list (Kafka 4's
+dynamic quorum); a secure cluster adds a SASL_SSL listener with a SCRAM-SHA-512 user created at
+format time and a self-signed CA (`assetbus.infra.tls`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from assetbus.infra import kafka
+from assetbus.infra.state import ClusterRecord, NodeRecord
+from assetbus.infra.tls import SCRAM_MECHANISM, SCRAM_USER, SecureMaterial
+from assetbus.settings import NODE_PORT_STEP, InfraSettings
+
+HOST = kafka.HOST
+SECURE_LISTENER = "SASL_SSL"
+
+
+@dataclass(frozen=True)
+class Node:
+    """One node's ports and files."""
+
+    node_id: int
+    port: int
+    controller_port: int
+    secure_port: int | None
+    folder: Path
+
+    @property
+    def server_properties(self) -> Path:
+        return self.folder / "server.properties"
+
+    @property
+    def log4j_config(self) -> Path:
+        return self.folder / "log4j2.properties"
+
+    @property
+    def data(self) -> Path:
+        return self.folder / "data"
+
+    @property
+    def log_file(self) -> Path:
+        return self.folder.parent / "logs" / f"kafka-node-{self.node_id}.log"
+
+    @property
+    def console_log(self) -> Path:
+        return self.folder.parent / "logs" / f"kafka-node-{self.node_id}-console.log"
+
+    def record(self, pid: int) -> NodeRecord:
+        return NodeRecord(self.node_id, pid, self.port, self.controller_port, self.secure_port)
+
+
+@dataclass(frozen=True)
+class ClusterLayout:
+    """The nodes of the cluster `infra` describes, and where the cluster's shared files are."""
+
+    folder: Path
+    nodes: tuple[Node, ...]
+    secure: bool
+
+    @classmethod
+    def of(cls, infra: InfraSettings) -> ClusterLayout:
+        folder = infra.home.expanduser().resolve() / "kafka-cluster"
+        nodes = []
+        for n in range(infra.kafka_brokers):
+            step = n * NODE_PORT_STEP
+            secure_port = infra.kafka_secure_port + step if infra.kafka_secure else None
+            nodes.append(Node(n + 1, infra.kafka_port + step, infra.kafka_controller_port + step, secure_port,
+                              folder / f"node-{n + 1}"))
+        return cls(folder, tuple(nodes), infra.kafka_secure)
+
+    @classmethod
+    def of_record(cls, infra: InfraSettings, record: ClusterRecord) -> ClusterLayout:
+        """The layout a running cluster was started with (whatever the settings say now)."""
+        folder = infra.home.expanduser().resolve() / "kafka-cluster"
+        nodes = tuple(Node(n.node_id, n.port, n.controller_port, n.secure_port, folder / f"node-{n.node_id}")
+                      for n in record.nodes)
+        return cls(folder, nodes, record.secure)
+
+    @property
+    def format_info(self) -> Path:
+        return self.folder / "format.json"
+
+    @property
+    def material(self) -> SecureMaterial:
+        return SecureMaterial(self.folder / "tls")
+
+    @property
+    def bootstrap(self) -> str:
+        return ",".join(f"{HOST}:{node.port}" for node in self.nodes)
+
+    @property
+    def secure_bootstrap(self) -> str:
+        return ",".join(f"{HOST}:{node.secure_port}" for node in self.nodes if node.secure_port)
+
+    def shape(self) -> dict[str, object]:
+        """What the storage was formatted for; a change means formatting again."""
+        ports = [[node.port, node.controller_port, node.secure_port] for node in self.nodes]
+        return {"nodes": len(self.nodes), "ports": ports, "secure": self.secure}
+
+
+def render_node_properties(layout: ClusterLayout, node: Node) -> str:
+    """server.properties of one combined broker+controller of the cluster."""
+    voters = ",".join(f"{HOST}:{other.controller_port}" for other in layout.nodes)
+    replicas, min_isr = str(min(3, len(layout.nodes))), str(min(2, len(layout.nodes)))
+    listeners = [f"PLAINTEXT://{HOST}:{node.port}", f"CONTROLLER://{HOST}:{node.controller_port}"]
+    advertised = [f"PLAINTEXT://{HOST}:{node.port}"]
+    protocols = ["PLAINTEXT:PLAINTEXT", "CONTROLLER:PLAINTEXT"]
+    if node.secure_port is not None:
+        listeners.append(f"{SECURE_LISTENER}://{HOST}:{node.secure_port}")
+        advertised.append(f"{SECURE_LISTENER}://{HOST}:{node.secure_port}")
+        protocols.append(f"{SECURE_LISTENER}:{SECURE_LISTENER}")
+    props = {
+        "process.roles": "broker,controller",
+        "node.id": str(node.node_id),
+        "controller.quorum.bootstrap.servers": voters,
+        "listeners": ",".join(listeners),
+        "advertised.listeners": ",".join(advertised),
+        "controller.listener.names": "CONTROLLER",
+        "inter.broker.listener.name": "PLAINTEXT",
+        "listener.security.protocol.map": ",".join(protocols),
+        "log.dirs": str(node.data),
+        "num.partitions": "1",
+        "default.replication.factor": replicas,
+        "min.insync.replicas": min_isr,
+        "offsets.topic.replication.factor": replicas,
+        "transaction.state.log.replication.factor": replicas,
+        "transaction.state.log.min.isr": min_isr,
+        "share.coordinator.state.topic.replication.factor": replicas,
+        "share.coordinator.state.topic.min.isr": min_isr,
+        "unclean.leader.election.enable": "false",
+        # a dead node is fenced (and leaves every ISR) after 6 s instead of 9 s; heartbeats every 1 s
+        "broker.session.timeout.ms": "6000",
+        "broker.heartbeat.interval.ms": "1000",
+        "group.initial.rebalance.delay.ms": "0",
+        "auto.create.topics.enable": "false",
+    }
+    if node.secure_port is not None:
+        material = layout.material
+        listener = f"listener.name.{SECURE_LISTENER.lower()}"
+        props |= {
+            "sasl.enabled.mechanisms": SCRAM_MECHANISM,
+            f"{listener}.{SCRAM_MECHANISM.lower()}.sasl.jaas.config":
+                "org.apache.kafka.common.security.scram.ScramLoginModule required;",
+            f"{listener}.ssl.keystore.type": "PKCS12",
+            f"{listener}.ssl.keystore.location": str(material.keystore),
+            f"{listener}.ssl.keystore.password": material.keystore_password(),
+            f"{listener}.ssl.key.password": material.keystore_password(),
+        }
+    lines = ["# Written by `assetbus infra up --brokers N`; edits are overwritten."]
+    return "\n".join([*lines, *(f"{key}={value}" for key, value in props.items())]) + "\n"
+
+
+def write_configs(layout: ClusterLayout) -> None:
+    for node in layout.nodes:
+        node.folder.mkdir(parents=True, exist_ok=True)
+        node.log_file.parent.mkdir(parents=True, exist_ok=True)
+        node.server_properties.write_text(render_node_properties(layout, node))
+        node.server_properties.chmod(0o600)  # it holds the keystore password
+        node.log4j_config.write_text(kafka.render_log4j2(node.log_file))
+
+
+def client_environment(layout: ClusterLayout) -> dict[str, str]:
+    """The `KAFKA_*` settings a client of the secure listener needs (the password as a file reference)."""
+    material = layout.material
+    return {
+        "KAFKA_BOOTSTRAP_SERVERS": layout.secure_bootstrap,
+        "KAFKA_SECURITY_PROTOCOL": SECURE_LISTENER,
+        "KAFKA_SASL_MECHANISM": SCRAM_MECHANISM,
+        "KAFKA_SASL_USERNAME": SCRAM_USER,
+        "KAFKA_SASL_PASSWORD": f"$(cat {material.scram_password_file})",
+        "KAFKA_SSL_CAFILE": str(material.ca_pem),
+    }

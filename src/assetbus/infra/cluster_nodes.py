@@ -1,0 +1,180 @@
+"""Running the nodes of a local cluster: format their storage, start, wait for, inspect and stop them."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+from pathlib import Path
+
+from assetbus.infra import kafka
+from assetbus.infra.cluster import HOST, ClusterLayout, Node, write_configs
+from assetbus.infra.errors import InfraError
+from assetbus.infra.state import (
+    NodeRecord,
+    Progress,
+    ServiceStatus,
+    brokers_seen,
+    find_pids,
+    pid_alive,
+    stop_pid,
+    tcp_open,
+    wait_until,
+)
+from assetbus.infra.tls import ensure_material
+from assetbus.settings import InfraSettings
+
+
+def _formatted_shape(layout: ClusterLayout) -> dict[str, object] | None:
+    try:
+        info: dict[str, object] = json.loads(layout.format_info.read_text())
+    except (OSError, ValueError):
+        return None
+    if not all((node.data / "meta.properties").is_file() for node in layout.nodes):
+        return None
+    return info
+
+
+def needs_format(layout: ClusterLayout) -> bool:
+    info = _formatted_shape(layout)
+    return info is None or info.get("shape") != layout.shape()
+
+
+def format_storage(layout: ClusterLayout, libs: Path, java: str, progress: Progress) -> None:
+    """Format every node with one cluster id and the same initial voters (drops old data)."""
+    progress(f"Formatting the KRaft storage of {len(layout.nodes)} nodes (one cluster, {len(layout.nodes)} voters)…")
+    cluster_id = kafka.random_cluster_id()
+    directories = {node.node_id: kafka.random_cluster_id() for node in layout.nodes}
+    voters = ",".join(f"{n.node_id}@{HOST}:{n.controller_port}:{directories[n.node_id]}" for n in layout.nodes)
+    scram = ["--add-scram", layout.material.scram_credential()] if layout.secure else []
+    running: list[tuple[Node, Path, subprocess.Popen[bytes]]] = []
+    for node in layout.nodes:  # in parallel: each format is a JVM start
+        shutil.rmtree(node.data, ignore_errors=True)
+        log = node.log_file.with_name(f"kafka-node-{node.node_id}-format.log")
+        command = [java, f"-Dlog4j2.configurationFile={node.log4j_config}", "-cp", f"{libs}/*", kafka.STORAGE_TOOL,
+                   "format", "-t", cluster_id, "-c", str(node.server_properties), "--initial-controllers", voters,
+                   *scram]
+        with log.open("wb") as out:
+            running.append((node, log, subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)))
+    failed = [(node, log) for node, log, proc in running if proc.wait() != 0]
+    if failed:
+        node, log = failed[0]
+        raise InfraError(f"Formatting the Kafka storage of node {node.node_id} failed; see {log}.")
+    layout.format_info.write_text(json.dumps({"cluster_id": cluster_id, "shape": layout.shape()}) + "\n")
+
+
+def cluster_id(layout: ClusterLayout) -> str:
+    info = _formatted_shape(layout) or {}
+    return str(info.get("cluster_id", ""))
+
+
+def find_node(node: Node, record: NodeRecord | None) -> int | None:
+    """Pid of the node's broker (from the state, else found by its config path)."""
+    marks = (kafka.MAIN_CLASS, str(node.server_properties))
+    if record is not None and pid_alive(record.pid, marks):
+        return record.pid
+    pids = find_pids(*marks)
+    return pids[0] if pids else None
+
+
+def prepare(infra: InfraSettings, layout: ClusterLayout, progress: Progress, *, may_format: bool) -> str:
+    """Jars, TLS material, configs and (when allowed) formatted storage; returns the java binary."""
+    java = kafka.java_binary()
+    paths = kafka.KafkaPaths.of(infra)
+    kafka.fetch_jars(paths, progress)
+    layout.folder.mkdir(parents=True, exist_ok=True)
+    if layout.secure:
+        fresh = not layout.material.complete
+        if fresh:
+            progress("Making the local cluster's CA, broker certificate and SCRAM user (keytool)…")
+        ensure_material(layout.material.folder, layout.folder / "tls.log")
+        if fresh:
+            layout.format_info.unlink(missing_ok=True)  # the SCRAM user is created at format time
+    if needs_format(layout):
+        if not may_format:
+            raise InfraError("The running cluster has another shape (nodes, ports, --secure); "
+                             "run `assetbus infra down` first.")
+        write_configs(layout)
+        format_storage(layout, paths.libs, java, progress)
+    write_configs(layout)
+    return java
+
+
+def start_node(infra: InfraSettings, node: Node, java: str, progress: Progress) -> subprocess.Popen[bytes]:
+    """Launch one node detached; does not wait for it."""
+    for port in (node.port, node.controller_port, node.secure_port):
+        if port is not None and tcp_open(HOST, port):
+            raise InfraError(f"Port {port} (Kafka node {node.node_id}) is in use by another process; "
+                             "set ASSETBUS_KAFKA_PORT / ASSETBUS_KAFKA_CONTROLLER_PORT / ASSETBUS_KAFKA_SECURE_PORT.")
+    progress(f"Starting Kafka node {node.node_id} on {HOST}:{node.port}…")
+    paths = kafka.KafkaPaths.of(infra)
+    jvm = [f"-Xmx{infra.kafka_heap}", "-Xms256m", "-XX:+ExitOnOutOfMemoryError", "-Djava.awt.headless=true"]
+    command = [java, *jvm, f"-Dlog4j2.configurationFile={node.log4j_config}", "-cp", f"{paths.libs}/*",
+               kafka.MAIN_CLASS, str(node.server_properties)]
+    with node.console_log.open("ab") as out:
+        return subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                                cwd=node.folder, start_new_session=True)
+
+
+def wait_ready(layout: ClusterLayout, pids: dict[int, int], progress: Progress) -> None:
+    """Poll until every node answers and lists all N brokers, or InfraError after the start timeout."""
+    progress(f"Waiting for the {len(layout.nodes)} Kafka nodes to form a cluster…")
+    exited: list[Node] = []
+
+    def ready() -> bool:
+        for node in layout.nodes:
+            pid = pids.get(node.node_id)
+            if pid is not None and not pid_alive(pid, (kafka.MAIN_CLASS, str(node.server_properties))):
+                exited.append(node)
+                return True
+        return all(brokers_seen(HOST, node.port, 1.0) == len(layout.nodes) for node in layout.nodes)
+
+    if not wait_until(ready, kafka.START_TIMEOUT * 2, interval=0.5) or exited:
+        if exited:
+            node = exited[0]
+            raise InfraError(f"Kafka node {node.node_id} exited during startup; see {node.log_file} "
+                             f"and {node.console_log}.")
+        raise InfraError(f"The Kafka cluster did not form within {kafka.START_TIMEOUT * 2:.0f} s; "
+                         f"see the logs in {layout.nodes[0].log_file.parent}.")
+
+
+def node_status(node: Node, record: NodeRecord | None, expected: int) -> ServiceStatus:
+    pid = find_node(node, record)
+    seen = brokers_seen(HOST, node.port)
+    detail = ""
+    if pid is None and seen:
+        detail = "another broker (not started by assetbus) answers on this port"
+    elif pid is not None and not seen:
+        detail = "process runs but does not answer (starting?)"
+    elif pid is not None and seen < expected:
+        detail = f"sees {seen} of {expected} brokers"
+    if node.secure_port is not None:
+        detail = "\n".join(filter(None, [f"SASL_SSL {HOST}:{node.secure_port}", detail]))
+    running = pid is not None and seen > 0
+    return ServiceStatus(f"kafka-{node.node_id}", True, running, f"{HOST}:{node.port}", pid, node.log_file,
+                         pid is not None, detail)
+
+
+def stray_pids(layout: ClusterLayout) -> list[int]:
+    """Brokers of any node folder under the cluster folder (also of nodes the state forgot)."""
+    found: set[int] = set()
+    for config in sorted(layout.folder.glob("node-*/server.properties")):
+        found.update(find_pids(kafka.MAIN_CLASS, str(config)))
+    return sorted(found)
+
+
+def stop_nodes(pids: list[int], timeout: float = 30.0) -> list[int]:
+    """SIGTERM every node at once (a quorum that loses nodes one by one stalls the last ones' controlled
+    shutdown), SIGKILL what is left after `timeout`; returns the pids that still run."""
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+    wait_until(lambda: not any(pid_alive(pid) for pid in pids), timeout, interval=0.2)
+    for pid in pids:
+        if pid_alive(pid):
+            stop_pid(pid, timeout=0.0)
+    return [pid for pid in pids if pid_alive(pid)]
