@@ -25,8 +25,9 @@ from aiokafka import AIOKafkaProducer
 from assetbus.producers.errors import EmitterClosed, EmitterError, ReceiptTimeout
 from assetbus.producers.outbox import Outbox
 from assetbus.producers.receipts import ReceiptListener
-from assetbus.producers.wire import CommandEncoder, EmissionRequest, encode_command
+from assetbus.producers.wire import EmissionRequest, command_encoder
 from assetbus.schemas import EmissionCommand, Receipt, Topics
+from assetbus.schemas.codecs import CommandEncoder, encode_command
 
 log = logging.getLogger("assetbus.emitter")
 
@@ -194,7 +195,7 @@ class Dispatcher:
         if encoder is None:
             if len(self._encoders) >= 256:  # tokens come and go with tasks; keep the cache small
                 self._encoders.pop(next(iter(self._encoders)))
-            encoder = self._encoders[token] = CommandEncoder(self.producer_id, self.topics.receipts, token)
+            encoder = self._encoders[token] = command_encoder(self.producer_id, self.topics.receipts, token)
         return encoder
 
     async def submit_request(self, token: str, request: EmissionRequest) -> asyncio.Future[Receipt]:

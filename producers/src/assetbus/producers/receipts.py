@@ -14,6 +14,7 @@ from pydantic import ValidationError
 
 from assetbus.producers.errors import EmitterError
 from assetbus.schemas import Receipt
+from assetbus.schemas.codecs import decode_receipt
 
 log = logging.getLogger("assetbus.receipts")
 
@@ -122,7 +123,7 @@ class ReceiptListener:
 
     def _resolve(self, value: bytes | None) -> None:
         try:
-            receipt = Receipt.model_validate_json(value or b"")
+            receipt = decode_receipt(value)
         except ValidationError:
             log.warning("ignoring an unreadable receipt on %s", self._topic)
             return

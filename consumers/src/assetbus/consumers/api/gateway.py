@@ -16,6 +16,7 @@ from assetbus.consumers.api.models import EmitRequest
 from assetbus.consumers.api.replies import ReplyReader
 from assetbus.consumers.api.security import Caller
 from assetbus.schemas import EmissionCommand, ErrorCode, Receipt, Topics
+from assetbus.schemas.codecs import encode_command
 
 REJECTION_STATUS: dict[ErrorCode, int] = {
     ErrorCode.INVALID_COMMAND: 422,
@@ -76,7 +77,7 @@ class EmissionGateway:
         """Send and wait. Raises ApiError 504 if no receipt comes in time (resending is safe)."""
         command = self.command(body, caller)
         try:
-            payload = command.model_dump_json().encode()
+            payload = encode_command(command)
         except ValueError as error:  # e.g. a lone surrogate in `extra`
             raise ApiError(422, ApiErrorCode.INVALID_REQUEST, f"the emission cannot be encoded: {error}"[:300],
                            command_id=command.command_id) from error

@@ -18,6 +18,7 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 from pydantic import ValidationError
 
 from assetbus.schemas import Receipt
+from assetbus.schemas.codecs import decode_receipt
 
 log = logging.getLogger("assetbus.api.replies")
 
@@ -94,7 +95,7 @@ class ReplyReader:
 
     def _deliver(self, value: bytes | None) -> None:
         try:
-            receipt = Receipt.model_validate_json(value or b"")
+            receipt = decode_receipt(value)
         except ValidationError:
             log.warning("skipping an unreadable receipt on %s", self.topic)
             return

@@ -85,10 +85,6 @@ class Publisher:
         self._partitions[(topic, key)] = partition
         return partition
 
-    def forget_partitions(self) -> None:
-        """Topics may have grown partitions; look them up again."""
-        self._partitions.clear()
-
 
 async def wait_all(pending: list[asyncio.Future[Any]]) -> None:
     """Wait until every future has settled, then raise the first failure if there was one."""

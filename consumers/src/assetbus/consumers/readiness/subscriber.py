@@ -30,6 +30,7 @@ from pydantic import ValidationError
 from assetbus.consumers.readiness.ledger import RunLedger
 from assetbus.consumers.storage.runs import RunStatus
 from assetbus.schemas import ReadinessSignal, Topics
+from assetbus.schemas.codecs import decode_signal
 
 log = logging.getLogger("assetbus.readiness")
 
@@ -115,7 +116,7 @@ class ReadinessSubscriber:
         """Handle one record value. Returns the run's outcome, or None if it was skipped."""
         self.stats.received += 1
         try:
-            signal = ReadinessSignal.model_validate_json(value or b"")
+            signal = decode_signal(value)
         except ValidationError as error:
             self.stats.unreadable += 1
             log.warning("skipping an unreadable readiness signal on %s: %s", self.topic, error.errors()[0]["msg"])

@@ -13,8 +13,9 @@ from faststream.message import StreamMessage
 from pydantic import ValidationError
 
 from assetbus.consumers.records import ConsumedRecord
-from assetbus.consumers.scheduler.payload import UpstreamEvent, source_json, upstream_event
+from assetbus.consumers.scheduler.payload import UpstreamEvent, upstream_event
 from assetbus.schemas import SUPPORTED_SCHEMA_VERSIONS, AssetEvent
+from assetbus.schemas.codecs import decode_event, source_dict
 
 log = logging.getLogger("assetbus.scheduler")
 
@@ -33,7 +34,7 @@ class IncomingEvent:
 
 def incoming(event: AssetEvent) -> IncomingEvent:
     return IncomingEvent(upstream_event(event.event_id, event.asset.name, event.partition_key, event.partition_date,
-                                        source_json(event.source), event.timestamp), event.command_id)
+                                        source_dict(event.source), event.timestamp), event.command_id)
 
 
 def decode_events(records: Iterable[EventRecord]) -> tuple[list[IncomingEvent], int]:
@@ -42,7 +43,7 @@ def decode_events(records: Iterable[EventRecord]) -> tuple[list[IncomingEvent], 
     unreadable = 0
     for record in records:
         try:
-            event = AssetEvent.model_validate_json(record.value or b"")
+            event = decode_event(record.value)
         except ValidationError as error:
             unreadable += 1
             log.warning("skipping an unreadable asset event at %s[%d]@%d: %s", record.topic, record.partition,

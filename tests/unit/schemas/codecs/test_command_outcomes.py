@@ -8,8 +8,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from assetbus.consumers.persister.decode import DeadLetter, Rejection, decode
 from assetbus.schemas import AssetRef, DeadLetterReason, EmissionCommand, ErrorCode, Provenance, SourceKind
+from assetbus.schemas.codecs import DeadLetter, Rejection, decode_command
 
 
 def command(**changes: object) -> dict[str, object]:
@@ -22,7 +22,7 @@ def command(**changes: object) -> dict[str, object]:
 
 
 def test_a_valid_command_decodes() -> None:
-    assert isinstance(decode(json.dumps(command()).encode()), EmissionCommand)
+    assert isinstance(decode_command(json.dumps(command()).encode()), EmissionCommand)
 
 
 @pytest.mark.parametrize(("raw", "reason"), [
@@ -34,7 +34,7 @@ def test_a_valid_command_decodes() -> None:
     (json.dumps(command(reply_to=None)).encode(), DeadLetterReason.NO_REPLY_ADDRESS),
 ])
 def test_unanswerable_bytes_become_dead_letters(raw: bytes | None, reason: DeadLetterReason) -> None:
-    decoded = decode(raw)
+    decoded = decode_command(raw)
     assert isinstance(decoded, DeadLetter) and decoded.reason is reason
 
 
@@ -45,5 +45,5 @@ def test_unanswerable_bytes_become_dead_letters(raw: bytes | None, reason: DeadL
     ({"partition_key": ""}, ErrorCode.INVALID_COMMAND),
 ])
 def test_answerable_but_malformed_commands_are_rejected(changes: dict[str, object], code: ErrorCode) -> None:
-    decoded = decode(json.dumps(command(**changes)).encode())
+    decoded = decode_command(json.dumps(command(**changes)).encode())
     assert isinstance(decoded, Rejection) and decoded.code is code
