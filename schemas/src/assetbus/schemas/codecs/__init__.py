@@ -4,7 +4,7 @@
 | --- | --- | --- | --- |
 | EmissionCommand | `CommandEncoder` | `encode_command` | `read_command` (fast, with outcomes), `decode_command` |
 | Receipt | `receipt_bytes`, `rejection_bytes` | `encode_receipt` | `decode_receipt` |
-| AssetEvent | `event_bytes` | `encode_event` | `decode_event` |
+| AssetEvent | `event_bytes` | `encode_event` | `read_event` (fast, model fallback), `decode_event` |
 | ReadinessSignal | `signal_bytes` (+ `triggering_event`) | `encode_signal` | `decode_signal` |
 
 `tests/unit/schemas/codecs` holds each fast path to its model, in both directions. No I/O.
@@ -20,6 +20,7 @@ from assetbus.schemas.codecs.command_outcomes import (
 )
 from assetbus.schemas.codecs.command_reader import CommandView, SourceTuple, read_command_fast, source_tuple
 from assetbus.schemas.codecs.commands import CommandEncoder, CommandFields, encode_command
+from assetbus.schemas.codecs.event_reader import EventView, read_event, read_event_fast
 from assetbus.schemas.codecs.events import decode_event, encode_event, event_bytes
 from assetbus.schemas.codecs.readiness import (
     decode_signal,
@@ -37,6 +38,7 @@ __all__ = [
     "CommandFields",
     "CommandView",
     "DeadLetter",
+    "EventView",
     "Fragments",
     "Rejection",
     "SourceTuple",
@@ -58,6 +60,8 @@ __all__ = [
     "json_str",
     "read_command",
     "read_command_fast",
+    "read_event",
+    "read_event_fast",
     "receipt_bytes",
     "rejection_bytes",
     "signal_bytes",

@@ -40,7 +40,6 @@ class CommandView:
     partition_date: datetime | None
     dedupe_key: str | None
     schema_version: int
-    """-1 when the body does not say (a consumer refuses such a command: versions are never guessed)."""
 
     @property
     def command_id(self) -> uuid.UUID:
@@ -74,6 +73,8 @@ def read_command_fast(value: bytes) -> CommandView | None:
         data = _FAST.validate_json(value, strict=True)
     except ValidationError:
         return None
+    if "schema_version" not in data:  # the model would default it; a consumer never guesses a version
+        return None
     src = data["source"]
     source = (src["kind"], src["dag_id"], src["run_id"], src.get("task_id"), src.get("map_index"),
               src.get("try_number"))
@@ -83,4 +84,4 @@ def read_command_fast(value: bytes) -> CommandView | None:
     return CommandView(data["command_id"], data["producer_id"], data["reply_to"], asset["name"], asset["uri"],
                        source, data["token"], data.get("extra", {}), data.get("partition_key"),
                        data.get("partition_date"), data.get("dedupe_key"),
-                       data.get("schema_version", -1))
+                       data["schema_version"])
