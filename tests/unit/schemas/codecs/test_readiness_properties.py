@@ -34,7 +34,7 @@ def signals(draw: st.DrawFn) -> ReadinessSignal:
 def payload_json(event: TriggeringEvent) -> str:
     payload = codecs.triggering_event(event.event_id, event.asset_name, event.partition_key, event.partition_date,
                                       codecs.source_dict(event.source), event.timestamp)
-    return codecs.compact_json(payload)
+    return codecs.plain_json(payload)
 
 
 def fast_bytes(signal: ReadinessSignal) -> bytes:

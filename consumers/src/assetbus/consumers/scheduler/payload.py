@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from assetbus.consumers.storage.runs import RunRow
-from assetbus.schemas.codecs import compact_json, json_array, signal_bytes, triggering_event
+from assetbus.schemas.codecs import json_array, plain_json, signal_bytes, triggering_event
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,7 +34,7 @@ def upstream_event(event_id: int, asset_name: str, partition_key: str | None, pa
                    source: dict[str, Any], timestamp: datetime) -> UpstreamEvent:
     """An UpstreamEvent whose payload is the TriggeringEvent JSON (`source` already in JSON form)."""
     payload = triggering_event(event_id, asset_name, partition_key, partition_date, source, timestamp)
-    return UpstreamEvent(event_id, asset_name, partition_key, partition_date, payload, compact_json(payload))
+    return UpstreamEvent(event_id, asset_name, partition_key, partition_date, payload, plain_json(payload))
 
 
 def from_stored(text: str) -> UpstreamEvent:
@@ -52,6 +52,6 @@ def events_json(events: Sequence[UpstreamEvent]) -> str:
 
 def signal_json(run: RunRow) -> bytes:
     """The ReadinessSignal of a run, serialized (the same run always gives the same run id)."""
-    events = run.events_json if run.events_json is not None else compact_json(run.events)
+    events = run.events_json if run.events_json is not None else plain_json(run.events)
     return signal_bytes(run.run_id, run.dag_id, run.partition_key, run.partition_date, run.generation,
                         run.created_at, run.origin, events)

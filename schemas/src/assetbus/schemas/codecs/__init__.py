@@ -31,7 +31,7 @@ from assetbus.schemas.codecs.readiness import (
     triggering_event,
 )
 from assetbus.schemas.codecs.receipts import decode_receipt, encode_receipt, receipt_bytes, rejection_bytes
-from assetbus.schemas.codecs.text import Fragments, compact_json, json_asset, json_datetime, json_str
+from assetbus.schemas.codecs.text import Fragments, compact_json, json_asset, json_datetime, json_str, plain_json
 
 __all__ = [
     "CommandEncoder",
@@ -58,6 +58,7 @@ __all__ = [
     "json_asset",
     "json_datetime",
     "json_str",
+    "plain_json",
     "read_command",
     "read_command_fast",
     "read_event",

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from assetbus.schemas.codecs.text import compact_json
+from assetbus.schemas.codecs.text import plain_json
 from assetbus.schemas.provenance import Provenance
 from assetbus.schemas.readiness import ReadinessSignal
 from assetbus.schemas.version import SCHEMA_VERSION
@@ -30,7 +30,7 @@ def source_dict(source: Provenance) -> dict[str, Any]:
 
 def triggering_event(event_id: int, asset_name: str, partition_key: str | None, partition_date: datetime | None,
                      source: dict[str, Any], timestamp: datetime) -> dict[str, Any]:
-    """A TriggeringEvent as its JSON object (`source` from `source_dict`); serialize it with `compact_json`."""
+    """A TriggeringEvent as its JSON object (`source` from `source_dict`); serialize it with `plain_json`."""
     return {"event_id": event_id, "asset_name": asset_name, "partition_key": partition_key,
             "partition_date": _iso(partition_date), "source": source, "timestamp": _iso(timestamp)}
 
@@ -43,7 +43,7 @@ def json_array(items_json: Iterable[str]) -> str:
 def signal_bytes(run_id: str, dag_id: str, partition_key: str | None, partition_date: datetime | None,
                  generation: int, created_at: datetime, origin: str | None, events_json: str) -> bytes:
     """A readiness signal around its triggering events (`events_json`: a JSON array of payloads)."""
-    head = compact_json({
+    head = plain_json({
         "schema_version": SCHEMA_VERSION, "run_id": run_id, "dag_id": dag_id, "partition_key": partition_key,
         "partition_date": _iso(partition_date), "generation": generation, "created_at": _iso(created_at),
         "origin": origin,
