@@ -8,14 +8,15 @@ applies Provenance's one model-level rule itself. Both paths yield the same `Com
 
 from __future__ import annotations
 
+import functools
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Any
 
-from pydantic import StringConstraints, TypeAdapter, ValidationError
+from pydantic import TypeAdapter, ValidationError
 
-from assetbus.schemas.codecs.typed import CANONICAL_UUID, typed_dict
+from assetbus.schemas.codecs.typed import plain_adapter
 from assetbus.schemas.commands import EmissionCommand
 from assetbus.schemas.provenance import Provenance, SourceKind
 
@@ -57,9 +58,12 @@ def source_tuple(source: Provenance) -> SourceTuple:
     return (source.kind.value, source.dag_id, source.run_id, source.task_id, source.map_index, source.try_number)
 
 
-_FAST = TypeAdapter(typed_dict(EmissionCommand, {"command_id": Annotated[str, StringConstraints(
-    pattern=CANONICAL_UUID)]}))
 _TASK = SourceKind.TASK.value
+
+
+@functools.cache
+def _adapter() -> TypeAdapter[Any]:
+    return plain_adapter(EmissionCommand, ("command_id",))
 
 
 def task_fields_match_kind(kind: str, task_fields: tuple[str | None, int | None, int | None]) -> bool:
@@ -70,7 +74,7 @@ def task_fields_match_kind(kind: str, task_fields: tuple[str | None, int | None,
 def read_command_fast(value: bytes) -> CommandView | None:
     """The command, if the bytes are a valid command by the strictest reading; None means: ask the model."""
     try:
-        data = _FAST.validate_json(value, strict=True)
+        data = _adapter().validate_json(value, strict=True)
     except ValidationError:
         return None
     if "schema_version" not in data:  # the model would default it; a consumer never guesses a version
