@@ -47,3 +47,14 @@ def test_unanswerable_bytes_become_dead_letters(raw: bytes | None, reason: DeadL
 def test_answerable_but_malformed_commands_are_rejected(changes: dict[str, object], code: ErrorCode) -> None:
     decoded = decode_command(json.dumps(command(**changes)).encode())
     assert isinstance(decoded, Rejection) and decoded.code is code
+
+
+def test_a_producer_id_that_cannot_be_a_record_key_is_a_dead_letter() -> None:
+    raw = json.dumps(command(producer_id="p\ud800")).encode()
+    decoded = decode_command(raw)
+    assert isinstance(decoded, DeadLetter) and decoded.reason is DeadLetterReason.NO_REPLY_ADDRESS
+
+
+def test_an_unstorable_asset_name_is_rejected_without_echoing_the_name() -> None:
+    decoded = decode_command(json.dumps(command(asset={"name": "a\u0000", "uri": "u"})).encode())
+    assert isinstance(decoded, Rejection) and decoded.code is ErrorCode.INVALID_COMMAND and decoded.asset_name is None

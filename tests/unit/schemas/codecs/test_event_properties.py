@@ -114,3 +114,12 @@ def test_asset_event_has_no_model_rule_the_fast_reader_does_not_apply() -> None:
     """If this fails, a validator was added to the contract: teach `read_event_fast` the same rule."""
     assert not AssetEvent.__pydantic_decorators__.model_validators
     assert not AssetEvent.__pydantic_decorators__.field_validators
+
+
+def test_a_task_source_without_task_fields_is_refused_by_both_paths() -> None:
+    event = AssetEvent(event_id=1, asset=AssetRef(name="a", uri="u"), dedupe_key="k", command_id=uuid.uuid4(),
+                       source=Provenance(kind="dag", dag_id="d", run_id="r"), timestamp=datetime.now(UTC))
+    raw = encode_event(event).replace(b'"kind":"dag"', b'"kind":"task"')
+    assert read_event_fast(raw) is None
+    with pytest.raises(ValidationError, match="task source needs"):
+        read_event(raw)

@@ -87,9 +87,6 @@ class BatchResult:
     dead_letter_reasons: Counter[DeadLetterReason] = field(default_factory=Counter)
     db_seconds: float = 0.0
 
-    def count(self, status: ReceiptStatus) -> int:
-        return self.statuses[status]
-
     def outgoing(self) -> Iterable[Outgoing]:
         yield from self.events
         yield from self.receipts
@@ -138,15 +135,11 @@ class Prepared:
         return {(c.asset_name, *dedupe_scope(c, v)) for c, v, _ in self.commands}
 
 
-async def _no_missing_topics(names: set[str]) -> set[str]:
-    return set()
-
-
 class BatchProcessor:
     """Validates and stores records. `store` raises StorageUnavailable (retriable) if the database is away."""
 
     def __init__(self, engine: AsyncEngine, tokens: CachedTokenVerifier, topics: Topics,
-                 missing_topics: MissingTopics = _no_missing_topics) -> None:
+                 missing_topics: MissingTopics) -> None:
         self._engine = engine
         self._tokens = tokens
         self._topics = topics

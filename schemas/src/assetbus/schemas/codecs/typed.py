@@ -47,6 +47,4 @@ def _plain(annotation: Any) -> Any:
         return Literal[tuple(member.value for member in annotation)]
     if get_origin(annotation) is Union or type(annotation).__name__ == "UnionType":
         return Union[tuple(_plain(a) for a in get_args(annotation))]  # noqa: UP007
-    if get_origin(annotation) is list:
-        return list[_plain(get_args(annotation)[0])]  # type: ignore[misc]
     return annotation
