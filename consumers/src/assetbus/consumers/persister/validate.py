@@ -1,4 +1,5 @@
-"""Server-side rules for one parsed command: authentication, provenance, partitions, limits, asset.
+"""Server-side rules for one parsed command: authentication, scope, publication policy, provenance,
+partitions, limits, asset.
 
 `check` needs no database (token, provenance, partitions, `extra`), so it can run while the previous
 chunk is in its transaction; `resolve` matches the registered asset inside the transaction.
@@ -14,7 +15,7 @@ from pydantic_core import PydanticSerializationError, to_json
 from assetbus.consumers.auth import TokenError
 from assetbus.consumers.persister.tokens import CachedTokenVerifier, VerifiedToken
 from assetbus.consumers.storage import AssetRow, NewEvent
-from assetbus.schemas import EXTRA_MAX_BYTES, ErrorCode
+from assetbus.schemas import EXTRA_MAX_BYTES, SCOPE_EMIT, ErrorCode
 from assetbus.schemas.codecs import CommandView, Rejection
 
 DEFAULT_SCOPE = "command"
@@ -46,6 +47,12 @@ def check(command: CommandView, tokens: CachedTokenVerifier) -> tuple[VerifiedTo
         return reject(command, ErrorCode.UNAUTHORIZED, error.reason)
     if verified.source != command.source:
         return reject(command, ErrorCode.UNAUTHORIZED, "the body claims another source than the token names")
+    if SCOPE_EMIT not in verified.claims.scopes:
+        return reject(command, ErrorCode.INSUFFICIENT_SCOPE, f"the token lacks scope {SCOPE_EMIT!r}")
+    if not verified.claims.may_publish(command.asset_name, command.asset_uri):
+        return reject(command, ErrorCode.ASSET_NOT_DECLARED,
+                      f"asset {command.asset_name!r} ({command.asset_uri}) is not declared in the token's "
+                      f"publication policy: {', '.join(verified.claims.declared()) or 'none'}"[:1000])
     if command.partition_date is not None:
         if command.partition_key is None:
             return reject(command, ErrorCode.INVALID_PARTITION, "partition_date requires partition_key")
