@@ -25,7 +25,7 @@ from pathlib import Path
 from assetbus.benchmarks.scratch import create_database, drop_database
 from assetbus.consumers.storage import create_engine, register_asset
 from assetbus.producers import AsyncEmitter, task_token
-from assetbus.producers.wire import CommandEncoder, prepare
+from assetbus.producers.wire import command_encoder, prepare
 from assetbus.schemas import AssetRef, Receipt, Topics
 from assetbus.settings import Settings
 from assetbus.topics import delete_topics, ensure_topics
@@ -184,7 +184,7 @@ async def run_emit_benchmark(settings: Settings, options: EmitBenchOptions) -> E
     secret = secrets.token_urlsafe(32)
     sample = prepare(_assets(1)[0], extra={"path": "s3://bench/" + "x" * max(0, options.extra_bytes - 25), "rows": 1},
                      partition_key="2026-10-01", dedupe_key="b1000")
-    size = len(CommandEncoder(f"emitter-{uuid.uuid4().hex}", "benchemitxxxxxxxx.receipts", _token(secret))
+    size = len(command_encoder(f"emitter-{uuid.uuid4().hex}", "benchemitxxxxxxxx.receipts", _token(secret))
                .encode(sample))
     report = EmitReport(options, size, len(_token(secret)), load_before=os.getloadavg())
     for mode in options.modes:

@@ -31,6 +31,7 @@ from assetbus.consumers.storage import count_events, create_engine, register_ass
 from assetbus.producers import source_of, task_token
 from assetbus.producers.kafka.connection import KafkaConnection
 from assetbus.schemas import AssetRef, EmissionCommand, Topics
+from assetbus.schemas.codecs import encode_command
 from assetbus.settings import Settings
 from assetbus.topics import delete_topics, ensure_topics
 
@@ -86,7 +87,7 @@ def build_commands(token: str, topics: Topics, n: int, size: int, assets: list[A
             extra={"rows": i, "path": f"s3://bench/{i}.parquet", "pad": "x" * pad},
             partition_key=f"2026-10-{1 + i % 28:02d}", dedupe_key=f"batch-{i}", emitted_at=now)
 
-    base = len(command(0, 0).model_dump_json())
+    base = len(encode_command(command(0, 0)))
     pad = max(0, size - base)
     return [command(i, pad) for i in range(n)]
 
@@ -100,7 +101,7 @@ async def preload(connection: KafkaConnection, topics: Topics, commands: list[Em
         pending = []
         size = 0
         for command in commands:
-            value = command.model_dump_json().encode()
+            value = encode_command(command)
             size = len(value)
             pending.append(await producer.send(topics.emissions, value, key=command.asset.name.encode()))
         await asyncio.gather(*pending)

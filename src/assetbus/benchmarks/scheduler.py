@@ -46,7 +46,8 @@ from assetbus.consumers.scheduler.config import SchedulerConfig
 from assetbus.consumers.scheduler.topics import create_readiness_topics
 from assetbus.consumers.storage import count_events, create_engine, register_asset
 from assetbus.producers import AsyncEmitter, task_token
-from assetbus.schemas import AssetRef, ReadinessSignal, Topics
+from assetbus.schemas import AssetRef, Topics
+from assetbus.schemas.codecs import decode_signal, encode_command
 from assetbus.settings import Settings
 from assetbus.topics import delete_topics, ensure_topics
 
@@ -180,7 +181,7 @@ async def _preload(settings: Settings, topics: Topics, db_url: str, n: int) -> N
                                     dedupe_key=f"e{i}") for i in range(n)]
     await producer.start()
     try:
-        pending = [await producer.send(topics.emissions, c.model_dump_json().encode(), key=ASSET.name.encode())
+        pending = [await producer.send(topics.emissions, encode_command(c), key=ASSET.name.encode())
                    for c in commands]
         await asyncio.gather(*pending)
     finally:
@@ -280,7 +281,7 @@ async def _read(reader: AIOKafkaConsumer, received: dict[str, float], sent: dict
         now = time.perf_counter()
         for records in batches.values():
             for record in records:
-                signal_ = ReadinessSignal.model_validate_json(record.value)
+                signal_ = decode_signal(record.value)
                 if signal_.partition_key is not None:
                     received.setdefault(signal_.partition_key, now)
         if offered.is_set() and sent.keys() <= received.keys():

@@ -27,8 +27,9 @@ from assetbus.producers.kafka.connection import KafkaConnection
 from assetbus.producers.kafka.producer import create_producer
 from assetbus.producers.outbox import Outbox
 from assetbus.producers.receipts import ReceiptListener
-from assetbus.producers.wire import CommandEncoder, EmissionRequest, encode_command
+from assetbus.producers.wire import EmissionRequest, command_encoder
 from assetbus.schemas import EmissionCommand, Receipt, Topics
+from assetbus.schemas.codecs import CommandEncoder, encode_command
 
 log = logging.getLogger("assetbus.emitter")
 
@@ -195,7 +196,7 @@ class Dispatcher:
         if encoder is None:
             if len(self._encoders) >= 256:  # tokens come and go with tasks; keep the cache small
                 self._encoders.pop(next(iter(self._encoders)))
-            encoder = self._encoders[token] = CommandEncoder(self.producer_id, self.topics.receipts, token)
+            encoder = self._encoders[token] = command_encoder(self.producer_id, self.topics.receipts, token)
         return encoder
 
     async def submit_request(self, token: str, request: EmissionRequest) -> asyncio.Future[Receipt]:

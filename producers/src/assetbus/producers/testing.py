@@ -28,7 +28,7 @@ from assetbus.producers.context import EmissionContext, task_context
 from assetbus.producers.errors import raise_for_rejection
 from assetbus.producers.tokens import DEFAULT_AUDIENCE, dag_token, source_of, task_token
 from assetbus.producers.validation import check_asset
-from assetbus.producers.wire import CommandEncoder, EmissionRequest, prepare
+from assetbus.producers.wire import EmissionRequest, command_encoder, prepare
 from assetbus.schemas import (
     AssetEvent,
     AssetRef,
@@ -39,6 +39,7 @@ from assetbus.schemas import (
     ReceiptStatus,
     Topics,
 )
+from assetbus.schemas.codecs import CommandEncoder
 from assetbus.schemas.compat import UTC
 
 
@@ -81,7 +82,7 @@ class InMemoryEmitter:
         return source_of(self.token)
 
     def encoder(self, token: str) -> CommandEncoder:
-        return CommandEncoder(self.producer_id, self.topics.receipts, token)
+        return command_encoder(self.producer_id, self.topics.receipts, token)
 
     # -- contexts: run code as a task or a DAG-run callback ---------------------------------
     @contextmanager

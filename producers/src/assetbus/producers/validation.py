@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 from typing import Any
 
 from assetbus.producers.errors import InvalidEmission
 from assetbus.schemas import EXTRA_MAX_BYTES, KEY_MAX_LENGTH, NAME_MAX_LENGTH, AssetRef
+from assetbus.schemas.codecs import compact_json
 
 __all__ = [
     "InvalidEmission",
@@ -55,9 +55,6 @@ def check_partition(partition_key: str | None, partition_date: datetime | None) 
         raise InvalidEmission("partition_date", "must be time-zone aware, e.g. datetime(2026, 10, 1, tzinfo=UTC)")
 
 
-_compact = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
-
-
 def _has_nul(data: object) -> bool:
     if isinstance(data, str):
         return "\x00" in data
@@ -75,7 +72,7 @@ def encode_extra(extra: Any) -> tuple[dict[str, Any], str]:
     if not isinstance(extra, dict):
         raise InvalidEmission("extra", f"must be a JSON object (a dict), not {type(extra).__name__}")
     try:
-        encoded = _compact(extra)
+        encoded = compact_json(extra)
     except (TypeError, ValueError) as error:
         raise InvalidEmission("extra", f"is not JSON-serializable: {error}") from error
     size = len(encoded) if len(encoded) * 4 <= EXTRA_MAX_BYTES else len(encoded.encode())  # UTF-8: <= 4 bytes/char

@@ -13,16 +13,17 @@ from assetbus.consumers.scheduler import (
     SkipReason,
     ToUnpartitioned,
 )
-from assetbus.consumers.scheduler.payload import UpstreamEvent, source_json, upstream_event
+from assetbus.consumers.scheduler.payload import UpstreamEvent, upstream_event
 from assetbus.consumers.scheduler.planner import DagIndex, PendingEntry, QueueEntry, plan_runs, progress
 from assetbus.schemas import Provenance, SourceKind
+from assetbus.schemas.codecs import source_dict
 
 SOURCE = Provenance(kind=SourceKind.TASK, dag_id="ingest", run_id="r1", task_id="load", map_index=-1, try_number=1)
 T0 = datetime(2026, 10, 1, tzinfo=UTC)
 
 
 def event(event_id: int, asset: str, key: str | None = None, when: datetime | None = None) -> UpstreamEvent:
-    return upstream_event(event_id, asset, key, when, source_json(SOURCE), T0)
+    return upstream_event(event_id, asset, key, when, source_dict(SOURCE), T0)
 
 
 def queued(entries: list[QueueEntry]) -> list[PendingEntry]:
@@ -99,7 +100,7 @@ def test_an_event_emitted_by_a_run_of_the_waiting_dag_itself_is_skipped_as_self_
     others = ConsumerDag(dag_id="pager", schedule=AssetWait("incidents"))
     own = Provenance(kind=SourceKind.DAG, dag_id="investigate", run_id="assetbus__42")
     entries, skips = DagIndex([investigate, others]).route(
-        [upstream_event(1, "incidents", None, None, source_json(own), T0)])
+        [upstream_event(1, "incidents", None, None, source_dict(own), T0)])
     assert [e.dag_id for e in entries] == ["pager"]  # another DAG still reacts
     assert [(s.dag_id, s.reason) for s in skips] == [("investigate", SkipReason.SELF_TRIGGER)]
     assert "assetbus__42" in skips[0].detail

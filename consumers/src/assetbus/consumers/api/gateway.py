@@ -18,6 +18,7 @@ from assetbus.producers.kafka.errors import TopicMissing
 from assetbus.producers.kafka.producer import create_producer
 from assetbus.producers.kafka.replies import ReplyReader
 from assetbus.schemas import EmissionCommand, ErrorCode, Receipt, Topics
+from assetbus.schemas.codecs import encode_command
 
 REJECTION_STATUS: dict[ErrorCode, int] = {
     ErrorCode.INVALID_COMMAND: 422,
@@ -78,7 +79,7 @@ class EmissionGateway:
         """Send and wait. Raises ApiError 504 if no receipt comes in time (resending is safe)."""
         command = self.command(body, caller)
         try:
-            payload = command.model_dump_json().encode()
+            payload = encode_command(command)
         except ValueError as error:  # e.g. a lone surrogate in `extra`
             raise ApiError(422, ApiErrorCode.INVALID_REQUEST, f"the emission cannot be encoded: {error}"[:300],
                            command_id=command.command_id) from error

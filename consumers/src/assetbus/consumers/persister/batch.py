@@ -17,12 +17,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import NamedTuple
 
+from pydantic_core import to_json
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from assetbus.consumers.errors import StorageUnavailable
-from assetbus.consumers.persister import encode
-from assetbus.consumers.persister.command import Command
-from assetbus.consumers.persister.decode import DeadLetter, Rejection, read
 from assetbus.consumers.persister.tokens import CachedTokenVerifier, VerifiedToken
 from assetbus.consumers.persister.validate import check, dedupe_scope, resolve
 from assetbus.consumers.records import KeyedRecord
@@ -37,7 +35,18 @@ from assetbus.consumers.storage import (
     is_transient,
     transaction,
 )
-from assetbus.schemas import DeadLetterReason, ErrorCode, ReceiptStatus, Topics
+from assetbus.schemas import DeadLetterReason, ErrorCode, Provenance, ReceiptStatus, SourceKind, Topics
+from assetbus.schemas.codecs import (
+    CommandView,
+    DeadLetter,
+    Fragments,
+    Rejection,
+    event_bytes,
+    json_datetime,
+    read_command,
+    receipt_bytes,
+    rejection_bytes,
+)
 
 log = logging.getLogger("assetbus.persister")
 
@@ -78,9 +87,6 @@ class BatchResult:
     dead_letter_reasons: Counter[DeadLetterReason] = field(default_factory=Counter)
     db_seconds: float = 0.0
 
-    def count(self, status: ReceiptStatus) -> int:
-        return self.statuses[status]
-
     def outgoing(self) -> Iterable[Outgoing]:
         yield from self.events
         yield from self.receipts
@@ -97,7 +103,7 @@ class BatchResult:
 
     def reject(self, rejection: Rejection) -> None:
         self.receipts.append(Outgoing(rejection.reply_to, rejection.producer_id.encode(),
-                                      encode.rejection_bytes(rejection)))
+                                      rejection_bytes(rejection)))
         self.statuses[ReceiptStatus.REJECTED] += 1
         self.rejections[rejection.code] += 1
 
@@ -120,7 +126,7 @@ class BatchResult:
 class Prepared:
     """A chunk after the checks that need no database: commands still to store, and answers so far."""
 
-    commands: list[tuple[Command, VerifiedToken, str]]
+    commands: list[tuple[CommandView, VerifiedToken, str]]
     result: BatchResult
 
     def scopes(self) -> set[tuple[str, str, str]]:
@@ -129,38 +135,30 @@ class Prepared:
         return {(c.asset_name, *dedupe_scope(c, v)) for c, v, _ in self.commands}
 
 
-async def _no_missing_topics(names: set[str]) -> set[str]:
-    return set()
-
-
 class BatchProcessor:
     """Validates and stores records. `store` raises StorageUnavailable (retriable) if the database is away."""
 
     def __init__(self, engine: AsyncEngine, tokens: CachedTokenVerifier, topics: Topics,
-                 missing_topics: MissingTopics = _no_missing_topics) -> None:
+                 missing_topics: MissingTopics) -> None:
         self._engine = engine
         self._tokens = tokens
         self._topics = topics
         self._missing_topics = missing_topics
-        self._fragments = encode.Fragments()
-
-    async def process(self, records: Sequence[RawRecord]) -> BatchResult:
-        """Both stages, one after the other."""
-        return await self.store(await self.prepare(records), set())
+        self._fragments = Fragments()
 
     async def prepare(self, records: Sequence[RawRecord]) -> Prepared:
         result = BatchResult()
-        decoded: list[tuple[RawRecord, Command | Rejection]] = []
+        decoded: list[tuple[RawRecord, CommandView | Rejection]] = []
         for i, record in enumerate(records):
             if i % YIELD_EVERY == YIELD_EVERY - 1:
                 await asyncio.sleep(0)  # let the transactions in flight take their next step
-            outcome = read(record.value)
+            outcome = read_command(record.value)
             if isinstance(outcome, DeadLetter):
                 result.dead_letter(record, outcome, self._topics.emissions_dlq)
             else:
                 decoded.append((record, outcome))
         missing = await self._missing_topics({outcome.reply_to for _, outcome in decoded})
-        commands: list[tuple[Command, VerifiedToken, str]] = []
+        commands: list[tuple[CommandView, VerifiedToken, str]] = []
         for record, outcome in decoded:
             if outcome.reply_to in missing:
                 letter = DeadLetter(DeadLetterReason.NO_REPLY_ADDRESS,
@@ -198,8 +196,8 @@ class BatchProcessor:
         self._answer(*stored, published, result)
         return result
 
-    async def _transaction(self, commands: list[tuple[Command, VerifiedToken, str]], *, isolate: bool) -> tuple[
-            list[tuple[Command, VerifiedToken, NewEvent | Rejection]], dict[ScopeKey, NewEvent],
+    async def _transaction(self, commands: list[tuple[CommandView, VerifiedToken, str]], *, isolate: bool) -> tuple[
+            list[tuple[CommandView, VerifiedToken, NewEvent | Rejection]], dict[ScopeKey, NewEvent],
             dict[ScopeKey, InsertedEvent], dict[ScopeKey, StoredEvent]]:
         async with transaction(self._engine) as conn:
             assets = await assets_by_name(conn, {c.asset_name for c, _, _ in commands})
@@ -213,7 +211,7 @@ class BatchProcessor:
             originals = await find_events(conn, (k for k in first_of_scope if k not in inserted))
         return resolved, first_of_scope, inserted, originals
 
-    def _answer(self, resolved: list[tuple[Command, VerifiedToken, NewEvent | Rejection]],
+    def _answer(self, resolved: list[tuple[CommandView, VerifiedToken, NewEvent | Rejection]],
                 first_of_scope: dict[ScopeKey, NewEvent], inserted: dict[ScopeKey, InsertedEvent],
                 originals: dict[ScopeKey, StoredEvent], published: set[int], result: BatchResult) -> None:
         """Receipts for every command, and one asset event per scope key (the hot loop of the service)."""
@@ -246,17 +244,17 @@ class BatchProcessor:
                 duplicate += 1
             command_id = command.command_id_text
             if timestamp != last_time:
-                last_time, timestamp_json = timestamp, encode.json_datetime(timestamp)
-            receipts.append(_outgoing((command.reply_to, command.producer_id.encode(), encode.receipt_bytes(
+                last_time, timestamp_json = timestamp, json_datetime(timestamp)
+            receipts.append(_outgoing((command.reply_to, command.producer_id.encode(), receipt_bytes(
                 command_id, "accepted" if first else "duplicate", event_id, timestamp_json, asset_name,
                 event.dedupe_key), ())))
             if event_id in published:
                 continue
             published.add(event_id)
             if original is not None:
-                value = encode.stored_event_bytes(original, fragments)
+                value = _stored_event_bytes(original, fragments)
             else:
-                value = encode.event_bytes(event_id, fragments.asset(command.asset_name, command.asset_uri),
+                value = event_bytes(event_id, fragments.asset(command.asset_name, command.asset_uri),
                                            event.extra_json, command.partition_key, command.partition_date,
                                            event.dedupe_key, command_id, verified.source_json, timestamp_json)
             events.append(_outgoing((events_topic, asset_name.encode(), value, ())))
@@ -281,3 +279,12 @@ class BatchProcessor:
             half = len(events) // 2
             return {**await self._insert_isolating(conn, events[:half]),
                     **await self._insert_isolating(conn, events[half:])}
+
+
+def _stored_event_bytes(event: StoredEvent, fragments: Fragments) -> bytes:
+    """The asset event of an event stored earlier (republished unchanged for a duplicate)."""
+    source = Provenance(kind=SourceKind(event.source_kind), dag_id=event.dag_id, run_id=event.run_id,
+                        task_id=event.task_id, map_index=event.map_index, try_number=event.try_number)
+    return event_bytes(event.id, fragments.asset(event.asset_name, event.asset_uri), to_json(event.extra).decode(),
+                       event.partition_key, event.partition_date, event.dedupe_key, str(event.command_id),
+                       source.model_dump_json(), fragments.time(event.created_at))

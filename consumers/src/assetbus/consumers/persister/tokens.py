@@ -14,8 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from assetbus.consumers.auth import TokenError, TokenVerifier
-from assetbus.consumers.persister.command import SourceTuple, source_tuple
 from assetbus.schemas import EmitterClaims, Provenance
+from assetbus.schemas.codecs import SourceTuple, source_tuple
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,11 +13,10 @@ from typing import Any
 from pydantic_core import PydanticSerializationError, to_json
 
 from assetbus.consumers.auth import TokenError
-from assetbus.consumers.persister.command import Command
-from assetbus.consumers.persister.decode import Rejection
 from assetbus.consumers.persister.tokens import CachedTokenVerifier, VerifiedToken
 from assetbus.consumers.storage import AssetRow, NewEvent
 from assetbus.schemas import EXTRA_MAX_BYTES, SCOPE_EMIT, ErrorCode
+from assetbus.schemas.codecs import CommandView, Rejection
 
 DEFAULT_SCOPE = "command"
 """Dedupe scope of commands without an explicit dedupe key: their command id is the key."""
@@ -35,11 +34,11 @@ def serialize_extra(extra: dict[str, Any]) -> str:
     return fast.decode()
 
 
-def reject(command: Command, code: ErrorCode, message: str) -> Rejection:
+def reject(command: CommandView, code: ErrorCode, message: str) -> Rejection:
     return Rejection(command.command_id, command.reply_to, command.producer_id, code, message, command.asset_name)
 
 
-def check(command: Command, tokens: CachedTokenVerifier) -> tuple[VerifiedToken, str] | Rejection:
+def check(command: CommandView, tokens: CachedTokenVerifier) -> tuple[VerifiedToken, str] | Rejection:
     """The token's provenance and `extra` as compact JSON, if the command passes the rules that need
     no database. Never raises."""
     try:
@@ -69,14 +68,14 @@ def check(command: Command, tokens: CachedTokenVerifier) -> tuple[VerifiedToken,
     return verified, extra_json
 
 
-def dedupe_scope(command: Command, verified: VerifiedToken) -> tuple[str, str]:
+def dedupe_scope(command: CommandView, verified: VerifiedToken) -> tuple[str, str]:
     """(scope, key): an explicit key lives in the emitter's scope; without one, the command id is the key."""
     if command.dedupe_key:
         return verified.dedupe_scope, command.dedupe_key
     return DEFAULT_SCOPE, command.command_id_text
 
 
-def resolve(command: Command, verified: VerifiedToken, extra_json: str,
+def resolve(command: CommandView, verified: VerifiedToken, extra_json: str,
             assets: dict[str, AssetRow]) -> NewEvent | Rejection:
     """The event to store, if the asset is registered and active under this name *and* URI."""
     asset = assets.get(command.asset_name)

@@ -33,6 +33,7 @@ from assetbus.consumers.readiness.metrics import SubscriberMetrics
 from assetbus.consumers.storage.runs import RunStatus
 from assetbus.producers.kafka.connection import KafkaConnection, as_connection
 from assetbus.schemas import ReadinessSignal, Topics
+from assetbus.schemas.codecs import decode_signal
 
 log = logging.getLogger("assetbus.readiness")
 
@@ -113,7 +114,7 @@ class ReadinessSubscriber:
     async def _handle(self, value: bytes | None) -> RunStatus | str:
         self.stats.received += 1
         try:
-            signal = ReadinessSignal.model_validate_json(value or b"")
+            signal = decode_signal(value)
         except ValidationError as error:
             self.stats.unreadable += 1
             log.warning("skipping an unreadable readiness signal on %s: %s", self.topic, error.errors()[0]["msg"])

@@ -10,8 +10,9 @@ from uuid import UUID
 from pydantic import ValidationError
 
 from assetbus.consumers.records import ConsumedRecord
-from assetbus.consumers.scheduler.payload import UpstreamEvent, source_json, upstream_event
-from assetbus.schemas import SUPPORTED_SCHEMA_VERSIONS, AssetEvent
+from assetbus.consumers.scheduler.payload import UpstreamEvent, upstream_event
+from assetbus.schemas import SUPPORTED_SCHEMA_VERSIONS
+from assetbus.schemas.codecs import EventView, read_event
 
 log = logging.getLogger("assetbus.scheduler")
 
@@ -28,9 +29,9 @@ class IncomingEvent:
     command_id: UUID
 
 
-def incoming(event: AssetEvent) -> IncomingEvent:
-    return IncomingEvent(upstream_event(event.event_id, event.asset.name, event.partition_key, event.partition_date,
-                                        source_json(event.source), event.timestamp), event.command_id)
+def incoming(event: EventView) -> IncomingEvent:
+    return IncomingEvent(upstream_event(event.event_id, event.asset_name, event.partition_key, event.partition_date,
+                                        event.source, event.timestamp), UUID(event.command_id_text))
 
 
 def decode_events(records: Iterable[EventRecord]) -> tuple[list[IncomingEvent], int]:
@@ -39,7 +40,7 @@ def decode_events(records: Iterable[EventRecord]) -> tuple[list[IncomingEvent], 
     unreadable = 0
     for record in records:
         try:
-            event = AssetEvent.model_validate_json(record.value or b"")
+            event = read_event(record.value)
         except ValidationError as error:
             unreadable += 1
             log.warning("skipping an unreadable asset event at %s[%d]@%d: %s", record.topic, record.partition,

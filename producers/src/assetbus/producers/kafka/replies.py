@@ -23,6 +23,7 @@ from assetbus.producers.kafka.errors import TopicMissing
 from assetbus.producers.kafka.retry import RetryPolicy, RetryTimeout, retry_until
 from assetbus.producers.kafka.sender import partition_for
 from assetbus.schemas import Receipt
+from assetbus.schemas.codecs import decode_receipt
 
 __all__ = ["ReplyReader"]
 
@@ -165,7 +166,7 @@ class ReplyReader:
 
     def _resolve(self, value: bytes | None) -> None:
         try:
-            receipt = Receipt.model_validate_json(value or b"")
+            receipt = decode_receipt(value)
         except ValidationError:
             log.warning("ignoring an unreadable receipt on %s", self.topic)
             return

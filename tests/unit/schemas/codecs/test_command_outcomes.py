@@ -8,8 +8,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from assetbus.consumers.persister.decode import DeadLetter, Rejection, decode
 from assetbus.schemas import AssetRef, DeadLetterReason, EmissionCommand, ErrorCode, Provenance, SourceKind
+from assetbus.schemas.codecs import DeadLetter, Rejection, decode_command
 
 
 def command(**changes: object) -> dict[str, object]:
@@ -22,7 +22,7 @@ def command(**changes: object) -> dict[str, object]:
 
 
 def test_a_valid_command_decodes() -> None:
-    assert isinstance(decode(json.dumps(command()).encode()), EmissionCommand)
+    assert isinstance(decode_command(json.dumps(command()).encode()), EmissionCommand)
 
 
 @pytest.mark.parametrize(("raw", "reason"), [
@@ -34,7 +34,7 @@ def test_a_valid_command_decodes() -> None:
     (json.dumps(command(reply_to=None)).encode(), DeadLetterReason.NO_REPLY_ADDRESS),
 ])
 def test_unanswerable_bytes_become_dead_letters(raw: bytes | None, reason: DeadLetterReason) -> None:
-    decoded = decode(raw)
+    decoded = decode_command(raw)
     assert isinstance(decoded, DeadLetter) and decoded.reason is reason
 
 
@@ -46,6 +46,16 @@ def test_unanswerable_bytes_become_dead_letters(raw: bytes | None, reason: DeadL
     ({"partition_key": "p", "partition_date": "not a date"}, ErrorCode.INVALID_PARTITION),
 ])
 def test_answerable_but_malformed_commands_are_rejected(changes: dict[str, object], code: ErrorCode) -> None:
-    decoded = decode(json.dumps(command(**changes)).encode())
+    decoded = decode_command(json.dumps(command(**changes)).encode())
     assert isinstance(decoded, Rejection) and decoded.code is code
 
+
+def test_a_producer_id_that_cannot_be_a_record_key_is_a_dead_letter() -> None:
+    raw = json.dumps(command(producer_id="p\ud800")).encode()
+    decoded = decode_command(raw)
+    assert isinstance(decoded, DeadLetter) and decoded.reason is DeadLetterReason.NO_REPLY_ADDRESS
+
+
+def test_an_unstorable_asset_name_is_rejected_without_echoing_the_name() -> None:
+    decoded = decode_command(json.dumps(command(asset={"name": "a\u0000", "uri": "u"})).encode())
+    assert isinstance(decoded, Rejection) and decoded.code is ErrorCode.INVALID_COMMAND and decoded.asset_name is None

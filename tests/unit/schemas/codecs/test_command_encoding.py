@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 
 from assetbus.producers.tokens import task_token
-from assetbus.producers.wire import CommandEncoder, prepare
+from assetbus.producers.wire import command_encoder, prepare
 from assetbus.schemas import AssetRef, EmissionCommand
 
 TOKEN = task_token("unit-test-secret-of-at-least-32-bytes", "ingest", "run-1", "load", map_index=3, try_number=2)
@@ -23,7 +23,7 @@ ORDERS = AssetRef(name="orders", uri="s3://bucket/orders/")
      "partition_date": datetime(2026, 10, 1, 2, 30, tzinfo=timezone(timedelta(hours=2))), "dedupe_key": "d\tk"},
 ])
 def test_fast_encoding_parses_to_the_same_command_as_the_model(fields: dict[str, object]) -> None:
-    encoder = CommandEncoder("producer-1", "assetbus.receipts", TOKEN)
+    encoder = command_encoder("producer-1", "assetbus.receipts", TOKEN)
     request = prepare(ORDERS, **fields)  # type: ignore[arg-type]
     fast = EmissionCommand.model_validate_json(encoder.encode(request))
     assert fast == encoder.command(request)
@@ -32,7 +32,7 @@ def test_fast_encoding_parses_to_the_same_command_as_the_model(fields: dict[str,
 
 def test_the_source_of_an_encoded_command_is_the_tokens() -> None:
     request = prepare(ORDERS)
-    command = EmissionCommand.model_validate_json(CommandEncoder("p", "r", TOKEN).encode(request))
+    command = EmissionCommand.model_validate_json(command_encoder("p", "r", TOKEN).encode(request))
     assert (command.source.task_id, command.source.map_index, command.source.try_number) == ("load", 3, 2)
 
 

@@ -9,10 +9,9 @@ from datetime import UTC, datetime, timedelta, timezone
 from hypothesis import given
 from hypothesis import strategies as st
 
-from assetbus.consumers.persister.decode import Rejection
-from assetbus.consumers.persister.encode import Fragments, event_bytes, receipt_bytes, rejection_bytes
 from assetbus.consumers.persister.validate import serialize_extra
 from assetbus.schemas import AssetEvent, AssetRef, ErrorCode, Provenance, Receipt, ReceiptStatus, SourceKind
+from assetbus.schemas.codecs import Fragments, Rejection, event_bytes, receipt_bytes, rejection_bytes
 
 SOURCE = Provenance(kind=SourceKind.TASK, dag_id="ingest", run_id="r-1", task_id="load", map_index=3, try_number=2)
 texts = st.text(alphabet=st.characters(blacklist_categories=["Cs"]), min_size=1, max_size=30)

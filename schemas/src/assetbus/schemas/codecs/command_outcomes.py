@@ -1,9 +1,10 @@
-"""Turn raw record bytes into a command, a rejection (we can still answer), or a dead letter.
+"""Raw record bytes → a command, a rejection (the sender can still be answered), or a dead letter.
 
-Two paths with one outcome: the fast path validates the bytes in one pass (`command.parse_fast`,
-~10 µs for 1 KiB); whatever it does not accept goes through the slow path, which parses with
-`json`, validates with the `EmissionCommand` model and works out *why*, so the answer carries the
-right reason.
+Two paths with one outcome: the fast path (`read_command_fast`, ~10 µs for 1 KiB) takes what it
+can read by the strictest reading; whatever it does not take goes through `decode_command`, which
+parses with `json`, validates with the `EmissionCommand` model and works out *why*, so the answer
+carries the right reason. Besides the model, a consumer needs: a supported schema version (given,
+not defaulted), a reply topic Kafka accepts, and strings PostgreSQL and UTF-8 can hold.
 """
 
 from __future__ import annotations
@@ -15,8 +16,10 @@ from dataclasses import dataclass
 
 from pydantic import ValidationError
 
-from assetbus.consumers.persister.command import Command, parse_fast
-from assetbus.schemas import SUPPORTED_SCHEMA_VERSIONS, DeadLetterReason, EmissionCommand, ErrorCode
+from assetbus.schemas.codecs.command_reader import CommandView, read_command_fast
+from assetbus.schemas.commands import EmissionCommand
+from assetbus.schemas.errors import DeadLetterReason, ErrorCode
+from assetbus.schemas.version import SUPPORTED_SCHEMA_VERSIONS
 
 _TOPIC_NAME = re.compile(r"^[A-Za-z0-9._-]{1,249}$")
 """What Kafka accepts as a topic name; a reply address that is not one cannot be answered."""
@@ -79,21 +82,21 @@ def is_topic_name(name: str) -> bool:
     return known
 
 
-def read(value: bytes | None) -> Command | Rejection | DeadLetter:
-    """Parse one record value into the persister's `Command` (the hot path). Never raises."""
+def read_command(value: bytes | None) -> CommandView | Rejection | DeadLetter:
+    """Parse one record value into a `CommandView` (the hot path). Never raises."""
     # Without a `\u` escape or a raw NUL, no string can hold NUL or a lone surrogate (raw control
     # characters and invalid UTF-8 fail parsing). Strict mode accepts a subset of what the slow
     # path accepts (no "1" for 1, no true for 1), so both paths give every input the same outcome.
     if value and b"\\u" not in value and b"\x00" not in value:
-        command = parse_fast(value)
+        command = read_command_fast(value)
         if command is not None and command.schema_version in SUPPORTED_SCHEMA_VERSIONS \
                 and is_topic_name(command.reply_to):
             return command
-    outcome = decode(value)
-    return Command.of(outcome) if isinstance(outcome, EmissionCommand) else outcome
+    outcome = decode_command(value)
+    return CommandView.of(outcome) if isinstance(outcome, EmissionCommand) else outcome
 
 
-def decode(value: bytes | None) -> EmissionCommand | Rejection | DeadLetter:
+def decode_command(value: bytes | None) -> EmissionCommand | Rejection | DeadLetter:
     """Parse one record value into the contract's model, or say why not (the slow path). Never raises."""
     try:
         return _classify(value)

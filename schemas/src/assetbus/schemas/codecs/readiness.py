@@ -1,0 +1,61 @@
+"""ReadinessSignal on the wire, and the TriggeringEvent payloads it carries.
+
+The scheduler builds a `TriggeringEvent` payload once, when it reads an asset event, and carries
+its JSON unchanged through the queue, the run and the signal; `signal_bytes` wraps the run's fields
+around the serialized payloads. Both parse to the models they stand for
+(`tests/unit/schemas/codecs` checks it both ways).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
+
+from assetbus.schemas.codecs.text import plain_json
+from assetbus.schemas.provenance import Provenance
+from assetbus.schemas.readiness import ReadinessSignal
+from assetbus.schemas.version import SCHEMA_VERSION
+
+
+def _iso(when: datetime | None) -> str | None:
+    return when.isoformat() if when is not None else None
+
+
+def source_dict(source: Provenance) -> dict[str, Any]:
+    """A Provenance as its JSON object."""
+    return {"kind": source.kind.value, "dag_id": source.dag_id, "run_id": source.run_id, "task_id": source.task_id,
+            "map_index": source.map_index, "try_number": source.try_number}
+
+
+def triggering_event(event_id: int, asset_name: str, partition_key: str | None, partition_date: datetime | None,
+                     source: dict[str, Any], timestamp: datetime) -> dict[str, Any]:
+    """A TriggeringEvent as its JSON object (`source` from `source_dict`); serialize it with `plain_json`."""
+    return {"event_id": event_id, "asset_name": asset_name, "partition_key": partition_key,
+            "partition_date": _iso(partition_date), "source": source, "timestamp": _iso(timestamp)}
+
+
+def json_array(items_json: Iterable[str]) -> str:
+    """The JSON array of values serialized one by one."""
+    return "[" + ",".join(items_json) + "]"
+
+
+def signal_bytes(run_id: str, dag_id: str, partition_key: str | None, partition_date: datetime | None,
+                 generation: int, created_at: datetime, origin: str | None, events_json: str) -> bytes:
+    """A readiness signal around its triggering events (`events_json`: a JSON array of payloads)."""
+    head = plain_json({
+        "schema_version": SCHEMA_VERSION, "run_id": run_id, "dag_id": dag_id, "partition_key": partition_key,
+        "partition_date": _iso(partition_date), "generation": generation, "created_at": _iso(created_at),
+        "origin": origin,
+    })
+    return f'{head[:-1]},"events":{events_json}}}'.encode()
+
+
+def encode_signal(signal: ReadinessSignal) -> bytes:
+    """The reference encoding: the model's JSON."""
+    return signal.model_dump_json().encode()
+
+
+def decode_signal(value: bytes | None) -> ReadinessSignal:
+    """The readiness signal in `value`; raises pydantic's ValidationError for anything else."""
+    return ReadinessSignal.model_validate_json(value or b"")
