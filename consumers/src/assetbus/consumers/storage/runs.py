@@ -194,3 +194,13 @@ async def finish_run(conn: AsyncConnection, run_id: str, status: RunStatus, deta
                               {"r": run_id, "status": status.value, "detail": detail})
     return rows.one_or_none() is not None
 
+
+async def run_counts(conn: AsyncConnection, since: datetime | None = None) -> dict[str, dict[str, int]]:
+    """dag_id → status → number of runs (created since `since`, if given)."""
+    rows = await conn.execute(text("SELECT dag_id, status, count(*) AS n FROM consumer_runs "
+                                   "WHERE (CAST(:since AS timestamptz) IS NULL OR created_at >= :since) "
+                                   "GROUP BY dag_id, status"), {"since": since})
+    counts: dict[str, dict[str, int]] = {}
+    for row in rows:
+        counts.setdefault(row.dag_id, {})[row.status] = row.n
+    return counts
