@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator
 
 import asyncpg
@@ -109,10 +110,13 @@ async def test_outage_longer_than_the_poll_interval_leaves_the_group_and_redeliv
     async with Persister(config) as persister:
         await wait_for(stored_at_least(engine, 1_000), timeout_s=60, what="the first commands stored")
         await outage.begin()
+        began = time.monotonic()
         await produce(infra.bootstrap_servers, topics.emissions, encoded(sent[1_000:]))
 
         async def stuck_past_the_poll_interval() -> bool:
-            return persister.metrics.db_retries._value.get() >= 12  # ~5 s at 0.5 s apart
+            # still retrying, 5 s (well past the 2 s poll interval) after the outage began; the back-off
+            # has jitter, so a count of retries alone does not say how long the batch has been stuck
+            return persister.metrics.db_retries._value.get() >= 5 and time.monotonic() - began >= 5.0
 
         await wait_for(stuck_past_the_poll_interval, timeout_s=30, what="an outage longer than the poll interval")
         await outage.end()
