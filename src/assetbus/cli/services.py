@@ -7,10 +7,6 @@ import gc
 import typer
 
 from assetbus.cli.common import run, settings, setup_logging
-from assetbus.consumers.api import ApiConfig, create_api
-from assetbus.consumers.persister import PersisterConfig, create_app
-from assetbus.schemas import Topics
-from assetbus.settings import ApiSettings
 
 app = typer.Typer(help="Run a service in the foreground.", no_args_is_help=True)
 
@@ -32,7 +28,8 @@ def persister(
     log_format: str = typer.Option("kv", help="Log lines as `kv` (key=value) or `json`."),
 ) -> None:
     """Consume emissions, store each event once, publish receipts and asset events."""
-    from assetbus.consumers.persister import logs
+    from assetbus.consumers.persister import PersisterConfig, create_app, logs
+    from assetbus.schemas import Topics
 
     logs.configure(log_level, log_format)
     s = settings()
@@ -61,6 +58,10 @@ def api(
     """Serve the execution API (task state, asset state, HTTP emit); OpenAPI at /docs and /openapi.json."""
     import uvicorn
 
+    from assetbus.consumers.api import ApiConfig, create_api
+    from assetbus.schemas import Topics
+    from assetbus.settings import ApiSettings
+
     setup_logging(log_level)
     s, api_settings = settings(), ApiSettings()
     config = ApiConfig(bootstrap_servers=s.bootstrap_servers, database_url=s.database_url,
@@ -82,6 +83,7 @@ def scheduler(
 ) -> None:
     """Fan asset events out to consumer DAGs: queue per partition, create runs, publish readiness."""
     from assetbus.consumers.scheduler import SchedulerConfig, serve
+    from assetbus.schemas import Topics
 
     setup_logging(log_level)
     s = settings()

@@ -8,12 +8,9 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Annotated
 
-import jwt
 import typer
 
 from assetbus.cli.common import fail, settings
-from assetbus.consumers.auth import TokenError, TokenVerifier
-from assetbus.producers.tokens import dag_token, task_token
 
 app = typer.Typer(help="Emitter tokens (signed with ASSETBUS_TOKEN_SECRET, or the local generated key).",
                   no_args_is_help=True)
@@ -47,6 +44,10 @@ def issue(
                                                       "refused.")] = None,
 ) -> None:
     """Mint a signed token for one task attempt (--task) or one DAG run's callbacks (no --task)."""
+    import jwt
+
+    from assetbus.producers.tokens import dag_token, task_token
+
     if ttl <= 0:
         fail("--ttl must be a positive number of seconds")
     if try_number < 1 or map_index < -1:
@@ -77,6 +78,10 @@ def issue(
 @app.command("inspect")
 def inspect(token: Annotated[str, typer.Argument(help="The token to read.")]) -> None:
     """Print a token's claims and whether this installation's key verifies it (exit code 1 if not)."""
+    import jwt
+
+    from assetbus.consumers.auth import TokenError, TokenVerifier
+
     try:
         claims = jwt.decode(token, options={"verify_signature": False})
     except jwt.PyJWTError as error:
