@@ -21,6 +21,7 @@ from assetbus.cli.failures import ExitCode, explain
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncConnection
 
+    from assetbus.producers.kafka import KafkaConnection
     from assetbus.settings import Settings
 
 T = TypeVar("T")
@@ -36,6 +37,13 @@ def settings() -> Settings:
     from assetbus.settings import Settings
 
     return Settings()
+
+
+def kafka_connection() -> KafkaConnection:
+    """The Kafka connection: KAFKA_* variables (TLS, SASL), with the configured bootstrap list."""
+    from assetbus.producers.kafka import KafkaConnection
+
+    return KafkaConnection.from_environ(bootstrap_servers=settings().bootstrap_servers, client_id="assetbus-cli")
 
 
 def fail(message: str, code: int = ExitCode.FAILED) -> NoReturn:

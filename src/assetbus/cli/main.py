@@ -8,7 +8,22 @@ from __future__ import annotations
 
 import typer
 
-from assetbus.cli import assets, bench, dags, database, demo, infra, replay, runs, services, tokens
+from assetbus.cli import (
+    assets,
+    bench,
+    dags,
+    database,
+    demo,
+    dlq,
+    doctor,
+    events,
+    infra,
+    lag,
+    replay,
+    runs,
+    services,
+    tokens,
+)
 from assetbus.cli import registrations as registrations_cli
 from assetbus.cli import state as state_cli
 from assetbus.cli.versions import version_callback
@@ -35,6 +50,10 @@ app.add_typer(runs.app, name="runs")
 app.command("replay")(replay.replay_command)
 database.register(app)
 app.command("demo")(demo.demo)
+app.add_typer(events.app, name="events")
+app.add_typer(dlq.app, name="dlq")
+app.command("lag")(lag.lag)
+app.command("doctor")(doctor.doctor)
 
 
 def main() -> None:

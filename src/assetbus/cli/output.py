@@ -31,7 +31,10 @@ def _default(value: Any) -> Any:
     raise TypeError(f"cannot write {type(value).__name__} as JSON")
 
 
-def to_json(data: Any) -> str:
+def to_json(data: Any, *, compact: bool = False) -> str:
+    """Indented, or on one line with `compact` (JSON Lines)."""
+    if compact:
+        return json.dumps(data, default=_default, separators=(",", ":"), ensure_ascii=False)
     return json.dumps(data, default=_default, indent=2, ensure_ascii=False)
 
 

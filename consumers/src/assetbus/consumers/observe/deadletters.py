@@ -1,0 +1,105 @@
+"""Dead letters: records the persister could not read as commands, with the reason in their headers.
+
+Read straight from the dead-letter topic (no consumer group, nothing committed), so looking never
+moves anything. The header names are the contract (see docs/asyncapi.yaml).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from aiokafka import AIOKafkaConsumer, TopicPartition
+
+from assetbus.producers.kafka import KafkaConnection
+
+REASON = "assetbus.dlq.reason"
+ERROR = "assetbus.dlq.error"
+SOURCE_TOPIC = "assetbus.dlq.source.topic"
+SOURCE_PARTITION = "assetbus.dlq.source.partition"
+SOURCE_OFFSET = "assetbus.dlq.source.offset"
+TRUNCATED_FROM = "assetbus.dlq.truncated_from"
+HEADERS = {
+    REASON: "Why the record is here: not_json, not_a_command or no_reply_address.",
+    ERROR: "The parser's message, in words.",
+    SOURCE_TOPIC: "Topic the record was read from (the emissions topic).",
+    SOURCE_PARTITION: "Its partition there.",
+    SOURCE_OFFSET: "Its offset there.",
+    TRUNCATED_FROM: "Present when the value was cut to fit the broker: the original length in bytes.",
+}
+"""Every header the persister puts on a dead letter, with its meaning."""
+
+
+@dataclass(frozen=True, slots=True)
+class DeadLetter:
+    """One record of the dead-letter topic."""
+
+    topic: str
+    partition: int
+    offset: int
+    timestamp: datetime
+    key: bytes | None
+    value: bytes
+    headers: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def reason(self) -> str:
+        return self.headers.get(REASON, "unknown")
+
+    @property
+    def error(self) -> str:
+        return self.headers.get(ERROR, "")
+
+    @property
+    def source(self) -> str:
+        """`topic:partition:offset` of the original record."""
+        return ":".join(self.headers.get(h, "?") for h in (SOURCE_TOPIC, SOURCE_PARTITION, SOURCE_OFFSET))
+
+
+def _letter(record: Any) -> DeadLetter:
+    """From aiokafka's ConsumerRecord."""
+    headers = {name: (raw or b"").decode("utf-8", "replace") for name, raw in record.headers or ()}
+    return DeadLetter(record.topic, record.partition, record.offset,
+                      datetime.fromtimestamp(record.timestamp / 1000, UTC), record.key, record.value or b"", headers)
+
+
+async def _read(connection: KafkaConnection, topic: str, starts: dict[int, int] | None, limit: int,
+                only: Sequence[int] | None = None) -> list[DeadLetter]:
+    consumer = AIOKafkaConsumer(**connection.client_kwargs(), enable_auto_commit=False)
+    await consumer.start()
+    try:
+        if topic not in await consumer.topics():  # also refreshes the metadata partitions_for_topic reads
+            return []
+        numbers = sorted(consumer.partitions_for_topic(topic) or ())
+        partitions = [TopicPartition(topic, p) for p in numbers if only is None or p in only]
+        if not partitions:
+            return []
+        consumer.assign(partitions)
+        ends = await consumer.end_offsets(partitions)
+        firsts = await consumer.beginning_offsets(partitions)
+        for tp in partitions:
+            start = max(firsts[tp], (starts or {}).get(tp.partition, firsts[tp]))
+            consumer.seek(tp, start)
+        todo = {tp for tp in partitions if await consumer.position(tp) < ends[tp]}
+        found: list[DeadLetter] = []
+        while todo and len(found) < limit:
+            batch = await consumer.getmany(*todo, timeout_ms=1000, max_records=limit - len(found))
+            for tp, records in batch.items():
+                found += [_letter(r) for r in records if r.offset < ends[tp]]
+            todo = {tp for tp in todo if await consumer.position(tp) < ends[tp]}
+        return sorted(found, key=lambda d: (d.timestamp, d.partition, d.offset))[:limit]
+    finally:
+        await consumer.stop()
+
+
+async def read_dead_letters(connection: KafkaConnection, topic: str, *, limit: int = 100) -> list[DeadLetter]:
+    """The oldest `limit` dead letters still retained on `topic`, oldest first."""
+    return await _read(connection, topic, None, limit)
+
+
+async def read_dead_letter(connection: KafkaConnection, topic: str, partition: int, offset: int) -> DeadLetter | None:
+    """The dead letter at `partition`/`offset`, or None when there is none (never written, or expired)."""
+    found = await _read(connection, topic, {partition: offset}, 1, only=[partition])
+    return found[0] if found and found[0].offset == offset else None
