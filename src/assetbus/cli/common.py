@@ -70,6 +70,9 @@ def run(coro: Coroutine[Any, Any, T]) -> T:
     """Run a command's coroutine; a connection or setup fault ends in one line and its exit code."""
     import asyncio
 
+    quiet = logging.getLogger("aiokafka")
+    if quiet.level == logging.NOTSET:  # its connection errors are explained below, in one line
+        quiet.setLevel(logging.CRITICAL)
     try:
         return asyncio.run(coro)
     except (typer.Exit, typer.Abort, KeyboardInterrupt):

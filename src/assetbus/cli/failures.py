@@ -70,7 +70,8 @@ def explain(error: BaseException) -> Explained | None:
     names = {type(e).__name__ for e in chain}
     modules = " ".join(type(e).__module__ for e in chain)
     frames = " ".join(_frames(e.__traceback__) for e in chain)
-    detail = f"{type(chain[-1]).__name__}: {chain[-1]}".strip().rstrip(":")
+    root, name = chain[-1], type(chain[-1]).__name__
+    detail = str(root) if str(root).startswith(name) else f"{name}: {root}".strip().rstrip(":")
     database, kafka = _where()
     if names & {"UndefinedTableError", "UndefinedColumnError"}:
         return Explained(ExitCode.NOT_MIGRATED, f"the database at {database} is not migrated ({detail}); "

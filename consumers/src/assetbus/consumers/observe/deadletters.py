@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
+from aiokafka.admin import AIOKafkaAdminClient
 
 from assetbus.producers.kafka import KafkaConnection
 
@@ -65,17 +66,26 @@ def _letter(record: Any) -> DeadLetter:
                       datetime.fromtimestamp(record.timestamp / 1000, UTC), record.key, record.value or b"", headers)
 
 
+async def _partitions(connection: KafkaConnection, topic: str) -> list[int]:
+    """The topic's partition numbers (none when it does not exist)."""
+    admin = AIOKafkaAdminClient(**connection.client_kwargs(), request_timeout_ms=15_000)
+    try:
+        await admin.start()
+        [described] = await admin.describe_topics([topic])
+    finally:
+        await admin.close()
+    return sorted(p["partition"] for p in described["partitions"]) if described["error_code"] == 0 else []
+
+
 async def _read(connection: KafkaConnection, topic: str, starts: dict[int, int] | None, limit: int,
                 only: Sequence[int] | None = None) -> list[DeadLetter]:
+    partitions = [TopicPartition(topic, p) for p in await _partitions(connection, topic)
+                  if only is None or p in only]
+    if not partitions:
+        return []
     consumer = AIOKafkaConsumer(**connection.client_kwargs(), enable_auto_commit=False)
-    await consumer.start()
     try:
-        if topic not in await consumer.topics():  # also refreshes the metadata partitions_for_topic reads
-            return []
-        numbers = sorted(consumer.partitions_for_topic(topic) or ())
-        partitions = [TopicPartition(topic, p) for p in numbers if only is None or p in only]
-        if not partitions:
-            return []
+        await consumer.start()
         consumer.assign(partitions)
         ends = await consumer.end_offsets(partitions)
         firsts = await consumer.beginning_offsets(partitions)

@@ -37,8 +37,8 @@ async def consumer_lag(connection: KafkaConnection, *, topic_prefix: str | None 
     Sorted by group, topic and partition. Read-only: joins no group and commits nothing.
     """
     admin = AIOKafkaAdminClient(**connection.client_kwargs(), request_timeout_ms=15_000)
-    await admin.start()
     try:
+        await admin.start()
         names = list(groups) if groups is not None else sorted({g[0] for g in await admin.list_consumer_groups()})
         committed: dict[tuple[str, TopicPartition], int | None] = {}
         for group in names:
@@ -51,8 +51,8 @@ async def consumer_lag(connection: KafkaConnection, *, topic_prefix: str | None 
         return []
     partitions = sorted({tp for _, tp in committed})
     consumer = AIOKafkaConsumer(**connection.client_kwargs(), enable_auto_commit=False)
-    await consumer.start()
     try:
+        await consumer.start()
         ends = await consumer.end_offsets(partitions)
         starts = await consumer.beginning_offsets(partitions)
     finally:

@@ -30,8 +30,8 @@ class ClusterInfo:
 async def describe_cluster(connection: KafkaConnection, topics: Sequence[str]) -> ClusterInfo:
     """The cluster id, its brokers, and the named topics with their partition counts and settings."""
     admin = AIOKafkaAdminClient(**connection.client_kwargs(), request_timeout_ms=15_000)
-    await admin.start()
     try:
+        await admin.start()
         cluster = await admin.describe_cluster()
         described = await admin.describe_topics(list(topics)) if topics else []
         counts = {t["topic"]: len(t["partitions"]) for t in described if t["error_code"] == 0}
