@@ -21,25 +21,35 @@ from assetbus.cli import (
     lag,
     replay,
     runs,
-    services,
     tokens,
 )
 from assetbus.cli import registrations as registrations_cli
 from assetbus.cli import state as state_cli
+from assetbus.cli.lazy import lazy_typer
 from assetbus.cli.versions import version_callback
 
 app = typer.Typer(help="assetbus: durable, exactly-once asset-readiness events over Kafka and PostgreSQL.",
-                  no_args_is_help=True, pretty_exceptions_enable=False)
+                  no_args_is_help=True, pretty_exceptions_enable=False,
+                  # every option can also be set as ASSETBUS_<COMMAND>_<SUBCOMMAND>_<OPTION> (the services'
+                  # options carry their settings' own names, e.g. ASSETBUS_PERSISTER_MAX_RECORDS)
+                  context_settings={"auto_envvar_prefix": "ASSETBUS"})
 
 
 @app.callback()
 def root(version: bool = typer.Option(False, "--version", callback=version_callback, is_eager=True,
                                       help="Print the installed assetbus distributions' versions and exit.")) -> None:
     """assetbus: durable, exactly-once asset-readiness events over Kafka and PostgreSQL."""
+    # Here rather than in main(): this runs before any sub-command parses its options, but not for
+    # `--help` or `--version`, which then need neither python-dotenv nor the settings models.
+    from dotenv import load_dotenv
+
+    from assetbus.consumers.settings import ENV_FILE
+
+    load_dotenv(ENV_FILE, override=False)  # the environment wins over .env, as in the settings models
 
 
 app.add_typer(infra.app, name="infra")
-app.add_typer(services.app, name="run")
+app.add_typer(lazy_typer("assetbus.cli.services", help="Run a service in the foreground."), name="run")
 app.add_typer(assets.app, name="assets")
 registrations_cli.register(assets.app)
 app.add_typer(state_cli.app, name="state")
