@@ -140,6 +140,7 @@ def redrive(offset: int = OFFSET, partition: int = PARTITION,
     from aiokafka import AIOKafkaProducer
 
     from assetbus.consumers.storage.redrives import claim_redrive, complete_redrive
+    from assetbus.schemas.deadletters import REDRIVE_ID, REDRIVE_OF
 
     replacement = value_file.read_bytes() if value_file is not None else None
     operator = getpass.getuser()
@@ -163,8 +164,8 @@ def redrive(offset: int = OFFSET, partition: int = PARTITION,
             producer = AIOKafkaProducer(**kafka_connection().client_kwargs(), enable_idempotence=True, acks="all")
             await producer.start()
             try:
-                headers = [("assetbus.redrive.of", f"{letter.topic}:{partition}:{offset}".encode()),
-                           ("assetbus.redrive.id", str(claimed).encode())]
+                headers = [(REDRIVE_OF, f"{letter.topic}:{partition}:{offset}".encode()),
+                           (REDRIVE_ID, str(claimed).encode())]
                 sent = await producer.send_and_wait(emissions, value, key=letter.key, headers=headers)
             finally:
                 await producer.stop()

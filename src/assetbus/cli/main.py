@@ -11,6 +11,7 @@ import typer
 from assetbus.cli import (
     assets,
     bench,
+    contract,
     dags,
     database,
     demo,
@@ -64,6 +65,7 @@ app.add_typer(events.app, name="events")
 app.add_typer(dlq.app, name="dlq")
 app.command("lag")(lag.lag)
 app.command("doctor")(doctor.doctor)
+app.add_typer(contract.app, name="contract")
 
 
 def main() -> None:

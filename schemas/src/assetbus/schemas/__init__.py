@@ -1,6 +1,7 @@
 """The wire contract of assetbus: messages, topic names, error codes, schema version. No I/O."""
 
 from assetbus.schemas.commands import AssetRef, EmissionCommand
+from assetbus.schemas.deadletters import DEAD_LETTER_HEADERS, REDRIVE_HEADERS
 from assetbus.schemas.errors import DeadLetterReason, ErrorCode
 from assetbus.schemas.events import AssetEvent
 from assetbus.schemas.jsonschema import json_schemas
@@ -12,10 +13,12 @@ from assetbus.schemas.topics import DEFAULT_PREFIX, Topics
 from assetbus.schemas.version import SCHEMA_VERSION, SUPPORTED_SCHEMA_VERSIONS
 
 __all__ = [
+    "DEAD_LETTER_HEADERS",
     "DEFAULT_PREFIX",
     "EXTRA_MAX_BYTES",
     "KEY_MAX_LENGTH",
     "NAME_MAX_LENGTH",
+    "REDRIVE_HEADERS",
     "SCHEMA_VERSION",
     "SUPPORTED_SCHEMA_VERSIONS",
     "AssetEvent",

@@ -1,7 +1,7 @@
 """Dead letters: records the persister could not read as commands, with the reason in their headers.
 
 Read straight from the dead-letter topic (no consumer group, nothing committed), so looking never
-moves anything. The header names are the contract (see docs/asyncapi.yaml).
+moves anything. The header names are the contract (`assetbus.schemas.deadletters`).
 """
 
 from __future__ import annotations
@@ -15,22 +15,7 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
 
 from assetbus.producers.kafka import KafkaConnection
-
-REASON = "assetbus.dlq.reason"
-ERROR = "assetbus.dlq.error"
-SOURCE_TOPIC = "assetbus.dlq.source.topic"
-SOURCE_PARTITION = "assetbus.dlq.source.partition"
-SOURCE_OFFSET = "assetbus.dlq.source.offset"
-TRUNCATED_FROM = "assetbus.dlq.truncated_from"
-HEADERS = {
-    REASON: "Why the record is here: not_json, not_a_command or no_reply_address.",
-    ERROR: "The parser's message, in words.",
-    SOURCE_TOPIC: "Topic the record was read from (the emissions topic).",
-    SOURCE_PARTITION: "Its partition there.",
-    SOURCE_OFFSET: "Its offset there.",
-    TRUNCATED_FROM: "Present when the value was cut to fit the broker: the original length in bytes.",
-}
-"""Every header the persister puts on a dead letter, with its meaning."""
+from assetbus.schemas.deadletters import ERROR, REASON, SOURCE_OFFSET, SOURCE_PARTITION, SOURCE_TOPIC
 
 
 @dataclass(frozen=True, slots=True)

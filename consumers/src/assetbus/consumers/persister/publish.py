@@ -15,6 +15,7 @@ from aiokafka import AIOKafkaProducer
 from aiokafka.partitioner import DefaultPartitioner
 
 from assetbus.consumers.persister.batch import Outgoing
+from assetbus.schemas.deadletters import TRUNCATED_FROM
 
 DLQ_VALUE_LIMIT = 512 * 1024
 """A dead letter larger than this keeps only its first bytes (a header says so): it must still fit
@@ -32,7 +33,7 @@ def create_producer(bootstrap_servers: str, *, linger_ms: int = 5) -> AIOKafkaPr
 def _fitting(record: Outgoing) -> Outgoing:
     if record.value is None or len(record.value) <= DLQ_VALUE_LIMIT:
         return record
-    headers = (*record.headers, ("assetbus.dlq.truncated_from", str(len(record.value)).encode()))
+    headers = (*record.headers, (TRUNCATED_FROM, str(len(record.value)).encode()))
     return Outgoing(record.topic, record.key, record.value[:DLQ_VALUE_LIMIT], headers)
 
 
