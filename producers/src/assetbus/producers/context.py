@@ -59,6 +59,8 @@ class EmissionContext:
     bootstrap_servers: str = DEFAULT_BOOTSTRAP
     topics: Topics = field(default_factory=Topics)
     outlets: frozenset[AssetRef] | None = None
+    outlets_origin: str = "task_context(outlets=...)"
+    """Where `outlets` came from, for the UnknownAsset message."""
     receipt_timeout_s: float | None = None
     attempts: int | None = None
     transport: Transport | None = None
@@ -71,7 +73,8 @@ class EmissionContext:
     def check_outlet(self, asset: AssetRef) -> None:
         """Refuse an asset the task did not declare (when it declared any)."""
         if self.outlets is not None and asset not in self.outlets:
-            raise UnknownAsset(asset.name, asset.uri, sorted(f"{a.name} ({a.uri})" for a in self.outlets))
+            raise UnknownAsset(asset.name, asset.uri, sorted(f"{a.name} ({a.uri})" for a in self.outlets),
+                               self.outlets_origin)
 
 
 @dataclass(frozen=True)
@@ -112,6 +115,7 @@ def task_context(
         bootstrap_servers=bootstrap_servers or (base.bootstrap_servers if base else DEFAULT_BOOTSTRAP),
         topics=Topics(prefix=topic_prefix) if topic_prefix else (base.topics if base else Topics()),
         outlets=_outlets(outlets) if outlets is not None else (base.outlets if base else None),
+        outlets_origin="task_context(outlets=...)" if outlets is not None or base is None else base.outlets_origin,
         receipt_timeout_s=receipt_timeout_s,
         attempts=attempts,
         transport=transport,
@@ -170,4 +174,4 @@ def _parse(token: str, bootstrap: str, prefix: str, outlets: str) -> EmissionCon
             raise NoEmissionContext(f"{ENV_OUTLETS} is not a JSON list of {{'name', 'uri'}} objects: {error}") \
                 from error
     return EmissionContext(token=token, bootstrap_servers=bootstrap, topics=Topics(prefix=prefix or "assetbus"),
-                           outlets=declared)
+                           outlets=declared, outlets_origin=f"the {ENV_OUTLETS} environment variable")

@@ -10,6 +10,12 @@ from pydantic import ValidationError
 from assetbus.schemas import EmitterClaims
 
 DEFAULT_AUDIENCE = "assetbus"
+SIGNATURE_INVALID = (
+    "token signature is invalid: the key that signed it differs from the key verifying it. The verifier "
+    "(persister, API) takes ASSETBUS_TOKEN_SECRET from its environment or .env; the signer (`assetbus token "
+    "issue`, the task runner) takes its own ASSETBUS_TOKEN_SECRET; where it is unset, each machine uses a key "
+    "generated into $ASSETBUS_HOME/token-secret (~/.cache/assetbus/token-secret). Give both the same secret.")
+"""The reason of a forged token, or one signed with another installation's key: it says where each key lives."""
 
 
 class TokenError(Exception):
@@ -38,7 +44,7 @@ class TokenVerifier:
         except jwt.InvalidAudienceError as error:
             raise TokenError("token audience is not assetbus") from error
         except jwt.InvalidSignatureError as error:
-            raise TokenError("token signature is invalid") from error
+            raise TokenError(SIGNATURE_INVALID) from error
         except jwt.PyJWTError as error:
             raise TokenError(f"token is invalid: {error}") from error
         try:
