@@ -8,6 +8,8 @@
 #   examples/shell/emit.sh orders s3://bucket/orders/ 2026-12-01 batch-41 '{"rows": 1200}'
 #
 # Arguments: ASSET_NAME ASSET_URI [PARTITION_KEY] [DEDUPE_KEY] [EXTRA_JSON]
+# With EMIT_PRINT_ONLY=1 the command is printed instead of sent (e.g. to fix a dead letter with
+# `assetbus dlq redrive OFFSET --value-file FILE`).
 # Environment: ASSETBUS_TOKEN (required: the task's signed token; the command's source is read from its
 # claims), KAFKA_BOOTSTRAP_SERVERS (default 127.0.0.1:19092), ASSETBUS_TOPIC_PREFIX (default assetbus),
 # KAFKA_LIBS (the Kafka jars; default ~/.cache/assetbus/kafka-4.4.0/libs, where `assetbus infra up` puts them).
@@ -42,6 +44,11 @@ command=$(jq -cn \
     partition_key: (if $key == "" then null else $key end),
     dedupe_key: (if $dedupe == "" then null else $dedupe end),
     emitted_at: $now}')
+
+if [ "${EMIT_PRINT_ONLY:-}" = 1 ]; then
+  printf '%s\n' "$command"
+  exit 0
+fi
 
 # Key = asset name, a tab, the command: one record.
 printf '%s\t%s\n' "$1" "$command" | java -cp "$libs/*" org.apache.kafka.tools.ConsoleProducer \

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from assetbus.cli.common import JSON_OPTION, connect, console, run
+from assetbus.cli.common import JSON_OPTION, connect, console, fail, run
 from assetbus.cli.output import print_json, to_json
 
 if TYPE_CHECKING:
@@ -86,7 +86,9 @@ def tail(asset: str | None = ASSET, partition: str | None = PARTITION,
                                             "newest stored event, so only new ones are shown)."),
          interval_s: float = typer.Option(0.5, "--interval", help="Seconds between looks at the database."),
          as_json: bool = JSON_OPTION) -> None:
-    """Follow events as the persister stores them (one line each; with --json one JSON object per line)."""
+    """Follow events as the persister stores them (one line each; with --json one JSON object per line).
+
+    Exit code 1 when --count events did not arrive before --timeout."""
     import asyncio
 
     from assetbus.consumers.storage.catalog import last_event_id, list_events
@@ -109,7 +111,9 @@ def tail(asset: str | None = ASSET, partition: str | None = PARTITION,
                     await asyncio.sleep(interval_s)
         return shown
 
-    run(go())
+    shown = run(go())
+    if count is not None and shown < count:
+        fail(f"{shown} of {count} event(s) arrived in {timeout_s} s")
 
 
 def _print_line(row: EventRow, as_json: bool) -> None:
