@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable, Collection, Mapping
-from typing import Any, Literal, NoReturn, TypeVar
+from typing import Any, Literal, NoReturn, TypeVar, cast
 
 import typer
 from pydantic import Field, ValidationError
@@ -59,9 +59,10 @@ def settings_options(*models: type[BaseSettings], skip: Collection[str] = CONNEC
 
     def decorate(command: Callable[[dict[str, Any]], None]) -> Callable[..., None]:
         parameters = [
-            inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=model.model_fields[name].annotation
-                              | None, default=typer.Option(None, help=_help(model, name), show_default=False,  # type: ignore[operator]
-                                                  envvar=_env_name(model, name), show_envvar=True))
+            inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY,
+                              annotation=cast(Any, model.model_fields[name].annotation) | None,
+                              default=typer.Option(None, help=_help(model, name), show_default=False,
+                                                   envvar=_env_name(model, name), show_envvar=True))
             for name, model in owners.items()
         ]
 
