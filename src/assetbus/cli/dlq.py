@@ -20,7 +20,7 @@ from assetbus.cli.common import JSON_OPTION, connect, console, fail, kafka_conne
 from assetbus.cli.output import print_json
 
 if TYPE_CHECKING:
-    from assetbus.consumers.observe import DeadLetter
+    from assetbus.consumers.observe import DeadLetterRecord
     from assetbus.consumers.storage.redrives import RedriveRow
 
 app = typer.Typer(help="Dead letters: list and show them, redrive one after it was fixed.", no_args_is_help=True)
@@ -37,13 +37,15 @@ def _topics() -> tuple[str, str]:
     return topics.emissions_dlq, topics.emissions
 
 
-def _as_dict(letter: DeadLetter, redrive: RedriveRow | None, *, full: bool) -> dict[str, Any]:
-    value = letter.value.decode("utf-8", "replace")
+def _as_dict(letter: DeadLetterRecord, redrive: RedriveRow | None, value: bytes | None = None) -> dict[str, Any]:
+    """`value`: the whole original value (show); without it, the first 80 characters."""
+    text = letter.value_preview if value is None else value.decode("utf-8", "replace")
+    source = f"{letter.source_topic}:{letter.source_partition}:{letter.source_offset}"
     return {"topic": letter.topic, "partition": letter.partition, "offset": letter.offset,
-            "timestamp": letter.timestamp, "key": None if letter.key is None else letter.key.decode("utf-8", "replace"),
-            "reason": letter.reason, "error": letter.error, "source": letter.source,
-            "value": value if full or len(value) <= 80 else value[:77] + "...",
-            **({"headers": letter.headers} if full else {}),
+            "timestamp": letter.timestamp, "key": letter.key, "reason": letter.reason, "error": letter.error,
+            "source": source, "value_size": letter.value_size,
+            "value": text if value is not None or len(text) <= 80 else text[:77] + "...",
+            **({"headers": {f"assetbus.dlq.{k}": v for k, v in letter.headers.items()}} if value is not None else {}),
             "redrive": None if redrive is None else {"at": redrive.redriven_at, "by": redrive.operator,
                                                      "to": f"{redrive.target_topic}:{redrive.target_partition}:"
                                                            f"{redrive.target_offset}",
@@ -58,9 +60,9 @@ async def _redrives(dlq_topic: str) -> dict[tuple[int, int], RedriveRow]:
 
 
 @app.command("list")
-def list_(limit: int = typer.Option(100, "--limit", min=1, help="At most this many, oldest first."),
+def list_(limit: int = typer.Option(100, "--limit", min=1, help="At most this many, newest first."),
           as_json: bool = JSON_OPTION) -> None:
-    """Dead letters still on the topic, oldest first: reason, where they came from, whether redriven."""
+    """Dead letters still on the topic, newest first: reason, where they came from, whether redriven."""
     from rich.markup import escape
     from rich.table import Table
 
@@ -68,11 +70,11 @@ def list_(limit: int = typer.Option(100, "--limit", min=1, help="At most this ma
 
     dlq_topic, _ = _topics()
 
-    async def go() -> tuple[list[DeadLetter], dict[tuple[int, int], RedriveRow]]:
+    async def go() -> tuple[list[DeadLetterRecord], dict[tuple[int, int], RedriveRow]]:
         return await read_dead_letters(kafka_connection(), dlq_topic, limit=limit), await _redrives(dlq_topic)
 
     letters, redrives = run(go())
-    found = [_as_dict(d, redrives.get((d.partition, d.offset)), full=False) for d in letters]
+    found = [_as_dict(d, redrives.get((d.partition, d.offset))) for d in letters]
     if as_json:
         print_json(found)
         return
@@ -86,7 +88,7 @@ def list_(limit: int = typer.Option(100, "--limit", min=1, help="At most this ma
     console.print(table)
 
 
-async def _letter(partition: int, offset: int) -> DeadLetter:
+async def _letter(partition: int, offset: int) -> tuple[DeadLetterRecord, bytes]:
     from assetbus.consumers.observe import read_dead_letter
 
     dlq_topic, _ = _topics()
@@ -101,18 +103,18 @@ async def _letter(partition: int, offset: int) -> DeadLetter:
 def show(offset: int = OFFSET, partition: int = PARTITION, as_json: bool = JSON_OPTION) -> None:
     """One dead letter in full: headers, key and value, and its redrive if there was one."""
 
-    async def go() -> tuple[DeadLetter, dict[tuple[int, int], RedriveRow]]:
-        letter = await _letter(partition, offset)
-        return letter, await _redrives(letter.topic)
+    async def go() -> tuple[DeadLetterRecord, bytes, dict[tuple[int, int], RedriveRow]]:
+        letter, value = await _letter(partition, offset)
+        return letter, value, await _redrives(letter.topic)
 
-    letter, redrives = run(go())
-    item = _as_dict(letter, redrives.get((partition, offset)), full=True)
+    letter, value, redrives = run(go())
+    item = _as_dict(letter, redrives.get((partition, offset)), value)
     if as_json:
         print_json(item)
         return
     for name in ("topic", "partition", "offset", "timestamp", "key", "reason", "error", "source", "redrive"):
         console.print(f"[bold]{name:>9}[/]: {item[name] if item[name] is not None else '-'}", highlight=False)
-    for header, text in letter.headers.items():
+    for header, text in item["headers"].items():
         console.print(f"[dim]   header[/] {header} = {text}", highlight=False)
     console.print("[bold]    value[/]:")
     typer.echo(item["value"])
@@ -146,8 +148,8 @@ def redrive(offset: int = OFFSET, partition: int = PARTITION,
     operator = getpass.getuser()
 
     async def go() -> dict[str, Any]:
-        letter = await _letter(partition, offset)
-        value = letter.value if replacement is None else replacement
+        letter, original = await _letter(partition, offset)
+        value = original if replacement is None else replacement
         _check(value)
         _, emissions = _topics()
         sha = hashlib.sha256(value).hexdigest()
@@ -166,7 +168,8 @@ def redrive(offset: int = OFFSET, partition: int = PARTITION,
             try:
                 headers = [(REDRIVE_OF, f"{letter.topic}:{partition}:{offset}".encode()),
                            (REDRIVE_ID, str(claimed).encode())]
-                sent = await producer.send_and_wait(emissions, value, key=letter.key, headers=headers)
+                key = None if letter.key is None else letter.key.encode()
+                sent = await producer.send_and_wait(emissions, value, key=key, headers=headers)
             finally:
                 await producer.stop()
             await complete_redrive(conn, claimed, sent.partition, sent.offset)

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -12,30 +11,29 @@ from assetbus.cli.output import print_json
 
 
 def lag(groups: Annotated[list[str] | None, typer.Option("--group", help="Only this consumer group (repeatable).")]
-        = None,
-        every_topic: bool = typer.Option(False, "--every-topic", help="Also topics outside ASSETBUS_TOPIC_PREFIX."),
-        as_json: bool = JSON_OPTION) -> None:
-    """Consumer-group lag on the pipeline's topics: records written but not yet committed by each group."""
+        = None, as_json: bool = JSON_OPTION) -> None:
+    """Consumer-group lag on the prefix's topics: records written but not yet committed by each group."""
     from rich.table import Table
 
-    from assetbus.consumers.observe import consumer_lag
+    from assetbus.consumers.observe import consumer_group_lag
 
-    prefix = None if every_topic else settings().topic_prefix
-    rows = run(consumer_lag(kafka_connection(), topic_prefix=prefix, groups=groups or None))
+    prefix = settings().topic_prefix
+    found = run(consumer_group_lag(kafka_connection(), topic_prefix=prefix, groups=groups or None))
+    rows: list[dict[str, Any]] = [{"group": g.group_id, "topic": p.topic, "partition": p.partition,
+                                   "committed": p.committed, "end": p.end, "lag": p.lag}
+                                  for g in found for p in g.partitions]
     if as_json:
         print_json(rows)
         return
     if not rows:
-        console.print("no consumer group has committed offsets on these topics")
+        console.print(f"no consumer group has committed offsets on {prefix}.* topics")
         return
-    totals: dict[str, int] = defaultdict(int)
-    table = Table("group", "topic", "partition", "committed", "end", "lag",
-                  title=f"consumer lag on {prefix}.* topics" if prefix else "consumer lag", title_justify="left")
+    table = Table("group", "topic", "partition", "committed", "end", "lag", title=f"consumer lag on {prefix}.* topics",
+                  title_justify="left")
     for row in rows:
-        totals[row.group] += row.lag
-        style = "green" if row.lag == 0 else "yellow"
-        table.add_row(row.group, row.topic, str(row.partition), "-" if row.committed is None else str(row.committed),
-                      str(row.end), f"[{style}]{row.lag}[/]")
+        style = "green" if row["lag"] == 0 else "yellow"
+        table.add_row(row["group"], row["topic"], str(row["partition"]), str(row["committed"]), str(row["end"]),
+                      f"[{style}]{row['lag']}[/]")
     console.print(table)
-    for group, total in totals.items():
-        console.print(f"{group}: {total} record(s) behind", highlight=False)
+    for group in found:
+        console.print(f"{group.group_id}: {group.lag} record(s) behind", highlight=False)

@@ -1,100 +1,125 @@
-"""Dead letters: records the persister could not read as commands, with the reason in their headers.
+"""Reading the dead-letter topic: the newest records with the reason the persister gave in their headers.
 
-Read straight from the dead-letter topic (no consumer group, nothing committed), so looking never
-moves anything. The header names are the contract (`assetbus.schemas.deadletters`).
+The persister dead-letters what it cannot even parse (`assetbus.emissions.dlq`): the original key
+and bytes, with `assetbus.dlq.reason`, `assetbus.dlq.error` and the source topic, partition and
+offset in headers. `read_dead_letters` reads the last records of each partition with a group-less
+consumer (assign and seek; nothing is committed), newest first.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
-from aiokafka.admin import AIOKafkaAdminClient
 
+from assetbus.consumers.observe.lag import partitions_of
 from assetbus.producers.kafka import KafkaConnection
-from assetbus.schemas.deadletters import ERROR, REASON, SOURCE_OFFSET, SOURCE_PARTITION, SOURCE_TOPIC
+
+HEADER_PREFIX = "assetbus.dlq."
+PREVIEW_BYTES = 2048
+"""How much of a dead letter's value is kept (as text, undecodable bytes replaced)."""
 
 
 @dataclass(frozen=True, slots=True)
-class DeadLetter:
-    """One record of the dead-letter topic."""
-
+class DeadLetterRecord:
     topic: str
     partition: int
     offset: int
     timestamp: datetime
-    key: bytes | None
-    value: bytes
-    headers: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def reason(self) -> str:
-        return self.headers.get(REASON, "unknown")
-
-    @property
-    def error(self) -> str:
-        return self.headers.get(ERROR, "")
-
-    @property
-    def source(self) -> str:
-        """`topic:partition:offset` of the original record."""
-        return ":".join(self.headers.get(h, "?") for h in (SOURCE_TOPIC, SOURCE_PARTITION, SOURCE_OFFSET))
+    key: str | None
+    value_preview: str
+    """The first PREVIEW_BYTES of the original value, as UTF-8 with replacements."""
+    value_size: int
+    reason: str
+    """Machine-readable (a DeadLetterReason value), `unknown` if the header is missing."""
+    error: str
+    source_topic: str | None
+    source_partition: int | None
+    source_offset: int | None
+    headers: dict[str, str]
+    """Every `assetbus.dlq.*` header, decoded, without the prefix."""
 
 
-def _letter(record: Any) -> DeadLetter:
-    """From aiokafka's ConsumerRecord."""
-    headers = {name: (raw or b"").decode("utf-8", "replace") for name, raw in record.headers or ()}
-    return DeadLetter(record.topic, record.partition, record.offset,
-                      datetime.fromtimestamp(record.timestamp / 1000, UTC), record.key, record.value or b"", headers)
+def _text(value: bytes | None) -> str:
+    return (value or b"").decode("utf-8", "replace")
 
 
-async def _partitions(connection: KafkaConnection, topic: str) -> list[int]:
-    """The topic's partition numbers (none when it does not exist)."""
-    admin = AIOKafkaAdminClient(**connection.client_kwargs(), request_timeout_ms=15_000)
-    try:
-        await admin.start()
-        [described] = await admin.describe_topics([topic])
-    finally:
-        await admin.close()
-    return sorted(p["partition"] for p in described["partitions"]) if described["error_code"] == 0 else []
+def _int(value: str | None) -> int | None:
+    return int(value) if value is not None and value.lstrip("-").isdigit() else None
 
 
-async def _read(connection: KafkaConnection, topic: str, starts: dict[int, int] | None, limit: int,
-                only: Sequence[int] | None = None) -> list[DeadLetter]:
-    partitions = [TopicPartition(topic, p) for p in await _partitions(connection, topic)
-                  if only is None or p in only]
+def dead_letter(topic: str, partition: int, offset: int, timestamp_ms: int, key: bytes | None,
+                value: bytes | None, headers: Sequence[tuple[str, bytes]]) -> DeadLetterRecord:
+    """One dead-letter record, its headers read."""
+    ours = {name[len(HEADER_PREFIX):]: _text(raw) for name, raw in headers if name.startswith(HEADER_PREFIX)}
+    body = value or b""
+    return DeadLetterRecord(
+        topic=topic, partition=partition, offset=offset, timestamp=datetime.fromtimestamp(timestamp_ms / 1000, UTC),
+        key=None if key is None else _text(key), value_preview=_text(body[:PREVIEW_BYTES]), value_size=len(body),
+        reason=ours.get("reason", "unknown"), error=ours.get("error", ""), source_topic=ours.get("source.topic"),
+        source_partition=_int(ours.get("source.partition")), source_offset=_int(ours.get("source.offset")),
+        headers=ours)
+
+
+async def read_dead_letters(connection: KafkaConnection, topic: str, *, limit: int = 50,
+                            timeout_s: float = 10.0) -> list[DeadLetterRecord]:
+    """Up to `limit` newest dead letters of `topic` (over all its partitions), newest first.
+
+    An absent topic reads as empty.
+    """
+    async with asyncio.timeout(timeout_s):
+        partitions = (await partitions_of(connection, [topic])).get(topic)
     if not partitions:
         return []
-    consumer = AIOKafkaConsumer(**connection.client_kwargs(), enable_auto_commit=False)
+    consumer = AIOKafkaConsumer(**connection.client_kwargs(), enable_auto_commit=False, auto_offset_reset="earliest")
+    await consumer.start()
     try:
-        await consumer.start()
-        consumer.assign(partitions)
-        ends = await consumer.end_offsets(partitions)
-        firsts = await consumer.beginning_offsets(partitions)
-        for tp in partitions:
-            start = max(firsts[tp], (starts or {}).get(tp.partition, firsts[tp]))
-            consumer.seek(tp, start)
-        todo = {tp for tp in partitions if await consumer.position(tp) < ends[tp]}
-        found: list[DeadLetter] = []
-        while todo and len(found) < limit:
-            batch = await consumer.getmany(*todo, timeout_ms=1000, max_records=limit - len(found))
-            for tp, records in batch.items():
-                found += [_letter(r) for r in records if r.offset < ends[tp]]
-            todo = {tp for tp in todo if await consumer.position(tp) < ends[tp]}
-        return sorted(found, key=lambda d: (d.timestamp, d.partition, d.offset))[:limit]
+        async with asyncio.timeout(timeout_s):
+            tps = [TopicPartition(topic, p) for p in partitions]
+            consumer.assign(tps)
+            firsts, ends = await consumer.beginning_offsets(tps), await consumer.end_offsets(tps)
+            wanted = {tp: max(firsts[tp], ends[tp] - limit) for tp in tps if ends[tp] > firsts[tp]}
+            for tp in tps:
+                if tp in wanted:
+                    consumer.seek(tp, wanted[tp])
+                else:
+                    consumer.pause(tp)
+            found: list[DeadLetterRecord] = []
+            while [tp for tp in wanted if await consumer.position(tp) < ends[tp]]:
+                batches = await consumer.getmany(*wanted, timeout_ms=200)
+                for tp, records in batches.items():
+                    found.extend(dead_letter(r.topic, r.partition, r.offset, r.timestamp, r.key, r.value,
+                                             list(r.headers)) for r in records if r.offset < ends[tp])
     finally:
         await consumer.stop()
+    found.sort(key=lambda d: (d.timestamp, d.partition, d.offset), reverse=True)
+    return found[:limit]
 
 
-async def read_dead_letters(connection: KafkaConnection, topic: str, *, limit: int = 100) -> list[DeadLetter]:
-    """The oldest `limit` dead letters still retained on `topic`, oldest first."""
-    return await _read(connection, topic, None, limit)
-
-
-async def read_dead_letter(connection: KafkaConnection, topic: str, partition: int, offset: int) -> DeadLetter | None:
-    """The dead letter at `partition`/`offset`, or None when there is none (never written, or expired)."""
-    found = await _read(connection, topic, {partition: offset}, 1, only=[partition])
-    return found[0] if found and found[0].offset == offset else None
+async def read_dead_letter(connection: KafkaConnection, topic: str, partition: int, offset: int, *,
+                           timeout_s: float = 10.0) -> tuple[DeadLetterRecord, bytes] | None:
+    """The dead letter at `partition`/`offset` and its whole original value (`assetbus dlq show`,
+    `redrive`), or None when there is none there (never written, or expired with the retention)."""
+    if partition not in (await partitions_of(connection, [topic])).get(topic, []):
+        return None
+    consumer = AIOKafkaConsumer(**connection.client_kwargs(), enable_auto_commit=False)
+    await consumer.start()
+    try:
+        async with asyncio.timeout(timeout_s):
+            tp = TopicPartition(topic, partition)
+            consumer.assign([tp])
+            first, end = (await consumer.beginning_offsets([tp]))[tp], (await consumer.end_offsets([tp]))[tp]
+            if not first <= offset < end:
+                return None
+            consumer.seek(tp, offset)
+            while True:
+                records = (await consumer.getmany(tp, timeout_ms=200, max_records=1)).get(tp, [])
+                if records:
+                    r = records[0]
+                    return dead_letter(r.topic, r.partition, r.offset, r.timestamp, r.key, r.value,
+                                       list(r.headers)), r.value or b""
+    finally:
+        await consumer.stop()
