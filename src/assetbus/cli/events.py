@@ -14,7 +14,7 @@ from assetbus.cli.output import print_json, to_json
 if TYPE_CHECKING:
     from rich.table import Table
 
-    from assetbus.consumers.storage.catalog import EventRow
+    from assetbus.consumers.storage.events import StoredEvent
 
 app = typer.Typer(help="Stored asset events: list them, follow new ones.", no_args_is_help=True)
 
@@ -37,7 +37,7 @@ def parse_since(value: str | None) -> datetime | None:
     return parsed if parsed.utcoffset() is not None else parsed.replace(tzinfo=UTC)
 
 
-def _table(rows: list[EventRow], title: str) -> Table:
+def _table(rows: list[StoredEvent], title: str) -> Table:
     from rich.markup import escape
     from rich.table import Table
 
@@ -46,7 +46,7 @@ def _table(rows: list[EventRow], title: str) -> Table:
     for row in rows:
         source = f"{row.dag_id}/{row.run_id}" + (f"/{row.task_id}" if row.task_id else " (dag)")
         extra = to_json(row.extra, compact=True)
-        table.add_row(str(row.id), f"{row.created_at.astimezone(UTC):%Y-%m-%d %H:%M:%S}", escape(row.asset),
+        table.add_row(str(row.id), f"{row.created_at.astimezone(UTC):%Y-%m-%d %H:%M:%S}", escape(row.asset_name),
                       escape(row.partition_key or "-"), escape(source), escape(row.dedupe_key),
                       escape(extra if len(extra) <= 60 else extra[:57] + "..."))
     return table
@@ -57,16 +57,16 @@ def list_(asset: str | None = ASSET, partition: str | None = PARTITION,
           since: str | None = typer.Option(None, "--since", help="Stored at or after this ISO date-time "
                                            "(naive = UTC), or this long ago: 90s, 15m, 2h, 7d."),
           before: int | None = typer.Option(None, "--before", help="Only events with a smaller id (next page)."),
-          limit: int = typer.Option(50, "--limit", min=1, max=10_000, help="At most this many, newest first."),
+          limit: int = typer.Option(50, "--limit", min=1, max=500, help="At most this many, newest first."),
           as_json: bool = JSON_OPTION) -> None:
     """Stored events, newest first, with their partition and provenance (page back with --before)."""
-    from assetbus.consumers.storage.catalog import list_events
+    from assetbus.consumers.storage.event_log import list_events
 
     start = parse_since(since)
 
-    async def go() -> list[EventRow]:
+    async def go() -> list[StoredEvent]:
         async with connect() as conn:
-            return await list_events(conn, asset=asset, partition=partition, since=start, before_id=before,
+            return await list_events(conn, asset=asset, partition_key=partition, since=start, before_id=before,
                                      limit=limit)
 
     rows = run(go())
@@ -91,16 +91,16 @@ def tail(asset: str | None = ASSET, partition: str | None = PARTITION,
     Exit code 1 when --count events did not arrive before --timeout."""
     import asyncio
 
-    from assetbus.consumers.storage.catalog import last_event_id, list_events
+    from assetbus.consumers.storage.event_log import latest_event_id, list_events
 
     async def go() -> int:
         shown = 0
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
         async with connect() as conn:
-            after = from_id if from_id is not None else await last_event_id(conn)
+            after = from_id if from_id is not None else await latest_event_id(conn)
             await conn.commit()
             while (count is None or shown < count) and (deadline is None or time.monotonic() < deadline):
-                rows = await list_events(conn, asset=asset, partition=partition, after_id=after, oldest_first=True,
+                rows = await list_events(conn, asset=asset, partition_key=partition, after_id=after,
                                          limit=500 if count is None else count - shown)
                 await conn.commit()  # each look sees what was committed since
                 for row in rows:
@@ -116,10 +116,10 @@ def tail(asset: str | None = ASSET, partition: str | None = PARTITION,
         fail(f"{shown} of {count} event(s) arrived in {timeout_s} s")
 
 
-def _print_line(row: EventRow, as_json: bool) -> None:
+def _print_line(row: StoredEvent, as_json: bool) -> None:
     if as_json:
         typer.echo(to_json(row, compact=True))
         return
     source = f"{row.dag_id}/{row.run_id}" + (f"/{row.task_id}" if row.task_id else "")
-    typer.echo(f"{row.id} {row.created_at.astimezone(UTC):%H:%M:%S} {row.asset} "
+    typer.echo(f"{row.id} {row.created_at.astimezone(UTC):%H:%M:%S} {row.asset_name} "
                f"partition={row.partition_key or '-'} source={source} dedupe={row.dedupe_key}")

@@ -37,7 +37,7 @@ async def test_events_list_filters_by_asset_partition_and_time(ops: Ops, persist
     day_one = await ops.json("events", "list", "--asset", "orders", "--partition", "2026-12-01")
     assert [e["partition_key"] for e in day_one] == ["2026-12-01"] * 3
     assert day_one[0]["id"] > day_one[-1]["id"], "newest first"
-    assert {e["task_id"] for e in day_one} == {"load"} and day_one[0]["uri"] == ORDERS.uri
+    assert {e["task_id"] for e in day_one} == {"load"} and day_one[0]["asset_uri"] == ORDERS.uri
     assert len(await ops.json("events", "list", "--since", "1h")) == 5
     future = (datetime.now(UTC) + timedelta(hours=1)).isoformat()
     assert await ops.json("events", "list", "--since", future) == []
