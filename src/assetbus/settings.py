@@ -76,6 +76,19 @@ def normalize_db_url(url: str) -> str:
     return url
 
 
+class TopicSettings(BaseSettings):
+    """How `assetbus migrate` creates topics (existing ones are checked against it, never changed)."""
+
+    model_config = SettingsConfigDict(env_prefix="ASSETBUS_TOPIC_", extra="ignore")
+
+    partitions: int | None = Field(default=None, ge=1, description="ASSETBUS_TOPIC_PARTITIONS: partitions of the "
+                                   "emissions, receipts and asset-events topics (default 6).")
+    replication_factor: int | None = Field(default=None, ge=1, description="ASSETBUS_TOPIC_REPLICATION_FACTOR "
+                                           "(default: the smaller of 3 and the number of brokers).")
+    min_insync_replicas: int | None = Field(default=None, ge=1, description="ASSETBUS_TOPIC_MIN_INSYNC_REPLICAS "
+                                            "(default: one less than the replication factor, between 1 and 2).")
+
+
 class SecuritySettings(BaseSettings):
     """Token signing key. Configuration only: never in the repo."""
 
@@ -115,6 +128,7 @@ class Settings:
         self.conn = ConnectionSettings()
         self.security = SecuritySettings()
         self._kafka = KafkaSettings()
+        self.topic_settings = TopicSettings()
 
     @property
     def kafka(self) -> KafkaConnection:

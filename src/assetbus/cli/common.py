@@ -40,10 +40,8 @@ def settings() -> Settings:
 
 
 def kafka_connection() -> KafkaConnection:
-    """The Kafka connection: KAFKA_* variables (TLS, SASL), with the configured bootstrap list."""
-    from assetbus.producers.kafka import KafkaConnection
-
-    return KafkaConnection.from_environ(bootstrap_servers=settings().bootstrap_servers, client_id="assetbus-cli")
+    """The Kafka connection of the settings (KAFKA_*: bootstrap list, TLS, SASL), as the CLI's client."""
+    return settings().kafka.model_copy(update={"client_id": "assetbus-cli"})
 
 
 def fail(message: str, code: int = ExitCode.FAILED) -> NoReturn:

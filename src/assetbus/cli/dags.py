@@ -12,19 +12,20 @@ from assetbus.cli.output import print_json
 
 if TYPE_CHECKING:
     from assetbus.consumers.scheduler import SyncReport
+    from assetbus.producers.kafka.connection import KafkaConnection
     from assetbus.schemas import Topics
 
 app = typer.Typer(help="Consumer DAG definitions: sync them from Python files, list them.", no_args_is_help=True)
 
 
-async def sync_path(path: Path, database_url: str, bootstrap_servers: str, topics: Topics) -> SyncReport:
+async def sync_path(path: Path, database_url: str, kafka: KafkaConnection, topics: Topics) -> SyncReport:
     """Load the files, write the definitions in one transaction, create the readiness topics."""
     from assetbus.consumers.scheduler import create_readiness_topics, load_dag_files, sync_dags
 
     loaded = load_dag_files(path)
     async with connect(database_url, transaction=True) as conn:
         report = await sync_dags(conn, loaded)
-    await create_readiness_topics(bootstrap_servers, topics, report.synced)
+    await create_readiness_topics(kafka, topics, report.synced)
     return report
 
 
@@ -39,7 +40,7 @@ def sync(path: Annotated[Path, typer.Argument(help="A DAG file, or a folder sear
     s = settings()
     topics = Topics(prefix=s.topic_prefix)
     try:
-        report = run(sync_path(path, s.database_url, s.bootstrap_servers, topics))
+        report = run(sync_path(path, s.database_url, s.kafka, topics))
     except FileNotFoundError as error:
         fail(str(error))
     table = Table("dag", "result", "file / reason", title=f"dags sync {path}", title_justify="left")

@@ -20,11 +20,13 @@ class ExitCode(IntEnum):
     """The command ran and the answer is negative: not found, conflict, a check failed."""
     USAGE = 2
     """Bad arguments or options (typer/click's own code)."""
-    DATABASE_UNREACHABLE = 3
+    WEAKER_TOPICS = 3
+    """`assetbus migrate`: existing topics are weaker than configured (and --accept-weaker-topics was not given)."""
+    DATABASE_UNREACHABLE = 4
     """PostgreSQL could not be reached or refused the login (DATABASE_URL)."""
-    KAFKA_UNREACHABLE = 4
+    KAFKA_UNREACHABLE = 5
     """No Kafka broker answered (KAFKA_BOOTSTRAP_SERVERS)."""
-    NOT_MIGRATED = 5
+    NOT_MIGRATED = 6
     """The database schema or the topics are missing: run `assetbus migrate`."""
 
 

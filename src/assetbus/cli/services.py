@@ -7,13 +7,15 @@ Each command's options are the fields of the service's settings model (see `asse
 from __future__ import annotations
 
 import gc
+from collections.abc import Coroutine
 from typing import Any
 
 import typer
 
-from assetbus.cli.common import run, settings, setup_logging
+from assetbus.cli.common import fail, run, settings, setup_logging
 from assetbus.cli.options import LogSettings, build, settings_options
 from assetbus.consumers.api.config import ApiConfig
+from assetbus.consumers.kafka.startup import StartupTimeout
 from assetbus.consumers.persister.config import PersisterConfig
 from assetbus.consumers.scheduler.config import SchedulerConfig
 from assetbus.schemas import Topics
@@ -24,7 +26,7 @@ app = typer.Typer(help="Run a service in the foreground.", no_args_is_help=True)
 def _connection(*, token: bool = True) -> dict[str, Any]:
     """The values every service takes from the shared settings (Kafka, database, token key, topics)."""
     s = settings()
-    values: dict[str, Any] = {"bootstrap_servers": s.bootstrap_servers, "database_url": s.database_url,
+    values: dict[str, Any] = {"kafka": s.kafka, "database_url": s.database_url,
                               "topics": Topics(prefix=s.topic_prefix)}
     if token:
         values["token_secret"] = s.token_secret
@@ -35,16 +37,24 @@ def _connection(*, token: bool = True) -> dict[str, Any]:
 @settings_options(PersisterConfig, LogSettings)
 def persister(options: dict[str, Any]) -> None:
     """Consume emissions, store each event once, publish receipts and asset events."""
-    from assetbus.consumers.persister import create_app, logs
+    from assetbus.consumers.persister import logs, serve
 
     log = build(LogSettings, options)
     logs.configure(log.log_level, log.log_format)
-    app = create_app(build(PersisterConfig, options, **_connection()))
+    config = build(PersisterConfig, options, **_connection())
     # Everything imported so far lives as long as the process: keep the cyclic collector from walking
     # it again and again (full collections were 50-100 ms pauses every few thousand commands).
     gc.freeze()
     gc.set_threshold(50_000, 20, 20)
-    run(app.run())
+    _serve(serve(config))
+
+
+def _serve(service: Coroutine[Any, Any, None]) -> None:
+    """Run a service; giving up on Kafka or PostgreSQL at start-up is one line and exit code 75, no traceback."""
+    try:
+        run(service)
+    except StartupTimeout as error:
+        fail(str(error), code=error.exit_code)
 
 
 @app.command("api")
@@ -70,4 +80,4 @@ def scheduler(options: dict[str, Any]) -> None:
 
     log = build(LogSettings, options)
     setup_logging(log.log_level)
-    run(serve(build(SchedulerConfig, options, **_connection(token=False))))
+    _serve(serve(build(SchedulerConfig, options, **_connection(token=False))))

@@ -21,10 +21,10 @@ def _json(document: Any) -> str:
 
 def _openapi() -> dict[str, Any]:
     from assetbus.consumers.api import ApiConfig, create_api
+    from assetbus.producers.kafka import KafkaConnection
 
     # Nothing connects until the app's lifespan starts: placeholder connection values are enough.
-    config = ApiConfig(bootstrap_servers="127.0.0.1:19092", database_url="postgresql+asyncpg://-/-",
-                       token_secret="unused")
+    config = ApiConfig(kafka=KafkaConnection(), database_url="postgresql+asyncpg://-/-", token_secret="unused")
     return create_api(config).openapi()
 
 

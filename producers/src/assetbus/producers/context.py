@@ -5,7 +5,7 @@ A runner hands the identity to the code it runs in one of two ways:
 * the environment: `ASSETBUS_TOKEN` (the signed token), `KAFKA_BOOTSTRAP_SERVERS` (default
   127.0.0.1:19092), `ASSETBUS_TOPIC_PREFIX` (default `assetbus`) and, optionally,
   `ASSETBUS_OUTLETS` (a JSON list of `{"name": ..., "uri": ...}`: the assets the task declares);
-* an explicit context: `with task_context(token=..., bootstrap_servers=..., outlets=[...]):`
+* an explicit context: `with task_context(token=..., kafka=..., outlets=[...]):`
   (a contextvar, so it follows asyncio tasks and is invisible to other threads).
 
 An explicit context wins over the environment. `forbid_emission(reason)` marks code that must
@@ -26,17 +26,19 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Protocol
 
+from pydantic import ValidationError
+
 from assetbus.producers.errors import NoEmissionContext, UnknownAsset
+from assetbus.producers.kafka.connection import ENV_PREFIX, KafkaConnection, as_connection
 from assetbus.producers.tokens import source_of
 from assetbus.producers.validation import check_asset
 from assetbus.producers.wire import EmissionRequest
 from assetbus.schemas import AssetRef, Provenance, Receipt, Topics
 
 ENV_TOKEN = "ASSETBUS_TOKEN"
-ENV_BOOTSTRAP = "KAFKA_BOOTSTRAP_SERVERS"
+ENV_BOOTSTRAP = ENV_PREFIX + "BOOTSTRAP_SERVERS"
 ENV_TOPIC_PREFIX = "ASSETBUS_TOPIC_PREFIX"
 ENV_OUTLETS = "ASSETBUS_OUTLETS"
-DEFAULT_BOOTSTRAP = "127.0.0.1:19092"
 
 
 class Transport(Protocol):
@@ -56,7 +58,7 @@ class EmissionContext:
     """The identity and destination of emissions made by the running task or callback."""
 
     token: str = field(repr=False)
-    bootstrap_servers: str = DEFAULT_BOOTSTRAP
+    kafka: KafkaConnection = field(default_factory=KafkaConnection)
     topics: Topics = field(default_factory=Topics)
     outlets: frozenset[AssetRef] | None = None
     outlets_origin: str = "task_context(outlets=...)"
@@ -64,6 +66,11 @@ class EmissionContext:
     receipt_timeout_s: float | None = None
     attempts: int | None = None
     transport: Transport | None = None
+
+    @property
+    def bootstrap_servers(self) -> str:
+        """The bootstrap list, comma-separated."""
+        return self.kafka.bootstrap
 
     @property
     def source(self) -> Provenance:
@@ -94,6 +101,7 @@ def task_context(
     token: str | None = None,
     *,
     bootstrap_servers: str | None = None,
+    kafka: KafkaConnection | None = None,
     topic_prefix: str | None = None,
     outlets: Iterable[object] | None = None,
     receipt_timeout_s: float | None = None,
@@ -112,7 +120,8 @@ def task_context(
     source_of(token)  # a malformed token fails here, where the runner sets it up
     context = EmissionContext(
         token=token,
-        bootstrap_servers=bootstrap_servers or (base.bootstrap_servers if base else DEFAULT_BOOTSTRAP),
+        kafka=kafka or (as_connection(bootstrap_servers) if bootstrap_servers else
+                        (base.kafka if base else KafkaConnection())),
         topics=Topics(prefix=topic_prefix) if topic_prefix else (base.topics if base else Topics()),
         outlets=_outlets(outlets) if outlets is not None else (base.outlets if base else None),
         outlets_origin="task_context(outlets=...)" if outlets is not None or base is None else base.outlets_origin,
@@ -159,12 +168,26 @@ def context_from_environment(environ: Mapping[str, str], *, require_token: bool 
     token = environ.get(ENV_TOKEN, "").strip()
     if not token and require_token:
         return None
-    return _parse(token, environ.get(ENV_BOOTSTRAP, "").strip() or DEFAULT_BOOTSTRAP,
-                  environ.get(ENV_TOPIC_PREFIX, "").strip(), environ.get(ENV_OUTLETS, "").strip())
+    kafka = tuple(environ.get(name, "").strip() for name in _KAFKA_ENV)
+    return _parse(token, kafka, environ.get(ENV_TOPIC_PREFIX, "").strip(), environ.get(ENV_OUTLETS, "").strip())
+
+
+_KAFKA_ENV = tuple(ENV_PREFIX + name.upper() for name in KafkaConnection.model_fields)
+"""The variables of the Kafka connection (`KAFKA_BOOTSTRAP_SERVERS`, `KAFKA_SECURITY_PROTOCOL`, ...)."""
 
 
 @lru_cache(maxsize=32)
-def _parse(token: str, bootstrap: str, prefix: str, outlets: str) -> EmissionContext:
+def _connection(values: tuple[str, ...]) -> KafkaConnection:
+    try:
+        return KafkaConnection.from_environ(dict(zip(_KAFKA_ENV, values, strict=True)))
+    except ValidationError as error:
+        problem = error.errors()[0]
+        where = ENV_PREFIX + str(problem["loc"][0]).upper() if problem["loc"] else "the KAFKA_* settings"
+        raise NoEmissionContext(f"{where} is not valid: {problem['msg']}") from None
+
+
+@lru_cache(maxsize=32)
+def _parse(token: str, kafka: tuple[str, ...], prefix: str, outlets: str) -> EmissionContext:
     """Environment values parsed once per distinct value (the environment is read on every emit)."""
     declared = None
     if outlets:
@@ -173,5 +196,5 @@ def _parse(token: str, bootstrap: str, prefix: str, outlets: str) -> EmissionCon
         except (ValueError, TypeError) as error:
             raise NoEmissionContext(f"{ENV_OUTLETS} is not a JSON list of {{'name', 'uri'}} objects: {error}") \
                 from error
-    return EmissionContext(token=token, bootstrap_servers=bootstrap, topics=Topics(prefix=prefix or "assetbus"),
+    return EmissionContext(token=token, kafka=_connection(kafka), topics=Topics(prefix=prefix or "assetbus"),
                            outlets=declared, outlets_origin=f"the {ENV_OUTLETS} environment variable")

@@ -7,7 +7,12 @@ Transport faults: `ReceiptTimeout`, `EmitterClosed`, `BrokerUnavailable`.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from assetbus.schemas import ErrorCode, Receipt
+
+if TYPE_CHECKING:
+    from assetbus.producers.kafka.connection import KafkaConnection
 
 
 class EmitterError(Exception):
@@ -77,6 +82,12 @@ class BrokerUnavailable(EmitterError):
     """Kafka could not be reached (or its topics are missing) when the emitter started."""
 
     retriable = True
+
+    @classmethod
+    def starting(cls, connection: KafkaConnection, error: BaseException) -> BrokerUnavailable:
+        """The error for an emitter that could not start on `connection` (described without secrets)."""
+        return cls(f"cannot start the emitter on {connection.describe()} (set by KAFKA_BOOTSTRAP_SERVERS and the "
+                   f"other KAFKA_* variables): {type(error).__name__}: {error}")
 
 
 class EmissionRejected(EmitterError):

@@ -19,7 +19,7 @@ daily = ConsumerDag(dag_id="daily", schedule=AssetWait("clicks", mapping=HourlyT
 
 
 async def sync(tmp_path: Path, infra, db_url: str, topics: Topics):  # type: ignore[no-untyped-def]
-    return await sync_path(tmp_path, db_url, infra.bootstrap_servers, topics)
+    return await sync_path(tmp_path, db_url, infra.kafka, topics)
 
 
 async def test_sync_creates_then_is_idempotent_then_updates_and_deactivates(
