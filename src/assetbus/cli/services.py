@@ -19,6 +19,7 @@ from assetbus.consumers.kafka.startup import StartupTimeout
 from assetbus.consumers.persister.config import PersisterConfig
 from assetbus.consumers.scheduler.config import SchedulerConfig
 from assetbus.schemas import Topics
+from assetbus.security_settings import SecurityConfigError
 
 app = typer.Typer(help="Run a service in the foreground.", no_args_is_help=True)
 
@@ -29,7 +30,10 @@ def _connection(*, token: bool = True) -> dict[str, Any]:
     values: dict[str, Any] = {"kafka": s.kafka, "database_url": s.database_url,
                               "topics": Topics(prefix=s.topic_prefix)}
     if token:
-        values["token_secret"] = s.token_secret
+        try:
+            values.update(s.verification_keys)
+        except SecurityConfigError as error:
+            fail(str(error))
     return values
 
 

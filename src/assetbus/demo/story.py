@@ -88,7 +88,7 @@ async def run_demo(settings: Settings, show: Show, dags_file: Path = DAGS_FILE, 
         show("setup", f"synced {len(report.synced)} consumer DAGs from {dags_file.name}: {', '.join(report.synced)}")
         async with _pipeline(settings, topics, state, show):
             show("setup", "persister, scheduler and three subscribers are running")
-            secret = settings.token_secret
+            secret = settings.signing_key
             options: dict[str, object] = {"topics": topics, "receipt_timeout_s": 30}
             async with AsyncEmitter(settings.kafka, task_token(secret, "ingest_orders", tag, "load_orders"),
                                     topics=topics, receipt_timeout_s=30) as emitter:
@@ -125,8 +125,10 @@ async def _setup(engine: AsyncEngine, settings: Settings, topics: Topics, dags_f
 @contextlib.asynccontextmanager
 async def _pipeline(settings: Settings, topics: Topics, state: DemoState, show: Show) -> AsyncIterator[None]:
     """Persister, scheduler and one subscriber per consumer DAG, started and stopped in order."""
+    keys = settings.verification_keys
     persister = Persister(PersisterConfig(kafka=settings.kafka,
-                                          database_url=settings.database_url, token_secret=settings.token_secret,
+                                          database_url=settings.database_url,
+                                          token_jwks=keys["token_jwks"], token_secret=keys["token_secret"],
                                           topics=topics, group_id=f"{topics.prefix}-persister"))
     scheduler = Scheduler(SchedulerConfig(kafka=settings.kafka,
                                           database_url=settings.database_url, topics=topics,

@@ -16,11 +16,11 @@ from assetbus.schemas import AssetRef
 SECRET = "s" * 32
 
 
-def test_unknown_asset_names_task_context_outlets() -> None:
+def test_unknown_asset_names_the_tokens_publish_claim() -> None:
     with InMemoryEmitter().task(outlets=[Asset("orders", "s3://b/orders/")]), \
-            pytest.raises(UnknownAsset, match=r"task_context\(outlets=\.\.\.\)") as raised:
+            pytest.raises(UnknownAsset, match="publish") as raised:
         Asset("refunds", "s3://b/refunds/").emit()
-    assert raised.value.origin == "task_context(outlets=...)"
+    assert "assetbus token issue --outlet" in raised.value.origin
 
 
 def test_unknown_asset_names_the_outlets_environment_variable() -> None:
@@ -44,4 +44,4 @@ def test_a_token_signed_with_another_key_says_where_each_key_is_configured() -> 
         TokenVerifier(SECRET).verify(token)
     reason = raised.value.reason
     assert reason.startswith("token signature is invalid")
-    assert "ASSETBUS_TOKEN_SECRET" in reason and "token-secret" in reason and "signer" in reason
+    assert "ASSETBUS_TOKEN_SECRET" in reason and "ASSETBUS_TOKEN_JWKS" in reason and "signer" in reason

@@ -4,7 +4,8 @@ A runner hands the identity to the code it runs in one of two ways:
 
 * the environment: `ASSETBUS_TOKEN` (the signed token), `KAFKA_BOOTSTRAP_SERVERS` (default
   127.0.0.1:19092), `ASSETBUS_TOPIC_PREFIX` (default `assetbus`) and, optionally,
-  `ASSETBUS_OUTLETS` (a JSON list of `{"name": ..., "uri": ...}`: the assets the task declares);
+  `ASSETBUS_OUTLETS` (a JSON list of `{"name": ..., "uri": ...}`: a client-side narrowing of the
+  token's signed publication policy, which is what the persister enforces);
 * an explicit context: `with task_context(token=..., kafka=..., outlets=[...]):`
   (a contextvar, so it follows asyncio tasks and is invisible to other threads).
 
@@ -30,10 +31,10 @@ from pydantic import ValidationError
 
 from assetbus.producers.errors import NoEmissionContext, UnknownAsset
 from assetbus.producers.kafka.connection import ENV_PREFIX, KafkaConnection, as_connection
-from assetbus.producers.tokens import source_of
+from assetbus.producers.tokens import source_of, unverified_claims
 from assetbus.producers.validation import check_asset
 from assetbus.producers.wire import EmissionRequest
-from assetbus.schemas import AssetRef, Provenance, Receipt, Topics
+from assetbus.schemas import ANY_ASSET, AssetRef, ErrorCode, Provenance, Receipt, Topics
 
 ENV_TOKEN = "ASSETBUS_TOKEN"
 ENV_BOOTSTRAP = ENV_PREFIX + "BOOTSTRAP_SERVERS"
@@ -78,10 +79,31 @@ class EmissionContext:
         return source_of(self.token)
 
     def check_outlet(self, asset: AssetRef) -> None:
-        """Refuse an asset the task did not declare (when it declared any)."""
+        """Refuse an asset the token's publication policy does not declare, as the persister would
+        (and, if the runner narrowed it further with `outlets`, one outside those)."""
+        policy = publication_policy(self.token)
+        if policy is not None and asset not in policy:
+            raise UnknownAsset(asset.name, asset.uri, sorted(f"{a.name} ({a.uri})" for a in policy),
+                               "the token's `publish` claim (`assetbus token issue --outlet`)",
+                               code=ErrorCode.ASSET_NOT_DECLARED)
         if self.outlets is not None and asset not in self.outlets:
             raise UnknownAsset(asset.name, asset.uri, sorted(f"{a.name} ({a.uri})" for a in self.outlets),
                                self.outlets_origin)
+
+
+@lru_cache(maxsize=64)
+def publication_policy(token: str) -> frozenset[AssetRef] | None:
+    """The assets the token's signed `publish` claim declares; None when it allows any ("*").
+
+    Read without verifying the signature: the persister verifies, and enforces the same claim.
+    """
+    claim = unverified_claims(token).get("publish")
+    if claim == ANY_ASSET:
+        return None
+    try:
+        return frozenset(AssetRef.model_validate(item) for item in claim or ())
+    except (TypeError, ValueError):
+        return frozenset()
 
 
 @dataclass(frozen=True)
@@ -110,8 +132,9 @@ def task_context(
 ) -> Iterator[EmissionContext]:
     """Run the block as a task (or callback) holding `token`; unset values come from the environment.
 
-    `outlets` (Asset handles or AssetRefs) declares the task's assets: emitting any other raises
-    UnknownAsset before anything is sent. Without outlets, any registered asset may be emitted.
+    The token's signed publication policy (`publish` claim) says which assets may be emitted; any other
+    raises UnknownAsset (code `asset_not_declared`) before anything is sent, as the persister would
+    refuse it. `outlets` (Asset handles or AssetRefs) can only narrow that further, on the client.
     """
     base = context_from_environment(os.environ, require_token=False)
     token = token or (base.token if base else None)

@@ -30,15 +30,19 @@ class InvalidEmission(EmitterError):
 
 
 class UnknownAsset(InvalidEmission):
-    """The asset handle is not one the running task declared (its outlets); nothing was sent."""
+    """The asset is not one the running task declared (the token's publication policy, or the runner's
+    outlets); nothing was sent. `code` is the one the persister would have answered."""
 
-    def __init__(self, name: str, uri: str, declared: list[str], origin: str = "the task's outlets") -> None:
-        super().__init__("asset", f"{name!r} ({uri}) is not among the assets this task declares in {origin}: "
-                         f"{', '.join(declared) or 'none'}; declare it there (name and URI) or emit a declared one")
+    def __init__(self, name: str, uri: str, declared: list[str], origin: str = "the token's `publish` claim", *,
+                 code: ErrorCode = ErrorCode.ASSET_NOT_DECLARED) -> None:
+        super().__init__("asset", f"{code.value}: {name!r} ({uri}) is not among the assets this task declares in "
+                         f"{origin}: {', '.join(declared) or 'none'}; declare it there (name and URI) or emit a "
+                         "declared one")
         self.name = name
         self.uri = uri
         self.declared = declared
         self.origin = origin
+        self.code = code
 
 
 class NoEmissionContext(EmitterError):
@@ -127,6 +131,18 @@ class Unauthorized(EmissionRejected):
     code = ErrorCode.UNAUTHORIZED
 
 
+class InsufficientScope(EmissionRejected):
+    """`insufficient_scope`: the token is valid but lacks the `emit` scope."""
+
+    code = ErrorCode.INSUFFICIENT_SCOPE
+
+
+class AssetNotDeclared(EmissionRejected):
+    """`asset_not_declared`: the token's publication policy does not name the asset (the message does)."""
+
+    code = ErrorCode.ASSET_NOT_DECLARED
+
+
 class InvalidPartition(EmissionRejected):
     """`invalid_partition`: the partition arguments break the rules."""
 
@@ -147,7 +163,8 @@ class InternalError(EmissionRejected):
 
 REJECTIONS: dict[ErrorCode, type[EmissionRejected]] = {
     cls.code: cls
-    for cls in (InvalidCommand, UnsupportedSchemaVersion, AssetNotFound, Unauthorized, InvalidPartition,
+    for cls in (InvalidCommand, UnsupportedSchemaVersion, AssetNotFound, Unauthorized, InsufficientScope,
+                AssetNotDeclared, InvalidPartition,
                 ExtraTooLarge, InternalError)
 }
 

@@ -38,6 +38,11 @@ class Receipt(BaseModel):
     error_message: str | None = Field(default=None, description="Human-readable reason for a rejection.")
 
     @property
+    def id(self) -> int | None:
+        """The stored event's id, as the emit proposal names it (`receipt.id`): the same as `event_id`."""
+        return self.event_id
+
+    @property
     def accepted(self) -> bool:
         return self.status is ReceiptStatus.ACCEPTED
 

@@ -65,7 +65,7 @@ def create_api(config: ApiConfig) -> FastAPI:
 
     app = FastAPI(title="assetbus execution API", version=LATEST_VERSION, description=DESCRIPTION,
                   lifespan=lifespan)
-    app.state.verifier = TokenVerifier(config.token_secret)
+    app.state.verifier = TokenVerifier.configured(jwks=config.token_jwks, secret=config.token_secret)
     install_handlers(app)
     app.include_router(task_state_router)
     app.include_router(asset_state_router)

@@ -26,6 +26,8 @@ REJECTION_STATUS: dict[ErrorCode, int] = {
     ErrorCode.EXTRA_TOO_LARGE: 413,
     ErrorCode.ASSET_NOT_FOUND: 404,
     ErrorCode.UNAUTHORIZED: 403,
+    ErrorCode.INSUFFICIENT_SCOPE: 403,
+    ErrorCode.ASSET_NOT_DECLARED: 403,
     ErrorCode.INTERNAL: 503,
 }
 """The HTTP status of a rejected receipt, by its error code."""

@@ -49,7 +49,7 @@ class Persister:
         self.config = config
         self.metrics = PersisterMetrics()
         self.engine = create_engine(config.database_url)
-        self.tokens = CachedTokenVerifier(TokenVerifier(config.token_secret))
+        self.tokens = CachedTokenVerifier(TokenVerifier.configured(jwks=config.token_jwks, secret=config.token_secret))
         self.producer: AIOKafkaProducer | None = None
         self.publisher: Publisher | None = None
         self.replies: ReplyTopics | None = None
