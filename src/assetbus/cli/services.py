@@ -7,6 +7,7 @@ Each command's options are the fields of the service's settings model (see `asse
 from __future__ import annotations
 
 import gc
+import logging
 from collections.abc import Coroutine
 from typing import Any
 
@@ -53,6 +54,19 @@ def persister(options: dict[str, Any]) -> None:
     _serve(serve(config))
 
 
+async def _dependencies_up(config: ApiConfig) -> None:
+    from assetbus.consumers.kafka.startup import startup_policy, wait_for_database, wait_for_kafka
+    from assetbus.consumers.storage import create_engine
+
+    policy, log = startup_policy(config.startup_timeout_s), logging.getLogger("assetbus.api")
+    engine = create_engine(config.database_url)
+    try:
+        await wait_for_kafka(config.kafka, policy, log)
+        await wait_for_database(engine, policy, log)
+    finally:
+        await engine.dispose()
+
+
 def _serve(service: Coroutine[Any, Any, None]) -> None:
     """Run a service; giving up on Kafka or PostgreSQL at start-up is one line and exit code 75, no traceback."""
     try:
@@ -72,6 +86,7 @@ def api(options: dict[str, Any]) -> None:
     log = build(LogSettings, options)
     setup_logging(log.log_level)
     config = build(ApiConfig, options, **_connection())
+    _serve(_dependencies_up(config))  # before uvicorn, so that giving up is one line, not a lifespan traceback
     uvicorn.run(create_api(config), host=config.host, port=config.port, log_level=log.log_level.lower(),
                 lifespan="on")
 
