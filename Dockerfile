@@ -2,9 +2,9 @@
 FROM python:3.11-slim
 WORKDIR /app
 # Dependency layer first: it is rebuilt only when a pyproject changes, not on every source edit.
-COPY schemas/pyproject.toml schemas/README.md schemas/
-COPY producers/pyproject.toml producers/README.md producers/
-COPY pyproject.toml README.md ./
+COPY schemas/pyproject.toml schemas/README.md schemas/LICENSE schemas/
+COPY producers/pyproject.toml producers/README.md producers/LICENSE producers/
+COPY pyproject.toml README.md LICENSE ./
 RUN python - <<'PY' > /tmp/requirements.txt && pip install --no-cache-dir -r /tmp/requirements.txt
 import tomllib
 names = {"assetbus", "assetbus-sdk", "assetbus-schemas"}
@@ -18,7 +18,11 @@ COPY producers producers
 COPY consumers consumers
 COPY migrations migrations
 COPY src src
-RUN pip install --no-cache-dir --no-deps ./schemas ./producers . && assetbus --help >/dev/null
+RUN pip install --no-cache-dir --no-deps ./schemas ./producers . && assetbus --help >/dev/null \
+ && python -c "from assetbus.demo.story import DAGS_FILE; assert DAGS_FILE.is_file(), DAGS_FILE"
+# The unprivileged user has no home: the launcher's folder (the generated token key when
+# ASSETBUS_TOKEN_SECRET is unset, e.g. for `docker run ... assetbus demo`) goes to /tmp.
+ENV ASSETBUS_HOME=/tmp/assetbus
 USER nobody
 EXPOSE 8321
 HEALTHCHECK --interval=10s --timeout=5s --retries=5 \

@@ -90,18 +90,24 @@ def template_db(infra: Settings) -> Iterator[str]:
     asyncio.run(drop_database(admin, TEMPLATE_DB))
 
 
+async def fresh_database(database_url: str, template: str | None) -> AsyncIterator[str]:
+    """A new database on the server of `database_url` (a clone of `template`, or empty), dropped afterwards."""
+    name = f"assetbus_t_{uuid.uuid4().hex[:12]}"
+    admin = _plain_dsn(database_url)
+    conn = await asyncpg.connect(admin)
+    try:
+        await conn.execute(f'CREATE DATABASE "{name}"' + (f' TEMPLATE "{template}"' if template else ""))
+    finally:
+        await conn.close()
+    yield make_url(database_url).set(database=name).render_as_string(hide_password=False)
+    await drop_database(admin, name)
+
+
 @pytest.fixture
 async def db_url(infra: Settings, template_db: str) -> AsyncIterator[str]:
     """A fresh database for this test, cloned from the migrated template, dropped afterwards."""
-    name = f"assetbus_t_{uuid.uuid4().hex[:12]}"
-    admin = _plain_dsn(infra.database_url)
-    conn = await asyncpg.connect(admin)
-    try:
-        await conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{TEMPLATE_DB}"')
-    finally:
-        await conn.close()
-    yield make_url(infra.database_url).set(database=name).render_as_string(hide_password=False)
-    await drop_database(admin, name)
+    async for url in fresh_database(infra.database_url, TEMPLATE_DB):
+        yield url
 
 
 @pytest.fixture

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import typer
-from rich.table import Table
 
-from assetbus.cli.common import connect, console, fail, run
-from assetbus.consumers.storage import list_assets, register_asset
+from assetbus.cli.common import JSON_OPTION, connect, console, fail, run
+from assetbus.cli.output import print_json
 
 app = typer.Typer(help="Register and list assets.", no_args_is_help=True)
 
@@ -14,6 +13,7 @@ app = typer.Typer(help="Register and list assets.", no_args_is_help=True)
 @app.command("register")
 def register(name: str, uri: str) -> None:
     """Register an asset by name and URI (emissions must name both). Idempotent."""
+    from assetbus.consumers.storage import register_asset
 
     async def go() -> None:
         async with connect(transaction=True) as conn:
@@ -27,15 +27,21 @@ def register(name: str, uri: str) -> None:
 
 
 @app.command("list")
-def list_() -> None:
+def list_(as_json: bool = JSON_OPTION) -> None:
     """List registered assets."""
+    from rich.table import Table
 
-    async def go() -> None:
+    from assetbus.consumers.storage import AssetRow, list_assets
+
+    async def go() -> list[AssetRow]:
         async with connect() as conn:
-            rows = await list_assets(conn)
-        table = Table("id", "name", "uri", "active")
-        for row in rows:
-            table.add_row(str(row.id), row.name, row.uri, "yes" if row.active else "no")
-        console.print(table)
+            return await list_assets(conn)
 
-    run(go())
+    rows = run(go())
+    if as_json:
+        print_json(rows)
+        return
+    table = Table("id", "name", "uri", "active")
+    for row in rows:
+        table.add_row(str(row.id), row.name, row.uri, "yes" if row.active else "no")
+    console.print(table)

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import logging
 from enum import StrEnum
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.table import Table
 
-from assetbus.benchmarks.emit import EmitBenchOptions, EmitReport, run_emit_benchmark
 from assetbus.cli.common import console, fail, run, settings
+
+if TYPE_CHECKING:
+    from assetbus.benchmarks.emit import EmitReport
 
 
 class Mode(StrEnum):
@@ -38,6 +39,8 @@ def emit(
     logging.getLogger("aiokafka").setLevel(logging.CRITICAL)  # leader-election chatter on fresh topics
     if count < 1 or in_flight < 1:
         fail("--count and --in-flight must be positive")
+    from assetbus.benchmarks.emit import EmitBenchOptions, run_emit_benchmark
+
     options = EmitBenchOptions(count=count, in_flight=in_flight, extra_bytes=extra_bytes, linger_ms=linger_ms,
                                compression=None if compression is Compression.none else compression.value,
                                assets=assets,
@@ -51,6 +54,8 @@ def emit(
 
 
 def print_report(report: EmitReport) -> None:
+    from rich.table import Table
+
     for r in report.runs:
         table = Table(show_header=False, title=f"assetbus bench emit: {r.mode} run", title_justify="left")
         table.add_row("emissions/s to the broker",

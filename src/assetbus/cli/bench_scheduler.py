@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import typer
-from rich.table import Table
 
 from assetbus.cli.common import console, fail, run, settings
 
@@ -16,6 +15,8 @@ def scheduler(
     timeout_s: float = typer.Option(300.0, help="Give up after this many seconds."),
 ) -> None:
     """Scheduler throughput and end-to-end readiness latency, each on a fresh prefix and database."""
+    from rich.table import Table
+
     from assetbus.benchmarks.scheduler import SchedulerBenchOptions, run_benchmark
 
     options = SchedulerBenchOptions(events=events, rate=rate, seconds=seconds, timeout_s=timeout_s,

@@ -1,21 +1,28 @@
-"""Helpers shared by the CLI commands: settings, one-line errors, the console, a database connection."""
+"""Helpers shared by the CLI commands: settings, one-line errors, the console, a database connection.
+
+Kept cheap to import (typer and rich only): `assetbus --help` builds every sub-command, so the heavy
+libraries (SQLAlchemy, aiokafka, FastAPI) are imported inside the functions that use them.
+"""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
 import sys
 from collections.abc import AsyncIterator, Coroutine
 from contextlib import asynccontextmanager
-from typing import Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import typer
 from rich.console import Console
-from sqlalchemy.ext.asyncio import AsyncConnection
 
-from assetbus.consumers.storage import create_engine
-from assetbus.settings import Settings
+from assetbus.cli.failures import ExitCode, explain
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncConnection
+
+    from assetbus.producers.kafka import KafkaConnection
+    from assetbus.settings import Settings
 
 T = TypeVar("T")
 CONSOLE_WIDTH = None if sys.stdout.isatty() or "COLUMNS" in os.environ else 160
@@ -23,14 +30,23 @@ CONSOLE_WIDTH = None if sys.stdout.isatty() or "COLUMNS" in os.environ else 160
 console = Console(width=CONSOLE_WIDTH)
 err_console = Console(stderr=True, width=CONSOLE_WIDTH)
 
+JSON_OPTION = typer.Option(False, "--json", help="Print one JSON document instead of a table (for scripts).")
+
 
 def settings() -> Settings:
+    from assetbus.settings import Settings
+
     return Settings()
 
 
-def fail(message: str, code: int = 1) -> NoReturn:
+def kafka_connection() -> KafkaConnection:
+    """The Kafka connection of the settings (KAFKA_*: bootstrap list, TLS, SASL), as the CLI's client."""
+    return settings().kafka.model_copy(update={"client_id": "assetbus-cli"})
+
+
+def fail(message: str, code: int = ExitCode.FAILED) -> NoReturn:
     """Print one red sentence and exit: no stack traces for users."""
-    err_console.print(f"[bold red]error:[/] {message}")
+    err_console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
     raise typer.Exit(code)
 
 
@@ -38,6 +54,8 @@ def fail(message: str, code: int = 1) -> NoReturn:
 async def connect(database_url: str | None = None, *, transaction: bool = False) -> AsyncIterator[AsyncConnection]:
     """One connection to the database (the configured one unless `database_url` is given), in a
     transaction committed on exit when `transaction=True`; its engine is disposed afterwards."""
+    from assetbus.consumers.storage import create_engine
+
     engine = create_engine(settings().database_url if database_url is None else database_url)
     try:
         async with engine.begin() if transaction else engine.connect() as conn:
@@ -47,7 +65,21 @@ async def connect(database_url: str | None = None, *, transaction: bool = False)
 
 
 def run(coro: Coroutine[Any, Any, T]) -> T:
-    return asyncio.run(coro)
+    """Run a command's coroutine; a connection or setup fault ends in one line and its exit code."""
+    import asyncio
+
+    quiet = logging.getLogger("aiokafka")
+    if quiet.level == logging.NOTSET:  # its connection errors are explained below, in one line
+        quiet.setLevel(logging.CRITICAL)
+    try:
+        return asyncio.run(coro)
+    except (typer.Exit, typer.Abort, KeyboardInterrupt):
+        raise
+    except Exception as error:
+        explained = explain(error)
+        if explained is None:
+            raise
+        fail(explained.message, explained.code)
 
 
 def setup_logging(level: str = "INFO") -> None:

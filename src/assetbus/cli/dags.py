@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from pydantic import ValidationError
-from rich.markup import escape
-from rich.table import Table
 
-from assetbus.cli.common import connect, console, fail, run, settings
-from assetbus.consumers.scheduler import ConsumerDag, SyncReport, create_readiness_topics, load_dag_files, sync_dags
-from assetbus.consumers.storage.dags import list_dags
-from assetbus.producers.kafka.connection import KafkaConnection
-from assetbus.schemas import Topics
+from assetbus.cli.common import JSON_OPTION, connect, console, fail, run, settings
+from assetbus.cli.output import print_json
+
+if TYPE_CHECKING:
+    from assetbus.consumers.scheduler import SyncReport
+    from assetbus.producers.kafka.connection import KafkaConnection
+    from assetbus.schemas import Topics
 
 app = typer.Typer(help="Consumer DAG definitions: sync them from Python files, list them.", no_args_is_help=True)
 
@@ -22,6 +21,8 @@ app = typer.Typer(help="Consumer DAG definitions: sync them from Python files, l
 async def sync_path(path: Path, database_url: str, kafka: KafkaConnection, topics: Topics, *,
                     allow_self_trigger: bool = False) -> SyncReport:
     """Load the files, write the definitions in one transaction, create the readiness topics."""
+    from assetbus.consumers.scheduler import create_readiness_topics, load_dag_files, sync_dags
+
     loaded = load_dag_files(path)
     async with connect(database_url, transaction=True) as conn:
         report = await sync_dags(conn, loaded, allow_self_trigger=allow_self_trigger)
@@ -35,6 +36,11 @@ def sync(path: Annotated[Path, typer.Argument(help="A DAG file, or a folder sear
              "--allow-self-trigger", help="Sync a DAG whose outlets feed its own schedule with a warning instead "
              "of refusing it (its own events are still skipped at run time).")] = False) -> None:
     """Create, update or deactivate consumer DAGs from PATH (idempotent; exit code 1 on any error)."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    from assetbus.schemas import Topics
+
     s = settings()
     topics = Topics(prefix=s.topic_prefix)
     try:
@@ -63,22 +69,38 @@ def sync(path: Annotated[Path, typer.Argument(help="A DAG file, or a folder sear
 
 
 @app.command("list")
-def list_(all_: bool = typer.Option(False, "--all", help="Include deactivated DAGs.")) -> None:
+def list_(all_: bool = typer.Option(False, "--all", help="Include deactivated DAGs."),
+          as_json: bool = JSON_OPTION) -> None:
     """List consumer DAGs: what each waits for, its mappings and coalescing policy."""
+    from pydantic import ValidationError
+    from rich.markup import escape
+    from rich.table import Table
+
+    from assetbus.consumers.scheduler import ConsumerDag
+    from assetbus.consumers.storage.dags import list_dags
+
+    def describe(definition: dict[str, Any]) -> str | None:
+        try:
+            return ConsumerDag.from_definition(definition).describe()
+        except ValidationError:
+            return None
 
     async def go() -> None:
         async with connect() as conn:
             rows = await list_dags(conn, active_only=not all_)
+        if as_json:
+            print_json([{"dag_id": r.dag_id, "waits_for": describe(r.definition), "coalesce": r.coalesce,
+                         "active": r.active, "fileloc": r.fileloc, "definition": r.definition,
+                         "created_at": r.created_at, "updated_at": r.updated_at} for r in rows])
+            return
         table = Table(title="consumer DAGs", title_justify="left")
         table.add_column("dag", no_wrap=True)
         table.add_column("waits for", overflow="fold")
         for name in ("coalesce", "active", "file", "synced at"):
             table.add_column(name, overflow="fold")
         for row in rows:
-            try:
-                condition = escape(ConsumerDag.from_definition(row.definition).describe())
-            except ValidationError:
-                condition = "[red]unreadable definition[/]"
+            described = describe(row.definition)
+            condition = "[red]unreadable definition[/]" if described is None else escape(described)
             table.add_row(row.dag_id, condition, "yes" if row.coalesce else "no: a run per event",
                           "yes" if row.active else "no", _short(row.fileloc), f"{row.updated_at:%Y-%m-%d %H:%M}")
         console.print(table)

@@ -3,15 +3,11 @@
 from __future__ import annotations
 
 import typer
-from sqlalchemy.exc import SQLAlchemyError
 
 from assetbus.cli.common import console, fail, run, settings
-from assetbus.consumers.kafka.topics import TopicCreationFailed
-from assetbus.migrate import upgrade
-from assetbus.schemas import Topics
-from assetbus.topics import ensure_topics
+from assetbus.cli.failures import ExitCode
 
-EXIT_WEAKER_TOPICS = 3
+EXIT_WEAKER_TOPICS = ExitCode.WEAKER_TOPICS
 """`assetbus migrate` found existing topics weaker than configured (and was not told to accept them)."""
 
 
@@ -20,6 +16,13 @@ def migrate(
                                               "replicas, or a lower min.insync.replicas, than configured."),
 ) -> None:
     """Create the missing Kafka topics and apply the Alembic migrations (safe to run again)."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from assetbus.consumers.kafka.topics import TopicCreationFailed
+    from assetbus.migrate import upgrade
+    from assetbus.schemas import Topics
+    from assetbus.topics import ensure_topics
+
     s = settings()
     kafka, wanted = s.kafka, s.topic_settings
     try:
@@ -30,7 +33,7 @@ def migrate(
         fail(str(error))
     except Exception as error:  # aiokafka raises several unrelated types for "cannot connect"
         fail(f"cannot reach Kafka at {kafka.describe()} ({type(error).__name__}); "
-             "run `assetbus infra up` or set KAFKA_BOOTSTRAP_SERVERS")
+             "run `assetbus infra up` or set KAFKA_BOOTSTRAP_SERVERS", ExitCode.KAFKA_UNREACHABLE)
     created = report.created
     console.print(f"topics: created {len(created)}" + (f" ({', '.join(created)})" if created else " (all present)")
                   + f", replication factor {report.replication_factor}, min.insync.replicas "
@@ -41,7 +44,7 @@ def migrate(
         upgrade(s.database_url)
     except (SQLAlchemyError, OSError) as error:
         fail(f"cannot migrate the database ({type(error).__name__}: {error}); "
-             "run `assetbus infra up` or check DATABASE_URL")
+             "run `assetbus infra up` or check DATABASE_URL", ExitCode.DATABASE_UNREACHABLE)
     console.print("database: at head")
     if report.weaker and not accept_weaker_topics:
         fail(f"{len(report.weaker)} existing topic setting(s) weaker than configured (listed above); fix them on the "

@@ -5,14 +5,16 @@ from __future__ import annotations
 import logging
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.table import Table
 
 from assetbus.cli.common import console, fail, run, settings
-from assetbus.demo.actors import FIRST_BATCH, batch_hours
-from assetbus.demo.story import DAGS_FILE, EXPECTED_RUNS, DemoResult, run_demo
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from assetbus.demo.story import DemoResult
 
 _COLOURS = {"setup": "dim", "ingest_orders": "cyan", "nightly_export": "magenta", "orders_per_batch": "green",
             "orders_daily": "yellow", "incident_triage": "red"}
@@ -25,8 +27,12 @@ def _quiet_logs() -> None:
         logging.getLogger(name).setLevel(logging.CRITICAL)
 
 
-def demo(dags: Annotated[Path, typer.Option("--dags", help="The demo's consumer DAG file.")] = DAGS_FILE) -> None:
+def demo(dags: Annotated[Path | None, typer.Option("--dags", help="The demo's consumer DAG file (default: the "
+                                                   "one shipped in the package, assetbus/demo/dags.py).")] = None
+         ) -> None:
     """Producers emit per batch and fail, consumer DAGs react per partition; ends with a summary table."""
+    from assetbus.demo.story import DAGS_FILE, run_demo
+
     _quiet_logs()
     started = time.monotonic()
 
@@ -36,7 +42,7 @@ def demo(dags: Annotated[Path, typer.Option("--dags", help="The demo's consumer 
 
     console.print("[bold]assetbus demo[/]: task → Kafka → persister → PostgreSQL → scheduler → consumer DAGs\n")
     try:
-        result = run(run_demo(settings(), show, dags))
+        result = run(run_demo(settings(), show, dags or DAGS_FILE))
     except Exception as error:
         fail(f"demo failed: {type(error).__name__}: {error}")
     console.print()
@@ -52,6 +58,8 @@ def demo(dags: Annotated[Path, typer.Option("--dags", help="The demo's consumer 
 
 
 def _table(result: DemoResult) -> Table:
+    from rich.table import Table
+
     table = Table("DAG", "role", "events", "duplicates", "runs", "outcome", title="summary", title_justify="left")
     for row in result.rows:
         table.add_row(row.dag, row.role, str(row.events), "-" if row.duplicates is None else str(row.duplicates),
@@ -60,6 +68,9 @@ def _table(result: DemoResult) -> Table:
 
 
 def _check(result: DemoResult) -> list[str]:
+    from assetbus.demo.actors import FIRST_BATCH, batch_hours
+    from assetbus.demo.story import EXPECTED_RUNS
+
     rows = {row.dag: row for row in result.rows}
     problems = []
     if (rows["ingest_orders"].events, rows["ingest_orders"].duplicates) != (len(batch_hours()), 1):

@@ -4,25 +4,26 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import typer
-from pydantic import ValidationError
 from rich.console import Console
-from rich.table import Table
 
 from assetbus.cli.common import CONSOLE_WIDTH as common_width
-from assetbus.infra import InfraError, InfraStatus, ServiceStatus, secure_client_environment
-from assetbus.infra import down as infra_down
-from assetbus.infra import status as infra_status
-from assetbus.infra import up as infra_up
-from assetbus.security_settings import ensure_local_secret
-from assetbus.settings import ConnectionSettings, InfraSettings
+from assetbus.cli.common import JSON_OPTION
+from assetbus.cli.output import print_json
+
+if TYPE_CHECKING:  # imported where used, so that `assetbus --help` stays fast
+    from pydantic_settings import BaseSettings
+    from rich.table import Table
+
+    from assetbus.infra import InfraStatus, ServiceStatus
+    from assetbus.settings import ConnectionSettings, InfraSettings
 
 app = typer.Typer(
     help="Local infrastructure: a real Kafka broker (KRaft) and PostgreSQL, no Docker.", no_args_is_help=True
 )
-S = TypeVar("S", InfraSettings, ConnectionSettings)
+S = TypeVar("S", bound="BaseSettings")
 console = Console(width=common_width)
 errors = Console(stderr=True, width=common_width)
 
@@ -32,6 +33,8 @@ def _progress(message: str) -> None:
 
 
 def _table(result: InfraStatus) -> Table:
+    from rich.table import Table
+
     table = Table(title="assetbus infrastructure", title_justify="left")
     for column in ("service", "mode", "state", "address", "pid"):
         table.add_column(column, no_wrap=True)
@@ -54,6 +57,9 @@ def _where(svc: ServiceStatus) -> str:
 
 
 def _run(action: Callable[[InfraSettings, ConnectionSettings], InfraStatus]) -> InfraStatus:
+    from assetbus.infra import InfraError
+    from assetbus.settings import ConnectionSettings, InfraSettings
+
     try:
         return action(_settings(InfraSettings, "ASSETBUS_"), _settings(ConnectionSettings, ""))
     except InfraError as exc:
@@ -62,6 +68,10 @@ def _run(action: Callable[[InfraSettings, ConnectionSettings], InfraStatus]) -> 
 
 
 def _settings(kind: type[S], env_prefix: str) -> S:
+    from pydantic import ValidationError
+
+    from assetbus.infra import InfraError
+
     try:
         return kind()
     except ValidationError as exc:
@@ -71,6 +81,9 @@ def _settings(kind: type[S], env_prefix: str) -> S:
 
 
 def _with_options(infra: InfraSettings, brokers: int | None, secure: bool | None) -> InfraSettings:
+    from assetbus.infra import InfraError
+    from assetbus.settings import InfraSettings
+
     changes: dict[str, object] = {}
     if brokers is not None:
         changes["kafka_brokers"] = brokers
@@ -93,6 +106,11 @@ def up(
 ) -> None:
     """Start Kafka and PostgreSQL (or check the ones named by KAFKA_BOOTSTRAP_SERVERS / DATABASE_URL), and
     turn on local mode: this machine's HS256 token secret, in the launcher's home folder."""
+    from assetbus.infra import secure_client_environment
+    from assetbus.infra import up as infra_up
+    from assetbus.security_settings import ensure_local_secret
+    from assetbus.settings import InfraSettings
+
     started = time.monotonic()
     chosen: list[InfraSettings] = []
 
@@ -113,13 +131,20 @@ def up(
 @app.command()
 def down() -> None:
     """Stop what `up` started; external services and clusters that already ran are left alone."""
+    from assetbus.infra import down as infra_down
+
     console.print(_table(_run(lambda infra, conn: infra_down(infra, conn, progress=_progress))))
 
 
 @app.command()
-def status() -> None:
+def status(as_json: bool = JSON_OPTION) -> None:
     """Show whether Kafka and PostgreSQL run; exit code 1 when one of them does not."""
+    from assetbus.infra import status as infra_status
+
     result = _run(infra_status)
-    console.print(_table(result))
+    if as_json:
+        print_json({"running": result.running, "services": list(result.services)})
+    else:
+        console.print(_table(result))
     if not result.running:
         raise typer.Exit(code=1)

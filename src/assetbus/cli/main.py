@@ -1,21 +1,56 @@
-"""Entry point of the `assetbus` console script: one typer app, one sub-app per area."""
+"""Entry point of the `assetbus` console script: one typer app, one sub-app per area.
+
+Every module imported here is cheap (typer and rich only): the heavy libraries are imported by the
+command that needs them, so `assetbus --help` answers quickly.
+"""
 
 from __future__ import annotations
 
 import typer
 
-from assetbus.cli import assets, bench, dags, database, demo, infra, replay, runs, services, tokens
+from assetbus.cli import (
+    assets,
+    bench,
+    contract,
+    dags,
+    database,
+    demo,
+    dlq,
+    doctor,
+    events,
+    infra,
+    lag,
+    replay,
+    runs,
+    tokens,
+)
 from assetbus.cli import registrations as registrations_cli
 from assetbus.cli import state as state_cli
-from assetbus.consumers.settings import ENV_FILE
+from assetbus.cli.lazy import lazy_typer
+from assetbus.cli.versions import version_callback
 
 app = typer.Typer(help="assetbus: durable, exactly-once asset-readiness events over Kafka and PostgreSQL.",
                   no_args_is_help=True, pretty_exceptions_enable=False,
                   # every option can also be set as ASSETBUS_<COMMAND>_<SUBCOMMAND>_<OPTION> (the services'
                   # options carry their settings' own names, e.g. ASSETBUS_PERSISTER_MAX_RECORDS)
                   context_settings={"auto_envvar_prefix": "ASSETBUS"})
+
+
+@app.callback()
+def root(version: bool = typer.Option(False, "--version", callback=version_callback, is_eager=True,
+                                      help="Print the installed assetbus distributions' versions and exit.")) -> None:
+    """assetbus: durable, exactly-once asset-readiness events over Kafka and PostgreSQL."""
+    # Here rather than in main(): this runs before any sub-command parses its options, but not for
+    # `--help` or `--version`, which then need neither python-dotenv nor the settings models.
+    from dotenv import load_dotenv
+
+    from assetbus.consumers.settings import ENV_FILE
+
+    load_dotenv(ENV_FILE, override=False)  # the environment wins over .env, as in the settings models
+
+
 app.add_typer(infra.app, name="infra")
-app.add_typer(services.app, name="run")
+app.add_typer(lazy_typer("assetbus.cli.services", help="Run a service in the foreground."), name="run")
 app.add_typer(assets.app, name="assets")
 registrations_cli.register(assets.app)
 app.add_typer(state_cli.app, name="state")
@@ -26,10 +61,12 @@ app.add_typer(runs.app, name="runs")
 app.command("replay")(replay.replay_command)
 database.register(app)
 app.command("demo")(demo.demo)
+app.add_typer(events.app, name="events")
+app.add_typer(dlq.app, name="dlq")
+app.command("lag")(lag.lag)
+app.command("doctor")(doctor.doctor)
+app.add_typer(contract.app, name="contract")
 
 
 def main() -> None:
-    from dotenv import load_dotenv
-
-    load_dotenv(ENV_FILE, override=False)  # the environment wins over .env, as in the settings models
     app()

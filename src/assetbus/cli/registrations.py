@@ -5,11 +5,15 @@ A task may read and write an asset's state only while it is attached to the asse
 
 from __future__ import annotations
 
-import typer
-from rich.table import Table
+from typing import TYPE_CHECKING
 
-from assetbus.cli.common import connect, console, fail, run
-from assetbus.consumers.storage.task_assets import TaskAssetRow, attach_task_asset, detach_task_asset, list_task_assets
+import typer
+
+from assetbus.cli.common import JSON_OPTION, connect, console, fail, run
+from assetbus.cli.output import print_json
+
+if TYPE_CHECKING:
+    from assetbus.consumers.storage.task_assets import TaskAssetRow
 
 
 def attach(dag: str = typer.Option(..., "--dag", help="DAG id."),
@@ -17,6 +21,7 @@ def attach(dag: str = typer.Option(..., "--dag", help="DAG id."),
            asset: str = typer.Option(..., "--asset", help="Registered asset name."),
            role: str = typer.Option(..., "--role", help="inlet (reads the asset) or outlet (writes it).")) -> None:
     """Register a task as an inlet or outlet of an asset (idempotent)."""
+    from assetbus.consumers.storage.task_assets import attach_task_asset
 
     async def go() -> bool:
         async with connect(transaction=True) as conn:
@@ -34,6 +39,7 @@ def detach(dag: str = typer.Option(..., "--dag", help="DAG id."),
            asset: str = typer.Option(..., "--asset", help="Registered asset name."),
            role: str | None = typer.Option(None, "--role", help="inlet or outlet; omit for both.")) -> None:
     """Remove a task's registration with an asset."""
+    from assetbus.consumers.storage.task_assets import detach_task_asset
 
     async def go() -> int:
         async with connect(transaction=True) as conn:
@@ -46,15 +52,23 @@ def detach(dag: str = typer.Option(..., "--dag", help="DAG id."),
     console.print(f"removed {removed} registration(s) of task {dag}.{task} with asset {asset}")
 
 
-def attachments(dag: str | None = typer.Option(None, "--dag", help="Only this DAG's tasks.")) -> None:
+def attachments(dag: str | None = typer.Option(None, "--dag", help="Only this DAG's tasks."),
+                as_json: bool = JSON_OPTION) -> None:
     """List task-asset registrations."""
+    from rich.table import Table
+
+    from assetbus.consumers.storage.task_assets import list_task_assets
 
     async def go() -> list[TaskAssetRow]:
         async with connect() as conn:
             return await list_task_assets(conn, dag)
 
+    rows = run(go())
+    if as_json:
+        print_json(rows)
+        return
     table = Table("dag", "task", "asset", "role", "since")
-    for row in run(go()):
+    for row in rows:
         table.add_row(row.dag_id, row.task_id, row.asset_name, row.role, row.created_at.isoformat(timespec="seconds"))
     console.print(table)
 

@@ -3,21 +3,16 @@
 from __future__ import annotations
 
 from datetime import date, datetime
+from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
 import typer
-from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from assetbus.cli.common import console, fail, run, settings
-from assetbus.consumers.scheduler import ConsumerDag, ReplayRange, ReplayReport, replay
-from assetbus.consumers.scheduler.publish import ReadinessPublisher, create_producer
-from assetbus.consumers.scheduler.topics import ReadinessTopics
-from assetbus.consumers.scheduler.tzcalendar import zone
-from assetbus.consumers.storage import create_engine
-from assetbus.consumers.storage.dags import get_dag
-from assetbus.schemas import Topics
+from assetbus.cli.runs import require_dag
+
+if TYPE_CHECKING:
+    from assetbus.consumers.scheduler import ConsumerDag, ReplayReport
 
 _STYLE = {"created": "green", "would create": "cyan", "exists": "dim", "incomplete": "yellow"}
 
@@ -54,6 +49,17 @@ def replay_command(
                                  "(otherwise a running scheduler sends them within seconds)."),
 ) -> None:
     """Re-derive readiness from stored events for partitions that have no run yet (existing runs are kept)."""
+    from rich.markup import escape
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.table import Table
+
+    from assetbus.consumers.scheduler import ConsumerDag, ReplayRange, replay
+    from assetbus.consumers.scheduler.publish import ReadinessPublisher, create_producer
+    from assetbus.consumers.scheduler.topics import ReadinessTopics
+    from assetbus.consumers.scheduler.tzcalendar import zone
+    from assetbus.consumers.storage import create_engine
+    from assetbus.schemas import Topics
+
     if partitions is not None and (since is not None or until is not None):
         fail("use either --from/--to or --partitions")
     s = settings()
@@ -63,9 +69,7 @@ def replay_command(
         engine = create_engine(s.database_url)
         try:
             async with engine.connect() as conn:
-                row = await get_dag(conn, dag)
-            if row is None:
-                fail(f"no consumer DAG {dag!r}; sync it first (`assetbus dags sync PATH`)")
+                row = await require_dag(conn, dag)
             definition = ConsumerDag.from_definition(row.definition)
             try:
                 zone_info = zone(tz or dag_zone(definition))

@@ -1,98 +1,145 @@
-"""`assetbus runs list | skips | waiting`: consumer runs and their outcomes, skipped events, pending partitions."""
+"""`assetbus runs list | skips | waiting`: consumer runs and their outcomes, skipped events, pending partitions.
+
+Every sub-command that takes `--dag` treats an unknown DAG the same way: one line naming it, exit code 1.
+"""
 
 from __future__ import annotations
 
 from collections import defaultdict
 from datetime import UTC
-from typing import Annotated
+from typing import TYPE_CHECKING, Any
 
 import typer
-from pydantic import ValidationError
-from rich.markup import escape
-from rich.table import Table
 
-from assetbus.cli.common import connect, console, fail, run
-from assetbus.consumers.scheduler import ConsumerDag
-from assetbus.consumers.scheduler.apply import pending
-from assetbus.consumers.scheduler.planner import PendingEntry, progress
-from assetbus.consumers.storage.dags import get_dag
-from assetbus.consumers.storage.queue import list_skips, pending_for_dag
-from assetbus.consumers.storage.runs import RunStatus, list_runs
+from assetbus.cli.common import JSON_OPTION, connect, console, fail, run
+from assetbus.cli.output import print_json
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncConnection
+
+    from assetbus.consumers.storage.dags import DagRow
 
 app = typer.Typer(help="Consumer runs: their outcomes, skipped events, partitions still waiting.",
                   no_args_is_help=True)
 
-_STYLE = {RunStatus.QUEUED: "cyan", RunStatus.RUNNING: "yellow", RunStatus.SUCCESS: "green", RunStatus.FAILED: "red"}
+STATUSES = ("queued", "running", "success", "failed")
+_STYLE = {"queued": "cyan", "running": "yellow", "success": "green", "failed": "red"}
+
+
+async def require_dag(conn: AsyncConnection, dag_id: str) -> DagRow:
+    """The consumer DAG's row, or one line and exit code 1 (the same for every command)."""
+    from assetbus.consumers.storage.dags import get_dag
+
+    row = await get_dag(conn, dag_id)
+    if row is None:
+        fail(f"no consumer DAG {dag_id!r}; see `assetbus dags list` (or sync it: `assetbus dags sync PATH`)")
+    return row
 
 
 @app.command("list")
 def list_(
     dag: str | None = typer.Option(None, "--dag", help="Only this consumer DAG."),
-    status: Annotated[RunStatus | None, typer.Option("--status", help="Only runs with this outcome.")] = None,
+    status: str | None = typer.Option(None, "--status", help=f"Only runs with this outcome: {', '.join(STATUSES)}."),
     limit: int = typer.Option(30, "--limit", help="Newest N runs."),
+    as_json: bool = JSON_OPTION,
 ) -> None:
     """Newest runs first: partition, generation, triggering events, outcome reported by the subscriber."""
+    from rich.markup import escape
+    from rich.table import Table
 
-    async def go() -> None:
+    from assetbus.consumers.storage.runs import RunRow, list_runs
+
+    if status is not None and status not in STATUSES:
+        raise typer.BadParameter(f"{status!r} is not one of {', '.join(STATUSES)}", param_hint="--status")
+
+    async def go() -> list[RunRow]:
         async with connect() as conn:
-            rows = await list_runs(conn, dag_id=dag, status=status.value if status else None, limit=limit)
-        table = Table(title=f"consumer runs of {dag}, newest first" if dag else "consumer runs, newest first",
-                      title_justify="left")
-        columns = ["run id", "partition", "date (UTC)", "gen", "events", "outcome", "signal", "origin"]
-        for name in ([] if dag else ["dag"]) + columns:
-            table.add_column(name, no_wrap=True)
-        table.add_column("consumer · detail", overflow="fold")
-        for row in rows:
-            style = _STYLE.get(RunStatus(row.status), "white")
-            detail = " · ".join(part for part in (row.consumer, row.detail) if part)
-            date = f"{row.partition_date.astimezone(UTC):%Y-%m-%d %H:%M}" if row.partition_date else "-"
-            signal = "sent" if row.published else "[yellow]pending[/]"
-            cells = [row.run_id[:8], escape(row.partition_key or "(unpartitioned)"), date, str(row.generation),
-                     str(len(row.events)), f"[{style}]{row.status}[/]", signal, row.origin, escape(detail or "-")]
-            table.add_row(*([] if dag else [row.dag_id]), *cells)
-        console.print(table)
+            if dag is not None:
+                await require_dag(conn, dag)
+            return await list_runs(conn, dag_id=dag, status=status, limit=limit)
 
-    run(go())
+    rows = run(go())
+    if as_json:
+        print_json(rows)
+        return
+    table = Table(title=f"consumer runs of {dag}, newest first" if dag else "consumer runs, newest first",
+                  title_justify="left")
+    columns = ["run id", "partition", "date (UTC)", "gen", "events", "outcome", "signal", "origin"]
+    for name in ([] if dag else ["dag"]) + columns:
+        table.add_column(name, no_wrap=True)
+    table.add_column("consumer · detail", overflow="fold")
+    for row in rows:
+        style = _STYLE.get(row.status, "white")
+        detail = " · ".join(part for part in (row.consumer, row.detail) if part)
+        date = f"{row.partition_date.astimezone(UTC):%Y-%m-%d %H:%M}" if row.partition_date else "-"
+        signal = "sent" if row.published else "[yellow]pending[/]"
+        cells = [row.run_id[:8], escape(row.partition_key or "(unpartitioned)"), date, str(row.generation),
+                 str(len(row.events)), f"[{style}]{row.status}[/]", signal, row.origin, escape(detail or "-")]
+        table.add_row(*([] if dag else [row.dag_id]), *cells)
+    console.print(table)
 
 
 @app.command("skips")
 def skips(dag: str | None = typer.Option(None, "--dag", help="Only this consumer DAG."),
-          limit: int = typer.Option(30, "--limit", help="Newest N.")) -> None:
+          limit: int = typer.Option(30, "--limit", help="Newest N."),
+          as_json: bool = JSON_OPTION) -> None:
     """Events a DAG's partition mapping could not map, with the reason."""
+    from rich.markup import escape
+    from rich.table import Table
 
-    async def go() -> None:
+    from assetbus.consumers.storage.queue import SkipRow, list_skips
+
+    async def go() -> list[SkipRow]:
         async with connect() as conn:
-            rows = await list_skips(conn, dag, limit)
-        table = Table("dag", "event", "asset", "partition key", "reason", "detail")
-        for row in rows:
-            table.add_row(row.dag_id, str(row.event_id), row.asset_name, escape(row.partition_key or "-"), row.reason,
-                          escape(row.detail))
-        console.print(table)
+            if dag is not None:
+                await require_dag(conn, dag)
+            return await list_skips(conn, dag, limit)
 
-    run(go())
+    rows = run(go())
+    if as_json:
+        print_json(rows)
+        return
+    table = Table("dag", "event", "asset", "partition key", "reason", "detail")
+    for row in rows:
+        table.add_row(row.dag_id, str(row.event_id), row.asset_name, escape(row.partition_key or "-"), row.reason,
+                      escape(row.detail))
+    console.print(table)
 
 
 @app.command("waiting")
-def waiting(dag: str = typer.Option(..., "--dag", help="Consumer DAG.")) -> None:
+def waiting(dag: str = typer.Option(..., "--dag", help="Consumer DAG."), as_json: bool = JSON_OPTION) -> None:
     """Target partitions with queued events but no run yet, and what each still lacks."""
+    from pydantic import ValidationError
+    from rich.markup import escape
+    from rich.table import Table
 
-    async def go() -> None:
+    from assetbus.consumers.scheduler import ConsumerDag
+    from assetbus.consumers.scheduler.apply import pending
+    from assetbus.consumers.scheduler.planner import PendingEntry, progress
+    from assetbus.consumers.storage.queue import QueueRow, pending_for_dag
+
+    async def go() -> tuple[DagRow, list[QueueRow]]:
         async with connect() as conn:
-            row = await get_dag(conn, dag)
-            rows = await pending_for_dag(conn, dag) if row is not None else []
-        if row is None:
-            fail(f"no consumer DAG {dag!r}; see `assetbus dags list`")
-        try:
-            definition = ConsumerDag.from_definition(row.definition)
-        except ValidationError as error:
-            fail(f"the definition of {dag} is unreadable: {error.errors()[0]['msg']}")
-        by_target: dict[str | None, list[PendingEntry]] = defaultdict(list)
-        for queued in rows:
-            by_target[queued.target_key].append(pending(queued))
-        table = Table("partition", "queued events", "still missing")
-        for key, entries in sorted(by_target.items(), key=lambda kv: kv[0] or ""):
-            lacking = [str(p) for p in progress(definition, key, entries) if not p.complete]
-            table.add_row(escape(key or "(unpartitioned)"), str(len(entries)), ", ".join(lacking) or "-")
-        console.print(table)
+            row = await require_dag(conn, dag)
+            return row, await pending_for_dag(conn, dag)
 
-    run(go())
+    row, queued_rows = run(go())
+    try:
+        definition = ConsumerDag.from_definition(row.definition)
+    except ValidationError as error:
+        fail(f"the definition of {dag} is unreadable: {error.errors()[0]['msg']}")
+    by_target: dict[str | None, list[PendingEntry]] = defaultdict(list)
+    for queued in queued_rows:
+        by_target[queued.target_key].append(pending(queued))
+    found: list[dict[str, Any]] = []
+    for key, entries in sorted(by_target.items(), key=lambda kv: kv[0] or ""):
+        lacking = [str(p) for p in progress(definition, key, entries) if not p.complete]
+        found.append({"partition_key": key, "queued_events": len(entries), "still_missing": lacking})
+    if as_json:
+        print_json(found)
+        return
+    table = Table("partition", "queued events", "still missing")
+    for item in found:
+        table.add_row(escape(item["partition_key"] or "(unpartitioned)"), str(item["queued_events"]),
+                      ", ".join(item["still_missing"]) or "-")
+    console.print(table)

@@ -6,31 +6,18 @@ Operators work on the database directly (they hold DATABASE_URL); tasks go throu
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import typer
-from rich.table import Table
-from sqlalchemy.ext.asyncio import AsyncConnection
 
-from assetbus.cli.common import console, fail, run, settings
-from assetbus.consumers.storage import assets_by_name, create_engine
-from assetbus.consumers.storage.state import (
-    Precondition,
-    StateConflict,
-    StateEntry,
-    TaskKey,
-    clear_asset_state,
-    clear_task_state,
-    delete_asset_state,
-    delete_task_state,
-    get_asset_state,
-    get_task_state,
-    list_asset_state,
-    list_task_state,
-    purge_run_state,
-    set_asset_state,
-    set_task_state,
-)
+from assetbus.cli.common import JSON_OPTION, console, fail, run, settings
+from assetbus.cli.output import print_json
+
+if TYPE_CHECKING:
+    from rich.table import Table
+    from sqlalchemy.ext.asyncio import AsyncConnection
+
+    from assetbus.consumers.storage.state import StateEntry
 
 app = typer.Typer(help="Read, write and clear task state and asset state (operators).", no_args_is_help=True)
 T = TypeVar("T")
@@ -52,6 +39,8 @@ class Target:
             fail("name either --asset or --dag/--run/--task, not both")
         if asset is None and any(v is None for v in task_given):
             fail("name a task instance (--dag, --run and --task) or an asset (--asset)")
+        from assetbus.consumers.storage.state import TaskKey
+
         self.asset = asset
         self.ti = TaskKey(dag, run_id, task, map_index) if asset is None else None  # type: ignore[arg-type]
 
@@ -61,6 +50,8 @@ class Target:
         return f"asset {self.asset}"
 
     async def asset_id(self, conn: AsyncConnection) -> int:
+        from assetbus.consumers.storage import assets_by_name
+
         assert self.asset is not None
         found = (await assets_by_name(conn, [self.asset])).get(self.asset)
         if found is None:
@@ -69,6 +60,9 @@ class Target:
 
 
 def _in_transaction(work: Callable[[AsyncConnection], Awaitable[T]]) -> T:
+    from assetbus.consumers.storage import create_engine
+    from assetbus.consumers.storage.state import StateConflict
+
     async def go() -> T:
         engine = create_engine(settings().database_url)
         try:
@@ -84,6 +78,8 @@ def _in_transaction(work: Callable[[AsyncConnection], Awaitable[T]]) -> T:
 
 
 def _table(title: str, entries: list[StateEntry]) -> Table:
+    from rich.table import Table
+
     table = Table("key", "version", "updated at", "value", title=title, title_justify="left")
     for entry in entries:
         shown = entry.value if len(entry.value) <= 80 else entry.value[:77] + "..."
@@ -94,8 +90,10 @@ def _table(title: str, entries: list[StateEntry]) -> Table:
 @app.command("get")
 def get(key: str | None = typer.Argument(None, help="The key; omit it to list every key."),
         dag: str | None = DAG, run_id: str | None = RUN, task: str | None = TASK, map_index: int = MAP_INDEX,
-        asset: str | None = ASSET) -> None:
+        asset: str | None = ASSET, as_json: bool = JSON_OPTION) -> None:
     """Print the value under KEY (exit code 1 if absent), or list every key with its version."""
+    from assetbus.consumers.storage.state import get_asset_state, get_task_state, list_asset_state, list_task_state
+
     target = Target(dag, run_id, task, map_index, asset)
 
     async def work(conn: AsyncConnection) -> list[StateEntry]:
@@ -107,10 +105,12 @@ def get(key: str | None = typer.Argument(None, help="The key; omit it to list ev
         return [entry] if entry is not None else []
 
     entries = _in_transaction(work)
-    if key is None:
-        console.print(_table(str(target), entries))
-    elif not entries:
+    if key is not None and not entries:
         fail(f"{target} has no state under key {key!r}")
+    if as_json:
+        print_json(entries if key is None else entries[0])
+    elif key is None:
+        console.print(_table(str(target), entries))
     else:
         typer.echo(entries[0].value)
 
@@ -122,6 +122,8 @@ def set_(key: str = typer.Argument(..., help="The key."), value: str = typer.Arg
          if_version: int | None = typer.Option(None, "--if-version",
                                                help="Only if the stored version is this.")) -> None:
     """Write VALUE under KEY (compare-and-set with --if-version)."""
+    from assetbus.consumers.storage.state import Precondition, set_asset_state, set_task_state
+
     target = Target(dag, run_id, task, map_index, asset)
     when = Precondition(versions=frozenset({if_version})) if if_version is not None else Precondition()
 
@@ -141,6 +143,13 @@ def clear(key: str | None = typer.Argument(None, help="Delete only this key; omi
           all_map_indices: bool = typer.Option(False, "--all-map-indices",
                                                help="Task state: clear every map index of the task.")) -> None:
     """Delete KEY, or every key of the task instance (or asset)."""
+    from assetbus.consumers.storage.state import (
+        clear_asset_state,
+        clear_task_state,
+        delete_asset_state,
+        delete_task_state,
+    )
+
     target = Target(dag, run_id, task, map_index, asset)
 
     async def work(conn: AsyncConnection) -> int:
@@ -160,5 +169,7 @@ def clear(key: str | None = typer.Argument(None, help="Delete only this key; omi
 def purge_run(dag: str = typer.Option(..., "--dag", help="DAG id."),
               run_id: str = typer.Option(..., "--run", help="DAG run id.")) -> None:
     """Delete the task state of every task of a DAG run."""
+    from assetbus.consumers.storage.state import purge_run_state
+
     deleted = _in_transaction(lambda conn: purge_run_state(conn, dag, run_id))
     console.print(f"run {dag}/{run_id}: deleted {deleted} task state key(s)")

@@ -7,16 +7,14 @@ import shlex
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
-import jwt
 import typer
 
 from assetbus.cli.common import fail, settings
-from assetbus.consumers.auth import TokenError, TokenVerifier
-from assetbus.producers.signing import SigningKey
-from assetbus.producers.tokens import DEFAULT_TTL_SECONDS, Publication, dag_token, task_token
-from assetbus.security_settings import SecurityConfigError
+
+if TYPE_CHECKING:
+    from assetbus.producers.tokens import Publication
 
 app = typer.Typer(help="Emitter tokens (signed with ASSETBUS_TOKEN_SIGNING_KEY, or the local mode's secret).",
                   no_args_is_help=True)
@@ -47,7 +45,8 @@ def issue(
     task: Annotated[str | None, typer.Option("--task", help="Task id; omit for a DAG-level (callback) token.")] = None,
     map_index: Annotated[int, typer.Option("--map-index", help="Map index of the task (-1: unmapped).")] = -1,
     try_number: Annotated[int, typer.Option("--try", help="Try number of the task attempt.")] = 1,
-    ttl: Annotated[int, typer.Option("--ttl", help="Lifetime in seconds.")] = DEFAULT_TTL_SECONDS,
+    ttl: Annotated[int | None, typer.Option("--ttl", help="Lifetime in seconds (default: the SDK's "
+                                            "DEFAULT_TTL_SECONDS, 15 minutes).")] = None,
     not_after: Annotated[int | None, typer.Option("--not-after", help="End of the attempt (seconds since the "
                                                   "epoch): no refresh of the token outlives it.")] = None,
     output: Annotated[Output, typer.Option("--format", help="token: the token alone; json: token, claims and "
@@ -57,6 +56,12 @@ def issue(
                                                       "Without --outlet: any registered asset.")] = None,
 ) -> None:
     """Mint a signed token for one task attempt (--task) or one DAG run's callbacks (no --task)."""
+    import jwt
+
+    from assetbus.producers.tokens import DEFAULT_TTL_SECONDS, dag_token, task_token
+    from assetbus.security_settings import SecurityConfigError
+
+    ttl = DEFAULT_TTL_SECONDS if ttl is None else ttl
     if ttl <= 0:
         fail("--ttl must be a positive number of seconds")
     if try_number < 1 or map_index < -1:
@@ -88,6 +93,11 @@ def issue(
 @app.command("inspect")
 def inspect(token: Annotated[str, typer.Argument(help="The token to read.")]) -> None:
     """Print a token's claims and whether this installation's keys verify it (exit code 1 if not)."""
+    import jwt
+
+    from assetbus.consumers.auth import TokenError, TokenVerifier
+    from assetbus.security_settings import SecurityConfigError
+
     try:
         claims = jwt.decode(token, options={"verify_signature": False})
     except jwt.PyJWTError as error:
@@ -117,6 +127,8 @@ def keygen(
 ) -> None:
     """Make a signing key pair: the private key for ASSETBUS_TOKEN_SIGNING_KEY, its public half added to the
     JWKS for ASSETBUS_TOKEN_JWKS."""
+    from assetbus.producers.signing import SigningKey
+
     if key_file.exists():
         fail(f"{key_file} exists; choose a new file for a new key")
     key = SigningKey.generate(algorithm.value)

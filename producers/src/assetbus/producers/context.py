@@ -62,6 +62,8 @@ class EmissionContext:
     kafka: KafkaConnection = field(default_factory=KafkaConnection)
     topics: Topics = field(default_factory=Topics)
     outlets: frozenset[AssetRef] | None = None
+    outlets_origin: str = "task_context(outlets=...)"
+    """Where `outlets` came from, for the UnknownAsset message."""
     receipt_timeout_s: float | None = None
     attempts: int | None = None
     transport: Transport | None = None
@@ -82,9 +84,11 @@ class EmissionContext:
         policy = publication_policy(self.token)
         if policy is not None and asset not in policy:
             raise UnknownAsset(asset.name, asset.uri, sorted(f"{a.name} ({a.uri})" for a in policy),
+                               "the token's `publish` claim (`assetbus token issue --outlet`)",
                                code=ErrorCode.ASSET_NOT_DECLARED)
         if self.outlets is not None and asset not in self.outlets:
-            raise UnknownAsset(asset.name, asset.uri, sorted(f"{a.name} ({a.uri})" for a in self.outlets))
+            raise UnknownAsset(asset.name, asset.uri, sorted(f"{a.name} ({a.uri})" for a in self.outlets),
+                               self.outlets_origin)
 
 
 @lru_cache(maxsize=64)
@@ -143,6 +147,7 @@ def task_context(
                         (base.kafka if base else KafkaConnection())),
         topics=Topics(prefix=topic_prefix) if topic_prefix else (base.topics if base else Topics()),
         outlets=_outlets(outlets) if outlets is not None else (base.outlets if base else None),
+        outlets_origin="task_context(outlets=...)" if outlets is not None or base is None else base.outlets_origin,
         receipt_timeout_s=receipt_timeout_s,
         attempts=attempts,
         transport=transport,
@@ -215,4 +220,4 @@ def _parse(token: str, kafka: tuple[str, ...], prefix: str, outlets: str) -> Emi
             raise NoEmissionContext(f"{ENV_OUTLETS} is not a JSON list of {{'name', 'uri'}} objects: {error}") \
                 from error
     return EmissionContext(token=token, kafka=_connection(kafka), topics=Topics(prefix=prefix or "assetbus"),
-                           outlets=declared)
+                           outlets=declared, outlets_origin=f"the {ENV_OUTLETS} environment variable")

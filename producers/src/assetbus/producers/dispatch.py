@@ -298,4 +298,4 @@ class Dispatcher:
                     self.stats.timeouts += 1
                     log.warning("no receipt for command %s after %d attempt(s)", entry.command_id, entry.sends)
                     entry.future.set_exception(ReceiptTimeout(str(entry.command_id), now - entry.started,
-                                                              entry.sends, entry.last_error))
+                                                              entry.sends, entry.last_error, self.topics.emissions))

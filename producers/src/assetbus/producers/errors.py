@@ -33,13 +33,15 @@ class UnknownAsset(InvalidEmission):
     """The asset is not one the running task declared (the token's publication policy, or the runner's
     outlets); nothing was sent. `code` is the one the persister would have answered."""
 
-    def __init__(self, name: str, uri: str, declared: list[str], *,
+    def __init__(self, name: str, uri: str, declared: list[str], origin: str = "the token's `publish` claim", *,
                  code: ErrorCode = ErrorCode.ASSET_NOT_DECLARED) -> None:
-        super().__init__("asset", f"{code.value}: {name!r} ({uri}) is not among the assets this task declares: "
-                         f"{', '.join(declared) or 'none'}")
+        super().__init__("asset", f"{code.value}: {name!r} ({uri}) is not among the assets this task declares in "
+                         f"{origin}: {', '.join(declared) or 'none'}; declare it there (name and URI) or emit a "
+                         "declared one")
         self.name = name
         self.uri = uri
         self.declared = declared
+        self.origin = origin
         self.code = code
 
 
@@ -60,13 +62,18 @@ class ReceiptTimeout(EmitterError):
 
     retriable = True
 
-    def __init__(self, command_id: str, waited_s: float, attempts: int, last_error: str | None = None) -> None:
+    def __init__(self, command_id: str, waited_s: float, attempts: int, last_error: str | None = None,
+                 emissions_topic: str | None = None) -> None:
         super().__init__(f"no receipt for command {command_id} after {attempts} attempt(s) and {waited_s:.1f}s"
-                         + (f" (last delivery error: {last_error})" if last_error else ""))
+                         + (f" (last delivery error: {last_error})" if last_error else "")
+                         + (f"; is a persister running on this topic prefix (consuming {emissions_topic})? "
+                            "`assetbus lag` shows whether one is" if emissions_topic else
+                            "; is a persister running on this topic prefix?"))
         self.command_id = command_id
         self.waited_s = waited_s
         self.attempts = attempts
         self.last_error = last_error
+        self.emissions_topic = emissions_topic
 
 
 class EmitterClosed(EmitterError):

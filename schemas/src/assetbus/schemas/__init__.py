@@ -2,6 +2,7 @@
 
 from assetbus.schemas.claims import ANY_ASSET, SCOPE_DAG_SELF, SCOPE_EMIT, SCOPE_TASK_SELF, EmitterClaims
 from assetbus.schemas.commands import AssetRef, EmissionCommand
+from assetbus.schemas.deadletters import DEAD_LETTER_HEADERS, REDRIVE_HEADERS
 from assetbus.schemas.errors import DeadLetterReason, ErrorCode
 from assetbus.schemas.events import AssetEvent
 from assetbus.schemas.jsonschema import json_schemas
@@ -14,10 +15,12 @@ from assetbus.schemas.version import SCHEMA_VERSION, SUPPORTED_SCHEMA_VERSIONS
 
 __all__ = [
     "ANY_ASSET",
+    "DEAD_LETTER_HEADERS",
     "DEFAULT_PREFIX",
     "EXTRA_MAX_BYTES",
     "KEY_MAX_LENGTH",
     "NAME_MAX_LENGTH",
+    "REDRIVE_HEADERS",
     "SCHEMA_VERSION",
     "SCOPE_DAG_SELF",
     "SCOPE_EMIT",

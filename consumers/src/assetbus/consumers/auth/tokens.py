@@ -13,6 +13,13 @@ from assetbus.consumers.auth.keys import ASYMMETRIC_ALGORITHMS, KeyNotFound, Key
 from assetbus.schemas import EmitterClaims
 
 DEFAULT_AUDIENCE = "assetbus"
+SIGNATURE_INVALID = (
+    "token signature is invalid: the key that signed it is not the one verifying it. The signer (`assetbus token "
+    "issue`, the task runner) uses ASSETBUS_TOKEN_SIGNING_KEY (with ASSETBUS_TOKEN_KEY_ID), or ASSETBUS_TOKEN_SECRET "
+    "in local mode; the verifier (persister, API) uses the public keys of ASSETBUS_TOKEN_JWKS, or its own "
+    "ASSETBUS_TOKEN_SECRET (local mode: the secret `assetbus infra up` keeps in $ASSETBUS_HOME). Publish the "
+    "signing key's public half in the JWKS, or give both sides the same secret.")
+"""The reason of a forged token, or one signed with another installation's key: it says where each key lives."""
 
 
 class TokenError(Exception):
@@ -88,7 +95,7 @@ class TokenVerifier:
         except jwt.InvalidAudienceError as error:
             raise TokenError("token audience is not assetbus") from error
         except jwt.InvalidSignatureError as error:
-            raise TokenError("token signature is invalid") from error
+            raise TokenError(SIGNATURE_INVALID) from error
         except jwt.PyJWTError as error:
             raise TokenError(f"token is invalid: {error}") from error
         try:

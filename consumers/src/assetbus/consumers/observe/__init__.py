@@ -6,16 +6,18 @@ left out of this package's namespace on purpose: import it from its module.
 """
 
 from assetbus.consumers.observe.buckets import LATENCY_BUCKETS, READINESS_BUCKETS
-from assetbus.consumers.observe.deadletters import DeadLetterRecord, read_dead_letters
+from assetbus.consumers.observe.deadletters import DeadLetterRecord, read_dead_letter, read_dead_letters
 from assetbus.consumers.observe.lag import GroupLag, PartitionLag, consumer_group_lag, end_offsets, partitions_of
 from assetbus.consumers.observe.logs import JsonFormatter, KeyValueFormatter, configure
 from assetbus.consumers.observe.probes import ProbeServer
 from assetbus.consumers.observe.readiness import CheckResult, ReadinessChecks, ReadinessReport, migration_heads
+from assetbus.consumers.observe.topics import ClusterInfo, TopicInfo, describe_cluster
 
 __all__ = [
     "LATENCY_BUCKETS",
     "READINESS_BUCKETS",
     "CheckResult",
+    "ClusterInfo",
     "DeadLetterRecord",
     "GroupLag",
     "JsonFormatter",
@@ -24,10 +26,13 @@ __all__ = [
     "ProbeServer",
     "ReadinessChecks",
     "ReadinessReport",
+    "TopicInfo",
     "configure",
     "consumer_group_lag",
+    "describe_cluster",
     "end_offsets",
     "migration_heads",
     "partitions_of",
+    "read_dead_letter",
     "read_dead_letters",
 ]

@@ -97,3 +97,29 @@ async def read_dead_letters(connection: KafkaConnection, topic: str, *, limit: i
         await consumer.stop()
     found.sort(key=lambda d: (d.timestamp, d.partition, d.offset), reverse=True)
     return found[:limit]
+
+
+async def read_dead_letter(connection: KafkaConnection, topic: str, partition: int, offset: int, *,
+                           timeout_s: float = 10.0) -> tuple[DeadLetterRecord, bytes] | None:
+    """The dead letter at `partition`/`offset` and its whole original value (`assetbus dlq show`,
+    `redrive`), or None when there is none there (never written, or expired with the retention)."""
+    if partition not in (await partitions_of(connection, [topic])).get(topic, []):
+        return None
+    consumer = AIOKafkaConsumer(**connection.client_kwargs(), enable_auto_commit=False)
+    await consumer.start()
+    try:
+        async with asyncio.timeout(timeout_s):
+            tp = TopicPartition(topic, partition)
+            consumer.assign([tp])
+            first, end = (await consumer.beginning_offsets([tp]))[tp], (await consumer.end_offsets([tp]))[tp]
+            if not first <= offset < end:
+                return None
+            consumer.seek(tp, offset)
+            while True:
+                records = (await consumer.getmany(tp, timeout_ms=200, max_records=1)).get(tp, [])
+                if records:
+                    r = records[0]
+                    return dead_letter(r.topic, r.partition, r.offset, r.timestamp, r.key, r.value,
+                                       list(r.headers)), r.value or b""
+    finally:
+        await consumer.stop()

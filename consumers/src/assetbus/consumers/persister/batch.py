@@ -36,6 +36,7 @@ from assetbus.consumers.storage import (
     transaction,
 )
 from assetbus.schemas import DeadLetterReason, ErrorCode, Provenance, ReceiptStatus, SourceKind, Topics
+from assetbus.schemas import deadletters as dlq
 from assetbus.schemas.codecs import (
     CommandView,
     DeadLetter,
@@ -112,11 +113,11 @@ class BatchResult:
                                           "source_topic": record.topic, "source_partition": record.partition,
                                           "source_offset": record.offset})
         headers = (
-            ("assetbus.dlq.reason", letter.reason.value.encode()),
-            ("assetbus.dlq.error", letter.detail.encode("utf-8", "replace")),
-            ("assetbus.dlq.source.topic", record.topic.encode()),
-            ("assetbus.dlq.source.partition", str(record.partition).encode()),
-            ("assetbus.dlq.source.offset", str(record.offset).encode()),
+            (dlq.REASON, letter.reason.value.encode()),
+            (dlq.ERROR, letter.detail.encode("utf-8", "replace")),
+            (dlq.SOURCE_TOPIC, record.topic.encode()),
+            (dlq.SOURCE_PARTITION, str(record.partition).encode()),
+            (dlq.SOURCE_OFFSET, str(record.offset).encode()),
         )
         self.dead_letters.append(Outgoing(dlq_topic, record.key, record.value, headers))
         self.dead_letter_reasons[letter.reason] += 1

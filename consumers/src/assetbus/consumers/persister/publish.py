@@ -14,6 +14,7 @@ from aiokafka import AIOKafkaProducer
 from assetbus.consumers.persister.batch import Outgoing
 from assetbus.producers.kafka.producer import create_producer
 from assetbus.producers.kafka.sender import BatchSender, Delivery, wait_all
+from assetbus.schemas.deadletters import TRUNCATED_FROM
 
 __all__ = ["DLQ_VALUE_LIMIT", "Publisher", "create_producer", "wait_all"]
 
@@ -25,7 +26,7 @@ the broker's message size limit, or it would block the batch behind it."""
 def _fitting(record: Outgoing) -> Outgoing:
     if record.value is None or len(record.value) <= DLQ_VALUE_LIMIT:
         return record
-    headers = (*record.headers, ("assetbus.dlq.truncated_from", str(len(record.value)).encode()))
+    headers = (*record.headers, (TRUNCATED_FROM, str(len(record.value)).encode()))
     return Outgoing(record.topic, record.key, record.value[:DLQ_VALUE_LIMIT], headers)
 
 

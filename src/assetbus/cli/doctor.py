@@ -1,0 +1,137 @@
+"""`assetbus doctor`: checks the broker, the database, migrations, topics and their settings, versions
+and clock skew, and says what to fix. Exit code 1 when a check fails (warnings alone exit 0)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import typer
+
+from assetbus.cli.common import JSON_OPTION, connect, console, kafka_connection, run, settings
+from assetbus.cli.output import print_json
+
+MAX_SKEW_S = 2.0
+"""More than this between this machine's clock and the database's is a warning: event times are the
+database's, partition dates and token expiries the emitters'."""
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    status: str
+    """ok, warn or fail."""
+    detail: str
+    fix: str = ""
+
+
+def _versions() -> list[Check]:
+    import platform
+
+    from assetbus.cli.versions import installed_versions
+    from assetbus.schemas import SCHEMA_VERSION
+
+    found = installed_versions()
+    missing = [name for name, v in found.items() if v is None]
+    distinct = {v for v in found.values() if v is not None}
+    detail = ", ".join(f"{n} {v or '-'}" for n, v in found.items()) + f"; Python {platform.python_version()}; " \
+        f"wire schema {SCHEMA_VERSION}"
+    if missing:
+        return [Check("versions", "fail", detail, f"install {', '.join(missing)} (same version as the others)")]
+    if len(distinct) > 1:
+        return [Check("versions", "warn", detail, "install one release of all three distributions")]
+    return [Check("versions", "ok", detail)]
+
+
+async def _database() -> tuple[list[Check], list[str]]:
+    from alembic.script import ScriptDirectory
+
+    from assetbus.consumers.storage.health import database_status
+    from assetbus.migrate import alembic_config
+
+    s = settings()
+    try:
+        started = time.time()
+        async with connect() as conn:
+            status = await database_status(conn)
+        ended = time.time()
+    except Exception as error:
+        return [Check("database", "fail", f"{type(error).__name__}: {error}",
+                      "run `assetbus infra up`, or check DATABASE_URL")], []
+    checks = [Check("database", "ok", f"PostgreSQL {status.server_version}")]
+    heads = sorted(ScriptDirectory.from_config(alembic_config(s.database_url)).get_heads())
+    if status.revisions == heads:
+        checks.append(Check("migrations", "ok", f"at head {', '.join(heads)}"))
+    else:
+        checks.append(Check("migrations", "fail", f"database at {', '.join(status.revisions) or 'nothing'}, "
+                            f"code at head {', '.join(heads)}", "run `assetbus migrate`"))
+    skew = status.now.timestamp() - (started + ended) / 2
+    detail = f"database clock {skew:+.3f} s from this machine's (round trip {ended - started:.3f} s)"
+    checks.append(Check("clock skew", "ok" if abs(skew) <= MAX_SKEW_S + (ended - started) else "warn", detail,
+                        "" if abs(skew) <= MAX_SKEW_S else "synchronize the clocks (NTP) of this machine and the "
+                        "database server"))
+    return checks, status.active_dags
+
+
+async def _kafka(dags: list[str]) -> list[Check]:
+    from assetbus.consumers.observe import describe_cluster
+    from assetbus.schemas import Topics
+    from assetbus.topics import RETENTION_MS
+
+    s = settings()
+    topics = Topics(prefix=s.topic_prefix)
+    wanted = {**topics.core(), **{topics.readiness(d): None for d in dags}}
+    connection = kafka_connection()
+    try:
+        cluster = await describe_cluster(connection, list(wanted))
+    except Exception as error:
+        return [Check("broker", "fail", f"{connection.describe()}: {type(error).__name__}: {error}",
+                      "run `assetbus infra up`, or check KAFKA_BOOTSTRAP_SERVERS")]
+    checks = [Check("broker", "ok", f"{connection.describe()}: cluster {cluster.cluster_id}, "
+                    f"{len(cluster.brokers)} broker(s)")]
+    missing = [name for name, info in cluster.topics.items() if info.partitions is None]
+    if missing:
+        fix = "run `assetbus migrate`" + (" and `assetbus dags sync PATH`" if any(".readiness." in m for m in missing)
+                                          else "")
+        checks.append(Check("topics", "fail", f"missing: {', '.join(missing)}", fix))
+    else:
+        checks.append(Check("topics", "ok", f"{len(wanted)} present under prefix {topics.prefix!r}"))
+    for name, expected in wanted.items():
+        info = cluster.topics[name]
+        if info.partitions is not None and expected is not None and info.partitions < expected:
+            checks.append(Check(f"topic {name}", "warn", f"{info.partitions} partition(s), {expected} expected",
+                                "fewer partitions limit how many persisters share the work; add partitions "
+                                "(kafka-topics.sh --alter) before the topic holds keyed data"))
+    receipts = cluster.topics[topics.receipts]
+    retention = receipts.configs.get("retention.ms")
+    if receipts.partitions is not None and retention != str(RETENTION_MS["receipts"]):
+        checks.append(Check(f"topic {topics.receipts}", "warn", f"retention.ms={retention}, "
+                            f"{RETENTION_MS['receipts']} expected (receipts only matter while an emitter waits)",
+                            f"kafka-configs.sh --alter --topic {topics.receipts} --add-config "
+                            f"retention.ms={RETENTION_MS['receipts']}"))
+    return checks
+
+
+def doctor(as_json: bool = JSON_OPTION) -> None:
+    """Check broker, database, migrations, topics and their settings, versions and clock skew; say what to fix."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    async def go() -> list[Check]:
+        database, dags = await _database()
+        return [*_versions(), *database, *await _kafka(dags)]
+
+    checks = run(go())
+    failed = [c for c in checks if c.status == "fail"]
+    if as_json:
+        print_json({"ok": not failed, "checked_at": datetime.now(UTC), "checks": checks})
+    else:
+        table = Table("check", "status", "detail", "what to do", title="assetbus doctor", title_justify="left")
+        style = {"ok": "green", "warn": "yellow", "fail": "bold red"}
+        for c in checks:
+            table.add_row(c.name, f"[{style[c.status]}]{c.status}[/]", escape(c.detail), escape(c.fix or "-"))
+        console.print(table)
+        console.print(f"[bold red]{len(failed)} check(s) failed[/]" if failed else "[green]all checks passed[/]")
+    if failed:
+        raise typer.Exit(1)

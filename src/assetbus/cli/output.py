@@ -1,0 +1,43 @@
+"""`--json` output: one JSON document on stdout, with dates in ISO 8601 and rows as objects."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from datetime import date, datetime
+from enum import Enum
+from pathlib import Path
+from typing import Any
+from uuid import UUID
+
+import typer
+
+
+def _default(value: Any) -> Any:
+    if isinstance(value, datetime | date):
+        return value.isoformat()
+    if isinstance(value, UUID | Path):
+        return str(value)
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+    if hasattr(value, "_asdict"):
+        return value._asdict()
+    if hasattr(value, "model_dump"):
+        return value.model_dump(mode="json")
+    raise TypeError(f"cannot write {type(value).__name__} as JSON")
+
+
+def to_json(data: Any, *, compact: bool = False) -> str:
+    """Indented, or on one line with `compact` (JSON Lines)."""
+    if compact:
+        return json.dumps(data, default=_default, separators=(",", ":"), ensure_ascii=False)
+    return json.dumps(data, default=_default, indent=2, ensure_ascii=False)
+
+
+def print_json(data: Any) -> None:
+    """Write `data` (rows, dataclasses, dicts) as one JSON document."""
+    typer.echo(to_json(data))
