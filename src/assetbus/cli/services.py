@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import gc
+from typing import Annotated
 
 import typer
 
+from assetbus.cli.airflow import airflow_account, optional_airflow_account
 from assetbus.cli.common import run, settings, setup_logging
+from assetbus.consumers.airflow import AirflowBridge, BridgeConfig, Minter
 from assetbus.consumers.api import ApiConfig, create_api
 from assetbus.consumers.persister import PersisterConfig, create_app
+from assetbus.producers.tokens import dag_token, task_token
 from assetbus.schemas import Topics
 from assetbus.settings import ApiSettings
 
@@ -65,8 +69,10 @@ def api(
     s, api_settings = settings(), ApiSettings()
     config = ApiConfig(bootstrap_servers=s.bootstrap_servers, database_url=s.database_url,
                        token_secret=s.token_secret, topics=Topics(prefix=s.topic_prefix),
-                       receipt_timeout_s=receipt_timeout_s or api_settings.receipt_timeout_s)
-    uvicorn.run(create_api(config), host=host or api_settings.host, port=port or api_settings.port,
+                       receipt_timeout_s=receipt_timeout_s or api_settings.receipt_timeout_s,
+                       airflow=optional_airflow_account())
+    minter = Minter(task=task_token, dag=dag_token)
+    uvicorn.run(create_api(config, minter=minter), host=host or api_settings.host, port=port or api_settings.port,
                 log_level=log_level.lower(), lifespan="on")
 
 
@@ -89,3 +95,27 @@ def scheduler(
                               topics=Topics(prefix=s.topic_prefix), group_id=group_id, max_records=max_records,
                               batch_timeout_ms=batch_timeout_ms, republish_interval_s=republish_interval_s,
                               session_timeout_ms=session_timeout_ms)))
+
+
+@app.command("airflow-bridge")
+def airflow_bridge(
+    dag: Annotated[list[str], typer.Option("--dag", help="An Airflow DAG the bridge starts runs of (repeatable); "
+                                           "its readiness rule is the assetbus consumer DAG of the same id.")],
+    airflow_url: str | None = typer.Option(None, "--airflow-url", help="Airflow's API server (default "
+                                           "ASSETBUS_AIRFLOW_URL); the account is ASSETBUS_AIRFLOW_USERNAME/PASSWORD."),
+    group_id: str = typer.Option("assetbus-airflow-bridge", help="Consumer group of the bridge processes."),
+    poll_interval_s: float = typer.Option(2.0, help="How often the outcomes of open Airflow runs are read."),
+    log_level: str = typer.Option("INFO", help="Logging level."),
+) -> None:
+    """Turn each readiness signal of these DAGs into exactly one Airflow DAG run, and bring its outcome back."""
+    setup_logging(log_level)
+    s = settings()
+    config = BridgeConfig(bootstrap_servers=s.bootstrap_servers, database_url=s.database_url,
+                          airflow=airflow_account(airflow_url), dag_ids=tuple(dag),
+                          topics=Topics(prefix=s.topic_prefix), group_id=group_id, poll_interval_s=poll_interval_s)
+
+    async def serve() -> None:
+        async with AirflowBridge(config) as bridge:
+            await bridge.run_forever()
+
+    run(serve())

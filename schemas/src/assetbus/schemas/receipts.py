@@ -38,6 +38,11 @@ class Receipt(BaseModel):
     error_message: str | None = Field(default=None, description="Human-readable reason for a rejection.")
 
     @property
+    def id(self) -> int | None:
+        """The stored event's id (`event_id`), as Airflow's proposed `asset.emit()` names it."""
+        return self.event_id
+
+    @property
     def accepted(self) -> bool:
         return self.status is ReceiptStatus.ACCEPTED
 

@@ -12,13 +12,15 @@ from collections.abc import AsyncIterator
 from fastapi import FastAPI
 from pydantic import BaseModel, Field
 
+from assetbus.consumers.airflow.client import AirflowClient
+from assetbus.consumers.airflow.minting import Minter
 from assetbus.consumers.api.body_limit import BodyLimitMiddleware
 from assetbus.consumers.api.config import ApiConfig
 from assetbus.consumers.api.database import Database
 from assetbus.consumers.api.errors import install_handlers
 from assetbus.consumers.api.gateway import EmissionGateway
 from assetbus.consumers.api.models import BODY_MAX_BYTES
-from assetbus.consumers.api.routes import asset_state_router, emit_router, task_state_router
+from assetbus.consumers.api.routes import airflow_tokens_router, asset_state_router, emit_router, task_state_router
 from assetbus.consumers.api.versioning import API_VERSIONS, LATEST_VERSION, VERSION_HEADER, ApiVersionMiddleware
 from assetbus.consumers.auth import TokenVerifier
 from assetbus.consumers.storage import create_engine
@@ -36,32 +38,40 @@ class Health(BaseModel):
     api_versions: list[str] = Field(description="The API versions this server speaks, oldest first.")
 
 
-def create_api(config: ApiConfig) -> FastAPI:
-    """The app; nothing connects until its lifespan starts."""
+def create_api(config: ApiConfig, *, minter: Minter | None = None) -> FastAPI:
+    """The app; nothing connects until its lifespan starts. `minter` signs tokens for Airflow attempts."""
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         engine = create_engine(config.database_url, pool_size=config.db_pool_size)
         gateway = EmissionGateway(config.bootstrap_servers, config.topics,
                                   receipt_timeout_s=config.receipt_timeout_s, instance_id=config.instance_id)
+        airflow = AirflowClient(config.airflow) if config.airflow is not None else None
         try:
             await gateway.start()
             try:
                 app.state.database = Database(engine)
                 app.state.gateway = gateway
+                app.state.airflow = airflow
                 yield
             finally:
                 await gateway.stop()
         finally:
+            if airflow is not None:
+                await airflow.aclose()
             await engine.dispose()
 
     app = FastAPI(title="assetbus execution API", version=LATEST_VERSION, description=DESCRIPTION,
                   lifespan=lifespan)
     app.state.verifier = TokenVerifier(config.token_secret)
+    app.state.config = config
+    app.state.airflow = None
+    app.state.minter = minter
     install_handlers(app)
     app.include_router(task_state_router)
     app.include_router(asset_state_router)
     app.include_router(emit_router)
+    app.include_router(airflow_tokens_router)
 
     @app.get("/health", response_model=Health, tags=["service"], summary="Liveness (no token needed)")
     async def health() -> Health:
