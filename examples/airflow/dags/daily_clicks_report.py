@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from airflow.sdk import DAG, Asset, PartitionedAtRuntime, task
 
-hourly_clicks = Asset("airflow_demo.hourly_clicks", uri="s3://example/clicks/hourly/")
+hourly_clicks = Asset("airflow_demo.hourly_clicks", uri="s3://example/clicks/hourly")
 
 with DAG(dag_id="daily_clicks_report", schedule=PartitionedAtRuntime(), catchup=False,
          tags=["assetbus-example"]):

@@ -14,7 +14,7 @@ from airflow.sdk import DAG, Asset, task
 
 from assetbus.producers.airflow import AssetbusNotifier
 
-orders = Asset("airflow_demo.orders", uri="s3://example/orders/")
+orders = Asset("airflow_demo.orders", uri="s3://example/orders")
 incidents = Asset("airflow_demo.incidents", uri="assetbus://airflow_demo/incidents")
 
 with DAG(
@@ -25,7 +25,9 @@ with DAG(
     tags=["assetbus-example"],
 ):
 
-    @task(outlets=[orders], retries=1, retry_delay=timedelta(seconds=1))
+    # `incidents` is listed as an inlet only so that Airflow knows it and `assetbus airflow sync`
+    # registers it (inlets have no side effects); the DAG-level notifier emits it.
+    @task(outlets=[orders], inlets=[incidents], retries=1, retry_delay=timedelta(seconds=1))
     def ingest(**context: object) -> None:
         ti = context["ti"]
         conf = context["dag_run"].conf or {}  # type: ignore[attr-defined]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from airflow.sdk import DAG, Asset, PartitionedAtRuntime, task
 
-orders = Asset("airflow_demo.orders", uri="s3://example/orders/")
+orders = Asset("airflow_demo.orders", uri="s3://example/orders")
 
 with DAG(dag_id="orders_by_partition", schedule=PartitionedAtRuntime(), catchup=False,
          tags=["assetbus-example"]):

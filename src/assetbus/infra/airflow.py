@@ -67,7 +67,9 @@ class LocalAirflow:
 
     def env(self) -> dict[str, str]:
         home = self.home
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "VIRTUAL_ENV", "PYTHONPATH"))}
+        # Workers get no assetbus secret and no database: only ASSETBUS_API_URL (in extra_env).
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith(("AIRFLOW", "VIRTUAL_ENV", "PYTHONPATH", "ASSETBUS_", "DATABASE_URL"))}
         env.update({
             "AIRFLOW_HOME": str(home),
             "PATH": f"{self.venv / 'bin'}:{env.get('PATH', '')}",
@@ -91,6 +93,8 @@ class LocalAirflow:
             "AIRFLOW__DAG_PROCESSOR__MIN_FILE_PROCESS_INTERVAL": "30",
             "AIRFLOW__DAG_PROCESSOR__PARSING_PROCESSES": "1",
             "AIRFLOW__SCHEDULER__SCHEDULER_IDLE_SLEEP_TIME": "0.2",
+            # two shared cores and SQLite: the API server can be slow to answer a worker (default 5 s)
+            "AIRFLOW__WORKERS__EXECUTION_API_TIMEOUT": "60",
             "AIRFLOW__SCHEDULER__ENABLE_HEALTH_CHECK": "False",
             "AIRFLOW__LOGGING__LOGGING_LEVEL": "INFO",
             "AIRFLOW__CORE__DAG_DISCOVERY_SAFE_MODE": "True",
@@ -111,6 +115,15 @@ class LocalAirflow:
         return done
 
     def start(self, timeout_s: float = 240.0) -> None:
+        self.launch()
+        try:
+            self.wait_healthy(timeout_s)
+        except BaseException:
+            self.stop()
+            raise
+
+    def launch(self) -> None:
+        """Migrate the metadata DB and start the processes, without waiting for them to be healthy."""
         self._write_config()
         self._airflow("db", "migrate")
         try:
@@ -121,7 +134,6 @@ class LocalAirflow:
                     args += ["--port", str(self.port), "--host", "127.0.0.1"]
                 self._processes[component] = subprocess.Popen(args, env=self.env(), stdout=log, stderr=log,
                                                               start_new_session=True)
-            self.wait_healthy(timeout_s)
         except BaseException:
             self.stop()
             raise
