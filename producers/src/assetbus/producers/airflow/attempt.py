@@ -66,7 +66,8 @@ def attempt_from_context(context: Mapping[str, Any]) -> Attempt:
     with a `reason` (only the dag-processor sets one), and it belongs to the DAG run.
     """
     ti = context.get("ti") or context.get("task_instance")
-    if "reason" not in context and ti is not None and getattr(ti, "id", None) is not None and getattr(ti, "task_id", None):
+    dag_level = "reason" in context
+    if not dag_level and ti is not None and getattr(ti, "id", None) is not None and getattr(ti, "task_id", None):
         return Attempt(dag_id=str(ti.dag_id), run_id=str(ti.run_id), task_id=str(ti.task_id),
                        map_index=int(getattr(ti, "map_index", -1) if ti.map_index is not None else -1),
                        try_number=int(ti.try_number), ti_id=str(ti.id),
