@@ -1,6 +1,8 @@
-"""Configuration read once, at the edge, from the environment (pydantic-settings).
+"""Configuration read once, at the edge, from the environment and `.env` (pydantic-settings).
 
-Every service and CLI command builds one of these and passes plain values down.
+Every CLI command builds one `Settings` and passes plain values down. The services' own models
+(`PersisterConfig`, `SchedulerConfig`, `ApiConfig`) read their tuning the same way; this module holds
+what is shared: where Kafka and PostgreSQL are, the token key, the local infrastructure.
 """
 
 from __future__ import annotations
@@ -10,6 +12,9 @@ from pathlib import Path
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from assetbus.consumers.settings import ENV_FILE, KafkaSettings
+from assetbus.producers.kafka import KafkaConnection
+
 DEFAULT_KAFKA_PORT = 19092
 DEFAULT_KAFKA_CONTROLLER_PORT = 19093
 DEFAULT_PG_PORT = 5432
@@ -18,7 +23,7 @@ DEFAULT_PG_PORT = 5432
 class InfraSettings(BaseSettings):
     """Where the local infrastructure lives and how it is started."""
 
-    model_config = SettingsConfigDict(env_prefix="ASSETBUS_", extra="ignore")
+    model_config = SettingsConfigDict(env_prefix="ASSETBUS_", env_file=ENV_FILE, extra="ignore")
 
     home: Path = Field(
         default=Path.home() / ".cache" / "assetbus",
@@ -39,7 +44,7 @@ class InfraSettings(BaseSettings):
 class ConnectionSettings(BaseSettings):
     """Where Kafka and PostgreSQL are. Unset means: the local infrastructure from `assetbus infra up`."""
 
-    model_config = SettingsConfigDict(extra="ignore")
+    model_config = SettingsConfigDict(env_file=ENV_FILE, extra="ignore")
 
     kafka_bootstrap_servers: str | None = Field(
         default=None, description="KAFKA_BOOTSTRAP_SERVERS; set it to use your own broker (nothing is started)."
@@ -74,7 +79,7 @@ def normalize_db_url(url: str) -> str:
 class SecuritySettings(BaseSettings):
     """Token signing key. Configuration only: never in the repo."""
 
-    model_config = SettingsConfigDict(env_prefix="ASSETBUS_", extra="ignore")
+    model_config = SettingsConfigDict(env_prefix="ASSETBUS_", env_file=ENV_FILE, extra="ignore")
 
     token_secret: str | None = Field(default=None, description="ASSETBUS_TOKEN_SECRET: HMAC key of emitter tokens.")
 
@@ -93,16 +98,13 @@ class SecuritySettings(BaseSettings):
 
 
 class ApiSettings(BaseSettings):
-    """The execution API: where it listens (`assetbus run api`) and where clients find it."""
+    """Where clients (the SDK's state client, examples) find the execution API. Where it listens is
+    `ApiConfig` (`ASSETBUS_API_HOST`, `ASSETBUS_API_PORT`)."""
 
-    model_config = SettingsConfigDict(env_prefix="ASSETBUS_API_", extra="ignore")
+    model_config = SettingsConfigDict(env_prefix="ASSETBUS_API_", env_file=ENV_FILE, extra="ignore")
 
-    host: str = Field(default="127.0.0.1", description="ASSETBUS_API_HOST: address `assetbus run api` binds.")
-    port: int = Field(default=8321, description="ASSETBUS_API_PORT: port `assetbus run api` listens on.")
     url: str = Field(default="http://127.0.0.1:8321",
                      description="ASSETBUS_API_URL: base URL clients (SDK, examples) use to reach the API.")
-    receipt_timeout_s: float = Field(default=10.0, description="ASSETBUS_API_RECEIPT_TIMEOUT_S: how long the "
-                                     "HTTP emit waits for the persister's receipt before answering 504.")
 
 
 class Settings:
@@ -112,10 +114,17 @@ class Settings:
         self.infra = InfraSettings()
         self.conn = ConnectionSettings()
         self.security = SecuritySettings()
+        self._kafka = KafkaSettings()
+
+    @property
+    def kafka(self) -> KafkaConnection:
+        """The Kafka connection: KAFKA_* settings, on the local broker unless KAFKA_BOOTSTRAP_SERVERS names one."""
+        servers = self.conn.kafka_bootstrap_servers or f"127.0.0.1:{self.infra.kafka_port}"
+        return KafkaConnection.model_validate({**self._kafka.model_dump(), "bootstrap_servers": servers})
 
     @property
     def bootstrap_servers(self) -> str:
-        return self.conn.bootstrap(self.infra)
+        return self.kafka.bootstrap
 
     @property
     def database_url(self) -> str:
@@ -133,7 +142,7 @@ class Settings:
 class AirflowSettings(BaseSettings):
     """Airflow's API server and the service account assetbus uses there (bridge, token checks, sync)."""
 
-    model_config = SettingsConfigDict(env_prefix="ASSETBUS_AIRFLOW_", extra="ignore")
+    model_config = SettingsConfigDict(env_prefix="ASSETBUS_AIRFLOW_", env_file=ENV_FILE, extra="ignore")
 
     url: str | None = Field(default=None, description="ASSETBUS_AIRFLOW_URL: Airflow's API server, "
                             "e.g. http://airflow:8080; unset turns the Airflow integration off.")

@@ -26,6 +26,7 @@ from sqlalchemy.engine import make_url
 from assetbus.benchmarks.conditions import conditions
 from assetbus.benchmarks.scrape import Histogram, free_port, scrape
 from assetbus.benchmarks.scratch import create_database, drop_database
+from assetbus.consumers.persister.config import PersisterConfig
 from assetbus.consumers.storage import count_events, create_engine, register_asset
 from assetbus.producers import source_of, task_token
 from assetbus.schemas import AssetRef, EmissionCommand, Topics
@@ -38,9 +39,9 @@ class BenchOptions:
     commands: int = 100_000
     size: int = 1024
     assets: int = 16
-    max_records: int = 4000
-    chunk_size: int = 1000
-    transactions_in_flight: int = 2
+    max_records: int = PersisterConfig.model_fields["max_records"].default
+    chunk_size: int = PersisterConfig.model_fields["chunk_size"].default
+    transactions_in_flight: int = PersisterConfig.model_fields["transactions_in_flight"].default
     timeout_s: float = 600.0
     keep: bool = False
     profile: Path | None = None

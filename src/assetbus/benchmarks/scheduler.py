@@ -42,6 +42,7 @@ from assetbus.consumers.scheduler import (
     LoadResult,
     sync_dags,
 )
+from assetbus.consumers.scheduler.config import SchedulerConfig
 from assetbus.consumers.scheduler.topics import create_readiness_topics
 from assetbus.consumers.storage import count_events, create_engine, register_asset
 from assetbus.producers import AsyncEmitter, task_token
@@ -61,7 +62,7 @@ class SchedulerBenchOptions:
     rate: int = 1_000
     seconds: float = 10.0
     warmup_s: float = 1.0
-    max_records: int = 2000
+    max_records: int = SchedulerConfig.model_fields["max_records"].default
     timeout_s: float = 300.0
 
 

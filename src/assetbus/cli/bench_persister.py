@@ -15,9 +15,10 @@ def persister(
     commands: Annotated[int, typer.Option(help="Commands pre-loaded on the emissions topic.")] = 100_000,
     size: Annotated[int, typer.Option(help="Approximate size of one command in bytes.")] = 1024,
     assets: Annotated[int, typer.Option(help="Registered assets the commands are spread over (topic keys).")] = 16,
-    max_records: Annotated[int, typer.Option(help="The persister's --max-records.")] = 4000,
-    chunk_size: Annotated[int, typer.Option(help="The persister's --chunk-size.")] = 1000,
-    transactions_in_flight: Annotated[int, typer.Option(help="The persister's --transactions-in-flight.")] = 2,
+    max_records: Annotated[int | None, typer.Option(help="The persister's --max-records (default: its own).")] = None,
+    chunk_size: Annotated[int | None, typer.Option(help="The persister's --chunk-size (default: its own).")] = None,
+    transactions_in_flight: Annotated[int | None, typer.Option(
+        help="The persister's --transactions-in-flight (default: its own).")] = None,
     timeout_s: Annotated[float, typer.Option(help="Give up after this many seconds.")] = 600.0,
     keep: Annotated[bool, typer.Option(help="Keep the benchmark's topics and database afterwards.")] = False,
     profile: Annotated[str | None, typer.Option(
@@ -31,9 +32,10 @@ def persister(
 
     if profile and importlib.util.find_spec("pyinstrument") is None:
         fail("--profile needs pyinstrument: .venv/bin/pip install pyinstrument")
-    options = BenchOptions(commands=commands, size=size, assets=assets, max_records=max_records,
-                           chunk_size=chunk_size, transactions_in_flight=transactions_in_flight,
-                           timeout_s=timeout_s, keep=keep, profile=Path(profile) if profile else None, db_tls=db_tls)
+    tuning = {"max_records": max_records, "chunk_size": chunk_size, "transactions_in_flight": transactions_in_flight}
+    options = BenchOptions(commands=commands, size=size, assets=assets, timeout_s=timeout_s, keep=keep,
+                           profile=Path(profile) if profile else None, db_tls=db_tls,
+                           **{name: value for name, value in tuning.items() if value is not None})
     try:
         report = run(run_benchmark(settings(), options))
     except RuntimeError as error:

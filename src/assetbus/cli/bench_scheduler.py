@@ -12,14 +12,14 @@ def scheduler(
     events: int = typer.Option(20_000, help="Events pre-loaded for the throughput run."),
     rate: int = typer.Option(1_000, help="Offered emissions per second for the latency run."),
     seconds: float = typer.Option(10.0, help="How long the latency run offers that rate."),
-    max_records: int = typer.Option(2000, help="The scheduler's --max-records."),
+    max_records: int | None = typer.Option(None, help="The scheduler's --max-records (default: its own)."),
     timeout_s: float = typer.Option(300.0, help="Give up after this many seconds."),
 ) -> None:
     """Scheduler throughput and end-to-end readiness latency, each on a fresh prefix and database."""
     from assetbus.benchmarks.scheduler import SchedulerBenchOptions, run_benchmark
 
-    options = SchedulerBenchOptions(events=events, rate=rate, seconds=seconds, max_records=max_records,
-                                    timeout_s=timeout_s)
+    options = SchedulerBenchOptions(events=events, rate=rate, seconds=seconds, timeout_s=timeout_s,
+                                    **({} if max_records is None else {"max_records": max_records}))
     try:
         report = run(run_benchmark(settings(), options))
     except RuntimeError as error:

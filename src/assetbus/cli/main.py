@@ -7,9 +7,13 @@ import typer
 from assetbus.cli import airflow, assets, bench, dags, database, demo, infra, replay, runs, services, tokens
 from assetbus.cli import registrations as registrations_cli
 from assetbus.cli import state as state_cli
+from assetbus.consumers.settings import ENV_FILE
 
 app = typer.Typer(help="assetbus: durable, exactly-once asset-readiness events over Kafka and PostgreSQL.",
-                  no_args_is_help=True, pretty_exceptions_enable=False)
+                  no_args_is_help=True, pretty_exceptions_enable=False,
+                  # every option can also be set as ASSETBUS_<COMMAND>_<SUBCOMMAND>_<OPTION> (the services'
+                  # options carry their settings' own names, e.g. ASSETBUS_PERSISTER_MAX_RECORDS)
+                  context_settings={"auto_envvar_prefix": "ASSETBUS"})
 app.add_typer(infra.app, name="infra")
 app.add_typer(services.app, name="run")
 app.add_typer(assets.app, name="assets")
@@ -26,4 +30,7 @@ app.command("demo")(demo.demo)
 
 
 def main() -> None:
+    from dotenv import load_dotenv
+
+    load_dotenv(ENV_FILE, override=False)  # the environment wins over .env, as in the settings models
     app()

@@ -121,7 +121,7 @@ async def test_malformed_emit_bodies_are_422_before_anything_is_sent(api_client:
 @pytest.fixture
 async def impatient_api(api_config: ApiConfig) -> AsyncIterator[httpx.AsyncClient]:
     """The API with a 1 s receipt timeout (and no persister running)."""
-    app: FastAPI = create_api(ApiConfig(**{**api_config.__dict__, "receipt_timeout_s": 1.0}))
+    app: FastAPI = create_api(api_config.replace(receipt_timeout_s=1.0))
     async with app.router.lifespan_context(app), httpx.AsyncClient(
             transport=httpx.ASGITransport(app=app), base_url="http://assetbus.test") as client:
         yield client

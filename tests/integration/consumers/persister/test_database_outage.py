@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import AsyncIterator
 
 import asyncpg
@@ -64,7 +63,7 @@ async def outage(infra: Settings, db_url: str) -> AsyncIterator[Outage]:
 
 
 def small_batches(config: PersisterConfig, **changes: object) -> PersisterConfig:
-    return dataclasses.replace(config, max_records=500, chunk_size=250, backoff_initial_s=0.1, backoff_max_s=0.5,
+    return config.replace(max_records=500, chunk_size=250, backoff_initial_s=0.1, backoff_max_s=0.5,
                                **changes)  # type: ignore[arg-type]
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -32,7 +31,7 @@ async def test_repeats_in_one_batch_and_across_batches_are_duplicates_of_the_fir
     # one partition (one key), all sent before the persister starts: one batch, several chunks of 3
     stream = [same_key[0], *unique[:5], same_key[1], resent, *unique[5:], same_key[2]]
     await produce(infra.bootstrap_servers, topics.emissions, encoded(stream))
-    config = dataclasses.replace(persister_config, chunk_size=3)
+    config = persister_config.replace(chunk_size=3)
     async with Persister(config) as persister:
         records = await read_topic(infra.bootstrap_servers, topics.receipts, lambda r: len(r) == len(stream))
 

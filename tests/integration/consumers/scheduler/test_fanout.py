@@ -136,13 +136,12 @@ async def test_an_unmappable_event_is_recorded_as_a_skip_and_the_scheduler_goes_
 
 async def test_reading_every_event_again_creates_no_run_twice(
         define_dags: Define, scheduler_config, emitter: AsyncEmitter, runs_of: RunsOf) -> None:  # type: ignore[no-untyped-def]
-    from dataclasses import replace
 
     await define_dags(ConsumerDag(dag_id="per_batch", schedule=AssetWait("orders")))
     await emit_all(emitter, ORDERS, [{"partition_key": f"b{i}", "dedupe_key": f"b{i}"} for i in range(10)])
     async with Scheduler(scheduler_config):
         await wait_runs(runs_of, "per_batch", 10)
-    again = replace(scheduler_config, group_id=scheduler_config.group_id + "-again")  # rereads from the start
+    again = scheduler_config.replace(group_id=scheduler_config.group_id + "-again")  # rereads from the start
     async with Scheduler(again) as second:
         await wait_for(lambda: _at_least(second, 10), what="the second scheduler to read every event")
     assert len(await runs_of("per_batch")) == 10

@@ -1,26 +1,36 @@
-"""What the execution API needs to run; built once at the edge (the CLI) and passed in."""
+"""What the execution API needs to run: one settings model (`ASSETBUS_API_*`, `.env`, or keywords).
+
+Built once at the edge (`assetbus run api`, tests) and passed in.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from pydantic import Field
 
 from assetbus.consumers.airflow.client import AirflowAccount
+from assetbus.consumers.settings import ServiceSettings, service_settings_config
 from assetbus.schemas import Topics
 
 
-@dataclass(frozen=True)
-class ApiConfig:
-    bootstrap_servers: str
-    database_url: str
-    token_secret: str = field(repr=False)
-    topics: Topics = field(default_factory=Topics)
-    receipt_timeout_s: float = 10.0
-    """How long `POST /execution/asset-events/emit` waits for the persister's receipt (then 504)."""
-    db_pool_size: int = 5
-    instance_id: str | None = None
-    """Key of this process's receipts on the reply topic; a random one per start by default."""
-    airflow: AirflowAccount | None = None
-    """Airflow's API server and the service account that checks attempts before `/execution/airflow/tokens`
-    mints a token; None turns that route off (501)."""
-    airflow_token_ttl_s: int = 3600
-    """Lifetime of the tokens minted for Airflow attempts (the SDK asks again before they expire)."""
+class ApiConfig(ServiceSettings):
+    """The API's settings; connection fields are given by the edge, the rest have defaults."""
+
+    model_config = service_settings_config("ASSETBUS_API_")
+
+    bootstrap_servers: str = Field(description="Kafka brokers (given by the edge from KAFKA_BOOTSTRAP_SERVERS).")
+    database_url: str = Field(description="SQLAlchemy URL of PostgreSQL (given by the edge from DATABASE_URL).")
+    token_secret: str = Field(repr=False, description="Key that verifies tokens (given by the edge).")
+    topics: Topics = Field(default_factory=Topics, description="Topic names (prefix from ASSETBUS_TOPIC_PREFIX).")
+    host: str = Field(default="127.0.0.1", description="Address `assetbus run api` binds.")
+    port: int = Field(default=8321, ge=0, le=65535, description="Port `assetbus run api` listens on.")
+    receipt_timeout_s: float = Field(default=10.0, gt=0, description="How long the HTTP emit waits for the "
+                                     "persister's receipt before answering 504.")
+    db_pool_size: int = Field(default=5, ge=1, description="Database connections kept by the API.")
+    instance_id: str | None = Field(default=None, description="Key of this process's receipts on the reply topic; "
+                                    "a random one per start by default.")
+    airflow: AirflowAccount | None = Field(default=None, repr=False, description="Airflow's API server and the "
+                                           "service account that checks attempts before `/execution/airflow/tokens` "
+                                           "mints a token (given by the edge from ASSETBUS_AIRFLOW_*); None turns "
+                                           "that route off (501).")
+    airflow_token_ttl_s: int = Field(default=3600, ge=60, description="Lifetime of the tokens minted for Airflow "
+                                     "attempts (the SDK asks again before they expire).")

@@ -134,8 +134,8 @@ class Persister:
         transactions run at once; each chunk is published as soon as it is stored, in order.
         """
         assert self.publisher is not None, "call start() first"
-        size = max(1, self.config.chunk_size)
-        depth = max(1, self.config.transactions_in_flight)
+        size = self.config.chunk_size
+        depth = self.config.transactions_in_flight
         total = BatchResult()
         published: set[int] = set()
         scopes: set[tuple[str, str, str]] = set()

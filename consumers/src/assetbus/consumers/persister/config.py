@@ -1,45 +1,63 @@
-"""What the persister needs to run; built once at the edge (the CLI) and passed in."""
+"""What the persister needs to run: one settings model (`ASSETBUS_PERSISTER_*`, `.env`, or keywords).
+
+Built once at the edge (`assetbus run persister`, the demo, tests) and passed in.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from pydantic import Field, model_validator
 
+from assetbus.consumers.settings import ServiceSettings, service_settings_config
 from assetbus.schemas import Topics
 
 
-@dataclass(frozen=True)
-class PersisterConfig:
-    bootstrap_servers: str
-    database_url: str
-    token_secret: str = field(repr=False)
-    topics: Topics = field(default_factory=Topics)
-    group_id: str = "assetbus-persister"
-    max_records: int = 4000
-    """Largest batch taken from Kafka; its offsets are committed together."""
-    chunk_size: int = 1000
-    """Records per database transaction; the chunks of a batch are pipelined (check the next ones
-    while earlier ones are in their transactions, publish each as soon as it is stored)."""
-    transactions_in_flight: int = 2
-    """Chunks of a batch in their transactions at once (one connection each). Chunks that repeat a
-    dedupe key of an earlier chunk wait for it, so the earlier record is still the one accepted."""
-    batch_timeout_ms: int = 50
-    fetch_max_wait_ms: int = 50
-    """The broker's long-poll limit per fetch. aiokafka keeps one fetch in flight per broker; with the
-    500 ms default, a long poll on idle partitions (emissions are keyed by asset) holds back the busy one."""
-    backoff_initial_s: float = 0.2
-    backoff_max_s: float = 5.0
-    session_timeout_ms: int = 10_000
-    """How long the group waits for a silent (killed) member before giving its partitions away."""
-    heartbeat_interval_ms: int = 3_000
-    max_poll_interval_ms: int = 10 * 60 * 1000
-    """A batch stuck longer than this (the database is down) makes the process leave the group; its
-    partitions go to another member and the stuck batch is redelivered, never committed by us."""
-    rebalance_timeout_ms: int = 30_000
-    revoke_wait_s: float = 15.0
-    """On a rebalance, how long to let the batch in flight finish (and commit) before giving up its
-    partitions; keep it below `rebalance_timeout_ms`."""
-    max_partition_fetch_bytes: int = 4 * 1024 * 1024
-    producer_linger_ms: int = 5
-    metrics_port: int | None = None
-    """Serve Prometheus metrics on this port (`/metrics`); None: no endpoint (metrics still counted)."""
-    metrics_host: str = "0.0.0.0"
+class PersisterConfig(ServiceSettings):
+    """The persister's settings; connection fields are given by the edge, the rest have defaults."""
+
+    model_config = service_settings_config("ASSETBUS_PERSISTER_")
+
+    bootstrap_servers: str = Field(description="Kafka brokers (given by the edge from KAFKA_BOOTSTRAP_SERVERS).")
+    database_url: str = Field(description="SQLAlchemy URL of PostgreSQL (given by the edge from DATABASE_URL).")
+    token_secret: str = Field(repr=False, description="Key that verifies emitter tokens (given by the edge).")
+    topics: Topics = Field(default_factory=Topics, description="Topic names (prefix from ASSETBUS_TOPIC_PREFIX).")
+    group_id: str = Field(default="assetbus-persister", min_length=1,
+                          description="Consumer group shared by persister processes. A new group re-reads the "
+                          "emissions topic from the start.")
+    max_records: int = Field(default=4000, ge=1,
+                             description="Largest batch taken from Kafka; its offsets are committed together.")
+    chunk_size: int = Field(default=1000, ge=1, description="Records per database transaction; the chunks of a "
+                            "batch are pipelined (each published as soon as it is stored).")
+    transactions_in_flight: int = Field(default=2, ge=1, description="Chunks of a batch in their transactions at "
+                                        "once (one connection each); a chunk repeating an earlier chunk's dedupe "
+                                        "key waits for it.")
+    batch_timeout_ms: int = Field(default=50, ge=0, description="How long to wait to fill a batch.")
+    fetch_max_wait_ms: int = Field(default=50, ge=0, description="The broker's long-poll limit per fetch; kept short "
+                                   "so a long poll on idle partitions does not hold back the busy one.")
+    backoff_initial_s: float = Field(default=0.2, gt=0, description="First wait while the database is away.")
+    backoff_max_s: float = Field(default=5.0, gt=0, description="Longest wait while the database is away.")
+    session_timeout_ms: int = Field(default=10_000, ge=6_000, description="How soon the group gives a killed "
+                                    "member's partitions away (the broker's minimum is 6000).")
+    heartbeat_interval_ms: int = Field(default=3_000, ge=100, description="Heartbeats to the group coordinator.")
+    max_poll_interval_ms: int = Field(default=10 * 60 * 1000, ge=1_000, description="A batch stuck longer "
+                                      "(database down) makes this process leave the group; the batch is "
+                                      "redelivered, never committed by us.")
+    rebalance_timeout_ms: int = Field(default=30_000, ge=1_000, description="How long the group waits for members "
+                                      "to rejoin during a rebalance.")
+    revoke_wait_s: float = Field(default=15.0, gt=0, description="On a rebalance, how long the batch in flight may "
+                                 "finish (and commit) before its partitions are given up.")
+    max_partition_fetch_bytes: int = Field(default=4 * 1024 * 1024, ge=1024,
+                                           description="Largest fetch per partition.")
+    producer_linger_ms: int = Field(default=5, ge=0, description="How long receipts and events wait to be batched.")
+    metrics_port: int | None = Field(default=None, ge=0, le=65535, description="Serve Prometheus metrics on this "
+                                     "port at /metrics (0: any free port); unset: no endpoint.")
+    metrics_host: str = Field(default="0.0.0.0", description="Address the metrics endpoint binds to.")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> PersisterConfig:
+        if self.backoff_max_s < self.backoff_initial_s:
+            raise ValueError("backoff_max_s must not be below backoff_initial_s")
+        if self.heartbeat_interval_ms >= self.session_timeout_ms:
+            raise ValueError("heartbeat_interval_ms must be below session_timeout_ms")
+        if self.revoke_wait_s * 1000 >= self.rebalance_timeout_ms:
+            raise ValueError("revoke_wait_s must be below rebalance_timeout_ms")
+        return self

@@ -1,30 +1,46 @@
-"""What the scheduler needs to run; built once at the edge (the CLI) and passed in."""
+"""What the scheduler needs to run: one settings model (`ASSETBUS_SCHEDULER_*`, `.env`, or keywords).
+
+Built once at the edge (`assetbus run scheduler`, the demo, tests) and passed in.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from pydantic import Field, model_validator
 
 from assetbus.consumers.scheduler.topics import READINESS_PARTITIONS
+from assetbus.consumers.settings import ServiceSettings, service_settings_config
 from assetbus.schemas import Topics
 
 
-@dataclass(frozen=True)
-class SchedulerConfig:
-    bootstrap_servers: str
-    database_url: str
-    topics: Topics = field(default_factory=Topics)
-    group_id: str = "assetbus-scheduler"
-    max_records: int = 2000
-    batch_timeout_ms: int = 20
-    fetch_max_wait_ms: int = 50
-    """The broker's long-poll limit per fetch. Kept short: aiokafka fetches the partitions without buffered
-    records on their own while a batch is applied, and the hot partition (asset events are keyed by asset) can
-    only be fetched again once that long poll on the idle ones returns (aiokafka's default 500 ms stalled it)."""
-    readiness_partitions: int = READINESS_PARTITIONS
-    republish_interval_s: float = 5.0
-    """How often unpublished runs (a crash after the commit, a replay) are looked for, besides after each batch."""
-    session_timeout_ms: int = 10_000
-    """How long the group waits for a silent (killed) member before giving its partitions away (min 6000)."""
-    heartbeat_interval_ms: int = 2_000
-    backoff_initial_s: float = 0.2
-    backoff_max_s: float = 5.0
+class SchedulerConfig(ServiceSettings):
+    """The scheduler's settings; connection fields are given by the edge, the rest have defaults."""
+
+    model_config = service_settings_config("ASSETBUS_SCHEDULER_")
+
+    bootstrap_servers: str = Field(description="Kafka brokers (given by the edge from KAFKA_BOOTSTRAP_SERVERS).")
+    database_url: str = Field(description="SQLAlchemy URL of PostgreSQL (given by the edge from DATABASE_URL).")
+    topics: Topics = Field(default_factory=Topics, description="Topic names (prefix from ASSETBUS_TOPIC_PREFIX).")
+    group_id: str = Field(default="assetbus-scheduler", min_length=1,
+                          description="Consumer group shared by scheduler processes.")
+    max_records: int = Field(default=2000, ge=1, description="Largest batch of asset events applied in one "
+                             "transaction.")
+    batch_timeout_ms: int = Field(default=20, ge=0, description="How long to wait to fill a batch.")
+    fetch_max_wait_ms: int = Field(default=50, ge=0, description="The broker's long-poll limit per fetch; kept short "
+                                   "so the hot partition is not held back by a long poll on the idle ones.")
+    readiness_partitions: int = Field(default=READINESS_PARTITIONS, ge=1,
+                                      description="Partitions of each readiness topic the scheduler creates.")
+    republish_interval_s: float = Field(default=5.0, gt=0, description="How often unpublished runs (a crash after "
+                                        "the commit, a replay) are looked for, besides after each batch.")
+    session_timeout_ms: int = Field(default=10_000, ge=6_000, description="How soon the group gives a killed "
+                                    "member's partitions away (the broker's minimum is 6000).")
+    heartbeat_interval_ms: int = Field(default=2_000, ge=100, description="Heartbeats to the group coordinator.")
+    backoff_initial_s: float = Field(default=0.2, gt=0, description="First wait while the database is away.")
+    backoff_max_s: float = Field(default=5.0, gt=0, description="Longest wait while the database is away.")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> SchedulerConfig:
+        if self.backoff_max_s < self.backoff_initial_s:
+            raise ValueError("backoff_max_s must not be below backoff_initial_s")
+        if self.heartbeat_interval_ms >= self.session_timeout_ms:
+            raise ValueError("heartbeat_interval_ms must be below session_timeout_ms")
+        return self

@@ -1,0 +1,96 @@
+"""CLI options made from settings models, so that each option, its help and its default are written once.
+
+`@settings_options(PersisterConfig, LogSettings, skip=CONNECTION)` gives a typer command one option per
+field (`max_records` → `--max-records`), with the field's description as help and the model's own
+environment variable (`ASSETBUS_PERSISTER_MAX_RECORDS`). The CLI loads `.env` into the environment at
+start, so an option comes from the command line, else the environment, else `.env`, else the field's
+default; a value that is nowhere given is not passed at all and the model keeps its default.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable, Collection, Mapping
+from typing import Any, Literal, NoReturn, TypeVar, cast
+
+import typer
+from pydantic import Field, ValidationError
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from assetbus.consumers.settings import ENV_FILE
+
+__all__ = ["CONNECTION", "LogSettings", "build", "settings_options"]
+
+M = TypeVar("M", bound=BaseSettings)
+
+CONNECTION = frozenset({"bootstrap_servers", "kafka", "database_url", "token_secret", "topics"})
+"""Fields every service model takes from the shared `assetbus.settings.Settings`, not from options."""
+
+
+class LogSettings(BaseSettings):
+    """How a service logs (`ASSETBUS_LOG_LEVEL`, `ASSETBUS_LOG_FORMAT`)."""
+
+    model_config = SettingsConfigDict(env_prefix="ASSETBUS_", env_file=ENV_FILE, extra="ignore", frozen=True)
+
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(default="INFO", description="Logging level.")
+    log_format: Literal["kv", "json"] = Field(default="kv", description="Log lines as `kv` (key=value) or `json`.")
+
+
+def _env_name(model: type[BaseSettings], field: str) -> str:
+    return f"{model.model_config.get('env_prefix') or ''}{field}".upper()
+
+
+def _help(model: type[BaseSettings], name: str) -> str:
+    field = model.model_fields[name]
+    default = field.get_default(call_default_factory=False)
+    shown = "unset" if default is None else str(default)
+    return f"{field.description or ''} (default: {shown})"
+
+
+def settings_options(*models: type[BaseSettings], skip: Collection[str] = CONNECTION
+                     ) -> Callable[[Callable[[dict[str, Any]], None]], Callable[..., None]]:
+    """Decorate `command(options)`: `options` holds only the values given on the command line."""
+    owners: dict[str, type[BaseSettings]] = {}
+    for model in models:
+        for name in model.model_fields:
+            if name not in skip:
+                owners.setdefault(name, model)
+
+    def decorate(command: Callable[[dict[str, Any]], None]) -> Callable[..., None]:
+        parameters = [
+            inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY,
+                              annotation=cast(Any, model.model_fields[name].annotation) | None,
+                              default=typer.Option(None, help=_help(model, name), show_default=False,
+                                                   envvar=_env_name(model, name), show_envvar=True))
+            for name, model in owners.items()
+        ]
+
+        @functools.wraps(command)
+        def wrapper(**values: Any) -> None:
+            command({name: value for name, value in values.items() if value is not None})
+
+        wrapper.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+        del wrapper.__wrapped__  # typer must read the signature above, not the command's
+        return wrapper
+
+    return decorate
+
+
+def build(model: type[M], options: Mapping[str, Any], **given: Any) -> M:
+    """`model` from `given` (connection values) and the options it owns; invalid values exit with one line."""
+    mine = {name: value for name, value in options.items() if name in model.model_fields}
+    try:
+        return model(**given, **mine)
+    except ValidationError as error:
+        _invalid(model, error)
+
+
+def _invalid(model: type[BaseSettings], error: ValidationError) -> NoReturn:
+    from assetbus.cli.common import fail
+
+    problems = "; ".join(
+        f"{'.'.join(str(p) for p in e['loc']) or 'settings'} ({_env_name(model, str(e['loc'][0])) if e['loc'] else ''})"
+        f": {e['msg']}" for e in error.errors()
+    )
+    fail(f"invalid settings: {problems}", code=2)
