@@ -71,7 +71,7 @@ def test_emitting_while_a_dag_file_is_parsed_is_refused(airflow_api: AirflowApi)
 
 def test_token_endpoint_refuses_an_attempt_airflow_does_not_vouch_for(airflow_stack: AirflowStack,
                                                                        failed_run: str) -> None:
-    url = f"{airflow_stack.api_url}/execution/airflow/tokens"
+    url = f"{airflow_stack.api_url}/airflow/tokens"
     forged = httpx.post(url, json={"dag_id": DAG, "run_id": failed_run, "task_id": "ingest", "try_number": 2,
                                    "ti_id": str(uuid.uuid4())})
     assert forged.status_code == 403 and forged.json()["code"] == "attempt_not_running"

@@ -29,7 +29,7 @@ class ApiConfig(ServiceSettings):
     instance_id: str | None = Field(default=None, description="Key of this process's receipts on the reply topic; "
                                     "a random one per start by default.")
     airflow: AirflowAccount | None = Field(default=None, repr=False, description="Airflow's API server and the "
-                                           "service account that checks attempts before `/execution/airflow/tokens` "
+                                           "service account that checks attempts before `/airflow/tokens` "
                                            "mints a token (given by the edge from ASSETBUS_AIRFLOW_*); None turns "
                                            "that route off (501).")
     airflow_token_ttl_s: int = Field(default=3600, ge=60, description="Lifetime of the tokens minted for Airflow "

@@ -21,7 +21,7 @@ from assetbus.producers.errors import EmitterError
 
 ENV_API_URL = "ASSETBUS_API_URL"
 DEFAULT_API_URL = "http://127.0.0.1:8321"
-ROUTE = "/execution/airflow/tokens"
+ROUTE = "/airflow/tokens"
 RENEW_BEFORE_S = 120.0
 RETRIES = 5
 

@@ -1,4 +1,6 @@
-"""`POST /execution/airflow/tokens`: a short-lived emitter token for a running Airflow task attempt or DAG run.
+"""`POST /airflow/tokens`: a short-lived emitter token for a running Airflow task attempt or DAG run.
+
+It lives outside `/execution/` (whose routes need a task token): it is how a task gets one.
 
 Task code never holds a signing key. A task names its own attempt and its task instance UUID;
 the API asks Airflow's REST API (as its service account) whether that task instance is running
@@ -24,7 +26,7 @@ from assetbus.consumers.api.config import ApiConfig
 from assetbus.consumers.api.errors import ApiError, ApiErrorCode, responses
 from assetbus.consumers.api.versioning import version_header
 
-router = APIRouter(prefix="/execution/airflow", tags=["airflow"], dependencies=[Depends(version_header)])
+router = APIRouter(prefix="/airflow", tags=["airflow"], dependencies=[Depends(version_header)])
 
 
 class AirflowTokenRequest(BaseModel):
