@@ -7,6 +7,7 @@ Each command's options are the fields of the service's settings model (see `asse
 from __future__ import annotations
 
 import gc
+import logging
 from typing import Annotated, Any
 
 import typer
@@ -89,6 +90,7 @@ def airflow_bridge(
 ) -> None:
     """Turn each readiness signal of these DAGs into exactly one Airflow DAG run, and bring its outcome back."""
     setup_logging(log_level)
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per Airflow request otherwise
     s = settings()
     config = BridgeConfig(bootstrap_servers=s.bootstrap_servers, database_url=s.database_url,
                           airflow=airflow_account(airflow_url), dag_ids=tuple(dag),

@@ -31,6 +31,6 @@ class ApiConfig(ServiceSettings):
     airflow: AirflowAccount | None = Field(default=None, repr=False, description="Airflow's API server and the "
                                            "service account that checks attempts before `/airflow/tokens` "
                                            "mints a token (given by the edge from ASSETBUS_AIRFLOW_*); None turns "
-                                           "that route off (501).")
+                                           "that route off (404 airflow_not_configured).")
     airflow_token_ttl_s: int = Field(default=3600, ge=60, description="Lifetime of the tokens minted for Airflow "
                                      "attempts (the SDK asks again before they expire).")

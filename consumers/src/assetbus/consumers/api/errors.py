@@ -139,7 +139,6 @@ _DESCRIPTIONS = {
     403: "The token may not touch this task instance or asset, or lacks the scope.",
     404: "Unknown key (or asset), with the reason.",
     412: "Compare-and-set failed: the stored version is not the expected one.",
-    501: "Not configured on this server.",
     413: "The value (or body) is larger than the limit.",
     422: "Malformed input.",
     503: "The database (or broker) is unavailable; retry.",

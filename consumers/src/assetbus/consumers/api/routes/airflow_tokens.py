@@ -63,7 +63,7 @@ class AirflowTokenOut(BaseModel):
 async def airflow_of(request: Request) -> AirflowClient:
     client: AirflowClient | None = request.app.state.airflow
     if client is None:
-        raise ApiError(501, ApiErrorCode.AIRFLOW_NOT_CONFIGURED,
+        raise ApiError(404, ApiErrorCode.AIRFLOW_NOT_CONFIGURED,
                        "this API has no Airflow account configured (ASSETBUS_AIRFLOW_URL and its credentials)")
     return client
 
@@ -71,7 +71,7 @@ async def airflow_of(request: Request) -> AirflowClient:
 async def minter_of(request: Request) -> Minter:
     minter: Minter | None = request.app.state.minter
     if minter is None:
-        raise ApiError(501, ApiErrorCode.AIRFLOW_NOT_CONFIGURED, "this API was started without a token minter")
+        raise ApiError(404, ApiErrorCode.AIRFLOW_NOT_CONFIGURED, "this API was started without a token minter")
     return minter
 
 
@@ -80,7 +80,7 @@ async def config_of(request: Request) -> ApiConfig:
     return config
 
 
-@router.post("/tokens", response_model=AirflowTokenOut, responses=responses(403, 503),
+@router.post("/tokens", response_model=AirflowTokenOut, responses=responses(403, 404, 503),
              summary="Mint an emitter token for a running Airflow task attempt or DAG run")
 async def mint(body: AirflowTokenRequest, airflow: Annotated[AirflowClient, Depends(airflow_of)],
                config: Annotated[ApiConfig, Depends(config_of)],
