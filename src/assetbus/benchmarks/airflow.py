@@ -16,7 +16,9 @@ import argparse
 import asyncio
 import json
 import shutil
+import signal
 import statistics
+import sys
 import tempfile
 import time
 import uuid
@@ -176,6 +178,7 @@ def main() -> None:
     parser.add_argument("--latency-samples", type=int, default=60)
     parser.add_argument("--burst", type=int, default=200)
     parser.add_argument("--native-samples", type=int, default=20)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # stop the stack on SIGTERM too
     print(json.dumps(asyncio.run(measure(parser.parse_args())), indent=2))
 
 

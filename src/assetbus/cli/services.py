@@ -86,6 +86,7 @@ def airflow_bridge(
                                            "ASSETBUS_AIRFLOW_URL); the account is ASSETBUS_AIRFLOW_USERNAME/PASSWORD."),
     group_id: str = typer.Option("assetbus-airflow-bridge", help="Consumer group of the bridge processes."),
     poll_interval_s: float = typer.Option(2.0, help="How often the outcomes of open Airflow runs are read."),
+    concurrency: int = typer.Option(8, min=1, help="Signals handled at once (Airflow requests in flight)."),
     log_level: str = typer.Option("INFO", help="Logging level."),
 ) -> None:
     """Turn each readiness signal of these DAGs into exactly one Airflow DAG run, and bring its outcome back."""
@@ -94,7 +95,8 @@ def airflow_bridge(
     s = settings()
     config = BridgeConfig(bootstrap_servers=s.bootstrap_servers, database_url=s.database_url,
                           airflow=airflow_account(airflow_url), dag_ids=tuple(dag),
-                          topics=Topics(prefix=s.topic_prefix), group_id=group_id, poll_interval_s=poll_interval_s)
+                          topics=Topics(prefix=s.topic_prefix), group_id=group_id, poll_interval_s=poll_interval_s,
+                          concurrency=concurrency)
 
     async def serve() -> None:
         async with AirflowBridge(config) as bridge:

@@ -14,7 +14,9 @@ import asyncio
 import contextlib
 import logging
 from dataclasses import dataclass, field
+from typing import Any
 
+from aiokafka import TopicPartition
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from assetbus.consumers.airflow.client import AirflowAccount, AirflowClient
@@ -43,6 +45,9 @@ class BridgeConfig:
     """How often the outcomes of open Airflow runs are read."""
     backoff_initial_s: float = 0.5
     backoff_max_s: float = 30.0
+    concurrency: int = 8
+    """Signals of one fetched batch handled at once (each is another run); the batch's offsets are
+    committed when all of them have their Airflow run."""
 
 
 class BridgeLedger(DatabaseLedger):
@@ -51,6 +56,29 @@ class BridgeLedger(DatabaseLedger):
     async def finish(self, run_id: str, status: RunStatus, detail: str | None = None) -> None:
         if status is not RunStatus.SUCCESS:
             await super().finish(run_id, status, detail)
+
+
+class BatchSubscriber(ReadinessSubscriber):
+    """A readiness subscriber that handles the signals of a fetched batch concurrently, then commits.
+
+    Safe because each signal is its own run and run creation is idempotent: a crash mid-batch
+    redelivers the batch, and the runs that exist already are met again, not created twice.
+    """
+
+    def __init__(self, *args: Any, concurrency: int, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._gate = asyncio.Semaphore(concurrency)
+
+    async def _one(self, value: bytes | None) -> None:
+        async with self._gate:
+            await self.handle(value)
+
+    async def _run(self) -> None:
+        while True:
+            batches = await self._consumer.getmany(timeout_ms=500, max_records=self._max_records)
+            for tp, records in batches.items():
+                await asyncio.gather(*(self._one(record.value) for record in records))
+                await self._consumer.commit({TopicPartition(tp.topic, tp.partition): records[-1].offset + 1})
 
 
 class AirflowBridge:
@@ -66,13 +94,13 @@ class AirflowBridge:
         self.created = 0
         """Airflow runs this process created (existing ones met on redelivery not counted)."""
         self.subscribers = [
-            ReadinessSubscriber(config.bootstrap_servers, dag_id, self.handle, group_id=config.group_id,
-                                ledger=BridgeLedger(engine=self._engine), topics=config.topics,
-                                consumer_name=CONSUMER)
+            BatchSubscriber(config.bootstrap_servers, dag_id, self.handle, group_id=config.group_id,
+                            ledger=BridgeLedger(engine=self._engine), topics=config.topics,
+                            consumer_name=CONSUMER, concurrency=config.concurrency)
             for dag_id in config.dag_ids
         ]
         self.poller = OutcomePoller(self._airflow, self._engine, config.dag_ids, interval_s=config.poll_interval_s)
-        self._started: list[ReadinessSubscriber] = []
+        self._started: list[BatchSubscriber] = []
 
     async def start(self) -> None:
         try:

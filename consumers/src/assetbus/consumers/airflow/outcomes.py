@@ -6,22 +6,19 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from urllib.parse import quote
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from assetbus.consumers.airflow.client import AirflowClient
-from assetbus.consumers.airflow.dagruns import FINAL_STATES, run_state
-from assetbus.consumers.airflow.errors import AirflowError, AirflowNotFound
+from assetbus.consumers.airflow.dagruns import FINAL_STATES, RUN_ID_PREFIX
+from assetbus.consumers.airflow.errors import AirflowError
 from assetbus.consumers.errors import StorageUnavailable
 from assetbus.consumers.storage import translated
 from assetbus.consumers.storage.external_runs import OpenExternalRun, open_external_runs, update_external_state
-from assetbus.consumers.storage.runs import RunStatus
 
 log = logging.getLogger("assetbus.airflow.outcomes")
-
-CONCURRENCY = 8
-"""Airflow API calls in flight at once while polling."""
-
 
 class OutcomePoller:
     """Every `interval_s`, reads Airflow's state of each open bridged run and records it. start()/stop()."""
@@ -58,31 +55,40 @@ class OutcomePoller:
             await asyncio.sleep(self.interval_s)
 
     async def poll_once(self) -> int:
-        """One pass over the open runs; returns how many finished."""
+        """One pass over the open runs; returns how many finished.
+
+        Per DAG, one paged list call for the runs that ended since the oldest open run started, and
+        one for the running ones: the cost follows the number of DAGs, not of open runs.
+        """
         async with translated(), self._engine.connect() as conn:
             open_runs = await open_external_runs(conn, self._dag_ids)
-        gate = asyncio.Semaphore(CONCURRENCY)
-
-        async def one(run: OpenExternalRun) -> bool:
-            async with gate:
-                return await self._refresh(run)
-
-        done = sum(await asyncio.gather(*(one(run) for run in open_runs)))
+        by_dag: dict[str, list[OpenExternalRun]] = {}
+        for run in open_runs:
+            by_dag.setdefault(run.dag_id, []).append(run)
+        done = 0
+        for dag_id, runs in by_dag.items():
+            states = await self._states(dag_id, runs)
+            for run in runs:
+                state = states.get(run.external_run_id)
+                if state is None or state == run.external_state:
+                    continue
+                outcome = FINAL_STATES.get(state)
+                detail = f"Airflow run {run.external_run_id}: {state}" if outcome else None
+                async with translated(), self._engine.begin() as conn:
+                    await update_external_state(conn, run.run_id, state, outcome, detail)
+                done += outcome is not None
         self.finished += done
         return done
 
-    async def _refresh(self, run: OpenExternalRun) -> bool:
-        outcome: RunStatus | None
-        detail: str | None
-        try:
-            state = await run_state(self._airflow, run.dag_id, run.external_run_id)
-        except AirflowNotFound:
-            state, outcome, detail = "deleted", RunStatus.FAILED, "the Airflow run was deleted"
-        else:
-            outcome = FINAL_STATES.get(state)
-            detail = f"Airflow run {run.external_run_id}: {state}" if outcome else None
-        if outcome is None and state == run.external_state:
-            return False
-        async with translated(), self._engine.begin() as conn:
-            await update_external_state(conn, run.run_id, state, outcome, detail)
-        return outcome is not None
+    async def _states(self, dag_id: str, runs: list[OpenExternalRun]) -> dict[str, str]:
+        """Airflow's state of the bridged runs of one DAG that are running or have ended."""
+        starts = [run.started_at for run in runs if run.started_at is not None]
+        since = (min(starts) if starts else datetime.now(UTC)) - timedelta(minutes=5)
+        found: dict[str, str] = {}
+        for params in ({"state": ["success", "failed"], "end_date_gte": since.isoformat()}, {"state": ["running"]}):
+            for item in await self._airflow.pages(f"/dags/{quote(dag_id, safe='')}/dagRuns", "dag_runs",
+                                                  params=params):
+                run_id = str(item.get("dag_run_id", ""))
+                if run_id.startswith(RUN_ID_PREFIX):
+                    found[run_id] = str(item.get("state"))
+        return found

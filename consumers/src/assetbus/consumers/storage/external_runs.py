@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -22,6 +23,7 @@ class OpenExternalRun:
     dag_id: str
     external_run_id: str
     external_state: str | None
+    started_at: datetime | None
 
 
 async def record_external_run(conn: AsyncConnection, run_id: str, external_run_id: str, external_state: str,
@@ -34,15 +36,16 @@ async def record_external_run(conn: AsyncConnection, run_id: str, external_run_i
     return rows.one_or_none() is not None
 
 
-async def open_external_runs(conn: AsyncConnection, dag_ids: Sequence[str], limit: int = 500) -> list[OpenExternalRun]:
+async def open_external_runs(conn: AsyncConnection, dag_ids: Sequence[str], limit: int = 5000) -> list[OpenExternalRun]:
     """Runs of these DAGs started in the orchestrator whose outcome has not come back yet, oldest first."""
     if not dag_ids:
         return []
     rows = await conn.execute(text(
-        "SELECT run_id, dag_id, external_run_id, external_state FROM consumer_runs "
+        "SELECT run_id, dag_id, external_run_id, external_state, started_at FROM consumer_runs "
         "WHERE external_run_id IS NOT NULL AND status = 'running' AND dag_id = ANY(CAST(:dags AS text[])) "
         "ORDER BY dag_id, id LIMIT :limit"), {"dags": list(dag_ids), "limit": limit})
-    return [OpenExternalRun(row.run_id, row.dag_id, row.external_run_id, row.external_state) for row in rows]
+    return [OpenExternalRun(row.run_id, row.dag_id, row.external_run_id, row.external_state, row.started_at)
+            for row in rows]
 
 
 async def update_external_state(conn: AsyncConnection, run_id: str, external_state: str,
