@@ -86,7 +86,8 @@ def airflow_bridge(
                                            "ASSETBUS_AIRFLOW_URL); the account is ASSETBUS_AIRFLOW_USERNAME/PASSWORD."),
     group_id: str = typer.Option("assetbus-airflow-bridge", help="Consumer group of the bridge processes."),
     poll_interval_s: float = typer.Option(2.0, help="How often the outcomes of open Airflow runs are read."),
-    concurrency: int = typer.Option(8, min=1, help="Signals handled at once (Airflow requests in flight)."),
+    concurrency: int = typer.Option(1, min=1, help="Signals handled at once (Airflow requests in flight); keep 1 "
+                                    "for an Airflow on SQLite."),
     log_level: str = typer.Option("INFO", help="Logging level."),
 ) -> None:
     """Turn each readiness signal of these DAGs into exactly one Airflow DAG run, and bring its outcome back."""

@@ -45,9 +45,10 @@ class BridgeConfig:
     """How often the outcomes of open Airflow runs are read."""
     backoff_initial_s: float = 0.5
     backoff_max_s: float = 30.0
-    concurrency: int = 8
+    concurrency: int = 1
     """Signals of one fetched batch handled at once (each is another run); the batch's offsets are
-    committed when all of them have their Airflow run."""
+    committed when all of them have their Airflow run. Keep 1 for an Airflow on SQLite, whose API
+    server serialises writes (8 at once timed out there); raise it for Airflow on PostgreSQL."""
 
 
 class BridgeLedger(DatabaseLedger):
