@@ -67,7 +67,9 @@ class AirflowStack:
         return done.stdout
 
     def service(self, name: str, *args: str, **env: str) -> subprocess.Popen[bytes]:
-        """Start `assetbus run ARGS` as the service `name` (its log in home/NAME.log)."""
+        """Start `assetbus run ARGS` as the service `name` (its log in home/NAME.log); one of that name
+        still running is stopped first."""
+        self.stop_service(name)
         self.home.mkdir(parents=True, exist_ok=True)
         log = (self.home / f"{name}.log").open("ab")
         process = subprocess.Popen([str(CLI), "run", *args], env=self.env(**env), stdout=log, stderr=log,

@@ -15,6 +15,8 @@ from assetbus.producers import AsyncEmitter, task_token
 from assetbus.schemas import AssetRef, Receipt, Topics
 
 ORDERS = AssetRef(name="airflow_demo.orders", uri="s3://example/orders")
+REPLICA_FEED = AssetRef(name="airflow_demo.replica_feed", uri="s3://example/replica_feed")
+"""The asset only the tests' orders_replica DAG waits for (so its tests start no runs of the examples)."""
 HOURLY_CLICKS = AssetRef(name="airflow_demo.hourly_clicks", uri="s3://example/clicks/hourly")
 
 

@@ -16,7 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from assetbus.infra.airflow_stack import AirflowStack
 from tests.helpers import wait_for
 from tests.integration.airflow.airflow_api import AirflowApi
-from tests.integration.airflow.support import ORDERS, emit_partitions, runs_of
+from tests.integration.airflow.support import REPLICA_FEED, emit_partitions, runs_of
 
 DAG = "orders_replica"
 
@@ -34,21 +34,21 @@ def bridge(stack: AirflowStack, **env: str) -> None:
 async def test_kill_9_of_the_bridge_mid_stream_still_gives_one_airflow_run_per_partition(
         paused: None, airflow_stack: AirflowStack, airflow_api: AirflowApi, stack_engine: AsyncEngine) -> None:
     keys = [f"kill-{uuid.uuid4().hex[:6]}-{i:02d}" for i in range(12)]
-    await emit_partitions(airflow_stack, ORDERS, [(key, None) for key in keys])
+    await emit_partitions(airflow_stack, REPLICA_FEED, [(key, None) for key in keys])
 
     def created() -> list[str]:
         return [r["partition_key"] for r in airflow_api.runs(DAG) if r["partition_key"] in keys]
 
-    bridge(airflow_stack)
-
     async def some() -> bool:
         return len(created()) >= 3
 
-    await wait_for(some, timeout_s=120, interval=0.05, what="the bridge to create its first runs")
-    airflow_stack.stop_service("replica-bridge", signal.SIGKILL)
-    before = len(created())
     bridge(airflow_stack)
     try:
+        await wait_for(some, timeout_s=120, interval=0.05, what="the bridge to create its first runs")
+        airflow_stack.stop_service("replica-bridge", signal.SIGKILL)
+        before = len(created())
+        bridge(airflow_stack)
+
         async def recorded() -> bool:
             runs = [r for r in await runs_of(stack_engine, DAG) if r["partition_key"] in keys]
             return len(runs) == len(keys) and all(r["external_run_id"] for r in runs)
@@ -68,7 +68,7 @@ async def test_a_refused_service_account_backs_off_and_loses_no_signal(
     key = f"auth-{uuid.uuid4().hex[:6]}"
     bridge(airflow_stack, ASSETBUS_AIRFLOW_PASSWORD="not-the-password")
     try:
-        await emit_partitions(airflow_stack, ORDERS, [(key, None)])
+        await emit_partitions(airflow_stack, REPLICA_FEED, [(key, None)])
 
         async def waiting() -> str:
             runs = [r for r in await runs_of(stack_engine, DAG) if r["partition_key"] == key]

@@ -2,4 +2,5 @@
 
 from assetbus.consumers.scheduler import AssetWait, ConsumerDag, Identity
 
-orders_replica = ConsumerDag(dag_id="orders_replica", schedule=AssetWait("airflow_demo.orders", mapping=Identity()))
+orders_replica = ConsumerDag(dag_id="orders_replica",
+                             schedule=AssetWait("airflow_demo.replica_feed", mapping=Identity()))

@@ -3,11 +3,11 @@ by the bridge but never executed: only run creation is under test."""
 
 from airflow.sdk import DAG, Asset, PartitionedAtRuntime, task
 
-orders = Asset("airflow_demo.orders", uri="s3://example/orders")
+replica_feed = Asset("airflow_demo.replica_feed", uri="s3://example/replica_feed")
 
 with DAG(dag_id="orders_replica", schedule=PartitionedAtRuntime(), catchup=False):
 
-    @task(inlets=[orders])
+    @task(inlets=[replica_feed])
     def replicate() -> None:
         print("replicating")
 
