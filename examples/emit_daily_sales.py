@@ -18,7 +18,7 @@ AMSTERDAM = ZoneInfo("Europe/Amsterdam")
 
 async def main() -> None:
     settings = Settings()
-    token = task_token(settings.token_secret, "sales_export", "backfill-2026-W40", "export_day")
+    token = task_token(settings.signing_key, "sales_export", "backfill-2026-W40", "export_day")
     async with AsyncEmitter(settings.bootstrap_servers, token, topics=Topics(prefix=settings.topic_prefix)) as emitter:
         for offset in range(7):
             day = date(2026, 9, 28) + timedelta(days=offset)

@@ -108,10 +108,10 @@ async def db_url(infra: Settings, template_db: str) -> AsyncIterator[str]:
 async def topics(infra: Settings) -> AsyncIterator[Topics]:
     """A fresh topic prefix for this test, its core topics created, deleted afterwards."""
     fresh = Topics(prefix=f"t{uuid.uuid4().hex[:12]}")
-    await ensure_topics(infra.bootstrap_servers, fresh)
+    await ensure_topics(infra.kafka, fresh)
     yield fresh
     if not os.environ.get("ASSETBUS_KEEP_TEST_TOPICS"):
-        await delete_topics(infra.bootstrap_servers, list(fresh.core()))
+        await delete_topics(infra.kafka, list(fresh.core()))
 
 
 @pytest.fixture(scope="session")

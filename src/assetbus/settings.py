@@ -2,7 +2,8 @@
 
 Every CLI command builds one `Settings` and passes plain values down. The services' own models
 (`PersisterConfig`, `SchedulerConfig`, `ApiConfig`) read their tuning the same way; this module holds
-what is shared: where Kafka and PostgreSQL are, the token key, the local infrastructure.
+what is shared: where Kafka and PostgreSQL are, the token keys (`security_settings`), the local
+infrastructure.
 """
 
 from __future__ import annotations
@@ -14,6 +15,11 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from assetbus.consumers.settings import ENV_FILE, KafkaSettings
 from assetbus.producers.kafka import KafkaConnection
+from assetbus.producers.tokens import TokenKey
+from assetbus.security_settings import SecuritySettings
+
+__all__ = ["ApiSettings", "ConnectionSettings", "InfraSettings", "SecuritySettings", "Settings", "TopicSettings",
+           "normalize_db_url"]
 
 DEFAULT_KAFKA_PORT = 19092
 DEFAULT_KAFKA_CONTROLLER_PORT = 19093
@@ -76,25 +82,21 @@ def normalize_db_url(url: str) -> str:
     return url
 
 
-class SecuritySettings(BaseSettings):
-    """Token signing key. Configuration only: never in the repo."""
 
-    model_config = SettingsConfigDict(env_prefix="ASSETBUS_", env_file=ENV_FILE, extra="ignore")
 
-    token_secret: str | None = Field(default=None, description="ASSETBUS_TOKEN_SECRET: HMAC key of emitter tokens.")
+class TopicSettings(BaseSettings):
+    """How `assetbus migrate` creates topics (existing ones are checked against it, never changed)."""
 
-    def secret(self, infra: InfraSettings) -> str:
-        """The configured secret, or a local one generated once into the launcher's home folder."""
-        if self.token_secret:
-            return self.token_secret
-        path = infra.home / "token-secret"
-        if not path.exists():
-            import secrets
+    model_config = SettingsConfigDict(env_prefix="ASSETBUS_TOPIC_", extra="ignore")
 
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(secrets.token_urlsafe(48))
-            path.chmod(0o600)
-        return path.read_text().strip()
+    partitions: int | None = Field(default=None, ge=1, description="ASSETBUS_TOPIC_PARTITIONS: partitions of the "
+                                   "emissions, receipts and asset-events topics (default 6).")
+    replication_factor: int | None = Field(default=None, ge=1, description="ASSETBUS_TOPIC_REPLICATION_FACTOR "
+                                           "(default: the smaller of 3 and the number of brokers).")
+    min_insync_replicas: int | None = Field(default=None, ge=1, description="ASSETBUS_TOPIC_MIN_INSYNC_REPLICAS "
+                                            "(default: one less than the replication factor, between 1 and 2).")
+
+
 
 
 class ApiSettings(BaseSettings):
@@ -115,6 +117,7 @@ class Settings:
         self.conn = ConnectionSettings()
         self.security = SecuritySettings()
         self._kafka = KafkaSettings()
+        self.topic_settings = TopicSettings()
 
     @property
     def kafka(self) -> KafkaConnection:
@@ -132,7 +135,18 @@ class Settings:
 
     @property
     def token_secret(self) -> str:
+        """An HS256 secret for local tools (benchmarks, demo): configured, or the local mode's."""
         return self.security.secret(self.infra)
+
+    @property
+    def signing_key(self) -> TokenKey:
+        """The key that mints tokens here: a signing key file, or in local mode the HS256 secret."""
+        return self.security.signing_key(self.infra)
+
+    @property
+    def verification_keys(self) -> dict[str, str | None]:
+        """`token_jwks` and `token_secret` for a service config (raises SecurityConfigError if none)."""
+        return self.security.verification(self.infra)
 
     @property
     def topic_prefix(self) -> str:

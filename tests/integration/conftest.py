@@ -45,7 +45,7 @@ async def engine(db_url: str) -> AsyncIterator[AsyncEngine]:
 
 @pytest.fixture
 def persister_config(infra: Settings, db_url: str, topics: Topics, token_secret: str) -> PersisterConfig:
-    return PersisterConfig(bootstrap_servers=infra.bootstrap_servers, database_url=db_url,
+    return PersisterConfig(kafka=infra.kafka, database_url=db_url,
                            token_secret=token_secret, topics=topics, group_id=f"{topics.prefix}-persister",
                            batch_timeout_ms=20)
 
@@ -61,7 +61,7 @@ async def persister(persister_config: PersisterConfig) -> AsyncIterator[Persiste
 
 @pytest.fixture
 def api_config(infra: Settings, db_url: str, topics: Topics, token_secret: str) -> ApiConfig:
-    return ApiConfig(bootstrap_servers=infra.bootstrap_servers, database_url=db_url, token_secret=token_secret,
+    return ApiConfig(kafka=infra.kafka, database_url=db_url, token_secret=token_secret,
                      topics=topics, receipt_timeout_s=20)
 
 
@@ -131,7 +131,7 @@ async def readiness_cleanup(infra: Settings, topics: Topics) -> AsyncIterator[No
 
 @pytest.fixture
 def scheduler_config(infra: Settings, db_url: str, topics: Topics, readiness_cleanup: None) -> SchedulerConfig:
-    return SchedulerConfig(bootstrap_servers=infra.bootstrap_servers, database_url=db_url, topics=topics,
+    return SchedulerConfig(kafka=infra.kafka, database_url=db_url, topics=topics,
                            group_id=f"{topics.prefix}-scheduler", republish_interval_s=1.0)
 
 
@@ -151,7 +151,7 @@ def define_dags(engine: AsyncEngine, infra: Settings, topics: Topics,
         loaded = LoadResult(root=fileloc, dags=[LoadedDag(dag, fileloc) for dag in dags], files=[fileloc])
         async with engine.begin() as conn:
             report = await sync_dags(conn, loaded)
-        await create_readiness_topics(infra.bootstrap_servers, topics, report.synced)
+        await create_readiness_topics(infra.kafka, topics, report.synced)
         return report
 
     return define

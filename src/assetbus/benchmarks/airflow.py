@@ -136,7 +136,7 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
     name = f"assetbus_bench_af_{uuid.uuid4().hex[:8]}"
     database_url = await create_database(settings.database_url, name)
     topics = Topics(prefix=f"bench{uuid.uuid4().hex[:8]}")
-    await ensure_topics(settings.bootstrap_servers, topics)
+    await ensure_topics(settings.kafka, topics)
     secret = uuid.uuid4().hex
     stack = AirflowStack(home=home, dags_folder=dags, consumer_definitions=definitions,
                          bootstrap_servers=settings.bootstrap_servers, database_url=database_url,
@@ -160,7 +160,7 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
     finally:
         stack.stop()
         await drop_database(settings.database_url, name)
-        await delete_topics(settings.bootstrap_servers, [*topics.core(), topics.readiness(TARGET)])
+        await delete_topics(settings.kafka, [*topics.core(), topics.readiness(TARGET)])
         shutil.rmtree(home, ignore_errors=True)
     ms = [v * 1000 for v in latencies]
     native_ms = [v * 1000 for v in native]

@@ -16,7 +16,7 @@ def conditions(database_connection: str | None = None) -> dict[str, str]:
     return {
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Linux {platform.release()}",
         "python": platform.python_version(),
-        "libraries": ", ".join(f"{name} {version(name)}" for name in ("aiokafka", "faststream", "pydantic",
+        "libraries": ", ".join(f"{name} {version(name)}" for name in ("aiokafka", "pydantic",
                                                                       "asyncpg", "sqlalchemy")),
         "infrastructure": "Kafka broker and PostgreSQL on the same machine",
         **({} if database_connection is None else {"database connection": database_connection}),

@@ -131,15 +131,15 @@ async def _emit_all(emitter: AsyncEmitter, run: EmitRun, assets: list[AssetRef],
 
 async def _broker_run(settings: Settings, options: EmitBenchOptions, secret: str) -> EmitRun:
     topics = Topics(prefix=f"benchemit{uuid.uuid4().hex[:8]}")
-    await ensure_topics(settings.bootstrap_servers, topics)
+    await ensure_topics(settings.kafka, topics)
     run = EmitRun("broker", options.count, options.count)
     try:
-        async with AsyncEmitter(settings.bootstrap_servers, _token(secret), topics=topics, receipt_timeout_s=3600,
+        async with AsyncEmitter(settings.kafka, _token(secret), topics=topics, receipt_timeout_s=3600,
                                 attempts=1, max_in_flight=options.count, linger_ms=options.linger_ms,
                                 compression=options.compression) as emitter:
             await _emit_all(emitter, run, _assets(options.assets), options.extra_bytes, wait_receipts=False)
     finally:
-        await delete_topics(settings.bootstrap_servers, list(topics.core()))
+        await delete_topics(settings.kafka, list(topics.core()))
     return run
 
 
@@ -147,7 +147,7 @@ async def _receipts_run(settings: Settings, options: EmitBenchOptions, secret: s
     tag = uuid.uuid4().hex[:8]
     topics = Topics(prefix=f"benchemit{tag}")
     db_name = f"assetbus_bench_emit_{tag}"
-    await ensure_topics(settings.bootstrap_servers, topics)
+    await ensure_topics(settings.kafka, topics)
     db_url = await create_database(settings.database_url, db_name)
     persister: asyncio.subprocess.Process | None = None
     run = EmitRun("receipts", options.count, options.in_flight)
@@ -164,7 +164,7 @@ async def _receipts_run(settings: Settings, options: EmitBenchOptions, secret: s
         script = str(Path(sys.executable).parent / "assetbus")
         persister = await asyncio.create_subprocess_exec(
             script, "run", "persister", "--group-id", f"{topics.prefix}-persister", "--log-level", "WARNING", env=env)
-        async with AsyncEmitter(settings.bootstrap_servers, _token(secret), topics=topics, receipt_timeout_s=60,
+        async with AsyncEmitter(settings.kafka, _token(secret), topics=topics, receipt_timeout_s=60,
                                 max_in_flight=options.in_flight, linger_ms=options.linger_ms,
                                 compression=options.compression) as emitter:
             warm = await emitter.emit(_assets(1)[0], dedupe_key="warm-up", timeout_s=120)  # persister joined
@@ -175,7 +175,7 @@ async def _receipts_run(settings: Settings, options: EmitBenchOptions, secret: s
         if persister is not None:
             persister.terminate()
             await asyncio.wait_for(persister.wait(), 30)
-        await delete_topics(settings.bootstrap_servers, list(topics.core()))
+        await delete_topics(settings.kafka, list(topics.core()))
         await drop_database(settings.database_url, db_name)
     return run
 

@@ -29,6 +29,7 @@ from assetbus.benchmarks.scratch import create_database, drop_database
 from assetbus.consumers.persister.config import PersisterConfig
 from assetbus.consumers.storage import count_events, create_engine, register_asset
 from assetbus.producers import source_of, task_token
+from assetbus.producers.kafka.connection import KafkaConnection
 from assetbus.schemas import AssetRef, EmissionCommand, Topics
 from assetbus.settings import Settings
 from assetbus.topics import delete_topics, ensure_topics
@@ -90,9 +91,9 @@ def build_commands(token: str, topics: Topics, n: int, size: int, assets: list[A
     return [command(i, pad) for i in range(n)]
 
 
-async def preload(bootstrap: str, topics: Topics, commands: list[EmissionCommand]) -> int:
+async def preload(connection: KafkaConnection, topics: Topics, commands: list[EmissionCommand]) -> int:
     """Produce the commands (key = asset name, as the emitter does); returns the bytes of one."""
-    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all", enable_idempotence=True,
+    producer = AIOKafkaProducer(**connection.client_kwargs(), acks="all", enable_idempotence=True,
                                 linger_ms=20, max_batch_size=1024 * 1024)
     await producer.start()
     try:
@@ -132,13 +133,13 @@ async def run_benchmark(settings: Settings, options: BenchOptions) -> BenchRepor
     tag = uuid.uuid4().hex[:10]
     topics = Topics(prefix=f"bench{tag}")
     db_name = f"assetbus_bench_{tag}"
-    await ensure_topics(settings.bootstrap_servers, topics)
+    await ensure_topics(settings.kafka, topics)
     db_url = await create_database(settings.database_url, db_name)
     try:
         return await _measure(settings, options, topics, db_url)
     finally:
         if not options.keep:
-            await delete_topics(settings.bootstrap_servers, list(topics.core()))
+            await delete_topics(settings.kafka, list(topics.core()))
             await drop_database(settings.database_url, db_name)
 
 
@@ -151,10 +152,10 @@ async def _measure(settings: Settings, options: BenchOptions, topics: Topics, db
                 await register_asset(conn, asset.name, asset.uri)
         token = task_token(settings.token_secret, "bench_dag", f"run-{topics.prefix}", "load")
         started = time.perf_counter()
-        command_bytes = await preload(settings.bootstrap_servers, topics,
+        command_bytes = await preload(settings.kafka, topics,
                                       build_commands(token, topics, options.commands, options.size, assets))
         preload_s = time.perf_counter() - started
-        watcher = AIOKafkaConsumer(bootstrap_servers=settings.bootstrap_servers, enable_auto_commit=False)
+        watcher = AIOKafkaConsumer(**settings.kafka.client_kwargs(), enable_auto_commit=False)
         await watcher.start()
         try:
             parts = [TopicPartition(topics.receipts, p) for p in range(topics.core()[topics.receipts])]

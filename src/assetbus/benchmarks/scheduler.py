@@ -98,12 +98,12 @@ async def run_benchmark(settings: Settings, options: SchedulerBenchOptions) -> S
         tag = uuid.uuid4().hex[:10]
         topics = Topics(prefix=f"bench{tag}")
         db_name = f"assetbus_bench_{tag}"
-        await ensure_topics(settings.bootstrap_servers, topics)
+        await ensure_topics(settings.kafka, topics)
         db_url = await create_database(settings.database_url, db_name)
         try:
             await phase(settings, options, topics, db_url, report)
         finally:
-            await delete_topics(settings.bootstrap_servers,
+            await delete_topics(settings.kafka,
                                 [*topics.core(), topics.readiness(IDENTITY.dag_id), topics.readiness(DAILY.dag_id)])
             await drop_database(settings.database_url, db_name)
     report.load_after = os.getloadavg()
@@ -115,7 +115,7 @@ async def _prepare(settings: Settings, topics: Topics, engine: AsyncEngine) -> N
         await register_asset(conn, ASSET.name, ASSET.uri)
         loaded = LoadResult(root="/bench", dags=[LoadedDag(dag, "/bench/dags.py") for dag in (IDENTITY, DAILY)])
         await sync_dags(conn, loaded)
-    await create_readiness_topics(settings.bootstrap_servers, topics, [IDENTITY.dag_id, DAILY.dag_id])
+    await create_readiness_topics(settings.kafka, topics, [IDENTITY.dag_id, DAILY.dag_id])
 
 
 @asynccontextmanager
@@ -173,9 +173,9 @@ async def _throughput(settings: Settings, options: SchedulerBenchOptions, topics
 async def _preload(settings: Settings, topics: Topics, db_url: str, n: int) -> None:
     """Store n events (hourly partitions over n/24 days) through a persister: they land on asset-events too."""
     token = task_token(settings.token_secret, "bench", "r1", "load")
-    producer = AIOKafkaProducer(bootstrap_servers=settings.bootstrap_servers, acks="all", linger_ms=20,
+    producer = AIOKafkaProducer(**settings.kafka.client_kwargs(), acks="all", linger_ms=20,
                                 max_batch_size=1024 * 1024)
-    async with AsyncEmitter(settings.bootstrap_servers, token, topics=topics) as emitter:
+    async with AsyncEmitter(settings.kafka, token, topics=topics) as emitter:
         commands = [emitter.command(ASSET, partition_key=f"h{i}", partition_date=START + timedelta(hours=i),
                                     dedupe_key=f"e{i}") for i in range(n)]
     await producer.start()
@@ -185,7 +185,7 @@ async def _preload(settings: Settings, topics: Topics, db_url: str, n: int) -> N
         await asyncio.gather(*pending)
     finally:
         await producer.stop()
-    config = PersisterConfig(bootstrap_servers=settings.bootstrap_servers, database_url=db_url,
+    config = PersisterConfig(kafka=settings.kafka, database_url=db_url,
                              token_secret=settings.token_secret, topics=topics, group_id=f"{topics.prefix}-persister")
     engine = create_engine(db_url)
     try:
@@ -209,7 +209,7 @@ async def _latency(settings: Settings, options: SchedulerBenchOptions, topics: T
     sent: dict[str, float] = {}
     received: dict[str, float] = {}
     receipted: dict[str, float] = {}
-    reader = AIOKafkaConsumer(bootstrap_servers=settings.bootstrap_servers, enable_auto_commit=False,
+    reader = AIOKafkaConsumer(**settings.kafka.client_kwargs(), enable_auto_commit=False,
                               fetch_max_wait_ms=5)
     await reader.start()
     token = task_token(settings.token_secret, "bench", "r1", "load")
@@ -217,7 +217,7 @@ async def _latency(settings: Settings, options: SchedulerBenchOptions, topics: T
                         "--batch-timeout-ms", "5"), \
             _service(settings, topics, db_url, "scheduler", "--group-id", f"{topics.prefix}-scheduler",
                      "--batch-timeout-ms", "5"), \
-            AsyncEmitter(settings.bootstrap_servers, token, topics=topics, receipt_timeout_s=60) as emitter:
+            AsyncEmitter(settings.kafka, token, topics=topics, receipt_timeout_s=60) as emitter:
         parts = [TopicPartition(topics.readiness(IDENTITY.dag_id), p) for p in range(3)]
         reader.assign(parts)
         await reader.seek_to_end(*parts)

@@ -58,7 +58,7 @@ async def _fresh_stack(s: Settings) -> AsyncIterator[tuple[str, str]]:
     services: list[asyncio.subprocess.Process] = []
     try:
         await upgrade_async(db_url)
-        await ensure_topics(s.bootstrap_servers, topics)
+        await ensure_topics(s.kafka, topics)
         engine = create_engine(db_url)
         async with engine.begin() as c:
             await register_asset(c, ASSET["name"], ASSET["uri"])
@@ -82,7 +82,7 @@ async def _fresh_stack(s: Settings) -> AsyncIterator[tuple[str, str]]:
             service.terminate()
         for service in services:
             await asyncio.wait_for(service.wait(), 20)
-        await delete_topics(s.bootstrap_servers, list(topics.core()))
+        await delete_topics(s.kafka, list(topics.core()))
         conn = await asyncpg.connect(admin.render_as_string(hide_password=False))
         await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         await conn.close()

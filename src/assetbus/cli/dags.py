@@ -13,27 +13,33 @@ from rich.table import Table
 from assetbus.cli.common import connect, console, fail, run, settings
 from assetbus.consumers.scheduler import ConsumerDag, SyncReport, create_readiness_topics, load_dag_files, sync_dags
 from assetbus.consumers.storage.dags import list_dags
+from assetbus.producers.kafka.connection import KafkaConnection
 from assetbus.schemas import Topics
 
 app = typer.Typer(help="Consumer DAG definitions: sync them from Python files, list them.", no_args_is_help=True)
 
 
-async def sync_path(path: Path, database_url: str, bootstrap_servers: str, topics: Topics) -> SyncReport:
+async def sync_path(path: Path, database_url: str, kafka: KafkaConnection, topics: Topics, *,
+                    allow_self_trigger: bool = False) -> SyncReport:
     """Load the files, write the definitions in one transaction, create the readiness topics."""
     loaded = load_dag_files(path)
     async with connect(database_url, transaction=True) as conn:
-        report = await sync_dags(conn, loaded)
-    await create_readiness_topics(bootstrap_servers, topics, report.synced)
+        report = await sync_dags(conn, loaded, allow_self_trigger=allow_self_trigger)
+    await create_readiness_topics(kafka, topics, report.synced)
     return report
 
 
 @app.command("sync")
-def sync(path: Annotated[Path, typer.Argument(help="A DAG file, or a folder searched for *.py files.")]) -> None:
+def sync(path: Annotated[Path, typer.Argument(help="A DAG file, or a folder searched for *.py files.")],
+         allow_self_trigger: Annotated[bool, typer.Option(
+             "--allow-self-trigger", help="Sync a DAG whose outlets feed its own schedule with a warning instead "
+             "of refusing it (its own events are still skipped at run time).")] = False) -> None:
     """Create, update or deactivate consumer DAGs from PATH (idempotent; exit code 1 on any error)."""
     s = settings()
     topics = Topics(prefix=s.topic_prefix)
     try:
-        report = run(sync_path(path, s.database_url, s.bootstrap_servers, topics))
+        report = run(sync_path(path, s.database_url, s.kafka, topics,
+                               allow_self_trigger=allow_self_trigger))
     except FileNotFoundError as error:
         fail(str(error))
     table = Table("dag", "result", "file / reason", title=f"dags sync {path}", title_justify="left")
@@ -44,6 +50,8 @@ def sync(path: Annotated[Path, typer.Argument(help="A DAG file, or a folder sear
             assert outcome.change is not None
             style = "dim" if outcome.change.value == "unchanged" else "green"
             table.add_row(outcome.dag_id, f"[{style}]{outcome.change.value}[/]", _short(outcome.fileloc))
+            if outcome.warning is not None:
+                table.add_row(outcome.dag_id, "[yellow]warning[/]", escape(outcome.warning))
     for dag_id in report.deactivated:
         table.add_row(dag_id, "[yellow]deactivated[/]", "no longer defined under the path")
     for fileloc, reason in report.file_errors.items():

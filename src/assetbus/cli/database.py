@@ -6,26 +6,46 @@ import typer
 from sqlalchemy.exc import SQLAlchemyError
 
 from assetbus.cli.common import console, fail, run, settings
+from assetbus.consumers.kafka.topics import TopicCreationFailed
 from assetbus.migrate import upgrade
 from assetbus.schemas import Topics
 from assetbus.topics import ensure_topics
 
+EXIT_WEAKER_TOPICS = 3
+"""`assetbus migrate` found existing topics weaker than configured (and was not told to accept them)."""
 
-def migrate() -> None:
+
+def migrate(
+    accept_weaker_topics: bool = typer.Option(False, help="Exit 0 even if existing topics have fewer partitions or "
+                                              "replicas, or a lower min.insync.replicas, than configured."),
+) -> None:
     """Create the missing Kafka topics and apply the Alembic migrations (safe to run again)."""
     s = settings()
+    kafka, wanted = s.kafka, s.topic_settings
     try:
-        created = run(ensure_topics(s.bootstrap_servers, Topics(prefix=s.topic_prefix)))
+        report = run(ensure_topics(kafka, Topics(prefix=s.topic_prefix), partitions=wanted.partitions,
+                                   replication_factor=wanted.replication_factor,
+                                   min_insync_replicas=wanted.min_insync_replicas))
+    except TopicCreationFailed as error:
+        fail(str(error))
     except Exception as error:  # aiokafka raises several unrelated types for "cannot connect"
-        fail(f"cannot reach Kafka at {s.bootstrap_servers} ({type(error).__name__}); "
+        fail(f"cannot reach Kafka at {kafka.describe()} ({type(error).__name__}); "
              "run `assetbus infra up` or set KAFKA_BOOTSTRAP_SERVERS")
-    console.print(f"topics: created {len(created)}" + (f" ({', '.join(created)})" if created else " (all present)"))
+    created = report.created
+    console.print(f"topics: created {len(created)}" + (f" ({', '.join(created)})" if created else " (all present)")
+                  + f", replication factor {report.replication_factor}, min.insync.replicas "
+                  f"{report.min_insync_replicas}")
+    for weaker in report.weaker:
+        console.print(f"[yellow]weaker topic:[/] {weaker}")
     try:
         upgrade(s.database_url)
     except (SQLAlchemyError, OSError) as error:
         fail(f"cannot migrate the database ({type(error).__name__}: {error}); "
              "run `assetbus infra up` or check DATABASE_URL")
     console.print("database: at head")
+    if report.weaker and not accept_weaker_topics:
+        fail(f"{len(report.weaker)} existing topic setting(s) weaker than configured (listed above); fix them on the "
+             "cluster or pass --accept-weaker-topics", code=EXIT_WEAKER_TOPICS)
 
 
 def register(app: typer.Typer) -> None:

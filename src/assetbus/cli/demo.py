@@ -21,7 +21,7 @@ _COLOURS = {"setup": "dim", "ingest_orders": "cyan", "nightly_export": "magenta"
 def _quiet_logs() -> None:
     """The services log to stderr; the demo's own lines tell the story."""
     logging.basicConfig(level=logging.ERROR, format="%(levelname)s %(name)s %(message)s")
-    for name in ("assetbus", "aiokafka", "faststream"):
+    for name in ("assetbus", "aiokafka"):
         logging.getLogger(name).setLevel(logging.CRITICAL)
 
 

@@ -16,6 +16,7 @@ from assetbus.infra import InfraError, InfraStatus, ServiceStatus
 from assetbus.infra import down as infra_down
 from assetbus.infra import status as infra_status
 from assetbus.infra import up as infra_up
+from assetbus.security_settings import ensure_local_secret
 from assetbus.settings import ConnectionSettings, InfraSettings
 
 app = typer.Typer(
@@ -71,9 +72,11 @@ def _settings(kind: type[S], env_prefix: str) -> S:
 
 @app.command()
 def up() -> None:
-    """Start Kafka and PostgreSQL (or check the ones named by KAFKA_BOOTSTRAP_SERVERS / DATABASE_URL)."""
+    """Start Kafka and PostgreSQL (or check the ones named by KAFKA_BOOTSTRAP_SERVERS / DATABASE_URL), and
+    turn on local mode: this machine's HS256 token secret, in the launcher's home folder."""
     started = time.monotonic()
     result = _run(lambda infra, conn: infra_up(infra, conn, progress=_progress))
+    ensure_local_secret(_settings(InfraSettings, "ASSETBUS_"))  # local mode: this machine's HS256 token key
     console.print(_table(result))
     console.print(f"[green]Ready[/green] in {time.monotonic() - started:.1f} s.")
 

@@ -24,7 +24,7 @@ __all__ = ["CONNECTION", "LogSettings", "build", "settings_options"]
 
 M = TypeVar("M", bound=BaseSettings)
 
-CONNECTION = frozenset({"bootstrap_servers", "kafka", "database_url", "token_secret", "topics"})
+CONNECTION = frozenset({"bootstrap_servers", "kafka", "database_url", "token_secret", "token_jwks", "topics"})
 """Fields every service model takes from the shared `assetbus.settings.Settings`, not from options."""
 
 

@@ -75,11 +75,11 @@ def replay_command(
                 since=parse_time(since, zone_info) if since else None,
                 until=parse_time(until, zone_info) if until else None,
                 partitions=frozenset(p.strip() for p in partitions.split(",") if p.strip()) if partitions else None)
-            producer = create_producer(s.bootstrap_servers) if publish and not dry_run else None
+            producer = create_producer(s.kafka) if publish and not dry_run else None
             publisher = None
             if producer is not None:
                 await producer.start()
-                publisher = ReadinessPublisher(producer, engine, topics, ReadinessTopics(s.bootstrap_servers, topics))
+                publisher = ReadinessPublisher(producer, engine, topics, ReadinessTopics(s.kafka, topics))
             try:
                 with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                               TimeElapsedColumn(), console=console, transient=False) as bar:

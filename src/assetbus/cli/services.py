@@ -6,21 +6,25 @@ Each command's options are the fields of the service's settings model (see `asse
 
 from __future__ import annotations
 
+import functools
 import gc
 import logging
+from collections.abc import Coroutine
 from typing import Annotated, Any
 
 import typer
 
 from assetbus.cli.airflow import airflow_account, optional_airflow_account
-from assetbus.cli.common import run, settings, setup_logging
+from assetbus.cli.common import fail, run, settings, setup_logging
 from assetbus.cli.options import CONNECTION, LogSettings, build, settings_options
 from assetbus.consumers.airflow import AirflowBridge, BridgeConfig, Minter
 from assetbus.consumers.api.config import ApiConfig
+from assetbus.consumers.kafka.startup import StartupTimeout
 from assetbus.consumers.persister.config import PersisterConfig
 from assetbus.consumers.scheduler.config import SchedulerConfig
 from assetbus.producers.tokens import dag_token, task_token
 from assetbus.schemas import Topics
+from assetbus.security_settings import SecurityConfigError
 
 app = typer.Typer(help="Run a service in the foreground.", no_args_is_help=True)
 
@@ -28,10 +32,13 @@ app = typer.Typer(help="Run a service in the foreground.", no_args_is_help=True)
 def _connection(*, token: bool = True) -> dict[str, Any]:
     """The values every service takes from the shared settings (Kafka, database, token key, topics)."""
     s = settings()
-    values: dict[str, Any] = {"bootstrap_servers": s.bootstrap_servers, "database_url": s.database_url,
+    values: dict[str, Any] = {"kafka": s.kafka, "database_url": s.database_url,
                               "topics": Topics(prefix=s.topic_prefix)}
     if token:
-        values["token_secret"] = s.token_secret
+        try:
+            values.update(s.verification_keys)
+        except SecurityConfigError as error:
+            fail(str(error))
     return values
 
 
@@ -39,16 +46,24 @@ def _connection(*, token: bool = True) -> dict[str, Any]:
 @settings_options(PersisterConfig, LogSettings)
 def persister(options: dict[str, Any]) -> None:
     """Consume emissions, store each event once, publish receipts and asset events."""
-    from assetbus.consumers.persister import create_app, logs
+    from assetbus.consumers.persister import logs, serve
 
     log = build(LogSettings, options)
     logs.configure(log.log_level, log.log_format)
-    app = create_app(build(PersisterConfig, options, **_connection()))
+    config = build(PersisterConfig, options, **_connection())
     # Everything imported so far lives as long as the process: keep the cyclic collector from walking
     # it again and again (full collections were 50-100 ms pauses every few thousand commands).
     gc.freeze()
     gc.set_threshold(50_000, 20, 20)
-    run(app.run())
+    _serve(serve(config))
+
+
+def _serve(service: Coroutine[Any, Any, None]) -> None:
+    """Run a service; giving up on Kafka or PostgreSQL at start-up is one line and exit code 75, no traceback."""
+    try:
+        run(service)
+    except StartupTimeout as error:
+        fail(str(error), code=error.exit_code)
 
 
 @app.command("api")
@@ -62,7 +77,13 @@ def api(options: dict[str, Any]) -> None:
     log = build(LogSettings, options)
     setup_logging(log.log_level)
     config = build(ApiConfig, options, **_connection(), airflow=optional_airflow_account())
-    minter = Minter(task=task_token, dag=dag_token)  # the API signs Airflow attempts' tokens with the SDK's functions
+    minter = None
+    if config.airflow is not None:  # the token endpoint signs with the SDK's functions and the minting key
+        try:
+            key = settings().signing_key
+        except SecurityConfigError as error:
+            fail(str(error))
+        minter = Minter(task=functools.partial(task_token, key), dag=functools.partial(dag_token, key))
     uvicorn.run(create_api(config, minter=minter), host=config.host, port=config.port,
                 log_level=log.log_level.lower(), lifespan="on")
 
@@ -75,7 +96,8 @@ def scheduler(options: dict[str, Any]) -> None:
 
     log = build(LogSettings, options)
     setup_logging(log.log_level)
-    run(serve(build(SchedulerConfig, options, **_connection(token=False))))
+    _serve(serve(build(SchedulerConfig, options, **_connection(token=False))))
+
 
 
 @app.command("airflow-bridge")
@@ -94,7 +116,7 @@ def airflow_bridge(
     setup_logging(log_level)
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per Airflow request otherwise
     s = settings()
-    config = BridgeConfig(bootstrap_servers=s.bootstrap_servers, database_url=s.database_url,
+    config = BridgeConfig(kafka=s.kafka, database_url=s.database_url,
                           airflow=airflow_account(airflow_url), dag_ids=tuple(dag),
                           topics=Topics(prefix=s.topic_prefix), group_id=group_id, poll_interval_s=poll_interval_s,
                           concurrency=concurrency)

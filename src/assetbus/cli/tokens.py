@@ -1,4 +1,4 @@
-"""`assetbus token issue | inspect`: mint and read emitter tokens for task attempts and DAG runs."""
+"""`assetbus token issue | inspect | keygen`: mint and read emitter tokens, make signing keys."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import json
 import shlex
 from datetime import UTC, datetime
 from enum import StrEnum
+from pathlib import Path
 from typing import Annotated
 
 import jwt
@@ -13,9 +14,11 @@ import typer
 
 from assetbus.cli.common import fail, settings
 from assetbus.consumers.auth import TokenError, TokenVerifier
-from assetbus.producers.tokens import dag_token, task_token
+from assetbus.producers.signing import SigningKey
+from assetbus.producers.tokens import DEFAULT_TTL_SECONDS, Publication, dag_token, task_token
+from assetbus.security_settings import SecurityConfigError
 
-app = typer.Typer(help="Emitter tokens (signed with ASSETBUS_TOKEN_SECRET, or the local generated key).",
+app = typer.Typer(help="Emitter tokens (signed with ASSETBUS_TOKEN_SIGNING_KEY, or the local mode's secret).",
                   no_args_is_help=True)
 
 
@@ -23,6 +26,11 @@ class Output(StrEnum):
     token = "token"
     json = "json"
     env = "env"
+
+
+class Algorithm(StrEnum):
+    EdDSA = "EdDSA"
+    RS256 = "RS256"
 
 
 def _parse_outlet(text: str) -> dict[str, str]:
@@ -39,26 +47,31 @@ def issue(
     task: Annotated[str | None, typer.Option("--task", help="Task id; omit for a DAG-level (callback) token.")] = None,
     map_index: Annotated[int, typer.Option("--map-index", help="Map index of the task (-1: unmapped).")] = -1,
     try_number: Annotated[int, typer.Option("--try", help="Try number of the task attempt.")] = 1,
-    ttl: Annotated[int, typer.Option("--ttl", help="Lifetime in seconds.")] = 24 * 3600,
+    ttl: Annotated[int, typer.Option("--ttl", help="Lifetime in seconds.")] = DEFAULT_TTL_SECONDS,
+    not_after: Annotated[int | None, typer.Option("--not-after", help="End of the attempt (seconds since the "
+                                                  "epoch): no refresh of the token outlives it.")] = None,
     output: Annotated[Output, typer.Option("--format", help="token: the token alone; json: token, claims and "
                                            "expiry; env: `export` lines a task runner can eval.")] = Output.token,
-    outlets: Annotated[list[str] | None, typer.Option("--outlet", help="NAME=URI of an asset the task declares "
-                                                      "(repeatable; --format env only): emitting others is "
-                                                      "refused.")] = None,
+    outlets: Annotated[list[str] | None, typer.Option("--outlet", help="NAME=URI of an asset the token may "
+                                                      "publish (repeatable; signed into its `publish` claim). "
+                                                      "Without --outlet: any registered asset.")] = None,
 ) -> None:
     """Mint a signed token for one task attempt (--task) or one DAG run's callbacks (no --task)."""
     if ttl <= 0:
         fail("--ttl must be a positive number of seconds")
     if try_number < 1 or map_index < -1:
         fail("--try must be >= 1 and --map-index >= -1")
-    if outlets and output is not Output.env:
-        fail("--outlet goes with --format env (it sets ASSETBUS_OUTLETS for the task)")
+    publish: Publication = [_parse_outlet(o) for o in outlets] if outlets else "*"
     s = settings()
+    try:
+        key = s.signing_key
+    except SecurityConfigError as error:
+        fail(str(error))
     if task is None:
-        token = dag_token(s.token_secret, dag, run_id, ttl_seconds=ttl)
+        token = dag_token(key, dag, run_id, ttl_seconds=ttl, publish=publish, not_after=not_after)
     else:
-        token = task_token(s.token_secret, dag, run_id, task, map_index=map_index, try_number=try_number,
-                           ttl_seconds=ttl)
+        token = task_token(key, dag, run_id, task, map_index=map_index, try_number=try_number,
+                           ttl_seconds=ttl, publish=publish, not_after=not_after)
     if output is Output.token:
         typer.echo(token)
     elif output is Output.json:
@@ -68,24 +81,54 @@ def issue(
     else:
         lines = {"ASSETBUS_TOKEN": token, "KAFKA_BOOTSTRAP_SERVERS": s.bootstrap_servers,
                  "ASSETBUS_TOPIC_PREFIX": s.topic_prefix}
-        if outlets:
-            lines["ASSETBUS_OUTLETS"] = json.dumps([_parse_outlet(o) for o in outlets])
         for name, value in lines.items():
             typer.echo(f"export {name}={shlex.quote(value)}")
 
 
 @app.command("inspect")
 def inspect(token: Annotated[str, typer.Argument(help="The token to read.")]) -> None:
-    """Print a token's claims and whether this installation's key verifies it (exit code 1 if not)."""
+    """Print a token's claims and whether this installation's keys verify it (exit code 1 if not)."""
     try:
         claims = jwt.decode(token, options={"verify_signature": False})
     except jwt.PyJWTError as error:
         fail(f"not a token: {error}")
     try:
-        TokenVerifier(settings().token_secret).verify(token)
+        keys = settings().verification_keys
+        TokenVerifier.configured(jwks=keys["token_jwks"], secret=keys["token_secret"]).verify(token)
         verdict = "valid"
+    except SecurityConfigError as error:
+        fail(str(error))
     except TokenError as error:
         verdict = error.reason
     typer.echo(json.dumps({"claims": claims, "verified": verdict}, indent=2))
     if verdict != "valid":
         raise typer.Exit(1)
+
+
+@app.command("keygen")
+def keygen(
+    key_file: Annotated[Path, typer.Option("--key", help="Where to write the new private key (PEM, mode 0600): "
+                                           "for the minters only.")],
+    jwks_file: Annotated[Path, typer.Option("--jwks", help="JWKS file of the public keys, for the services. An "
+                                            "existing one keeps its keys (rotation: old tokens keep verifying "
+                                            "until you remove the old key).")],
+    algorithm: Annotated[Algorithm, typer.Option("--alg", help="EdDSA (Ed25519) or RS256 (RSA 2048).")] = (
+        Algorithm.EdDSA),
+) -> None:
+    """Make a signing key pair: the private key for ASSETBUS_TOKEN_SIGNING_KEY, its public half added to the
+    JWKS for ASSETBUS_TOKEN_JWKS."""
+    if key_file.exists():
+        fail(f"{key_file} exists; choose a new file for a new key")
+    key = SigningKey.generate(algorithm.value)
+    keys: list[dict[str, object]] = []
+    if jwks_file.exists():
+        try:
+            keys = list(json.loads(jwks_file.read_text())["keys"])
+        except (ValueError, KeyError, TypeError) as error:
+            fail(f"{jwks_file} is not a JWKS: {error}")
+    key_file.parent.mkdir(parents=True, exist_ok=True)
+    key_file.touch(mode=0o600)
+    key_file.write_bytes(key.to_pem())
+    jwks_file.write_text(json.dumps({"keys": [key.public_jwk(), *keys]}, indent=2) + "\n")
+    typer.echo(json.dumps({"kid": key.kid, "alg": key.algorithm, "key": str(key_file), "jwks": str(jwks_file),
+                           "keys_in_jwks": len(keys) + 1}, indent=2))

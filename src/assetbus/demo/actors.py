@@ -14,6 +14,7 @@ from zoneinfo import ZoneInfo
 
 from assetbus.consumers.scheduler.tzcalendar import hours_of_day
 from assetbus.producers import AsyncEmitter
+from assetbus.producers.kafka.connection import KafkaConnection
 from assetbus.schemas import AssetRef, Provenance, ReadinessSignal, Receipt
 
 Show = Callable[[str, str], None]
@@ -90,12 +91,12 @@ async def ingest_orders(emitter: AsyncEmitter, state: DemoState, show: Show) -> 
                        f"{FIRST_BATCH + len(hours) - 1} (a deliberate failure)")
 
 
-async def nightly_export(bootstrap_servers: str, token: str, state: DemoState, show: Show,
+async def nightly_export(connection: KafkaConnection, token: str, state: DemoState, show: Show,
                          emitter_options: dict[str, object]) -> None:
     """A DAG run that fails; its DAG-level failure callback emits an incident, with no task involved."""
 
     async def on_failure_callback(context: dict[str, str]) -> None:
-        async with AsyncEmitter(bootstrap_servers, token, **emitter_options) as emitter:  # type: ignore[arg-type]
+        async with AsyncEmitter(connection, token, **emitter_options) as emitter:  # type: ignore[arg-type]
             receipt = await emitter.emit(INCIDENTS, extra={"reason": context["reason"], "action": "investigate"},
                                          raise_on_reject=False)
         state.receipts.setdefault("nightly_export", []).append(receipt)

@@ -81,16 +81,16 @@ async def run_demo(settings: Settings, show: Show, dags_file: Path = DAGS_FILE, 
     started = datetime.now(UTC)
     tag = f"demo-{secrets.token_hex(3)}"  # fresh run ids: a rerun's events are new, not duplicates
     state = DemoState(ingest_run=tag, export_run=tag)
-    await ensure_topics(settings.bootstrap_servers, topics)
+    await ensure_topics(settings.kafka, topics)
     engine = create_engine(settings.database_url)
     try:
         report = await _setup(engine, settings, topics, dags_file)
         show("setup", f"synced {len(report.synced)} consumer DAGs from {dags_file.name}: {', '.join(report.synced)}")
         async with _pipeline(settings, topics, state, show):
             show("setup", "persister, scheduler and three subscribers are running")
-            secret = settings.token_secret
+            secret = settings.signing_key
             options: dict[str, object] = {"topics": topics, "receipt_timeout_s": 30}
-            async with AsyncEmitter(settings.bootstrap_servers, task_token(secret, "ingest_orders", tag, "load_orders"),
+            async with AsyncEmitter(settings.kafka, task_token(secret, "ingest_orders", tag, "load_orders"),
                                     topics=topics, receipt_timeout_s=30) as emitter:
                 try:
                     await ingest_orders(emitter, state, show)
@@ -99,7 +99,7 @@ async def run_demo(settings: Settings, show: Show, dags_file: Path = DAGS_FILE, 
                     count = sum(1 for r in state.receipts["ingest_orders"] if r.accepted)
                     show("ingest_orders", f"load_orders failed: {error}; its {count} events stay stored "
                                           "(an emission is never retracted)")
-            await nightly_export(settings.bootstrap_servers, dag_token(secret, "nightly_export", tag), state, show,
+            await nightly_export(settings.kafka, dag_token(secret, "nightly_export", tag), state, show,
                                  options)
             await _wait_for_runs(engine, state, started, timeout_s)
         return DemoResult(state, report, await _summary(engine, state, started))
@@ -118,20 +118,22 @@ async def _setup(engine: AsyncEngine, settings: Settings, topics: Topics, dags_f
         report = await sync_dags(conn, loaded)
     if not report.ok:
         raise DemoError(f"could not sync {dags_file}: {report.file_errors or [o.error for o in report.outcomes]}")
-    await create_readiness_topics(settings.bootstrap_servers, topics, report.synced)
+    await create_readiness_topics(settings.kafka, topics, report.synced)
     return report
 
 
 @contextlib.asynccontextmanager
 async def _pipeline(settings: Settings, topics: Topics, state: DemoState, show: Show) -> AsyncIterator[None]:
     """Persister, scheduler and one subscriber per consumer DAG, started and stopped in order."""
-    persister = Persister(PersisterConfig(bootstrap_servers=settings.bootstrap_servers,
-                                          database_url=settings.database_url, token_secret=settings.token_secret,
+    keys = settings.verification_keys
+    persister = Persister(PersisterConfig(kafka=settings.kafka,
+                                          database_url=settings.database_url,
+                                          token_jwks=keys["token_jwks"], token_secret=keys["token_secret"],
                                           topics=topics, group_id=f"{topics.prefix}-persister"))
-    scheduler = Scheduler(SchedulerConfig(bootstrap_servers=settings.bootstrap_servers,
+    scheduler = Scheduler(SchedulerConfig(kafka=settings.kafka,
                                           database_url=settings.database_url, topics=topics,
                                           group_id=f"{topics.prefix}-scheduler"))
-    subscribers = [ReadinessSubscriber(settings.bootstrap_servers, dag_id, handler,  # type: ignore[arg-type]
+    subscribers = [ReadinessSubscriber(settings.kafka, dag_id, handler,  # type: ignore[arg-type]
                                        group_id=f"{topics.prefix}.{dag_id}.workers",
                                        ledger=DatabaseLedger(settings.database_url), topics=topics)
                    for dag_id, handler in consumer_handlers(state, show).items()]

@@ -71,7 +71,7 @@ def airflow_stack(infra: Settings, template_db: str) -> Iterator[AirflowStack]:
     admin = _plain_dsn(infra.database_url)
     asyncio.run(_create_database(admin, name))
     topics = Topics(prefix=f"af{uuid.uuid4().hex[:10]}")
-    asyncio.run(ensure_topics(infra.bootstrap_servers, topics))
+    asyncio.run(ensure_topics(infra.kafka, topics))
     stack = AirflowStack(home=home, dags_folder=dags, consumer_definitions=definitions,
                          bootstrap_servers=infra.bootstrap_servers,
                          database_url=make_url(infra.database_url).set(database=name)
@@ -84,7 +84,7 @@ def airflow_stack(infra: Settings, template_db: str) -> Iterator[AirflowStack]:
     finally:
         stack.stop()
         asyncio.run(drop_database(admin, name))
-        asyncio.run(delete_topics(infra.bootstrap_servers, [*topics.core(), *(topics.readiness(d) for d in DAG_IDS)]))
+        asyncio.run(delete_topics(infra.kafka, [*topics.core(), *(topics.readiness(d) for d in DAG_IDS)]))
         if not os.environ.get("ASSETBUS_KEEP_AIRFLOW_HOME"):
             shutil.rmtree(home, ignore_errors=True)
 

@@ -7,9 +7,11 @@ import uuid
 import pytest
 
 from assetbus.producers import (
+    AssetNotDeclared,
     AssetNotFound,
     EmissionRejected,
     ExtraTooLarge,
+    InsufficientScope,
     InternalError,
     InvalidCommand,
     InvalidPartition,
@@ -25,6 +27,8 @@ EXPECTED = {
     ErrorCode.UNSUPPORTED_SCHEMA_VERSION: UnsupportedSchemaVersion,
     ErrorCode.ASSET_NOT_FOUND: AssetNotFound,
     ErrorCode.UNAUTHORIZED: Unauthorized,
+    ErrorCode.INSUFFICIENT_SCOPE: InsufficientScope,
+    ErrorCode.ASSET_NOT_DECLARED: AssetNotDeclared,
     ErrorCode.INVALID_PARTITION: InvalidPartition,
     ErrorCode.EXTRA_TOO_LARGE: ExtraTooLarge,
     ErrorCode.INTERNAL: InternalError,

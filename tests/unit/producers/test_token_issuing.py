@@ -6,6 +6,7 @@ import json
 import shlex
 import time
 
+import jwt
 import pytest
 from typer.testing import CliRunner
 
@@ -29,7 +30,7 @@ def test_a_dag_token_has_no_task_fields() -> None:
     assert source.kind is SourceKind.DAG and (source.task_id, source.map_index, source.try_number) == (None,) * 3
 
 
-def test_the_cli_prints_export_lines_a_runner_can_eval(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_cli_signs_outlets_into_the_token_and_prints_export_lines(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ASSETBUS_TOKEN_SECRET", SECRET)
     result = CliRunner().invoke(app, ["token", "issue", "--dag", "ingest", "--run", "run-1", "--task", "load",
                                       "--try", "2", "--ttl", "600", "--format", "env",
@@ -37,7 +38,9 @@ def test_the_cli_prints_export_lines_a_runner_can_eval(monkeypatch: pytest.Monke
     assert result.exit_code == 0, result.output
     env = dict(shlex.split(line.removeprefix("export "))[0].split("=", 1) for line in result.output.splitlines())
     assert source_of(env["ASSETBUS_TOKEN"]).try_number == 2
-    assert json.loads(env["ASSETBUS_OUTLETS"]) == [{"name": "orders", "uri": "s3://bucket/orders/"}]
+    claims = jwt.decode(env["ASSETBUS_TOKEN"], SECRET, algorithms=["HS256"], audience="assetbus")
+    assert claims["publish"] == [{"name": "orders", "uri": "s3://bucket/orders/"}]
+    assert "ASSETBUS_OUTLETS" not in env  # the signed claim is the one rule, read by client and persister
 
 
 def test_the_cli_inspects_a_token_and_fails_on_a_foreign_one(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 from pydantic import ValidationError
 
@@ -13,6 +15,7 @@ from assetbus.schemas import (
     Provenance,
     ReadinessSignal,
     Receipt,
+    ReceiptStatus,
     SourceKind,
     Topics,
     TriggeringEvent,
@@ -60,3 +63,8 @@ def test_topic_names_take_the_prefix() -> None:
     assert topics.core()[topics.emissions] >= 6
     with pytest.raises(ValueError):
         topics.readiness("bad/name")
+
+
+def test_a_receipts_id_is_its_event_id_as_the_proposal_names_it() -> None:
+    receipt = Receipt(correlation_id=uuid.uuid4(), status=ReceiptStatus.ACCEPTED, event_id=41)
+    assert receipt.id == receipt.event_id == 41

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from assetbus.producers.kafka import ENV_PREFIX, KafkaConnection
 
-__all__ = ["ENV_FILE", "KafkaSettings", "ServiceSettings", "service_settings_config"]
+__all__ = ["ENV_FILE", "KafkaSettings", "ServiceSettings", "VerificationKeys", "service_settings_config"]
 
 ENV_FILE = ".env"
 
@@ -41,6 +42,27 @@ class ServiceSettings(BaseSettings):
         """The environment variable of one field."""
         prefix = cls.model_config.get("env_prefix") or ""
         return f"{prefix}{field}".upper()
+
+
+class VerificationKeys(ServiceSettings):
+    """The keys a token-verifying service (persister, API) holds: public keys only, except in local mode.
+
+    Neither set means the service refuses to start: it never invents a secret.
+    """
+
+    token_jwks: str | None = Field(default=None, description="JWKS with the public keys that verify EdDSA/RS256 "
+                                   "tokens: a file path or an http(s) URL (given by the edge from "
+                                   "ASSETBUS_TOKEN_JWKS). Rotation: list the new and the old key.")
+    token_secret: str | None = Field(default=None, repr=False, description="HS256 key that verifies tokens: local "
+                                     "development only (given by the edge in the local mode of `assetbus infra "
+                                     "up`, or from ASSETBUS_TOKEN_SECRET).")
+
+    @model_validator(mode="after")
+    def _has_keys(self) -> VerificationKeys:
+        if not self.token_jwks and not self.token_secret:
+            raise ValueError("no token verification keys: set ASSETBUS_TOKEN_JWKS (a JWKS file or URL), or "
+                             "ASSETBUS_TOKEN_SECRET for local development")
+        return self
 
 
 class KafkaSettings(KafkaConnection, BaseSettings):

@@ -6,12 +6,14 @@ from assetbus.producers.context import EmissionContext, callback_context, curren
 from assetbus.producers.dispatch import DispatchConfig, Dispatcher
 from assetbus.producers.emitter import AsyncEmitter, source_of
 from assetbus.producers.errors import (
+    AssetNotDeclared,
     AssetNotFound,
     BrokerUnavailable,
     EmissionRejected,
     EmitterClosed,
     EmitterError,
     ExtraTooLarge,
+    InsufficientScope,
     InternalError,
     InvalidCommand,
     InvalidEmission,
@@ -25,10 +27,12 @@ from assetbus.producers.errors import (
     rejection_error,
 )
 from assetbus.producers.runtime import configure, shutdown
-from assetbus.producers.tokens import dag_token, issue_token, task_token
+from assetbus.producers.signing import SigningKey
+from assetbus.producers.tokens import dag_token, issue_token, refresh_token, task_token
 
 __all__ = [
     "Asset",
+    "AssetNotDeclared",
     "AssetNotFound",
     "AssetNotifier",
     "AsyncEmitter",
@@ -40,12 +44,14 @@ __all__ = [
     "EmitterClosed",
     "EmitterError",
     "ExtraTooLarge",
+    "InsufficientScope",
     "InternalError",
     "InvalidCommand",
     "InvalidEmission",
     "InvalidPartition",
     "NoEmissionContext",
     "ReceiptTimeout",
+    "SigningKey",
     "Unauthorized",
     "UnknownAsset",
     "UnsupportedSchemaVersion",
@@ -56,6 +62,7 @@ __all__ = [
     "forbid_emission",
     "issue_token",
     "raise_for_rejection",
+    "refresh_token",
     "rejection_error",
     "run_references",
     "shutdown",

@@ -25,7 +25,7 @@ _WAIT_MARGIN_S = 30.0
 
 
 def _transport(context: EmissionContext) -> Transport:
-    return context.transport or get_runtime().transport(context.bootstrap_servers, context.topics)
+    return context.transport or get_runtime().transport(context.kafka, context.topics)
 
 
 class Asset:

@@ -4,8 +4,9 @@ A runner hands the identity to the code it runs in one of two ways:
 
 * the environment: `ASSETBUS_TOKEN` (the signed token), `KAFKA_BOOTSTRAP_SERVERS` (default
   127.0.0.1:19092), `ASSETBUS_TOPIC_PREFIX` (default `assetbus`) and, optionally,
-  `ASSETBUS_OUTLETS` (a JSON list of `{"name": ..., "uri": ...}`: the assets the task declares);
-* an explicit context: `with task_context(token=..., bootstrap_servers=..., outlets=[...]):`
+  `ASSETBUS_OUTLETS` (a JSON list of `{"name": ..., "uri": ...}`: a client-side narrowing of the
+  token's signed publication policy, which is what the persister enforces);
+* an explicit context: `with task_context(token=..., kafka=..., outlets=[...]):`
   (a contextvar, so it follows asyncio tasks and is invisible to other threads).
 
 An explicit context wins over the environment. `forbid_emission(reason)` marks code that must
@@ -26,17 +27,19 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Protocol
 
+from pydantic import ValidationError
+
 from assetbus.producers.errors import NoEmissionContext, UnknownAsset
-from assetbus.producers.tokens import source_of
+from assetbus.producers.kafka.connection import ENV_PREFIX, KafkaConnection, as_connection
+from assetbus.producers.tokens import source_of, unverified_claims
 from assetbus.producers.validation import check_asset
 from assetbus.producers.wire import EmissionRequest
-from assetbus.schemas import AssetRef, Provenance, Receipt, Topics
+from assetbus.schemas import ANY_ASSET, AssetRef, ErrorCode, Provenance, Receipt, Topics
 
 ENV_TOKEN = "ASSETBUS_TOKEN"
-ENV_BOOTSTRAP = "KAFKA_BOOTSTRAP_SERVERS"
+ENV_BOOTSTRAP = ENV_PREFIX + "BOOTSTRAP_SERVERS"
 ENV_TOPIC_PREFIX = "ASSETBUS_TOPIC_PREFIX"
 ENV_OUTLETS = "ASSETBUS_OUTLETS"
-DEFAULT_BOOTSTRAP = "127.0.0.1:19092"
 
 
 class Transport(Protocol):
@@ -56,7 +59,7 @@ class EmissionContext:
     """The identity and destination of emissions made by the running task or callback."""
 
     token: str = field(repr=False)
-    bootstrap_servers: str = DEFAULT_BOOTSTRAP
+    kafka: KafkaConnection = field(default_factory=KafkaConnection)
     topics: Topics = field(default_factory=Topics)
     outlets: frozenset[AssetRef] | None = None
     receipt_timeout_s: float | None = None
@@ -64,14 +67,39 @@ class EmissionContext:
     transport: Transport | None = None
 
     @property
+    def bootstrap_servers(self) -> str:
+        """The bootstrap list, comma-separated."""
+        return self.kafka.bootstrap
+
+    @property
     def source(self) -> Provenance:
         """The task attempt or DAG run the token names."""
         return source_of(self.token)
 
     def check_outlet(self, asset: AssetRef) -> None:
-        """Refuse an asset the task did not declare (when it declared any)."""
+        """Refuse an asset the token's publication policy does not declare, as the persister would
+        (and, if the runner narrowed it further with `outlets`, one outside those)."""
+        policy = publication_policy(self.token)
+        if policy is not None and asset not in policy:
+            raise UnknownAsset(asset.name, asset.uri, sorted(f"{a.name} ({a.uri})" for a in policy),
+                               code=ErrorCode.ASSET_NOT_DECLARED)
         if self.outlets is not None and asset not in self.outlets:
             raise UnknownAsset(asset.name, asset.uri, sorted(f"{a.name} ({a.uri})" for a in self.outlets))
+
+
+@lru_cache(maxsize=64)
+def publication_policy(token: str) -> frozenset[AssetRef] | None:
+    """The assets the token's signed `publish` claim declares; None when it allows any ("*").
+
+    Read without verifying the signature: the persister verifies, and enforces the same claim.
+    """
+    claim = unverified_claims(token).get("publish")
+    if claim == ANY_ASSET:
+        return None
+    try:
+        return frozenset(AssetRef.model_validate(item) for item in claim or ())
+    except (TypeError, ValueError):
+        return frozenset()
 
 
 @dataclass(frozen=True)
@@ -91,6 +119,7 @@ def task_context(
     token: str | None = None,
     *,
     bootstrap_servers: str | None = None,
+    kafka: KafkaConnection | None = None,
     topic_prefix: str | None = None,
     outlets: Iterable[object] | None = None,
     receipt_timeout_s: float | None = None,
@@ -99,8 +128,9 @@ def task_context(
 ) -> Iterator[EmissionContext]:
     """Run the block as a task (or callback) holding `token`; unset values come from the environment.
 
-    `outlets` (Asset handles or AssetRefs) declares the task's assets: emitting any other raises
-    UnknownAsset before anything is sent. Without outlets, any registered asset may be emitted.
+    The token's signed publication policy (`publish` claim) says which assets may be emitted; any other
+    raises UnknownAsset (code `asset_not_declared`) before anything is sent, as the persister would
+    refuse it. `outlets` (Asset handles or AssetRefs) can only narrow that further, on the client.
     """
     base = context_from_environment(os.environ, require_token=False)
     token = token or (base.token if base else None)
@@ -109,7 +139,8 @@ def task_context(
     source_of(token)  # a malformed token fails here, where the runner sets it up
     context = EmissionContext(
         token=token,
-        bootstrap_servers=bootstrap_servers or (base.bootstrap_servers if base else DEFAULT_BOOTSTRAP),
+        kafka=kafka or (as_connection(bootstrap_servers) if bootstrap_servers else
+                        (base.kafka if base else KafkaConnection())),
         topics=Topics(prefix=topic_prefix) if topic_prefix else (base.topics if base else Topics()),
         outlets=_outlets(outlets) if outlets is not None else (base.outlets if base else None),
         receipt_timeout_s=receipt_timeout_s,
@@ -155,12 +186,26 @@ def context_from_environment(environ: Mapping[str, str], *, require_token: bool 
     token = environ.get(ENV_TOKEN, "").strip()
     if not token and require_token:
         return None
-    return _parse(token, environ.get(ENV_BOOTSTRAP, "").strip() or DEFAULT_BOOTSTRAP,
-                  environ.get(ENV_TOPIC_PREFIX, "").strip(), environ.get(ENV_OUTLETS, "").strip())
+    kafka = tuple(environ.get(name, "").strip() for name in _KAFKA_ENV)
+    return _parse(token, kafka, environ.get(ENV_TOPIC_PREFIX, "").strip(), environ.get(ENV_OUTLETS, "").strip())
+
+
+_KAFKA_ENV = tuple(ENV_PREFIX + name.upper() for name in KafkaConnection.model_fields)
+"""The variables of the Kafka connection (`KAFKA_BOOTSTRAP_SERVERS`, `KAFKA_SECURITY_PROTOCOL`, ...)."""
 
 
 @lru_cache(maxsize=32)
-def _parse(token: str, bootstrap: str, prefix: str, outlets: str) -> EmissionContext:
+def _connection(values: tuple[str, ...]) -> KafkaConnection:
+    try:
+        return KafkaConnection.from_environ(dict(zip(_KAFKA_ENV, values, strict=True)))
+    except ValidationError as error:
+        problem = error.errors()[0]
+        where = ENV_PREFIX + str(problem["loc"][0]).upper() if problem["loc"] else "the KAFKA_* settings"
+        raise NoEmissionContext(f"{where} is not valid: {problem['msg']}") from None
+
+
+@lru_cache(maxsize=32)
+def _parse(token: str, kafka: tuple[str, ...], prefix: str, outlets: str) -> EmissionContext:
     """Environment values parsed once per distinct value (the environment is read on every emit)."""
     declared = None
     if outlets:
@@ -169,5 +214,5 @@ def _parse(token: str, bootstrap: str, prefix: str, outlets: str) -> EmissionCon
         except (ValueError, TypeError) as error:
             raise NoEmissionContext(f"{ENV_OUTLETS} is not a JSON list of {{'name', 'uri'}} objects: {error}") \
                 from error
-    return EmissionContext(token=token, bootstrap_servers=bootstrap, topics=Topics(prefix=prefix or "assetbus"),
+    return EmissionContext(token=token, kafka=_connection(kafka), topics=Topics(prefix=prefix or "assetbus"),
                            outlets=declared)

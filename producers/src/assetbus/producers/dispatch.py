@@ -23,6 +23,8 @@ from typing import Any
 from aiokafka import AIOKafkaProducer
 
 from assetbus.producers.errors import EmitterClosed, EmitterError, ReceiptTimeout
+from assetbus.producers.kafka.connection import KafkaConnection
+from assetbus.producers.kafka.producer import create_producer
 from assetbus.producers.outbox import Outbox
 from assetbus.producers.receipts import ReceiptListener
 from assetbus.producers.wire import CommandEncoder, EmissionRequest, encode_command
@@ -106,17 +108,17 @@ class _Slots:
 
 
 class Dispatcher:
-    """`async with Dispatcher(bootstrap, topics) as d: future = await d.submit_request(token, request)`."""
+    """`async with Dispatcher(connection, topics) as d: future = await d.submit_request(token, request)`."""
 
-    def __init__(self, bootstrap_servers: str, topics: Topics | None = None, *, producer_id: str | None = None,
+    def __init__(self, connection: KafkaConnection, topics: Topics | None = None, *, producer_id: str | None = None,
                  config: DispatchConfig | None = None) -> None:
         self.topics = topics or Topics()
         self.config = config or DispatchConfig()
         self.producer_id = producer_id or f"emitter-{uuid.uuid4().hex}"
-        self.receipts = ReceiptListener(bootstrap_servers, self.topics.receipts, self.producer_id,
+        self.receipts = ReceiptListener(connection, self.topics.receipts, self.producer_id,
                                         on_receipt=self._on_receipt)
         self.stats = DispatchStats()
-        self._bootstrap = bootstrap_servers
+        self.connection = connection
         self._key_cache: dict[str, bytes] = {}
         self._encoders: dict[str, CommandEncoder] = {}
         self._pending: dict[uuid.UUID, _Pending] = {}
@@ -129,9 +131,8 @@ class Dispatcher:
     async def start(self) -> None:
         self._slots = _Slots(self.config.max_in_flight)
         await self.receipts.start()
-        producer = AIOKafkaProducer(bootstrap_servers=self._bootstrap, enable_idempotence=True, acks="all",
-                                    linger_ms=self.config.linger_ms, max_batch_size=self.config.max_batch_bytes,
-                                    compression_type=self.config.compression)
+        producer = create_producer(self.connection, linger_ms=self.config.linger_ms,
+                                   max_batch_bytes=self.config.max_batch_bytes, compression=self.config.compression)
         try:
             await producer.start()
             await producer.client._wait_on_metadata(self.topics.emissions)

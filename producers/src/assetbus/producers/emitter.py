@@ -8,6 +8,7 @@ from typing import Any
 
 from assetbus.producers.dispatch import DispatchConfig, Dispatcher, DispatchStats
 from assetbus.producers.errors import raise_for_rejection
+from assetbus.producers.kafka.connection import KafkaConnection, as_connection
 from assetbus.producers.receipts import ReceiptListener
 from assetbus.producers.tokens import source_of
 from assetbus.producers.wire import prepare
@@ -17,7 +18,10 @@ __all__ = ["AsyncEmitter", "source_of"]
 
 
 class AsyncEmitter:
-    """`async with AsyncEmitter(bootstrap, token) as emitter: await emitter.emit(asset, ...)`.
+    """`async with AsyncEmitter(connection, token) as emitter: await emitter.emit(asset, ...)`.
+
+    `connection` is a `KafkaConnection` (`KafkaConnection.from_environ()` reads the task runner's
+    `KAFKA_*` variables) or a bootstrap list such as `"broker-1:9092,broker-2:9092"`.
 
     It owns a Dispatcher (producer, receipt listener, resends), or shares one passed as `dispatcher`
     (then starting and stopping the dispatcher is its owner's job).
@@ -25,7 +29,7 @@ class AsyncEmitter:
 
     def __init__(
         self,
-        bootstrap_servers: str,
+        connection: KafkaConnection | str,
         token: str,
         *,
         topics: Topics | None = None,
@@ -41,7 +45,7 @@ class AsyncEmitter:
         self.source: Provenance = source_of(token)
         self._owns = dispatcher is None
         self.dispatcher = dispatcher or Dispatcher(
-            bootstrap_servers, topics, producer_id=producer_id,
+            as_connection(connection), topics, producer_id=producer_id,
             config=DispatchConfig(receipt_timeout_s=receipt_timeout_s, attempts=attempts,
                                   max_in_flight=max_in_flight, linger_ms=linger_ms, compression=compression))
         self._encoder = self.dispatcher.encoder(token)

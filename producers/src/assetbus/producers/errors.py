@@ -7,7 +7,12 @@ Transport faults: `ReceiptTimeout`, `EmitterClosed`, `BrokerUnavailable`.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from assetbus.schemas import ErrorCode, Receipt
+
+if TYPE_CHECKING:
+    from assetbus.producers.kafka.connection import KafkaConnection
 
 
 class EmitterError(Exception):
@@ -25,14 +30,17 @@ class InvalidEmission(EmitterError):
 
 
 class UnknownAsset(InvalidEmission):
-    """The asset handle is not one the running task declared (its outlets); nothing was sent."""
+    """The asset is not one the running task declared (the token's publication policy, or the runner's
+    outlets); nothing was sent. `code` is the one the persister would have answered."""
 
-    def __init__(self, name: str, uri: str, declared: list[str]) -> None:
-        super().__init__("asset", f"{name!r} ({uri}) is not among the assets this task declares: "
+    def __init__(self, name: str, uri: str, declared: list[str], *,
+                 code: ErrorCode = ErrorCode.ASSET_NOT_DECLARED) -> None:
+        super().__init__("asset", f"{code.value}: {name!r} ({uri}) is not among the assets this task declares: "
                          f"{', '.join(declared) or 'none'}")
         self.name = name
         self.uri = uri
         self.declared = declared
+        self.code = code
 
 
 class NoEmissionContext(EmitterError):
@@ -72,6 +80,12 @@ class BrokerUnavailable(EmitterError):
 
     retriable = True
 
+    @classmethod
+    def starting(cls, connection: KafkaConnection, error: BaseException) -> BrokerUnavailable:
+        """The error for an emitter that could not start on `connection` (described without secrets)."""
+        return cls(f"cannot start the emitter on {connection.describe()} (set by KAFKA_BOOTSTRAP_SERVERS and the "
+                   f"other KAFKA_* variables): {type(error).__name__}: {error}")
+
 
 class EmissionRejected(EmitterError):
     """The persister answered `rejected`; `code` says why (switch on it or on the subclass)."""
@@ -110,6 +124,18 @@ class Unauthorized(EmissionRejected):
     code = ErrorCode.UNAUTHORIZED
 
 
+class InsufficientScope(EmissionRejected):
+    """`insufficient_scope`: the token is valid but lacks the `emit` scope."""
+
+    code = ErrorCode.INSUFFICIENT_SCOPE
+
+
+class AssetNotDeclared(EmissionRejected):
+    """`asset_not_declared`: the token's publication policy does not name the asset (the message does)."""
+
+    code = ErrorCode.ASSET_NOT_DECLARED
+
+
 class InvalidPartition(EmissionRejected):
     """`invalid_partition`: the partition arguments break the rules."""
 
@@ -130,7 +156,8 @@ class InternalError(EmissionRejected):
 
 REJECTIONS: dict[ErrorCode, type[EmissionRejected]] = {
     cls.code: cls
-    for cls in (InvalidCommand, UnsupportedSchemaVersion, AssetNotFound, Unauthorized, InvalidPartition,
+    for cls in (InvalidCommand, UnsupportedSchemaVersion, AssetNotFound, Unauthorized, InsufficientScope,
+                AssetNotDeclared, InvalidPartition,
                 ExtraTooLarge, InternalError)
 }
 

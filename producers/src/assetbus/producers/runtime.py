@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 
 from assetbus.producers.dispatch import DispatchConfig, Dispatcher
 from assetbus.producers.errors import BrokerUnavailable, EmitterClosed, EmitterError
+from assetbus.producers.kafka.connection import KafkaConnection
 from assetbus.producers.wire import EmissionRequest
 from assetbus.schemas import Receipt, Topics
 
@@ -50,8 +51,8 @@ class EmitterRuntime:
         self.config = config or DispatchConfig()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
-        self._dispatchers: dict[tuple[str, str], Dispatcher] = {}
-        self._starting: dict[tuple[str, str], asyncio.Lock] = {}
+        self._dispatchers: dict[tuple[KafkaConnection, str], Dispatcher] = {}
+        self._starting: dict[tuple[KafkaConnection, str], asyncio.Lock] = {}
         self._lock = threading.Lock()
         self._stopped = False
 
@@ -78,9 +79,9 @@ class EmitterRuntime:
             raise EmitterError("a blocking emit() was called on the emitter's own event loop; use await aemit()")
         return asyncio.run_coroutine_threadsafe(coro, loop)
 
-    async def dispatcher(self, bootstrap_servers: str, topics: Topics) -> Dispatcher:
-        """The running dispatcher for this broker and prefix (started on first use). On the loop only."""
-        key = (bootstrap_servers, topics.prefix)
+    async def dispatcher(self, connection: KafkaConnection, topics: Topics) -> Dispatcher:
+        """The running dispatcher for this connection and prefix (started on first use). On the loop only."""
+        key = (connection, topics.prefix)
         dispatcher = self._dispatchers.get(key)
         if dispatcher is not None:
             return dispatcher
@@ -88,24 +89,23 @@ class EmitterRuntime:
         async with lock:
             dispatcher = self._dispatchers.get(key)
             if dispatcher is None:
-                candidate = Dispatcher(bootstrap_servers, topics, config=self.config)
+                candidate = Dispatcher(connection, topics, config=self.config)
                 try:
                     await candidate.start()
                 except EmitterError:
                     raise
                 except Exception as error:  # aiokafka raises several unrelated types for "cannot connect"
-                    raise BrokerUnavailable(f"cannot start the emitter on {bootstrap_servers}: "
-                                            f"{type(error).__name__}: {error}") from error
+                    raise BrokerUnavailable.starting(connection, error) from error
                 dispatcher = self._dispatchers[key] = candidate
         return dispatcher
 
-    async def _handover(self, bootstrap: str, topics: Topics, token: str,
+    async def _handover(self, connection: KafkaConnection, topics: Topics, token: str,
                         request: EmissionRequest) -> concurrent.futures.Future[Receipt]:
-        dispatcher = await self.dispatcher(bootstrap, topics)
+        dispatcher = await self.dispatcher(connection, topics)
         return _chain(await dispatcher.submit_request(token, request))
 
-    def transport(self, bootstrap_servers: str, topics: Topics) -> KafkaTransport:
-        return KafkaTransport(self, bootstrap_servers, topics)
+    def transport(self, connection: KafkaConnection, topics: Topics) -> KafkaTransport:
+        return KafkaTransport(self, connection, topics)
 
     def stop(self, timeout_s: float = 30.0) -> None:
         """Send what was handed over, stop the dispatchers and the loop. Idempotent."""
@@ -139,16 +139,16 @@ class EmitterRuntime:
 class KafkaTransport:
     """Emissions of a context, sent through the runtime's dispatcher for its broker and prefix."""
 
-    def __init__(self, runtime: EmitterRuntime, bootstrap_servers: str, topics: Topics) -> None:
+    def __init__(self, runtime: EmitterRuntime, connection: KafkaConnection, topics: Topics) -> None:
         self._runtime = runtime
-        self._bootstrap = bootstrap_servers
+        self._connection = connection
         self._topics = topics
 
     def submit(self, token: str, request: EmissionRequest) -> concurrent.futures.Future[Receipt]:
-        return self._runtime.run(self._runtime._handover(self._bootstrap, self._topics, token, request)).result()
+        return self._runtime.run(self._runtime._handover(self._connection, self._topics, token, request)).result()
 
     async def asubmit(self, token: str, request: EmissionRequest) -> asyncio.Future[Receipt]:
-        handed = self._runtime.run(self._runtime._handover(self._bootstrap, self._topics, token, request))
+        handed = self._runtime.run(self._runtime._handover(self._connection, self._topics, token, request))
         receipt: concurrent.futures.Future[Receipt] = await asyncio.wrap_future(handed)
         return asyncio.wrap_future(receipt)
 

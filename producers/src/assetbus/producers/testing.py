@@ -88,9 +88,11 @@ class InMemoryEmitter:
     def task(self, dag_id: str = "test_dag", run_id: str = "test_run", task_id: str = "test_task", *,
              map_index: int = -1, try_number: int = 1,
              outlets: Iterable[object] | None = None) -> Iterator[EmissionContext]:
-        """Run the block as this task attempt; `Asset.emit()` inside it lands here."""
-        token = task_token(self.secret, dag_id, run_id, task_id, map_index=map_index, try_number=try_number)
-        with task_context(token, outlets=outlets, transport=self.transport) as context:
+        """Run the block as this task attempt; `Asset.emit()` inside it lands here. `outlets` become the
+        token's publication policy (None: any registered asset)."""
+        token = task_token(self.secret, dag_id, run_id, task_id, map_index=map_index, try_number=try_number,
+                           publish="*" if outlets is None else outlets)
+        with task_context(token, transport=self.transport) as context:
             yield context
 
     @contextmanager

@@ -27,8 +27,13 @@ def _check_key(field: str, value: object) -> None:
 
 
 def check_asset(asset: object) -> AssetRef:
-    """An AssetRef with a usable name and URI (handles and refs alike)."""
+    """An AssetRef with a usable name and URI (handles, refs and {"name", "uri"} mappings alike)."""
     ref = asset if isinstance(asset, AssetRef) else getattr(asset, "ref", asset)
+    if isinstance(ref, dict):
+        try:
+            ref = AssetRef.model_validate(ref)
+        except ValueError as error:
+            raise InvalidEmission("asset", f"must have a name and a URI: {error}") from error
     if not isinstance(ref, AssetRef):
         raise InvalidEmission("asset", f"must be an Asset handle or an AssetRef, not {type(asset).__name__}")
     for field, value in (("asset.name", ref.name), ("asset.uri", ref.uri)):

@@ -1,22 +1,27 @@
 """The wire contract of assetbus: messages, topic names, error codes, schema version. No I/O."""
 
+from assetbus.schemas.claims import ANY_ASSET, SCOPE_DAG_SELF, SCOPE_EMIT, SCOPE_TASK_SELF, EmitterClaims
 from assetbus.schemas.commands import AssetRef, EmissionCommand
 from assetbus.schemas.errors import DeadLetterReason, ErrorCode
 from assetbus.schemas.events import AssetEvent
 from assetbus.schemas.jsonschema import json_schemas
 from assetbus.schemas.limits import EXTRA_MAX_BYTES, KEY_MAX_LENGTH, NAME_MAX_LENGTH
-from assetbus.schemas.provenance import EmitterClaims, Provenance, SourceKind, task_instance_id
+from assetbus.schemas.provenance import Provenance, SourceKind, task_instance_id
 from assetbus.schemas.readiness import ReadinessSignal, TriggeringEvent
 from assetbus.schemas.receipts import Receipt, ReceiptStatus
 from assetbus.schemas.topics import DEFAULT_PREFIX, Topics
 from assetbus.schemas.version import SCHEMA_VERSION, SUPPORTED_SCHEMA_VERSIONS
 
 __all__ = [
+    "ANY_ASSET",
     "DEFAULT_PREFIX",
     "EXTRA_MAX_BYTES",
     "KEY_MAX_LENGTH",
     "NAME_MAX_LENGTH",
     "SCHEMA_VERSION",
+    "SCOPE_DAG_SELF",
+    "SCOPE_EMIT",
+    "SCOPE_TASK_SELF",
     "SUPPORTED_SCHEMA_VERSIONS",
     "AssetEvent",
     "AssetRef",

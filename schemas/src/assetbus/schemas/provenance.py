@@ -53,20 +53,3 @@ TASK_INSTANCE_NAMESPACE = uuid.UUID("6f1c3e52-8a43-4f0e-9b8e-2a54b7d1c0a1")
 def task_instance_id(dag_id: str, run_id: str, task_id: str, map_index: int = -1) -> uuid.UUID:
     """The task instance's id (`ti_id` in the execution API): the same for every try of it."""
     return uuid.uuid5(TASK_INSTANCE_NAMESPACE, f"{dag_id}\x1f{run_id}\x1f{task_id}\x1f{map_index}")
-
-
-class EmitterClaims(Provenance):
-    """The claims of an emitter token (a JWT): the provenance it vouches for, plus expiry."""
-
-    exp: int = Field(description="Expiry, seconds since the epoch.")
-    iat: int | None = Field(default=None, description="Issued-at, seconds since the epoch.")
-    sub: str = Field(description="Subject: the task attempt id or DAG run id the token was minted for.")
-
-    def task_instance_id(self) -> uuid.UUID | None:
-        """The ti_id of a task token; None for a DAG-run token."""
-        if self.task_id is None or self.map_index is None:
-            return None
-        return task_instance_id(self.dag_id, self.run_id, self.task_id, self.map_index)
-
-    def provenance(self) -> Provenance:
-        return Provenance.model_validate(self.model_dump(include=set(Provenance.model_fields)))

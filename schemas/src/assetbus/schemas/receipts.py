@@ -39,7 +39,7 @@ class Receipt(BaseModel):
 
     @property
     def id(self) -> int | None:
-        """The stored event's id (`event_id`), as Airflow's proposed `asset.emit()` names it."""
+        """The stored event's id, as the emit proposal names it (`receipt.id`): the same as `event_id`."""
         return self.event_id
 
     @property

@@ -103,7 +103,7 @@ def items(draw: st.DrawFn, secret: str, topics: Topics) -> Item:
         return answerable("rejected", ErrorCode.UNSUPPORTED_SCHEMA_VERSION,
                           schema_version=draw(st.integers(2, 10**6) | st.just("1") | st.none()))
     if kind == "empty key":
-        return answerable("rejected", ErrorCode.INVALID_COMMAND, partition_key="")
+        return answerable("rejected", ErrorCode.INVALID_PARTITION, partition_key="")
     if kind == "missing reply topic":
         command_id, body = command(token, topics, reply_to=f"{topics.prefix}.nobody-listens-{uuid.uuid4().hex[:6]}")
         return Item(b"orders", json.dumps(body).encode(), "dead letter", frozenset({"no_reply_address"}), command_id)

@@ -18,7 +18,7 @@ from tests.integration.consumers.persister.streams import read_topic
 
 @pytest.fixture
 async def producer(infra: Settings) -> AsyncIterator[AIOKafkaProducer]:
-    running = create_producer(infra.bootstrap_servers)
+    running = create_producer(infra.kafka)
     await running.start()
     yield running
     await running.stop()

@@ -63,10 +63,10 @@ async def status_of(engine: AsyncEngine, run_id: str) -> str:
 
 async def republish(infra, topics: Topics, engine: AsyncEngine, run: RunRow) -> None:  # type: ignore[no-untyped-def]
     """What the scheduler does after a crash between its commit and the broker's ack: the same run again."""
-    producer = create_producer(infra.bootstrap_servers)
+    producer = create_producer(infra.kafka)
     await producer.start()
     try:
-        await ReadinessPublisher(producer, engine, topics, ReadinessTopics(infra.bootstrap_servers, topics)).publish(
+        await ReadinessPublisher(producer, engine, topics, ReadinessTopics(infra.kafka, topics)).publish(
             [run])
     finally:
         await producer.stop()

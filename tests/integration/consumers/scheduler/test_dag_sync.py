@@ -9,6 +9,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from assetbus.cli.dags import sync_path
 from assetbus.consumers.storage.dags import SyncChange, list_dags
+from assetbus.consumers.storage.task_assets import attach_task_asset
 from assetbus.schemas import AssetRef, Topics
 
 TWO_DAGS = """
@@ -19,7 +20,7 @@ daily = ConsumerDag(dag_id="daily", schedule=AssetWait("clicks", mapping=HourlyT
 
 
 async def sync(tmp_path: Path, infra, db_url: str, topics: Topics):  # type: ignore[no-untyped-def]
-    return await sync_path(tmp_path, db_url, infra.bootstrap_servers, topics)
+    return await sync_path(tmp_path, db_url, infra.kafka, topics)
 
 
 async def test_sync_creates_then_is_idempotent_then_updates_and_deactivates(
@@ -73,3 +74,30 @@ async def test_a_file_that_fails_to_load_keeps_its_dags_active(
     assert not report.ok and report.deactivated == []
     async with engine.connect() as conn:
         assert all(d.active for d in await list_dags(conn))
+
+
+SELF_FEEDING = """
+from assetbus.consumers.scheduler import AssetWait, ConsumerDag
+loop = ConsumerDag(dag_id="loop", schedule=AssetWait("orders"), outlets=("orders",))
+"""
+
+
+async def test_sync_refuses_a_dag_whose_outlets_feed_its_own_schedule_unless_told_to_warn(
+        tmp_path: Path, infra, db_url: str, topics: Topics, engine: AsyncEngine,  # type: ignore[no-untyped-def]
+        assets: list[AssetRef], readiness_cleanup: None) -> None:
+    (tmp_path / "dags.py").write_text(SELF_FEEDING)
+    refused = await sync(tmp_path, infra, db_url, topics)
+    assert not refused.ok and refused.synced == []
+    assert "trigger itself" in (refused.outcomes[0].error or "")
+    warned = await sync_path(tmp_path, db_url, infra.kafka, topics, allow_self_trigger=True)
+    assert warned.ok and warned.synced == ["loop"] and "trigger itself" in (warned.outcomes[0].warning or "")
+
+
+async def test_a_task_registered_as_an_outlet_of_its_own_dags_input_counts_as_feeding_itself(
+        tmp_path: Path, infra, db_url: str, topics: Topics, engine: AsyncEngine,  # type: ignore[no-untyped-def]
+        assets: list[AssetRef], readiness_cleanup: None) -> None:
+    async with engine.begin() as conn:
+        await attach_task_asset(conn, "per_batch", "notify", "orders", "outlet")
+    (tmp_path / "dags.py").write_text(TWO_DAGS.format(zone="UTC"))
+    report = await sync(tmp_path, infra, db_url, topics)
+    assert {o.dag_id: o.error is None for o in report.outcomes} == {"per_batch": False, "daily": True}

@@ -105,10 +105,10 @@ async def test_replayed_runs_are_signalled(
     await emit_all(emitter, ORDERS, [{"partition_key": "batch-9", "dedupe_key": "b9"}])
     await stored(engine, 1)
     await define_dags(PER_BATCH)
-    producer = create_producer(infra.bootstrap_servers)
+    producer = create_producer(infra.kafka)
     await producer.start()
     try:
-        publisher = ReadinessPublisher(producer, engine, topics, ReadinessTopics(infra.bootstrap_servers, topics))
+        publisher = ReadinessPublisher(producer, engine, topics, ReadinessTopics(infra.kafka, topics))
         report = await replay(engine, PER_BATCH, ReplayRange(), publisher=publisher)
     finally:
         await producer.stop()

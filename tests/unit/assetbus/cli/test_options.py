@@ -11,8 +11,10 @@ from typer.testing import CliRunner
 
 from assetbus.cli.options import LogSettings, build, settings_options
 from assetbus.consumers.persister.config import PersisterConfig
+from assetbus.producers.kafka import KafkaConnection
 
-CONNECTION = {"bootstrap_servers": "127.0.0.1:1", "database_url": "postgresql+asyncpg://u@h/db", "token_secret": "k"}
+CONNECTION = {"kafka": KafkaConnection(bootstrap_servers=("127.0.0.1:1",)), "database_url": "postgresql+asyncpg://u@h/db",
+              "token_secret": "k"}
 
 
 def _built(args: list[str], env: dict[str, str] | None = None) -> tuple[int, str, list[Any]]:

@@ -8,12 +8,13 @@ import pytest
 
 from assetbus.consumers.api import ApiConfig, create_api
 from assetbus.consumers.api.gateway import REJECTION_STATUS
+from assetbus.producers.kafka.connection import KafkaConnection
 from assetbus.schemas import ErrorCode
 
 
 @pytest.fixture(scope="module")
 def spec() -> dict[str, Any]:
-    app = create_api(ApiConfig(bootstrap_servers="unused:9092", database_url="postgresql+asyncpg://u@h/db",
+    app = create_api(ApiConfig(kafka=KafkaConnection(bootstrap_servers=("unused:9092",)), database_url="postgresql+asyncpg://u@h/db",
                                token_secret="unused"))
     return app.openapi()
 

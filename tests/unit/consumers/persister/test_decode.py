@@ -42,8 +42,10 @@ def test_unanswerable_bytes_become_dead_letters(raw: bytes | None, reason: DeadL
     ({"schema_version": 99}, ErrorCode.UNSUPPORTED_SCHEMA_VERSION),
     ({"asset": "not an object"}, ErrorCode.INVALID_COMMAND),
     ({"extra": {"k": "nul\u0000byte"}}, ErrorCode.INVALID_COMMAND),
-    ({"partition_key": ""}, ErrorCode.INVALID_COMMAND),
+    ({"partition_key": ""}, ErrorCode.INVALID_PARTITION),  # as ErrorCode.INVALID_PARTITION documents
+    ({"partition_key": "p", "partition_date": "not a date"}, ErrorCode.INVALID_PARTITION),
 ])
 def test_answerable_but_malformed_commands_are_rejected(changes: dict[str, object], code: ErrorCode) -> None:
     decoded = decode(json.dumps(command(**changes)).encode())
     assert isinstance(decoded, Rejection) and decoded.code is code
+

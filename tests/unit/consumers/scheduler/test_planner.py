@@ -92,3 +92,27 @@ def test_identity_targets_carry_the_partition_date() -> None:
     entries, _ = DagIndex([dag]).route([event(1, "orders", "batch-41", T0)])
     (plan,) = plan_runs(dag, "batch-41", queued(entries))
     assert (plan.target_key, plan.target_date) == ("batch-41", T0)
+
+
+def test_an_event_emitted_by_a_run_of_the_waiting_dag_itself_is_skipped_as_self_trigger() -> None:
+    investigate = ConsumerDag(dag_id="investigate", schedule=AssetWait("incidents"))
+    others = ConsumerDag(dag_id="pager", schedule=AssetWait("incidents"))
+    own = Provenance(kind=SourceKind.DAG, dag_id="investigate", run_id="assetbus__42")
+    entries, skips = DagIndex([investigate, others]).route(
+        [upstream_event(1, "incidents", None, None, source_json(own), T0)])
+    assert [e.dag_id for e in entries] == ["pager"]  # another DAG still reacts
+    assert [(s.dag_id, s.reason) for s in skips] == [("investigate", SkipReason.SELF_TRIGGER)]
+    assert "assetbus__42" in skips[0].detail
+
+
+def test_a_dag_whose_outlets_feed_its_schedule_feeds_itself() -> None:
+    dag = ConsumerDag(dag_id="d", schedule=AllOf(AssetWait("a"), AssetWait("b")), outlets=("b", "c"))
+    assert dag.feeds_itself() == ["b"]
+    assert dag.feeds_itself({"a"}) == ["a", "b"]
+    assert ConsumerDag(dag_id="e", schedule=AssetWait("a")).feeds_itself({"z"}) == []
+
+
+def test_a_definition_without_outlets_keeps_its_fingerprint() -> None:
+    plain = ConsumerDag(dag_id="d", schedule=AssetWait("a"))
+    assert "outlets" not in plain.definition()
+    assert ConsumerDag.from_definition(plain.definition()).fingerprint() == plain.fingerprint()

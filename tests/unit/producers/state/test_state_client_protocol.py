@@ -8,7 +8,7 @@ from collections.abc import Callable
 import httpx
 import pytest
 
-from assetbus.producers import dag_token, task_token
+from assetbus.producers import Asset, dag_token, task_token
 from assetbus.producers.state import (
     API_VERSION,
     AsyncStateClient,
@@ -160,6 +160,19 @@ def test_asset_state_uses_name_and_key_query_parameters() -> None:
     assert seen[0].url.path == "/execution/state/asset/value"
     assert dict(seen[0].url.params) == {"name": "orders", "key": "watermark"}
     assert seen[1].url.path == "/execution/state/asset/clear" and dict(seen[1].url.params) == {"name": "orders"}
+
+
+def test_an_asset_handle_names_its_asset() -> None:
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(200, json=ENTRY)
+
+    sync_client(handler).asset(Asset("orders", "s3://b/o/")).state.get("watermark")
+    assert dict(seen[0].url.params) == {"name": "orders", "key": "watermark"}
+    with pytest.raises(TypeError):
+        sync_client(handler).asset(42)
 
 
 def test_a_dag_run_token_has_no_task_state() -> None:

@@ -13,10 +13,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from aiokafka import TopicPartition
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from assetbus.consumers.airflow.client import AirflowAccount, AirflowClient
@@ -26,6 +26,7 @@ from assetbus.consumers.airflow.outcomes import OutcomePoller
 from assetbus.consumers.readiness import DatabaseLedger, ReadinessSubscriber, RunStatus
 from assetbus.consumers.storage import create_engine, translated
 from assetbus.consumers.storage.external_runs import note_run_problem, record_external_run
+from assetbus.producers.kafka import KafkaConnection
 from assetbus.schemas import ReadinessSignal, Topics
 
 log = logging.getLogger("assetbus.airflow.bridge")
@@ -35,7 +36,7 @@ CONSUMER = "airflow-bridge"
 
 @dataclass(frozen=True)
 class BridgeConfig:
-    bootstrap_servers: str
+    kafka: KafkaConnection
     database_url: str
     airflow: AirflowAccount
     dag_ids: tuple[str, ...]
@@ -74,12 +75,8 @@ class BatchSubscriber(ReadinessSubscriber):
         async with self._gate:
             await self.handle(value)
 
-    async def _run(self) -> None:
-        while True:
-            batches = await self._consumer.getmany(timeout_ms=500, max_records=self._max_records)
-            for tp, records in batches.items():
-                await asyncio.gather(*(self._one(record.value) for record in records))
-                await self._consumer.commit({TopicPartition(tp.topic, tp.partition): records[-1].offset + 1})
+    async def _on_batch(self, records: Sequence[Any]) -> None:
+        await asyncio.gather(*(self._one(record.value) for record in records))
 
 
 class AirflowBridge:
@@ -95,7 +92,7 @@ class AirflowBridge:
         self.created = 0
         """Airflow runs this process created (existing ones met on redelivery not counted)."""
         self.subscribers = [
-            BatchSubscriber(config.bootstrap_servers, dag_id, self.handle, group_id=config.group_id,
+            BatchSubscriber(config.kafka, dag_id, self.handle, group_id=config.group_id,
                             ledger=BridgeLedger(engine=self._engine), topics=config.topics,
                             consumer_name=CONSUMER, concurrency=config.concurrency)
             for dag_id in config.dag_ids

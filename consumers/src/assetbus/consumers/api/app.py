@@ -7,6 +7,7 @@ them in reverse order, whatever happens.
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import AsyncIterator
 
 from fastapi import FastAPI
@@ -23,6 +24,7 @@ from assetbus.consumers.api.models import BODY_MAX_BYTES
 from assetbus.consumers.api.routes import airflow_tokens_router, asset_state_router, emit_router, task_state_router
 from assetbus.consumers.api.versioning import API_VERSIONS, LATEST_VERSION, VERSION_HEADER, ApiVersionMiddleware
 from assetbus.consumers.auth import TokenVerifier
+from assetbus.consumers.kafka.startup import startup_policy, wait_for_database, wait_for_kafka
 from assetbus.consumers.storage import create_engine
 
 DESCRIPTION = f"""Task state, asset state and HTTP emission for assetbus.
@@ -31,6 +33,9 @@ Every route needs a bearer token (`assetbus token issue`). Send `{VERSION_HEADER
 API version your client was written for (supported: {", ".join(API_VERSIONS)}); responses carry the
 version that served them. Responses may gain fields: ignore the ones you do not know.
 """
+
+
+log = logging.getLogger("assetbus.api")
 
 
 class Health(BaseModel):
@@ -44,7 +49,10 @@ def create_api(config: ApiConfig, *, minter: Minter | None = None) -> FastAPI:
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         engine = create_engine(config.database_url, pool_size=config.db_pool_size)
-        gateway = EmissionGateway(config.bootstrap_servers, config.topics,
+        policy = startup_policy(config.startup_timeout_s)
+        await wait_for_kafka(config.kafka, policy, log)
+        await wait_for_database(engine, policy, log)
+        gateway = EmissionGateway(config.kafka, config.topics,
                                   receipt_timeout_s=config.receipt_timeout_s, instance_id=config.instance_id)
         airflow = AirflowClient(config.airflow) if config.airflow is not None else None
         try:
@@ -63,7 +71,7 @@ def create_api(config: ApiConfig, *, minter: Minter | None = None) -> FastAPI:
 
     app = FastAPI(title="assetbus execution API", version=LATEST_VERSION, description=DESCRIPTION,
                   lifespan=lifespan)
-    app.state.verifier = TokenVerifier(config.token_secret)
+    app.state.verifier = TokenVerifier.configured(jwks=config.token_jwks, secret=config.token_secret)
     app.state.config = config
     app.state.airflow = None
     app.state.minter = minter

@@ -7,14 +7,16 @@ import asyncio
 import uuid
 from datetime import UTC, datetime
 
-from aiokafka import AIOKafkaProducer
 from aiokafka.errors import KafkaError
 from pydantic import ValidationError
 
 from assetbus.consumers.api.errors import ApiError, ApiErrorCode
 from assetbus.consumers.api.models import EmitRequest
-from assetbus.consumers.api.replies import ReplyReader
 from assetbus.consumers.api.security import Caller
+from assetbus.producers.kafka.connection import KafkaConnection
+from assetbus.producers.kafka.errors import TopicMissing
+from assetbus.producers.kafka.producer import create_producer
+from assetbus.producers.kafka.replies import ReplyReader
 from assetbus.schemas import EmissionCommand, ErrorCode, Receipt, Topics
 
 REJECTION_STATUS: dict[ErrorCode, int] = {
@@ -24,32 +26,32 @@ REJECTION_STATUS: dict[ErrorCode, int] = {
     ErrorCode.EXTRA_TOO_LARGE: 413,
     ErrorCode.ASSET_NOT_FOUND: 404,
     ErrorCode.UNAUTHORIZED: 403,
+    ErrorCode.INSUFFICIENT_SCOPE: 403,
+    ErrorCode.ASSET_NOT_DECLARED: 403,
     ErrorCode.INTERNAL: 503,
 }
 """The HTTP status of a rejected receipt, by its error code."""
 
 
 class EmissionGateway:
-    """One per API process: an idempotent producer and the reader of this process's receipts."""
+    """One per API process: the toolkit's idempotent producer and reply-topic reader (receipts keyed by this API)."""
 
-    def __init__(self, bootstrap_servers: str, topics: Topics, *, receipt_timeout_s: float = 10.0,
+    def __init__(self, connection: KafkaConnection, topics: Topics, *, receipt_timeout_s: float = 10.0,
                  instance_id: str | None = None) -> None:
         self.topics = topics
         self.receipt_timeout_s = receipt_timeout_s
         self.producer_id = instance_id or f"api-{uuid.uuid4().hex}"
-        self._producer = AIOKafkaProducer(bootstrap_servers=bootstrap_servers, enable_idempotence=True,
-                                          acks="all", linger_ms=2)
-        self.replies = ReplyReader(bootstrap_servers, topics.receipts, self.producer_id)
+        self.connection = connection
+        self._producer = create_producer(connection, linger_ms=2)
+        self.replies = ReplyReader(connection, topics.receipts, self.producer_id)
 
     async def start(self) -> None:
         await self._producer.start()
         try:
             try:
-                partitions = await self._producer.partitions_for(self.topics.receipts)
-            except KafkaError as error:
-                raise RuntimeError(f"reply topic {self.topics.receipts!r} is not available ({error}); "
-                                   "run `assetbus migrate`") from error
-            await self.replies.start(partitions)
+                await self.replies.start()
+            except TopicMissing as error:
+                raise RuntimeError(str(error)) from error
         except BaseException:
             await self._producer.stop()
             raise

@@ -17,16 +17,12 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from assetbus.consumers.api.errors import ApiError, ApiErrorCode
 from assetbus.consumers.auth import TokenError, TokenVerifier
 from assetbus.consumers.storage.state import TaskKey
-from assetbus.schemas import EmitterClaims
-
-SCOPE_TASK_SELF = "ti:self"
-"""May read and write its own task instance's state, and the state of assets it is registered with."""
-SCOPE_EMIT = "emit"
-"""May emit asset events (over Kafka or `POST /execution/asset-events/emit`)."""
+from assetbus.schemas import SCOPE_EMIT, SCOPE_TASK_SELF, EmitterClaims
 
 _CHALLENGE = 'Bearer realm="assetbus"'
 bearer = HTTPBearer(auto_error=False, scheme_name="TaskToken",
-                    description="An assetbus token (HS256 JWT, audience `assetbus`), e.g. from "
+                    description="An assetbus token (EdDSA/RS256 JWT checked against the JWKS; HS256 in local mode; "
+                    "audience `assetbus`), e.g. from "
                     "`assetbus token issue`. Task tokens carry scope `emit ti:self`.")
 
 
@@ -35,6 +31,9 @@ def scopes_of(token: str) -> frozenset[str]:
     claims = jwt.decode(token, options={"verify_signature": False})
     scope = claims.get("scope")
     return frozenset(scope.split()) if isinstance(scope, str) else frozenset()
+
+
+__all__ = ["SCOPE_EMIT", "SCOPE_TASK_SELF", "Caller", "CurrentCaller", "authenticated", "bearer", "scopes_of"]
 
 
 @dataclass(frozen=True)
@@ -87,7 +86,7 @@ async def authenticated(
     except TokenError as error:
         raise ApiError(401, ApiErrorCode.INVALID_TOKEN, error.reason,
                        headers={"WWW-Authenticate": f'{_CHALLENGE}, error="invalid_token"'}) from error
-    return Caller(claims=claims, scopes=scopes_of(token), token=token)
+    return Caller(claims=claims, scopes=claims.scopes, token=token)
 
 
 CurrentCaller = Annotated[Caller, Depends(authenticated)]

@@ -1,12 +1,15 @@
-"""Emitter token verification (JWT, HS256 by default, audience-checked)."""
+"""Emitter token verification: EdDSA/RS256 against public keys (JWKS, by `kid`); HS256 only with a
+local-development secret. Audience-checked; `alg=none` and unknown algorithms refused."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import jwt
 from pydantic import ValidationError
 
+from assetbus.consumers.auth.keys import ASYMMETRIC_ALGORITHMS, KeyNotFound, KeySource, key_source
 from assetbus.schemas import EmitterClaims
 
 DEFAULT_AUDIENCE = "assetbus"
@@ -20,18 +23,65 @@ class TokenError(Exception):
         self.reason = reason
 
 
+class MissingVerificationKeys(ValueError):
+    """A service was configured with neither a JWKS nor a local-development secret."""
+
+
 @dataclass(frozen=True)
 class TokenVerifier:
-    """Checks signature, expiry and audience, and returns the claims as a typed model."""
+    """Checks signature, expiry and audience, and returns the claims as a typed model.
 
-    secret: str = field(repr=False)
+    `keys` (a JWKS source) verifies EdDSA and RS256 tokens by their `kid`; `secret` (local development
+    only) verifies HS256 tokens. At least one is required.
+    """
+
+    secret: str | None = field(default=None, repr=False)
     audience: str = DEFAULT_AUDIENCE
-    algorithms: tuple[str, ...] = ("HS256",)
     leeway_seconds: int = 5
+    keys: KeySource | None = None
+
+    def __post_init__(self) -> None:
+        if not self.secret and self.keys is None:
+            raise MissingVerificationKeys("no token verification keys: configure a JWKS (file or URL), or an "
+                                          "HS256 secret for local development")
+
+    @classmethod
+    def configured(cls, *, jwks: str | None, secret: str | None,
+                   audience: str = DEFAULT_AUDIENCE) -> TokenVerifier:
+        """From service settings: a JWKS file path or URL, and/or a local HS256 secret."""
+        return cls(secret=secret or None, audience=audience, keys=key_source(jwks) if jwks else None)
+
+    @property
+    def algorithms(self) -> tuple[str, ...]:
+        return (*(ASYMMETRIC_ALGORITHMS if self.keys else ()), *(("HS256",) if self.secret else ()))
+
+    def _key(self, token: str) -> tuple[Any, str]:
+        try:
+            header = jwt.get_unverified_header(token)
+        except jwt.PyJWTError as error:
+            raise TokenError(f"token is invalid: {error}") from error
+        algorithm = header.get("alg")
+        if algorithm not in self.algorithms:
+            raise TokenError(f"token algorithm {algorithm!r} is not accepted (accepted: "
+                             f"{', '.join(self.algorithms)})")
+        if algorithm == "HS256":
+            return self.secret, algorithm
+        kid = header.get("kid")
+        if not isinstance(kid, str) or not kid:
+            raise TokenError("token has no key id (kid)")
+        assert self.keys is not None
+        try:
+            jwk = self.keys.key(kid)
+        except KeyNotFound as error:
+            raise TokenError(f"token key is unknown: {error}") from error
+        if jwk.algorithm_name != algorithm:
+            raise TokenError(f"token algorithm {algorithm!r} does not match its key")
+        return jwk.key, algorithm
 
     def verify(self, token: str) -> EmitterClaims:
+        key, algorithm = self._key(token)
         try:
-            payload = jwt.decode(token, self.secret, algorithms=list(self.algorithms), audience=self.audience,
+            payload = jwt.decode(token, key, algorithms=[algorithm], audience=self.audience,
                                  leeway=self.leeway_seconds, options={"require": ["exp", "sub", "aud"]})
         except jwt.ExpiredSignatureError as error:
             raise TokenError("token expired") from error

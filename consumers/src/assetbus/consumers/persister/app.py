@@ -1,14 +1,11 @@
-"""The persister service: a FastStream batch subscriber whose offsets follow the database commit.
+"""The persister service: the toolkit's consume → handle → commit shell around the batch pipeline.
 
 Per batch (up to `max_records`), in chunks of `chunk_size` that overlap like a pipeline: check the
 next chunk while up to `transactions_in_flight` are in their transactions, publish each as soon as
 it is stored; once every receipt, asset event and dead letter of the batch is acknowledged by the
-broker, commit the batch's own offsets (`Offsets`; AckPolicy.MANUAL, never the ACK_FIRST default).
-A database outage stalls the chunk with a bounded back-off; any other failure rewinds the batch for
-redelivery after a pause.
-
-FastStream runs the consume loop, the signals and the graceful shutdown; the handler never lets an
-exception reach it (FastStream would log it and move on past the batch) and does its own commits.
+broker, the shell commits the batch's own offsets. A database outage stalls the chunk with the
+retry policy's jittered back-off; any other failure makes the shell rewind the batch for redelivery
+after a pause. At start-up the service waits for Kafka and PostgreSQL (`startup_timeout_s`).
 """
 
 from __future__ import annotations
@@ -22,37 +19,22 @@ from collections.abc import Sequence
 from typing import Any
 
 from aiokafka import AIOKafkaProducer
-from faststream import AckPolicy, FastStream
-from faststream.kafka import KafkaBroker, KafkaMessage
-from faststream.kafka.message import FAKE_CONSUMER, KafkaAckableMessage
 
 from assetbus.consumers.auth import TokenVerifier
 from assetbus.consumers.errors import StorageUnavailable
-from assetbus.consumers.logfilters import quiet_consumer_only_notice
+from assetbus.consumers.kafka.shell import ConsumerSettings, ServiceShell
+from assetbus.consumers.kafka.startup import startup_policy, wait_for_database, wait_for_kafka
 from assetbus.consumers.persister.batch import BatchProcessor, BatchResult, Prepared, RawRecord
 from assetbus.consumers.persister.config import PersisterConfig
 from assetbus.consumers.persister.metrics import MetricsServer, PersisterMetrics
-from assetbus.consumers.persister.offsets import Offsets
-from assetbus.consumers.persister.publish import Publisher, create_producer, wait_all
+from assetbus.consumers.persister.publish import Publisher, create_producer
 from assetbus.consumers.persister.replies import ReplyTopics
 from assetbus.consumers.persister.tokens import CachedTokenVerifier
 from assetbus.consumers.storage import create_engine
+from assetbus.producers.kafka.retry import RetryPolicy
+from assetbus.producers.kafka.sender import Delivery, wait_all
 
-log = quiet_consumer_only_notice(logging.getLogger("assetbus.persister"))
-
-
-async def _keep_raw(msg: Any) -> Any:
-    """Decoder that leaves the bytes alone: the persister parses (and dead-letters) them itself."""
-    return ()
-
-
-async def _raw_parser(records: tuple[Any, ...], original: Any) -> KafkaMessage:
-    """A parser that cannot fail: FastStream's decodes every header as UTF-8, and a parser error
-    makes FastStream skip the batch without telling the handler. The persister needs only the records."""
-    del original
-    first, last = records[0], records[-1]
-    return KafkaAckableMessage(raw_message=records, body=(), consumer=FAKE_CONSUMER,
-                               message_id=f"{first.partition}-{first.offset}-{last.offset}")
+log = logging.getLogger("assetbus.persister")
 
 
 def _settle(future: asyncio.Future[Any]) -> None:
@@ -67,65 +49,39 @@ class Persister:
         self.config = config
         self.metrics = PersisterMetrics()
         self.engine = create_engine(config.database_url)
-        self.tokens = CachedTokenVerifier(TokenVerifier(config.token_secret))
+        self.tokens = CachedTokenVerifier(TokenVerifier.configured(jwks=config.token_jwks, secret=config.token_secret))
         self.producer: AIOKafkaProducer | None = None
         self.publisher: Publisher | None = None
         self.replies: ReplyTopics | None = None
         self.processor = BatchProcessor(self.engine, self.tokens, config.topics, self._missing_topics)
-        self.offsets = Offsets(self.metrics, config.revoke_wait_s)
         self._metrics_server: MetricsServer | None = None
-        self._failures = 0
-        self.broker = KafkaBroker(config.bootstrap_servers, consumer_only=True, logger=log, graceful_timeout=10.0,
-                                  log_level=logging.DEBUG)  # "Received"/"Processed" per batch: debug only
-        self.subscriber = self.broker.subscriber(
-            config.topics.emissions,
-            group_id=config.group_id,
-            batch=True,
-            max_records=config.max_records,
-            batch_timeout_ms=config.batch_timeout_ms,
-            auto_offset_reset="earliest",
-            ack_policy=AckPolicy.MANUAL,
-            listener=self.offsets,
-            decoder=_keep_raw,
-            parser=_raw_parser,
-            session_timeout_ms=config.session_timeout_ms,
-            heartbeat_interval_ms=config.heartbeat_interval_ms,
-            max_poll_interval_ms=config.max_poll_interval_ms,
-            rebalance_timeout_ms=config.rebalance_timeout_ms,
-            max_partition_fetch_bytes=config.max_partition_fetch_bytes,
-            fetch_max_wait_ms=config.fetch_max_wait_ms,
-        )
-        self.subscriber(self._on_batch)
+        self.retry = RetryPolicy(initial_s=config.backoff_initial_s, max_s=config.backoff_max_s)
+        self.shell = ServiceShell(
+            config.kafka,
+            ConsumerSettings(
+                topics=(config.topics.emissions,), group_id=config.group_id, max_records=config.max_records,
+                batch_timeout_ms=config.batch_timeout_ms, fetch_max_wait_ms=config.fetch_max_wait_ms,
+                session_timeout_ms=config.session_timeout_ms, heartbeat_interval_ms=config.heartbeat_interval_ms,
+                max_poll_interval_ms=config.max_poll_interval_ms, rebalance_timeout_ms=config.rebalance_timeout_ms,
+                max_partition_fetch_bytes=config.max_partition_fetch_bytes, revoke_wait_s=config.revoke_wait_s),
+            self._on_batch, retry=self.retry, metrics=self.metrics, log=log, on_failure=self._failed,
+            after_commit=self._committed, name="assetbus-persister")
+        self.offsets = self.shell.offsets
 
-    async def _on_batch(self, body: Any, message: KafkaMessage) -> None:
-        del body
-        records: tuple[RawRecord, ...] = message.raw_message
-        self.offsets.consumer = self.subscriber.consumer
+    async def _on_batch(self, records: Sequence[RawRecord]) -> None:
         started = time.perf_counter()
-        result: BatchResult | None = None
-        with self.offsets.in_flight() as generation:
-            try:
-                result = await self.handle(records)
-            except Exception:
-                self.offsets.rewind(records, generation)
-                log.exception("batch failed; rewound for redelivery", extra={"records": len(records)})
-            else:
-                await self.offsets.commit(records, generation)
-        if result is None:
-            await self._pause_after_failure()
-            return
-        self._failures = 0
+        result = await self.handle(records)
         self.metrics.observe(result, len(records), time.perf_counter() - started)
+
+    def _committed(self) -> None:
         self.offsets.update_lag()
 
-    async def _pause_after_failure(self) -> None:
-        """No busy loop: wait longer after each consecutive failure, up to `backoff_max_s`."""
+    def _failed(self, error: BaseException) -> None:
+        """The shell rewound the batch and waits before fetching again; a reply topic may have gone."""
+        del error
         self.metrics.batch_failures.inc()
         if self.replies is not None:
             self.replies.forget()
-        delay = min(self.config.backoff_initial_s * 2 ** self._failures, self.config.backoff_max_s)
-        self._failures += 1
-        await asyncio.sleep(delay)
 
     async def handle(self, records: Sequence[RawRecord]) -> BatchResult:
         """Store and publish one batch; returns once everything is durable on both sides.
@@ -139,7 +95,7 @@ class Persister:
         total = BatchResult()
         published: set[int] = set()
         scopes: set[tuple[str, str, str]] = set()
-        pending: list[asyncio.Future[Any]] = []
+        pending: list[Delivery] = []
         storing: deque[asyncio.Task[BatchResult]] = deque()
         try:
             for start in range(0, len(records), size):
@@ -155,8 +111,8 @@ class Persister:
                 pending += await self._publish(await storing.popleft(), total)
             await wait_all(pending)
         finally:
-            for future in pending:
-                future.add_done_callback(_settle)
+            for delivery in pending:
+                delivery.future.add_done_callback(_settle)
             for task in storing:
                 task.cancel()
             for task in storing:
@@ -164,7 +120,7 @@ class Persister:
                     await task
         return total
 
-    async def _publish(self, result: BatchResult, total: BatchResult) -> list[asyncio.Future[Any]]:
+    async def _publish(self, result: BatchResult, total: BatchResult) -> list[Delivery]:
         assert self.publisher is not None
         total.merge(result)
         return await self.publisher.send(result.outgoing())
@@ -180,16 +136,16 @@ class Persister:
         return await self._store_until_done(await self.processor.prepare(records), set())
 
     async def _store_until_done(self, prepared: Prepared, published: set[int]) -> BatchResult:
-        delay = self.config.backoff_initial_s
+        backoff = self.retry.backoff()
         while True:
             try:
                 result = await self.processor.store(prepared, published)
             except StorageUnavailable as error:
                 self.metrics.db_retries.inc()
-                log.warning("database unavailable; retrying the chunk", extra={"retry_in_s": delay,
+                delay = backoff.next_delay()
+                log.warning("database unavailable; retrying the chunk", extra={"retry_in_s": round(delay, 3),
                                                                                "error": str(error)[:300]})
                 await asyncio.sleep(delay)
-                delay = min(delay * 2, self.config.backoff_max_s)
                 continue
             if result.db_seconds:
                 self.metrics.db_commit_seconds.observe(result.db_seconds)
@@ -200,7 +156,7 @@ class Persister:
 
     async def open(self) -> None:
         """Everything but the consumer: the producer and the metrics endpoint."""
-        self.producer = create_producer(self.config.bootstrap_servers, linger_ms=self.config.producer_linger_ms)
+        self.producer = create_producer(self.config.kafka, linger_ms=self.config.producer_linger_ms)
         await self.producer.start()
         self.publisher = Publisher(self.producer)
         self.replies = ReplyTopics(self.producer)
@@ -225,16 +181,21 @@ class Persister:
         return self._metrics_server.port if self._metrics_server is not None else None
 
     async def start(self) -> None:
-        await self.open()
+        """Wait for Kafka and PostgreSQL (up to `startup_timeout_s`), then open and join the group."""
+        policy = startup_policy(self.config.startup_timeout_s)
         try:
-            await self.broker.start()
+            await wait_for_kafka(self.config.kafka, policy, log)
+            await wait_for_database(self.engine, policy, log)
+            await self.open()
+            await self.shell.start()
         except BaseException:
             await self.close()
             raise
 
     async def stop(self) -> None:
+        """Finish the batch in flight (it commits), leave the group, then close the producer."""
         try:
-            await self.broker.stop()
+            await self.shell.stop()
         finally:
             await self.close()
 
@@ -246,10 +207,10 @@ class Persister:
         await self.stop()
 
 
-def create_app(config: PersisterConfig) -> FastStream:
-    """A FastStream application (signals, graceful shutdown) around one Persister."""
-    persister = Persister(config)
-    app = FastStream(persister.broker, logger=log)
-    app.on_startup(persister.open)
-    app.after_shutdown(persister.close)
-    return app
+async def serve(config: PersisterConfig) -> None:
+    """Run a persister until SIGINT or SIGTERM (`assetbus run persister`)."""
+    async with Persister(config) as persister:
+        log.info("persister running", extra={"topic": config.topics.emissions, "group": config.group_id,
+                                              "kafka": config.kafka.describe()})
+        await persister.shell.until_signalled()
+    log.info("persister stopped")

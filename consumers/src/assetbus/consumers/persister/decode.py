@@ -101,6 +101,10 @@ def decode(value: bytes | None) -> EmissionCommand | Rejection | DeadLetter:
         return DeadLetter(DeadLetterReason.NOT_A_COMMAND, f"value cannot be read: {type(error).__name__}")
 
 
+PARTITION_FIELDS = (("partition_key",), ("partition_date",))
+"""A malformed partition argument (an empty key, a date that is no date) is `invalid_partition`."""
+
+
 def _classify(value: bytes | None) -> EmissionCommand | Rejection | DeadLetter:
     try:
         data = json.loads(value or b"")
@@ -139,4 +143,5 @@ def _classify(value: bytes | None) -> EmissionCommand | Rejection | DeadLetter:
     except ValidationError as error:
         first = error.errors()[0]
         where = ".".join(str(part) for part in first["loc"])
-        return reject(ErrorCode.INVALID_COMMAND, f"{where}: {first['msg']}"[:500])
+        code = ErrorCode.INVALID_PARTITION if first["loc"][:1] in PARTITION_FIELDS else ErrorCode.INVALID_COMMAND
+        return reject(code, f"{where}: {first['msg']}"[:500])

@@ -15,22 +15,24 @@ from dataclasses import dataclass
 
 from assetbus.consumers.auth import TokenError, TokenVerifier
 from assetbus.consumers.persister.command import SourceTuple, source_tuple
-from assetbus.schemas import Provenance
+from assetbus.schemas import EmitterClaims, Provenance
 
 
 @dataclass(frozen=True, slots=True)
 class VerifiedToken:
-    """What the persister needs of a valid token: who it vouches for, and until when."""
+    """What the persister needs of a valid token: who it vouches for, what it may do, and until when."""
 
     provenance: Provenance
+    claims: EmitterClaims
     expires_at: int
     source: SourceTuple
     source_json: str
     dedupe_scope: str
 
     @classmethod
-    def of(cls, provenance: Provenance, expires_at: int) -> VerifiedToken:
-        return cls(provenance, expires_at, source_tuple(provenance), provenance.model_dump_json(),
+    def of(cls, claims: EmitterClaims) -> VerifiedToken:
+        provenance = claims.provenance()
+        return cls(provenance, claims, claims.exp, source_tuple(provenance), provenance.model_dump_json(),
                    provenance.dedupe_scope())
 
 
@@ -54,7 +56,7 @@ class CachedTokenVerifier:
             self._valid.move_to_end(token)
             return known
         claims = self._verifier.verify(token)
-        verified = VerifiedToken.of(claims.provenance(), claims.exp)
+        verified = VerifiedToken.of(claims)
         self._valid[token] = verified
         if len(self._valid) > self._size:
             self._valid.popitem(last=False)

@@ -1,4 +1,5 @@
-"""Server-side rules for one parsed command: authentication, provenance, partitions, limits, asset.
+"""Server-side rules for one parsed command: authentication, scope, publication policy, provenance,
+partitions, limits, asset.
 
 `check` needs no database (token, provenance, partitions, `extra`), so it can run while the previous
 chunk is in its transaction; `resolve` matches the registered asset inside the transaction.
@@ -16,7 +17,7 @@ from assetbus.consumers.persister.command import Command
 from assetbus.consumers.persister.decode import Rejection
 from assetbus.consumers.persister.tokens import CachedTokenVerifier, VerifiedToken
 from assetbus.consumers.storage import AssetRow, NewEvent
-from assetbus.schemas import EXTRA_MAX_BYTES, ErrorCode
+from assetbus.schemas import EXTRA_MAX_BYTES, SCOPE_EMIT, ErrorCode
 
 DEFAULT_SCOPE = "command"
 """Dedupe scope of commands without an explicit dedupe key: their command id is the key."""
@@ -47,6 +48,12 @@ def check(command: Command, tokens: CachedTokenVerifier) -> tuple[VerifiedToken,
         return reject(command, ErrorCode.UNAUTHORIZED, error.reason)
     if verified.source != command.source:
         return reject(command, ErrorCode.UNAUTHORIZED, "the body claims another source than the token names")
+    if SCOPE_EMIT not in verified.claims.scopes:
+        return reject(command, ErrorCode.INSUFFICIENT_SCOPE, f"the token lacks scope {SCOPE_EMIT!r}")
+    if not verified.claims.may_publish(command.asset_name, command.asset_uri):
+        return reject(command, ErrorCode.ASSET_NOT_DECLARED,
+                      f"asset {command.asset_name!r} ({command.asset_uri}) is not declared in the token's "
+                      f"publication policy: {', '.join(verified.claims.declared()) or 'none'}"[:1000])
     if command.partition_date is not None:
         if command.partition_key is None:
             return reject(command, ErrorCode.INVALID_PARTITION, "partition_date requires partition_key")

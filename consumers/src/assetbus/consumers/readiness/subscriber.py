@@ -4,31 +4,32 @@
 async def handle(signal: ReadinessSignal) -> None:
     print(signal.partition_key, signal.partition_date, [e.source.run_id for e in signal.events])
 
-async with ReadinessSubscriber(bootstrap, "orders_daily", handle, group_id="orders-daily-workers",
-                               ledger=DatabaseLedger(database_url)) as subscriber:
+async with ReadinessSubscriber(KafkaConnection.from_environ(), "orders_daily", handle,
+                               group_id="orders-daily-workers", ledger=DatabaseLedger(database_url)) as subscriber:
     await subscriber.wait_assigned()
     ...
 ```
 
 Per signal, in order within each Kafka partition: claim the run in the ledger (skip it if it has
 finished: a re-published or redelivered signal), run the handler, record `success` (it returned)
-or `failed` (it raised), and only then commit the offset. A crash mid-handler leaves the offset
-uncommitted and the run `running`: the signal comes again and the run is retried (at least once).
+or `failed` (it raised). The toolkit's service shell commits a batch's offsets once every signal in
+it is recorded. A crash mid-handler leaves the offsets uncommitted and the run `running`: the
+signals come again, finished runs are skipped, and the interrupted run is retried (at least once).
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from aiokafka import AIOKafkaConsumer, TopicPartition
 from pydantic import ValidationError
 
+from assetbus.consumers.kafka.shell import ConsumerSettings, ServiceShell
 from assetbus.consumers.readiness.ledger import RunLedger
 from assetbus.consumers.storage.runs import RunStatus
+from assetbus.producers.kafka.connection import KafkaConnection, as_connection
 from assetbus.schemas import ReadinessSignal, Topics
 
 log = logging.getLogger("assetbus.readiness")
@@ -48,8 +49,9 @@ class SubscriberStats:
 class ReadinessSubscriber:
     """Subscribe to `<prefix>.readiness.<dag_id>` in a consumer group. Explicit lifecycle or `async with`."""
 
-    def __init__(self, bootstrap_servers: str, dag_id: str, handler: Handler, *, group_id: str, ledger: RunLedger,
-                 topics: Topics | None = None, consumer_name: str | None = None, max_records: int = 100) -> None:
+    def __init__(self, connection: KafkaConnection | str, dag_id: str, handler: Handler, *, group_id: str,
+                 ledger: RunLedger, topics: Topics | None = None, consumer_name: str | None = None,
+                 max_records: int = 100) -> None:
         self.topics = topics or Topics()
         self.dag_id = dag_id
         self.topic = self.topics.readiness(dag_id)
@@ -59,27 +61,24 @@ class ReadinessSubscriber:
         self._handler = handler
         self._ledger = ledger
         self._max_records = max_records
-        self._consumer = AIOKafkaConsumer(self.topic, bootstrap_servers=bootstrap_servers, group_id=group_id,
-                                          enable_auto_commit=False, auto_offset_reset="earliest",
-                                          fetch_max_wait_ms=100)
-        self._task: asyncio.Task[None] | None = None
+        self.shell = ServiceShell(
+            as_connection(connection),
+            ConsumerSettings(topics=(self.topic,), group_id=group_id, max_records=max_records, batch_timeout_ms=500,
+                             fetch_max_wait_ms=100),
+            self._on_batch, log=log, name=f"assetbus-readiness-{dag_id}")
 
     async def start(self) -> None:
         await self._ledger.start()
         try:
-            await self._consumer.start()
+            await self.shell.start()
         except BaseException:
             await self._ledger.stop()
             raise
-        self._task = asyncio.create_task(self._run(), name=f"assetbus-readiness-{self.dag_id}")
 
     async def stop(self) -> None:
+        """Finish the signals in flight (their offsets are committed), leave the group, close the ledger."""
         try:
-            if self._task is not None:
-                self._task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await self._task
-            await self._consumer.stop()
+            await self.shell.stop()
         finally:
             await self._ledger.stop()
 
@@ -92,24 +91,15 @@ class ReadinessSubscriber:
 
     async def wait_assigned(self, timeout_s: float = 30.0) -> None:
         """Wait until the group has given this subscriber its partitions (useful before emitting in tests)."""
-        async with asyncio.timeout(timeout_s):
-            while not self._consumer.assignment():
-                if self._task is not None and self._task.done():
-                    self._task.result()
-                await asyncio.sleep(0.05)
+        await self.shell.wait_assigned(timeout_s)
 
     async def run_forever(self) -> None:
         """For scripts: block while the subscriber runs (re-raises if its loop died)."""
-        assert self._task is not None, "call start() first"
-        await self._task
+        await self.shell.run_forever()
 
-    async def _run(self) -> None:
-        while True:
-            batches = await self._consumer.getmany(timeout_ms=500, max_records=self._max_records)
-            for tp, records in batches.items():
-                for record in records:
-                    await self.handle(record.value)
-                    await self._consumer.commit({TopicPartition(tp.topic, tp.partition): record.offset + 1})
+    async def _on_batch(self, records: Sequence[Any]) -> None:
+        for record in records:
+            await self.handle(record.value)
 
     async def handle(self, value: bytes | None) -> RunStatus | None:
         """Handle one record value. Returns the run's outcome, or None if it was skipped."""

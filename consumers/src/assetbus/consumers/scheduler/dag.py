@@ -40,6 +40,8 @@ class ConsumerDag(BaseModel):
     coalesce: bool = Field(default=True, description="Coalesce queued events of a target partition into one "
                            "run (the default); False makes one run per event.")
     description: str = Field(default="", max_length=2000, description="Free text shown by `assetbus dags list`.")
+    outlets: tuple[str, ...] = Field(default=(), description="Assets this DAG's tasks and callbacks publish; "
+                                     "`assetbus dags sync` refuses a DAG whose outlets feed its own schedule.")
 
     @model_validator(mode="after")
     def _each_asset_once(self) -> ConsumerDag:
@@ -63,8 +65,13 @@ class ConsumerDag(BaseModel):
         return self.waits[asset].mapping
 
     def definition(self) -> dict[str, Any]:
-        """The JSON form stored in `consumer_dags.definition`."""
-        return self.model_dump(mode="json")
+        """The JSON form stored in `consumer_dags.definition` (without `outlets` when there are none, so
+        definitions synced before the field existed keep their fingerprint)."""
+        return self.model_dump(mode="json", exclude={"outlets"} if not self.outlets else None)
+
+    def feeds_itself(self, outlets: set[str] | frozenset[str] = frozenset()) -> list[str]:
+        """The assets the DAG both publishes (its `outlets`, plus registered `outlets`) and waits for."""
+        return sorted((set(self.outlets) | set(outlets)) & set(self.waits))
 
     def fingerprint(self) -> str:
         """A hash of the definition: a re-sync of an unchanged DAG is a no-op."""

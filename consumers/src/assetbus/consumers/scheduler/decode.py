@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 from uuid import UUID
 
-from faststream.message import StreamMessage
 from pydantic import ValidationError
 
 from assetbus.consumers.records import ConsumedRecord
@@ -55,17 +52,3 @@ def decode_events(records: Iterable[EventRecord]) -> tuple[list[IncomingEvent], 
             continue
         events.setdefault(event.event_id, incoming(event))
     return list(events.values()), unreadable
-
-
-async def keep_raw(msg: StreamMessage[Any]) -> Any:
-    """FastStream decoder that leaves the bytes alone: `decode_events` parses them."""
-    return msg.body
-
-
-async def tolerant_parser(records: Any, original: Any) -> StreamMessage[Any]:
-    """FastStream decodes headers as UTF-8; a record with binary headers must not poison a batch."""
-    try:
-        return await original(records)  # type: ignore[no-any-return]
-    except UnicodeDecodeError:
-        cleaned = tuple(dataclasses.replace(r, headers=[]) for r in records)
-        return await original(cleaned)  # type: ignore[no-any-return]

@@ -27,7 +27,7 @@ NEVER: frozenset[str] = frozenset({"\x00never"})
 
 
 class SkipReason(StrEnum):
-    """Why an event could not be mapped (stored in `mapping_skips.reason`)."""
+    """Why an event was not queued for a DAG (stored in `mapping_skips.reason`)."""
 
     UNPARTITIONED = "unpartitioned"
     """The mapping needs a partition key; the event has none."""
@@ -37,6 +37,8 @@ class SkipReason(StrEnum):
     """The partition time is not the start of an hour (or day) in the mapping's time zone."""
     UNMAPPED_KEY = "unmapped_key"
     """A static map has no entry for the event's key."""
+    SELF_TRIGGER = "self_trigger"
+    """The event was emitted by a run of the consumer DAG itself (its provenance): a DAG never triggers itself."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,7 +3,7 @@
 No I/O here: the scheduler and replay call these inside their database transactions.
 
 - `DagIndex.route(events)`: every (DAG, event) pair becomes a queue entry for the mapped target
-  partition, or a skip with the mapping's reason.
+  partition, or a skip with the mapping's reason (or `self_trigger` when a run of that DAG emitted it).
 - `plan_runs(dag, target, pending)`: the runs to create for one target partition, given its queued
   entries in arrival order. Coalescing DAGs evaluate once over everything queued (one run takes
   all of it); one-run-per-event DAGs evaluate after each entry (each time the condition holds, a
@@ -88,11 +88,17 @@ class DagIndex:
         return len(self.by_id)
 
     def route(self, events: Iterable[UpstreamEvent]) -> tuple[list[QueueEntry], list[Skip]]:
-        """Map each event for each DAG waiting on its asset."""
+        """Map each event for each DAG waiting on its asset, except for the DAG whose own run emitted it."""
         entries: list[QueueEntry] = []
         skips: list[Skip] = []
         for event in events:
+            emitter = event.payload.get("source") or {}
             for dag in self.by_asset.get(event.asset_name, ()):
+                if emitter.get("dag_id") == dag.dag_id:
+                    skips.append(Skip(dag.dag_id, event, SkipReason.SELF_TRIGGER,
+                                      f"emitted by run {emitter.get('run_id')!r} of {dag.dag_id} itself; a DAG "
+                                      "does not trigger itself"))
+                    continue
                 mapped = dag.mapping_for(event.asset_name).map(event.partition_key, event.partition_date)
                 if isinstance(mapped, Unmappable):
                     skips.append(Skip(dag.dag_id, event, mapped.reason, mapped.detail))

@@ -15,25 +15,22 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Sequence
-from typing import Any
 
 from aiokafka import AIOKafkaProducer
-from aiokafka.partitioner import DefaultPartitioner
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from assetbus.consumers.scheduler.payload import signal_json
 from assetbus.consumers.scheduler.topics import ReadinessTopics
 from assetbus.consumers.storage.faults import translated
 from assetbus.consumers.storage.runs import RunRow, mark_published, unpublished_runs
+from assetbus.producers.kafka.producer import create_producer
+from assetbus.producers.kafka.retry import RetryPolicy
+from assetbus.producers.kafka.sender import BatchSender, wait_all
 from assetbus.schemas import Topics
 
+__all__ = ["ReadinessPublisher", "create_producer"]
+
 log = logging.getLogger("assetbus.scheduler")
-
-
-def create_producer(bootstrap_servers: str) -> AIOKafkaProducer:
-    """Idempotent, acks=all: a signal the broker acknowledged is on the log."""
-    return AIOKafkaProducer(bootstrap_servers=bootstrap_servers, enable_idempotence=True, acks="all", linger_ms=2,
-                            max_batch_size=256 * 1024)
 
 
 class ReadinessPublisher:
@@ -47,8 +44,7 @@ class ReadinessPublisher:
         self._topics = topics
         self._readiness_topics = readiness_topics
         self._lock = asyncio.Lock()
-        self._partitioner = DefaultPartitioner()
-        self._partition_lists: dict[str, tuple[list[int], list[int]]] = {}
+        self._sender = BatchSender(producer)
         self._backlog: list[RunRow] = []
         self._in_flight: set[int] = set()
         self._wakeup = asyncio.Event()
@@ -57,7 +53,7 @@ class ReadinessPublisher:
         self._room = asyncio.Event()
         self._room.set()
         self._max_backlog = max_backlog
-        self._retry_s = retry_s
+        self._retry = RetryPolicy(initial_s=retry_s, max_s=max(retry_s, 5.0))
         self._task: asyncio.Task[None] | None = None
         self.published = 0
 
@@ -107,6 +103,7 @@ class ReadinessPublisher:
                     return total
 
     async def _send_submitted(self) -> None:
+        backoff = self._retry.backoff()
         while True:
             await self._wakeup.wait()
             self._wakeup.clear()
@@ -117,49 +114,28 @@ class ReadinessPublisher:
             except Exception as error:  # kept in order at the front; they are in the database anyway
                 log.warning("publishing %d readiness signal(s) failed, retrying: %s", len(runs), error)
                 self._backlog[:0] = runs
-                await asyncio.sleep(self._retry_s)
+                await backoff.sleep()
                 self._wakeup.set()
                 continue
+            backoff.reset()
             self._in_flight.difference_update(run.id for run in runs)
             if not self._backlog:
                 self._idle.set()
 
     async def _publish(self, runs: Sequence[RunRow]) -> int:
+        """Whole record batches per partition, in run order; every ack, then the `published` flag."""
         await self._readiness_topics.ensure({run.dag_id for run in runs})
-        by_partition: dict[tuple[str, int], list[tuple[bytes, bytes]]] = {}
-        for run in sorted(runs, key=lambda r: r.id):
-            topic = self._topics.readiness(run.dag_id)
-            key = (run.partition_key or "").encode()
-            partition = self._partitioner(key, *await self._partitions(topic))
-            by_partition.setdefault((topic, partition), []).append((key, signal_json(run)))
-        pending: list[asyncio.Future[Any]] = []
-        for (topic, partition), messages in by_partition.items():
-            pending.extend(await self._send_in_batches(topic, partition, messages))
-        await asyncio.gather(*pending)
+        sender = self._sender
+        try:
+            for run in sorted(runs, key=lambda r: r.id):
+                topic = self._topics.readiness(run.dag_id)
+                key = (run.partition_key or "").encode()
+                sender.put(topic, await sender.partition_of(topic, key), key, signal_json(run))
+        except BaseException:
+            sender.discard_open()
+            raise
+        await wait_all(await sender.send_open())
         async with translated(), self._engine.begin() as conn:
             await mark_published(conn, [run.id for run in runs])
         self.published += len(runs)
         return len(runs)
-
-    async def _send_in_batches(self, topic: str, partition: int,
-                               messages: list[tuple[bytes, bytes]]) -> list[asyncio.Future[Any]]:
-        """Whole record batches per partition (in order): far less per-message work than send()."""
-        futures: list[asyncio.Future[Any]] = []
-        batch = self._producer.create_batch()
-        for key, value in messages:
-            if batch.append(key=key, value=value, timestamp=None) is None:
-                futures.append(await self._producer.send_batch(batch, topic, partition=partition))
-                batch = self._producer.create_batch()
-                if batch.append(key=key, value=value, timestamp=None) is None:  # larger than a whole batch
-                    futures.append(await self._producer.send(topic, value, key=key, partition=partition))
-        if batch.record_count():
-            futures.append(await self._producer.send_batch(batch, topic, partition=partition))
-        return futures
-
-    async def _partitions(self, topic: str) -> tuple[list[int], list[int]]:
-        """(all, available) partitions of a topic, as the default partitioner wants them; cached."""
-        known = self._partition_lists.get(topic)
-        if known is None:
-            ids = sorted(await self._producer.partitions_for(topic))
-            known = self._partition_lists[topic] = (ids, ids)
-        return known

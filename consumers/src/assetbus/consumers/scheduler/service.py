@@ -1,11 +1,11 @@
 """The scheduler service: asset events in, consumer runs and readiness signals out.
 
-Per batch of `<prefix>.asset-events`: one DB transaction (queue entries, skips, runs; retried with
-a bounded back-off while the database is away), then the offsets (FastStream AckPolicy.MANUAL),
-while the batch's runs go to the ordered background publisher (signals, broker acks, then the
-`published` flag). A crash before the commit repeats the batch: queue rows are unique per (dag,
-event), so the repeat creates nothing new. A crash after it leaves runs unpublished: they are
-sent at the next start, and by the timer.
+Per batch of `<prefix>.asset-events` (the toolkit's consume → handle → commit shell): one DB
+transaction (queue entries, skips, runs; retried with the retry policy's jittered back-off while the
+database is away), then the batch's own offsets, while the batch's runs go to the ordered
+background publisher (signals, broker acks, then the `published` flag). A crash before the commit
+repeats the batch: queue rows are unique per (dag, event), so the repeat creates nothing new. A
+crash after it leaves runs unpublished: they are sent at the next start, and by the timer.
 """
 
 from __future__ import annotations
@@ -14,25 +14,25 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
-import signal
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from aiokafka import AIOKafkaProducer
-from faststream import AckPolicy
-from faststream.kafka import KafkaBroker, KafkaMessage
 
 from assetbus.consumers.errors import StorageUnavailable
-from assetbus.consumers.logfilters import quiet_consumer_only_notice
+from assetbus.consumers.kafka.shell import ConsumerSettings, ServiceShell
+from assetbus.consumers.kafka.startup import startup_policy, wait_for_database, wait_for_kafka
+from assetbus.consumers.kafka.topics import TopicCreator
 from assetbus.consumers.scheduler.apply import ApplyResult, apply_events
 from assetbus.consumers.scheduler.config import SchedulerConfig
-from assetbus.consumers.scheduler.decode import EventRecord, IncomingEvent, decode_events, keep_raw, tolerant_parser
+from assetbus.consumers.scheduler.decode import EventRecord, IncomingEvent, decode_events
 from assetbus.consumers.scheduler.publish import ReadinessPublisher, create_producer
 from assetbus.consumers.scheduler.registry import DagRegistry
 from assetbus.consumers.scheduler.topics import ReadinessTopics
 from assetbus.consumers.storage import create_engine, translated
+from assetbus.producers.kafka.retry import RetryPolicy
 
-log = quiet_consumer_only_notice(logging.getLogger("assetbus.scheduler"))
+log = logging.getLogger("assetbus.scheduler")
 
 
 @dataclass
@@ -52,41 +52,24 @@ class Scheduler:
         self.config = config
         self.engine = create_engine(config.database_url)
         self.registry = DagRegistry()
-        self.readiness_topics = ReadinessTopics(config.bootstrap_servers, config.topics, config.readiness_partitions)
+        self.readiness_topics = ReadinessTopics(TopicCreator(config.kafka), config.topics,
+                                                config.readiness_partitions)
         self.producer: AIOKafkaProducer | None = None
         self.publisher: ReadinessPublisher | None = None
         self.stats = SchedulerStats()
+        self.retry = RetryPolicy(initial_s=config.backoff_initial_s, max_s=config.backoff_max_s)
         self._timer: asyncio.Task[None] | None = None
-        self.broker = KafkaBroker(config.bootstrap_servers, consumer_only=True, logger=log, graceful_timeout=10.0,
-                                  log_level=logging.DEBUG)  # "Received"/"Processed" per batch: debug only
-        self.broker.subscriber(
-            config.topics.asset_events,
-            group_id=config.group_id,
-            batch=True,
-            max_records=config.max_records,
-            batch_timeout_ms=config.batch_timeout_ms,
-            fetch_max_wait_ms=config.fetch_max_wait_ms,
-            auto_offset_reset="earliest",
-            ack_policy=AckPolicy.MANUAL,
-            decoder=keep_raw,
-            parser=tolerant_parser,
-            max_poll_interval_ms=10 * 60 * 1000,
-            session_timeout_ms=config.session_timeout_ms,
-            heartbeat_interval_ms=config.heartbeat_interval_ms,
-        )(self._on_batch)
+        self.shell = ServiceShell(
+            config.kafka,
+            ConsumerSettings(
+                topics=(config.topics.asset_events,), group_id=config.group_id, max_records=config.max_records,
+                batch_timeout_ms=config.batch_timeout_ms, fetch_max_wait_ms=config.fetch_max_wait_ms,
+                session_timeout_ms=config.session_timeout_ms, heartbeat_interval_ms=config.heartbeat_interval_ms),
+            self._on_batch, retry=self.retry, log=log, name="assetbus-scheduler")
 
-    async def _on_batch(self, body: list[bytes], message: KafkaMessage) -> None:
-        records: tuple[EventRecord, ...] = message.raw_message
-        del body
-        try:
-            await self.handle(records)
-        except Exception:
-            # Not acked: the batch is delivered again; its events are no-ops the second time.
-            log.exception("batch of %d asset events failed; it will be redelivered", len(records))
-            await asyncio.sleep(self.config.backoff_initial_s)
-            await message.nack()
-            return
-        await message.ack()
+    async def _on_batch(self, records: Sequence[EventRecord]) -> None:
+        """Raising rewinds the batch: it is delivered again, and its events are no-ops the second time."""
+        await self.handle(records)
 
     async def handle(self, records: Sequence[EventRecord]) -> ApplyResult:
         """Apply one batch (committed when this returns) and hand its runs to the publisher."""
@@ -104,28 +87,32 @@ class Scheduler:
 
     async def apply(self, events: Sequence[IncomingEvent]) -> ApplyResult:
         """The batch's DB transaction, retried while the database is unavailable."""
-        delay = self.config.backoff_initial_s
+        backoff = self.retry.backoff()
         while True:
             try:
                 async with translated(), self.engine.begin() as conn:
                     await self.registry.refresh(conn)
                     return await apply_events(conn, self.registry.index, events)
             except StorageUnavailable as error:
+                delay = backoff.next_delay()
                 log.warning("database unavailable, retrying the batch in %.1fs: %s", delay, error)
                 await asyncio.sleep(delay)
-                delay = min(delay * 2, self.config.backoff_max_s)
 
     async def start(self) -> None:
+        """Wait for Kafka and PostgreSQL (up to `startup_timeout_s`), publish what was left, join the group."""
+        policy = startup_policy(self.config.startup_timeout_s)
+        await wait_for_kafka(self.config.kafka, policy, log)
+        await wait_for_database(self.engine, policy, log)
         async with translated(), self.engine.connect() as conn:
             await self.registry.refresh(conn)
         await self.readiness_topics.ensure(self.registry.index.by_id)
-        self.producer = create_producer(self.config.bootstrap_servers)
+        self.producer = create_producer(self.config.kafka, linger_ms=2, max_batch_bytes=256 * 1024)
         await self.producer.start()
         try:
             self.publisher = ReadinessPublisher(self.producer, self.engine, self.config.topics, self.readiness_topics)
             await self.publisher.publish_pending()
             self.publisher.start()
-            await self.broker.start()
+            await self.shell.start()
         except BaseException:
             if self.publisher is not None:
                 await self.publisher.stop(flush_timeout_s=0)
@@ -139,7 +126,7 @@ class Scheduler:
                 self._timer.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await self._timer
-            await self.broker.stop()
+            await self.shell.stop()
             if self.publisher is not None:
                 await self.publisher.stop()
         finally:
@@ -172,11 +159,8 @@ class Scheduler:
 
 async def serve(config: SchedulerConfig) -> None:
     """Run a scheduler until SIGINT or SIGTERM (`assetbus run scheduler`)."""
-    stopping = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stopping.set)
-    async with Scheduler(config):
-        log.info("scheduler running: %s → readiness topics (group %s)", config.topics.asset_events, config.group_id)
-        await stopping.wait()
+    async with Scheduler(config) as scheduler:
+        log.info("scheduler running: %s → readiness topics (group %s) on %s", config.topics.asset_events,
+                 config.group_id, config.kafka.describe())
+        await scheduler.shell.until_signalled()
     log.info("scheduler stopped")

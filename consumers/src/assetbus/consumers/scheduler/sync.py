@@ -2,6 +2,8 @@
 
 - a DAG whose assets are all registered (and active) is created, updated or left unchanged;
 - a DAG naming an unregistered asset is reported and not written;
+- a DAG whose outlets feed its own schedule (it would trigger itself) is refused, or written with a
+  warning under `allow_self_trigger`;
 - a DAG that was synced from a file under PATH and is no longer defined there is deactivated
   (never deleted: its runs and queue keep their history) — unless its file failed to load.
 """
@@ -16,6 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from assetbus.consumers.scheduler.loader import LoadResult
 from assetbus.consumers.storage import assets_by_name
 from assetbus.consumers.storage.dags import SyncChange, dags_under, deactivate_dags, upsert_dag
+from assetbus.consumers.storage.task_assets import list_task_assets
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,6 +28,8 @@ class DagSyncOutcome:
     change: SyncChange | None
     """None when the DAG was not written; `error` says why."""
     error: str | None = None
+    warning: str | None = None
+    """Set when the DAG was written despite a problem (a self-trigger under `allow_self_trigger`)."""
 
 
 @dataclass
@@ -46,10 +51,23 @@ class SyncReport:
         return sum(1 for o in self.outcomes if o.change is change)
 
 
-async def sync_dags(conn: AsyncConnection, loaded: LoadResult) -> SyncReport:
-    """Write `loaded` into the database, in the caller's transaction."""
+def self_trigger_message(dag_id: str, assets: list[str]) -> str:
+    return (f"{dag_id} publishes {', '.join(assets)}, which it also waits for: it would trigger itself "
+            "(its own events are skipped at run time as `self_trigger`)")
+
+
+async def sync_dags(conn: AsyncConnection, loaded: LoadResult, *, allow_self_trigger: bool = False) -> SyncReport:
+    """Write `loaded` into the database, in the caller's transaction.
+
+    A DAG whose outlets (declared, or tasks registered as outlets) feed its own schedule is refused, or
+    written with a warning when `allow_self_trigger` is set.
+    """
     report = SyncReport(file_errors=dict(loaded.errors))
     registered = await assets_by_name(conn, {asset for item in loaded.dags for asset in item.dag.assets})
+    outlets: dict[str, set[str]] = {}
+    for row in await list_task_assets(conn):
+        if row.role == "outlet":
+            outlets.setdefault(row.dag_id, set()).add(row.asset_name)
     for item in loaded.dags:
         dag = item.dag
         missing = [asset for asset in dag.assets if asset not in registered or not registered[asset].active]
@@ -59,9 +77,15 @@ async def sync_dags(conn: AsyncConnection, loaded: LoadResult) -> SyncReport:
                 f"waits for unregistered asset(s) {', '.join(missing)}; register them first "
                 "(`assetbus assets register NAME URI`)"))
             continue
+        feeding = dag.feeds_itself(outlets.get(dag.dag_id, set()))
+        warning = self_trigger_message(dag.dag_id, feeding) if feeding else None
+        if warning and not allow_self_trigger:
+            report.outcomes.append(DagSyncOutcome(dag.dag_id, item.fileloc, None,
+                                                  f"{warning}; fix the DAG or sync with --allow-self-trigger"))
+            continue
         change = await upsert_dag(conn, dag.dag_id, item.fileloc, json.dumps(dag.definition()), dag.fingerprint(),
                                   dag.coalesce)
-        report.outcomes.append(DagSyncOutcome(dag.dag_id, item.fileloc, change))
+        report.outcomes.append(DagSyncOutcome(dag.dag_id, item.fileloc, change, warning=warning))
     defined = {item.dag.dag_id for item in loaded.dags}
     gone = [row.dag_id for row in await dags_under(conn, loaded.root)
             if row.active and row.dag_id not in defined and row.fileloc not in loaded.errors]

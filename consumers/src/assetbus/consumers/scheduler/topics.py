@@ -1,13 +1,12 @@
-"""Explicit creation of readiness topics (`<prefix>.readiness.<dag_id>`): the broker never auto-creates."""
+"""Readiness topics (`<prefix>.readiness.<dag_id>`), created through the toolkit's topic creator."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
 
-from aiokafka.admin import AIOKafkaAdminClient, NewTopic
-from aiokafka.errors import TopicAlreadyExistsError
-
+from assetbus.consumers.kafka.topics import TopicCreator, TopicSpec
+from assetbus.producers.kafka.connection import KafkaConnection
 from assetbus.schemas import Topics
 
 log = logging.getLogger("assetbus.scheduler")
@@ -16,33 +15,25 @@ READINESS_PARTITIONS = 3
 """Partitions of a readiness topic: signals of one target partition key stay in order on one of them."""
 
 
-async def create_readiness_topics(bootstrap_servers: str, topics: Topics, dag_ids: Iterable[str], *,
-                                  partitions: int = READINESS_PARTITIONS) -> list[str]:
+async def create_readiness_topics(connection: KafkaConnection | TopicCreator, topics: Topics, dag_ids: Iterable[str],
+                                  *, partitions: int = READINESS_PARTITIONS) -> list[str]:
     """Create the readiness topics of these DAGs that are missing. Returns the names it created."""
     wanted = sorted({topics.readiness(dag_id) for dag_id in dag_ids})
     if not wanted:
         return []
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap_servers, request_timeout_ms=15000)
-    await admin.start()
-    try:
-        existing = set(await admin.list_topics())
-        missing = [name for name in wanted if name not in existing]
-        if missing:
-            try:
-                await admin.create_topics([NewTopic(name, partitions, 1) for name in missing])
-            except TopicAlreadyExistsError:
-                pass
-            log.info("created readiness topics: %s", ", ".join(missing))
-        return missing
-    finally:
-        await admin.close()
+    creator = connection if isinstance(connection, TopicCreator) else TopicCreator(connection)
+    report = await creator.ensure((TopicSpec(name, partitions) for name in wanted), check_existing=False)
+    if report.created:
+        log.info("created readiness topics: %s", ", ".join(report.created))
+    return report.created
 
 
 class ReadinessTopics:
     """Remembers which readiness topics exist, so only a DAG seen for the first time costs a round trip."""
 
-    def __init__(self, bootstrap_servers: str, topics: Topics, partitions: int = READINESS_PARTITIONS) -> None:
-        self._bootstrap = bootstrap_servers
+    def __init__(self, creator: KafkaConnection | TopicCreator, topics: Topics,
+                 partitions: int = READINESS_PARTITIONS) -> None:
+        self._creator = creator if isinstance(creator, TopicCreator) else TopicCreator(creator)
         self._topics = topics
         self._partitions = partitions
         self._known: set[str] = set()
@@ -50,5 +41,5 @@ class ReadinessTopics:
     async def ensure(self, dag_ids: Iterable[str]) -> None:
         unknown = {dag_id for dag_id in dag_ids if dag_id not in self._known}
         if unknown:
-            await create_readiness_topics(self._bootstrap, self._topics, unknown, partitions=self._partitions)
+            await create_readiness_topics(self._creator, self._topics, unknown, partitions=self._partitions)
             self._known |= unknown

@@ -8,6 +8,14 @@ from assetbus.producers.kafka.connection import (
     KafkaConnection,
     SaslMechanism,
     SecurityProtocol,
+    as_connection,
 )
+from assetbus.producers.kafka.errors import KafkaToolkitError, TopicMissing
+from assetbus.producers.kafka.producer import create_producer
+from assetbus.producers.kafka.replies import ReplyReader
+from assetbus.producers.kafka.retry import Backoff, RetryPolicy, RetryTimeout, retry_until
+from assetbus.producers.kafka.sender import BatchSender, Delivery, partition_for, wait_all
 
-__all__ = ["DEFAULT_BOOTSTRAP", "ENV_PREFIX", "KafkaConnection", "SaslMechanism", "SecurityProtocol"]
+__all__ = ["DEFAULT_BOOTSTRAP", "ENV_PREFIX", "Backoff", "BatchSender", "Delivery", "KafkaConnection",
+           "KafkaToolkitError", "ReplyReader", "RetryPolicy", "RetryTimeout", "SaslMechanism", "SecurityProtocol",
+           "TopicMissing", "as_connection", "create_producer", "partition_for", "retry_until", "wait_all"]

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
-__all__ = ["DEFAULT_BOOTSTRAP", "ENV_PREFIX", "KafkaConnection", "SaslMechanism", "SecurityProtocol"]
+__all__ = ["DEFAULT_BOOTSTRAP", "ENV_PREFIX", "KafkaConnection", "SaslMechanism", "SecurityProtocol", "as_connection"]
 
 DEFAULT_BOOTSTRAP = "127.0.0.1:19092"
 """The single local broker that `assetbus infra up` starts."""
@@ -134,3 +134,8 @@ class KafkaConnection(BaseModel):
         """A one-line, secret-free description for log lines and error messages."""
         auth = f" as {self.sasl_username} ({self.sasl_mechanism})" if self.sasl_mechanism else ""
         return f"{self.bootstrap} over {self.security_protocol.value}{auth}"
+
+
+def as_connection(value: KafkaConnection | str) -> KafkaConnection:
+    """A connection as given, or one for a bootstrap list (`"host:port,host:port"`) with every other field default."""
+    return value if isinstance(value, KafkaConnection) else KafkaConnection.model_validate({"bootstrap_servers": value})

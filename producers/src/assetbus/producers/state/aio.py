@@ -10,6 +10,7 @@ from assetbus.producers.state.protocol import (
     Call,
     StateValue,
     Target,
+    asset_name,
     conditions,
     own_ti_id,
     read_cleared,
@@ -19,7 +20,6 @@ from assetbus.producers.state.protocol import (
     retry_delay,
     set_body,
 )
-from assetbus.schemas import AssetRef
 
 
 class _AsyncKeys:
@@ -90,8 +90,9 @@ class AsyncStateClient:
             self._task_state = AsyncTaskState(self, Target(ti_id=own_ti_id(self.token)))
         return self._task_state
 
-    def asset(self, asset: str | AssetRef) -> AsyncAsset:
-        return AsyncAsset(self, asset.name if isinstance(asset, AssetRef) else asset)
+    def asset(self, asset: object) -> AsyncAsset:
+        """The state of one asset: its name, an AssetRef, or an asset handle (`producers.Asset`)."""
+        return AsyncAsset(self, asset_name(asset))
 
     async def send(self, call: Call) -> httpx.Response:
         """One request; a connection that could not even be opened is retried (nothing was sent)."""

@@ -24,7 +24,7 @@ from assetbus.producers.state.errors import (
     StateUnavailable,
     ValueTooLarge,
 )
-from assetbus.schemas import Provenance, SourceKind, task_instance_id
+from assetbus.schemas import AssetRef, Provenance, SourceKind, task_instance_id
 
 API_VERSION = "2026-11-29"
 """The API version this client was written for (sent as `Assetbus-API-Version`)."""
@@ -184,3 +184,13 @@ def _code(response: httpx.Response) -> str | None:
 
 def unreachable(error: httpx.HTTPError) -> StateUnavailable:
     return StateUnavailable(f"the execution API cannot be reached: {type(error).__name__}: {error}", retriable=True)
+
+
+def asset_name(asset: object) -> str:
+    """The registered name of `asset`: a name, an AssetRef, or an asset handle (anything with `.ref`)."""
+    if isinstance(asset, str):
+        return asset
+    ref = asset if isinstance(asset, AssetRef) else getattr(asset, "ref", None)
+    if not isinstance(ref, AssetRef):
+        raise TypeError(f"an asset is a name, an AssetRef or an asset handle, not {type(asset).__name__}")
+    return ref.name

@@ -10,6 +10,7 @@ from assetbus.producers.state.protocol import (
     Call,
     StateValue,
     Target,
+    asset_name,
     conditions,
     own_ti_id,
     read_cleared,
@@ -19,7 +20,6 @@ from assetbus.producers.state.protocol import (
     retry_delay,
     set_body,
 )
-from assetbus.schemas import AssetRef
 
 
 class _Keys:
@@ -88,8 +88,9 @@ class StateClient:
             self._task_state = TaskState(self, Target(ti_id=own_ti_id(self.token)))
         return self._task_state
 
-    def asset(self, asset: str | AssetRef) -> Asset:
-        return Asset(self, asset.name if isinstance(asset, AssetRef) else asset)
+    def asset(self, asset: object) -> Asset:
+        """The state of one asset: its name, an AssetRef, or an asset handle (`producers.Asset`)."""
+        return Asset(self, asset_name(asset))
 
     def send(self, call: Call) -> httpx.Response:
         """One request; a connection that could not even be opened is retried (nothing was sent)."""

@@ -91,15 +91,15 @@ async def mint(body: AirflowTokenRequest, airflow: Annotated[AirflowClient, Depe
             assert body.task_id is not None and body.try_number is not None and body.ti_id is not None
             await check_task_attempt(airflow, ti_id=body.ti_id, dag_id=body.dag_id, run_id=body.run_id,
                                      task_id=body.task_id, map_index=body.map_index, try_number=body.try_number)
-            token = minter.task(config.token_secret, body.dag_id, body.run_id, body.task_id,
+            token = minter.task(body.dag_id, body.run_id, body.task_id,
                                map_index=body.map_index, try_number=body.try_number, ttl_seconds=ttl)
         else:
             await check_dag_run(airflow, dag_id=body.dag_id, run_id=body.run_id)
-            token = minter.dag(config.token_secret, body.dag_id, body.run_id, ttl_seconds=ttl)
+            token = minter.dag(body.dag_id, body.run_id, ttl_seconds=ttl)
     except AttemptRefused as error:
         raise ApiError(403, ApiErrorCode.ATTEMPT_NOT_RUNNING, error.reason) from error
     except AirflowError as error:
         raise ApiError(503, ApiErrorCode.AIRFLOW_UNAVAILABLE, f"cannot check the attempt with Airflow: {error}",
                        headers={"Retry-After": "2"}) from error
     return AirflowTokenOut(token=token, expires_at=datetime.now(UTC) + timedelta(seconds=ttl),
-                           bootstrap_servers=config.bootstrap_servers, topic_prefix=config.topics.prefix)
+                           bootstrap_servers=config.kafka.bootstrap, topic_prefix=config.topics.prefix)

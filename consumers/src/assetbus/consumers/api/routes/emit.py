@@ -2,7 +2,8 @@
 
 Same body and rules as `emit()`; provenance comes from the bearer token. It goes through the
 emissions topic and the persister, and the answer is the persister's receipt: 200 for accepted or
-duplicate, the rejection's status (404 unknown asset, 422 bad partition, 413 extra too large, …)
+duplicate, the rejection's status (403 missing `emit` scope or an asset the token's publication
+policy does not declare (`asset_not_declared`), 404 unknown asset, 422 bad partition, 413 extra too large, …)
 with its error code, 504 if no receipt came in time (resend with the same `command_id`).
 """
 
@@ -32,6 +33,10 @@ async def gateway_of(request: Request) -> EmissionGateway:
 async def emit(body: EmitRequest, caller: CurrentCaller,
                gateway: Annotated[EmissionGateway, Depends(gateway_of)]) -> Receipt:
     caller.require(SCOPE_EMIT)
+    if not caller.claims.may_publish(body.asset.name, body.asset.uri):  # the persister checks it too
+        raise ApiError(403, ErrorCode.ASSET_NOT_DECLARED.value,
+                       f"asset {body.asset.name!r} ({body.asset.uri}) is not declared in the token's publication "
+                       f"policy: {', '.join(caller.claims.declared()) or 'none'}"[:1000])
     receipt = await gateway.emit(body, caller)
     if receipt.rejected:
         code = receipt.error_code or ErrorCode.INTERNAL

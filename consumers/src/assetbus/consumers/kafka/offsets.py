@@ -1,8 +1,9 @@
-"""Offsets that follow the database: commit a batch's own offsets after it is done, rewind it if it failed.
+"""Offsets that follow the handler: commit a batch's own offsets after it is done, rewind it if it failed.
 
-Why not FastStream's `message.ack()` / `message.nack()`: `ack()` commits the consumer's *positions*
-of every assigned partition, which after a rebalance in the middle of a batch are not this batch's
-offsets, and `nack()` stops seeking at the first partition that was revoked meanwhile. Here:
+Why not the consumer's plain `commit()` (or FastStream's `message.ack()` / `nack()`, which wrap it):
+it commits the consumer's *positions* of every assigned partition, which after a rebalance in the
+middle of a batch are not this batch's offsets, and `nack()` stops seeking at the first partition
+that was revoked meanwhile. Here:
 
 - a batch commits exactly `last offset + 1` of each of its partitions, and only if no rebalance
   happened since it was fetched (otherwise the new owner redelivers it; the dedupe key absorbs it);
@@ -21,14 +22,53 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Iterator, Sequence
+from typing import Protocol
 
 from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener, TopicPartition
 from aiokafka.errors import IllegalStateError, KafkaError
 
-from assetbus.consumers.persister.batch import RawRecord
-from assetbus.consumers.persister.metrics import PersisterMetrics
+from assetbus.consumers.records import ConsumedRecord
 
-log = logging.getLogger("assetbus.persister")
+RawRecord = ConsumedRecord
+
+
+class _Counter(Protocol):
+    def inc(self, amount: float = 1) -> None: ...
+
+
+class _Gauge(Protocol):
+    def set(self, value: float) -> None: ...
+
+
+class OffsetMetrics(Protocol):
+    """What `Offsets` counts (the persister passes its Prometheus metrics)."""
+
+    @property
+    def rebalances(self) -> _Counter: ...
+    @property
+    def commit_failures(self) -> _Counter: ...
+    @property
+    def consumer_lag(self) -> _Gauge: ...
+
+
+class _Tally:
+    def __init__(self) -> None:
+        self.value = 0.0
+
+    def inc(self, amount: float = 1) -> None:
+        self.value += amount
+
+    def set(self, value: float) -> None:
+        self.value = value
+
+
+class Tallies:
+    """`OffsetMetrics` as plain numbers, for services without a metrics endpoint."""
+
+    def __init__(self) -> None:
+        self.rebalances = _Tally()
+        self.commit_failures = _Tally()
+        self.consumer_lag = _Tally()
 
 
 def batch_ranges(records: Sequence[RawRecord]) -> dict[TopicPartition, tuple[int, int]]:
@@ -50,11 +90,13 @@ def batch_ranges(records: Sequence[RawRecord]) -> dict[TopicPartition, tuple[int
 class Offsets(ConsumerRebalanceListener):  # type: ignore[misc]
     """Commits and rewinds for one consumer; also its rebalance listener."""
 
-    def __init__(self, metrics: PersisterMetrics, revoke_wait_s: float) -> None:
+    def __init__(self, metrics: OffsetMetrics | None, revoke_wait_s: float, *,
+                 log: logging.Logger | None = None) -> None:
         self.generation = 0
         """Bumped on every assignment: a batch fetched under another generation is not committed by us."""
         self.consumer: AIOKafkaConsumer | None = None
-        self._metrics = metrics
+        self._metrics: OffsetMetrics = metrics if metrics is not None else Tallies()
+        self._log = log or logging.getLogger("assetbus.kafka")
         self._revoke_wait_s = revoke_wait_s
         self._idle = asyncio.Event()
         self._idle.set()
@@ -72,18 +114,18 @@ class Offsets(ConsumerRebalanceListener):  # type: ignore[misc]
     async def on_partitions_revoked(self, revoked: set[TopicPartition]) -> None:
         if not revoked or self._idle.is_set():
             return
-        log.info("rebalance: letting the batch in flight finish", extra={"revoked": len(revoked)})
+        self._log.info("rebalance: letting the batch in flight finish", extra={"revoked": len(revoked)})
         try:
             await asyncio.wait_for(self._idle.wait(), self._revoke_wait_s)
         except TimeoutError:
-            log.warning("rebalance: the batch in flight did not finish in time; it will be redelivered",
+            self._log.warning("rebalance: the batch in flight did not finish in time; it will be redelivered",
                         extra={"waited_s": self._revoke_wait_s})
 
     async def on_partitions_assigned(self, assigned: set[TopicPartition]) -> None:
         self.generation += 1
         self._done = {}
         self._metrics.rebalances.inc()
-        log.info("partitions assigned", extra={"generation": self.generation,
+        self._log.info("partitions assigned", extra={"generation": self.generation,
                                                 "partitions": sorted(f"{tp.topic}:{tp.partition}" for tp in assigned)})
 
     async def commit(self, records: Sequence[RawRecord], generation: int) -> bool:
@@ -93,7 +135,7 @@ class Offsets(ConsumerRebalanceListener):  # type: ignore[misc]
             return False
         if generation != self.generation:
             self._metrics.commit_failures.inc()
-            log.warning("rebalance while the batch was in flight: not committing it; it will be redelivered",
+            self._log.warning("rebalance while the batch was in flight: not committing it; it will be redelivered",
                         extra={"records": len(records)})
             return False
         assigned = consumer.assignment()
@@ -104,7 +146,7 @@ class Offsets(ConsumerRebalanceListener):  # type: ignore[misc]
             await consumer.commit(offsets)
         except (KafkaError, IllegalStateError) as error:
             self._metrics.commit_failures.inc()
-            log.warning("offset commit failed; the batch will be redelivered and answered as duplicates",
+            self._log.warning("offset commit failed; the batch will be redelivered and answered as duplicates",
                         extra={"error": f"{type(error).__name__}: {error}", "records": len(records)})
             return False
         self._done.update(offsets)

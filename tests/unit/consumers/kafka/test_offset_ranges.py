@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from aiokafka import TopicPartition
 from aiokafka.errors import CommitFailedError, IllegalStateError
 
+from assetbus.consumers.kafka.offsets import Offsets, batch_ranges
 from assetbus.consumers.persister.metrics import PersisterMetrics
-from assetbus.consumers.persister.offsets import Offsets, batch_ranges
 
 T = "t.emissions"
 

@@ -1,0 +1,118 @@
+"""Verification keys: public keys from a JWKS file or URL, looked up by the token's `kid`.
+
+Services hold only public keys, so a service that verifies tokens cannot mint one. Rotation: the minter
+starts signing with a new key after its public half joins the JWKS; tokens signed with the old key
+keep verifying while the old public key stays listed. An unknown `kid` makes the file source re-read
+its file (when it changed) and the URL source re-fetch (PyJWKClient, at most once per `min_refetch_s`).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any, Protocol
+
+import jwt
+from jwt import PyJWK, PyJWKClient, PyJWKSet
+
+ASYMMETRIC_ALGORITHMS = ("EdDSA", "RS256")
+
+
+class KeyNotFound(Exception):
+    """No usable public key for a token's `kid` (unknown, or the source cannot be read)."""
+
+
+class KeySource(Protocol):
+    """Public keys by key id."""
+
+    def key(self, kid: str) -> PyJWK:
+        """The key for `kid`; raises KeyNotFound."""
+        ...
+
+
+def _usable(keys: dict[str, PyJWK], kid: str) -> PyJWK:
+    found = keys.get(kid)
+    if found is None:
+        raise KeyNotFound(f"no key {kid!r} in the JWKS")
+    if found.algorithm_name not in ASYMMETRIC_ALGORITHMS:
+        raise KeyNotFound(f"key {kid!r} is not an EdDSA or RS256 public key")
+    return found
+
+
+def _by_kid(keys: list[PyJWK]) -> dict[str, PyJWK]:
+    return {str(k.key_id): k for k in keys if k.key_id}
+
+
+class JwksFile:
+    """A JWKS JSON file, re-read when its modification time changes (so rotation needs no restart)."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self._lock = threading.Lock()
+        self._stamp: int | None = None
+        self._keys: dict[str, PyJWK] = {}
+        self._load()  # a missing or unreadable file fails here, at start-up
+
+    def _load(self) -> None:
+        stamp = self.path.stat().st_mtime_ns
+        if stamp == self._stamp:
+            return
+        keys = PyJWKSet.from_json(self.path.read_text()).keys
+        self._keys = _by_kid(keys)
+        self._stamp = stamp
+
+    def key(self, kid: str) -> PyJWK:
+        with self._lock:
+            if kid not in self._keys:
+                try:
+                    self._load()
+                except (OSError, jwt.PyJWTError) as error:
+                    raise KeyNotFound(f"the JWKS file {self.path} cannot be read: {error}") from error
+            return _usable(self._keys, kid)
+
+
+class JwksUrl:
+    """A JWKS served over HTTP(S), cached; an unknown `kid` re-fetches (rate-limited)."""
+
+    def __init__(self, url: str, *, lifespan_s: int = 300, min_refetch_s: float = 10.0,
+                 timeout_s: float = 5.0) -> None:
+        self.url = url
+        self._client = PyJWKClient(url, cache_keys=False, lifespan=lifespan_s, timeout=int(timeout_s))
+        self._min_refetch_s = min_refetch_s
+        self._lock = threading.Lock()
+        self._keys: dict[str, PyJWK] = {}
+        self._fetched_at = 0.0
+        self._refresh()
+
+    def _refresh(self) -> None:
+        keys = self._client.get_jwk_set(refresh=True).keys
+        self._keys = _by_kid(keys)
+        self._fetched_at = time.monotonic()
+
+    def key(self, kid: str) -> PyJWK:
+        with self._lock:
+            if kid not in self._keys and time.monotonic() - self._fetched_at >= self._min_refetch_s:
+                try:
+                    self._refresh()
+                except jwt.PyJWTError as error:
+                    raise KeyNotFound(f"the JWKS at {self.url} cannot be fetched: {error}") from error
+            return _usable(self._keys, kid)
+
+
+class StaticKeys:
+    """Public keys given in memory (tests, or a JWKS already parsed)."""
+
+    def __init__(self, jwks: dict[str, Any]) -> None:
+        self._keys = _by_kid(PyJWKSet.from_dict(jwks).keys)
+
+    def key(self, kid: str) -> PyJWK:
+        return _usable(self._keys, kid)
+
+
+def key_source(location: str) -> KeySource:
+    """A JWKS file path, or an http(s) URL."""
+    if location.startswith(("http://", "https://")):
+        return JwksUrl(location)
+    return JwksFile(location)

@@ -1,0 +1,196 @@
+"""The one service shell: consume a batch, hand it to an async handler, commit exactly what it handled.
+
+Used by the persister, the scheduler and the readiness subscriber SDK. Per batch (up to
+`max_records`, from one `getmany`): the handler runs; if it returns, the batch's own offsets are
+committed (`Offsets`: per partition, only if no rebalance happened meanwhile); if it raises, the
+batch's partitions are rewound and the shell waits per its retry policy (jittered back-off) before
+fetching again. Nothing is ever auto-committed. On a rebalance the batch in flight gets
+`revoke_wait_s` to finish. `stop()` lets the batch in flight finish (up to `drain_timeout_s`),
+then leaves the group.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from itertools import chain
+from typing import Any
+
+from aiokafka import AIOKafkaConsumer
+from aiokafka.errors import KafkaError
+
+from assetbus.consumers.kafka.offsets import OffsetMetrics, Offsets
+from assetbus.producers.kafka.connection import KafkaConnection
+from assetbus.producers.kafka.retry import RetryPolicy
+
+__all__ = ["BatchHandler", "ConsumerSettings", "ServiceShell"]
+
+BatchHandler = Callable[[Sequence[Any]], Awaitable[None]]
+"""Handles one batch of aiokafka `ConsumerRecord`s (in offset order per partition); raise to redeliver it."""
+
+
+@dataclass(frozen=True)
+class ConsumerSettings:
+    """The consumer-group knobs of one shell (the services' configs fill them in)."""
+
+    topics: tuple[str, ...]
+    group_id: str
+    max_records: int = 1000
+    batch_timeout_ms: int = 50
+    """How long one fetch waits to fill a batch."""
+    fetch_max_wait_ms: int = 50
+    session_timeout_ms: int = 10_000
+    heartbeat_interval_ms: int = 3_000
+    max_poll_interval_ms: int = 10 * 60 * 1000
+    rebalance_timeout_ms: int | None = None
+    max_partition_fetch_bytes: int = 1024 * 1024
+    auto_offset_reset: str = "earliest"
+    revoke_wait_s: float = 15.0
+    drain_timeout_s: float = 10.0
+    """On `stop()`, how long the batch in flight may take to finish and commit."""
+
+
+class ServiceShell:
+    """One consumer in a group around one handler. Explicit lifecycle: `await start()`, `await stop()`."""
+
+    def __init__(self, connection: KafkaConnection, settings: ConsumerSettings, handler: BatchHandler, *,
+                 retry: RetryPolicy | None = None, metrics: OffsetMetrics | None = None,
+                 log: logging.Logger | None = None, on_failure: Callable[[BaseException], None] | None = None,
+                 after_commit: Callable[[], None] | None = None, name: str = "assetbus-consumer") -> None:
+        self.connection = connection
+        self.settings = settings
+        self.log = log or logging.getLogger("assetbus.kafka")
+        self.offsets = Offsets(metrics, settings.revoke_wait_s, log=self.log)
+        self.retry = retry or RetryPolicy()
+        self.batches = 0
+        self.failures = 0
+        self._handler = handler
+        self._on_failure = on_failure
+        self._after_commit = after_commit
+        self._name = name
+        self._consumer: AIOKafkaConsumer | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._stopping = asyncio.Event()
+        self._idle = asyncio.Event()
+        self._idle.set()
+
+    def consumer_kwargs(self) -> dict[str, Any]:
+        """The aiokafka consumer's arguments: never auto-commit."""
+        s = self.settings
+        kwargs: dict[str, Any] = {
+            **self.connection.client_kwargs(), "group_id": s.group_id, "enable_auto_commit": False,
+            "auto_offset_reset": s.auto_offset_reset, "fetch_max_wait_ms": s.fetch_max_wait_ms,
+            "session_timeout_ms": s.session_timeout_ms, "heartbeat_interval_ms": s.heartbeat_interval_ms,
+            "max_poll_interval_ms": s.max_poll_interval_ms, "max_partition_fetch_bytes": s.max_partition_fetch_bytes,
+        }
+        if s.rebalance_timeout_ms is not None:
+            kwargs["rebalance_timeout_ms"] = s.rebalance_timeout_ms
+        return kwargs
+
+    @property
+    def consumer(self) -> AIOKafkaConsumer | None:
+        return self._consumer
+
+    async def start(self) -> None:
+        consumer = AIOKafkaConsumer(**self.consumer_kwargs())
+        consumer.subscribe(list(self.settings.topics), listener=self.offsets)
+        await consumer.start()
+        self._consumer = self.offsets.consumer = consumer
+        self._stopping.clear()
+        self._task = asyncio.create_task(self._run(), name=self._name)
+
+    async def stop(self) -> None:
+        """Let the batch in flight finish (up to `drain_timeout_s`), stop fetching, leave the group."""
+        self._stopping.set()
+        try:
+            if self._task is not None:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._idle.wait(), self.settings.drain_timeout_s)
+                self._task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await self._task
+                self._task = None
+        finally:
+            if self._consumer is not None:
+                await self._consumer.stop()
+                self._consumer = self.offsets.consumer = None
+
+    async def wait_assigned(self, timeout_s: float = 30.0) -> None:
+        """Wait until the group has given this consumer partitions (re-raises if the loop died)."""
+        async with asyncio.timeout(timeout_s):
+            while self._consumer is None or not self._consumer.assignment():
+                if self._task is not None and self._task.done():
+                    self._task.result()
+                await asyncio.sleep(0.05)
+
+    async def run_forever(self) -> None:
+        """Block while the loop runs (re-raises if it died)."""
+        assert self._task is not None, "call start() first"
+        await asyncio.shield(self._task)
+
+    async def until_signalled(self) -> None:
+        """For `assetbus run ...`: block until SIGINT or SIGTERM (or until the loop died). Stop with `stop()`."""
+        stopping = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stopping.set)
+        await self.until(stopping)
+
+    async def until(self, stopping: asyncio.Event) -> None:
+        """Block until `stopping` is set or the loop died (then re-raise its error). Stop with `stop()`."""
+        assert self._task is not None, "call start() first"
+        waiter = asyncio.create_task(stopping.wait())
+        try:
+            await asyncio.wait({waiter, self._task}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            waiter.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await waiter
+        if self._task.done() and not self._task.cancelled() and self._task.exception() is not None:
+            raise self._task.exception()  # type: ignore[misc]
+
+    async def _run(self) -> None:
+        assert self._consumer is not None
+        consumer, s = self._consumer, self.settings
+        backoff = self.retry.backoff()
+        while not self._stopping.is_set():
+            try:
+                fetched = await consumer.getmany(timeout_ms=s.batch_timeout_ms, max_records=s.max_records)
+            except KafkaError as error:  # e.g. an offset out of range without a reset policy, or an ACL
+                self.log.warning("fetch failed: %s: %s", type(error).__name__, error)
+                await backoff.sleep()
+                continue
+            if not fetched:
+                continue
+            if self._stopping.is_set():  # fetched while stopping: not handled, not committed, redelivered
+                break
+            records = list(chain.from_iterable(fetched.values()))
+            if await self._handle(records):
+                backoff.reset()
+            else:
+                await backoff.sleep()
+
+    async def _handle(self, records: list[Any]) -> bool:
+        self._idle.clear()
+        try:
+            with self.offsets.in_flight() as generation:
+                try:
+                    await self._handler(records)
+                except Exception as error:
+                    self.failures += 1
+                    self.offsets.rewind(records, generation)
+                    self.log.exception("batch failed; rewound for redelivery", extra={"records": len(records)})
+                    if self._on_failure is not None:
+                        self._on_failure(error)
+                    return False
+                await self.offsets.commit(records, generation)
+            self.batches += 1
+            if self._after_commit is not None:
+                self._after_commit()
+            return True
+        finally:
+            self._idle.set()

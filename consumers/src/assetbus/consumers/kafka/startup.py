@@ -1,0 +1,78 @@
+"""Services wait for Kafka and PostgreSQL at start-up instead of crashing with a traceback.
+
+Each dependency is probed with the retry policy (jittered back-off, one log line per attempt:
+`waiting for Kafka at ...`). When `timeout_s` passes, `StartupTimeout` carries one clear sentence;
+the CLI prints it and exits with `EXIT_STARTUP_TIMEOUT` (75, EX_TEMPFAIL: try again later). A fault
+that waiting cannot fix (wrong password, untrusted certificate) ends the wait at once.
+"""
+
+from __future__ import annotations
+
+import logging
+import ssl
+
+from aiokafka.admin import AIOKafkaAdminClient
+from aiokafka.errors import AuthenticationFailedError, UnsupportedSaslMechanismError
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from assetbus.consumers.errors import ConsumerError, StorageUnavailable
+from assetbus.consumers.storage.faults import translated
+from assetbus.producers.kafka.connection import KafkaConnection
+from assetbus.producers.kafka.retry import RetryPolicy, RetryTimeout, retry_until
+
+__all__ = ["EXIT_STARTUP_TIMEOUT", "StartupTimeout", "startup_policy", "wait_for_database", "wait_for_kafka"]
+
+EXIT_STARTUP_TIMEOUT = 75
+"""Exit code of a service that gave up waiting for Kafka or PostgreSQL (sysexits EX_TEMPFAIL)."""
+
+
+class StartupTimeout(ConsumerError):
+    """A dependency was still unreachable when the start-up timeout passed. `str()` is the one line to print."""
+
+    retriable = True
+    exit_code = EXIT_STARTUP_TIMEOUT
+
+
+def startup_policy(timeout_s: float, *, initial_s: float = 0.5, max_s: float = 5.0) -> RetryPolicy:
+    return RetryPolicy(initial_s=initial_s, max_s=max(initial_s, max_s), timeout_s=timeout_s)
+
+
+def _kafka_retriable(error: BaseException) -> bool:
+    return not isinstance(error, AuthenticationFailedError | UnsupportedSaslMechanismError | ssl.SSLError)
+
+
+async def wait_for_kafka(connection: KafkaConnection, policy: RetryPolicy, log: logging.Logger) -> None:
+    """Return once a broker of `connection` answers a metadata request."""
+
+    async def probe() -> None:
+        admin = AIOKafkaAdminClient(**connection.client_kwargs(), request_timeout_ms=5_000)
+        try:
+            await admin.start()
+            await admin.describe_cluster()
+        finally:
+            await admin.close()
+
+    try:
+        await retry_until(probe, policy, what=f"Kafka at {connection.describe()}", retriable=_kafka_retriable,
+                          log=log)
+    except RetryTimeout as error:
+        raise StartupTimeout(f"Kafka at {connection.describe()} is unreachable after {error.waited_s:.0f}s "
+                             "(check KAFKA_BOOTSTRAP_SERVERS and the other KAFKA_* settings)") from error
+
+
+async def wait_for_database(engine: AsyncEngine, policy: RetryPolicy, log: logging.Logger) -> None:
+    """Return once PostgreSQL answers `SELECT 1`."""
+
+    async def probe() -> None:
+        async with translated(), engine.connect() as conn:
+            await conn.execute(text("SELECT 1"))
+
+    where = engine.url.render_as_string(hide_password=True)
+    try:
+        await retry_until(probe, policy, what=f"PostgreSQL at {where}",
+                          retriable=lambda error: isinstance(error, StorageUnavailable | OSError | TimeoutError),
+                          log=log)
+    except RetryTimeout as error:
+        raise StartupTimeout(f"PostgreSQL at {where} is unreachable after {error.waited_s:.0f}s "
+                             "(check DATABASE_URL)") from error

@@ -1,0 +1,165 @@
+"""The one topic creator: partitions, replication factor and `min.insync.replicas` as arguments.
+
+Topics are created explicitly (`assetbus migrate`, `infra up`, the scheduler for readiness topics),
+never by broker auto-creation. The replication factor defaults to the smaller of 3 and the number
+of brokers, `min.insync.replicas` to one less than it (at least 1, at most 2): a 3-broker cluster gets
+3 / 2, the local single broker 1 / 1. Existing topics are checked, not changed: those weaker than
+asked (fewer partitions or replicas, a lower min ISR) come back in the report for the caller to act on.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
+from aiokafka.errors import TopicAlreadyExistsError, for_code
+
+from assetbus.consumers.errors import ConsumerError
+from assetbus.producers.kafka.connection import KafkaConnection
+
+log = logging.getLogger("assetbus.topics")
+
+MIN_ISR = "min.insync.replicas"
+
+
+class TopicCreationFailed(ConsumerError):
+    """The cluster refused to create a topic (for example a replication factor above its broker count)."""
+
+
+@dataclass(frozen=True)
+class TopicSpec:
+    """A topic as wanted: its name, partitions and extra topic configs (retention, ...)."""
+
+    name: str
+    partitions: int
+    configs: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class WeakerTopic:
+    """An existing topic whose `setting` is below what was asked."""
+
+    name: str
+    setting: str
+    wanted: int
+    actual: int
+
+    def __str__(self) -> str:
+        return f"{self.name}: {self.setting} is {self.actual}, configured {self.wanted}"
+
+
+@dataclass
+class TopicReport:
+    """What `ensure` did and found."""
+
+    replication_factor: int
+    min_insync_replicas: int
+    created: list[str] = field(default_factory=list)
+    weaker: list[WeakerTopic] = field(default_factory=list)
+
+
+def default_replication(brokers: int) -> tuple[int, int]:
+    """(replication factor, min ISR) for a cluster of `brokers` when nothing is configured."""
+    replication = max(1, min(3, brokers))
+    return replication, max(1, min(2, replication - 1))
+
+
+class TopicCreator:
+    """Creates missing topics with one replication policy. Opens an admin client per call."""
+
+    def __init__(self, connection: KafkaConnection, *, replication_factor: int | None = None,
+                 min_insync_replicas: int | None = None, request_timeout_ms: int = 15_000) -> None:
+        if replication_factor is not None and replication_factor < 1:
+            raise ValueError("replication_factor must be at least 1")
+        if min_insync_replicas is not None and min_insync_replicas < 1:
+            raise ValueError("min_insync_replicas must be at least 1")
+        self.connection = connection
+        self.replication_factor = replication_factor
+        self.min_insync_replicas = min_insync_replicas
+        self._timeout_ms = request_timeout_ms
+
+    async def ensure(self, specs: Iterable[TopicSpec], *, check_existing: bool = True) -> TopicReport:
+        """Create the topics among `specs` that are missing; report existing ones weaker than asked."""
+        wanted = {spec.name: spec for spec in specs}
+        admin = AIOKafkaAdminClient(**self.connection.client_kwargs(), request_timeout_ms=self._timeout_ms)
+        await admin.start()
+        try:
+            brokers = len((await admin.describe_cluster())["brokers"])
+            default_rf, _ = default_replication(brokers)
+            replication = self.replication_factor or default_rf
+            min_isr = self.min_insync_replicas or max(1, min(2, replication - 1))
+            report = TopicReport(replication, min_isr)
+            if not wanted:
+                return report
+            existing = set(await admin.list_topics())
+            missing = [spec for name, spec in wanted.items() if name not in existing]
+            if missing:
+                report.created = await self._create(admin, missing, replication, min_isr)
+                existing |= {spec.name for spec in missing} - set(report.created)  # created meanwhile by another
+                if report.created:
+                    log.info("created topics", extra={"topics": report.created, "replication_factor": replication,
+                                                       MIN_ISR: min_isr})
+            present = [spec for name, spec in wanted.items() if name in existing]
+            if check_existing and present:
+                report.weaker = await self._weaker(admin, present, replication, min_isr)
+            return report
+        finally:
+            await admin.close()
+
+    async def _create(self, admin: AIOKafkaAdminClient, specs: list[TopicSpec], replication: int,
+                      min_isr: int) -> list[str]:
+        """Create the topics; returns the names this call created (not those another client created first)."""
+        new = [NewTopic(spec.name, spec.partitions, replication, topic_configs={MIN_ISR: str(min_isr), **spec.configs})
+               for spec in specs]
+        try:
+            response = await admin.create_topics(new)
+        except TopicAlreadyExistsError:
+            return []
+        created = []
+        for topic, code, *rest in response.topic_errors:
+            if not code:
+                created.append(topic)
+            elif for_code(code) is not TopicAlreadyExistsError:
+                detail = rest[0] if rest and rest[0] else for_code(code).__name__
+                raise TopicCreationFailed(f"cannot create topic {topic!r} with {replication} replica(s) and "
+                                          f"{MIN_ISR}={min_isr} on {self.connection.describe()}: {detail}")
+        return [spec.name for spec in specs if spec.name in created]
+
+    async def _weaker(self, admin: AIOKafkaAdminClient, specs: list[TopicSpec], replication: int,
+                      min_isr: int) -> list[WeakerTopic]:
+        weaker: list[WeakerTopic] = []
+        described: list[dict[str, Any]] = await admin.describe_topics([spec.name for spec in specs])
+        layout = {topic["topic"]: topic["partitions"] for topic in described}
+        for spec in specs:
+            partitions = layout.get(spec.name, [])
+            if len(partitions) < spec.partitions:
+                weaker.append(WeakerTopic(spec.name, "partitions", spec.partitions, len(partitions)))
+            replicas = min((len(p["replicas"]) for p in partitions), default=0)
+            if replicas < replication:
+                weaker.append(WeakerTopic(spec.name, "replication factor", replication, replicas))
+        responses = await admin.describe_configs(
+            [ConfigResource(ConfigResourceType.TOPIC, spec.name, {MIN_ISR: None}) for spec in specs])
+        for response in responses:
+            for resource in response.to_object()["resources"]:
+                for entry in resource["config_entries"]:
+                    if entry["config_names"] == MIN_ISR and int(entry["config_value"]) < min_isr:
+                        weaker.append(WeakerTopic(resource["resource_name"], MIN_ISR, min_isr,
+                                                  int(entry["config_value"])))
+        return sorted(weaker, key=lambda w: (w.name, w.setting))
+
+
+async def delete_topics(connection: KafkaConnection, names: Iterable[str]) -> None:
+    """Delete those of `names` that exist (tests and benchmarks clean up with it)."""
+    admin = AIOKafkaAdminClient(**connection.client_kwargs())
+    await admin.start()
+    try:
+        existing = set(await admin.list_topics())
+        doomed = [name for name in names if name in existing]
+        if doomed:
+            await admin.delete_topics(doomed)
+    finally:
+        await admin.close()

@@ -1,0 +1,24 @@
+"""The one producer factory: every assetbus producer is idempotent with acks=all.
+
+An acknowledged record is on the log once per send, whichever client sent it (emitter SDK,
+persister, scheduler, HTTP gateway). Only the batching knobs differ per client.
+"""
+
+from __future__ import annotations
+
+from aiokafka import AIOKafkaProducer
+
+from assetbus.producers.kafka.connection import KafkaConnection
+
+__all__ = ["DEFAULT_MAX_BATCH_BYTES", "create_producer"]
+
+DEFAULT_MAX_BATCH_BYTES = 512 * 1024
+"""Largest record batch per partition: big batches are what makes the persister and emitter fast."""
+
+
+def create_producer(connection: KafkaConnection, *, linger_ms: int = 5, max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
+                    compression: str | None = None, request_timeout_ms: int = 40_000) -> AIOKafkaProducer:
+    """An idempotent, acks=all producer for `connection` (not started: `await producer.start()`)."""
+    return AIOKafkaProducer(**connection.client_kwargs(), enable_idempotence=True, acks="all", linger_ms=linger_ms,
+                            max_batch_size=max_batch_bytes, compression_type=compression,
+                            request_timeout_ms=request_timeout_ms)

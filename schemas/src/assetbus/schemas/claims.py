@@ -1,0 +1,66 @@
+"""What an emitter token says: the provenance it vouches for, its scopes, and what it may publish.
+
+The publication policy (`publish`) is a signed claim, so the persister and the SDK read the same rule:
+`"*"` means any registered asset; a list names the assets (name *and* URI) the task, or the DAG run's
+callbacks, may emit. A token without the claim may publish nothing.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Literal
+
+from pydantic import Field
+
+from assetbus.schemas.commands import AssetRef
+from assetbus.schemas.provenance import Provenance, task_instance_id
+
+ANY_ASSET: Literal["*"] = "*"
+"""The publication policy that allows every registered asset (the persister still checks registration)."""
+
+SCOPE_EMIT = "emit"
+"""May emit asset events, over Kafka or HTTP."""
+SCOPE_TASK_SELF = "ti:self"
+"""May read and write its own task instance's state, and the state of assets it is registered with."""
+SCOPE_DAG_SELF = "dag:self"
+"""Marks a DAG-run token (callbacks and notifiers of that run)."""
+
+
+class EmitterClaims(Provenance):
+    """The claims of an emitter token (a JWT): provenance, scopes, publication policy, expiry."""
+
+    exp: int = Field(description="Expiry, seconds since the epoch.")
+    iat: int | None = Field(default=None, description="Issued-at, seconds since the epoch.")
+    sub: str = Field(description="Subject: the task attempt id or DAG run id the token was minted for.")
+    scope: str = Field(default="", max_length=1000,
+                       description="Space-separated scopes: `emit`, `ti:self`, `dag:self`.")
+    publish: list[AssetRef] | Literal["*"] | None = Field(
+        default=None, max_length=10_000,
+        description='Publication policy: "*" (any registered asset) or the assets this token may emit; '
+        "absent: none.")
+
+    @property
+    def scopes(self) -> frozenset[str]:
+        """The `scope` claim as a set."""
+        return frozenset(self.scope.split())
+
+    def may_publish(self, name: str, uri: str) -> bool:
+        """Whether the publication policy allows the asset named `name` with URI `uri`."""
+        if self.publish == ANY_ASSET:
+            return True
+        return self.publish is not None and AssetRef(name=name, uri=uri) in self.publish
+
+    def declared(self) -> list[str]:
+        """The declared assets as `name (uri)` strings, for error messages."""
+        if self.publish == ANY_ASSET:
+            return ["any registered asset"]
+        return sorted(f"{a.name} ({a.uri})" for a in self.publish or ())
+
+    def task_instance_id(self) -> uuid.UUID | None:
+        """The ti_id of a task token; None for a DAG-run token."""
+        if self.task_id is None or self.map_index is None:
+            return None
+        return task_instance_id(self.dag_id, self.run_id, self.task_id, self.map_index)
+
+    def provenance(self) -> Provenance:
+        return Provenance.model_validate(self.model_dump(include=set(Provenance.model_fields)))

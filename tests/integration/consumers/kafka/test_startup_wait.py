@@ -1,0 +1,68 @@
+"""Services started while Kafka (or PostgreSQL) is unreachable log their waiting, then exit with one clear line."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import sys
+from pathlib import Path
+
+import pytest
+
+from assetbus.consumers.kafka import EXIT_STARTUP_TIMEOUT
+from assetbus.schemas import Topics
+from assetbus.settings import Settings
+
+ASSETBUS = str(Path(sys.executable).parent / "assetbus")
+
+
+def closed_port() -> int:
+    """A localhost port nothing listens on (bound once by us, then released)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port
+
+
+async def run_service(env: dict[str, str], *args: str, timeout_s: float = 90) -> tuple[int, str, str]:
+    process = await asyncio.create_subprocess_exec(ASSETBUS, *args, env={**os.environ, "COLUMNS": "200", **env},
+                                                   stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    out, err = await asyncio.wait_for(process.communicate(), timeout_s)
+    return process.returncode if process.returncode is not None else -1, out.decode(), err.decode()
+
+
+def error_lines(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if line.startswith("error:")]
+
+
+@pytest.mark.parametrize("service", ["persister", "scheduler"])
+async def test_a_service_started_while_kafka_is_unreachable_waits_then_exits_with_one_line(
+        infra: Settings, db_url: str, topics: Topics, token_secret: str, service: str) -> None:
+    port = closed_port()
+    env = {"KAFKA_BOOTSTRAP_SERVERS": f"127.0.0.1:{port}", "KAFKA_SASL_PASSWORD": "never-shown",
+           "DATABASE_URL": db_url, "ASSETBUS_TOPIC_PREFIX": topics.prefix, "ASSETBUS_TOKEN_SECRET": token_secret}
+    code, out, err = await run_service(env, "run", service, "--startup-timeout-s", "3")
+    everything = out + err
+    assert code == EXIT_STARTUP_TIMEOUT, everything
+    assert everything.count(f"waiting for Kafka at 127.0.0.1:{port}") >= 2, everything  # each attempt is logged
+    assert error_lines(err) == [f"error: Kafka at 127.0.0.1:{port} over PLAINTEXT is unreachable after 3s (check "
+                                "KAFKA_BOOTSTRAP_SERVERS and the other KAFKA_* settings)"], err
+    assert "Traceback" not in everything
+    assert "never-shown" not in everything
+
+
+async def test_a_persister_started_while_postgresql_is_unreachable_names_the_database_not_its_password(
+        infra: Settings, topics: Topics, token_secret: str) -> None:
+    port = closed_port()
+    env = {"KAFKA_BOOTSTRAP_SERVERS": infra.bootstrap_servers, "ASSETBUS_TOPIC_PREFIX": topics.prefix,
+           "DATABASE_URL": f"postgresql://assetbus:secret-pw@127.0.0.1:{port}/assetbus",
+           "ASSETBUS_TOKEN_SECRET": token_secret}
+    code, out, err = await run_service(env, "run", "persister", "--startup-timeout-s", "3")
+    everything = out + err
+    assert code == EXIT_STARTUP_TIMEOUT, everything
+    assert "waiting for PostgreSQL at" in everything
+    (line,) = error_lines(err)
+    assert line.startswith(f"error: PostgreSQL at postgresql+asyncpg://assetbus:***@127.0.0.1:{port}/assetbus is "
+                           "unreachable after 3s"), line
+    assert "secret-pw" not in everything and "Traceback" not in everything
