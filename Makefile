@@ -8,7 +8,7 @@ AIRFLOW_VENV    ?= .venv-airflow
 AIRFLOW_VERSION ?= 3.3.2
 AIRFLOW_STAMP   := $(AIRFLOW_VENV)/.installed-$(AIRFLOW_VERSION)-$(shell cat producers/pyproject.toml schemas/pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: install infra demo test unit lint bench compose-check down clean airflow-venv test-airflow
+.PHONY: install infra demo test unit lint bench compose-check browser-deps down clean airflow-venv test-airflow
 
 $(STAMP): pyproject.toml producers/pyproject.toml schemas/pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "assetbus needs Python 3.11 or newer")'
@@ -34,7 +34,7 @@ infra: install  ## start local Kafka + PostgreSQL unless configured, create topi
 demo: infra  ## the end-to-end story
 	$(BIN)/assetbus demo
 
-test: install lint compose-check airflow-venv  ## lint, then the whole suite against the real broker, database and Airflow
+test: install lint compose-check browser-deps airflow-venv  ## lint, then the whole suite against the real broker, database and Airflow
 	@if [ "$${ASSETBUS_TEST_INFRA:-}" = testcontainers ]; then echo "tests start their own containers (testcontainers)"; \
 	else $(MAKE) --no-print-directory infra; fi
 	ASSETBUS_REQUIRE_AIRFLOW=1 $(BIN)/pytest
@@ -59,6 +59,11 @@ compose-check:  ## docker-compose.yml is valid (needs no Docker engine)
 	  { echo "docker-compose is missing and could not be installed (apt-get as root)"; exit 1; }; }
 	ASSETBUS_TOKEN_SECRET=compose-check docker-compose -f docker-compose.yml config -q
 	@echo "docker-compose.yml is valid"
+
+browser-deps:  ## headless Chromium and its driver for the /ui browser test (Debian packages)
+	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || { echo "installing Debian's chromium and chromium-driver for the browser test"; \
+	  (apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium chromium-driver >/dev/null) || \
+	  { echo "chromium/chromium-driver are missing and could not be installed (apt-get as root)"; exit 1; }; }
 
 down:  ## stop what `make infra` started
 	$(BIN)/assetbus infra down

@@ -46,7 +46,8 @@ def _connection(*, token: bool = True) -> dict[str, Any]:
 @settings_options(PersisterConfig, LogSettings)
 def persister(options: dict[str, Any]) -> None:
     """Consume emissions, store each event once, publish receipts and asset events."""
-    from assetbus.consumers.persister import logs, serve
+    from assetbus.consumers.observe import logs
+    from assetbus.consumers.persister import serve
 
     log = build(LogSettings, options)
     logs.configure(log.log_level, log.log_format)
@@ -56,6 +57,19 @@ def persister(options: dict[str, Any]) -> None:
     gc.freeze()
     gc.set_threshold(50_000, 20, 20)
     _serve(serve(config))
+
+
+async def _dependencies_up(config: ApiConfig) -> None:
+    from assetbus.consumers.kafka.startup import startup_policy, wait_for_database, wait_for_kafka
+    from assetbus.consumers.storage import create_engine
+
+    policy, log = startup_policy(config.startup_timeout_s), logging.getLogger("assetbus.api")
+    engine = create_engine(config.database_url)
+    try:
+        await wait_for_kafka(config.kafka, policy, log)
+        await wait_for_database(engine, policy, log)
+    finally:
+        await engine.dispose()
 
 
 def _serve(service: Coroutine[Any, Any, None]) -> None:
@@ -69,13 +83,15 @@ def _serve(service: Coroutine[Any, Any, None]) -> None:
 @app.command("api")
 @settings_options(ApiConfig, LogSettings, skip=CONNECTION | {"airflow"})
 def api(options: dict[str, Any]) -> None:
-    """Serve the execution API (task state, asset state, HTTP emit); OpenAPI at /docs and /openapi.json."""
+    """Serve the execution API (task state, asset state, HTTP emit), the /ui page, /metrics, /healthz and /readyz;
+    OpenAPI at /docs and /openapi.json."""
     import uvicorn
 
     from assetbus.consumers.api import create_api
+    from assetbus.consumers.observe import logs
 
     log = build(LogSettings, options)
-    setup_logging(log.log_level)
+    logs.configure(log.log_level, log.log_format)
     config = build(ApiConfig, options, **_connection(), airflow=optional_airflow_account())
     minter = None
     if config.airflow is not None:  # the token endpoint signs with the SDK's functions and the minting key
@@ -84,18 +100,20 @@ def api(options: dict[str, Any]) -> None:
         except SecurityConfigError as error:
             fail(str(error))
         minter = Minter(task=functools.partial(task_token, key), dag=functools.partial(dag_token, key))
+    _serve(_dependencies_up(config))  # before uvicorn, so that giving up is one line, not a lifespan traceback
     uvicorn.run(create_api(config, minter=minter), host=config.host, port=config.port,
-                log_level=log.log_level.lower(), lifespan="on")
+                log_level=log.log_level.lower(), lifespan="on", log_config=None)
 
 
 @app.command("scheduler")
 @settings_options(SchedulerConfig, LogSettings)
 def scheduler(options: dict[str, Any]) -> None:
     """Fan asset events out to consumer DAGs: queue per partition, create runs, publish readiness."""
+    from assetbus.consumers.observe import logs
     from assetbus.consumers.scheduler import serve
 
     log = build(LogSettings, options)
-    setup_logging(log.log_level)
+    logs.configure(log.log_level, log.log_format)
     _serve(serve(build(SchedulerConfig, options, **_connection(token=False))))
 
 

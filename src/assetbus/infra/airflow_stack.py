@@ -83,7 +83,7 @@ class AirflowStack:
             self.service("persister", "persister")
             self.service("api", "api")
             self.airflow.wait_healthy(timeout_s)
-            self._wait(lambda: httpx.get(f"{self.api_url}/health", timeout=2).status_code == 200, timeout_s,
+            self._wait(lambda: httpx.get(f"{self.api_url}/healthz", timeout=2).status_code == 200, timeout_s,
                        "the assetbus API")
             self._wait(self._dags_parsed, timeout_s, f"Airflow to parse {', '.join(self.dag_ids)}")
             self.cli("airflow", "sync")

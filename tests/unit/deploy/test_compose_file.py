@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -27,3 +29,69 @@ def test_compose_file_validates() -> None:
 def test_compose_kafka_is_the_launchers_version() -> None:
     services = yaml.safe_load(COMPOSE.read_text())["services"]
     assert services["kafka"]["image"] == f"apache/kafka:{InfraSettings().kafka_version}"
+
+
+DEPLOY = COMPOSE.parent / "deploy"
+
+
+def _our_metric_names() -> set[str]:
+    """Every sample name the services export (counters with _total, histograms with _bucket...)."""
+    from prometheus_client import CollectorRegistry
+
+    from assetbus.consumers.api.probes import ApiMetrics
+    from assetbus.consumers.observe.pipeline import PipelineGauges
+    from assetbus.consumers.persister import PersisterMetrics
+    from assetbus.consumers.readiness import SubscriberMetrics
+    from assetbus.consumers.scheduler.metrics import SchedulerMetrics
+    from assetbus.producers.kafka import KafkaConnection
+    from assetbus.schemas import Topics
+
+    registries = [PersisterMetrics().registry, SchedulerMetrics().registry, SubscriberMetrics().registry,
+                  ApiMetrics().registry, CollectorRegistry()]
+    PipelineGauges(KafkaConnection(bootstrap_servers="127.0.0.1:1"), Topics(), registries[-1])
+    names: set[str] = set()
+    for registry in registries:
+        for family in registry.collect():
+            names.add(family.name)
+            for suffix in ("_total", "_bucket", "_count", "_sum", "_created"):
+                names.add(family.name + suffix)
+    return names
+
+
+def test_prometheus_scrapes_every_service_where_it_serves_metrics() -> None:
+    services = yaml.safe_load(COMPOSE.read_text())["services"]
+    config = yaml.safe_load((DEPLOY / "prometheus" / "prometheus.yml").read_text())
+    targets = {job["job_name"]: job["static_configs"][0]["targets"][0] for job in config["scrape_configs"]}
+    assert set(targets) == {"persister", "scheduler", "api"}
+    for job, target in targets.items():
+        host, port = target.split(":")
+        assert host == job and host in services
+        command = services[job]["command"]
+        assert ("--metrics-port" in command and command[command.index("--metrics-port") + 1] == port) or \
+            (job == "api" and command[command.index("--port") + 1] == port)
+        assert port in services[job]["healthcheck"]["test"][-1] and services[job]["healthcheck"]["test"][-1].endswith(
+            "/readyz")
+    volumes = services["prometheus"]["volumes"]
+    assert "./deploy/prometheus/prometheus.yml:/etc/prometheus/prometheus.yml:ro" in volumes
+
+
+def test_grafana_is_provisioned_with_the_dashboard_and_every_panel_queries_a_metric_we_export() -> None:
+    services = yaml.safe_load(COMPOSE.read_text())["services"]
+    mounts = {volume.split(":")[0]: volume.split(":")[1] for volume in services["grafana"]["volumes"]}
+    assert mounts["./deploy/grafana/provisioning"] == "/etc/grafana/provisioning"
+    provider = yaml.safe_load((DEPLOY / "grafana" / "provisioning" / "dashboards" / "assetbus.yml").read_text())
+    assert provider["providers"][0]["options"]["path"] == mounts["./deploy/grafana/dashboards"]
+    datasource = yaml.safe_load((DEPLOY / "grafana" / "provisioning" / "datasources" / "prometheus.yml").read_text())
+    uid = datasource["datasources"][0]["uid"]
+    dashboard = json.loads((DEPLOY / "grafana" / "dashboards" / "assetbus.json").read_text())
+    exported = _our_metric_names()
+    queried = set()
+    for panel in dashboard["panels"]:
+        assert panel["datasource"]["uid"] == uid
+        for target in panel["targets"]:
+            queried |= set(re.findall(r"assetbus_[a-z_]+", target["expr"]))
+    assert queried - exported == set()
+    for wanted in ("assetbus_persister_accepted_total", "assetbus_scheduler_readiness_latency_seconds_bucket",
+                   "assetbus_scheduler_runs_created_total", "assetbus_consumer_group_lag",
+                   "assetbus_persister_db_commit_seconds_bucket", "assetbus_persister_dead_lettered_total"):
+        assert wanted in queried

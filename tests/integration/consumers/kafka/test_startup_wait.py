@@ -36,7 +36,7 @@ def error_lines(stderr: str) -> list[str]:
     return [line for line in stderr.splitlines() if line.startswith("error:")]
 
 
-@pytest.mark.parametrize("service", ["persister", "scheduler"])
+@pytest.mark.parametrize("service", ["persister", "scheduler", "api"])
 async def test_a_service_started_while_kafka_is_unreachable_waits_then_exits_with_one_line(
         infra: Settings, db_url: str, topics: Topics, token_secret: str, service: str) -> None:
     port = closed_port()

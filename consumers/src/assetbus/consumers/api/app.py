@@ -11,6 +11,7 @@ import logging
 from collections.abc import AsyncIterator
 
 from fastapi import FastAPI
+from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, Field
 
 from assetbus.consumers.airflow.client import AirflowClient
@@ -21,10 +22,15 @@ from assetbus.consumers.api.database import Database
 from assetbus.consumers.api.errors import install_handlers
 from assetbus.consumers.api.gateway import EmissionGateway
 from assetbus.consumers.api.models import BODY_MAX_BYTES
+from assetbus.consumers.api.probes import ApiMetrics, RequestMetricsMiddleware
+from assetbus.consumers.api.probes import router as probes_router
 from assetbus.consumers.api.routes import airflow_tokens_router, asset_state_router, emit_router, task_state_router
+from assetbus.consumers.api.ui import ui_api_router, ui_router
 from assetbus.consumers.api.versioning import API_VERSIONS, LATEST_VERSION, VERSION_HEADER, ApiVersionMiddleware
 from assetbus.consumers.auth import TokenVerifier
 from assetbus.consumers.kafka.startup import startup_policy, wait_for_database, wait_for_kafka
+from assetbus.consumers.observe.pipeline import PipelineGauges
+from assetbus.consumers.observe.readiness import ReadinessChecks
 from assetbus.consumers.storage import create_engine
 
 DESCRIPTION = f"""Task state, asset state and HTTP emission for assetbus.
@@ -55,15 +61,21 @@ def create_api(config: ApiConfig, *, minter: Minter | None = None) -> FastAPI:
         gateway = EmissionGateway(config.kafka, config.topics,
                                   receipt_timeout_s=config.receipt_timeout_s, instance_id=config.instance_id)
         airflow = AirflowClient(config.airflow) if config.airflow is not None else None
+        gauges = PipelineGauges(kafka, config.topics, registry, interval_s=config.pipeline_gauges_interval_s or 1.0)
         try:
             await gateway.start()
             try:
                 app.state.database = Database(engine)
                 app.state.gateway = gateway
                 app.state.airflow = airflow
+                if config.pipeline_gauges_interval_s is not None:
+                    await gauges.start()
                 yield
             finally:
-                await gateway.stop()
+                try:
+                    await gauges.stop()
+                finally:
+                    await gateway.stop()
         finally:
             if airflow is not None:
                 await airflow.aclose()
@@ -71,20 +83,32 @@ def create_api(config: ApiConfig, *, minter: Minter | None = None) -> FastAPI:
 
     app = FastAPI(title="assetbus execution API", version=LATEST_VERSION, description=DESCRIPTION,
                   lifespan=lifespan)
+    kafka = config.kafka
+    metrics = ApiMetrics()
+    registry = metrics.registry
     app.state.verifier = TokenVerifier.configured(jwks=config.token_jwks, secret=config.token_secret)
     app.state.config = config
     app.state.airflow = None
     app.state.minter = minter
+    app.state.kafka = kafka
+    app.state.topics = config.topics
+    app.state.readiness = ReadinessChecks(broker=kafka, database_url=config.database_url)
+    app.state.metrics_registry = registry
     install_handlers(app)
     app.include_router(task_state_router)
     app.include_router(asset_state_router)
     app.include_router(emit_router)
     app.include_router(airflow_tokens_router)
+    app.include_router(probes_router)
+    app.include_router(ui_router)
+    app.include_router(ui_api_router)
+    app.mount("/ui/static", StaticFiles(packages=[("assetbus.consumers.api.ui", "static")]), name="ui-static")
 
-    @app.get("/health", response_model=Health, tags=["service"], summary="Liveness (no token needed)")
+    @app.get("/health", response_model=Health, tags=["service"], summary="Liveness (alias of /healthz)")
     async def health() -> Health:
         return Health(status="ok", api_versions=list(API_VERSIONS))
 
+    app.add_middleware(RequestMetricsMiddleware, metrics=metrics)
     app.add_middleware(BodyLimitMiddleware, max_bytes=BODY_MAX_BYTES)
     app.add_middleware(ApiVersionMiddleware)  # outermost: a bad version is answered before anything else
     return app

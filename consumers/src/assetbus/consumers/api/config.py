@@ -32,6 +32,9 @@ class ApiConfig(VerificationKeys):
     db_pool_size: int = Field(default=5, ge=1, description="Database connections kept by the API.")
     instance_id: str | None = Field(default=None, description="Key of this process's receipts on the reply topic; "
                                     "a random one per start by default.")
+    pipeline_gauges_interval_s: float | None = Field(default=15.0, gt=0, description="How often the consumer-group "
+                                                     "lag and dead-letter gauges of /metrics are refreshed from the "
+                                                     "broker; unset: never.")
     airflow: AirflowAccount | None = Field(default=None, repr=False, description="Airflow's API server and the "
                                            "service account that checks attempts before `/airflow/tokens` "
                                            "mints a token (given by the edge from ASSETBUS_AIRFLOW_*); None turns "

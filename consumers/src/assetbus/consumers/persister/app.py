@@ -24,9 +24,10 @@ from assetbus.consumers.auth import TokenVerifier
 from assetbus.consumers.errors import StorageUnavailable
 from assetbus.consumers.kafka.shell import ConsumerSettings, ServiceShell
 from assetbus.consumers.kafka.startup import startup_policy, wait_for_database, wait_for_kafka
+from assetbus.consumers.observe import ProbeServer, ReadinessChecks
 from assetbus.consumers.persister.batch import BatchProcessor, BatchResult, Prepared, RawRecord
 from assetbus.consumers.persister.config import PersisterConfig
-from assetbus.consumers.persister.metrics import MetricsServer, PersisterMetrics
+from assetbus.consumers.persister.metrics import PersisterMetrics
 from assetbus.consumers.persister.publish import Publisher, create_producer
 from assetbus.consumers.persister.replies import ReplyTopics
 from assetbus.consumers.persister.tokens import CachedTokenVerifier
@@ -54,7 +55,7 @@ class Persister:
         self.publisher: Publisher | None = None
         self.replies: ReplyTopics | None = None
         self.processor = BatchProcessor(self.engine, self.tokens, config.topics, self._missing_topics)
-        self._metrics_server: MetricsServer | None = None
+        self._metrics_server: ProbeServer | None = None
         self.retry = RetryPolicy(initial_s=config.backoff_initial_s, max_s=config.backoff_max_s)
         self.shell = ServiceShell(
             config.kafka,
@@ -161,8 +162,9 @@ class Persister:
         self.publisher = Publisher(self.producer)
         self.replies = ReplyTopics(self.producer)
         if self.config.metrics_port is not None:
-            self._metrics_server = MetricsServer(self.metrics.registry, self.config.metrics_port,
-                                                 self.config.metrics_host)
+            checks = ReadinessChecks(broker=self.config.kafka, database_url=self.config.database_url)
+            self._metrics_server = ProbeServer(self.metrics.registry, self.config.metrics_port,
+                                               self.config.metrics_host, checks=checks)
             self._metrics_server.start()
 
     async def close(self) -> None:

@@ -52,9 +52,9 @@ class PersisterConfig(VerificationKeys):
     max_partition_fetch_bytes: int = Field(default=4 * 1024 * 1024, ge=1024,
                                            description="Largest fetch per partition.")
     producer_linger_ms: int = Field(default=5, ge=0, description="How long receipts and events wait to be batched.")
-    metrics_port: int | None = Field(default=None, ge=0, le=65535, description="Serve Prometheus metrics on this "
-                                     "port at /metrics (0: any free port); unset: no endpoint.")
-    metrics_host: str = Field(default="0.0.0.0", description="Address the metrics endpoint binds to.")
+    metrics_port: int | None = Field(default=None, ge=0, le=65535, description="Serve /metrics, /healthz and "
+                                     "/readyz on this port (0: any free port); unset: no endpoint.")
+    metrics_host: str = Field(default="0.0.0.0", description="Address the metrics and probes endpoint binds to.")
 
     @model_validator(mode="after")
     def _consistent(self) -> PersisterConfig:

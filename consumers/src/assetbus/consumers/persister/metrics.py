@@ -1,23 +1,18 @@
 """The persister's Prometheus metrics, on their own registry (several persisters may share a process).
 
-Served over HTTP by `MetricsServer` (`assetbus run persister --metrics-port 9464`, path `/metrics`).
+Served over HTTP with the probes by `assetbus.consumers.observe.ProbeServer` (`assetbus run persister
+--metrics-port 9464`: `/metrics`, `/healthz`, `/readyz`).
 """
 
 from __future__ import annotations
 
-import logging
-import threading
-from wsgiref.simple_server import WSGIServer
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
-
+from assetbus.consumers.observe.buckets import LATENCY_BUCKETS
 from assetbus.consumers.persister.batch import BatchResult
 from assetbus.schemas import ReceiptStatus
 
-log = logging.getLogger("assetbus.persister")
-
 BATCH_SIZE_BUCKETS = (1, 10, 50, 100, 250, 500, 1000, 2000, 3000, 4000, 6000, 8000, 12000, 16000)
-LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 
 
 class PersisterMetrics:
@@ -68,32 +63,3 @@ class PersisterMetrics:
         for reason, n in result.dead_letter_reasons.items():
             self.dead_lettered.labels(reason=reason.value).inc(n)
         self.events_published.inc(len(result.events))
-
-
-class MetricsServer:
-    """`/metrics` over HTTP in a daemon thread; `start()` / `stop()`."""
-
-    def __init__(self, registry: CollectorRegistry, port: int, host: str = "0.0.0.0") -> None:
-        self._registry = registry
-        self._port = port
-        self._host = host
-        self._server: WSGIServer | None = None
-        self._thread: threading.Thread | None = None
-
-    @property
-    def port(self) -> int:
-        """The bound port (useful with port 0)."""
-        return self._server.server_port if self._server is not None else self._port
-
-    def start(self) -> None:
-        self._server, self._thread = start_http_server(self._port, self._host, registry=self._registry)
-        log.info("metrics served", extra={"url": f"http://{self._host}:{self.port}/metrics"})
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None

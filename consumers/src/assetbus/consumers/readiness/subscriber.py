@@ -20,6 +20,7 @@ signals come again, finished runs are skipped, and the interrupted run is retrie
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -28,6 +29,7 @@ from pydantic import ValidationError
 
 from assetbus.consumers.kafka.shell import ConsumerSettings, ServiceShell
 from assetbus.consumers.readiness.ledger import RunLedger
+from assetbus.consumers.readiness.metrics import SubscriberMetrics
 from assetbus.consumers.storage.runs import RunStatus
 from assetbus.producers.kafka.connection import KafkaConnection, as_connection
 from assetbus.schemas import ReadinessSignal, Topics
@@ -51,13 +53,14 @@ class ReadinessSubscriber:
 
     def __init__(self, connection: KafkaConnection | str, dag_id: str, handler: Handler, *, group_id: str,
                  ledger: RunLedger, topics: Topics | None = None, consumer_name: str | None = None,
-                 max_records: int = 100) -> None:
+                 max_records: int = 100, metrics: SubscriberMetrics | None = None) -> None:
         self.topics = topics or Topics()
         self.dag_id = dag_id
         self.topic = self.topics.readiness(dag_id)
         self.group_id = group_id
         self.consumer_name = consumer_name or group_id
         self.stats = SubscriberStats()
+        self.metrics = metrics or SubscriberMetrics()
         self._handler = handler
         self._ledger = ledger
         self._max_records = max_records
@@ -65,7 +68,7 @@ class ReadinessSubscriber:
             as_connection(connection),
             ConsumerSettings(topics=(self.topic,), group_id=group_id, max_records=max_records, batch_timeout_ms=500,
                              fetch_max_wait_ms=100),
-            self._on_batch, log=log, name=f"assetbus-readiness-{dag_id}")
+            self._on_batch, log=log, name=f"assetbus-readiness-{dag_id}", metrics=self.metrics.offsets(dag_id))
 
     async def start(self) -> None:
         await self._ledger.start()
@@ -103,22 +106,30 @@ class ReadinessSubscriber:
 
     async def handle(self, value: bytes | None) -> RunStatus | None:
         """Handle one record value. Returns the run's outcome, or None if it was skipped."""
+        outcome = await self._handle(value)
+        self.metrics.signals.labels(dag_id=self.dag_id, outcome=outcome).inc()
+        return outcome if isinstance(outcome, RunStatus) else None
+
+    async def _handle(self, value: bytes | None) -> RunStatus | str:
         self.stats.received += 1
         try:
             signal = ReadinessSignal.model_validate_json(value or b"")
         except ValidationError as error:
             self.stats.unreadable += 1
             log.warning("skipping an unreadable readiness signal on %s: %s", self.topic, error.errors()[0]["msg"])
-            return None
+            return "unreadable"
         if signal.dag_id != self.dag_id:
             self.stats.unreadable += 1
             log.warning("skipping a signal for dag %s on the topic of %s", signal.dag_id, self.dag_id)
-            return None
+            return "unreadable"
         if not await self._ledger.claim(signal.run_id, self.consumer_name):
             self.stats.duplicates += 1
             log.info("run %s of %s has finished already (or is unknown to this database); skipping the signal",
                      signal.run_id, self.dag_id)
-            return None
+            return "duplicate"
+        started = time.perf_counter()
+        self.metrics.readiness_seconds.labels(dag_id=self.dag_id).observe(
+            max(0.0, time.time() - signal.created_at.timestamp()))
         try:
             await self._handler(signal)
         except Exception as error:
@@ -126,6 +137,8 @@ class ReadinessSubscriber:
             await self._ledger.finish(signal.run_id, RunStatus.FAILED, f"{type(error).__name__}: {error}"[:2000])
             self.stats.failed += 1
             return RunStatus.FAILED
+        finally:
+            self.metrics.handler_seconds.labels(dag_id=self.dag_id).observe(time.perf_counter() - started)
         await self._ledger.finish(signal.run_id, RunStatus.SUCCESS)
         self.stats.processed += 1
         return RunStatus.SUCCESS

@@ -41,6 +41,9 @@ class SchedulerConfig(ServiceSettings):
     heartbeat_interval_ms: int = Field(default=2_000, ge=100, description="Heartbeats to the group coordinator.")
     backoff_initial_s: float = Field(default=0.2, gt=0, description="First wait while the database is away.")
     backoff_max_s: float = Field(default=5.0, gt=0, description="Longest wait while the database is away.")
+    metrics_port: int | None = Field(default=None, ge=0, le=65535, description="Serve /metrics, /healthz and "
+                                     "/readyz on this port (0: any free port); unset: no endpoint.")
+    metrics_host: str = Field(default="0.0.0.0", description="Address the metrics and probes endpoint binds to.")
 
     @model_validator(mode="after")
     def _consistent(self) -> SchedulerConfig:

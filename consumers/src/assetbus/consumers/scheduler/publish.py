@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from aiokafka import AIOKafkaProducer
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from assetbus.consumers.scheduler.metrics import SchedulerMetrics
 from assetbus.consumers.scheduler.payload import signal_json
 from assetbus.consumers.scheduler.topics import ReadinessTopics
 from assetbus.consumers.storage.faults import translated
@@ -38,7 +39,8 @@ class ReadinessPublisher:
     `submit()` hands runs to the background sender (start it with `start()`)."""
 
     def __init__(self, producer: AIOKafkaProducer, engine: AsyncEngine, topics: Topics,
-                 readiness_topics: ReadinessTopics, *, max_backlog: int = 50_000, retry_s: float = 0.5) -> None:
+                 readiness_topics: ReadinessTopics, *, max_backlog: int = 50_000, retry_s: float = 0.5,
+                 metrics: SchedulerMetrics | None = None) -> None:
         self._producer = producer
         self._engine = engine
         self._topics = topics
@@ -55,6 +57,7 @@ class ReadinessPublisher:
         self._max_backlog = max_backlog
         self._retry = RetryPolicy(initial_s=retry_s, max_s=max(retry_s, 5.0))
         self._task: asyncio.Task[None] | None = None
+        self._metrics = metrics
         self.published = 0
 
     def start(self) -> None:
@@ -138,4 +141,6 @@ class ReadinessPublisher:
         async with translated(), self._engine.begin() as conn:
             await mark_published(conn, [run.id for run in runs])
         self.published += len(runs)
+        if self._metrics is not None:
+            self._metrics.published(runs)
         return len(runs)

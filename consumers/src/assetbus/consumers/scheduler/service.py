@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -23,9 +24,11 @@ from assetbus.consumers.errors import StorageUnavailable
 from assetbus.consumers.kafka.shell import ConsumerSettings, ServiceShell
 from assetbus.consumers.kafka.startup import startup_policy, wait_for_database, wait_for_kafka
 from assetbus.consumers.kafka.topics import TopicCreator
+from assetbus.consumers.observe import ProbeServer, ReadinessChecks
 from assetbus.consumers.scheduler.apply import ApplyResult, apply_events
 from assetbus.consumers.scheduler.config import SchedulerConfig
 from assetbus.consumers.scheduler.decode import EventRecord, IncomingEvent, decode_events
+from assetbus.consumers.scheduler.metrics import SchedulerMetrics
 from assetbus.consumers.scheduler.publish import ReadinessPublisher, create_producer
 from assetbus.consumers.scheduler.registry import DagRegistry
 from assetbus.consumers.scheduler.topics import ReadinessTopics
@@ -48,8 +51,10 @@ class SchedulerStats:
 class Scheduler:
     """The service with an explicit lifecycle: `await start()`, `await stop()`, or `async with`."""
 
-    def __init__(self, config: SchedulerConfig) -> None:
+    def __init__(self, config: SchedulerConfig, metrics: SchedulerMetrics | None = None) -> None:
         self.config = config
+        self.metrics = metrics or SchedulerMetrics()
+        self._probes: ProbeServer | None = None
         self.engine = create_engine(config.database_url)
         self.registry = DagRegistry()
         self.readiness_topics = ReadinessTopics(TopicCreator(config.kafka), config.topics,
@@ -65,7 +70,8 @@ class Scheduler:
                 topics=(config.topics.asset_events,), group_id=config.group_id, max_records=config.max_records,
                 batch_timeout_ms=config.batch_timeout_ms, fetch_max_wait_ms=config.fetch_max_wait_ms,
                 session_timeout_ms=config.session_timeout_ms, heartbeat_interval_ms=config.heartbeat_interval_ms),
-            self._on_batch, retry=self.retry, log=log, name="assetbus-scheduler")
+            self._on_batch, retry=self.retry, log=log, name="assetbus-scheduler", metrics=self.metrics,
+            on_failure=lambda error: self.metrics.batch_failures.inc())
 
     async def _on_batch(self, records: Sequence[EventRecord]) -> None:
         """Raising rewinds the batch: it is delivered again, and its events are no-ops the second time."""
@@ -74,7 +80,9 @@ class Scheduler:
     async def handle(self, records: Sequence[EventRecord]) -> ApplyResult:
         """Apply one batch (committed when this returns) and hand its runs to the publisher."""
         events, unreadable = decode_events(records)
+        started = time.perf_counter()
         result = await self.apply(events)
+        self.metrics.applied(len(events), unreadable, result.skipped, result.runs, time.perf_counter() - started)
         assert self.publisher is not None, "call start() first"
         await self.publisher.submit(result.runs)
         self.stats.batches += 1
@@ -109,7 +117,8 @@ class Scheduler:
         self.producer = create_producer(self.config.kafka, linger_ms=2, max_batch_bytes=256 * 1024)
         await self.producer.start()
         try:
-            self.publisher = ReadinessPublisher(self.producer, self.engine, self.config.topics, self.readiness_topics)
+            self.publisher = ReadinessPublisher(self.producer, self.engine, self.config.topics, self.readiness_topics,
+                                                metrics=self.metrics)
             await self.publisher.publish_pending()
             self.publisher.start()
             await self.shell.start()
@@ -119,6 +128,15 @@ class Scheduler:
             await self.producer.stop()
             raise
         self._timer = asyncio.create_task(self._republish_periodically(), name="assetbus-scheduler-republish")
+        if self.config.metrics_port is not None:
+            checks = ReadinessChecks(broker=self.config.kafka, database_url=self.config.database_url)
+            self._probes = ProbeServer(self.metrics.registry, self.config.metrics_port, self.config.metrics_host,
+                                       checks=checks)
+            self._probes.start()
+
+    @property
+    def metrics_port(self) -> int | None:
+        return self._probes.port if self._probes is not None else None
 
     async def stop(self) -> None:
         try:
@@ -130,6 +148,9 @@ class Scheduler:
             if self.publisher is not None:
                 await self.publisher.stop()
         finally:
+            if self._probes is not None:
+                self._probes.stop()
+                self._probes = None
             if self.producer is not None:
                 await self.producer.stop()
             await self.engine.dispose()

@@ -120,10 +120,13 @@ def _envelope(events: Sequence[NewEvent]) -> tuple[str, list[list[Any]]]:
     return "[" + ",".join(rows) + "]", columns
 
 
-_FETCH = text("""
-SELECT e.id, e.asset_id, a.name, a.uri, e.dedupe_scope, e.dedupe_key, e.command_id, e.extra,
+EVENT_COLUMNS = """e.id, e.asset_id, a.name, a.uri, e.dedupe_scope, e.dedupe_key, e.command_id, e.extra,
        e.partition_key, e.partition_date, e.source_kind, e.dag_id, e.run_id, e.task_id, e.map_index,
-       e.try_number, e.created_at
+       e.try_number, e.created_at"""
+"""The select list `stored_event` reads (`asset_events e JOIN assets a`)."""
+
+_FETCH = text(f"""
+SELECT {EVENT_COLUMNS}
 FROM unnest(CAST(:asset_id AS bigint[]), CAST(:scope AS text[]), CAST(:key AS text[])) AS k(asset_id, scope, key)
 JOIN asset_events e ON e.asset_id = k.asset_id AND e.dedupe_scope = k.scope AND e.dedupe_key = k.key
 JOIN assets a ON a.id = e.asset_id
@@ -165,14 +168,19 @@ async def find_events(conn: AsyncConnection, keys: Iterable[ScopeKey]) -> dict[S
                                        "key": [k[2] for k in wanted]})
     found: dict[ScopeKey, StoredEvent] = {}
     for row in rows:
-        extra = row.extra if isinstance(row.extra, dict) else json.loads(row.extra)
-        event = StoredEvent(
-            id=row.id, asset_id=row.asset_id, asset_name=row.name, asset_uri=row.uri, dedupe_scope=row.dedupe_scope,
-            dedupe_key=row.dedupe_key, command_id=row.command_id, extra=extra, partition_key=row.partition_key,
-            partition_date=row.partition_date, source_kind=row.source_kind, dag_id=row.dag_id, run_id=row.run_id,
-            task_id=row.task_id, map_index=row.map_index, try_number=row.try_number, created_at=row.created_at)
+        event = stored_event(row)
         found[event.scope_key] = event
     return found
+
+
+def stored_event(row: Any) -> StoredEvent:
+    """A StoredEvent from a row with the columns of `EVENT_COLUMNS` (asset name and URI as `name`, `uri`)."""
+    extra = row.extra if isinstance(row.extra, dict) else json.loads(row.extra)
+    return StoredEvent(
+        id=row.id, asset_id=row.asset_id, asset_name=row.name, asset_uri=row.uri, dedupe_scope=row.dedupe_scope,
+        dedupe_key=row.dedupe_key, command_id=row.command_id, extra=extra, partition_key=row.partition_key,
+        partition_date=row.partition_date, source_kind=row.source_kind, dag_id=row.dag_id, run_id=row.run_id,
+        task_id=row.task_id, map_index=row.map_index, try_number=row.try_number, created_at=row.created_at)
 
 
 async def count_events(conn: AsyncConnection, asset_name: str | None = None) -> int:

@@ -138,8 +138,8 @@ async def mark_published(conn: AsyncConnection, ids: Sequence[int]) -> None:
 
 
 async def list_runs(conn: AsyncConnection, *, dag_id: str | None = None, status: str | None = None,
-                    since: datetime | None = None, limit: int = 50) -> list[RunRow]:
-    """Newest first."""
+                    since: datetime | None = None, limit: int = 50, before_id: int | None = None) -> list[RunRow]:
+    """Newest first; pass the last `id` of a page as `before_id` for the next one."""
     where = ["true"]
     if dag_id is not None:
         where.append("dag_id = :dag")
@@ -147,9 +147,22 @@ async def list_runs(conn: AsyncConnection, *, dag_id: str | None = None, status:
         where.append("status = :status")
     if since is not None:
         where.append("created_at >= :since")
+    if before_id is not None:
+        where.append("id < :before_id")
     rows = await conn.execute(text(f"SELECT {_COLUMNS} FROM consumer_runs WHERE {' AND '.join(where)} "
                                    "ORDER BY id DESC LIMIT :limit"),
-                              {"dag": dag_id, "status": status, "since": since, "limit": limit})
+                              {"dag": dag_id, "status": status, "since": since, "limit": limit,
+                               "before_id": before_id})
+    return [_run(row) for row in rows]
+
+
+async def runs_by_run_id(conn: AsyncConnection, run_ids: Iterable[str]) -> list[RunRow]:
+    """The runs with these run ids, oldest first (unknown ids are absent)."""
+    wanted = sorted(set(run_ids))
+    if not wanted:
+        return []
+    rows = await conn.execute(text(f"SELECT {_COLUMNS} FROM consumer_runs WHERE run_id = ANY(CAST(:ids AS text[])) "
+                                   "ORDER BY id"), {"ids": wanted})
     return [_run(row) for row in rows]
 
 

@@ -57,6 +57,7 @@ partition_queue = Table(
     Column("queued_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
     UniqueConstraint("dag_id", "event_id"),
     Index("ix_partition_queue_pending", "dag_id", "target_key", postgresql_where=text("run_id IS NULL")),
+    Index(None, "event_id"),  # an event's runs and waits (0005)
 )
 """One row per (consumer DAG, upstream event): pending while run_id is null, then the run's history."""
 

@@ -59,4 +59,6 @@ asset_events = Table(
     Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
     UniqueConstraint("asset_id", "dedupe_scope", "dedupe_key"),
     Index(None, "asset_id", "id"),
+    Index(None, "asset_id", "partition_key", "id"),  # latest per partition, events of one partition (0005)
+    Index(None, "created_at"),  # events since a time (0005)
 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import logging
 
-from assetbus.consumers.persister.logs import JsonFormatter, KeyValueFormatter
+from assetbus.consumers.observe.logs import JsonFormatter, KeyValueFormatter
 
 
 def record(**extra: object) -> logging.LogRecord:

@@ -1,0 +1,156 @@
+"""`/ui`: the operators' page, and the read-only JSON it polls under `/ui/api/...`.
+
+Every listing is one page of a keyset-paginated, indexed query (`before` / `after` cursors, at most
+`MAX_PAGE` rows), so the page stays fast with 100,000 events stored. The page and these routes need
+no token and change nothing; keep the API behind your network's access control (see docs/ui.md).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from importlib.resources import files
+from typing import Annotated
+
+from aiokafka.errors import KafkaError
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import HTMLResponse
+
+from assetbus.consumers.api.database import Db
+from assetbus.consumers.api.errors import ApiError, ApiErrorCode
+from assetbus.consumers.api.ui.models import (
+    AssetOut,
+    DagOut,
+    DeadLetterOut,
+    EventDetail,
+    EventOut,
+    LagOut,
+    RunDetail,
+    RunOut,
+    WaitingOut,
+)
+from assetbus.consumers.observe.deadletters import read_dead_letters
+from assetbus.consumers.observe.lag import consumer_group_lag
+from assetbus.consumers.observe.waiting import waiting_partitions
+from assetbus.consumers.storage.assets import assets_by_name
+from assetbus.consumers.storage.catalog import asset_summaries, latest_per_partition
+from assetbus.consumers.storage.dags import get_dag, list_dags
+from assetbus.consumers.storage.event_log import MAX_PAGE, events_by_id, get_event, list_events
+from assetbus.consumers.storage.lineage import event_lineage
+from assetbus.consumers.storage.runs import get_run, list_runs, run_counts
+from assetbus.consumers.storage.waiting import waiting_counts
+from assetbus.producers.kafka import KafkaConnection
+from assetbus.schemas import Topics
+
+router = APIRouter(prefix="/ui", include_in_schema=False)
+api = APIRouter(prefix="/ui/api", include_in_schema=False)
+
+Limit = Annotated[int, Query(ge=1, le=MAX_PAGE, description="Page size.")]
+_PAGE = (files("assetbus.consumers.api.ui") / "static" / "index.html").read_text(encoding="utf-8")
+
+
+@router.get("", response_class=HTMLResponse)
+@router.get("/", response_class=HTMLResponse)
+async def page() -> HTMLResponse:
+    return HTMLResponse(_PAGE, headers={"Cache-Control": "no-cache"})
+
+
+def _not_found(what: str) -> ApiError:
+    return ApiError(404, ApiErrorCode.NOT_FOUND, f"{what} is not known")
+
+
+@api.get("/assets", response_model=list[AssetOut])
+async def assets(db: Db, after: str | None = None, limit: Limit = 100) -> list[AssetOut]:
+    async with db.transaction() as conn:
+        return [AssetOut.of(a) for a in await asset_summaries(conn, after_name=after, limit=limit)]
+
+
+@api.get("/assets/{name}/partitions", response_model=list[EventOut])
+async def asset_partitions(db: Db, name: str, before: str | None = None, limit: Limit = 50) -> list[EventOut]:
+    """The newest event of each partition of the asset, partition keys descending."""
+    async with db.transaction() as conn:
+        asset = (await assets_by_name(conn, [name])).get(name)
+        if asset is None:
+            raise _not_found(f"asset {name!r}")
+        return [EventOut.of(e) for e in await latest_per_partition(conn, asset.id, before_key=before, limit=limit)]
+
+
+@api.get("/events", response_model=list[EventOut])
+async def events(db: Db, asset: str | None = None, partition: str | None = None, before: int | None = None,
+                 after: int | None = None, limit: Limit = 50) -> list[EventOut]:
+    """Newest first below `before`; oldest first above `after` (the live feed polls with the last id it has)."""
+    async with db.transaction() as conn:
+        found = await list_events(conn, asset=asset, partition_key=partition, before_id=before, after_id=after,
+                                  limit=limit)
+    return [EventOut.of(e) for e in found]
+
+
+@api.get("/events/{event_id}", response_model=EventDetail)
+async def event(db: Db, event_id: int) -> EventDetail:
+    async with db.transaction() as conn:
+        stored = await get_event(conn, event_id)
+        if stored is None:
+            raise _not_found(f"event {event_id}")
+        lineage = await event_lineage(conn, event_id)
+    return EventDetail(event=EventOut.of(stored), runs=[RunOut.of(r) for r in lineage.runs],
+                       waiting_in=[{"dag_id": w.dag_id, "target_key": w.target_key} for w in lineage.waiting])
+
+
+@api.get("/dags", response_model=list[DagOut])
+async def dags(db: Db) -> list[DagOut]:
+    async with db.transaction() as conn:
+        rows, counts, waiting = await list_dags(conn), await run_counts(conn), await waiting_counts(conn)
+    return [DagOut.of(d, counts.get(d.dag_id, {}), waiting.get(d.dag_id, (0, 0))) for d in rows]
+
+
+@api.get("/dags/{dag_id}/runs", response_model=list[RunOut])
+async def dag_runs(db: Db, dag_id: str, before: int | None = None, status: str | None = None,
+                   limit: Limit = 50) -> list[RunOut]:
+    async with db.transaction() as conn:
+        if await get_dag(conn, dag_id) is None:
+            raise _not_found(f"consumer DAG {dag_id!r}")
+        found = await list_runs(conn, dag_id=dag_id, status=status, before_id=before, limit=limit)
+    return [RunOut.of(r) for r in found]
+
+
+@api.get("/dags/{dag_id}/waiting", response_model=list[WaitingOut])
+async def dag_waiting(db: Db, dag_id: str, after: str | None = None, limit: Limit = 50) -> list[WaitingOut]:
+    async with db.transaction() as conn:
+        return [WaitingOut.of(w) for w in await waiting_partitions(conn, dag_id, after_key=after, limit=limit)]
+
+
+@api.get("/runs/{run_id}", response_model=RunDetail)
+async def run(db: Db, run_id: str) -> RunDetail:
+    async with db.transaction() as conn:
+        found = await get_run(conn, run_id)
+        if found is None:
+            raise _not_found(f"run {run_id!r}")
+        stored = await events_by_id(conn, [int(e["event_id"]) for e in found.events])
+    return RunDetail(run=RunOut.of(found), events=[EventOut.of(stored[i]) for i in sorted(stored)])
+
+
+@contextlib.asynccontextmanager
+async def _broker() -> AsyncIterator[None]:
+    try:
+        yield
+    except (KafkaError, OSError, TimeoutError) as error:
+        raise ApiError(503, ApiErrorCode.BROKER_UNAVAILABLE,
+                       f"the broker did not answer: {type(error).__name__}", headers={"Retry-After": "2"}) from error
+
+
+@api.get("/lag", response_model=list[LagOut])
+async def lag(request: Request) -> list[LagOut]:
+    connection: KafkaConnection = request.app.state.kafka
+    topics: Topics = request.app.state.topics
+    async with _broker():
+        groups = await consumer_group_lag(connection, topic_prefix=topics.prefix, timeout_s=5)
+    return [LagOut.of(g) for g in groups]
+
+
+@api.get("/dead-letters", response_model=list[DeadLetterOut])
+async def dead_letters(request: Request, limit: Limit = 50) -> list[DeadLetterOut]:
+    connection: KafkaConnection = request.app.state.kafka
+    topics: Topics = request.app.state.topics
+    async with _broker():
+        found = await read_dead_letters(connection, topics.emissions_dlq, limit=limit, timeout_s=5)
+    return [DeadLetterOut.of(d) for d in found]

@@ -1,0 +1,33 @@
+"""What operators look at: probes and readiness checks, logs, consumer-group lag and dead letters.
+
+Shared by every service (`/metrics`, `/healthz`, `/readyz`, JSON logs), the `/ui` page and the CLI.
+`assetbus.consumers.observe.waiting` (what a DAG's partitions wait for) imports the scheduler and is
+left out of this package's namespace on purpose: import it from its module.
+"""
+
+from assetbus.consumers.observe.buckets import LATENCY_BUCKETS, READINESS_BUCKETS
+from assetbus.consumers.observe.deadletters import DeadLetterRecord, read_dead_letters
+from assetbus.consumers.observe.lag import GroupLag, PartitionLag, consumer_group_lag, end_offsets, partitions_of
+from assetbus.consumers.observe.logs import JsonFormatter, KeyValueFormatter, configure
+from assetbus.consumers.observe.probes import ProbeServer
+from assetbus.consumers.observe.readiness import CheckResult, ReadinessChecks, ReadinessReport, migration_heads
+
+__all__ = [
+    "LATENCY_BUCKETS",
+    "READINESS_BUCKETS",
+    "CheckResult",
+    "DeadLetterRecord",
+    "GroupLag",
+    "JsonFormatter",
+    "KeyValueFormatter",
+    "PartitionLag",
+    "ProbeServer",
+    "ReadinessChecks",
+    "ReadinessReport",
+    "configure",
+    "consumer_group_lag",
+    "end_offsets",
+    "migration_heads",
+    "partitions_of",
+    "read_dead_letters",
+]

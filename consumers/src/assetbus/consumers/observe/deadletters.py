@@ -1,0 +1,99 @@
+"""Reading the dead-letter topic: the newest records with the reason the persister gave in their headers.
+
+The persister dead-letters what it cannot even parse (`assetbus.emissions.dlq`): the original key
+and bytes, with `assetbus.dlq.reason`, `assetbus.dlq.error` and the source topic, partition and
+offset in headers. `read_dead_letters` reads the last records of each partition with a group-less
+consumer (assign and seek; nothing is committed), newest first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from aiokafka import AIOKafkaConsumer, TopicPartition
+
+from assetbus.consumers.observe.lag import partitions_of
+from assetbus.producers.kafka import KafkaConnection
+
+HEADER_PREFIX = "assetbus.dlq."
+PREVIEW_BYTES = 2048
+"""How much of a dead letter's value is kept (as text, undecodable bytes replaced)."""
+
+
+@dataclass(frozen=True, slots=True)
+class DeadLetterRecord:
+    topic: str
+    partition: int
+    offset: int
+    timestamp: datetime
+    key: str | None
+    value_preview: str
+    """The first PREVIEW_BYTES of the original value, as UTF-8 with replacements."""
+    value_size: int
+    reason: str
+    """Machine-readable (a DeadLetterReason value), `unknown` if the header is missing."""
+    error: str
+    source_topic: str | None
+    source_partition: int | None
+    source_offset: int | None
+    headers: dict[str, str]
+    """Every `assetbus.dlq.*` header, decoded, without the prefix."""
+
+
+def _text(value: bytes | None) -> str:
+    return (value or b"").decode("utf-8", "replace")
+
+
+def _int(value: str | None) -> int | None:
+    return int(value) if value is not None and value.lstrip("-").isdigit() else None
+
+
+def dead_letter(topic: str, partition: int, offset: int, timestamp_ms: int, key: bytes | None,
+                value: bytes | None, headers: Sequence[tuple[str, bytes]]) -> DeadLetterRecord:
+    """One dead-letter record, its headers read."""
+    ours = {name[len(HEADER_PREFIX):]: _text(raw) for name, raw in headers if name.startswith(HEADER_PREFIX)}
+    body = value or b""
+    return DeadLetterRecord(
+        topic=topic, partition=partition, offset=offset, timestamp=datetime.fromtimestamp(timestamp_ms / 1000, UTC),
+        key=None if key is None else _text(key), value_preview=_text(body[:PREVIEW_BYTES]), value_size=len(body),
+        reason=ours.get("reason", "unknown"), error=ours.get("error", ""), source_topic=ours.get("source.topic"),
+        source_partition=_int(ours.get("source.partition")), source_offset=_int(ours.get("source.offset")),
+        headers=ours)
+
+
+async def read_dead_letters(connection: KafkaConnection, topic: str, *, limit: int = 50,
+                            timeout_s: float = 10.0) -> list[DeadLetterRecord]:
+    """Up to `limit` newest dead letters of `topic` (over all its partitions), newest first.
+
+    An absent topic reads as empty.
+    """
+    async with asyncio.timeout(timeout_s):
+        partitions = (await partitions_of(connection, [topic])).get(topic)
+    if not partitions:
+        return []
+    consumer = AIOKafkaConsumer(**connection.client_kwargs(), enable_auto_commit=False, auto_offset_reset="earliest")
+    await consumer.start()
+    try:
+        async with asyncio.timeout(timeout_s):
+            tps = [TopicPartition(topic, p) for p in partitions]
+            consumer.assign(tps)
+            firsts, ends = await consumer.beginning_offsets(tps), await consumer.end_offsets(tps)
+            wanted = {tp: max(firsts[tp], ends[tp] - limit) for tp in tps if ends[tp] > firsts[tp]}
+            for tp in tps:
+                if tp in wanted:
+                    consumer.seek(tp, wanted[tp])
+                else:
+                    consumer.pause(tp)
+            found: list[DeadLetterRecord] = []
+            while [tp for tp in wanted if await consumer.position(tp) < ends[tp]]:
+                batches = await consumer.getmany(*wanted, timeout_ms=200)
+                for tp, records in batches.items():
+                    found.extend(dead_letter(r.topic, r.partition, r.offset, r.timestamp, r.key, r.value,
+                                             list(r.headers)) for r in records if r.offset < ends[tp])
+    finally:
+        await consumer.stop()
+    found.sort(key=lambda d: (d.timestamp, d.partition, d.offset), reverse=True)
+    return found[:limit]

@@ -1,0 +1,113 @@
+"""Consumer-group lag: how far each group's committed offsets are behind the end of its topics.
+
+`consumer_group_lag` asks the broker (an admin client for the groups and their commits, a
+group-less consumer for the end offsets); it never joins a group or commits anything.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from aiokafka import AIOKafkaConsumer, TopicPartition
+from aiokafka.admin import AIOKafkaAdminClient
+
+from assetbus.producers.kafka import KafkaConnection
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionLag:
+    topic: str
+    partition: int
+    committed: int
+    """The group's next offset to read (its committed offset)."""
+    end: int
+    """The partition's end offset (the next offset to be written)."""
+
+    @property
+    def lag(self) -> int:
+        return max(0, self.end - self.committed)
+
+
+@dataclass(frozen=True, slots=True)
+class GroupLag:
+    """One consumer group's commits on the topics of interest, per partition."""
+
+    group_id: str
+    partitions: list[PartitionLag] = field(default_factory=list)
+
+    @property
+    def lag(self) -> int:
+        """Records not yet committed by the group, over all its partitions."""
+        return sum(p.lag for p in self.partitions)
+
+    def by_topic(self) -> dict[str, int]:
+        """topic → lag."""
+        totals: dict[str, int] = {}
+        for p in self.partitions:
+            totals[p.topic] = totals.get(p.topic, 0) + p.lag
+        return totals
+
+
+async def consumer_group_lag(connection: KafkaConnection, *, topic_prefix: str,
+                             groups: Iterable[str] | None = None, timeout_s: float = 10.0,
+                             concurrency: int = 16) -> list[GroupLag]:
+    """The lag of consumer groups on topics named `<topic_prefix>.…`, by group id.
+
+    `groups`: the groups to look at; by default every group of the cluster (their commits are fetched
+    concurrently, `concurrency` at a time). Groups without commits on such topics are left out.
+    """
+    async with asyncio.timeout(timeout_s):
+        admin = AIOKafkaAdminClient(**connection.client_kwargs(), request_timeout_ms=int(timeout_s * 1000))
+        await admin.start()
+        try:
+            if groups is None:
+                wanted = sorted({str(g[0]) for g in await admin.list_consumer_groups()})
+            else:
+                wanted = sorted(set(groups))
+            slots = asyncio.Semaphore(concurrency)
+
+            async def commits_of(group_id: str) -> dict[TopicPartition, int]:
+                async with slots:
+                    offsets = await admin.list_consumer_group_offsets(group_id)
+                return {tp: meta.offset for tp, meta in offsets.items()
+                        if tp.topic.startswith(f"{topic_prefix}.") and meta.offset >= 0}
+
+            found = await asyncio.gather(*(commits_of(group_id) for group_id in wanted))
+            commits = {group_id: mine for group_id, mine in zip(wanted, found, strict=True) if mine}
+        finally:
+            await admin.close()
+        ends = await end_offsets(connection, {tp for mine in commits.values() for tp in mine})
+    return [GroupLag(group_id, [PartitionLag(tp.topic, tp.partition, offset, ends.get(tp, offset))
+                                for tp, offset in sorted(mine.items(), key=lambda kv: (kv[0].topic, kv[0].partition))])
+            for group_id, mine in sorted(commits.items())]
+
+
+async def end_offsets(connection: KafkaConnection, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
+    """The end offset of each partition (a group-less consumer; nothing is read)."""
+    wanted = list(partitions)
+    if not wanted:
+        return {}
+    consumer = AIOKafkaConsumer(**connection.client_kwargs(), enable_auto_commit=False)
+    await consumer.start()
+    try:
+        found = await consumer.end_offsets(wanted)
+    finally:
+        await consumer.stop()
+    return {tp: int(offset) for tp, offset in found.items()}
+
+
+async def partitions_of(connection: KafkaConnection, topics: Iterable[str]) -> dict[str, list[int]]:
+    """The partition ids of each topic that exists (absent topics are left out)."""
+    wanted = sorted(set(topics))
+    if not wanted:
+        return {}
+    admin = AIOKafkaAdminClient(**connection.client_kwargs())
+    await admin.start()
+    try:
+        described = await admin.describe_topics(wanted)
+    finally:
+        await admin.close()
+    return {str(t["topic"]): sorted(int(p["partition"]) for p in t["partitions"])
+            for t in described if t["error_code"] == 0}

@@ -1,0 +1,63 @@
+"""Pipeline-wide gauges for Prometheus: every consumer group's lag and the dead letters waiting.
+
+A background task refreshes them from the broker every `interval_s` (a scrape never waits on
+Kafka); explicit lifecycle: `await start()` / `await stop()`. The API exports them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+
+from aiokafka import TopicPartition
+from prometheus_client import CollectorRegistry, Gauge
+
+from assetbus.consumers.observe.lag import consumer_group_lag, end_offsets, partitions_of
+from assetbus.producers.kafka import KafkaConnection
+from assetbus.schemas import Topics
+
+log = logging.getLogger("assetbus.observe")
+
+
+class PipelineGauges:
+    def __init__(self, connection: KafkaConnection, topics: Topics, registry: CollectorRegistry, *,
+                 interval_s: float = 15.0) -> None:
+        self._connection = connection
+        self._topics = topics
+        self._interval_s = interval_s
+        self.group_lag = Gauge("assetbus_consumer_group_lag", "Records a consumer group has not committed yet, "
+                               "per group and topic (from the broker).", ["group", "topic"], registry=registry)
+        self.dead_letters = Gauge("assetbus_dead_letters", "Records ever written to the dead-letter topic (the sum "
+                                  "of its end offsets; alert on its increase).",
+                                  ["topic"], registry=registry)
+        self._task: asyncio.Task[None] | None = None
+
+    async def refresh(self) -> None:
+        groups = await consumer_group_lag(self._connection, topic_prefix=self._topics.prefix)
+        self.group_lag.clear()
+        for group in groups:
+            for topic, lag in group.by_topic().items():
+                self.group_lag.labels(group=group.group_id, topic=topic).set(lag)
+        dlq = self._topics.emissions_dlq
+        partitions = (await partitions_of(self._connection, [dlq])).get(dlq, [])
+        ends = await end_offsets(self._connection, [TopicPartition(dlq, p) for p in partitions])
+        self.dead_letters.labels(topic=dlq).set(sum(ends.values()))
+
+    async def start(self) -> None:
+        self._task = asyncio.create_task(self._run(), name="assetbus-pipeline-gauges")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    async def _run(self) -> None:
+        while True:
+            try:
+                await self.refresh()
+            except Exception as error:  # the broker may be away; the next round tries again
+                log.warning("refreshing the pipeline gauges failed: %s", error)
+            await asyncio.sleep(self._interval_s)

@@ -1,0 +1,116 @@
+"""The readiness check behind every `/readyz`: the broker answers, the database answers, and its schema
+is at the migrations' head. Each check opens its own short-lived connection (a real round trip,
+from any event loop or thread); results are cached for a moment so a busy prober costs little.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+import asyncpg
+from aiokafka.admin import AIOKafkaAdminClient
+from alembic.script import ScriptDirectory
+from sqlalchemy.engine import make_url
+
+from assetbus.migrations import MIGRATIONS_DIR
+from assetbus.producers.kafka import KafkaConnection
+
+
+@dataclass(frozen=True, slots=True)
+class CheckResult:
+    ok: bool
+    detail: str
+    seconds: float
+
+
+@dataclass(frozen=True, slots=True)
+class ReadinessReport:
+    checks: dict[str, CheckResult] = field(default_factory=dict)
+
+    @property
+    def ready(self) -> bool:
+        return all(check.ok for check in self.checks.values())
+
+    def as_json(self) -> dict[str, object]:
+        return {"status": "ready" if self.ready else "not_ready",
+                "checks": {name: {"ok": c.ok, "detail": c.detail, "seconds": round(c.seconds, 4)}
+                           for name, c in self.checks.items()}}
+
+
+def migration_heads() -> set[str]:
+    """The head revision(s) of the migrations shipped with this code."""
+    return set(ScriptDirectory(str(MIGRATIONS_DIR)).get_heads())
+
+
+class ReadinessChecks:
+    """`await check()` → ReadinessReport. `broker=None` / `database_url=None` leave that check out."""
+
+    def __init__(self, *, broker: KafkaConnection | None, database_url: str | None, timeout_s: float = 5.0,
+                 cache_s: float = 1.0) -> None:
+        self._broker = broker
+        self._dsn = None if database_url is None else \
+            make_url(database_url).set(drivername="postgresql").render_as_string(hide_password=False)
+        self._timeout_s = timeout_s
+        self._cache_s = cache_s
+        self._heads = migration_heads() if database_url is not None else set()
+        self._last: tuple[float, ReadinessReport] | None = None
+
+    async def check(self) -> ReadinessReport:
+        if self._last is not None and time.monotonic() - self._last[0] < self._cache_s:
+            return self._last[1]
+        checks: dict[str, CheckResult] = {}
+        if self._broker is not None:
+            checks["broker"] = await self._timed(self._check_broker)
+        if self._dsn is not None:
+            revisions: set[str] = set()
+
+            async def database() -> str:
+                revisions.update(await self._revisions())
+                return "answers"
+
+            checks["database"] = await self._timed(database)
+            if not checks["database"].ok:
+                checks["migrations"] = CheckResult(False, "the database did not answer", 0.0)
+            elif revisions != self._heads:
+                checks["migrations"] = CheckResult(
+                    False, f"database at {sorted(revisions) or 'no revision'}, this code expects "
+                           f"{sorted(self._heads)}: run `assetbus migrate`", 0.0)
+            else:
+                checks["migrations"] = CheckResult(True, f"at head {', '.join(sorted(revisions))}", 0.0)
+        report = ReadinessReport(checks)
+        self._last = (time.monotonic(), report)
+        return report
+
+    async def _timed(self, probe: Callable[[], Awaitable[str]]) -> CheckResult:
+        started = time.perf_counter()
+        try:
+            async with asyncio.timeout(self._timeout_s):
+                detail = await probe()
+        except TimeoutError:
+            return CheckResult(False, f"no answer within {self._timeout_s:g}s", time.perf_counter() - started)
+        except Exception as error:
+            return CheckResult(False, f"{type(error).__name__}: {error}"[:300], time.perf_counter() - started)
+        return CheckResult(True, detail, time.perf_counter() - started)
+
+    async def _check_broker(self) -> str:
+        assert self._broker is not None
+        admin = AIOKafkaAdminClient(**self._broker.client_kwargs(), request_timeout_ms=int(self._timeout_s * 1000))
+        await admin.start()
+        try:
+            cluster = await admin.describe_cluster()
+        finally:
+            await admin.close()
+        return f"{len(cluster.get('brokers', []))} broker(s) at {self._broker.bootstrap}"
+
+    async def _revisions(self) -> set[str]:
+        """The revisions recorded in the database's `alembic_version` (empty: never migrated)."""
+        conn = await asyncpg.connect(self._dsn, timeout=self._timeout_s)
+        try:
+            if not await conn.fetchval("SELECT to_regclass('alembic_version') IS NOT NULL"):
+                return set()
+            return {str(r[0]) for r in await conn.fetch("SELECT version_num FROM alembic_version")}
+        finally:
+            await conn.close()

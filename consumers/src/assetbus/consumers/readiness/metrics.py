@@ -1,0 +1,49 @@
+"""A readiness subscriber's Prometheus metrics (one object may serve several subscribers: labelled by DAG).
+
+Serve them with `assetbus.consumers.observe.ProbeServer(metrics.registry, port)` beside the subscriber.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+from assetbus.consumers.observe.buckets import LATENCY_BUCKETS, READINESS_BUCKETS
+
+
+class SubscriberMetrics:
+    """Signals received and their outcomes, handler time, readiness latency, consumer lag; per DAG."""
+
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        self.registry = registry or CollectorRegistry()
+        r = self.registry
+        self.signals = Counter("assetbus_subscriber_signals", "Readiness signals taken from the topic, by outcome "
+                               "(success, failed, duplicate, unreadable).", ["dag_id", "outcome"], registry=r)
+        self.handler_seconds = Histogram("assetbus_subscriber_handler_seconds", "Duration of the handler per run.",
+                                         ["dag_id"], buckets=LATENCY_BUCKETS, registry=r)
+        self.readiness_seconds = Histogram("assetbus_subscriber_readiness_latency_seconds",
+                                           "From a run's creation by the scheduler to its handler starting here.",
+                                           ["dag_id"], buckets=READINESS_BUCKETS, registry=r)
+        self.consumer_lag = Gauge("assetbus_subscriber_consumer_lag",
+                                  "Signals on the assigned partitions not yet handled and committed.", ["dag_id"],
+                                  registry=r)
+        self.rebalances = Counter("assetbus_subscriber_rebalances", "Partition assignments received.", ["dag_id"],
+                                  registry=r)
+        self.commit_failures = Counter("assetbus_subscriber_offset_commit_failures",
+                                       "Offset commits that failed or were skipped after a rebalance.", ["dag_id"],
+                                       registry=r)
+
+    def offsets(self, dag_id: str) -> DagOffsetMetrics:
+        """What the consumer shell of one DAG's subscriber counts into (an `OffsetMetrics`)."""
+        return DagOffsetMetrics(self.rebalances.labels(dag_id=dag_id), self.commit_failures.labels(dag_id=dag_id),
+                                self.consumer_lag.labels(dag_id=dag_id))
+
+
+@dataclass(frozen=True)
+class DagOffsetMetrics:
+    """One DAG's children of the offset metrics: the shape `assetbus.consumers.kafka.offsets.OffsetMetrics` wants."""
+
+    rebalances: Counter
+    commit_failures: Counter
+    consumer_lag: Gauge

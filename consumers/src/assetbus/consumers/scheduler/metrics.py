@@ -1,0 +1,74 @@
+"""The scheduler's Prometheus metrics, on their own registry (several schedulers may share a process).
+
+Served with the probes by `assetbus.consumers.observe.ProbeServer` (`assetbus run scheduler --metrics-port`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+from assetbus.consumers.observe.buckets import LATENCY_BUCKETS, READINESS_BUCKETS
+from assetbus.consumers.scheduler.apply import ORIGIN_SCHEDULER
+from assetbus.consumers.storage.runs import RunRow
+
+
+class SchedulerMetrics:
+    """Events in, runs and signals out, readiness latency, transaction time; the consumer shell's offsets
+    (`consumer_lag`, `rebalances`, `commit_failures`: an `OffsetMetrics`)."""
+
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        self.registry = registry or CollectorRegistry()
+        r = self.registry
+        self.events = Counter("assetbus_scheduler_events", "Asset events applied (routed to the waiting DAGs).",
+                              registry=r)
+        self.unreadable = Counter("assetbus_scheduler_unreadable", "Records on the asset-events topic that could "
+                                  "not be read (skipped).", registry=r)
+        self.skipped = Counter("assetbus_scheduler_skipped", "Events a DAG's partition mapping could not map.",
+                               registry=r)
+        self.runs_created = Counter("assetbus_scheduler_runs_created", "Consumer runs created.", ["dag_id"],
+                                    registry=r)
+        self.signals_published = Counter("assetbus_scheduler_signals_published",
+                                         "Readiness signals acknowledged by the broker.", ["dag_id"], registry=r)
+        self.readiness_seconds = Histogram(
+            "assetbus_scheduler_readiness_latency_seconds",
+            "From the storage of the event that made a run ready to the broker's ack of its readiness signal "
+            "(live runs only).", buckets=READINESS_BUCKETS, registry=r)
+        self.db_commit_seconds = Histogram("assetbus_scheduler_db_commit_seconds",
+                                           "Duration of one batch's database transaction.",
+                                           buckets=LATENCY_BUCKETS, registry=r)
+        self.batch_failures = Counter("assetbus_scheduler_batch_failures",
+                                      "Batches that failed and will be redelivered.", registry=r)
+        self.consumer_lag = Gauge("assetbus_scheduler_consumer_lag",
+                                  "Asset events on the assigned partitions not yet applied by this process.",
+                                  registry=r)
+        self.rebalances = Counter("assetbus_scheduler_rebalances", "Partition assignments received.", registry=r)
+        self.commit_failures = Counter("assetbus_scheduler_offset_commit_failures",
+                                       "Offset commits that failed or were skipped after a rebalance.", registry=r)
+
+    def applied(self, events: int, unreadable: int, skipped: int, runs: Sequence[RunRow], seconds: float) -> None:
+        """Count one committed batch."""
+        self.events.inc(events)
+        self.unreadable.inc(unreadable)
+        self.skipped.inc(skipped)
+        self.db_commit_seconds.observe(seconds)
+        for run in runs:
+            self.runs_created.labels(dag_id=run.dag_id).inc()
+
+    def published(self, runs: Iterable[RunRow]) -> None:
+        """Count signals the broker acknowledged, and how long after their newest event they went out."""
+        now = time.time()
+        for run in runs:
+            self.signals_published.labels(dag_id=run.dag_id).inc()
+            stored = newest_event_time(run)
+            if run.origin == ORIGIN_SCHEDULER and stored is not None:
+                self.readiness_seconds.observe(max(0.0, now - stored.timestamp()))
+
+
+def newest_event_time(run: RunRow) -> datetime | None:
+    """When the newest triggering event of a run was stored."""
+    times = [datetime.fromisoformat(str(e["timestamp"])) for e in run.events if e.get("timestamp")]
+    return max((t if t.tzinfo else t.replace(tzinfo=UTC) for t in times), default=None)

@@ -1,0 +1,41 @@
+"""Where one stored event went: the consumer runs it triggered, and the DAG partitions where it still waits.
+
+Both come from the partition queue (one row per consumer DAG and event; `run_id` set once a run
+consumed it), looked up by event id through `ix_partition_queue_event_id` (migration 0005).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from assetbus.consumers.storage.queue import loaded_key
+from assetbus.consumers.storage.runs import RunRow, runs_by_run_id
+
+
+@dataclass(frozen=True, slots=True)
+class WaitingIn:
+    """An event queued for a DAG's target partition whose run has not been created yet."""
+
+    dag_id: str
+    target_key: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class EventLineage:
+    event_id: int
+    runs: list[RunRow] = field(default_factory=list)
+    """Runs that consumed the event, oldest first."""
+    waiting: list[WaitingIn] = field(default_factory=list)
+    """DAG partitions where it is queued and still waits for the rest of their condition."""
+
+
+async def event_lineage(conn: AsyncConnection, event_id: int) -> EventLineage:
+    """The runs an event triggered and where it still waits (both empty: no DAG waits on its asset)."""
+    rows = list(await conn.execute(text("SELECT dag_id, target_key, run_id FROM partition_queue "
+                                        "WHERE event_id = :event_id ORDER BY id"), {"event_id": event_id}))
+    runs = await runs_by_run_id(conn, [row.run_id for row in rows if row.run_id is not None])
+    waiting = [WaitingIn(row.dag_id, loaded_key(row.target_key)) for row in rows if row.run_id is None]
+    return EventLineage(event_id, runs, waiting)
