@@ -4,7 +4,11 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml producers/pyproject.toml schemas/pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: install infra demo test test-cluster unit lint bench compose-check browser-deps down clean
+AIRFLOW_VENV    ?= .venv-airflow
+AIRFLOW_VERSION ?= 3.3.2
+AIRFLOW_STAMP   := $(AIRFLOW_VENV)/.installed-$(AIRFLOW_VERSION)-$(shell cat producers/pyproject.toml schemas/pyproject.toml | cksum | cut -d' ' -f1)
+
+.PHONY: install infra demo test test-cluster unit lint bench compose-check browser-deps down clean airflow-venv test-airflow
 
 $(STAMP): pyproject.toml producers/pyproject.toml schemas/pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "assetbus needs Python 3.11 or newer")'
@@ -15,6 +19,14 @@ $(STAMP): pyproject.toml producers/pyproject.toml schemas/pyproject.toml
 
 install: $(STAMP)  ## the virtualenv with assetbus and its dev tools
 
+$(AIRFLOW_STAMP): producers/pyproject.toml schemas/pyproject.toml
+	$(PYTHON) -m venv $(AIRFLOW_VENV)
+	$(AIRFLOW_VENV)/bin/python -m pip install -q --upgrade pip
+	$(AIRFLOW_VENV)/bin/python -m pip install -q "apache-airflow==$(AIRFLOW_VERSION)" -e ./schemas -e './producers[airflow]'
+	@rm -f $(AIRFLOW_VENV)/.installed-*; touch $(AIRFLOW_STAMP)
+
+airflow-venv: $(AIRFLOW_STAMP)  ## Apache Airflow 3 in its own virtualenv, with the assetbus SDK (for the Airflow tests)
+
 infra: install  ## start local Kafka + PostgreSQL unless configured, create topics, migrate
 	$(BIN)/assetbus infra up
 	$(BIN)/assetbus migrate
@@ -22,14 +34,17 @@ infra: install  ## start local Kafka + PostgreSQL unless configured, create topi
 demo: infra  ## the end-to-end story
 	$(BIN)/assetbus demo
 
-test: install lint compose-check browser-deps  ## lint, then the whole suite against the real broker and database
+test: install lint compose-check browser-deps airflow-venv  ## lint, then the whole suite against the real broker, database and Airflow
 	@if [ "$${ASSETBUS_TEST_INFRA:-}" = testcontainers ]; then echo "tests start their own containers (testcontainers)"; \
 	else $(MAKE) --no-print-directory infra; fi
-	$(BIN)/pytest
+	ASSETBUS_REQUIRE_AIRFLOW=1 $(BIN)/pytest
 	$(MAKE) --no-print-directory test-cluster
 
 test-cluster: install  ## failover tests on their own 3-node Kafka cluster (started and stopped by the tests)
 	$(BIN)/pytest tests/cluster -m cluster
+
+test-airflow: install airflow-venv infra  ## only the tests against a real Airflow 3 (marker `airflow`)
+	ASSETBUS_REQUIRE_AIRFLOW=1 $(BIN)/pytest -m airflow tests/integration/airflow
 
 unit: install  ## only the tests that need no infrastructure
 	$(BIN)/pytest tests/unit

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import Field
+from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from assetbus.consumers.settings import ENV_FILE, KafkaSettings
@@ -169,3 +169,16 @@ class Settings:
     @property
     def topic_prefix(self) -> str:
         return self.conn.topic_prefix
+
+
+class AirflowSettings(BaseSettings):
+    """Airflow's API server and the service account assetbus uses there (bridge, token checks, sync)."""
+
+    model_config = SettingsConfigDict(env_prefix="ASSETBUS_AIRFLOW_", env_file=ENV_FILE, extra="ignore")
+
+    url: str | None = Field(default=None, description="ASSETBUS_AIRFLOW_URL: Airflow's API server, "
+                            "e.g. http://airflow:8080; unset turns the Airflow integration off.")
+    username: str = Field(default="assetbus", description="ASSETBUS_AIRFLOW_USERNAME: the service account.")
+    password: SecretStr | None = Field(default=None, description="ASSETBUS_AIRFLOW_PASSWORD: its password "
+                                       "(exchanged for a JWT at Airflow's POST /auth/token).")
+    timeout_s: float = Field(default=10.0, description="ASSETBUS_AIRFLOW_TIMEOUT_S: per-request timeout.")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import typer
 
 from assetbus.cli import (
+    airflow,
     assets,
     bench,
     contract,
@@ -58,6 +59,7 @@ app.add_typer(tokens.app, name="token")
 app.add_typer(bench.app, name="bench")
 app.add_typer(dags.app, name="dags")
 app.add_typer(runs.app, name="runs")
+app.add_typer(airflow.app, name="airflow")
 app.command("replay")(replay.replay_command)
 database.register(app)
 app.command("demo")(demo.demo)

@@ -67,10 +67,11 @@ def list_(
     columns = ["run id", "partition", "date (UTC)", "gen", "events", "outcome", "signal", "origin"]
     for name in ([] if dag else ["dag"]) + columns:
         table.add_column(name, no_wrap=True)
-    table.add_column("consumer · detail", overflow="fold")
+    table.add_column("consumer · orchestrator run (state) · detail", overflow="fold")
     for row in rows:
         style = _STYLE.get(row.status, "white")
-        detail = " · ".join(part for part in (row.consumer, row.detail) if part)
+        external = f"{row.external_run_id} ({row.external_state})" if row.external_run_id else None
+        detail = " · ".join(part for part in (row.consumer, external, row.detail) if part)
         date = f"{row.partition_date.astimezone(UTC):%Y-%m-%d %H:%M}" if row.partition_date else "-"
         signal = "sent" if row.published else "[yellow]pending[/]"
         cells = [row.run_id[:8], escape(row.partition_key or "(unpartitioned)"), date, str(row.generation),

@@ -6,19 +6,23 @@ Each command's options are the fields of the service's settings model (see `asse
 
 from __future__ import annotations
 
+import functools
 import gc
 import logging
 from collections.abc import Coroutine
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 
-from assetbus.cli.common import fail, run, settings
-from assetbus.cli.options import LogSettings, build, settings_options
+from assetbus.cli.airflow import airflow_account, optional_airflow_account
+from assetbus.cli.common import fail, run, settings, setup_logging
+from assetbus.cli.options import CONNECTION, LogSettings, build, settings_options
+from assetbus.consumers.airflow import AirflowBridge, BridgeConfig, Minter
 from assetbus.consumers.api.config import ApiConfig
 from assetbus.consumers.kafka.startup import StartupTimeout
 from assetbus.consumers.persister.config import PersisterConfig
 from assetbus.consumers.scheduler.config import SchedulerConfig
+from assetbus.producers.tokens import dag_token, task_token
 from assetbus.schemas import Topics
 from assetbus.security_settings import SecurityConfigError
 
@@ -77,7 +81,7 @@ def _serve(service: Coroutine[Any, Any, None]) -> None:
 
 
 @app.command("api")
-@settings_options(ApiConfig, LogSettings)
+@settings_options(ApiConfig, LogSettings, skip=CONNECTION | {"airflow"})
 def api(options: dict[str, Any]) -> None:
     """Serve the execution API (task state, asset state, HTTP emit), the /ui page, /metrics, /healthz and /readyz;
     OpenAPI at /docs and /openapi.json."""
@@ -88,10 +92,17 @@ def api(options: dict[str, Any]) -> None:
 
     log = build(LogSettings, options)
     logs.configure(log.log_level, log.log_format)
-    config = build(ApiConfig, options, **_connection())
+    config = build(ApiConfig, options, **_connection(), airflow=optional_airflow_account())
+    minter = None
+    if config.airflow is not None:  # the token endpoint signs with the SDK's functions and the minting key
+        try:
+            key = settings().signing_key
+        except SecurityConfigError as error:
+            fail(str(error))
+        minter = Minter(task=functools.partial(task_token, key), dag=functools.partial(dag_token, key))
     _serve(_dependencies_up(config))  # before uvicorn, so that giving up is one line, not a lifespan traceback
-    uvicorn.run(create_api(config), host=config.host, port=config.port, log_level=log.log_level.lower(),
-                lifespan="on", log_config=None)  # uvicorn's loggers go through the structured handler
+    uvicorn.run(create_api(config, minter=minter), host=config.host, port=config.port,
+                log_level=log.log_level.lower(), lifespan="on", log_config=None)
 
 
 @app.command("scheduler")
@@ -104,3 +115,32 @@ def scheduler(options: dict[str, Any]) -> None:
     log = build(LogSettings, options)
     logs.configure(log.log_level, log.log_format)
     _serve(serve(build(SchedulerConfig, options, **_connection(token=False))))
+
+
+
+@app.command("airflow-bridge")
+def airflow_bridge(
+    dag: Annotated[list[str], typer.Option("--dag", help="An Airflow DAG the bridge starts runs of (repeatable); "
+                                           "its readiness rule is the assetbus consumer DAG of the same id.")],
+    airflow_url: str | None = typer.Option(None, "--airflow-url", help="Airflow's API server (default "
+                                           "ASSETBUS_AIRFLOW_URL); the account is ASSETBUS_AIRFLOW_USERNAME/PASSWORD."),
+    group_id: str = typer.Option("assetbus-airflow-bridge", help="Consumer group of the bridge processes."),
+    poll_interval_s: float = typer.Option(2.0, help="How often the outcomes of open Airflow runs are read."),
+    concurrency: int = typer.Option(1, min=1, help="Signals handled at once (Airflow requests in flight); keep 1 "
+                                    "for an Airflow on SQLite."),
+    log_level: str = typer.Option("INFO", help="Logging level."),
+) -> None:
+    """Turn each readiness signal of these DAGs into exactly one Airflow DAG run, and bring its outcome back."""
+    setup_logging(log_level)
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per Airflow request otherwise
+    s = settings()
+    config = BridgeConfig(kafka=s.kafka, database_url=s.database_url,
+                          airflow=airflow_account(airflow_url), dag_ids=tuple(dag),
+                          topics=Topics(prefix=s.topic_prefix), group_id=group_id, poll_interval_s=poll_interval_s,
+                          concurrency=concurrency)
+
+    async def serve() -> None:
+        async with AirflowBridge(config) as bridge:
+            await bridge.run_forever()
+
+    run(serve())

@@ -14,6 +14,8 @@ from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, Field
 
+from assetbus.consumers.airflow.client import AirflowClient
+from assetbus.consumers.airflow.minting import Minter
 from assetbus.consumers.api.body_limit import BodyLimitMiddleware
 from assetbus.consumers.api.config import ApiConfig
 from assetbus.consumers.api.database import Database
@@ -22,7 +24,7 @@ from assetbus.consumers.api.gateway import EmissionGateway
 from assetbus.consumers.api.models import BODY_MAX_BYTES
 from assetbus.consumers.api.probes import ApiMetrics, RequestMetricsMiddleware
 from assetbus.consumers.api.probes import router as probes_router
-from assetbus.consumers.api.routes import asset_state_router, emit_router, task_state_router
+from assetbus.consumers.api.routes import airflow_tokens_router, asset_state_router, emit_router, task_state_router
 from assetbus.consumers.api.ui import ui_api_router, ui_router
 from assetbus.consumers.api.versioning import API_VERSIONS, LATEST_VERSION, VERSION_HEADER, ApiVersionMiddleware
 from assetbus.consumers.auth import TokenVerifier
@@ -47,8 +49,8 @@ class Health(BaseModel):
     api_versions: list[str] = Field(description="The API versions this server speaks, oldest first.")
 
 
-def create_api(config: ApiConfig) -> FastAPI:
-    """The app; nothing connects until its lifespan starts."""
+def create_api(config: ApiConfig, *, minter: Minter | None = None) -> FastAPI:
+    """The app; nothing connects until its lifespan starts. `minter` signs tokens for Airflow attempts."""
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -58,12 +60,14 @@ def create_api(config: ApiConfig) -> FastAPI:
         await wait_for_database(engine, policy, log)
         gateway = EmissionGateway(config.kafka, config.topics,
                                   receipt_timeout_s=config.receipt_timeout_s, instance_id=config.instance_id)
+        airflow = AirflowClient(config.airflow) if config.airflow is not None else None
         gauges = PipelineGauges(kafka, config.topics, registry, interval_s=config.pipeline_gauges_interval_s or 1.0)
         try:
             await gateway.start()
             try:
                 app.state.database = Database(engine)
                 app.state.gateway = gateway
+                app.state.airflow = airflow
                 if config.pipeline_gauges_interval_s is not None:
                     await gauges.start()
                 yield
@@ -73,6 +77,8 @@ def create_api(config: ApiConfig) -> FastAPI:
                 finally:
                     await gateway.stop()
         finally:
+            if airflow is not None:
+                await airflow.aclose()
             await engine.dispose()
 
     app = FastAPI(title="assetbus execution API", version=LATEST_VERSION, description=DESCRIPTION,
@@ -81,6 +87,9 @@ def create_api(config: ApiConfig) -> FastAPI:
     metrics = ApiMetrics()
     registry = metrics.registry
     app.state.verifier = TokenVerifier.configured(jwks=config.token_jwks, secret=config.token_secret)
+    app.state.config = config
+    app.state.airflow = None
+    app.state.minter = minter
     app.state.kafka = kafka
     app.state.topics = config.topics
     app.state.readiness = ReadinessChecks(broker=kafka, database_url=config.database_url)
@@ -89,6 +98,7 @@ def create_api(config: ApiConfig) -> FastAPI:
     app.include_router(task_state_router)
     app.include_router(asset_state_router)
     app.include_router(emit_router)
+    app.include_router(airflow_tokens_router)
     app.include_router(probes_router)
     app.include_router(ui_router)
     app.include_router(ui_api_router)

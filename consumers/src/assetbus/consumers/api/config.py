@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from assetbus.consumers.airflow.client import AirflowAccount
 from assetbus.consumers.settings import VerificationKeys, service_settings_config
 from assetbus.producers.kafka.connection import KafkaConnection
 from assetbus.schemas import Topics
@@ -34,3 +35,9 @@ class ApiConfig(VerificationKeys):
     pipeline_gauges_interval_s: float | None = Field(default=15.0, gt=0, description="How often the consumer-group "
                                                      "lag and dead-letter gauges of /metrics are refreshed from the "
                                                      "broker; unset: never.")
+    airflow: AirflowAccount | None = Field(default=None, repr=False, description="Airflow's API server and the "
+                                           "service account that checks attempts before `/airflow/tokens` "
+                                           "mints a token (given by the edge from ASSETBUS_AIRFLOW_*); None turns "
+                                           "that route off (404 airflow_not_configured).")
+    airflow_token_ttl_s: int = Field(default=3600, ge=60, description="Lifetime of the tokens minted for Airflow "
+                                     "attempts (the SDK asks again before they expire).")

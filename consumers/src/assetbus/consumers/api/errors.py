@@ -41,6 +41,9 @@ class ApiErrorCode(StrEnum):
     BROKER_UNAVAILABLE = "broker_unavailable"
     RECEIPT_TIMEOUT = "receipt_timeout"
     INTERNAL = "internal"
+    AIRFLOW_NOT_CONFIGURED = "airflow_not_configured"
+    AIRFLOW_UNAVAILABLE = "airflow_unavailable"
+    ATTEMPT_NOT_RUNNING = "attempt_not_running"
 
 
 class ErrorBody(BaseModel):

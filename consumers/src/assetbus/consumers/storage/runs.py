@@ -66,16 +66,22 @@ class RunRow:
     finished_at: datetime | None
     events_json: str | None = None
     """`events` as the JSON text stored, when at hand."""
+    external_run_id: str | None = None
+    """The run's id in the orchestrator that runs it (an Airflow dag_run_id), if one does."""
+    external_state: str | None = None
+    """The orchestrator's last reported state of that run (queued, running, success, failed)."""
 
 
 _COLUMNS = ("id, run_id, dag_id, partition_key, partition_date, generation, events::text AS events, origin, status, "
-            "published, attempts, consumer, detail, created_at, started_at, finished_at")
+            "published, attempts, consumer, detail, created_at, started_at, finished_at, external_run_id, "
+            "external_state")
 
 
 def _run(row: Any) -> RunRow:
     return RunRow(row.id, row.run_id, row.dag_id, loaded_key(row.partition_key), row.partition_date, row.generation,
                   json.loads(row.events), row.origin, row.status, row.published, row.attempts, row.consumer,
-                  row.detail, row.created_at, row.started_at, row.finished_at, row.events)
+                  row.detail, row.created_at, row.started_at, row.finished_at, row.events,
+                  external_run_id=row.external_run_id, external_state=row.external_state)
 
 
 async def latest_generations(conn: AsyncConnection,

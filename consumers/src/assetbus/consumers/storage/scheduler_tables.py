@@ -81,9 +81,13 @@ consumer_runs = Table(
     Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
     Column("started_at", DateTime(timezone=True)),
     Column("finished_at", DateTime(timezone=True)),
+    Column("external_run_id", Text),
+    Column("external_state", Text),
     UniqueConstraint("dag_id", "partition_key", "generation"),
     Index("ix_consumer_runs_unpublished", "id", postgresql_where=text("NOT published")),
     Index(None, "dag_id", "id"),
+    Index("ix_consumer_runs_external_open", "dag_id", "id",
+          postgresql_where=text("external_run_id IS NOT NULL AND status = 'running'")),
 )
 """At most one run per (dag, target partition, generation); `published` heals a crash before the signal."""
 

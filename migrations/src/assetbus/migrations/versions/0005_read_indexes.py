@@ -6,7 +6,7 @@
 - `partition_queue (event_id)`: the runs an event triggered and where it still waits.
 
 Revision ID: 0005
-Revises: 0003
+Revises: 0004
 Create Date: 2026-12-01
 """
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 from alembic import op
 
 revision = "0005"
-down_revision = "0003"  # the integrator chains it after 0004 when both have landed
+down_revision = "0004"  # chained after 0004 (external runs) once both landed
 branch_labels = None
 depends_on = None
 

@@ -1,0 +1,40 @@
+"""The Airflow 3 integration, server side: the REST client, the bridge, outcomes, asset sync, attempt checks."""
+
+from assetbus.consumers.airflow.bridge import AirflowBridge, BridgeConfig, BridgeLedger
+from assetbus.consumers.airflow.client import AirflowAccount, AirflowClient
+from assetbus.consumers.airflow.dagruns import CONF_KEY, CreatedRun, dag_run_id, run_conf, run_state, trigger_run
+from assetbus.consumers.airflow.errors import (
+    AirflowAuthError,
+    AirflowError,
+    AirflowNotFound,
+    AirflowRefused,
+    AirflowUnavailable,
+)
+from assetbus.consumers.airflow.minting import Minter
+from assetbus.consumers.airflow.outcomes import OutcomePoller
+from assetbus.consumers.airflow.sync import AirflowAsset, AirflowSyncReport, apply_airflow_assets, read_airflow_assets
+
+__all__ = [
+    "CONF_KEY",
+    "AirflowAccount",
+    "AirflowAsset",
+    "AirflowAuthError",
+    "AirflowBridge",
+    "AirflowClient",
+    "AirflowError",
+    "AirflowNotFound",
+    "AirflowRefused",
+    "AirflowSyncReport",
+    "AirflowUnavailable",
+    "BridgeConfig",
+    "BridgeLedger",
+    "CreatedRun",
+    "Minter",
+    "OutcomePoller",
+    "apply_airflow_assets",
+    "dag_run_id",
+    "read_airflow_assets",
+    "run_conf",
+    "run_state",
+    "trigger_run",
+]

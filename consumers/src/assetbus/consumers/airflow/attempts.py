@@ -1,0 +1,77 @@
+"""Is this Airflow task attempt (or DAG run) really running? Asked of Airflow before a token is minted.
+
+A task asks for a token for its own attempt by naming it (dag_id, run_id, task_id, map_index,
+try_number) and its task instance UUID (`ti.id`, random per task instance, known to the worker
+running it). The attempt is vouched for only if Airflow says that task instance has this UUID,
+this try number, and is running (or finished within `callback_window_s`, for task callbacks).
+A DAG-run token needs the run to exist and be running or finished within that window (DAG-level
+callbacks run after the run's end).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+from urllib.parse import quote
+from uuid import UUID
+
+from assetbus.consumers.airflow.client import AirflowClient
+from assetbus.consumers.airflow.errors import AirflowError, AirflowNotFound
+
+CALLBACK_WINDOW_S = 600.0
+"""How long after its end an attempt or DAG run may still get a token (for its callbacks)."""
+
+_FINISHED_TI = {"success", "failed", "up_for_retry", "up_for_reschedule", "skipped"}
+_FINISHED_RUN = {"success", "failed"}
+
+
+class AttemptRefused(AirflowError):
+    """Airflow does not vouch for the attempt or run named in a token request; `reason` says why."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason, status=403, retriable=False)
+        self.reason = reason
+
+
+def _recent(end: str | None, window_s: float) -> bool:
+    if not end:
+        return False
+    ended = datetime.fromisoformat(end.replace("Z", "+00:00"))
+    return datetime.now(UTC) - ended <= timedelta(seconds=window_s)
+
+
+def _q(value: str) -> str:
+    return quote(value, safe="")
+
+
+async def check_task_attempt(airflow: AirflowClient, *, ti_id: UUID, dag_id: str, run_id: str, task_id: str,
+                             map_index: int, try_number: int, window_s: float = CALLBACK_WINDOW_S) -> None:
+    """Return if Airflow vouches for the attempt; raise AttemptRefused (or AirflowUnavailable) otherwise."""
+    path = f"/dags/{_q(dag_id)}/dagRuns/{_q(run_id)}/taskInstances/{_q(task_id)}"
+    if map_index >= 0:
+        path += f"/{map_index}"
+    try:
+        ti: dict[str, Any] = await airflow.get(path)
+    except AirflowNotFound as error:
+        raise AttemptRefused(f"Airflow has no task instance {dag_id}/{run_id}/{task_id}[{map_index}]") from error
+    if str(ti.get("id")) != str(ti_id):
+        raise AttemptRefused("the task instance id does not match Airflow's")
+    if ti.get("try_number") != try_number:
+        raise AttemptRefused(f"Airflow's task instance is at try {ti.get('try_number')}, not {try_number}")
+    state = ti.get("state")
+    if state == "running" or (state in _FINISHED_TI and _recent(ti.get("end_date"), window_s)):
+        return
+    raise AttemptRefused(f"the task instance is {state}, not running")
+
+
+async def check_dag_run(airflow: AirflowClient, *, dag_id: str, run_id: str,
+                        window_s: float = CALLBACK_WINDOW_S) -> None:
+    """Return if the DAG run exists and is running or just finished; raise AttemptRefused otherwise."""
+    try:
+        run: dict[str, Any] = await airflow.get(f"/dags/{_q(dag_id)}/dagRuns/{_q(run_id)}")
+    except AirflowNotFound as error:
+        raise AttemptRefused(f"Airflow has no DAG run {dag_id}/{run_id}") from error
+    state = run.get("state")
+    if state == "running" or (state in _FINISHED_RUN and _recent(run.get("end_date"), window_s)):
+        return
+    raise AttemptRefused(f"the DAG run is {state} and ended more than {window_s:.0f}s ago")

@@ -1,0 +1,163 @@
+"""The Airflow bridge: each readiness signal of an Airflow DAG becomes exactly one Airflow DAG run.
+
+Per DAG, a readiness subscriber (consumer group `group_id`) claims the run in `consumer_runs`,
+creates the Airflow run with a deterministic `dag_run_id` (`dagruns.trigger_run`), records the
+Airflow run id, and only then commits the signal's offset. While Airflow is down or refuses the
+account (401/403/5xx), the handler backs off and tries again: the offset is not committed, so
+no signal is lost, and a bridge killed at any point meets the existing run on redelivery.
+A run stays `running` until `OutcomePoller` reads Airflow's final state.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from assetbus.consumers.airflow.client import AirflowAccount, AirflowClient
+from assetbus.consumers.airflow.dagruns import trigger_run
+from assetbus.consumers.airflow.errors import AirflowError, AirflowRefused
+from assetbus.consumers.airflow.outcomes import OutcomePoller
+from assetbus.consumers.readiness import DatabaseLedger, ReadinessSubscriber, RunStatus
+from assetbus.consumers.storage import create_engine, translated
+from assetbus.consumers.storage.external_runs import note_run_problem, record_external_run
+from assetbus.producers.kafka import KafkaConnection
+from assetbus.schemas import ReadinessSignal, Topics
+
+log = logging.getLogger("assetbus.airflow.bridge")
+
+CONSUMER = "airflow-bridge"
+
+
+@dataclass(frozen=True)
+class BridgeConfig:
+    kafka: KafkaConnection
+    database_url: str
+    airflow: AirflowAccount
+    dag_ids: tuple[str, ...]
+    topics: Topics = field(default_factory=Topics)
+    group_id: str = "assetbus-airflow-bridge"
+    poll_interval_s: float = 2.0
+    """How often the outcomes of open Airflow runs are read."""
+    backoff_initial_s: float = 0.5
+    backoff_max_s: float = 30.0
+    concurrency: int = 1
+    """Signals of one fetched batch handled at once (each is another run); the batch's offsets are
+    committed when all of them have their Airflow run. Keep 1 for an Airflow on SQLite, whose API
+    server serialises writes (8 at once timed out there); raise it for Airflow on PostgreSQL."""
+
+
+class BridgeLedger(DatabaseLedger):
+    """A returned handler does not finish the run: Airflow's outcome does (see OutcomePoller)."""
+
+    async def finish(self, run_id: str, status: RunStatus, detail: str | None = None) -> None:
+        if status is not RunStatus.SUCCESS:
+            await super().finish(run_id, status, detail)
+
+
+class BatchSubscriber(ReadinessSubscriber):
+    """A readiness subscriber that handles the signals of a fetched batch concurrently, then commits.
+
+    Safe because each signal is its own run and run creation is idempotent: a crash mid-batch
+    redelivers the batch, and the runs that exist already are met again, not created twice.
+    """
+
+    def __init__(self, *args: Any, concurrency: int, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._gate = asyncio.Semaphore(concurrency)
+
+    async def _one(self, value: bytes | None) -> None:
+        async with self._gate:
+            await self.handle(value)
+
+    async def _on_batch(self, records: Sequence[Any]) -> None:
+        await asyncio.gather(*(self._one(record.value) for record in records))
+
+
+class AirflowBridge:
+    """`async with AirflowBridge(config) as bridge: await bridge.run_forever()`."""
+
+    def __init__(self, config: BridgeConfig, *, engine: AsyncEngine | None = None) -> None:
+        if not config.dag_ids:
+            raise ValueError("the bridge needs at least one Airflow DAG id")
+        self.config = config
+        self._owned_engine = engine is None
+        self._engine = engine or create_engine(config.database_url, pool_size=4)
+        self._airflow = AirflowClient(config.airflow)
+        self.created = 0
+        """Airflow runs this process created (existing ones met on redelivery not counted)."""
+        self.subscribers = [
+            BatchSubscriber(config.kafka, dag_id, self.handle, group_id=config.group_id,
+                            ledger=BridgeLedger(engine=self._engine), topics=config.topics,
+                            consumer_name=CONSUMER, concurrency=config.concurrency)
+            for dag_id in config.dag_ids
+        ]
+        self.poller = OutcomePoller(self._airflow, self._engine, config.dag_ids, interval_s=config.poll_interval_s)
+        self._started: list[BatchSubscriber] = []
+
+    async def start(self) -> None:
+        try:
+            for subscriber in self.subscribers:
+                await subscriber.start()
+                self._started.append(subscriber)
+            await self.poller.start()
+        except BaseException:
+            await self.stop()
+            raise
+
+    async def stop(self) -> None:
+        try:
+            await self.poller.stop()
+            while self._started:
+                await self._started.pop().stop()
+        finally:
+            await self._airflow.aclose()
+            if self._owned_engine:
+                await self._engine.dispose()
+
+    async def __aenter__(self) -> AirflowBridge:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    async def wait_assigned(self, timeout_s: float = 30.0) -> None:
+        for subscriber in self.subscribers:
+            await subscriber.wait_assigned(timeout_s)
+
+    async def run_forever(self) -> None:
+        """Block while the subscribers and the poller run (re-raises if one of them died)."""
+        await asyncio.gather(*(s.run_forever() for s in self.subscribers), self.poller.run_forever())
+
+    async def handle(self, signal: ReadinessSignal) -> None:
+        """Create the signal's Airflow run, backing off while Airflow cannot; raise only if it refuses it."""
+        delay, ceiling = self.config.backoff_initial_s, self.config.backoff_max_s
+        while True:
+            try:
+                created = await trigger_run(self._airflow, signal)
+                break
+            except AirflowRefused:
+                raise
+            except AirflowError as error:
+                log.warning("cannot create the Airflow run of %s (dag %s, partition %s), retrying in %.1fs: %s",
+                            signal.run_id, signal.dag_id, signal.partition_key, delay, error)
+                await self._note(signal.run_id, f"waiting for Airflow: {error}")
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, ceiling)
+        self.created += created.created
+        async with translated(), self._engine.begin() as conn:
+            await record_external_run(conn, signal.run_id, created.dag_run_id, created.state, CONSUMER)
+        log.info("%s Airflow run %s of %s (partition %s, %d event(s))",
+                 "created" if created.created else "found existing", created.dag_run_id, signal.dag_id,
+                 signal.partition_key, len(signal.events))
+
+    async def _note(self, run_id: str, detail: str) -> None:
+        with contextlib.suppress(Exception):
+            async with translated(), self._engine.begin() as conn:
+                await note_run_problem(conn, run_id, detail)

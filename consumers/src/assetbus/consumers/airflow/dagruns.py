@@ -1,0 +1,70 @@
+"""Airflow DAG runs for readiness signals: one deterministic `dag_run_id` per signal.
+
+`POST /api/v2/dags/{dag_id}/dagRuns` with the same `dag_run_id` twice is refused (409) the
+second time, so a redelivered signal meets the run that already exists instead of creating a
+second one: run creation is idempotent, whatever happened to the process that sent the first POST.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote
+
+from assetbus.consumers.airflow.client import AirflowClient
+from assetbus.consumers.storage.runs import RunStatus
+from assetbus.schemas import ReadinessSignal
+
+RUN_ID_PREFIX = "assetbus__"
+CONF_KEY = "assetbus"
+"""The key under which a run's `conf` carries the assetbus run: id, partition, triggering events."""
+
+FINAL_STATES = {"success": RunStatus.SUCCESS, "failed": RunStatus.FAILED}
+"""Airflow's final DAG-run states and the outcome they give the assetbus run."""
+
+
+def dag_run_id(signal: ReadinessSignal) -> str:
+    """The Airflow run id of a signal: the same for every delivery of it."""
+    return RUN_ID_PREFIX + signal.run_id
+
+
+def run_conf(signal: ReadinessSignal) -> dict[str, Any]:
+    """What the Airflow run gets in `conf`: references to the triggering events, never their payloads."""
+    return {CONF_KEY: {
+        "run_id": signal.run_id,
+        "partition_key": signal.partition_key,
+        "partition_date": signal.partition_date.isoformat() if signal.partition_date else None,
+        "generation": signal.generation,
+        "event_ids": [event.event_id for event in signal.events],
+        "events": [{"event_id": e.event_id, "asset": e.asset_name, "partition_key": e.partition_key}
+                   for e in signal.events],
+    }}
+
+
+@dataclass(frozen=True)
+class CreatedRun:
+    dag_run_id: str
+    state: str
+    created: bool
+    """False when the run existed already (a redelivered signal)."""
+
+
+def _path(dag_id: str, run_id: str | None = None) -> str:
+    path = f"/dags/{quote(dag_id, safe='')}/dagRuns"
+    return path if run_id is None else f"{path}/{quote(run_id, safe='')}"
+
+
+async def trigger_run(airflow: AirflowClient, signal: ReadinessSignal) -> CreatedRun:
+    """Create the signal's Airflow DAG run, or find the one a previous delivery created."""
+    run_id = dag_run_id(signal)
+    body = {"dag_run_id": run_id, "logical_date": None, "partition_key": signal.partition_key,
+            "conf": run_conf(signal), "note": f"started by assetbus for run {signal.run_id}"}
+    response = await airflow.request("POST", _path(signal.dag_id), json=body, accept=(409,))
+    if response.status_code == 409:
+        return CreatedRun(run_id, await run_state(airflow, signal.dag_id, run_id), created=False)
+    return CreatedRun(run_id, str(response.json().get("state", "queued")), created=True)
+
+
+async def run_state(airflow: AirflowClient, dag_id: str, run_id: str) -> str:
+    """Airflow's state of a DAG run: queued, running, success or failed."""
+    return str((await airflow.get(_path(dag_id, run_id))).get("state"))

@@ -1,0 +1,94 @@
+"""Airflow's outcome of each bridged run comes back to assetbus: `assetbus runs list` shows it."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from urllib.parse import quote
+
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from assetbus.consumers.airflow.client import AirflowClient
+from assetbus.consumers.airflow.dagruns import FINAL_STATES, RUN_ID_PREFIX
+from assetbus.consumers.airflow.errors import AirflowError
+from assetbus.consumers.errors import StorageUnavailable
+from assetbus.consumers.storage import translated
+from assetbus.consumers.storage.external_runs import OpenExternalRun, open_external_runs, update_external_state
+
+log = logging.getLogger("assetbus.airflow.outcomes")
+
+class OutcomePoller:
+    """Every `interval_s`, reads Airflow's state of each open bridged run and records it. start()/stop()."""
+
+    def __init__(self, airflow: AirflowClient, engine: AsyncEngine, dag_ids: Sequence[str], *,
+                 interval_s: float = 2.0) -> None:
+        self._airflow = airflow
+        self._engine = engine
+        self._dag_ids = list(dag_ids)
+        self.interval_s = interval_s
+        self._task: asyncio.Task[None] | None = None
+        self.finished = 0
+
+    async def start(self) -> None:
+        self._task = asyncio.create_task(self._loop(), name="assetbus-airflow-outcomes")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    async def run_forever(self) -> None:
+        assert self._task is not None, "call start() first"
+        await self._task
+
+    async def _loop(self) -> None:
+        while True:
+            try:
+                await self.poll_once()
+            except (AirflowError, StorageUnavailable) as error:
+                log.warning("cannot read run outcomes now, trying again in %.1fs: %s", self.interval_s, error)
+            await asyncio.sleep(self.interval_s)
+
+    async def poll_once(self) -> int:
+        """One pass over the open runs; returns how many finished.
+
+        Per DAG, one paged list call for the runs that ended since the oldest open run started, and
+        one for the running ones: the cost follows the number of DAGs, not of open runs.
+        """
+        async with translated(), self._engine.connect() as conn:
+            open_runs = await open_external_runs(conn, self._dag_ids)
+        by_dag: dict[str, list[OpenExternalRun]] = {}
+        for run in open_runs:
+            by_dag.setdefault(run.dag_id, []).append(run)
+        done = 0
+        for dag_id, runs in by_dag.items():
+            states = await self._states(dag_id, runs)
+            for run in runs:
+                state = states.get(run.external_run_id)
+                if state is None or state == run.external_state:
+                    continue
+                outcome = FINAL_STATES.get(state)
+                detail = f"Airflow run {run.external_run_id}: {state}" if outcome else None
+                async with translated(), self._engine.begin() as conn:
+                    await update_external_state(conn, run.run_id, state, outcome, detail)
+                done += outcome is not None
+        self.finished += done
+        return done
+
+    async def _states(self, dag_id: str, runs: list[OpenExternalRun]) -> dict[str, str]:
+        """Airflow's state of the bridged runs of one DAG that are running or have ended."""
+        starts = [run.started_at for run in runs if run.started_at is not None]
+        since = (min(starts) if starts else datetime.now(UTC)) - timedelta(minutes=5)
+        found: dict[str, str] = {}
+        for params in ({"state": ["success", "failed"], "end_date_gte": since.isoformat()}, {"state": ["running"]}):
+            for item in await self._airflow.pages(f"/dags/{quote(dag_id, safe='')}/dagRuns", "dag_runs",
+                                                  params=params):
+                run_id = str(item.get("dag_run_id", ""))
+                if run_id.startswith(RUN_ID_PREFIX):
+                    found[run_id] = str(item.get("state"))
+        return found

@@ -1,0 +1,105 @@
+"""`POST /airflow/tokens`: a short-lived emitter token for a running Airflow task attempt or DAG run.
+
+It lives outside `/execution/` (whose routes need a task token): it is how a task gets one.
+
+Task code never holds a signing key. A task names its own attempt and its task instance UUID;
+the API asks Airflow's REST API (as its service account) whether that task instance is running
+with that try number, and only then signs a token whose claims are that attempt. A DAG-level
+callback asks for a DAG-run token the same way (the run must be running or just finished).
+See docs/airflow.md, "The trust boundary".
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Annotated, Literal
+from uuid import UUID
+
+from fastapi import APIRouter, Depends, Request
+from pydantic import BaseModel, Field, model_validator
+
+from assetbus.consumers.airflow.attempts import AttemptRefused, check_dag_run, check_task_attempt
+from assetbus.consumers.airflow.client import AirflowClient
+from assetbus.consumers.airflow.errors import AirflowError
+from assetbus.consumers.airflow.minting import Minter
+from assetbus.consumers.api.config import ApiConfig
+from assetbus.consumers.api.errors import ApiError, ApiErrorCode, responses
+from assetbus.consumers.api.versioning import version_header
+
+router = APIRouter(prefix="/airflow", tags=["airflow"], dependencies=[Depends(version_header)])
+
+
+class AirflowTokenRequest(BaseModel):
+    """The attempt (or DAG run) asking for a token, as the Airflow worker running it knows it."""
+
+    kind: Literal["task", "dag"] = Field(default="task", description="`task` for a task attempt (and its "
+                                         "callbacks), `dag` for a DAG-level callback.")
+    dag_id: str = Field(min_length=1, max_length=250, description="DAG id.")
+    run_id: str = Field(min_length=1, max_length=250, description="DAG run id.")
+    task_id: str | None = Field(default=None, max_length=250, description="Task id (task tokens only).")
+    map_index: int = Field(default=-1, ge=-1, description="Map index, -1 when unmapped (task tokens only).")
+    try_number: int | None = Field(default=None, ge=1, description="The attempt's try number (task tokens only).")
+    ti_id: UUID | None = Field(default=None, description="The task instance's UUID (`ti.id`), task tokens only.")
+
+    @model_validator(mode="after")
+    def _task_fields(self) -> AirflowTokenRequest:
+        task_fields = (self.task_id, self.try_number, self.ti_id)
+        if self.kind == "task" and any(f is None for f in task_fields):
+            raise ValueError("a task token request needs task_id, try_number and ti_id")
+        if self.kind == "dag" and any(f is not None for f in task_fields):
+            raise ValueError("a DAG-run token request has no task_id, try_number or ti_id")
+        return self
+
+
+class AirflowTokenOut(BaseModel):
+    """A signed emitter token for the attempt, and where to send emissions."""
+
+    token: str = Field(description="Bearer token; its claims name the attempt (or DAG run).")
+    expires_at: datetime = Field(description="When the token expires; ask again before then.")
+    bootstrap_servers: str = Field(description="Kafka bootstrap servers the API itself uses.")
+    topic_prefix: str = Field(description="Topic prefix of this assetbus installation.")
+
+
+async def airflow_of(request: Request) -> AirflowClient:
+    client: AirflowClient | None = request.app.state.airflow
+    if client is None:
+        raise ApiError(404, ApiErrorCode.AIRFLOW_NOT_CONFIGURED,
+                       "this API has no Airflow account configured (ASSETBUS_AIRFLOW_URL and its credentials)")
+    return client
+
+
+async def minter_of(request: Request) -> Minter:
+    minter: Minter | None = request.app.state.minter
+    if minter is None:
+        raise ApiError(404, ApiErrorCode.AIRFLOW_NOT_CONFIGURED, "this API was started without a token minter")
+    return minter
+
+
+async def config_of(request: Request) -> ApiConfig:
+    config: ApiConfig = request.app.state.config
+    return config
+
+
+@router.post("/tokens", response_model=AirflowTokenOut, responses=responses(403, 404, 503),
+             summary="Mint an emitter token for a running Airflow task attempt or DAG run")
+async def mint(body: AirflowTokenRequest, airflow: Annotated[AirflowClient, Depends(airflow_of)],
+               config: Annotated[ApiConfig, Depends(config_of)],
+               minter: Annotated[Minter, Depends(minter_of)]) -> AirflowTokenOut:
+    ttl = config.airflow_token_ttl_s
+    try:
+        if body.kind == "task":
+            assert body.task_id is not None and body.try_number is not None and body.ti_id is not None
+            await check_task_attempt(airflow, ti_id=body.ti_id, dag_id=body.dag_id, run_id=body.run_id,
+                                     task_id=body.task_id, map_index=body.map_index, try_number=body.try_number)
+            token = minter.task(body.dag_id, body.run_id, body.task_id,
+                               map_index=body.map_index, try_number=body.try_number, ttl_seconds=ttl)
+        else:
+            await check_dag_run(airflow, dag_id=body.dag_id, run_id=body.run_id)
+            token = minter.dag(body.dag_id, body.run_id, ttl_seconds=ttl)
+    except AttemptRefused as error:
+        raise ApiError(403, ApiErrorCode.ATTEMPT_NOT_RUNNING, error.reason) from error
+    except AirflowError as error:
+        raise ApiError(503, ApiErrorCode.AIRFLOW_UNAVAILABLE, f"cannot check the attempt with Airflow: {error}",
+                       headers={"Retry-After": "2"}) from error
+    return AirflowTokenOut(token=token, expires_at=datetime.now(UTC) + timedelta(seconds=ttl),
+                           bootstrap_servers=config.kafka.bootstrap, topic_prefix=config.topics.prefix)

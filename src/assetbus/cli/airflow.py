@@ -1,0 +1,71 @@
+"""`assetbus airflow sync`: register Airflow's assets and their tasks (outlets, inlets) in assetbus."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from assetbus.cli.common import connect, console, fail, run
+from assetbus.consumers.airflow import AirflowAccount, AirflowClient, AirflowError, AirflowSyncReport
+from assetbus.consumers.airflow.sync import apply_airflow_assets, read_airflow_assets
+from assetbus.settings import AirflowSettings
+
+app = typer.Typer(help="The Airflow 3 integration: keep assets and task registrations in step.",
+                  no_args_is_help=True)
+
+
+def airflow_account(url: str | None = None, username: str | None = None) -> AirflowAccount:
+    """The service account from ASSETBUS_AIRFLOW_* (options win); a clear error if it is incomplete."""
+    s = AirflowSettings()
+    url = url or s.url
+    if not url:
+        fail("no Airflow URL: pass --airflow-url or set ASSETBUS_AIRFLOW_URL")
+    if s.password is None:
+        fail("no Airflow password: set ASSETBUS_AIRFLOW_PASSWORD (the service account's password)")
+    return AirflowAccount(url=url, username=username or s.username, password=s.password.get_secret_value(),
+                          timeout_s=s.timeout_s)
+
+
+def optional_airflow_account() -> AirflowAccount | None:
+    """The account when ASSETBUS_AIRFLOW_URL is set (the API's token route needs it), else None."""
+    return airflow_account() if AirflowSettings().url else None
+
+
+async def sync_from_airflow(account: AirflowAccount, database_url: str | None = None,
+                            dag_ids: list[str] | None = None) -> AirflowSyncReport:
+    async with AirflowClient(account) as airflow:
+        found = await read_airflow_assets(airflow, dag_ids or None)
+    async with connect(database_url, transaction=True) as conn:
+        return await apply_airflow_assets(conn, found)
+
+
+@app.command("sync")
+def sync(
+    airflow_url: str | None = typer.Option(None, "--airflow-url", help="Airflow's API server (default "
+                                           "ASSETBUS_AIRFLOW_URL)."),
+    username: str | None = typer.Option(None, "--username", help="Service account (default "
+                                        "ASSETBUS_AIRFLOW_USERNAME); its password is ASSETBUS_AIRFLOW_PASSWORD."),
+    dag: Annotated[list[str] | None, typer.Option("--dag", help="Only the assets of these DAGs (repeatable).")] = None,
+) -> None:
+    """Register every asset Airflow knows and attach the tasks that declare it (idempotent)."""
+    account = airflow_account(airflow_url, username)
+    try:
+        report = run(sync_from_airflow(account, dag_ids=dag))
+    except AirflowError as error:
+        fail(str(error))
+    table = Table("asset", "result", "tasks attached", title=f"airflow sync from {account.url}", title_justify="left")
+    attached: dict[str, list[str]] = {}
+    for dag_id, task_id, asset, role in report.attached:
+        attached.setdefault(asset, []).append(f"{dag_id}.{task_id} ({role})")
+    for name in report.registered:
+        table.add_row(escape(name), "[green]registered[/]", escape(", ".join(attached.get(name, [])) or "-"))
+    for name in report.unchanged:
+        table.add_row(escape(name), "[dim]known[/]", escape(", ".join(attached.get(name, [])) or "-"))
+    for name, reason in report.errors.items():
+        table.add_row(escape(name), "[red]not synced[/]", escape(reason))
+    console.print(table)
+    if not report.ok:
+        raise typer.Exit(1)

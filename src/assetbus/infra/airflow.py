@@ -1,0 +1,174 @@
+"""A local Apache Airflow 3 for tests and benchmarks: api-server, scheduler and dag-processor on SQLite.
+
+Airflow lives in its own virtualenv (`make airflow-venv` → `.venv-airflow/`, apache-airflow 3.3.x
+with the assetbus SDK installed from ./schemas and ./producers). `LocalAirflow(home, dags_folder)`
+writes a config (SimpleAuthManager with one admin service account, LocalExecutor, no examples,
+DAGs unpaused at creation, quick DAG-folder rescans), migrates the metadata DB and starts the
+three processes; `stop()` ends them (their process groups) and nothing else.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+from assetbus.infra.errors import InfraError
+
+REPO = Path(__file__).resolve().parents[3]
+AIRFLOW_VENV = Path(os.environ.get("ASSETBUS_AIRFLOW_VENV", REPO / ".venv-airflow"))
+USERNAME = "assetbus"
+COMPONENTS = ("api-server", "scheduler", "dag-processor")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def airflow_bin(venv: Path = AIRFLOW_VENV) -> Path:
+    binary = venv / "bin" / "airflow"
+    if not binary.exists():
+        raise InfraError(f"no Airflow at {binary}: run `make airflow-venv` (apache-airflow 3.3 in its own venv)")
+    return binary
+
+
+@dataclass
+class LocalAirflow:
+    """One Airflow installation in `home`, reading DAGs from `dags_folder`. start()/stop() or `with`."""
+
+    home: Path
+    dags_folder: Path
+    extra_env: Mapping[str, str] = field(default_factory=dict)
+    """More environment for every component (ASSETBUS_API_URL for the tasks, say)."""
+    port: int = field(default_factory=free_port)
+    password: str = field(default_factory=lambda: secrets.token_urlsafe(16), repr=False)
+    venv: Path = AIRFLOW_VENV
+    jwt_secret: str = field(default_factory=lambda: secrets.token_urlsafe(48), repr=False)
+    _processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict, repr=False)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def username(self) -> str:
+        return USERNAME
+
+    def env(self) -> dict[str, str]:
+        home = self.home
+        # Workers get no assetbus secret and no database: only ASSETBUS_API_URL (in extra_env).
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith(("AIRFLOW", "VIRTUAL_ENV", "PYTHONPATH", "ASSETBUS_", "DATABASE_URL"))}
+        env.update({
+            "AIRFLOW_HOME": str(home),
+            "PATH": f"{self.venv / 'bin'}:{env.get('PATH', '')}",
+            "AIRFLOW__CORE__DAGS_FOLDER": str(self.dags_folder),
+            "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+            "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
+            "AIRFLOW__CORE__PARALLELISM": "4",
+            "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "False",
+            "AIRFLOW__CORE__AUTH_MANAGER":
+                "airflow.api_fastapi.auth.managers.simple.simple_auth_manager.SimpleAuthManager",
+            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": f"{USERNAME}:admin",
+            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(home / "passwords.json"),
+            "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"{self.url}/execution/",
+            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home / 'airflow.db'}",
+            "AIRFLOW__API__PORT": str(self.port),
+            "AIRFLOW__API__HOST": "127.0.0.1",
+            "AIRFLOW__API__WORKERS": "1",
+            "AIRFLOW__API_AUTH__JWT_SECRET": self.jwt_secret,
+            "AIRFLOW__API_AUTH__JWT_EXPIRATION_TIME": "3600",
+            "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "5",
+            "AIRFLOW__DAG_PROCESSOR__MIN_FILE_PROCESS_INTERVAL": "30",
+            "AIRFLOW__DAG_PROCESSOR__PARSING_PROCESSES": "1",
+            "AIRFLOW__SCHEDULER__SCHEDULER_IDLE_SLEEP_TIME": "0.2",
+            # two shared cores and SQLite: the API server can be slow to answer a worker (default 5 s)
+            "AIRFLOW__WORKERS__EXECUTION_API_TIMEOUT": "60",
+            "AIRFLOW__SCHEDULER__ENABLE_HEALTH_CHECK": "False",
+            "AIRFLOW__LOGGING__LOGGING_LEVEL": "INFO",
+            "AIRFLOW__CORE__DAG_DISCOVERY_SAFE_MODE": "True",
+        })
+        env.update(self.extra_env)
+        return env
+
+    def _write_config(self) -> None:
+        self.home.mkdir(parents=True, exist_ok=True)
+        (self.home / "passwords.json").write_text(json.dumps({USERNAME: self.password}))
+
+    def _airflow(self, *args: str, check: bool = True, timeout_s: float = 600) -> subprocess.CompletedProcess[bytes]:
+        done = subprocess.run([str(airflow_bin(self.venv)), *args], env=self.env(), capture_output=True,
+                              timeout=timeout_s, check=False)
+        if check and done.returncode != 0:
+            raise InfraError(f"`airflow {' '.join(args)}` failed ({done.returncode}): "
+                             f"{done.stderr.decode(errors='replace')[-2000:]}")
+        return done
+
+    def start(self, timeout_s: float = 240.0) -> None:
+        self.launch()
+        try:
+            self.wait_healthy(timeout_s)
+        except BaseException:
+            self.stop()
+            raise
+
+    def launch(self) -> None:
+        """Migrate the metadata DB and start the processes, without waiting for them to be healthy."""
+        self._write_config()
+        self._airflow("db", "migrate")
+        try:
+            for component in COMPONENTS:
+                log = (self.home / f"{component}.log").open("ab")
+                args = [str(airflow_bin(self.venv)), component]
+                if component == "api-server":
+                    args += ["--port", str(self.port), "--host", "127.0.0.1"]
+                self._processes[component] = subprocess.Popen(args, env=self.env(), stdout=log, stderr=log,
+                                                              start_new_session=True)
+        except BaseException:
+            self.stop()
+            raise
+
+    def wait_healthy(self, timeout_s: float) -> None:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            for name, process in self._processes.items():
+                if process.poll() is not None:
+                    raise InfraError(f"Airflow's {name} exited ({process.returncode}); see {self.home}/{name}.log")
+            try:
+                health = httpx.get(f"{self.url}/api/v2/monitor/health", timeout=2).json()
+                if health.get("scheduler", {}).get("status") == "healthy" \
+                        and health.get("dag_processor", {}).get("status") == "healthy":
+                    return
+            except (httpx.HTTPError, ValueError):
+                pass
+            time.sleep(0.5)
+        raise InfraError(f"Airflow at {self.url} did not become healthy in {timeout_s:.0f}s; see {self.home}/*.log")
+
+    def stop(self) -> None:
+        for process in self._processes.values():
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGTERM)
+        for process in self._processes.values():
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+        self._processes.clear()
+
+    def __enter__(self) -> LocalAirflow:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

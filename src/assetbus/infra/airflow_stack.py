@@ -1,0 +1,138 @@
+"""Airflow next to a running assetbus, as separate real processes: for the Airflow tests and benchmark.
+
+`AirflowStack` starts the assetbus persister and execution API (with the Airflow token route) on
+one database and topic prefix, a `LocalAirflow` whose workers know only `ASSETBUS_API_URL`, syncs
+Airflow's assets (`assetbus airflow sync`) and the consumer definitions (`assetbus dags sync`),
+then the scheduler. Bridges are started (and killed) on demand. `stop()` ends what it started.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+from assetbus.infra.airflow import LocalAirflow, free_port
+from assetbus.infra.errors import InfraError
+
+CLI = Path(sys.executable).parent / "assetbus"
+
+
+@dataclass
+class AirflowStack:
+    home: Path
+    dags_folder: Path
+    consumer_definitions: Path
+    bootstrap_servers: str
+    database_url: str
+    topic_prefix: str
+    token_secret: str = field(repr=False)
+    dag_ids: Sequence[str] = ()
+    """Airflow DAGs that must be parsed before assets are synced."""
+    api_port: int = field(default_factory=free_port)
+    airflow: LocalAirflow = field(init=False)
+    _services: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        self.airflow = LocalAirflow(self.home / "airflow", self.dags_folder,
+                                    extra_env={"ASSETBUS_API_URL": self.api_url})
+
+    @property
+    def api_url(self) -> str:
+        return f"http://127.0.0.1:{self.api_port}"
+
+    def env(self, **more: str) -> dict[str, str]:
+        env = dict(os.environ)
+        env.update({"DATABASE_URL": self.database_url, "KAFKA_BOOTSTRAP_SERVERS": self.bootstrap_servers,
+                    "ASSETBUS_TOPIC_PREFIX": self.topic_prefix, "ASSETBUS_TOKEN_SECRET": self.token_secret,
+                    "ASSETBUS_API_PORT": str(self.api_port), "ASSETBUS_AIRFLOW_URL": self.airflow.url,
+                    "ASSETBUS_AIRFLOW_USERNAME": self.airflow.username,
+                    "ASSETBUS_AIRFLOW_PASSWORD": self.airflow.password})
+        env.update(more)
+        return env
+
+    def cli(self, *args: str, **env: str) -> str:
+        """Run `assetbus ARGS` against this stack; its output (InfraError if it fails)."""
+        done = subprocess.run([str(CLI), *args], env=self.env(**env), capture_output=True, text=True,
+                              timeout=120, check=False)
+        if done.returncode != 0:
+            raise InfraError(f"`assetbus {' '.join(args)}` failed ({done.returncode}): {done.stdout}{done.stderr}")
+        return done.stdout
+
+    def service(self, name: str, *args: str, **env: str) -> subprocess.Popen[bytes]:
+        """Start `assetbus run ARGS` as the service `name` (its log in home/NAME.log); one of that name
+        still running is stopped first."""
+        self.stop_service(name)
+        self.home.mkdir(parents=True, exist_ok=True)
+        log = (self.home / f"{name}.log").open("ab")
+        process = subprocess.Popen([str(CLI), "run", *args], env=self.env(**env), stdout=log, stderr=log,
+                                   start_new_session=True)
+        self._services[name] = process
+        return process
+
+    def start(self, timeout_s: float = 300.0) -> None:
+        try:
+            self.airflow.launch()
+            self.service("persister", "persister")
+            self.service("api", "api")
+            self.airflow.wait_healthy(timeout_s)
+            self._wait(lambda: httpx.get(f"{self.api_url}/healthz", timeout=2).status_code == 200, timeout_s,
+                       "the assetbus API")
+            self._wait(self._dags_parsed, timeout_s, f"Airflow to parse {', '.join(self.dag_ids)}")
+            self.cli("airflow", "sync")
+            self.cli("dags", "sync", str(self.consumer_definitions))
+            self.service("scheduler", "scheduler")
+        except BaseException:
+            self.stop()
+            raise
+
+    def airflow_token(self) -> str:
+        response = httpx.post(f"{self.airflow.url}/auth/token",
+                              json={"username": self.airflow.username, "password": self.airflow.password})
+        response.raise_for_status()
+        return str(response.json()["access_token"])
+
+    def _dags_parsed(self) -> bool:
+        headers = {"Authorization": f"Bearer {self.airflow_token()}"}
+        dags = httpx.get(f"{self.airflow.url}/api/v2/dags", params={"limit": 1000}, headers=headers).json()
+        return set(self.dag_ids) <= {dag["dag_id"] for dag in dags.get("dags", [])}
+
+    def _wait(self, condition: object, timeout_s: float, what: str) -> None:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            for name, process in self._services.items():
+                if process.poll() is not None:
+                    raise InfraError(f"assetbus {name} exited ({process.returncode}); see {self.home}/{name}.log")
+            try:
+                if condition():  # type: ignore[operator]
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.5)
+        raise InfraError(f"timed out after {timeout_s:.0f}s waiting for {what}")
+
+    def stop_service(self, name: str, sig: int = signal.SIGTERM) -> None:
+        """Stop one service (kill -9 with sig=SIGKILL) and wait for it."""
+        process = self._services.pop(name, None)
+        if process is None or process.poll() is not None:
+            return
+        os.killpg(process.pid, sig)
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+
+    def stop(self) -> None:
+        try:
+            for name in list(self._services):
+                self.stop_service(name)
+        finally:
+            self.airflow.stop()

@@ -1,0 +1,104 @@
+"""The Airflow suite: one real Airflow 3 (api-server, scheduler, dag-processor on SQLite) per session,
+next to real assetbus processes on a fresh database and topic prefix made for this session.
+
+Airflow is slow to start (about a minute on two cores), so it is started once; each test uses its
+own DAGs or partition keys. Needs `.venv-airflow/` (`make airflow-venv`, run by `make test`):
+without it these tests are skipped, or fail when ASSETBUS_REQUIRE_AIRFLOW=1 (as in `make test`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import tempfile
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import asyncpg
+import pytest
+from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from assetbus.consumers.storage import create_engine
+from assetbus.infra.airflow import AIRFLOW_VENV
+from assetbus.infra.airflow_stack import AirflowStack
+from assetbus.schemas import Topics
+from assetbus.settings import Settings
+from assetbus.topics import delete_topics, ensure_topics
+from tests.conftest import TEMPLATE_DB, _plain_dsn, drop_database
+from tests.integration.airflow.airflow_api import AirflowApi
+
+REPO = Path(__file__).resolve().parents[3]
+EXAMPLES = REPO / "examples" / "airflow"
+TEST_DAGS = Path(__file__).parent / "dags"
+DAG_IDS = ("ingest_orders", "orders_by_partition", "daily_clicks_report", "orders_replica")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if "/integration/airflow/" in str(item.fspath):
+            item.add_marker(pytest.mark.airflow)
+
+
+async def _create_database(admin: str, name: str) -> None:
+    conn = await asyncpg.connect(admin)
+    try:
+        await conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{TEMPLATE_DB}"')
+    finally:
+        await conn.close()
+
+
+@pytest.fixture(scope="session")
+def airflow_stack(infra: Settings, template_db: str) -> Iterator[AirflowStack]:
+    if not (AIRFLOW_VENV / "bin" / "airflow").exists():
+        message = f"no Airflow venv at {AIRFLOW_VENV}: run `make airflow-venv`"
+        if os.environ.get("ASSETBUS_REQUIRE_AIRFLOW") == "1":
+            pytest.fail(message)
+        pytest.skip(message)
+    # not under pytest's basetemp: concurrent pytest sessions of the same user prune each other's old ones
+    home = Path(tempfile.mkdtemp(prefix="assetbus-airflow-"))
+    dags = home / "dags"
+    dags.mkdir()
+    for source in [*(EXAMPLES / "dags").glob("*.py"), *TEST_DAGS.glob("*.py")]:
+        shutil.copy(source, dags / source.name)
+    definitions = home / "consumers"
+    definitions.mkdir()
+    for source in [EXAMPLES / "consumers.py", *(TEST_DAGS.parent / "consumers").glob("*.py")]:
+        shutil.copy(source, definitions / source.name)
+    name = f"assetbus_af_{uuid.uuid4().hex[:12]}"
+    admin = _plain_dsn(infra.database_url)
+    asyncio.run(_create_database(admin, name))
+    topics = Topics(prefix=f"af{uuid.uuid4().hex[:10]}")
+    asyncio.run(ensure_topics(infra.kafka, topics))
+    stack = AirflowStack(home=home, dags_folder=dags, consumer_definitions=definitions,
+                         bootstrap_servers=infra.bootstrap_servers,
+                         database_url=make_url(infra.database_url).set(database=name)
+                         .render_as_string(hide_password=False),
+                         topic_prefix=topics.prefix, token_secret="airflow-test-" + uuid.uuid4().hex,
+                         dag_ids=DAG_IDS)
+    stack.start()
+    try:
+        yield stack
+    finally:
+        stack.stop()
+        asyncio.run(drop_database(admin, name))
+        asyncio.run(delete_topics(infra.kafka, [*topics.core(), *(topics.readiness(d) for d in DAG_IDS)]))
+        if not os.environ.get("ASSETBUS_KEEP_AIRFLOW_HOME"):
+            shutil.rmtree(home, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def airflow_api(airflow_stack: AirflowStack) -> Iterator[AirflowApi]:
+    api = AirflowApi(airflow_stack)
+    yield api
+    api.close()
+
+
+@pytest.fixture
+async def stack_engine(airflow_stack: AirflowStack) -> AsyncIterator[AsyncEngine]:
+    """An engine on the session's assetbus database (to read events and runs back)."""
+    engine = create_engine(airflow_stack.database_url)
+    yield engine
+    await engine.dispose()

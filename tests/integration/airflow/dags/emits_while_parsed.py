@@ -1,0 +1,14 @@
+"""A broken DAG file (tests only): it emits at the top level, so while the dag-processor parses it.
+
+assetbus refuses that emission with a clear error, which Airflow shows as this file's import error.
+"""
+
+from airflow.sdk import DAG, Asset
+
+import assetbus.producers.airflow  # noqa: F401  (gives Asset its emit())
+
+orders = Asset("airflow_demo.orders", uri="s3://example/orders")
+orders.emit(extra={"parsed": True})
+
+with DAG(dag_id="emits_while_parsed", schedule=None):
+    pass

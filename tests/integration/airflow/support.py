@@ -1,0 +1,51 @@
+"""Shared by the Airflow tests: emitting as an upstream task, reading the session's database back."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from assetbus.infra.airflow_stack import AirflowStack
+from assetbus.producers import AsyncEmitter, task_token
+from assetbus.schemas import AssetRef, Receipt, Topics
+
+ORDERS = AssetRef(name="airflow_demo.orders", uri="s3://example/orders")
+REPLICA_FEED = AssetRef(name="airflow_demo.replica_feed", uri="s3://example/replica_feed")
+"""The asset only the tests' orders_replica DAG waits for (so its tests start no runs of the examples)."""
+HOURLY_CLICKS = AssetRef(name="airflow_demo.hourly_clicks", uri="s3://example/clicks/hourly")
+
+
+async def emit_partitions(stack: AirflowStack, asset: AssetRef,
+                          partitions: Sequence[tuple[str, datetime | None]]) -> list[Receipt]:
+    """Emit one event per (key, date) as an upstream task outside Airflow, and wait for each receipt."""
+    token = task_token(stack.token_secret, "upstream_feed", f"feed-{uuid.uuid4().hex[:8]}", "load")
+    async with AsyncEmitter(stack.bootstrap_servers, token, topics=Topics(prefix=stack.topic_prefix),
+                            receipt_timeout_s=30) as emitter:
+        receipts = [await emitter.emit(asset, partition_key=key, partition_date=date) for key, date in partitions]
+    assert all(r.accepted for r in receipts), receipts
+    return receipts
+
+
+async def events_of(engine: AsyncEngine, dag_id: str, run_id: str | None = None) -> list[dict[str, Any]]:
+    """Stored events emitted by a DAG (one run of it, if given), oldest first, with their asset's name."""
+    async with engine.connect() as conn:
+        rows = await conn.execute(text(
+            "SELECT e.id, a.name AS asset, e.partition_key, e.dedupe_key, e.source_kind, e.dag_id, e.run_id, "
+            "e.task_id, e.map_index, e.try_number, e.extra FROM asset_events e JOIN assets a ON a.id = e.asset_id "
+            "WHERE e.dag_id = :dag AND (CAST(:run AS text) IS NULL OR e.run_id = :run) ORDER BY e.id"),
+            {"dag": dag_id, "run": run_id})
+        return [dict(row._mapping) for row in rows]
+
+
+async def runs_of(engine: AsyncEngine, dag_id: str) -> list[dict[str, Any]]:
+    """assetbus consumer runs of a DAG, oldest first."""
+    async with engine.connect() as conn:
+        rows = await conn.execute(text(
+            "SELECT run_id, partition_key, status, external_run_id, external_state, detail, events "
+            "FROM consumer_runs WHERE dag_id = :dag ORDER BY id"), {"dag": dag_id})
+        return [dict(row._mapping) for row in rows]
