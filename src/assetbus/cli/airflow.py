@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
-from rich.table import Table
 
 from assetbus.cli.common import connect, console, fail, run
-from assetbus.consumers.airflow import AirflowAccount, AirflowClient, AirflowError, AirflowSyncReport
-from assetbus.consumers.airflow.sync import apply_airflow_assets, read_airflow_assets
-from assetbus.settings import AirflowSettings
+
+if TYPE_CHECKING:  # imported where used, so that `assetbus --help` stays fast
+    from assetbus.consumers.airflow import AirflowAccount, AirflowSyncReport
 
 app = typer.Typer(help="The Airflow 3 integration: keep assets and task registrations in step.",
                   no_args_is_help=True)
@@ -19,6 +18,9 @@ app = typer.Typer(help="The Airflow 3 integration: keep assets and task registra
 
 def airflow_account(url: str | None = None, username: str | None = None) -> AirflowAccount:
     """The service account from ASSETBUS_AIRFLOW_* (options win); a clear error if it is incomplete."""
+    from assetbus.consumers.airflow import AirflowAccount
+    from assetbus.settings import AirflowSettings
+
     s = AirflowSettings()
     url = url or s.url
     if not url:
@@ -31,11 +33,16 @@ def airflow_account(url: str | None = None, username: str | None = None) -> Airf
 
 def optional_airflow_account() -> AirflowAccount | None:
     """The account when ASSETBUS_AIRFLOW_URL is set (the API's token route needs it), else None."""
+    from assetbus.settings import AirflowSettings
+
     return airflow_account() if AirflowSettings().url else None
 
 
 async def sync_from_airflow(account: AirflowAccount, database_url: str | None = None,
                             dag_ids: list[str] | None = None) -> AirflowSyncReport:
+    from assetbus.consumers.airflow import AirflowClient
+    from assetbus.consumers.airflow.sync import apply_airflow_assets, read_airflow_assets
+
     async with AirflowClient(account) as airflow:
         found = await read_airflow_assets(airflow, dag_ids or None)
     async with connect(database_url, transaction=True) as conn:
@@ -51,6 +58,10 @@ def sync(
     dag: Annotated[list[str] | None, typer.Option("--dag", help="Only the assets of these DAGs (repeatable).")] = None,
 ) -> None:
     """Register every asset Airflow knows and attach the tasks that declare it (idempotent)."""
+    from rich.table import Table
+
+    from assetbus.consumers.airflow import AirflowError
+
     account = airflow_account(airflow_url, username)
     try:
         report = run(sync_from_airflow(account, dag_ids=dag))
