@@ -16,6 +16,7 @@ from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from assetbus.producers.kafka import ENV_PREFIX, KafkaConnection
+from assetbus.schemas import Topics
 
 __all__ = ["ENV_FILE", "KafkaSettings", "ServiceSettings", "VerificationKeys", "service_settings_config"]
 
@@ -29,9 +30,21 @@ def service_settings_config(env_prefix: str) -> SettingsConfigDict:
 
 
 class ServiceSettings(BaseSettings):
-    """Base of the service models: `env_prefix` names the service, e.g. `ASSETBUS_PERSISTER_`."""
+    """Base of the service models: `env_prefix` names the service, e.g. `ASSETBUS_PERSISTER_`.
+
+    Every service reaches Kafka and PostgreSQL on one topic prefix; those connection fields are given
+    by the edge (`assetbus.settings.Settings`), the rest of a service's fields have defaults.
+    """
 
     model_config = service_settings_config("ASSETBUS_")
+
+    kafka: KafkaConnection = Field(description="How to reach Kafka: brokers, TLS, SASL (given by the edge from "
+                                   "KAFKA_BOOTSTRAP_SERVERS and the other KAFKA_* settings).")
+    startup_timeout_s: float = Field(default=60.0, gt=0, description="How long to wait for Kafka and "
+                                     "PostgreSQL at start-up (logging each attempt) before exiting with one "
+                                     "error line and code 75.")
+    database_url: str = Field(description="SQLAlchemy URL of PostgreSQL (given by the edge from DATABASE_URL).")
+    topics: Topics = Field(default_factory=Topics, description="Topic names (prefix from ASSETBUS_TOPIC_PREFIX).")
 
     def replace(self, **changes: Any) -> Any:
         """A validated copy with `changes` applied (the models are frozen)."""

@@ -9,8 +9,6 @@ from pydantic import Field
 
 from assetbus.consumers.airflow.client import AirflowAccount
 from assetbus.consumers.settings import VerificationKeys, service_settings_config
-from assetbus.producers.kafka.connection import KafkaConnection
-from assetbus.schemas import Topics
 
 
 class ApiConfig(VerificationKeys):
@@ -18,13 +16,6 @@ class ApiConfig(VerificationKeys):
 
     model_config = service_settings_config("ASSETBUS_API_")
 
-    kafka: KafkaConnection = Field(description="How to reach Kafka: brokers, TLS, SASL (given by the edge from "
-                                   "KAFKA_BOOTSTRAP_SERVERS and the other KAFKA_* settings).")
-    startup_timeout_s: float = Field(default=60.0, gt=0, description="How long to wait for Kafka and "
-                                     "PostgreSQL at start-up (logging each attempt) before exiting with one "
-                                     "error line and code 75.")
-    database_url: str = Field(description="SQLAlchemy URL of PostgreSQL (given by the edge from DATABASE_URL).")
-    topics: Topics = Field(default_factory=Topics, description="Topic names (prefix from ASSETBUS_TOPIC_PREFIX).")
     host: str = Field(default="127.0.0.1", description="Address `assetbus run api` binds.")
     port: int = Field(default=8321, ge=0, le=65535, description="Port `assetbus run api` listens on.")
     receipt_timeout_s: float = Field(default=10.0, gt=0, description="How long the HTTP emit waits for the "

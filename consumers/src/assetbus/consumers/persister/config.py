@@ -8,8 +8,6 @@ from __future__ import annotations
 from pydantic import Field, model_validator
 
 from assetbus.consumers.settings import VerificationKeys, service_settings_config
-from assetbus.producers.kafka.connection import KafkaConnection
-from assetbus.schemas import Topics
 
 
 class PersisterConfig(VerificationKeys):
@@ -17,13 +15,6 @@ class PersisterConfig(VerificationKeys):
 
     model_config = service_settings_config("ASSETBUS_PERSISTER_")
 
-    kafka: KafkaConnection = Field(description="How to reach Kafka: brokers, TLS, SASL (given by the edge from "
-                                   "KAFKA_BOOTSTRAP_SERVERS and the other KAFKA_* settings).")
-    startup_timeout_s: float = Field(default=60.0, gt=0, description="How long to wait for Kafka and "
-                                     "PostgreSQL at start-up (logging each attempt) before exiting with one "
-                                     "error line and code 75.")
-    database_url: str = Field(description="SQLAlchemy URL of PostgreSQL (given by the edge from DATABASE_URL).")
-    topics: Topics = Field(default_factory=Topics, description="Topic names (prefix from ASSETBUS_TOPIC_PREFIX).")
     group_id: str = Field(default="assetbus-persister", min_length=1,
                           description="Consumer group shared by persister processes. A new group re-reads the "
                           "emissions topic from the start.")

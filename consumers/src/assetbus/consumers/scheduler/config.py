@@ -9,8 +9,6 @@ from pydantic import Field, model_validator
 
 from assetbus.consumers.scheduler.topics import READINESS_PARTITIONS
 from assetbus.consumers.settings import ServiceSettings, service_settings_config
-from assetbus.producers.kafka.connection import KafkaConnection
-from assetbus.schemas import Topics
 
 
 class SchedulerConfig(ServiceSettings):
@@ -18,13 +16,6 @@ class SchedulerConfig(ServiceSettings):
 
     model_config = service_settings_config("ASSETBUS_SCHEDULER_")
 
-    kafka: KafkaConnection = Field(description="How to reach Kafka: brokers, TLS, SASL (given by the edge from "
-                                   "KAFKA_BOOTSTRAP_SERVERS and the other KAFKA_* settings).")
-    startup_timeout_s: float = Field(default=60.0, gt=0, description="How long to wait for Kafka and "
-                                     "PostgreSQL at start-up (logging each attempt) before exiting with one "
-                                     "error line and code 75.")
-    database_url: str = Field(description="SQLAlchemy URL of PostgreSQL (given by the edge from DATABASE_URL).")
-    topics: Topics = Field(default_factory=Topics, description="Topic names (prefix from ASSETBUS_TOPIC_PREFIX).")
     group_id: str = Field(default="assetbus-scheduler", min_length=1,
                           description="Consumer group shared by scheduler processes.")
     max_records: int = Field(default=2000, ge=1, description="Largest batch of asset events applied in one "
