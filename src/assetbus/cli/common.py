@@ -76,6 +76,9 @@ def run(coro: Coroutine[Any, Any, T]) -> T:
     except (typer.Exit, typer.Abort, KeyboardInterrupt):
         raise
     except Exception as error:
+        code = getattr(error, "exit_code", None)
+        if isinstance(code, int):  # an error that knows its exit code (a service's start-up timeout: 75)
+            fail(str(error), code)
         explained = explain(error)
         if explained is None:
             raise

@@ -28,6 +28,8 @@ class ExitCode(IntEnum):
     """No Kafka broker answered (KAFKA_BOOTSTRAP_SERVERS)."""
     NOT_MIGRATED = 6
     """The database schema or the topics are missing: run `assetbus migrate`."""
+    STARTUP_TIMEOUT = 75
+    """`assetbus run <service>`: Kafka or PostgreSQL stayed unreachable for --startup-timeout-s (EX_TEMPFAIL)."""
 
 
 @dataclass(frozen=True)
