@@ -61,8 +61,9 @@ async def persister(persister_config: PersisterConfig) -> AsyncIterator[Persiste
 
 @pytest.fixture
 def api_config(infra: Settings, db_url: str, topics: Topics, token_secret: str) -> ApiConfig:
+    # no periodic lag/dead-letter gauges: the route tests do not read them (tests/integration/consumers/observe do)
     return ApiConfig(kafka=infra.kafka, database_url=db_url, token_secret=token_secret,
-                     topics=topics, receipt_timeout_s=20)
+                     topics=topics, receipt_timeout_s=20, pipeline_gauges_interval_s=None)
 
 
 @pytest.fixture

@@ -8,9 +8,11 @@ import threading
 import time
 
 import httpx
+import pytest
 from alembic import command
 from prometheus_client import CollectorRegistry
 
+from assetbus.consumers.api import ApiConfig
 from assetbus.consumers.observe import ProbeServer, ReadinessChecks, migration_heads
 from assetbus.consumers.persister import Persister, PersisterConfig
 from assetbus.consumers.scheduler import Scheduler, SchedulerConfig
@@ -19,6 +21,12 @@ from assetbus.producers.kafka import KafkaConnection
 from assetbus.schemas import Topics
 from assetbus.settings import Settings
 from tests.helpers import wait_for
+
+
+@pytest.fixture
+def api_config(api_config: ApiConfig) -> ApiConfig:
+    """The shared API config with the lag and dead-letter gauges on (the route tests leave them off)."""
+    return api_config.replace(pipeline_gauges_interval_s=15.0)
 
 
 async def _get(url: str) -> httpx.Response:

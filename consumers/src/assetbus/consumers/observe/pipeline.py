@@ -7,7 +7,6 @@ Kafka); explicit lifecycle: `await start()` / `await stop()`. The API exports th
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 
 from aiokafka import TopicPartition
@@ -18,6 +17,10 @@ from assetbus.producers.kafka import KafkaConnection
 from assetbus.schemas import Topics
 
 log = logging.getLogger("assetbus.observe")
+
+
+STOP_WAIT_S = 5.0
+"""How long `stop()` waits for a refresh in flight to notice its cancellation."""
 
 
 class PipelineGauges:
@@ -48,11 +51,17 @@ class PipelineGauges:
         self._task = asyncio.create_task(self._run(), name="assetbus-pipeline-gauges")
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        """Cancel the refresh loop; one stuck in a Kafka call is left behind after `STOP_WAIT_S`, so that a
+        shutdown never hangs on a gauge."""
+        task, self._task = self._task, None
+        if task is None:
+            return
+        task.cancel()
+        done, _ = await asyncio.wait({task}, timeout=STOP_WAIT_S)
+        if not done:
+            log.warning("the pipeline gauges did not stop within %.0f s; leaving their refresh behind", STOP_WAIT_S)
+        elif not task.cancelled() and task.exception() is not None:
+            log.warning("the pipeline gauges ended with %r", task.exception())
 
     async def _run(self) -> None:
         while True:
