@@ -20,6 +20,7 @@ from assetbus.infra.tls import SCRAM_MECHANISM, SCRAM_USER
 from assetbus.producers.kafka import KafkaConnection
 from assetbus.schemas import Topics
 from assetbus.settings import ConnectionSettings, InfraSettings
+from tests.helpers import wait_for
 
 NODES = 3
 REPLICATION_FACTOR = 3
@@ -134,14 +135,23 @@ async def busiest_leader(connection: KafkaConnection, topic: str) -> int:
 
 
 async def topic_config(connection: KafkaConnection, topic: str) -> dict[str, str]:
+    """A topic's config as the cluster describes it, once a broker answers for it.
+
+    A describe sent a moment after the topic was created can reach a node that has not yet
+    applied the new topic's metadata: it answers with an error code or no entries. Wait past that.
+    """
     from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 
     admin = AIOKafkaAdminClient(**connection.client_kwargs())
     await admin.start()
-    try:
+
+    async def described() -> dict[str, str]:
         response = await admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic)])
-        entries = response[0].resources[0][4]
-        return {entry[0]: entry[1] for entry in entries}
+        error_code, _message, _type, _name, entries = response[0].resources[0][:5]
+        return {entry[0]: entry[1] for entry in entries} if error_code == 0 else {}
+
+    try:
+        return await wait_for(described, timeout_s=30, interval=0.2, what=f"the config of {topic}")
     finally:
         await admin.close()
 
