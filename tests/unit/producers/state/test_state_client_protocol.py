@@ -259,3 +259,14 @@ async def test_the_async_client_has_the_same_shape() -> None:
         assert await client.asset("orders").state.get("watermark") == "41"
     assert [r.method for r in seen] == ["GET", "PUT", "DELETE", "DELETE", "GET"]
     assert seen[1].headers["if-match"] == '"4"'
+
+
+def test_succeeded_posts_on_success_and_returns_how_many_keys_went() -> None:
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(204, headers={"Assetbus-Deleted": "2"})
+
+    assert sync_client(handler).task_state.succeeded() == 2
+    assert seen[0].method == "POST" and seen[0].url.path == f"/execution/store/ti/{OWN_TI}/on-success"

@@ -1,14 +1,16 @@
 """Retention of task state, as Airflow 3.3's `MetastoreBackend.cleanup()`: delete the rows whose
 `expires_at` has passed, optionally in batches of one transaction each; rows without an expiry stay.
 
-`cleanup_periodically` is the API service's background task (`ASSETBUS_API_STATE_CLEANUP_INTERVAL_S`);
-`assetbus state cleanup` runs one pass.
+`periodic_cleanup` runs it in the API service (`ASSETBUS_API_STATE_CLEANUP_INTERVAL_S`, hourly by
+default); `assetbus state cleanup` runs one pass.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+from collections.abc import AsyncIterator
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -43,3 +45,21 @@ async def cleanup_periodically(engine: AsyncEngine, interval_s: float, *, batch_
             continue
         if deleted:
             log.info("deleted %d expired task state rows", deleted)
+
+
+@contextlib.asynccontextmanager
+async def periodic_cleanup(engine: AsyncEngine, interval_s: float | None, *, batch_size: int = 0
+                           ) -> AsyncIterator[None]:
+    """`cleanup_periodically` in the background while the block runs (not at all if `interval_s` is None);
+    cancelled and awaited on exit."""
+    if interval_s is None:
+        yield
+        return
+    task = asyncio.create_task(cleanup_periodically(engine, interval_s, batch_size=batch_size),
+                               name="assetbus-state-cleanup")
+    try:
+        yield
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task

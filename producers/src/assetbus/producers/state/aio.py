@@ -59,6 +59,11 @@ class AsyncTaskState(_AsyncKeys):
         """Delete every key of this task instance; with `all_map_indices=True`, of every map index of the task."""
         return read_cleared(await self._client.send(self._target.clear_call(all_map_indices)))
 
+    async def succeeded(self) -> int:
+        """Tell the API this task instance succeeded: with the server's clear_on_success on, its state is
+        cleared (Airflow 3.3's `[state_store] clear_on_success`). Returns how many keys went (0 if off)."""
+        return read_cleared(await self._client.send(self._target.success_call()))
+
 
 class AsyncAssetState(_AsyncKeys):
     """The state of one asset; open to tasks registered with it as inlet or outlet."""

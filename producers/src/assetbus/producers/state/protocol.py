@@ -122,6 +122,10 @@ class Target:
         assert self.asset_name is not None
         return Call("DELETE", f"{STORE}/asset/by-name/clear", {"name": self.asset_name})
 
+    def success_call(self) -> Call:
+        assert self.ti_id is not None
+        return Call("POST", f"{STORE}/ti/{self.ti_id}/on-success")
+
     def set_body(self, value: Any, expires_at: datetime | None = None) -> dict[str, Any]:
         """The body of a PUT: the JSON `value`, and for task state an optional time-zone-aware expiry."""
         if value is None:

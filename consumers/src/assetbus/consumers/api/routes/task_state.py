@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Annotated
 from uuid import UUID
 
-from fastapi import APIRouter, Depends, Path, Query, Response
+from fastapi import APIRouter, Depends, Path, Query, Request, Response
 
 from assetbus.consumers.api.database import Db
 from assetbus.consumers.api.errors import responses
@@ -76,6 +76,17 @@ async def clear(task_instance_id: TiId, caller: CurrentCaller, db: Db, all_map_i
     return no_content(deleted=deleted)
 
 
+async def on_success(task_instance_id: TiId, caller: CurrentCaller, db: Db, request: Request) -> Response:
+    """Airflow's `clear_on_success` hook: the task instance succeeded. With `ASSETBUS_API_STATE_CLEAR_ON_SUCCESS`
+    its state is cleared (its own map index only, as Airflow does); otherwise nothing happens."""
+    ti = caller.task_instance(task_instance_id)
+    if not request.app.state.config.state_clear_on_success:
+        return no_content(deleted=0)
+    async with db.transaction() as conn:
+        deleted = await clear_task_state(conn, ti)
+    return no_content(deleted=deleted)
+
+
 def _add_routes(prefix: str, *, deprecated: bool) -> None:
     item = prefix + "/{task_instance_id}/{key:path}"
     alias = " (deprecated alias of `/execution/store/ti/…`)" if deprecated else ""
@@ -94,5 +105,9 @@ def _add_routes(prefix: str, *, deprecated: bool) -> None:
                          "task)" + alias)
 
 
+router.add_api_route(STORE_PREFIX + "/{task_instance_id}/on-success", on_success, methods=["POST"], status_code=204,
+                     response_class=Response, responses=responses(403, store=True),
+                     summary="The task instance succeeded: clear its state if clear_on_success is on "
+                     "(an assetbus extension; `Assetbus-Deleted` says how many keys went)")
 _add_routes(STORE_PREFIX, deprecated=False)
 _add_routes(ALIAS_PREFIX, deprecated=True)
