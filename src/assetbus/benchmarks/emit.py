@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from assetbus.benchmarks.scratch import create_database, drop_database
+from assetbus.benchmarks.stats import percentile
 from assetbus.consumers.storage import create_engine, register_asset
 from assetbus.producers import AsyncEmitter, task_token
 from assetbus.producers.wire import command_encoder, prepare
@@ -97,19 +98,13 @@ class LatencyRun:
     def offered_rate(self) -> float:
         return self.offered / self.seconds
 
-    def percentile(self, p: float) -> float:
-        ordered = sorted(self.latencies_ms)
-        if not ordered:
-            return float("nan")
-        return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
-
     @property
     def p50_ms(self) -> float:
-        return self.percentile(50)
+        return percentile(self.latencies_ms, 50)
 
     @property
     def p99_ms(self) -> float:
-        return self.percentile(99)
+        return percentile(self.latencies_ms, 99)
 
     @property
     def max_ms(self) -> float:
