@@ -57,8 +57,11 @@ def serve(build_app: Callable[[int], ASGIApp], config: ApiConfig, log_level: str
 
 def _supervise(children: list[int]) -> int:
     running = set(children)
+    stopping = False
 
     def forward(signum: int, frame: FrameType | None) -> None:
+        nonlocal stopping
+        stopping = True
         for pid in running:
             try:
                 os.kill(pid, signum)
@@ -72,6 +75,8 @@ def _supervise(children: list[int]) -> int:
         pid, status = os.wait()
         running.discard(pid)
         exited = os.waitstatus_to_exitcode(status)
+        if stopping and exited in (-signal.SIGTERM, -signal.SIGINT):
+            exited = 0  # uvicorn re-raises the signal it stopped on once it has shut down
         if exited != 0 and code == 0:
             code = exited if exited > 0 else 1
             forward(signal.SIGTERM, None)  # one worker gone: stop the rest, let the supervisor restart the service
