@@ -230,8 +230,9 @@ async def run_api_benchmark(s: Settings, options: ApiBenchOptions) -> ApiBenchRe
         puts, gets, emits, _ = _requests(stack.secret, c)
         put_ok = [200, 204]
         await _load(LoadSpec("127.0.0.1", stack.port, c, len(puts), puts, put_ok))  # warm-up: every key exists
-        phases.append(await _phase(stack, options, "put1", "task state PUT, 1 client", 1, n, puts, put_ok))
-        phases.append(await _phase(stack, options, "get1", "task state GET, 1 client", 1, n, gets, [200]))
+        one = max(1, n // 4)  # one client is about latency: fewer requests
+        phases.append(await _phase(stack, options, "put1", "task state PUT, 1 client", 1, one, puts, put_ok))
+        phases.append(await _phase(stack, options, "get1", "task state GET, 1 client", 1, one, gets, [200]))
         phases.append(await _phase(stack, options, "put", f"task state PUT, {c} clients", c, n, puts, put_ok))
         phases.append(await _phase(stack, options, "get", f"task state GET, {c} clients", c, n, gets, [200]))
         # Each emit is a new dedupe key: the phases take consecutive slices of the emits.
