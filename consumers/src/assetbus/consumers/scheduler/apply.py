@@ -22,7 +22,7 @@ from assetbus.consumers.scheduler.decode import IncomingEvent
 from assetbus.consumers.scheduler.payload import events_json, from_stored
 from assetbus.consumers.scheduler.planner import PendingEntry, QueueEntry, RunPlan, Skip, TargetKey, plan_runs
 from assetbus.consumers.scheduler.registry import DagRegistry
-from assetbus.consumers.storage.fanout import lock_and_confirm, read_targets, write_fanout
+from assetbus.consumers.storage.fanout import TargetState, lock_and_confirm, read_targets, write_fanout
 from assetbus.consumers.storage.queue import NewQueueEntry, NewSkip, QueueRow, insert_skips, lock_targets
 from assetbus.consumers.storage.runs import NewRun, RunRow, created_run
 
@@ -76,7 +76,7 @@ async def queue_and_plan(conn: AsyncConnection, dags: Mapping[str, ConsumerDag],
     for entry in fresh:
         target = entry.target
         if target not in queued:
-            queued[target] = [pending(row) for row in state.pending[target]]
+            queued[target] = [pending(row) for row in state.pending_of(target)]
         queued[target].append(PendingEntry(None, entry))
     plans: list[RunPlan] = []
     for target in sorted(queued, key=lambda t: _arrival(queued[t])):
@@ -89,7 +89,7 @@ async def queue_and_plan(conn: AsyncConnection, dags: Mapping[str, ConsumerDag],
             outcome.waiting[target] = [p for p in queued[target] if id(p) not in consumed]
         else:
             outcome.waiting[target] = queued[target]
-    runs, run_of = _new_runs(plans, state.generations, origin)
+    runs, run_of = _new_runs(plans, state, origin)
     written = await write_fanout(
         conn, runs, [_new_entry(e, run_of.get((e.dag_id, e.event.event_id))) for e in fresh],
         [(p.row_id, run.run_id) for plan, run in zip(plans, runs, strict=True) for p in plan.entries
@@ -136,14 +136,15 @@ async def apply_events(conn: AsyncConnection, registry: DagRegistry, incoming: S
     return result
 
 
-def _new_runs(plans: Sequence[RunPlan], generations: dict[TargetKey, int],
+def _new_runs(plans: Sequence[RunPlan], state: TargetState,
               origin: str) -> tuple[list[NewRun], dict[tuple[str, int], str]]:
     """Runs for plans (generations continue per target). Also: (dag, event id) → run id."""
     runs: list[NewRun] = []
     run_of: dict[tuple[str, int], str] = {}
+    generations = state.generations
     for plan in plans:
         target = (plan.dag_id, plan.target_key)
-        generation = generations[target] = generations[target] + 1
+        generation = generations[target] = state.generation_of(target) + 1
         run_id = str(uuid.uuid4())
         events = plan.events
         runs.append(NewRun(run_id, plan.dag_id, plan.target_key, plan.target_date, generation,

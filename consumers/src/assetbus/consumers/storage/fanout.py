@@ -52,9 +52,16 @@ class TargetState:
     known: set[tuple[str, int]] = field(default_factory=set)
     """(dag, event id) pairs queued before (pending or consumed): redeliveries."""
     pending: dict[Target, list[QueueRow]] = field(default_factory=dict)
-    """The pending entries of each target, in arrival order."""
+    """The pending entries of the targets that have some, in arrival order (`pending_of`)."""
     generations: dict[Target, int] = field(default_factory=dict)
-    """The latest run generation of each target (0: no run yet)."""
+    """The latest run generation of the targets that have runs (`generation_of`)."""
+
+    def pending_of(self, target: Target) -> list[QueueRow]:
+        return self.pending.get(target, [])
+
+    def generation_of(self, target: Target) -> int:
+        """0 when the target has no run yet."""
+        return self.generations.get(target, 0)
 
 
 _READ = text("""
@@ -82,8 +89,7 @@ async def read_targets(conn: AsyncConnection, pairs: Sequence[tuple[str, int]], 
                        ) -> TargetState:
     """Redeliveries among `pairs`, and the pending entries and latest generations of `targets`."""
     wanted = sorted({(dag, stored_key(key)) for dag, key in targets})
-    state = TargetState(pending={(dag, loaded_key(key)): [] for dag, key in wanted},
-                        generations={(dag, loaded_key(key)): 0 for dag, key in wanted})
+    state = TargetState()
     if not pairs and not wanted:
         return state
     row = (await conn.execute(_READ, {
@@ -95,7 +101,7 @@ async def read_targets(conn: AsyncConnection, pairs: Sequence[tuple[str, int]], 
         for row_id, dag, event_id, asset, key, when, slot, payload in zip(
                 row.ids, row.dags, row.events, row.assets, row.keys, row.dates, row.slots, row.payloads, strict=True):
             queued = QueueRow(row_id, dag, event_id, asset, loaded_key(key), when, slot, payload, None)
-            state.pending[(queued.dag_id, queued.target_key)].append(queued)
+            state.pending.setdefault((queued.dag_id, queued.target_key), []).append(queued)
     if row.gen_dags:
         for dag, key, generation in zip(row.gen_dags, row.gen_keys, row.gens, strict=True):
             state.generations[(dag, loaded_key(key))] = generation
