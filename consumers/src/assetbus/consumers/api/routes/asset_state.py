@@ -76,7 +76,7 @@ class _Asset:
 
 
 async def _get(asset: _Asset, key: str, caller: Caller, db: Db, response: Response) -> StoreValueOut:
-    async with db.transaction() as conn:
+    async with db.statement() as conn:
         registered, entry = await get_registered_asset_state(conn, asset.query(caller), key)
     if not registered:
         raise asset.not_registered(caller)
@@ -91,7 +91,7 @@ async def _put(asset: _Asset, key: str, body: AssetStoreValueIn, caller: Caller,
     caller.task()
     when = parse_precondition(if_match, if_none_match)
     check_value(body.value)
-    async with db.transaction() as conn:
+    async with db.statement() as conn:
         entry = await set_registered_asset_state(conn, asset.query(caller), key, body.value, when)
         if entry is None:  # not registered (403), or the precondition failed (412): tell which
             raise StateConflict(key, await get_asset_state(conn, await asset.id_for(conn, caller), key))

@@ -3,8 +3,9 @@
 A task token touches only its own `task_instance_id` (derived from its claims); single-key operations
 never cross mapped siblings; clearing every map index of the task is an explicit opt-in. PUT, DELETE
 (of an absent key too) and clear answer 204. Compare-and-set (`If-Match`/`If-None-Match`, the version
-as `ETag`) is an assetbus extension. The seed's `/execution/state/ti/…` paths are deprecated aliases
-of the same handlers.
+as `ETag`) is an assetbus extension. Each request is one SQL statement that commits by itself
+(`db.statement()`; a failed compare-and-set reads the current version in a second one). The seed's
+`/execution/state/ti/…` paths are deprecated aliases of the same handlers.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ AllMapIndices = Annotated[bool, Query(description="true: clear every map index o
 async def get_value(task_instance_id: TiId, key: PathKey, caller: CurrentCaller, db: Db,
                     response: Response) -> StoreValueOut:
     ti = caller.task_instance(task_instance_id)
-    async with db.transaction() as conn:
+    async with db.statement() as conn:
         entry = await get_task_state(conn, ti, key)
     if entry is None:
         raise key_not_found(f"Task state store key {key!r} not found")
@@ -54,7 +55,7 @@ async def put_value(task_instance_id: TiId, key: PathKey, body: TaskStoreValueIn
     ti = caller.task_instance(task_instance_id)
     when = parse_precondition(if_match, if_none_match)
     check_value(body.value)
-    async with db.transaction() as conn:
+    async with db.statement() as conn:
         entry = await set_task_state(conn, ti, key, body.value, when, expires_at=body.expires_at)
     return no_content(version=entry.version)
 
@@ -63,7 +64,7 @@ async def delete_value(task_instance_id: TiId, key: PathKey, caller: CurrentCall
                        if_match: IfMatch = None) -> Response:
     ti = caller.task_instance(task_instance_id)
     when = parse_precondition(if_match)
-    async with db.transaction() as conn:
+    async with db.statement() as conn:
         deleted = await delete_task_state(conn, ti, key, when)
     return no_content(deleted=int(deleted))
 
@@ -71,7 +72,7 @@ async def delete_value(task_instance_id: TiId, key: PathKey, caller: CurrentCall
 async def clear(task_instance_id: TiId, caller: CurrentCaller, db: Db, all_map_indices: AllMapIndices = False,
                 ) -> Response:
     ti = caller.task_instance(task_instance_id)
-    async with db.transaction() as conn:
+    async with db.statement() as conn:
         deleted = await clear_task_state(conn, ti, all_map_indices=all_map_indices)
     return no_content(deleted=deleted)
 
@@ -82,7 +83,7 @@ async def on_success(task_instance_id: TiId, caller: CurrentCaller, db: Db, requ
     ti = caller.task_instance(task_instance_id)
     if not request.app.state.config.state_clear_on_success:
         return no_content(deleted=0)
-    async with db.transaction() as conn:
+    async with db.statement() as conn:
         deleted = await clear_task_state(conn, ti)
     return no_content(deleted=deleted)
 
