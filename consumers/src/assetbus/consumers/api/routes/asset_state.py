@@ -27,7 +27,7 @@ from assetbus.consumers.api.routes.common import (
     check_value,
     key_not_found,
     no_content,
-    version_headers,
+    value_response,
 )
 from assetbus.consumers.api.security import Caller, CurrentCaller
 from assetbus.consumers.api.versioning import version_header
@@ -75,15 +75,14 @@ class _Asset:
         return int(found)
 
 
-async def _get(asset: _Asset, key: str, caller: Caller, db: Db, response: Response) -> StoreValueOut:
+async def _get(asset: _Asset, key: str, caller: Caller, db: Db) -> Response:
     async with db.statement() as conn:
         registered, entry = await get_registered_asset_state(conn, asset.query(caller), key)
     if not registered:
         raise asset.not_registered(caller)
     if entry is None:
         raise key_not_found(f"Asset state store key {key!r} not found")
-    version_headers(response, entry.version)
-    return StoreValueOut(value=entry.value)
+    return value_response(entry.value, entry.version)
 
 
 async def _put(asset: _Asset, key: str, body: AssetStoreValueIn, caller: Caller, db: Db,
@@ -124,9 +123,8 @@ def _add_routes(prefix: str, locate: Callable[..., _Asset], by: str, *, deprecat
     """The four routes of an asset's state store under `prefix`, the asset named as `locate` reads it."""
     located = Depends(locate)
 
-    async def get_value(*, asset: _Asset = located, key: QueryKey, caller: CurrentCaller, db: Db,
-                        response: Response) -> StoreValueOut:
-        return await _get(asset, key, caller, db, response)
+    async def get_value(*, asset: _Asset = located, key: QueryKey, caller: CurrentCaller, db: Db) -> Response:
+        return await _get(asset, key, caller, db)
 
     async def put_value(*, asset: _Asset = located, key: QueryKey, body: AssetStoreValueIn, caller: CurrentCaller,
                         db: Db, if_match: IfMatch = None, if_none_match: IfNoneMatch = None) -> Response:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import Path, Query, Response
+from fastapi.responses import JSONResponse
 
 from assetbus.consumers.api.errors import ApiError, ApiErrorCode, etag
 from assetbus.consumers.api.models import KEY_PATTERN, NAME_PATTERN, value_problem
@@ -38,6 +39,14 @@ def key_not_found(message: str) -> ApiError:
 def version_headers(response: Response, version: int) -> None:
     """The stored value's version as its ETag (compare-and-set, an assetbus extension)."""
     response.headers["ETag"] = etag(version)
+
+
+def value_response(value: Any, version: int) -> JSONResponse:
+    """A GET's `{"value": ...}` with its version as ETag, serialized once (the value was checked when it
+    was written, so it is not validated again on the way out)."""
+    response = JSONResponse({"value": value})
+    version_headers(response, version)
+    return response
 
 
 def no_content(deleted: int | None = None, version: int | None = None) -> Response:

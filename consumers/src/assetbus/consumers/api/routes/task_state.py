@@ -19,7 +19,7 @@ from assetbus.consumers.api.database import Db
 from assetbus.consumers.api.errors import responses
 from assetbus.consumers.api.models import StoreValueOut, TaskStoreValueIn
 from assetbus.consumers.api.preconditions import IfMatch, IfNoneMatch, parse_precondition
-from assetbus.consumers.api.routes.common import PathKey, check_value, key_not_found, no_content, version_headers
+from assetbus.consumers.api.routes.common import PathKey, check_value, key_not_found, no_content, value_response
 from assetbus.consumers.api.security import CurrentCaller
 from assetbus.consumers.api.versioning import version_header
 from assetbus.consumers.storage.state import (
@@ -39,15 +39,13 @@ AllMapIndices = Annotated[bool, Query(description="true: clear every map index o
                                       "(default): only the caller's own map index.")]
 
 
-async def get_value(task_instance_id: TiId, key: PathKey, caller: CurrentCaller, db: Db,
-                    response: Response) -> StoreValueOut:
+async def get_value(task_instance_id: TiId, key: PathKey, caller: CurrentCaller, db: Db) -> Response:
     ti = caller.task_instance(task_instance_id)
     async with db.statement() as conn:
         entry = await get_task_state(conn, ti, key)
     if entry is None:
         raise key_not_found(f"Task state store key {key!r} not found")
-    version_headers(response, entry.version)
-    return StoreValueOut(value=entry.value)
+    return value_response(entry.value, entry.version)
 
 
 async def put_value(task_instance_id: TiId, key: PathKey, body: TaskStoreValueIn, caller: CurrentCaller, db: Db,
