@@ -112,11 +112,11 @@ async def measure(s: Settings, n: int, concurrency: int, emits: int) -> Table:
     async with _fresh_stack(s) as (url, secret), httpx.AsyncClient(
             base_url=url, limits=httpx.Limits(max_connections=concurrency * 2), timeout=30) as client:
         tokens = [task_token(secret, "bench", "run-1", "load", map_index=i) for i in range(concurrency)]
-        paths = [f"/execution/state/ti/{task_instance_id('bench', 'run-1', 'load', i)}" for i in range(concurrency)]
+        paths = [f"/execution/store/ti/{task_instance_id('bench', 'run-1', 'load', i)}" for i in range(concurrency)]
 
         async def put(i: int) -> None:
             w = i % concurrency
-            r = await client.put(f"{paths[w]}/k{i % 50}", json={"value": f'{{"batch": {i}}}'},
+            r = await client.put(f"{paths[w]}/k{i % 50}", json={"value": {"batch": i}},
                                  headers={"Authorization": f"Bearer {tokens[w]}"})
             r.raise_for_status()
 

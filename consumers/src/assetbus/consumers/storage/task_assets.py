@@ -69,11 +69,16 @@ async def list_task_assets(conn: AsyncConnection, dag_id: str | None = None) -> 
     return [TaskAssetRow(*row) for row in await conn.execute(query)]
 
 
-async def registered_asset_id(conn: AsyncConnection, dag_id: str, task_id: str, asset_name: str) -> int | None:
-    """The asset's id if the task is registered with it (either role) and it is active; else None."""
+async def registered_asset_id(conn: AsyncConnection, dag_id: str, task_id: str, asset_name: str | None = None,
+                              *, uri: str | None = None) -> int | None:
+    """The id of the asset named `asset_name` (or with URI `uri`) if the task is registered with it
+    (either role) and it is active; else None."""
+    if (asset_name is None) == (uri is None):
+        raise ValueError("pass an asset name or a URI")
+    which = assets.c.name == asset_name if asset_name is not None else assets.c.uri == uri
     query = (select(assets.c.id)
              .join(task_assets, task_assets.c.asset_id == assets.c.id)
-             .where(assets.c.name == asset_name, assets.c.active.is_(True),
+             .where(which, assets.c.active.is_(True),
                     task_assets.c.dag_id == dag_id, task_assets.c.task_id == task_id)
              .limit(1))
     found = (await conn.execute(query)).scalar_one_or_none()
