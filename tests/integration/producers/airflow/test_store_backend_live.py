@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -15,6 +16,7 @@ from fastapi import HTTPException
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from assetbus.consumers.storage import register_asset
+from assetbus.consumers.storage.state import TaskKey, delete_expired_task_state, get_task_state
 from assetbus.consumers.storage.task_assets import attach_task_asset
 from assetbus.producers import task_token
 from assetbus.producers.airflow.store_assets import AssetAccess, AssetScopeLike
@@ -57,11 +59,11 @@ async def test_task_values_round_trip_verbatim_and_are_the_task_instances_own(
 
     assert await asyncio.to_thread(airflow_side) == (None, value)
 
-    def task_side() -> str | None:  # the task itself, with its own assetbus token, sees the same value
+    def task_side() -> Any:  # the task itself, with its own assetbus token, sees the JSON Airflow encoded
         with StateClient(api_url, task_token(token_secret, "ingest", "run-1", "load", try_number=2)) as client:
             return client.task_state.get("checkpoint")
 
-    assert await asyncio.to_thread(task_side) == value
+    assert await asyncio.to_thread(task_side) == {"batch": 41, "files": ["a", "b"]}
     await asyncio.to_thread(backend.delete, scope, "checkpoint")
     await asyncio.to_thread(backend.delete, scope, "checkpoint")  # absent: a no-op, as Airflow wants
     assert await asyncio.to_thread(backend.get, scope, "checkpoint") is None
@@ -85,16 +87,46 @@ async def test_asset_state_by_airflow_asset_id_sync_and_async(backend: AssetbusS
     assert await backend.aget(scope, "watermark") == '"2026-10-01"'
     assert await backend.aget(AssetScope(name="orders"), "watermark") == '"2026-10-01"'
 
-    def registered_task() -> str | None:
+    def registered_task() -> Any:
         with StateClient(api_url, task_token(token_secret, "ingest", "other-run", "load")) as client:
             return client.asset("orders").state.get("watermark")
 
-    assert await asyncio.to_thread(registered_task) == '"2026-10-01"'
+    assert await asyncio.to_thread(registered_task) == "2026-10-01"
     await backend.adelete(scope, "watermark")
     assert await asyncio.to_thread(backend.get, scope, "watermark") is None
     await backend.aset(scope, "a", "1")
     await asyncio.to_thread(backend.clear, scope)
     assert await backend.aget(scope, "a") is None
+
+
+async def test_expires_at_reaches_assetbus_and_its_retention_cleanup_deletes_the_key(
+        backend: AssetbusStoreBackend, engine: AsyncEngine) -> None:
+    scope = TaskScope("ingest", "run-1", "load")
+    past = datetime.now(UTC) - timedelta(minutes=1)
+    later = datetime.now(UTC) + timedelta(days=30)
+    await backend.aset(scope, "expired", '"old"', expires_at=past)
+    await asyncio.to_thread(lambda: backend.set(scope, "kept", '"new"', expires_at=later))
+    await backend.aset(scope, "forever", "1")
+    ti = TaskKey("ingest", "run-1", "load", -1)
+    async with engine.begin() as conn:
+        stored = {key: await get_task_state(conn, ti, key) for key in ("expired", "kept", "forever")}
+    assert stored["expired"] is not None and stored["expired"].expires_at == past
+    assert stored["kept"] is not None and stored["kept"].expires_at == later
+    assert stored["forever"] is not None and stored["forever"].expires_at is None
+    backend.cleanup()  # a no-op: the assetbus API runs the retention cleanup itself
+    assert await backend.aget(scope, "expired") == '"old"'  # as in Airflow: readable until the cleanup
+    async with engine.begin() as conn:
+        assert await delete_expired_task_state(conn) == 1  # what the API's periodic cleanup runs
+    assert [await backend.aget(scope, k) for k in ("expired", "kept", "forever")] == [None, '"new"', "1"]
+
+
+async def test_a_value_that_is_not_json_or_too_large_is_a_422(backend: AssetbusStoreBackend) -> None:
+    with pytest.raises(HTTPException) as raised:
+        await backend.aset(TaskScope("ingest", "run-1", "load"), "k", "not json")
+    assert raised.value.status_code == 422 and raised.value.detail["reason"] == "invalid_value"
+    with pytest.raises(HTTPException) as raised:  # Airflow only warns; assetbus refuses
+        await backend.aset(TaskScope("ingest", "run-1", "load"), "k", json.dumps("x" * 70_000))
+    assert raised.value.status_code == 422 and raised.value.detail["reason"] == "value_too_large"
 
 
 async def test_an_asset_no_task_declares_is_a_403_in_airflows_error_shape(backend: AssetbusStoreBackend) -> None:

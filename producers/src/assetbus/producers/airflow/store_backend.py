@@ -7,9 +7,11 @@ Airflow's API server calls the backend for every task and asset state request of
 (`TaskScope(dag_id, run_id, task_id, map_index)`, `AssetScope(asset_id)`). The backend keeps the value in
 assetbus, over assetbus's execution API (`ASSETBUS_API_URL`), with a short-lived `ti:self` token it mints
 per task instance (`store_tokens`). Asset scopes are resolved to the asset's name, and to a task that
-declares it, from Airflow's metadata DB (`store_assets`). Values are Airflow's JSON strings, returned
-verbatim. An assetbus refusal reaches the task as the same status with Airflow's error shape
-(`{"detail": {"reason", "message"}}`), not as a 500.
+declares it, from Airflow's metadata DB (`store_assets`). Airflow's values are JSON strings: assetbus
+stores the JSON they encode (so its API, CLI and UI show it) and the backend gives Airflow back the
+same string (`json.dumps` of what `json.dumps` wrote). Task state keeps Airflow's `expires_at`; the
+assetbus API's retention cleanup deletes expired keys. An assetbus refusal reaches the task as the same
+status with Airflow's error shape (`{"detail": {"reason", "message"}}`), not as a 500.
 
 Importable without Airflow (for tests): the base class and the scopes are then stand-ins.
 """
@@ -17,6 +19,7 @@ Importable without Airflow (for tests): the base class and the scopes are then s
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 from dataclasses import dataclass
 from datetime import datetime
@@ -27,7 +30,14 @@ import httpx
 from assetbus.producers.airflow.credentials import DEFAULT_API_URL, ENV_API_URL
 from assetbus.producers.airflow.store_assets import AssetAccess, AssetLookup, AssetScopeLike, airflow_asset_lookup
 from assetbus.producers.airflow.store_tokens import DEFAULT_TTL_S, StateTokens, TaskIdentity, signing_key_from_env
-from assetbus.producers.state import AsyncStateClient, StateClient, StateError, StateForbidden
+from assetbus.producers.state import (
+    AsyncStateClient,
+    InvalidStateRequest,
+    StateClient,
+    StateError,
+    StateForbidden,
+    StateValue,
+)
 from assetbus.producers.tokens import TokenKey
 
 if TYPE_CHECKING:
@@ -67,6 +77,20 @@ def _is_task(scope: object) -> bool:
 
 def _identity(scope: Any) -> TaskIdentity:
     return scope.dag_id, scope.run_id, scope.task_id, int(scope.map_index)
+
+
+def _decoded(value: str) -> Any:
+    """The JSON Airflow encoded (it always passes `json.dumps(...)`)."""
+    try:
+        return json.loads(value)
+    except (TypeError, ValueError) as error:
+        raise _refused(InvalidStateRequest(f"the value is not a JSON document: {error}", status=422,
+                                           code="invalid_value")) from error
+
+
+def _encoded(entry: StateValue | None) -> str | None:
+    """What Airflow's `get` returns: the JSON document, or None for an absent key."""
+    return None if entry is None else json.dumps(entry.value)
 
 
 def _refused(error: StateError) -> Exception:
@@ -129,11 +153,11 @@ class AssetbusStoreBackend(BaseStoreBackend):
     def get(self, scope: Any, key: str, *, session: Any | None = None) -> str | None:
         try:
             if _is_task(scope):
-                return self._client(_identity(scope)).task_state.get(key)
+                return _encoded(self._client(_identity(scope)).task_state.get_entry(key))
             access = self._asset_access(scope, session)
             if access is None:
                 return None
-            return self._client(self._acting_as(access)).asset(access.name).state.get(key)
+            return _encoded(self._client(self._acting_as(access)).asset(access.name).state.get_entry(key))
         except StateError as error:
             raise _refused(error) from error
 
@@ -141,10 +165,10 @@ class AssetbusStoreBackend(BaseStoreBackend):
             session: Any | None = None) -> None:
         try:
             if _is_task(scope):
-                self._client(_identity(scope)).task_state.set(key, value)
+                self._client(_identity(scope)).task_state.set(key, _decoded(value), expires_at=expires_at)
                 return
             access = self._require(scope, self._asset_access(scope, session))
-            self._client(self._acting_as(access)).asset(access.name).state.set(key, value)
+            self._client(self._acting_as(access)).asset(access.name).state.set(key, _decoded(value))
         except StateError as error:
             raise _refused(error) from error
 
@@ -174,12 +198,12 @@ class AssetbusStoreBackend(BaseStoreBackend):
         try:
             if _is_task(scope):
                 async with self._aclient(_identity(scope)) as client:
-                    return await client.task_state.get(key)
+                    return _encoded(await client.task_state.get_entry(key))
             access = await self._aasset_access(scope, session)
             if access is None:
                 return None
             async with self._aclient(self._acting_as(access)) as client:
-                return await client.asset(access.name).state.get(key)
+                return _encoded(await client.asset(access.name).state.get_entry(key))
         except StateError as error:
             raise _refused(error) from error
 
@@ -188,11 +212,11 @@ class AssetbusStoreBackend(BaseStoreBackend):
         try:
             if _is_task(scope):
                 async with self._aclient(_identity(scope)) as client:
-                    await client.task_state.set(key, value)
+                    await client.task_state.set(key, _decoded(value), expires_at=expires_at)
                 return
             access = self._require(scope, await self._aasset_access(scope, session))
             async with self._aclient(self._acting_as(access)) as client:
-                await client.asset(access.name).state.set(key, value)
+                await client.asset(access.name).state.set(key, _decoded(value))
         except StateError as error:
             raise _refused(error) from error
 
@@ -223,8 +247,9 @@ class AssetbusStoreBackend(BaseStoreBackend):
             raise _refused(error) from error
 
     def cleanup(self) -> None:
-        """Nothing to do here: assetbus keeps its own retention (and Airflow 3.3.2's `airflow state-store
-        clean` skips custom backends anyway)."""
+        """Nothing to do here: the assetbus API deletes expired task state itself, periodically
+        (`ASSETBUS_API_STATE_CLEANUP_INTERVAL_S`), as does `assetbus state cleanup`; Airflow 3.3.2's
+        `airflow state-store clean` skips custom backends anyway."""
 
     @staticmethod
     def _require(scope: object, access: AssetAccess | None) -> AssetAccess:
