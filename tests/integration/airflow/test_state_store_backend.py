@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import json
 import uuid
+from datetime import UTC, datetime, timedelta
 
 import pytest
+from sqlalchemy.ext.asyncio import AsyncEngine
 
+from assetbus.consumers.storage.state import TaskKey, get_task_state
 from assetbus.infra.airflow_stack import AirflowStack
 from assetbus.producers import task_token
 from assetbus.producers.state import StateClient
@@ -44,3 +47,12 @@ def test_the_checkpoint_is_kept_in_assetbus(resumed_run: str, airflow_stack: Air
     assert json.loads(printed) == CHECKPOINT
     assert airflow_stack.cli("state", "get", "watermark", "--asset", "airflow_demo.checkpoints").strip() \
         == json.dumps("batch-41")
+
+
+async def test_airflows_default_retention_reaches_assetbus_as_expires_at(resumed_run: str,
+                                                                         stack_engine: AsyncEngine) -> None:
+    async with stack_engine.connect() as conn:
+        entry = await get_task_state(conn, TaskKey(DAG, resumed_run, TASK, -1), "checkpoint")
+    assert entry is not None and entry.expires_at is not None
+    # [state_store] default_retention_days is 30: the worker set expires_at = now + 30 days
+    assert abs(entry.expires_at - (datetime.now(UTC) + timedelta(days=30))) < timedelta(hours=1)
