@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import httpx
 import pytest
+from fastapi import FastAPI
+from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from assetbus.consumers.storage import register_asset
@@ -191,3 +193,34 @@ async def test_the_deprecated_state_paths_are_aliases_of_the_by_name_routes(api_
     cleared = await api_client.delete("/execution/state/asset/clear", params={"name": "orders"}, headers=load)
     assert put.status_code == 204 and got.json() == {"value": [1, 2]}
     assert cleared.status_code == 204 and cleared.headers["assetbus-deleted"] == "1"
+
+
+@pytest.mark.usefixtures("registered")
+async def test_asset_create_only_writes_once(api_client: httpx.AsyncClient, token_secret: str) -> None:
+    params, load = {"name": "orders", "key": "w"}, {**auth(token_secret, "load"), "If-None-Match": "*"}
+    first = await api_client.put(VALUE_URL, params=params, json={"value": 1}, headers=load)
+    second = await api_client.put(VALUE_URL, params=params, json={"value": 2}, headers=load)
+    assert (first.status_code, second.status_code) == (204, 412)
+    assert second.json()["detail"]["current_version"] == 1
+
+
+@pytest.mark.usefixtures("registered")
+async def test_a_get_or_a_put_is_one_sql_statement_registration_check_included(
+        api_app: FastAPI, api_client: httpx.AsyncClient, token_secret: str) -> None:
+    statements: list[str] = []
+
+    def count(conn: object, cursor: object, statement: str, *args: object) -> None:
+        if not statement.lstrip().upper().startswith(("BEGIN", "COMMIT", "ROLLBACK", "SELECT PG_", "SHOW")):
+            statements.append(statement)
+
+    engine = api_app.state.database.engine.sync_engine
+    params, load = {"name": "orders", "key": "w"}, auth(token_secret, "load")
+    event.listen(engine, "before_cursor_execute", count)
+    try:
+        put = await api_client.put(VALUE_URL, params=params, json={"value": 1}, headers=load)
+        put_statements = len(statements)
+        got = await api_client.get(VALUE_URL, params=params, headers=load)
+    finally:
+        event.remove(engine, "before_cursor_execute", count)
+    assert put.status_code == 204 and got.status_code == 200
+    assert (put_statements, len(statements)) == (1, 2), statements

@@ -8,6 +8,8 @@ from typing import Any
 
 import httpx
 import pytest
+from fastapi import FastAPI
+from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from assetbus.consumers.api import VALUE_MAX_BYTES
@@ -248,3 +250,24 @@ async def test_the_deprecated_state_paths_are_aliases_of_the_store_routes(api_cl
     assert missing.status_code == 404 and reason(missing) == "not_found"
     assert cleared.status_code == 204 and cleared.headers["assetbus-deleted"] == "1"
 
+
+
+async def test_each_task_state_request_is_one_sql_statement(api_app: FastAPI, api_client: httpx.AsyncClient,
+                                                            token_secret: str) -> None:
+    statements: list[str] = []
+
+    def count(conn: object, cursor: object, statement: str, *args: object) -> None:
+        statements.append(statement)
+
+    engine = api_app.state.database.engine.sync_engine
+    event.listen(engine, "before_cursor_execute", count)
+    try:
+        calls = [await api_client.put(ti_url(), json={"value": 1}, headers=auth(token_secret)),
+                 await api_client.put(ti_url(), json={"value": 2}, headers={**auth(token_secret), "If-Match": '"1"'}),
+                 await api_client.get(ti_url(), headers=auth(token_secret)),
+                 await api_client.delete(ti_url(), headers=auth(token_secret)),
+                 await api_client.delete(ti_url(key=None), headers=auth(token_secret))]
+    finally:
+        event.remove(engine, "before_cursor_execute", count)
+    assert [c.status_code for c in calls] == [204, 204, 200, 204, 204]
+    assert len(statements) == len(calls), statements

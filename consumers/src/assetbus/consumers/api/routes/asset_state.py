@@ -10,8 +10,10 @@ aliases of the by-name handlers.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from fastapi import APIRouter, Depends, Response
+from sqlalchemy import Select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from assetbus.consumers.api.database import Db
@@ -29,8 +31,15 @@ from assetbus.consumers.api.routes.common import (
 )
 from assetbus.consumers.api.security import Caller, CurrentCaller
 from assetbus.consumers.api.versioning import version_header
-from assetbus.consumers.storage.state import clear_asset_state, delete_asset_state, get_asset_state, set_asset_state
-from assetbus.consumers.storage.task_assets import registered_asset_id
+from assetbus.consumers.storage.state import (
+    StateConflict,
+    clear_asset_state,
+    delete_asset_state,
+    get_asset_state,
+    get_registered_asset_state,
+    set_registered_asset_state,
+)
+from assetbus.consumers.storage.task_assets import registered_asset_query
 
 STORE_PREFIX = "/execution/store/asset"
 ALIAS_PREFIX = "/execution/state/asset"
@@ -47,20 +56,30 @@ class _Asset:
     def __str__(self) -> str:
         return f"name={self.name!r}" if self.name is not None else f"uri={self.uri!r}"
 
+    def query(self, caller: Caller) -> Select[Any]:
+        """The asset's id if the caller's task is registered with it (to embed in a state statement)."""
+        ti = caller.task()
+        return registered_asset_query(ti.dag_id, ti.task_id, self.name, uri=self.uri)
+
+    def not_registered(self, caller: Caller) -> ApiError:
+        ti = caller.task()
+        return ApiError(403, ApiErrorCode.ASSET_NOT_REGISTERED,
+                        f"task {ti.dag_id}.{ti.task_id} is not registered as inlet or outlet of the asset "
+                        f"with {self} (`assetbus assets attach`)")
+
     async def id_for(self, conn: AsyncConnection, caller: Caller) -> int:
         """The asset's id, if the caller's task is registered with it; 403 otherwise."""
-        ti = caller.task()
-        asset_id = await registered_asset_id(conn, ti.dag_id, ti.task_id, self.name, uri=self.uri)
-        if asset_id is None:
-            raise ApiError(403, ApiErrorCode.ASSET_NOT_REGISTERED,
-                           f"task {ti.dag_id}.{ti.task_id} is not registered as inlet or outlet of the asset "
-                           f"with {self} (`assetbus assets attach`)")
-        return asset_id
+        found = (await conn.execute(self.query(caller))).scalar_one_or_none()
+        if found is None:
+            raise self.not_registered(caller)
+        return int(found)
 
 
 async def _get(asset: _Asset, key: str, caller: Caller, db: Db, response: Response) -> StoreValueOut:
     async with db.transaction() as conn:
-        entry = await get_asset_state(conn, await asset.id_for(conn, caller), key)
+        registered, entry = await get_registered_asset_state(conn, asset.query(caller), key)
+    if not registered:
+        raise asset.not_registered(caller)
     if entry is None:
         raise key_not_found(f"Asset state store key {key!r} not found")
     version_headers(response, entry.version)
@@ -73,7 +92,9 @@ async def _put(asset: _Asset, key: str, body: AssetStoreValueIn, caller: Caller,
     when = parse_precondition(if_match, if_none_match)
     check_value(body.value)
     async with db.transaction() as conn:
-        entry = await set_asset_state(conn, await asset.id_for(conn, caller), key, body.value, when)
+        entry = await set_registered_asset_state(conn, asset.query(caller), key, body.value, when)
+        if entry is None:  # not registered (403), or the precondition failed (412): tell which
+            raise StateConflict(key, await get_asset_state(conn, await asset.id_for(conn, caller), key))
     return no_content(version=entry.version)
 
 
