@@ -8,16 +8,19 @@ reaches this package, and a change of signing scheme behind those functions chan
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Literal, Protocol
+
+Publish = list[dict[str, str]] | Literal["*"]
+"""The token's `publish` claim: the assets it may emit to as {"name", "uri"} objects, or "*"."""
 
 
 class TaskMint(Protocol):
     def __call__(self, dag_id: str, run_id: str, task_id: str, *, map_index: int = -1,
-                 try_number: int = 1, ttl_seconds: int = ...) -> str: ...
+                 try_number: int = 1, ttl_seconds: int = ..., publish: Publish = ...) -> str: ...
 
 
 class DagMint(Protocol):
-    def __call__(self, dag_id: str, run_id: str, *, ttl_seconds: int = ...) -> str: ...
+    def __call__(self, dag_id: str, run_id: str, *, ttl_seconds: int = ..., publish: Publish = ...) -> str: ...
 
 
 @dataclass(frozen=True)

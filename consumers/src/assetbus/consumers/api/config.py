@@ -48,5 +48,9 @@ class ApiConfig(VerificationKeys):
                                          "`POST /execution/store/ti/{task_instance_id}/on-success` clears the "
                                          "task instance's state. Off by default, as in Airflow, so that what a "
                                          "task wrote stays visible after it succeeded.")
-    airflow_token_ttl_s: int = Field(default=3600, ge=60, description="Lifetime of the tokens minted for Airflow "
+    airflow_token_ttl_s: int = Field(default=900, ge=60, description="Lifetime of the tokens minted for Airflow "
                                      "attempts (the SDK asks again before they expire).")
+    airflow_publish: Literal["declared", "any"] = Field(
+        default="declared", description="What the tokens minted for Airflow may publish: `declared`, the outlets "
+        "`assetbus airflow sync` registered for the task (for a DAG-run token: the assets any task of the DAG "
+        "declares, inlet or outlet); `any`: every registered asset.")

@@ -21,10 +21,12 @@ from pydantic import BaseModel, Field, model_validator
 from assetbus.consumers.airflow.attempts import AttemptRefused, check_dag_run, check_task_attempt
 from assetbus.consumers.airflow.client import AirflowClient
 from assetbus.consumers.airflow.errors import AirflowError
-from assetbus.consumers.airflow.minting import Minter
+from assetbus.consumers.airflow.minting import Minter, Publish
 from assetbus.consumers.api.config import ApiConfig
+from assetbus.consumers.api.database import Db
 from assetbus.consumers.api.errors import ApiError, ApiErrorCode, responses
 from assetbus.consumers.api.versioning import version_header
+from assetbus.consumers.storage.task_assets import declared_assets
 
 router = APIRouter(prefix="/airflow", tags=["airflow"], dependencies=[Depends(version_header)])
 
@@ -84,18 +86,20 @@ async def config_of(request: Request) -> ApiConfig:
              summary="Mint an emitter token for a running Airflow task attempt or DAG run")
 async def mint(body: AirflowTokenRequest, airflow: Annotated[AirflowClient, Depends(airflow_of)],
                config: Annotated[ApiConfig, Depends(config_of)],
-               minter: Annotated[Minter, Depends(minter_of)]) -> AirflowTokenOut:
+               minter: Annotated[Minter, Depends(minter_of)], db: Db) -> AirflowTokenOut:
     ttl = config.airflow_token_ttl_s
     try:
         if body.kind == "task":
             assert body.task_id is not None and body.try_number is not None and body.ti_id is not None
             await check_task_attempt(airflow, ti_id=body.ti_id, dag_id=body.dag_id, run_id=body.run_id,
                                      task_id=body.task_id, map_index=body.map_index, try_number=body.try_number)
-            token = minter.task(body.dag_id, body.run_id, body.task_id,
-                               map_index=body.map_index, try_number=body.try_number, ttl_seconds=ttl)
+            publish = await _publication(db, config, body.dag_id, body.task_id)
+            token = minter.task(body.dag_id, body.run_id, body.task_id, map_index=body.map_index,
+                                try_number=body.try_number, ttl_seconds=ttl, publish=publish)
         else:
             await check_dag_run(airflow, dag_id=body.dag_id, run_id=body.run_id)
-            token = minter.dag(body.dag_id, body.run_id, ttl_seconds=ttl)
+            publish = await _publication(db, config, body.dag_id, None)
+            token = minter.dag(body.dag_id, body.run_id, ttl_seconds=ttl, publish=publish)
     except AttemptRefused as error:
         raise ApiError(403, ApiErrorCode.ATTEMPT_NOT_RUNNING, error.reason) from error
     except AirflowError as error:
@@ -103,3 +107,12 @@ async def mint(body: AirflowTokenRequest, airflow: Annotated[AirflowClient, Depe
                        headers={"Retry-After": "2"}) from error
     return AirflowTokenOut(token=token, expires_at=datetime.now(UTC) + timedelta(seconds=ttl),
                            bootstrap_servers=config.kafka.bootstrap, topic_prefix=config.topics.prefix)
+
+
+async def _publication(db: Db, config: ApiConfig, dag_id: str, task_id: str | None) -> Publish:
+    """The signed `publish` claim: what Airflow declares for the task or DAG (registered by
+    `assetbus airflow sync`; see `declared_assets`), or "*" when configured to allow any registered asset."""
+    if config.airflow_publish == "any":
+        return "*"
+    async with db.statement() as conn:
+        return await declared_assets(conn, dag_id, task_id)
