@@ -17,6 +17,7 @@ import sys
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
 
 import asyncpg
 import httpx
@@ -101,14 +102,38 @@ async def _timed(n: int, concurrency: int, op: Callable[[int], Awaitable[None]])
     return time.perf_counter() - started, latencies
 
 
-def _row(table: Table, label: str, n: int, elapsed: float, latencies: list[float]) -> None:
+@dataclass(frozen=True)
+class ApiRow:
+    operation: str
+    per_s: float
+    p50_ms: float
+    p99_ms: float
+
+
+@dataclass
+class ApiReport:
+    """One row per measured operation, in the order measured."""
+
+    rows: list[ApiRow] = field(default_factory=list)
+
+    def row(self, operation: str) -> ApiRow:
+        return next(r for r in self.rows if r.operation == operation)
+
+    def table(self) -> Table:
+        table = Table("operation", "rate", "p50 ms", "p99 ms", title="assetbus bench api", title_justify="left")
+        for r in self.rows:
+            table.add_row(r.operation, f"[bold]{r.per_s:,.0f}[/]/s", f"{r.p50_ms:.1f}", f"{r.p99_ms:.1f}")
+        return table
+
+
+def _row(table: ApiReport, label: str, n: int, elapsed: float, latencies: list[float]) -> None:
     ordered = sorted(latencies)
     p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
-    table.add_row(label, f"[bold]{n / elapsed:,.0f}[/]/s", f"{statistics.median(ordered):.1f}", f"{p99:.1f}")
+    table.rows.append(ApiRow(label, n / elapsed, statistics.median(ordered), p99))
 
 
-async def measure(s: Settings, n: int, concurrency: int, emits: int) -> Table:
-    table = Table("operation", "rate", "p50 ms", "p99 ms", title="assetbus bench api", title_justify="left")
+async def measure(s: Settings, n: int, concurrency: int, emits: int) -> ApiReport:
+    table = ApiReport()
     async with _fresh_stack(s) as (url, secret), httpx.AsyncClient(
             base_url=url, limits=httpx.Limits(max_connections=concurrency * 2), timeout=30) as client:
         tokens = [task_token(secret, "bench", "run-1", "load", map_index=i) for i in range(concurrency)]

@@ -65,6 +65,7 @@ class SchedulerBenchOptions:
     warmup_s: float = 1.0
     max_records: int = SchedulerConfig.model_fields["max_records"].default
     timeout_s: float = 300.0
+    phases: tuple[str, ...] = ("throughput", "latency")
 
 
 @dataclass
@@ -95,7 +96,7 @@ class SchedulerBenchReport:
 
 async def run_benchmark(settings: Settings, options: SchedulerBenchOptions) -> SchedulerBenchReport:
     report = SchedulerBenchReport(options, load_before=os.getloadavg(), conditions=conditions())
-    for phase in (_throughput, _latency):
+    for phase in (p for p in (_throughput, _latency) if p.__name__.lstrip("_") in options.phases):
         tag = uuid.uuid4().hex[:10]
         topics = Topics(prefix=f"bench{tag}")
         db_name = f"assetbus_bench_{tag}"

@@ -25,10 +25,10 @@ def api(
         fail("--requests, --concurrency and --emits must be positive")
     console.print(f"api benchmark: {requests:,} state requests and {emits:,} HTTP emits per measurement ...")
     try:
-        table = run(measure(settings(), requests, concurrency, emits))
+        report = run(measure(settings(), requests, concurrency, emits))
     except Exception as error:
         fail(f"api benchmark failed: {type(error).__name__}: {error}")
-    console.print(table)
+    console.print(report.table())
     load = os.getloadavg()
     console.print(f"  conditions: {os.cpu_count()} cores, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; "
                   "API = `assetbus run api` (one uvicorn worker) and `assetbus run persister` as subprocesses on "

@@ -15,12 +15,15 @@ def scheduler(
     timeout_s: float = typer.Option(300.0, help="Give up after this many seconds."),
 ) -> None:
     """Scheduler throughput and end-to-end readiness latency, each on a fresh prefix and database."""
+    from dataclasses import replace
+
     from rich.table import Table
 
     from assetbus.benchmarks.scheduler import SchedulerBenchOptions, run_benchmark
 
-    options = SchedulerBenchOptions(events=events, rate=rate, seconds=seconds, timeout_s=timeout_s,
-                                    **({} if max_records is None else {"max_records": max_records}))
+    options = SchedulerBenchOptions(events=events, rate=rate, seconds=seconds, timeout_s=timeout_s)
+    if max_records is not None:
+        options = replace(options, max_records=max_records)
     try:
         report = run(run_benchmark(settings(), options))
     except RuntimeError as error:
