@@ -1,10 +1,10 @@
-"""`assetbus bench [emit|persister|scheduler|api|all]`: measured figures, printed with their conditions."""
+"""`assetbus bench [emit|persister|scheduler|api|all|scale|soak]`: measured figures, printed with their conditions."""
 
 from __future__ import annotations
 
 import typer
 
-from assetbus.cli import bench_all, bench_api, bench_emit, bench_persister, bench_scheduler
+from assetbus.cli import bench_all, bench_api, bench_emit, bench_persister, bench_scale, bench_scheduler
 
 app = typer.Typer(help="Benchmarks (run on a quiet machine; figures go to the README).")
 app.command("emit")(bench_emit.emit)
@@ -12,6 +12,8 @@ app.command("persister")(bench_persister.persister)
 app.command("scheduler")(bench_scheduler.scheduler)
 app.command("api")(bench_api.api)
 app.command("all")(bench_all.all_)
+app.command("scale")(bench_scale.scale)
+app.command("soak")(bench_scale.soak)
 
 
 @app.callback(invoke_without_command=True)

@@ -6,13 +6,14 @@ to stderr; with `--json` the last line on stdout is one JSON object of every fig
 
 from __future__ import annotations
 
-import json
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import typer
 
 from assetbus.cli.common import JSON_OPTION, console, err_console, fail, run, settings
+from assetbus.cli.output import json_line
 
 if TYPE_CHECKING:
     from assetbus.benchmarks.suite import SuiteReport
@@ -39,18 +40,24 @@ def all_(
     if not smoke or rates != "1000,5000":
         sizes = replace(sizes, rates=offered)
     started = time.perf_counter()
-
-    def progress(line: str) -> None:
-        err_console.print(f"[dim]{time.perf_counter() - started:6.1f}s[/] {line}", highlight=False)
-
     try:
-        report = run(run_suite(settings(), sizes, progress))
+        report = run(run_suite(settings(), sizes, progress_printer()))
     except Exception as error:
         fail(f"bench all failed: {type(error).__name__}: {error}")
     report.conditions["duration_s"] = round(time.perf_counter() - started, 1)
     print_report(report)
     if as_json:
-        print(json.dumps({**{k: round(v, 2) for k, v in report.figures.items()}, "conditions": report.conditions}))
+        print(json_line({**{k: round(v, 2) for k, v in report.figures.items()}, "conditions": report.conditions}))
+
+
+def progress_printer() -> Callable[[str], None]:
+    """Prints a progress line on stderr, after the seconds since it was made."""
+    started = time.perf_counter()
+
+    def progress(line: str) -> None:
+        err_console.print(f"[dim]{time.perf_counter() - started:6.1f}s[/] {line}", highlight=False)
+
+    return progress
 
 
 UNITS = {"per_s": "/s", "_ms": "ms", "_mb": "MB", "us_per_event": "µs", "us_per_emission": "µs"}
@@ -65,15 +72,16 @@ def print_report(report: SuiteReport) -> None:
         table.add_row(key, f"{value:,.1f} {unit}" if value < 100 else f"{value:,.0f} {unit}")
     console.print(table)
     c = report.conditions
-    console.print(f"  conditions: {c['cores']} cores ({c['machine']}), Python {c['python']}, Kafka {c['kafka']}, "
-                  f"PostgreSQL {c['postgresql']}; {c['libraries']}", highlight=False)
-    console.print(f"  load average before {_load(c['load_average_before'])}, after {_load(c['load_average_after'])}; "
+    console.print(f"  conditions: {c['cores']} cores ({c['machine']}), Python {c['python']}, "
+                  f"Kafka {c['kafka']}, PostgreSQL {c['postgresql']}; {c['libraries']}", highlight=False)
+    console.print(f"  load average before {load_text(c['load_average_before'])}, "
+                  f"after {load_text(c['load_average_after'])}; "
                   f"busiest other processes: {c['other_processes_top3']}", highlight=False)
-    console.print(f"  commands of {c['emit_command_bytes']} bytes (emit) and {c['persister_command_bytes']} bytes "
-                  f"(persister); offered {', '.join(f'{r:,}/s' for r in c['offered_rates_per_s'])} for "
+    console.print(f"  commands of {c['emit_command_bytes']} bytes (emit) and {c['persister_command_bytes']} "
+                  f"bytes (persister); offered {', '.join(f'{r:,}/s' for r in c['offered_rates_per_s'])} for "
                   f"{c['latency_seconds_per_rate']:g} s each (first second excluded); took {c['duration_s']:.0f} s",
                   highlight=False)
 
 
-def _load(values: list[float]) -> str:
+def load_text(values: tuple[float, ...] | list[float]) -> str:
     return " ".join(f"{v:.2f}" for v in values)
