@@ -62,7 +62,9 @@ async def _fresh_stack(s: Settings) -> AsyncIterator[tuple[str, str]]:
             await register_asset(c, ASSET["name"], ASSET["uri"])
         await engine.dispose()
         cli = [sys.executable, "-c", "from assetbus.cli.main import main; main()", "run"]
-        for args in (["api", "--port", str(port), "--log-level", "WARNING"], ["persister", "--log-level", "WARNING"]):
+        # the persister in a group of its own: another run's persister must not share its rebalances
+        persister = ["persister", "--group-id", f"{topics.prefix}-persister", "--log-level", "WARNING"]
+        for args in (["api", "--port", str(port), "--log-level", "WARNING"], persister):
             services.append(await asyncio.create_subprocess_exec(*cli, *args, env=env,
                                                                  stdout=asyncio.subprocess.DEVNULL))
         url = f"http://127.0.0.1:{port}"
