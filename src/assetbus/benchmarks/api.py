@@ -69,7 +69,7 @@ async def _fresh_stack(s: Settings) -> AsyncIterator[tuple[str, str]]:
                                                                  stdout=asyncio.subprocess.DEVNULL))
         url = f"http://127.0.0.1:{port}"
         async with httpx.AsyncClient() as client:
-            for _ in range(200):
+            for _ in range(600):  # 60 s: start-up on a loaded 2-core machine
                 with contextlib.suppress(httpx.HTTPError):
                     if (await client.get(f"{url}/health")).status_code == 200:
                         break
