@@ -21,16 +21,17 @@ def _ints(text: str, option: str) -> tuple[int, ...]:
         values = tuple(int(v) for v in text.split(",") if v.strip())
     except ValueError:
         fail(f"{option} must be comma-separated integers, not {text!r}")
-    if not values or min(values) < 1:
-        fail(f"{option} needs at least one positive integer")
+    if values and min(values) < 1:
+        fail(f"{option} takes positive integers")
     return values
 
 
 def scale(
     as_json: bool = JSON_OPTION,
-    rates: str = typer.Option("1000,5000,10000", help="Offered emissions/s, comma-separated."),
+    rates: str = typer.Option("1000,5000,10000", help="Offered emissions/s, comma-separated ('' for none)."),
     seconds: float = typer.Option(10.0, help="How long each rate is offered (the first second is not measured)."),
-    persisters: str = typer.Option("1,2,3", help="Persister processes in one consumer group, comma-separated."),
+    persisters: str = typer.Option("1,2,3", help="Persister processes in one consumer group, comma-separated "
+                                                 "('' for none)."),
     commands: int = typer.Option(50_000, help="Commands per persister-group run."),
 ) -> None:
     """Offered rate against receipt and readiness p50/p99, and events/s with 1, 2, 3 persisters in one group."""
