@@ -1,169 +1,253 @@
 """The execution API benchmark behind `assetbus bench api`: latency and throughput, with their conditions.
 
 Runs `assetbus run api` and `assetbus run persister` as subprocesses on a fresh database and topic
-prefix (both removed afterwards) and drives them over HTTP from this process:
-task-state writes and reads (one client at a time, then `--concurrency` task instances at once)
-and HTTP emits waiting for their receipts.
+prefix (both removed afterwards) and drives them over HTTP from a third process (the load
+generator of `assetbus.benchmarks.http_load`, keep-alive connections, one request in flight on
+each): task-state writes and reads (one client, then `concurrency` task instances at once) and
+HTTP emits waiting for their receipts. Every phase reports the CPU the API process(es) and the load
+generator used per request, so a client-bound figure shows as such.
+
+From Python: `await run_api_benchmark(settings, ApiBenchOptions())` → `ApiBenchReport`, whose
+`figures()` holds `api_get_per_s`, `api_get_p99_ms`, `api_put_per_s`, `api_put_p99_ms`,
+`http_emit_per_s` and `http_emit_p99_ms` (the `concurrency`-client runs).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
-import socket
-import statistics
+import signal
 import sys
-import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator
+from dataclasses import asdict, dataclass, field
 
-import asyncpg
-import httpx
-from rich.table import Table
-from sqlalchemy.engine import make_url
+import psutil
 
+from assetbus.benchmarks.conditions import conditions
+from assetbus.benchmarks.http_load import LoadResult, LoadSpec, http_request
+from assetbus.benchmarks.scrape import free_port
+from assetbus.benchmarks.scratch import create_database, drop_database
 from assetbus.consumers.storage import create_engine, register_asset
-from assetbus.migrate import upgrade_async
 from assetbus.producers.tokens import task_token
 from assetbus.schemas import Topics, task_instance_id
 from assetbus.settings import Settings
 from assetbus.topics import delete_topics, ensure_topics
 
 ASSET = {"name": "bench.orders", "uri": "s3://bench/orders/"}
+STATE_PATH = "/execution/state/ti"
+"""The task-state routes the benchmark drives (kept as an alias when the routes move)."""
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+@dataclass(frozen=True)
+class ApiBenchOptions:
+    requests: int = 4000
+    """Requests per task-state measurement."""
+    concurrency: int = 16
+    emits: int = 2000
+    """HTTP emits per emit measurement."""
+    workers: int = 1
+    """API worker processes (`assetbus run api --workers`)."""
+    python: str = sys.executable
+    """The interpreter that runs the services (another checkout's, to compare two builds under one load)."""
+    profile: str | None = None
+    """A path prefix: py-spy records the API during each measurement into `<prefix>-<phase>.txt` (collapsed stacks)."""
+
+
+@dataclass(frozen=True)
+class Phase:
+    """One measurement: `count` requests from `clients` connections."""
+
+    name: str
+    label: str
+    clients: int
+    count: int
+    per_s: float
+    p50_ms: float
+    p99_ms: float
+    api_cpu_us: float
+    """CPU of the API process(es) per request (user + system)."""
+    client_cpu_us: float
+    """CPU of the load generator per request."""
+
+
+@dataclass(frozen=True)
+class ApiBenchReport:
+    phases: list[Phase]
+    options: ApiBenchOptions
+    load_before: tuple[float, float, float]
+    load_after: tuple[float, float, float]
+    conditions: dict[str, str] = field(default_factory=dict)
+
+    def phase(self, name: str) -> Phase:
+        return next(p for p in self.phases if p.name == name)
+
+    def figures(self) -> dict[str, float]:
+        """The figures `assetbus bench all --json` reports (the `concurrency`-client runs)."""
+        get, put, emit = self.phase("get"), self.phase("put"), self.phase("emit")
+        return {"api_get_per_s": round(get.per_s, 1), "api_get_p99_ms": round(get.p99_ms, 2),
+                "api_put_per_s": round(put.per_s, 1), "api_put_p99_ms": round(put.p99_ms, 2),
+                "http_emit_per_s": round(emit.per_s, 1), "http_emit_p99_ms": round(emit.p99_ms, 2)}
+
+
+@dataclass(frozen=True)
+class _Stack:
+    port: int
+    secret: str
+    api: psutil.Process
 
 
 @contextlib.asynccontextmanager
-async def _fresh_stack(s: Settings) -> AsyncIterator[tuple[str, str]]:
-    """A fresh database and topic prefix with the API and a persister running on them: (url, token secret)."""
+async def _fresh_stack(s: Settings, options: ApiBenchOptions) -> AsyncIterator[_Stack]:
+    """A fresh database and topic prefix with the API and a persister running on them."""
     name = f"assetbus_bench_api_{uuid.uuid4().hex[:8]}"
-    admin = make_url(s.database_url).set(drivername="postgresql")
-    conn = await asyncpg.connect(admin.render_as_string(hide_password=False))
-    await conn.execute(f'CREATE DATABASE "{name}"')
-    await conn.close()
-    db_url = make_url(s.database_url).set(database=name).render_as_string(hide_password=False)
     topics = Topics(prefix=f"bench-api-{uuid.uuid4().hex[:8]}")
-    port, secret = _free_port(), s.token_secret
-    env = {**os.environ, "DATABASE_URL": db_url, "ASSETBUS_TOPIC_PREFIX": topics.prefix,
-           "ASSETBUS_TOKEN_SECRET": secret, "KAFKA_BOOTSTRAP_SERVERS": s.bootstrap_servers}
+    port, secret = free_port(), s.token_secret
     services: list[asyncio.subprocess.Process] = []
     try:
-        await upgrade_async(db_url)
+        db_url = await create_database(s.database_url, name)
         await ensure_topics(s.kafka, topics)
         engine = create_engine(db_url)
         async with engine.begin() as c:
             await register_asset(c, ASSET["name"], ASSET["uri"])
         await engine.dispose()
-        cli = [sys.executable, "-c", "from assetbus.cli.main import main; main()", "run"]
-        # the persister in a group of its own: another run's persister must not share its rebalances
-        persister = ["persister", "--group-id", f"{topics.prefix}-persister", "--log-level", "WARNING"]
-        for args in (["api", "--port", str(port), "--log-level", "WARNING"], persister):
+        env = {**os.environ, "DATABASE_URL": db_url, "ASSETBUS_TOPIC_PREFIX": topics.prefix,
+               "ASSETBUS_TOKEN_SECRET": secret, "KAFKA_BOOTSTRAP_SERVERS": s.bootstrap_servers}
+        cli = [options.python, "-c", "from assetbus.cli.main import main; main()", "run"]
+        workers = ["--workers", str(options.workers)] if options.workers != 1 else []
+        for args in (["api", "--port", str(port), "--log-level", "WARNING", *workers],
+                     ["persister", "--group-id", f"{topics.prefix}-persister", "--log-level", "WARNING"]):
             services.append(await asyncio.create_subprocess_exec(*cli, *args, env=env,
                                                                  stdout=asyncio.subprocess.DEVNULL))
-        url = f"http://127.0.0.1:{port}"
-        async with httpx.AsyncClient() as client:
-            for _ in range(600):  # 60 s: start-up on a loaded 2-core machine
-                with contextlib.suppress(httpx.HTTPError):
-                    if (await client.get(f"{url}/health")).status_code == 200:
-                        break
-                await asyncio.sleep(0.1)
-            else:
-                raise RuntimeError("the API did not start")
-        yield url, secret
+        await _until_up(port, services[0])
+        yield _Stack(port, secret, psutil.Process(services[0].pid))
     finally:
         for service in services:
-            service.terminate()
+            with contextlib.suppress(ProcessLookupError):
+                service.terminate()
         for service in services:
             await asyncio.wait_for(service.wait(), 20)
         await delete_topics(s.kafka, list(topics.core()))
-        conn = await asyncpg.connect(admin.render_as_string(hide_password=False))
-        await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        await conn.close()
+        await drop_database(s.database_url, name)
 
 
-async def _timed(n: int, concurrency: int, op: Callable[[int], Awaitable[None]]) -> tuple[float, list[float]]:
-    """Run op(0..n-1) with `concurrency` workers; (elapsed seconds, per-call latencies in ms)."""
-    latencies: list[float] = []
-    queue = iter(range(n))
-
-    async def worker() -> None:
-        for i in queue:
-            started = time.perf_counter()
-            await op(i)
-            latencies.append((time.perf_counter() - started) * 1000)
-
-    started = time.perf_counter()
-    await asyncio.gather(*(worker() for _ in range(concurrency)))
-    return time.perf_counter() - started, latencies
-
-
-@dataclass(frozen=True)
-class ApiRow:
-    operation: str
-    per_s: float
-    p50_ms: float
-    p99_ms: float
+async def _until_up(port: int, api: asyncio.subprocess.Process) -> None:
+    probe = http_request("GET", "/healthz", {"Connection": "close"}).encode("latin-1")
+    for _ in range(300):
+        if api.returncode is not None:
+            raise RuntimeError(f"the API exited with code {api.returncode}")
+        with contextlib.suppress(OSError, asyncio.IncompleteReadError):
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            writer.write(probe)
+            head = await reader.readuntil(b"\r\n\r\n")
+            writer.close()
+            if head.startswith(b"HTTP/1.1 200"):
+                return
+        await asyncio.sleep(0.1)
+    raise RuntimeError("the API did not start")
 
 
-@dataclass
-class ApiReport:
-    """One row per measured operation, in the order measured."""
-
-    rows: list[ApiRow] = field(default_factory=list)
-
-    def row(self, operation: str) -> ApiRow:
-        return next(r for r in self.rows if r.operation == operation)
-
-    def table(self) -> Table:
-        table = Table("operation", "rate", "p50 ms", "p99 ms", title="assetbus bench api", title_justify="left")
-        for r in self.rows:
-            table.add_row(r.operation, f"[bold]{r.per_s:,.0f}[/]/s", f"{r.p50_ms:.1f}", f"{r.p99_ms:.1f}")
-        return table
+def _cpu(process: psutil.Process) -> float:
+    """User + system seconds of a process and its children (the workers of a multi-worker API)."""
+    total = 0.0
+    for p in (process, *process.children(recursive=True)):
+        with contextlib.suppress(psutil.Error):
+            times = p.cpu_times()
+            total += times.user + times.system
+    return total
 
 
-def _row(table: ApiReport, label: str, n: int, elapsed: float, latencies: list[float]) -> None:
-    ordered = sorted(latencies)
-    p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
-    table.rows.append(ApiRow(label, n / elapsed, statistics.median(ordered), p99))
+async def _load(spec: LoadSpec) -> LoadResult:
+    child = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "assetbus.benchmarks.http_load", stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE)
+    out, _ = await child.communicate(json.dumps(asdict(spec)).encode())
+    if child.returncode != 0:
+        raise RuntimeError(f"the load generator exited with code {child.returncode}")
+    result = LoadResult(**json.loads(out))
+    if result.unexpected:
+        raise RuntimeError(f"unexpected responses: {result.unexpected}")
+    return result
 
 
-async def measure(s: Settings, n: int, concurrency: int, emits: int) -> ApiReport:
-    table = ApiReport()
-    async with _fresh_stack(s) as (url, secret), httpx.AsyncClient(
-            base_url=url, limits=httpx.Limits(max_connections=concurrency * 2), timeout=30) as client:
-        tokens = [task_token(secret, "bench", "run-1", "load", map_index=i) for i in range(concurrency)]
-        paths = [f"/execution/state/ti/{task_instance_id('bench', 'run-1', 'load', i)}" for i in range(concurrency)]
+@contextlib.asynccontextmanager
+async def _profiled(api: psutil.Process, path: str | None) -> AsyncIterator[None]:
+    if path is None:
+        yield
+        return
+    spy = await asyncio.create_subprocess_exec(
+        os.path.join(os.path.dirname(sys.executable), "py-spy"), "record", "--pid", str(api.pid), "--format", "raw",
+        "--rate", "250", "--nonblocking", "--output", path, stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.DEVNULL)
+    await asyncio.sleep(0.5)  # py-spy attaches
+    try:
+        yield
+    finally:
+        spy.send_signal(signal.SIGINT)
+        await asyncio.wait_for(spy.wait(), 30)
 
-        async def put(i: int) -> None:
-            w = i % concurrency
-            r = await client.put(f"{paths[w]}/k{i % 50}", json={"value": f'{{"batch": {i}}}'},
-                                 headers={"Authorization": f"Bearer {tokens[w]}"})
-            r.raise_for_status()
 
-        async def get(i: int) -> None:
-            w = i % concurrency
-            r = await client.get(f"{paths[w]}/k{i % 50}", headers={"Authorization": f"Bearer {tokens[w]}"})
-            r.raise_for_status()
+def _percentile(ordered: list[float], q: float) -> float:
+    return ordered[min(len(ordered) - 1, int(len(ordered) * q))]
 
-        async def emit(i: int) -> None:
-            r = await client.post("/execution/asset-events/emit", headers={"Authorization": f"Bearer {tokens[0]}"},
-                                  json={"asset": ASSET, "extra": {"batch": i}, "dedupe_key": f"batch-{i}"})
-            r.raise_for_status()
 
-        await _timed(100, concurrency, put)  # warm-up: connections, pools, JIT-free but cache-warm
-        _row(table, "task state PUT, 1 client", n, *await _timed(n, 1, put))
-        _row(table, "task state GET, 1 client", n, *await _timed(n, 1, get))
-        _row(table, f"task state PUT, {concurrency} clients", n, *await _timed(n, concurrency, put))
-        _row(table, f"task state GET, {concurrency} clients", n, *await _timed(n, concurrency, get))
-        await _timed(20, 1, lambda i: emit(emits + i))  # warm-up: the persister joins its group
-        _row(table, "HTTP emit → receipt, 1 client", emits, *await _timed(emits, 1, emit))
-        _row(table, f"HTTP emit → receipt, {concurrency} clients", emits,
-             *await _timed(emits, concurrency, lambda i: emit(emits * 2 + i)))
-    return table
+async def _phase(stack: _Stack, options: ApiBenchOptions, name: str, label: str, clients: int, count: int,
+                 requests: list[str], expect: list[int]) -> Phase:
+    spec = LoadSpec("127.0.0.1", stack.port, clients, count, requests, expect)
+    profile = f"{options.profile}-{name}{clients}.txt" if options.profile else None
+    async with _profiled(stack.api, profile):
+        before = _cpu(stack.api)
+        result = await _load(spec)
+        api_cpu = _cpu(stack.api) - before
+    ordered = sorted(result.latencies_ms)
+    return Phase(name, label, clients, count, count / result.elapsed_s, _percentile(ordered, 0.5),
+                 _percentile(ordered, 0.99), api_cpu / count * 1e6, result.client_cpu_s / count * 1e6)
+
+
+def _requests(secret: str, concurrency: int) -> tuple[list[str], list[str], list[str], int]:
+    """PUTs and GETs (one task instance per client), emits (the first token), and how many distinct emits."""
+    tokens = [task_token(secret, "bench", "run-1", "load", map_index=i) for i in range(concurrency)]
+    paths = [f"{STATE_PATH}/{task_instance_id('bench', 'run-1', 'load', i)}" for i in range(concurrency)]
+    auth = [{"Authorization": f"Bearer {t}", "Content-Type": "application/json"} for t in tokens]
+    puts, gets = [], []
+    for i in range(concurrency * 50):
+        w = i % concurrency
+        puts.append(http_request("PUT", f"{paths[w]}/k{i // concurrency}", auth[w],
+                                 json.dumps({"value": json.dumps({"batch": i})}).encode()))
+        gets.append(http_request("GET", f"{paths[w]}/k{i // concurrency}", auth[w]))
+    emits = [http_request("POST", "/execution/asset-events/emit", auth[0], json.dumps(
+        {"asset": ASSET, "extra": {"batch": i}, "dedupe_key": f"batch-{i}"}).encode()) for i in range(20_000)]
+    return puts, gets, emits, len(emits)
+
+
+async def run_api_benchmark(s: Settings, options: ApiBenchOptions) -> ApiBenchReport:
+    load_before = os.getloadavg()
+    n, c = options.requests, options.concurrency
+    phases: list[Phase] = []
+    async with _fresh_stack(s, options) as stack:
+        puts, gets, emits, _ = _requests(stack.secret, c)
+        put_ok = [200, 204]
+        await _load(LoadSpec("127.0.0.1", stack.port, c, len(puts), puts, put_ok))  # warm-up: every key exists
+        one = max(1, n // 4)  # one client is about latency: fewer requests
+        phases.append(await _phase(stack, options, "put1", "task state PUT, 1 client", 1, one, puts, put_ok))
+        phases.append(await _phase(stack, options, "get1", "task state GET, 1 client", 1, one, gets, [200]))
+        phases.append(await _phase(stack, options, "put", f"task state PUT, {c} clients", c, n, puts, put_ok))
+        phases.append(await _phase(stack, options, "get", f"task state GET, {c} clients", c, n, gets, [200]))
+        # Each emit is a new dedupe key: the phases take consecutive slices of the emits.
+        offset = 0
+
+        def emit_slice(count: int) -> list[str]:
+            nonlocal offset
+            chunk = emits[offset:offset + count]
+            offset += count
+            return chunk
+
+        await _load(LoadSpec("127.0.0.1", stack.port, 1, 20, emit_slice(20), [200]))  # the persister joined
+        single = max(1, options.emits // 4)
+        phases.append(await _phase(stack, options, "emit1", "HTTP emit → receipt, 1 client", 1, single,
+                                   emit_slice(single), [200]))
+        phases.append(await _phase(stack, options, "emit", f"HTTP emit → receipt, {c} clients", c, options.emits,
+                                   emit_slice(options.emits), [200]))
+    return ApiBenchReport(phases, options, load_before, os.getloadavg(), conditions())

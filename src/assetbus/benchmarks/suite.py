@@ -16,7 +16,7 @@ from typing import Any
 import asyncpg
 from sqlalchemy.engine import make_url
 
-from assetbus.benchmarks.api import ApiReport, measure
+from assetbus.benchmarks.api import ApiBenchOptions, ApiBenchReport, run_api_benchmark
 from assetbus.benchmarks.conditions import conditions
 from assetbus.benchmarks.emit import EmitBenchOptions, EmitReport, run_emit_benchmark
 from assetbus.benchmarks.persister import BenchOptions, BenchReport
@@ -58,7 +58,7 @@ class SuiteReport:
     persister: BenchReport | None = None
     scheduler: SchedulerBenchReport | None = None
     latency_at: dict[int, SchedulerBenchReport] = field(default_factory=dict)
-    api: ApiReport | None = None
+    api: ApiBenchReport | None = None
     figures: dict[str, float] = field(default_factory=dict)
     conditions: dict[str, Any] = field(default_factory=dict)
 
@@ -122,13 +122,14 @@ async def run_suite(settings: Settings, sizes: SuiteSizes, progress: Callable[[s
     progress(f"4/4 api: {sizes.api_requests:,} state requests and {sizes.api_emits:,} HTTP emits, "
              f"1 client and {sizes.api_concurrency}")
     with ProcessSampler().running() as sampler:
-        report.api = a = await measure(settings, sizes.api_requests, sizes.api_concurrency, sizes.api_emits)
+        report.api = a = await run_api_benchmark(settings, ApiBenchOptions(
+            requests=sizes.api_requests, concurrency=sizes.api_concurrency, emits=sizes.api_emits))
     n = sizes.api_concurrency
-    for key, operation in (("api_put", f"task state PUT, {n} clients"), ("api_get", f"task state GET, {n} clients"),
-                           ("http_emit", f"HTTP emit → receipt, {n} clients"),
-                           ("api_get_1_client", "task state GET, 1 client")):
-        row = a.row(operation)
+    f.update(a.figures())
+    for key, phase in (("api_put", "put"), ("api_get", "get"), ("http_emit", "emit"), ("api_get_1_client", "get1")):
+        row = a.phase(phase)
         f[f"{key}_per_s"], f[f"{key}_p50_ms"], f[f"{key}_p99_ms"] = row.per_s, row.p50_ms, row.p99_ms
+        f[f"{key}_api_cpu_us"] = row.api_cpu_us
     f["api_peak_rss_mb"] = sampler.peak_rss_mb("api")
     progress(f"  GET {f['api_get_per_s']:,.0f}/s, PUT {f['api_put_per_s']:,.0f}/s, "
              f"HTTP emit {f['http_emit_per_s']:,.0f}/s ({n} clients)")

@@ -85,9 +85,8 @@ def _serve(service: Coroutine[Any, Any, None]) -> None:
 def api(options: dict[str, Any]) -> None:
     """Serve the execution API (task state, asset state, HTTP emit), the /ui page, /metrics, /healthz and /readyz;
     OpenAPI at /docs and /openapi.json."""
-    import uvicorn
-
     from assetbus.consumers.api import create_api
+    from assetbus.consumers.api.server import serve as serve_api
     from assetbus.consumers.observe import logs
 
     log = build(LogSettings, options)
@@ -101,8 +100,18 @@ def api(options: dict[str, Any]) -> None:
             fail(str(error))
         minter = Minter(task=functools.partial(task_token, key), dag=functools.partial(dag_token, key))
     _serve(_dependencies_up(config))  # before uvicorn, so that giving up is one line, not a lifespan traceback
-    uvicorn.run(create_api(config, minter=minter), host=config.host, port=config.port,
-                log_level=log.log_level.lower(), lifespan="on", log_config=None)
+
+    def build_app(worker: int) -> Any:
+        own = config
+        if config.instance_id is not None and config.workers > 1:  # each worker reads its own receipts
+            own = config.model_copy(update={"instance_id": f"{config.instance_id}-{worker}"})
+        app = create_api(own, minter=minter)
+        gc.freeze()  # what is imported and built so far lives as long as the process (as in the persister)
+        return app
+
+    code = serve_api(build_app, config, log.log_level)
+    if code:
+        raise typer.Exit(code)
 
 
 @app.command("scheduler")

@@ -25,6 +25,7 @@ from assetbus.consumers.api.models import BODY_MAX_BYTES
 from assetbus.consumers.api.probes import ApiMetrics, RequestMetricsMiddleware
 from assetbus.consumers.api.probes import router as probes_router
 from assetbus.consumers.api.routes import airflow_tokens_router, asset_state_router, emit_router, task_state_router
+from assetbus.consumers.api.security import token_cache
 from assetbus.consumers.api.ui import ui_api_router, ui_router
 from assetbus.consumers.api.versioning import API_VERSIONS, LATEST_VERSION, VERSION_HEADER, ApiVersionMiddleware
 from assetbus.consumers.auth import TokenVerifier
@@ -54,7 +55,7 @@ def create_api(config: ApiConfig, *, minter: Minter | None = None) -> FastAPI:
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        engine = create_engine(config.database_url, pool_size=config.db_pool_size)
+        engine = create_engine(config.database_url, pool_size=config.db_pool_size, pre_ping=False)
         policy = startup_policy(config.startup_timeout_s)
         await wait_for_kafka(config.kafka, policy, log)
         await wait_for_database(engine, policy, log)
@@ -86,7 +87,7 @@ def create_api(config: ApiConfig, *, minter: Minter | None = None) -> FastAPI:
     kafka = config.kafka
     metrics = ApiMetrics()
     registry = metrics.registry
-    app.state.verifier = TokenVerifier.configured(jwks=config.token_jwks, secret=config.token_secret)
+    app.state.verifier = token_cache(TokenVerifier.configured(jwks=config.token_jwks, secret=config.token_secret))
     app.state.config = config
     app.state.airflow = None
     app.state.minter = minter

@@ -5,6 +5,8 @@ Built once at the edge (`assetbus run api`, tests) and passed in.
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field
 
 from assetbus.consumers.airflow.client import AirflowAccount
@@ -20,7 +22,13 @@ class ApiConfig(VerificationKeys):
     port: int = Field(default=8321, ge=0, le=65535, description="Port `assetbus run api` listens on.")
     receipt_timeout_s: float = Field(default=10.0, gt=0, description="How long the HTTP emit waits for the "
                                      "persister's receipt before answering 504.")
-    db_pool_size: int = Field(default=5, ge=1, description="Database connections kept by the API.")
+    db_pool_size: int = Field(default=8, ge=1, description="Database connections kept by each API worker.")
+    workers: int = Field(default=1, ge=1, le=64, description="Worker processes sharing the listening socket, each "
+                         "with its own event loop, database pool and Kafka producer (about one per core).")
+    backlog: int = Field(default=2048, ge=1, description="Connections the listening socket queues before accept.")
+    loop: Literal["uvloop", "asyncio"] = Field(default="uvloop", description="Event loop of the HTTP server.")
+    http: Literal["httptools", "h11"] = Field(default="httptools", description="HTTP/1.1 parser of the server.")
+    access_log: bool = Field(default=False, description="One log line per request (costs CPU on every request).")
     instance_id: str | None = Field(default=None, description="Key of this process's receipts on the reply topic; "
                                     "a random one per start by default.")
     pipeline_gauges_interval_s: float | None = Field(default=15.0, gt=0, description="How often the consumer-group "

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from datetime import UTC, datetime
+from typing import Any
 
 from aiokafka.errors import KafkaError
 from pydantic import ValidationError
@@ -76,7 +77,8 @@ class EmissionGateway:
                            command_id=body.command_id) from error
 
     async def emit(self, body: EmitRequest, caller: Caller) -> Receipt:
-        """Send and wait. Raises ApiError 504 if no receipt comes in time (resending is safe)."""
+        """Send and wait for the receipt. Raises ApiError 503 if the broker refuses the command, 504 if no
+        receipt comes in time (resending is safe either way)."""
         command = self.command(body, caller)
         try:
             payload = encode_command(command)
@@ -84,17 +86,41 @@ class EmissionGateway:
             raise ApiError(422, ApiErrorCode.INVALID_REQUEST, f"the emission cannot be encoded: {error}"[:300],
                            command_id=command.command_id) from error
         with self.replies.awaiting(command.command_id) as receipt:
-            try:
-                await asyncio.wait_for(self._producer.send_and_wait(
+            try:  # appended to the producer's open batch: the request does not wait for the broker's ack
+                delivery = await asyncio.wait_for(self._producer.send(
                     self.topics.emissions, payload, key=command.asset.name.encode()), self.receipt_timeout_s)
             except (KafkaError, TimeoutError) as error:
-                raise ApiError(503, ApiErrorCode.BROKER_UNAVAILABLE,
-                               f"the broker did not take the command ({type(error).__name__}); resend it with "
-                               "the same command_id", command_id=command.command_id,
-                               headers={"Retry-After": "1"}) from error
-            try:
-                return await asyncio.wait_for(asyncio.shield(receipt), self.receipt_timeout_s)
-            except TimeoutError:
+                raise _broker_unavailable(command.command_id, error) from error
+            delivery.add_done_callback(_retrieve)
+            return await self._receipt(command.command_id, receipt, delivery)
+
+    async def _receipt(self, command_id: uuid.UUID, receipt: asyncio.Future[Receipt],
+                       delivery: asyncio.Future[object]) -> Receipt:
+        """The receipt; 503 as soon as the broker refuses the command, 504 at the timeout."""
+        deadline = asyncio.get_running_loop().time() + self.receipt_timeout_s
+        waiting: set[asyncio.Future[Any]] = {receipt, delivery}
+        while not receipt.done():
+            left = deadline - asyncio.get_running_loop().time()
+            done, _ = await asyncio.wait(waiting, timeout=max(left, 0), return_when=asyncio.FIRST_COMPLETED)
+            if not done:
                 raise ApiError(504, ApiErrorCode.RECEIPT_TIMEOUT,
                                f"no receipt within {self.receipt_timeout_s:g}s; the command may still be stored: "
-                               "resend it with the same command_id", command_id=command.command_id) from None
+                               "resend it with the same command_id", command_id=command_id)
+            if delivery in done and not receipt.done():
+                error = delivery.exception()
+                if error is not None:
+                    raise _broker_unavailable(command_id, error) from error
+                waiting = {receipt}
+        return receipt.result()
+
+
+def _retrieve(delivery: asyncio.Future[object]) -> None:
+    """Marks a delivery's exception as seen (a receipt may have answered the request first)."""
+    if not delivery.cancelled():
+        delivery.exception()
+
+
+def _broker_unavailable(command_id: uuid.UUID, error: BaseException) -> ApiError:
+    return ApiError(503, ApiErrorCode.BROKER_UNAVAILABLE,
+                    f"the broker did not take the command ({type(error).__name__}); resend it with "
+                    "the same command_id", command_id=command_id, headers={"Retry-After": "1"})

@@ -16,6 +16,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from assetbus.consumers.api.errors import ApiError, ApiErrorCode
 from assetbus.consumers.auth import TokenError, TokenVerifier
+from assetbus.consumers.persister.tokens import CachedTokenVerifier
 from assetbus.consumers.storage.state import TaskKey
 from assetbus.schemas import SCOPE_EMIT, SCOPE_TASK_SELF, EmitterClaims
 
@@ -33,7 +34,8 @@ def scopes_of(token: str) -> frozenset[str]:
     return frozenset(scope.split()) if isinstance(scope, str) else frozenset()
 
 
-__all__ = ["SCOPE_EMIT", "SCOPE_TASK_SELF", "Caller", "CurrentCaller", "authenticated", "bearer", "scopes_of"]
+__all__ = ["SCOPE_EMIT", "SCOPE_TASK_SELF", "Caller", "CurrentCaller", "authenticated", "bearer", "scopes_of",
+           "token_cache"]
 
 
 @dataclass(frozen=True)
@@ -67,22 +69,23 @@ class Caller:
         return own
 
 
-async def verifier_of(request: Request) -> TokenVerifier:
-    verifier: TokenVerifier = request.app.state.verifier
-    return verifier
+def token_cache(verifier: TokenVerifier, size: int = 10_000) -> CachedTokenVerifier:
+    """The API's verifier: a token's signature and claims are checked once, then the token is remembered (by its
+    raw string, `size` at most, least recently used out) and only its expiry is checked on each request."""
+    return CachedTokenVerifier(verifier, size=size)
 
 
 async def authenticated(
-    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
-    verifier: Annotated[TokenVerifier, Depends(verifier_of)],
+    request: Request, credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
 ) -> Caller:
     """401 unless the request carries a valid bearer token."""
+    verifier: CachedTokenVerifier = request.app.state.verifier
     if credentials is None:
         raise ApiError(401, ApiErrorCode.MISSING_TOKEN, "an `Authorization: Bearer <token>` header is required",
                        headers={"WWW-Authenticate": _CHALLENGE})
     token = credentials.credentials
     try:
-        claims = verifier.verify(token)
+        claims = verifier.verify(token).claims
     except TokenError as error:
         raise ApiError(401, ApiErrorCode.INVALID_TOKEN, error.reason,
                        headers={"WWW-Authenticate": f'{_CHALLENGE}, error="invalid_token"'}) from error

@@ -1,0 +1,83 @@
+"""How `assetbus run api` serves the app: uvicorn with the configured loop and parser, one or more workers.
+
+With `workers > 1` the parent binds the socket, forks the workers (each builds its own app, so each
+has its own event loop, database pool and Kafka producer) and waits: SIGTERM/SIGINT go to every
+worker, and when one worker ends the others are stopped and the parent exits with that worker's
+code, so a supervisor restarts the whole service rather than running it short of a worker.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from collections.abc import Callable
+from types import FrameType
+
+import uvicorn
+from starlette.types import ASGIApp
+
+from assetbus.consumers.api.config import ApiConfig
+
+
+def uvicorn_config(app: ASGIApp | None, config: ApiConfig, log_level: str) -> uvicorn.Config:
+    return uvicorn.Config(app or _no_app, host=config.host, port=config.port, loop=config.loop, http=config.http,
+                          access_log=config.access_log, backlog=config.backlog, log_level=log_level.lower(),
+                          lifespan="on", log_config=None)
+
+
+async def _no_app(scope: object, receive: object, send: object) -> None:  # pragma: no cover - only binds
+    raise RuntimeError("the parent process of the API workers serves nothing")
+
+
+def serve(build_app: Callable[[int], ASGIApp], config: ApiConfig, log_level: str) -> int:
+    """Serve until stopped; the exit code. `build_app(i)` makes worker i's app (in the worker)."""
+    if config.workers == 1:
+        server = uvicorn.Server(uvicorn_config(build_app(0), config, log_level))
+        server.run()
+        return 0 if server.started else 1
+    sock = uvicorn_config(None, config, log_level).bind_socket()
+    children: list[int] = []
+    for index in range(config.workers):
+        pid = os.fork()
+        if pid == 0:  # the worker
+            code = 1
+            try:
+                server = uvicorn.Server(uvicorn_config(build_app(index), config, log_level))
+                server.run(sockets=[sock])
+                code = 0 if server.started else 1
+            finally:
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(code)
+        children.append(pid)
+    sock.close()
+    return _supervise(children)
+
+
+def _supervise(children: list[int]) -> int:
+    running = set(children)
+    stopping = False
+
+    def forward(signum: int, frame: FrameType | None) -> None:
+        nonlocal stopping
+        stopping = True
+        for pid in running:
+            try:
+                os.kill(pid, signum)
+            except ProcessLookupError:
+                pass
+
+    signal.signal(signal.SIGTERM, forward)
+    signal.signal(signal.SIGINT, forward)
+    code = 0
+    while running:
+        pid, status = os.wait()
+        running.discard(pid)
+        exited = os.waitstatus_to_exitcode(status)
+        if stopping and exited in (-signal.SIGTERM, -signal.SIGINT):
+            exited = 0  # uvicorn re-raises the signal it stopped on once it has shut down
+        if exited != 0 and code == 0:
+            code = exited if exited > 0 else 1
+            forward(signal.SIGTERM, None)  # one worker gone: stop the rest, let the supervisor restart the service
+    return code
