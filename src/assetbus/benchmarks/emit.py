@@ -8,6 +8,10 @@ Two runs, each on a fresh topic prefix:
 * **receipts** — the same with `assetbus run persister` running as a subprocess on a fresh
   database, and the real in-flight bound: the emitter holds at most `in_flight` commands without
   a receipt, so its rate is also bounded by how fast receipts come back (backpressure).
+* **latency** — the same persister subprocess, but commands are offered at a fixed rate (each of
+  `rates` per second in turn, for `seconds`, in 1 ms ticks); each one's emit → receipt time is noted (submit called
+  → its receipt future resolved), the first `warmup_s` left out. Its result is a `LatencyRun`
+  with `p50_ms` / `p99_ms`.
 """
 
 from __future__ import annotations
@@ -19,10 +23,13 @@ import secrets
 import sys
 import time
 import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from assetbus.benchmarks.scratch import create_database, drop_database
+from assetbus.benchmarks.stats import percentile
 from assetbus.consumers.storage import create_engine, register_asset
 from assetbus.producers import AsyncEmitter, task_token
 from assetbus.producers.wire import command_encoder, prepare
@@ -40,6 +47,12 @@ class EmitBenchOptions:
     compression: str | None = None
     assets: int = 6
     modes: tuple[str, ...] = ("broker", "receipts")
+    rates: tuple[int, ...] = (1_000,)
+    """Offered commands per second: one latency run per rate."""
+    seconds: float = 10.0
+    """How long the rate is offered (latency run)."""
+    warmup_s: float = 1.0
+    """The first seconds of the latency run left out of its percentiles."""
 
 
 @dataclass
@@ -71,11 +84,40 @@ class EmitRun:
 
 
 @dataclass
+class LatencyRun:
+    """emit → receipt at an offered rate: every receipt awaited, each one timed."""
+
+    rate: int
+    seconds: float
+    offered: int = 0
+    accepted: int = 0
+    latencies_ms: list[float] = field(default_factory=list)
+    """One per command offered after the warm-up, in the order offered."""
+
+    @property
+    def offered_rate(self) -> float:
+        return self.offered / self.seconds
+
+    @property
+    def p50_ms(self) -> float:
+        return percentile(self.latencies_ms, 50)
+
+    @property
+    def p99_ms(self) -> float:
+        return percentile(self.latencies_ms, 99)
+
+    @property
+    def max_ms(self) -> float:
+        return max(self.latencies_ms, default=float("nan"))
+
+
+@dataclass
 class EmitReport:
     options: EmitBenchOptions
     message_bytes: int
     token_bytes: int
     runs: list[EmitRun] = field(default_factory=list)
+    latency: list[LatencyRun] = field(default_factory=list)
     load_before: tuple[float, float, float] = (0.0, 0.0, 0.0)
     load_after: tuple[float, float, float] = (0.0, 0.0, 0.0)
 
@@ -143,14 +185,15 @@ async def _broker_run(settings: Settings, options: EmitBenchOptions, secret: str
     return run
 
 
-async def _receipts_run(settings: Settings, options: EmitBenchOptions, secret: str) -> EmitRun:
+@asynccontextmanager
+async def _with_persister(settings: Settings, options: EmitBenchOptions, secret: str) -> AsyncIterator[AsyncEmitter]:
+    """A fresh prefix and database, `assetbus run persister` on them, and a warmed-up emitter."""
     tag = uuid.uuid4().hex[:8]
     topics = Topics(prefix=f"benchemit{tag}")
     db_name = f"assetbus_bench_emit_{tag}"
     await ensure_topics(settings.kafka, topics)
     db_url = await create_database(settings.database_url, db_name)
     persister: asyncio.subprocess.Process | None = None
-    run = EmitRun("receipts", options.count, options.in_flight)
     try:
         engine = create_engine(db_url)
         try:
@@ -170,14 +213,52 @@ async def _receipts_run(settings: Settings, options: EmitBenchOptions, secret: s
             warm = await emitter.emit(_assets(1)[0], dedupe_key="warm-up", timeout_s=120)  # persister joined
             assert warm.accepted, warm
             emitter.stats.peak_in_flight = 0
-            await _emit_all(emitter, run, _assets(options.assets), options.extra_bytes, wait_receipts=True)
+            yield emitter
     finally:
         if persister is not None:
             persister.terminate()
             await asyncio.wait_for(persister.wait(), 30)
         await delete_topics(settings.kafka, list(topics.core()))
         await drop_database(settings.database_url, db_name)
+
+
+async def _receipts_run(settings: Settings, options: EmitBenchOptions, secret: str) -> EmitRun:
+    run = EmitRun("receipts", options.count, options.in_flight)
+    async with _with_persister(settings, options, secret) as emitter:
+        await _emit_all(emitter, run, _assets(options.assets), options.extra_bytes, wait_receipts=True)
     return run
+
+
+async def _latency_run(settings: Settings, options: EmitBenchOptions, secret: str, rate: int) -> LatencyRun:
+    run = LatencyRun(rate, options.seconds)
+    async with _with_persister(settings, options, secret) as emitter:
+        await _offer(emitter, run, options)
+    return run
+
+
+async def _offer(emitter: AsyncEmitter, run: LatencyRun, options: EmitBenchOptions) -> None:
+    """Emit at the offered rate without waiting for each receipt; note when each receipt comes."""
+    assets = _assets(options.assets)
+    extra = {"path": "s3://bench/" + "x" * max(0, options.extra_bytes - 25), "rows": 1}
+    total = int(run.rate * run.seconds)
+    sent = [0.0] * total
+    answered = [0.0] * total
+    futures: list[asyncio.Future[Receipt]] = []
+    started = time.perf_counter()
+    for i in range(total):
+        delay = started + i / run.rate - time.perf_counter()
+        if delay > 0.001:
+            await asyncio.sleep(delay)
+        sent[i] = time.perf_counter()
+        future = await emitter.emit_nowait(assets[i % len(assets)], extra=extra, partition_key="2026-10-01",
+                                           dedupe_key=f"l{i}")
+        future.add_done_callback(lambda _, i=i: answered.__setitem__(i, time.perf_counter()))  # type: ignore[misc]
+        futures.append(future)
+    receipts = await asyncio.gather(*futures)
+    run.offered = total
+    run.accepted = sum(1 for r in receipts if r.accepted)
+    cutoff = started + options.warmup_s
+    run.latencies_ms = [(answered[i] - sent[i]) * 1000 for i in range(total) if sent[i] >= cutoff]
 
 
 async def run_emit_benchmark(settings: Settings, options: EmitBenchOptions) -> EmitReport:
@@ -188,7 +269,11 @@ async def run_emit_benchmark(settings: Settings, options: EmitBenchOptions) -> E
                .encode(sample))
     report = EmitReport(options, size, len(_token(secret)), load_before=os.getloadavg())
     for mode in options.modes:
-        runner = _broker_run if mode == "broker" else _receipts_run
-        report.runs.append(await runner(settings, options, secret))
+        if mode == "latency":
+            for rate in options.rates:
+                report.latency.append(await _latency_run(settings, options, secret, rate))
+        else:
+            runner = _broker_run if mode == "broker" else _receipts_run
+            report.runs.append(await runner(settings, options, secret))
     report.load_after = os.getloadavg()
     return report

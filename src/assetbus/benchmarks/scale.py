@@ -14,7 +14,10 @@ from dataclasses import dataclass, field
 from assetbus.benchmarks.persister_group import GroupReport, run_group
 from assetbus.benchmarks.processes import ProcessSampler
 from assetbus.benchmarks.scheduler import SchedulerBenchOptions, SchedulerBenchReport
-from assetbus.benchmarks.scheduler import run_benchmark as run_scheduler_benchmark
+from assetbus.benchmarks.scheduler_latency import measure_latency
+from assetbus.benchmarks.scheduler_report import LatencyRun
+from assetbus.benchmarks.scheduler_setup import DAILY, IDENTITY
+from assetbus.benchmarks.scratch import scratch_pipeline
 from assetbus.settings import Settings
 
 
@@ -29,9 +32,10 @@ class ScaleOptions:
 @dataclass
 class RateRow:
     offered_per_s: int
-    report: SchedulerBenchReport
+    report: LatencyRun
     persister_peak_rss_mb: float
     scheduler_peak_rss_mb: float
+    load_after: tuple[float, float, float]
 
     def figures(self) -> dict[str, float]:
         r = self.report
@@ -41,7 +45,7 @@ class RateRow:
                 "readiness_p50_ms": r.percentile(50), "readiness_p99_ms": r.percentile(99),
                 "persister_peak_rss_mb": self.persister_peak_rss_mb,
                 "scheduler_peak_rss_mb": self.scheduler_peak_rss_mb,
-                "load_average_before": r.load_before[0], "load_average_after": r.load_after[0]}
+                "load_average_before": r.load_before[0], "load_average_after": self.load_after[0]}
 
 
 @dataclass
@@ -57,13 +61,16 @@ async def run_scale(settings: Settings, options: ScaleOptions, progress: Callabl
     report = ScaleReport(options, load_before=os.getloadavg())
     for rate in options.rates:
         progress(f"offered {rate:,}/s for {options.seconds:g} s (emitter, persister, scheduler, reader)")
+        bench = SchedulerBenchReport(SchedulerBenchOptions(rates=(rate,), seconds=options.seconds))
         with ProcessSampler().running() as sampler:
-            r = await run_scheduler_benchmark(settings, SchedulerBenchOptions(rate=rate, seconds=options.seconds,
-                                                                              phases=("latency",)))
-        row = RateRow(rate, r, sampler.peak_rss_mb("persister"), sampler.peak_rss_mb("scheduler"))
+            async with scratch_pipeline(settings, lambda t: [t.readiness(IDENTITY.dag_id),
+                                                             t.readiness(DAILY.dag_id)]) as (topics, db_url):
+                await measure_latency(settings, bench.options, topics, db_url, bench, rate=rate)
+        r = bench.latency[-1]
+        row = RateRow(rate, r, sampler.peak_rss_mb("persister"), sampler.peak_rss_mb("scheduler"), os.getloadavg())
         report.rates.append(row)
         progress(f"  receipt p50/p99 {r.percentile(50, receipts=True):.0f}/{r.percentile(99, receipts=True):.0f} ms, "
-                 f"readiness p50/p99 {r.percentile(50):.0f}/{r.percentile(99):.0f} ms, load {r.load_after[0]:.2f}")
+                 f"readiness p50/p99 {r.percentile(50):.0f}/{r.percentile(99):.0f} ms, load {row.load_after[0]:.2f}")
     for k in options.persisters:
         progress(f"{k} persister process(es) in one group, {options.commands:,} commands")
         g = await run_group(settings, k, options.commands)

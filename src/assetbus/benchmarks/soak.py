@@ -21,7 +21,7 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 
 from assetbus.benchmarks.conditions import conditions
 from assetbus.benchmarks.processes import ProcessSampler
-from assetbus.benchmarks.scheduler import ASSET, DAILY, IDENTITY, START, _prepare, _service
+from assetbus.benchmarks.scheduler_setup import ASSET, DAILY, IDENTITY, START, prepare, service
 from assetbus.benchmarks.scratch import scratch_pipeline
 from assetbus.consumers.storage import create_engine
 from assetbus.producers import AsyncEmitter, task_token
@@ -90,7 +90,7 @@ async def run_soak(settings: Settings, options: SoakOptions, progress: Callable[
             as (topics, db_url):
         engine = create_engine(db_url)
         try:
-            await _prepare(settings, topics, engine)
+            await prepare(settings, topics, engine)
         finally:
             await engine.dispose()
         await _soak(settings, options, topics, db_url, report, progress)
@@ -103,9 +103,9 @@ async def _soak(settings: Settings, options: SoakOptions, topics: Topics, db_url
     reader = AIOKafkaConsumer(**settings.kafka.client_kwargs(), enable_auto_commit=False, fetch_max_wait_ms=5)
     await reader.start()
     token = task_token(settings.token_secret, "bench", "r1", "soak")
-    async with _service(settings, topics, db_url, "persister", "--group-id", f"{topics.prefix}-persister",
+    async with service(settings, topics, db_url, "persister", "--group-id", f"{topics.prefix}-persister",
                         "--batch-timeout-ms", "5"), \
-            _service(settings, topics, db_url, "scheduler", "--group-id", f"{topics.prefix}-scheduler",
+            service(settings, topics, db_url, "scheduler", "--group-id", f"{topics.prefix}-scheduler",
                      "--batch-timeout-ms", "5"), \
             AsyncEmitter(settings.kafka, token, topics=topics, receipt_timeout_s=120) as emitter:
         parts = [TopicPartition(topics.readiness(IDENTITY.dag_id), p) for p in range(3)]

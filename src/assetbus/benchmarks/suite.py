@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import platform
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import asyncpg
@@ -57,7 +57,6 @@ class SuiteReport:
     emit: EmitReport | None = None
     persister: BenchReport | None = None
     scheduler: SchedulerBenchReport | None = None
-    latency_at: dict[int, SchedulerBenchReport] = field(default_factory=dict)
     api: ApiBenchReport | None = None
     figures: dict[str, float] = field(default_factory=dict)
     conditions: dict[str, Any] = field(default_factory=dict)
@@ -96,26 +95,17 @@ async def run_suite(settings: Settings, sizes: SuiteSizes, progress: Callable[[s
     first, *more = sizes.rates
     progress(f"3/4 scheduler: {sizes.scheduler_events:,} pre-loaded events, then {first:,}/s offered for "
              f"{sizes.latency_seconds:g} s" + "".join(f", then {r:,}/s" for r in more))
-    base = SchedulerBenchOptions(events=sizes.scheduler_events, rate=first, seconds=sizes.latency_seconds)
     with ProcessSampler().running() as sampler:
-        report.scheduler = s = await run_scheduler_benchmark(settings, base)
-        for rate in more:
-            report.latency_at[rate] = await run_scheduler_benchmark(settings, replace(base, rate=rate,
-                                                                                      phases=("latency",)))
-    report.latency_at = {first: s, **report.latency_at}
-    f["scheduler_events_per_s"] = s.events_per_s
-    f["scheduler_peak_rss_mb"] = sampler.peak_rss_mb("scheduler")
-    schedulers = sampler.by_role("scheduler")
-    if schedulers and s.throughput_s:  # the first scheduler process is the throughput run's
-        end = schedulers[0].samples[-1].at
-        f["scheduler_cpu_us_per_event"] = (schedulers[0].cpu_between(end - s.throughput_s, end)
-                                           / max(s.throughput_events, 1) * 1e6)
-    for rate, r in report.latency_at.items():
-        suffix = "" if rate == first else f"_at_{rate}"
-        f[f"receipt_p50_ms{suffix}"] = r.percentile(50, receipts=True)
-        f[f"receipt_p99_ms{suffix}"] = r.percentile(99, receipts=True)
-        f[f"readiness_p50_ms{suffix}"] = r.percentile(50)
-        f[f"readiness_p99_ms{suffix}"] = r.percentile(99)
+        report.scheduler = s = await run_scheduler_benchmark(settings, SchedulerBenchOptions(
+            events=sizes.scheduler_events, rates=sizes.rates, seconds=sizes.latency_seconds))
+    f.update(s.summary())
+    f["scheduler_peak_rss_mb"] = max(s.peak_rss_mb, sampler.peak_rss_mb("scheduler"))
+    for at_rate in s.latency:
+        suffix = "" if at_rate.rate == first else f"_at_{at_rate.rate}"
+        f[f"receipt_p50_ms{suffix}"] = at_rate.percentile(50, receipts=True)
+        f[f"receipt_p99_ms{suffix}"] = at_rate.percentile(99, receipts=True)
+        f[f"readiness_p50_ms{suffix}"] = at_rate.percentile(50)
+        f[f"readiness_p99_ms{suffix}"] = at_rate.percentile(99)
     progress(f"  scheduler {s.events_per_s:,.0f} events/s; at {first:,}/s receipt p99 {f['receipt_p99_ms']:.0f} ms, "
              f"readiness p99 {f['readiness_p99_ms']:.0f} ms")
 

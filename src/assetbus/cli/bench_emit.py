@@ -18,6 +18,7 @@ class Mode(StrEnum):
     both = "both"
     broker = "broker"
     receipts = "receipts"
+    latency = "latency"
 
 
 class Compression(StrEnum):
@@ -32,20 +33,30 @@ def emit(
     linger_ms: Annotated[int, typer.Option(help="How long a batch may wait to fill.")] = 5,
     compression: Annotated[Compression, typer.Option(help="Record batch compression.")] = Compression.none,
     assets: Annotated[int, typer.Option(help="Distinct assets (message keys).")] = 6,
-    mode: Annotated[Mode, typer.Option(help="broker: emitter alone; receipts: with a persister; both.")] = Mode.both,
+    mode: Annotated[Mode, typer.Option(help="broker: emitter alone; receipts: with a persister; both; "
+                                             "latency: emit → receipt p50/p99 at --rate.")] = Mode.both,
+    rate: Annotated[list[int] | None, typer.Option(help="Offered emissions/s (latency mode; repeat for several "
+                                                         "runs).")] = None,
+    seconds: Annotated[float, typer.Option(help="How long each rate is offered (latency mode).")] = 10.0,
 ) -> None:
     """Emission throughput of one process not waiting on each receipt (emit_nowait), to the broker
     and, with a persister subprocess, to stored-and-receipted."""
     logging.getLogger("aiokafka").setLevel(logging.CRITICAL)  # leader-election chatter on fresh topics
-    if count < 1 or in_flight < 1:
-        fail("--count and --in-flight must be positive")
+    rates = tuple(rate or (1000,))
+    if count < 1 or in_flight < 1 or min(rates) < 1 or seconds <= 0:
+        fail("--count, --in-flight, --rate and --seconds must be positive")
     from assetbus.benchmarks.emit import EmitBenchOptions, run_emit_benchmark
 
     options = EmitBenchOptions(count=count, in_flight=in_flight, extra_bytes=extra_bytes, linger_ms=linger_ms,
                                compression=None if compression is Compression.none else compression.value,
                                assets=assets,
-                               modes=("broker", "receipts") if mode is Mode.both else (mode.value,))
-    console.print(f"emit benchmark: {count:,} emissions per run ({', '.join(options.modes)}) ...")
+                               modes=("broker", "receipts") if mode is Mode.both else (mode.value,),
+                               rates=rates, seconds=seconds, warmup_s=min(1.0, seconds / 5))
+    if mode is Mode.latency:
+        console.print(f"emit benchmark: emit → receipt at {', '.join(f'{r:,}/s' for r in rates)} offered "
+                      f"for {seconds:g} s each ...")
+    else:
+        console.print(f"emit benchmark: {count:,} emissions per run ({', '.join(options.modes)}) ...")
     try:
         report = run(run_emit_benchmark(settings(), options))
     except Exception as error:
@@ -70,6 +81,14 @@ def print_report(report: EmitReport) -> None:
         table.add_row("CPU of the emitting process", f"{r.cpu_us_per_emission:.0f} µs per emission "
                                                     f"(≈ {1e6 / r.cpu_us_per_emission:,.0f}/s on a free core)")
         table.add_row("batches to Kafka / resends", f"{r.batches:,} / {r.resent}")
+        console.print(table)
+    for lat in report.latency:
+        table = Table(show_header=False, title=f"assetbus bench emit: latency at {lat.rate:,}/s offered",
+                      title_justify="left")
+        table.add_row("emit → receipt p50 / p99 / max",
+                      f"[bold]{lat.p50_ms:.1f} ms / {lat.p99_ms:.1f} ms[/] / {lat.max_ms:.1f} ms")
+        table.add_row("offered", f"{lat.offered:,} in {lat.seconds:g} s ({lat.offered_rate:,.0f}/s), "
+                                 f"{lat.accepted:,} accepted; {len(lat.latencies_ms):,} timed after the warm-up")
         console.print(table)
     for key, value in report.conditions().items():
         console.print(f"  {key}: {value}")

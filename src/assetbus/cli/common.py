@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from collections.abc import AsyncIterator, Coroutine
+from collections.abc import AsyncIterator, Callable, Coroutine
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
@@ -19,6 +19,8 @@ from rich.console import Console
 from assetbus.cli.failures import ExitCode, explain
 
 if TYPE_CHECKING:
+    from asyncio import AbstractEventLoop
+
     from sqlalchemy.ext.asyncio import AsyncConnection
 
     from assetbus.producers.kafka import KafkaConnection
@@ -64,15 +66,17 @@ async def connect(database_url: str | None = None, *, transaction: bool = False)
         await engine.dispose()
 
 
-def run(coro: Coroutine[Any, Any, T]) -> T:
-    """Run a command's coroutine; a connection or setup fault ends in one line and its exit code."""
+def run(coro: Coroutine[Any, Any, T], *, loop_factory: Callable[[], AbstractEventLoop] | None = None) -> T:
+    """Run a command's coroutine (on `loop_factory`'s loop if given); a connection or setup fault ends
+    in one line and its exit code."""
     import asyncio
 
     quiet = logging.getLogger("aiokafka")
     if quiet.level == logging.NOTSET:  # its connection errors are explained below, in one line
         quiet.setLevel(logging.CRITICAL)
     try:
-        return asyncio.run(coro)
+        with asyncio.Runner(loop_factory=loop_factory) as runner:
+            return runner.run(coro)
     except (typer.Exit, typer.Abort, KeyboardInterrupt):
         raise
     except Exception as error:

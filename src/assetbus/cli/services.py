@@ -73,9 +73,17 @@ async def _dependencies_up(config: ApiConfig) -> None:
 
 
 def _serve(service: Coroutine[Any, Any, None]) -> None:
-    """Run a service; giving up on Kafka or PostgreSQL at start-up is one line and exit code 75, no traceback."""
+    """Run a service (on uvloop, see `event_loop`); giving up on Kafka or PostgreSQL at start-up is one line
+    and exit code 75, no traceback."""
+    from assetbus.cli.event_loop import service_loop_factory
+
     try:
-        run(service)
+        factory = service_loop_factory()
+    except ValueError as error:
+        service.close()
+        fail(str(error))
+    try:
+        run(service, loop_factory=factory)
     except StartupTimeout as error:
         fail(str(error), code=error.exit_code)
 

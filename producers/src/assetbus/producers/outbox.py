@@ -1,8 +1,11 @@
 """The outbox: the emitter's lingering front of the toolkit's `BatchSender`.
 
 `put()` is synchronous and cheap (it appends to the open record batch of the key's partition); one
-sender task hands over whatever is open after `linger`. While aiokafka still has a batch in flight
-for a partition, new records keep filling the next one, so batches grow with the load.
+sender task hands over whatever is open. Batching adapts to the load: when no batch is on its way
+to the broker, a record is handed over at once (a lone emission does not wait); while one is in
+flight, new records keep filling the next batch until it is full, the one in flight is
+acknowledged, or `linger` has passed, whichever comes first. So a burst fills batches and a
+quiet emitter never waits.
 """
 
 from __future__ import annotations
@@ -75,8 +78,9 @@ class Outbox:
         while True:
             await self._wake.wait()
             self._wake.clear()
-            if self._linger_s and not self._sender.has_full_batches:
-                await asyncio.sleep(self._linger_s)
+            if self._linger_s and self._in_flight and not self._sender.has_full_batches:
+                # a batch is on its way: fill the next one until that one is acknowledged (or linger)
+                await asyncio.wait(self._in_flight, timeout=self._linger_s, return_when=asyncio.FIRST_COMPLETED)
             await self._send_all()
 
     async def _send_all(self) -> None:

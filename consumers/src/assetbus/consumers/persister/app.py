@@ -49,7 +49,7 @@ class Persister:
     def __init__(self, config: PersisterConfig) -> None:
         self.config = config
         self.metrics = PersisterMetrics()
-        self.engine = create_engine(config.database_url)
+        self.engine = create_engine(config.database_url, pre_ping=False)  # a dead connection: chunk retried
         self.tokens = CachedTokenVerifier(TokenVerifier.configured(jwks=config.token_jwks, secret=config.token_secret))
         self.producer: AIOKafkaProducer | None = None
         self.publisher: Publisher | None = None

@@ -21,6 +21,7 @@ from pydantic_core import to_json
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from assetbus.consumers.errors import StorageUnavailable
+from assetbus.consumers.persister.assets import AssetCache
 from assetbus.consumers.persister.tokens import CachedTokenVerifier, VerifiedToken
 from assetbus.consumers.persister.validate import check, dedupe_scope, resolve
 from assetbus.consumers.records import KeyedRecord
@@ -29,7 +30,7 @@ from assetbus.consumers.storage import (
     NewEvent,
     ScopeKey,
     StoredEvent,
-    assets_by_name,
+    autocommit,
     find_events,
     insert_events,
     is_transient,
@@ -146,6 +147,7 @@ class BatchProcessor:
         self._topics = topics
         self._missing_topics = missing_topics
         self._fragments = Fragments()
+        self._assets = AssetCache()
 
     async def prepare(self, records: Sequence[RawRecord]) -> Prepared:
         result = BatchResult()
@@ -200,15 +202,22 @@ class BatchProcessor:
     async def _transaction(self, commands: list[tuple[CommandView, VerifiedToken, str]], *, isolate: bool) -> tuple[
             list[tuple[CommandView, VerifiedToken, NewEvent | Rejection]], dict[ScopeKey, NewEvent],
             dict[ScopeKey, InsertedEvent], dict[ScopeKey, StoredEvent]]:
-        async with transaction(self._engine) as conn:
-            assets = await assets_by_name(conn, {c.asset_name for c, _, _ in commands})
+        """Store a chunk. Normally one round trip: assets come from the cache and the insert is one
+        statement on an autocommit connection (atomic, committed when it returns). Isolating bad
+        commands needs savepoints, so that path runs in a transaction."""
+        names = {c.asset_name for c, _, _ in commands}
+        async with transaction(self._engine) if isolate else autocommit(self._engine) as conn:
+            assets = await self._assets.get(conn, names)
             resolved = [(c, v, resolve(c, v, extra, assets)) for c, v, extra in commands]
             first_of_scope: dict[ScopeKey, NewEvent] = {}
             for _, _, outcome in resolved:
                 if isinstance(outcome, NewEvent):
                     first_of_scope.setdefault(outcome.scope_key, outcome)
             events = list(first_of_scope.values())
-            inserted = await (self._insert_isolating(conn, events) if isolate else insert_events(conn, events))
+            if isolate:
+                inserted = await self._insert_isolating(conn, events)
+            else:
+                inserted = await insert_events(conn, events, autocommit=True)
             originals = await find_events(conn, (k for k in first_of_scope if k not in inserted))
         return resolved, first_of_scope, inserted, originals
 

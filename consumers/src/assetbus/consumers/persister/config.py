@@ -26,7 +26,7 @@ class PersisterConfig(VerificationKeys):
                                         "once (one connection each); a chunk repeating an earlier chunk's dedupe "
                                         "key waits for it.")
     batch_timeout_ms: int = Field(default=50, ge=0, description="How long to wait to fill a batch.")
-    fetch_max_wait_ms: int = Field(default=50, ge=0, description="The broker's long-poll limit per fetch; kept short "
+    fetch_max_wait_ms: int = Field(default=10, ge=0, description="The broker's long-poll limit per fetch; kept short "
                                    "so a long poll on idle partitions does not hold back the busy one.")
     backoff_initial_s: float = Field(default=0.2, gt=0, description="First wait while the database is away.")
     backoff_max_s: float = Field(default=5.0, gt=0, description="Longest wait while the database is away.")

@@ -67,8 +67,10 @@ class ReadinessSubscriber:
         self._max_records = max_records
         self.shell = ServiceShell(
             as_connection(connection),
+            # a short long-poll: while a batch is handled, the next fetch of its partition waits behind the
+            # long poll on the topic's idle partitions (a fixed wait on the path to the handler)
             ConsumerSettings(topics=(self.topic,), group_id=group_id, max_records=max_records, batch_timeout_ms=500,
-                             fetch_max_wait_ms=100),
+                             fetch_max_wait_ms=10),
             self._on_batch, log=log, name=f"assetbus-readiness-{dag_id}", metrics=self.metrics.offsets(dag_id))
 
     async def start(self) -> None:

@@ -6,6 +6,7 @@ Served with the probes by `assetbus.consumers.observe.ProbeServer` (`assetbus ru
 from __future__ import annotations
 
 import time
+from collections import Counter as Tally
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 
@@ -55,14 +56,16 @@ class SchedulerMetrics:
         self.unreadable.inc(unreadable)
         self.skipped.inc(skipped)
         self.db_commit_seconds.observe(seconds)
-        for run in runs:
-            self.runs_created.labels(dag_id=run.dag_id).inc()
+        for dag_id, n in Tally(run.dag_id for run in runs).items():
+            self.runs_created.labels(dag_id=dag_id).inc(n)
 
     def published(self, runs: Iterable[RunRow]) -> None:
         """Count signals the broker acknowledged, and how long after their newest event they went out."""
         now = time.time()
+        runs = list(runs)
+        for dag_id, n in Tally(run.dag_id for run in runs).items():
+            self.signals_published.labels(dag_id=dag_id).inc(n)
         for run in runs:
-            self.signals_published.labels(dag_id=run.dag_id).inc()
             stored = newest_event_time(run)
             if run.origin == ORIGIN_SCHEDULER and stored is not None:
                 self.readiness_seconds.observe(max(0.0, now - stored.timestamp()))

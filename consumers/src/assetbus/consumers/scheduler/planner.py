@@ -124,11 +124,13 @@ def plan_runs(dag: ConsumerDag, target_key: str | None, ordered: Sequence[Pendin
         return []
     plans: list[RunPlan] = []
     window: list[PendingEntry] = []
+    slots: dict[str, set[str]] = {}  # arrived(window), kept as the window grows
     for entry in ordered:
         window.append(entry)
-        if dag.schedule.holds(arrived(window), target_key):
+        slots.setdefault(entry.entry.asset_name, set()).add(entry.entry.slot)
+        if dag.schedule.holds({asset: frozenset(found) for asset, found in slots.items()}, target_key):
             plans.append(_plan(dag, target_key, window))
-            window = []
+            window, slots = [], {}
     return plans
 
 

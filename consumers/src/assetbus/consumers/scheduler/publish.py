@@ -2,8 +2,9 @@
 
 The DB commit comes first, the signal second. The scheduler hands each batch's new runs to this
 publisher and commits its offsets at once: one background task sends everything handed over so
-far in creation order (whole record batches per partition), waits for the broker's acks, and
-marks the runs published in one statement, while the next batch is already in its transaction.
+far in creation order (whole record batches per partition) and waits for the broker's acks; a
+second one marks the acknowledged runs published in one statement, so the next signals go out
+without waiting for that transaction.
 A crash before the acks leaves runs with `published = false`; `publish_pending()` sends them at
 the next start and on a timer (also runs a replay created). A run always keeps its run id, so a
 repeated signal is recognisable by subscribers.
@@ -57,20 +58,28 @@ class ReadinessPublisher:
         self._max_backlog = max_backlog
         self._retry = RetryPolicy(initial_s=retry_s, max_s=max(retry_s, 5.0))
         self._task: asyncio.Task[None] | None = None
+        self._marker: asyncio.Task[None] | None = None
+        self._acked: list[int] = []
+        """Runs the broker acknowledged, not yet marked published (still in `_in_flight`)."""
+        self._marking = asyncio.Event()
+        self._busy = 0
+        """Sends and marking transactions in progress."""
         self._metrics = metrics
         self.published = 0
 
     def start(self) -> None:
         self._task = asyncio.create_task(self._send_submitted(), name="assetbus-readiness-publisher")
+        self._marker = asyncio.create_task(self._mark_acked(), name="assetbus-readiness-marker")
 
     async def stop(self, flush_timeout_s: float = 10.0) -> None:
-        """Send what was handed over (for up to `flush_timeout_s`), then stop; the rest stays unpublished."""
+        """Send and mark what was handed over (for up to `flush_timeout_s`), then stop; the rest stays unpublished."""
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._idle.wait(), flush_timeout_s)
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+        for task in (self._task, self._marker):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
 
     async def submit(self, runs: Sequence[RunRow]) -> None:
         """Queue runs for the background sender; waits while the backlog is full (backpressure)."""
@@ -112,21 +121,59 @@ class ReadinessPublisher:
             self._wakeup.clear()
             runs, self._backlog = self._backlog, []
             self._room.set()
+            self._busy += 1
             try:
-                await self.publish(runs)
+                async with self._lock:
+                    await self._send(runs)
             except Exception as error:  # kept in order at the front; they are in the database anyway
                 log.warning("publishing %d readiness signal(s) failed, retrying: %s", len(runs), error)
                 self._backlog[:0] = runs
                 await backoff.sleep()
                 self._wakeup.set()
                 continue
+            finally:
+                self._busy -= 1
             backoff.reset()
-            self._in_flight.difference_update(run.id for run in runs)
-            if not self._backlog:
-                self._idle.set()
+            self._acked.extend(run.id for run in runs)
+            self._marking.set()
+            self._maybe_idle()
+
+    async def _mark_acked(self) -> None:
+        """Mark acknowledged runs published, everything acknowledged so far in one statement."""
+        backoff = self._retry.backoff()
+        while True:
+            await self._marking.wait()
+            self._marking.clear()
+            ids, self._acked = self._acked, []
+            self._busy += 1
+            try:
+                async with translated(), self._engine.begin() as conn:
+                    await mark_published(conn, ids)
+            except Exception as error:  # signalled already; a restart would only signal them again
+                log.warning("marking %d run(s) published failed, retrying: %s", len(ids), error)
+                self._acked[:0] = ids
+                await backoff.sleep()
+                self._marking.set()
+                continue
+            finally:
+                self._busy -= 1
+            backoff.reset()
+            self._in_flight.difference_update(ids)
+            self._maybe_idle()
+
+    def _maybe_idle(self) -> None:
+        if not self._backlog and not self._acked and not self._busy:
+            self._idle.set()
 
     async def _publish(self, runs: Sequence[RunRow]) -> int:
         """Whole record batches per partition, in run order; every ack, then the `published` flag."""
+        await self._send(runs)
+        async with translated(), self._engine.begin() as conn:
+            await mark_published(conn, [run.id for run in runs])
+        return len(runs)
+
+    async def _send(self, runs: Sequence[RunRow]) -> None:
+        """Send the signals of runs, in run order, and wait for every broker ack."""
         await self._readiness_topics.ensure({run.dag_id for run in runs})
         sender = self._sender
         try:
@@ -138,9 +185,6 @@ class ReadinessPublisher:
             sender.discard_open()
             raise
         await wait_all(await sender.send_open())
-        async with translated(), self._engine.begin() as conn:
-            await mark_published(conn, [run.id for run in runs])
         self.published += len(runs)
         if self._metrics is not None:
             self._metrics.published(runs)
-        return len(runs)

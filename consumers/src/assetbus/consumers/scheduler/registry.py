@@ -23,6 +23,11 @@ class DagRegistry:
         self.invalid: dict[str, str] = {}
         self._version: tuple[int, datetime | None] | None = None
 
+    @property
+    def version(self) -> tuple[int, datetime | None] | None:
+        """The definitions' version loaded (`dags_version`), None before the first `refresh()`."""
+        return self._version
+
     async def refresh(self, conn: AsyncConnection) -> bool:
         """Reload the definitions if a sync changed them since the last call. True if it reloaded."""
         version = await dags_version(conn)

@@ -99,8 +99,7 @@ class Scheduler:
         while True:
             try:
                 async with translated(), self.engine.begin() as conn:
-                    await self.registry.refresh(conn)
-                    return await apply_events(conn, self.registry.index, events)
+                    return await apply_events(conn, self.registry, events)
             except StorageUnavailable as error:
                 delay = backoff.next_delay()
                 log.warning("database unavailable, retrying the batch in %.1fs: %s", delay, error)

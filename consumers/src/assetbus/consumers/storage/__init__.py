@@ -11,7 +11,7 @@ from assetbus.consumers.storage.events import (
     find_events,
     insert_events,
 )
-from assetbus.consumers.storage.faults import is_transient, transaction, translated
+from assetbus.consumers.storage.faults import autocommit, is_transient, transaction, translated
 from assetbus.consumers.storage.tables import metadata
 
 __all__ = [
@@ -21,6 +21,7 @@ __all__ = [
     "ScopeKey",
     "StoredEvent",
     "assets_by_name",
+    "autocommit",
     "count_events",
     "create_engine",
     "find_events",

@@ -9,8 +9,9 @@ def create_engine(url: str, *, pool_size: int = 5, pre_ping: bool = True) -> Asy
     """An engine whose pool checks connections before use, so a restarted database heals.
 
     `pre_ping=False` saves that round trip on every checkout (the API, where it was a quarter of a
-    task-state request): a restarted database then fails the statement that meets a dead connection
-    (the API answers 503 `storage_unavailable`), SQLAlchemy invalidates the pool on that disconnect,
-    and the next request gets a fresh connection.
+    task-state request; the persister, one of five round trips per chunk): a restarted database then
+    fails the statement that meets a dead connection (the API answers 503 `storage_unavailable`, the
+    persister retries the chunk), SQLAlchemy invalidates the pool on that disconnect, and the next
+    checkout gets a fresh connection.
     """
     return create_async_engine(url, pool_size=pool_size, max_overflow=2, pool_pre_ping=pre_ping)

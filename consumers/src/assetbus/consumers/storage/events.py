@@ -133,7 +133,8 @@ JOIN assets a ON a.id = e.asset_id
 """)
 
 
-async def insert_events(conn: AsyncConnection, events: Sequence[NewEvent]) -> dict[ScopeKey, InsertedEvent]:
+async def insert_events(conn: AsyncConnection, events: Sequence[NewEvent], *,
+                        autocommit: bool = False) -> dict[ScopeKey, InsertedEvent]:
     """Insert what is new, in the caller's transaction; returns the new ones by scope key.
 
     `events` must not repeat a scope key (the caller collapses repeats within a batch first).
@@ -142,13 +143,14 @@ async def insert_events(conn: AsyncConnection, events: Sequence[NewEvent]) -> di
     The statement goes to asyncpg directly (through the transaction's own connection): for the
     thousands of rows a batch returns, SQLAlchemy's row-by-row result handling costs more CPU than
     the insert itself. The caller's transaction must have begun on the server (any statement
-    through `conn` does that; `assets_by_name` in the persister).
+    through `conn` does that), unless `autocommit`: on a connection from `storage.autocommit` the
+    one statement is its own transaction, committed when it returns.
     """
     if not events:
         return {}
     raw = await conn.get_raw_connection()
     driver = raw.driver_connection
-    if driver is None or not driver.is_in_transaction():
+    if driver is None or not (autocommit or driver.is_in_transaction()):
         raise RuntimeError("insert_events needs a transaction that has begun on the server")
     rows, sources = _envelope(events)
     row = await driver.fetchrow(_INSERT, rows, *sources)

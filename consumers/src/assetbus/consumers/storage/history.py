@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from uuid import UUID
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -50,14 +49,3 @@ async def stored_events(conn: AsyncConnection, assets: Sequence[str], *, after_i
     rows = await conn.execute(query, {"assets": list(assets), "since": since, "until": until, "after": after_id,
                                       "limit": limit})
     return [HistoricEvent(*row) for row in rows]
-
-
-async def confirm_events(conn: AsyncConnection, events: Sequence[tuple[int, UUID]]) -> set[int]:
-    """Which (event id, command id) pairs are stored events of *this* database (by primary key)."""
-    if not events:
-        return set()
-    rows = await conn.execute(text(
-        "SELECT e.id FROM unnest(CAST(:ids AS bigint[]), CAST(:commands AS uuid[])) AS k(id, command_id) "
-        "JOIN asset_events e ON e.id = k.id AND e.command_id = k.command_id"),
-        {"ids": [i for i, _ in events], "commands": [c for _, c in events]})
-    return set(rows.scalars())

@@ -63,55 +63,23 @@ def loaded_key(key: str) -> str | None:
     return None if key == UNPARTITIONED else key
 
 
+TARGET_LOCKS = ("(SELECT count(pg_advisory_xact_lock(hashtextextended(k, 0))) "
+                "FROM (SELECT k FROM unnest(CAST(:keys AS text[])) AS k ORDER BY k) AS ordered)")
+"""Locks the sorted `:keys` (see `lock_key`); one order everywhere, so no deadlocks."""
+
+
+def lock_key(dag_id: str, key: str | None) -> str:
+    return f"{dag_id}\x1f{stored_key(key)}"
+
+
 async def lock_targets(conn: AsyncConnection, targets: Iterable[tuple[str, str | None]]) -> None:
     """Transaction-scoped advisory locks on target partitions, taken in one order (no deadlocks).
 
     Two schedulers (or a scheduler and a replay) then see each other's queued entries for a target.
     """
-    keys = sorted({f"{dag}\x1f{stored_key(key)}" for dag, key in targets})
+    keys = sorted({lock_key(dag, key) for dag, key in targets})
     if keys:
-        await conn.execute(text(
-            "SELECT count(pg_advisory_xact_lock(hashtextextended(k, 0))) "
-            "FROM (SELECT k FROM unnest(CAST(:keys AS text[])) AS k ORDER BY k) AS ordered"), {"keys": keys})
-
-
-_INSERT = text("""
-INSERT INTO partition_queue (dag_id, event_id, asset_name, target_key, target_date, slot, event, run_id)
-SELECT * FROM unnest(CAST(:dag AS text[]), CAST(:event_id AS bigint[]), CAST(:asset AS text[]),
-                     CAST(:key AS text[]), CAST(:tdate AS timestamptz[]), CAST(:slot AS text[]),
-                     CAST(:event AS jsonb[]), CAST(:run AS text[]))
-ON CONFLICT (dag_id, event_id) DO NOTHING
-RETURNING id
-""")
-
-
-async def insert_queue_entries(conn: AsyncConnection, entries: Sequence[NewQueueEntry]) -> int:
-    """Queue entries (pending, or consumed by their `run_id`); a (dag, event) queued before is left alone."""
-    if not entries:
-        return 0
-    rows = await conn.execute(_INSERT, {
-        "dag": [e.dag_id for e in entries],
-        "event_id": [e.event_id for e in entries],
-        "asset": [e.asset_name for e in entries],
-        "key": [stored_key(e.target_key) for e in entries],
-        "tdate": [e.target_date for e in entries],
-        "slot": [e.slot for e in entries],
-        "event": [e.event for e in entries],
-        "run": [e.run_id for e in entries],
-    })
-    return len(rows.all())
-
-
-async def queued_events(conn: AsyncConnection, pairs: Iterable[tuple[str, int]]) -> set[tuple[str, int]]:
-    """Which (dag, event id) pairs are in the queue already (pending or consumed): redeliveries."""
-    wanted = sorted(set(pairs))
-    if not wanted:
-        return set()
-    rows = await conn.execute(text(
-        "SELECT q.dag_id, q.event_id FROM unnest(CAST(:dag AS text[]), CAST(:event_id AS bigint[])) "
-        "AS k(dag_id, event_id) JOIN partition_queue q ON q.dag_id = k.dag_id AND q.event_id = k.event_id"),
-        {"dag": [d for d, _ in wanted], "event_id": [e for _, e in wanted]})
-    return {(row.dag_id, row.event_id) for row in rows}
+        await conn.execute(text(f"SELECT {TARGET_LOCKS}"), {"keys": keys})
 
 
 _PENDING = text("""
@@ -142,15 +110,6 @@ async def pending_for_dag(conn: AsyncConnection, dag_id: str) -> list[QueueRow]:
         "SELECT id, dag_id, event_id, asset_name, target_key, target_date, slot, event::text AS event, run_id "
         "FROM partition_queue WHERE dag_id = :dag AND run_id IS NULL ORDER BY id"), {"dag": dag_id})
     return [_row(row) for row in rows]
-
-
-async def consume_entries(conn: AsyncConnection, assignments: Sequence[tuple[int, str]]) -> None:
-    """Mark queue rows (by id) as consumed by a run."""
-    if assignments:
-        await conn.execute(text(
-            "UPDATE partition_queue q SET run_id = a.run_id "
-            "FROM unnest(CAST(:ids AS bigint[]), CAST(:runs AS text[])) AS a(id, run_id) WHERE q.id = a.id"),
-            {"ids": [i for i, _ in assignments], "runs": [r for _, r in assignments]})
 
 
 async def insert_skips(conn: AsyncConnection, skips: Sequence[NewSkip]) -> int:

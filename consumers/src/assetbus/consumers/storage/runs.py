@@ -84,44 +84,11 @@ def _run(row: Any) -> RunRow:
                   external_run_id=row.external_run_id, external_state=row.external_state)
 
 
-async def latest_generations(conn: AsyncConnection,
-                             targets: Iterable[tuple[str, str | None]]) -> dict[tuple[str, str | None], int]:
-    """The highest generation per (dag, partition) among `targets` (0 when there is no run yet)."""
-    wanted = sorted({(dag, stored_key(key)) for dag, key in targets})
-    found: dict[tuple[str, str | None], int] = {(dag, loaded_key(key)): 0 for dag, key in wanted}
-    if wanted:
-        rows = await conn.execute(text(
-            "SELECT r.dag_id, r.partition_key, max(r.generation) AS generation "
-            "FROM unnest(CAST(:dag AS text[]), CAST(:key AS text[])) AS t(dag_id, partition_key) "
-            "JOIN consumer_runs r ON r.dag_id = t.dag_id AND r.partition_key = t.partition_key "
-            "GROUP BY r.dag_id, r.partition_key"), {"dag": [d for d, _ in wanted], "key": [k for _, k in wanted]})
-        for row in rows:
-            found[(row.dag_id, loaded_key(row.partition_key))] = row.generation
-    return found
-
-
-async def insert_runs(conn: AsyncConnection, runs: Sequence[NewRun]) -> list[RunRow]:
-    """Create runs (unique per dag, partition, generation: a clash inserts nothing). In creation order."""
-    if not runs:
-        return []
-    rows = await conn.execute(text("""
-        INSERT INTO consumer_runs (run_id, dag_id, partition_key, partition_date, generation, events, origin)
-        SELECT * FROM unnest(CAST(:run_id AS text[]), CAST(:dag AS text[]), CAST(:key AS text[]),
-                             CAST(:pdate AS timestamptz[]), CAST(:gen AS int[]), CAST(:events AS jsonb[]),
-                             CAST(:origin AS text[]))
-        ON CONFLICT (dag_id, partition_key, generation) DO NOTHING
-        RETURNING id, run_id, created_at"""), {
-        "run_id": [r.run_id for r in runs], "dag": [r.dag_id for r in runs],
-        "key": [stored_key(r.partition_key) for r in runs], "pdate": [r.partition_date for r in runs],
-        "gen": [r.generation for r in runs],
-        "events": [r.events_json or json.dumps(r.events, separators=(",", ":")) for r in runs],
-        "origin": [r.origin for r in runs]})
-    by_run_id = {r.run_id: r for r in runs}
-    created = [RunRow(row.id, row.run_id, new.dag_id, new.partition_key, new.partition_date, new.generation,
-                      new.events, new.origin, RunStatus.QUEUED.value, False, 0, None, None, row.created_at, None, None,
-                      new.events_json)
-               for row in rows for new in (by_run_id[row.run_id],)]
-    return sorted(created, key=lambda r: r.id)
+def created_run(new: NewRun, row_id: int, created_at: datetime | None) -> RunRow:
+    """The RunRow of a run just inserted (queued, unpublished), from what was inserted."""
+    assert created_at is not None, "a created run has a creation time"
+    return RunRow(row_id, new.run_id, new.dag_id, new.partition_key, new.partition_date, new.generation, new.events,
+                  new.origin, RunStatus.QUEUED.value, False, 0, None, None, created_at, None, None, new.events_json)
 
 
 async def unpublished_runs(conn: AsyncConnection, limit: int = 1000) -> list[RunRow]:

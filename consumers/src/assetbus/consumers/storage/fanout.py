@@ -1,0 +1,162 @@
+"""The scheduler's batch statements: three round trips per batch of asset events, whatever its size.
+
+1. `lock_and_confirm`: advisory locks on the batch's target partitions (transaction-scoped, taken in
+   one order), which of its events are stored in this database, and the DAG definitions' version.
+2. `read_targets` (a later statement, so it sees what other transactions committed under those
+   locks): which (dag, event) pairs are queued already, the pending entries of the targets, their
+   latest run generations.
+3. `write_fanout`: the new runs, the new queue entries (already carrying their run id) and the older
+   entries the new runs consume, in one statement.
+
+Every statement passes its rows as arrays (`unnest`) and returns one row of arrays.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from uuid import UUID
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from assetbus.consumers.storage.queue import TARGET_LOCKS, NewQueueEntry, QueueRow, loaded_key, lock_key, stored_key
+from assetbus.consumers.storage.runs import NewRun
+
+Target = tuple[str, str | None]
+
+_LOCK_AND_CONFIRM = text("""
+SELECT """ + TARGET_LOCKS + """ AS locked,
+       ARRAY(SELECT e.id FROM unnest(CAST(:ids AS bigint[]), CAST(:commands AS uuid[])) AS k(id, command_id)
+             JOIN asset_events e ON e.id = k.id AND e.command_id = k.command_id) AS confirmed,
+       (SELECT count(*) FROM consumer_dags) AS dags, (SELECT max(updated_at) FROM consumer_dags) AS dags_at
+""")
+
+
+async def lock_and_confirm(conn: AsyncConnection, targets: Iterable[Target], events: Sequence[tuple[int, UUID]],
+                           ) -> tuple[set[int], tuple[int, datetime | None]]:
+    """Lock the targets; return the ids of `(event id, command id)` stored here, and the DAGs' version
+    (the same value as `dags.dags_version`)."""
+    keys = sorted({lock_key(dag, key) for dag, key in targets})
+    row = (await conn.execute(_LOCK_AND_CONFIRM, {
+        "keys": keys, "ids": [i for i, _ in events], "commands": [c for _, c in events]})).one()
+    return set(row.confirmed), (int(row.dags), row.dags_at)
+
+
+@dataclass
+class TargetState:
+    """What the database holds for a batch's targets, read in one statement."""
+
+    known: set[tuple[str, int]] = field(default_factory=set)
+    """(dag, event id) pairs queued before (pending or consumed): redeliveries."""
+    pending: dict[Target, list[QueueRow]] = field(default_factory=dict)
+    """The pending entries of the targets that have some, in arrival order (`pending_of`)."""
+    generations: dict[Target, int] = field(default_factory=dict)
+    """The latest run generation of the targets that have runs (`generation_of`)."""
+
+    def pending_of(self, target: Target) -> list[QueueRow]:
+        return self.pending.get(target, [])
+
+    def generation_of(self, target: Target) -> int:
+        """0 when the target has no run yet."""
+        return self.generations.get(target, 0)
+
+
+_READ = text("""
+SELECT kn.dags AS known_dags, kn.events AS known_events,
+       p.ids, p.dags, p.events, p.assets, p.keys, p.dates, p.slots, p.payloads,
+       g.dags AS gen_dags, g.keys AS gen_keys, g.gens
+FROM (SELECT array_agg(q.dag_id) AS dags, array_agg(q.event_id) AS events
+      FROM unnest(CAST(:dag AS text[]), CAST(:event_id AS bigint[])) AS k(dag_id, event_id)
+      JOIN partition_queue q ON q.dag_id = k.dag_id AND q.event_id = k.event_id) AS kn,
+     (SELECT array_agg(q.id ORDER BY q.id) AS ids, array_agg(q.dag_id ORDER BY q.id) AS dags,
+             array_agg(q.event_id ORDER BY q.id) AS events, array_agg(q.asset_name ORDER BY q.id) AS assets,
+             array_agg(q.target_key ORDER BY q.id) AS keys, array_agg(q.target_date ORDER BY q.id) AS dates,
+             array_agg(q.slot ORDER BY q.id) AS slots, array_agg(q.event::text ORDER BY q.id) AS payloads
+      FROM unnest(CAST(:tdag AS text[]), CAST(:tkey AS text[])) AS t(dag_id, target_key)
+      JOIN partition_queue q ON q.dag_id = t.dag_id AND q.target_key = t.target_key AND q.run_id IS NULL) AS p,
+     (SELECT array_agg(r.dag_id) AS dags, array_agg(r.partition_key) AS keys, array_agg(r.generation) AS gens
+      FROM (SELECT r.dag_id, r.partition_key, max(r.generation) AS generation
+            FROM unnest(CAST(:tdag AS text[]), CAST(:tkey AS text[])) AS t(dag_id, partition_key)
+            JOIN consumer_runs r ON r.dag_id = t.dag_id AND r.partition_key = t.partition_key
+            GROUP BY r.dag_id, r.partition_key) AS r) AS g
+""")
+
+
+async def read_targets(conn: AsyncConnection, pairs: Sequence[tuple[str, int]], targets: Iterable[Target],
+                       ) -> TargetState:
+    """Redeliveries among `pairs`, and the pending entries and latest generations of `targets`."""
+    wanted = sorted({(dag, stored_key(key)) for dag, key in targets})
+    state = TargetState()
+    if not pairs and not wanted:
+        return state
+    row = (await conn.execute(_READ, {
+        "dag": [d for d, _ in pairs], "event_id": [e for _, e in pairs],
+        "tdag": [d for d, _ in wanted], "tkey": [k for _, k in wanted]})).one()
+    if row.known_dags:
+        state.known = set(zip(row.known_dags, row.known_events, strict=True))
+    if row.ids:
+        for row_id, dag, event_id, asset, key, when, slot, payload in zip(
+                row.ids, row.dags, row.events, row.assets, row.keys, row.dates, row.slots, row.payloads, strict=True):
+            queued = QueueRow(row_id, dag, event_id, asset, loaded_key(key), when, slot, payload, None)
+            state.pending.setdefault((queued.dag_id, queued.target_key), []).append(queued)
+    if row.gen_dags:
+        for dag, key, generation in zip(row.gen_dags, row.gen_keys, row.gens, strict=True):
+            state.generations[(dag, loaded_key(key))] = generation
+    return state
+
+
+_WRITE = text("""
+WITH runs AS (
+  INSERT INTO consumer_runs (run_id, dag_id, partition_key, partition_date, generation, events, origin)
+  SELECT * FROM unnest(CAST(:run_id AS text[]), CAST(:run_dag AS text[]), CAST(:run_key AS text[]),
+                       CAST(:run_date AS timestamptz[]), CAST(:run_gen AS int[]), CAST(:run_events AS jsonb[]),
+                       CAST(:run_origin AS text[]))
+  ON CONFLICT (dag_id, partition_key, generation) DO NOTHING
+  RETURNING id, run_id, created_at
+), entries AS (
+  INSERT INTO partition_queue (dag_id, event_id, asset_name, target_key, target_date, slot, event, run_id)
+  SELECT * FROM unnest(CAST(:q_dag AS text[]), CAST(:q_event_id AS bigint[]), CAST(:q_asset AS text[]),
+                       CAST(:q_key AS text[]), CAST(:q_date AS timestamptz[]), CAST(:q_slot AS text[]),
+                       CAST(:q_event AS jsonb[]), CAST(:q_run AS text[]))
+  ON CONFLICT (dag_id, event_id) DO NOTHING
+  RETURNING 1
+), consumed AS (
+  UPDATE partition_queue q SET run_id = a.run_id
+  FROM unnest(CAST(:c_ids AS bigint[]), CAST(:c_runs AS text[])) AS a(id, run_id) WHERE q.id = a.id
+  RETURNING 1
+)
+SELECT (SELECT array_agg(id ORDER BY id) FROM runs) AS ids,
+       (SELECT array_agg(run_id ORDER BY id) FROM runs) AS run_ids,
+       (SELECT min(created_at) FROM runs) AS created_at,
+       (SELECT count(*) FROM entries) AS queued, (SELECT count(*) FROM consumed) AS consumed
+""")
+
+
+@dataclass(frozen=True, slots=True)
+class Written:
+    run_ids: dict[str, int]
+    """run id → row id, for the runs created (a clash on (dag, partition, generation) creates none)."""
+    created_at: datetime | None
+    queued: int
+
+
+async def write_fanout(conn: AsyncConnection, runs: Sequence[NewRun], entries: Sequence[NewQueueEntry],
+                       consumed: Sequence[tuple[int, str]]) -> Written:
+    """Insert runs and queue entries, mark older entries (by row id) consumed by a run: one statement."""
+    if not runs and not entries and not consumed:
+        return Written({}, None, 0)
+    row = (await conn.execute(_WRITE, {
+        "run_id": [r.run_id for r in runs], "run_dag": [r.dag_id for r in runs],
+        "run_key": [stored_key(r.partition_key) for r in runs], "run_date": [r.partition_date for r in runs],
+        "run_gen": [r.generation for r in runs],
+        "run_events": [r.events_json or json.dumps(r.events, separators=(",", ":")) for r in runs],
+        "run_origin": [r.origin for r in runs],
+        "q_dag": [e.dag_id for e in entries], "q_event_id": [e.event_id for e in entries],
+        "q_asset": [e.asset_name for e in entries], "q_key": [stored_key(e.target_key) for e in entries],
+        "q_date": [e.target_date for e in entries], "q_slot": [e.slot for e in entries],
+        "q_event": [e.event for e in entries], "q_run": [e.run_id for e in entries],
+        "c_ids": [i for i, _ in consumed], "c_runs": [r for _, r in consumed]})).one()
+    return Written(dict(zip(row.run_ids or (), row.ids or (), strict=True)), row.created_at, int(row.queued))

@@ -1,0 +1,69 @@
+"""The scheduler's batch statements: what one read returns for a batch's targets, and one write that
+creates runs, queues entries and consumes older ones together."""
+
+from __future__ import annotations
+
+import uuid
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from assetbus.consumers.storage.fanout import lock_and_confirm, read_targets, write_fanout
+from assetbus.consumers.storage.queue import NewQueueEntry
+from assetbus.consumers.storage.runs import NewRun
+
+_SEED = """
+INSERT INTO assets (name, uri) VALUES ('orders', 's3://orders/');
+INSERT INTO asset_events (asset_id, dedupe_scope, dedupe_key, command_id, extra, partition_key, source_kind,
+                          dag_id, run_id)
+SELECT 1, 'scope', 'k' || n, gen_random_uuid(), '{}', 'p' || n, 'dag', 'ingest', 'r' FROM generate_series(1, 3) n;
+INSERT INTO consumer_dags (dag_id, fileloc, definition, fingerprint, coalesce)
+VALUES ('daily', '/dags/x.py', '{}', 'f', true);
+"""
+
+
+async def _seed(conn: AsyncConnection) -> None:
+    raw = await conn.get_raw_connection()
+    assert raw.driver_connection is not None
+    await raw.driver_connection.execute(_SEED)
+
+
+def _entry(event_id: int, key: str | None, run_id: str | None = None) -> NewQueueEntry:
+    return NewQueueEntry("daily", event_id, "orders", key, None, f"s{event_id}", f'{{"event_id": {event_id}}}', run_id)
+
+
+async def test_one_write_creates_the_run_queues_the_new_entry_and_consumes_the_older_ones(engine: AsyncEngine) -> None:
+    async with engine.begin() as conn:
+        await _seed(conn)
+        await write_fanout(conn, [], [_entry(1, "day"), _entry(2, "day")], [])
+    async with engine.begin() as conn:
+        stored = await conn.execute(text("SELECT id, command_id FROM asset_events ORDER BY id"))
+        ids = [(row.id, row.command_id) for row in stored]
+        confirmed, version = await lock_and_confirm(conn, [("daily", "day")], [*ids, (99, uuid.uuid4())])
+        state = await read_targets(conn, [("daily", 1), ("daily", 3)], [("daily", "day"), ("daily", None)])
+        assert confirmed == {1, 2, 3} and version[0] == 1
+        assert state.known == {("daily", 1)}
+        assert [row.event_id for row in state.pending_of(("daily", "day"))] == [1, 2]
+        assert state.generation_of(("daily", "day")) == 0 and state.pending_of(("daily", None)) == []
+
+        run = NewRun(str(uuid.uuid4()), "daily", "day", None, 1, [{"event_id": 1}], "scheduler", "[]")
+        older = [(row.id, run.run_id) for row in state.pending_of(("daily", "day"))]
+        written = await write_fanout(conn, [run], [_entry(3, "day", run.run_id)], older)
+        assert set(written.run_ids) == {run.run_id} and written.queued == 1 and written.created_at is not None
+
+    async with engine.connect() as conn:
+        after = await read_targets(conn, [], [("daily", "day")])
+        consumed = (await conn.execute(text("SELECT count(*) FROM partition_queue WHERE run_id = :r"),
+                                       {"r": run.run_id})).scalar_one()
+    assert after.pending_of(("daily", "day")) == [] and after.generation_of(("daily", "day")) == 1
+    assert consumed == 3
+
+
+async def test_a_run_that_exists_already_is_not_created_again(engine: AsyncEngine) -> None:
+    async with engine.begin() as conn:
+        await _seed(conn)
+        first = NewRun(str(uuid.uuid4()), "daily", "day", None, 1, [], "scheduler", "[]")
+        await write_fanout(conn, [first], [], [])
+        clash = NewRun(str(uuid.uuid4()), "daily", "day", None, 1, [], "scheduler", "[]")
+        written = await write_fanout(conn, [clash], [], [])
+    assert written.run_ids == {}
