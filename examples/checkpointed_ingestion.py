@@ -66,7 +66,7 @@ async def ingest(job: Job) -> int:
     async with AsyncStateClient(job.api_url, job.token) as state, \
             AsyncEmitter(job.bootstrap_servers, job.token, topics=job.topics, receipt_timeout_s=15) as emitter:
         entry = await state.task_state.get_entry(CHECKPOINT)
-        last = json.loads(entry.value)["batch"] if entry is not None else -1
+        last = entry.value["batch"] if entry is not None else -1
         version = entry.version if entry is not None else None
         print(f"try {try_number}: " + (f"resuming after batch {last}" if last >= 0 else "starting"),
               flush=True)
@@ -76,7 +76,7 @@ async def ingest(job: Job) -> int:
             receipt = await emitter.emit(job.asset, extra={"batch": batch, "rows": 100, "path": str(path)},
                                          partition_key=job.partition, partition_date=partition_date,
                                          dedupe_key=f"batch-{batch}")
-            checkpoint = json.dumps({"batch": batch, "event_id": receipt.event_id})
+            checkpoint = {"batch": batch, "event_id": receipt.event_id}
             if version is None:
                 saved = await state.task_state.set(CHECKPOINT, checkpoint, only_if_absent=True)
             else:
@@ -87,8 +87,7 @@ async def ingest(job: Job) -> int:
                   flush=True)
             if job.batch_delay_s:
                 await asyncio.sleep(job.batch_delay_s)
-        await state.asset(job.asset).state.set("watermark", json.dumps(
-            {"partition": job.partition, "batches": job.batches}))
+        await state.asset(job.asset).state.set("watermark", {"partition": job.partition, "batches": job.batches})
         print(f"done: {job.batches} batches of {job.partition}; watermark set", flush=True)
         return committed
 

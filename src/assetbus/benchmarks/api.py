@@ -37,8 +37,8 @@ from assetbus.settings import Settings
 from assetbus.topics import delete_topics, ensure_topics
 
 ASSET = {"name": "bench.orders", "uri": "s3://bench/orders/"}
-STATE_PATH = "/execution/state/ti"
-"""The task-state routes the benchmark drives (kept as an alias when the routes move)."""
+STATE_PATH = "/execution/store/ti"
+"""The task-state routes the benchmark drives (Airflow 3.3's state store; `/execution/state/ti` is an alias)."""
 
 
 @dataclass(frozen=True)
@@ -215,7 +215,7 @@ def _requests(secret: str, concurrency: int) -> tuple[list[str], list[str], list
     for i in range(concurrency * 50):
         w = i % concurrency
         puts.append(http_request("PUT", f"{paths[w]}/k{i // concurrency}", auth[w],
-                                 json.dumps({"value": json.dumps({"batch": i})}).encode()))
+                                 json.dumps({"value": {"batch": i}}).encode()))
         gets.append(http_request("GET", f"{paths[w]}/k{i // concurrency}", auth[w]))
     emits = [http_request("POST", "/execution/asset-events/emit", auth[0], json.dumps(
         {"asset": ASSET, "extra": {"batch": i}, "dedupe_key": f"batch-{i}"}).encode()) for i in range(20_000)]

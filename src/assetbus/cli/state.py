@@ -1,12 +1,16 @@
-"""`assetbus state get|set|clear|purge-run`: operators read and repair task state and asset state.
+"""`assetbus state get|set|clear|purge-run|cleanup`: operators read and repair task state and asset state.
 
-Operators work on the database directly (they hold DATABASE_URL); tasks go through the API.
+Operators work on the database directly (they hold DATABASE_URL); tasks go through the API. Values are
+JSON, as in the API: `get` prints the JSON document, `set` parses VALUE as JSON (`--text` stores it as
+a JSON string).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, TypeVar
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
 
@@ -77,12 +81,44 @@ def _in_transaction(work: Callable[[AsyncConnection], Awaitable[T]]) -> T:
         fail(str(error))
 
 
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _parse_value(value: str, as_text: bool) -> Any:
+    """VALUE as a JSON document (or, with --text, as a JSON string), checked as the API checks it."""
+    from assetbus.consumers.api.models import value_problem
+
+    if as_text:
+        parsed: Any = value
+    else:
+        try:
+            parsed = json.loads(value)
+        except ValueError:
+            fail(f"VALUE is not JSON: {value[:60]!r} (quote a string as '\"...\"', or pass --text)")
+    problem = value_problem(parsed)
+    if problem is not None:
+        fail(problem[1])
+    return parsed
+
+
+def _aware(text: str) -> datetime:
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        fail(f"--expires-at is not an ISO 8601 time: {text!r}")
+    if moment.utcoffset() is None:
+        fail("--expires-at needs a time zone (…Z or …+00:00)")
+    return moment
+
+
 def _table(title: str, entries: list[StateEntry]) -> Table:
     from rich.table import Table
 
     table = Table("key", "version", "updated at", "value", title=title, title_justify="left")
     for entry in entries:
-        shown = entry.value if len(entry.value) <= 80 else entry.value[:77] + "..."
+        text = _json(entry.value)
+        shown = text if len(text) <= 80 else text[:77] + "..."
         table.add_row(entry.key, str(entry.version), entry.updated_at.isoformat(timespec="seconds"), shown)
     return table
 
@@ -112,7 +148,7 @@ def get(key: str | None = typer.Argument(None, help="The key; omit it to list ev
     elif key is None:
         console.print(_table(str(target), entries))
     else:
-        typer.echo(entries[0].value)
+        typer.echo(_json(entries[0].value))
 
 
 @app.command("set")
@@ -120,17 +156,24 @@ def set_(key: str = typer.Argument(..., help="The key."), value: str = typer.Arg
          dag: str | None = DAG, run_id: str | None = RUN, task: str | None = TASK, map_index: int = MAP_INDEX,
          asset: str | None = ASSET,
          if_version: int | None = typer.Option(None, "--if-version",
-                                               help="Only if the stored version is this.")) -> None:
-    """Write VALUE under KEY (compare-and-set with --if-version)."""
+                                               help="Only if the stored version is this."),
+         as_text: bool = typer.Option(False, "--text", help="Store VALUE as a JSON string, not parsed as JSON."),
+         expires: str | None = typer.Option(None, "--expires-at", help="Task state: when the retention cleanup "
+                                            "may delete the key, time-zone aware (2026-12-31T00:00:00Z).")) -> None:
+    """Write the JSON VALUE under KEY (compare-and-set with --if-version)."""
     from assetbus.consumers.storage.state import Precondition, set_asset_state, set_task_state
 
     target = Target(dag, run_id, task, map_index, asset)
+    parsed = _parse_value(value, as_text)
+    expires_at = _aware(expires) if expires is not None else None
     when = Precondition(versions=frozenset({if_version})) if if_version is not None else Precondition()
+    if expires_at is not None and target.ti is None:
+        fail("asset state has no expiry (--expires-at is for task state)")
 
     async def work(conn: AsyncConnection) -> StateEntry:
         if target.ti is not None:
-            return await set_task_state(conn, target.ti, key, value, when)
-        return await set_asset_state(conn, await target.asset_id(conn), key, value, when)
+            return await set_task_state(conn, target.ti, key, parsed, when, expires_at=expires_at)
+        return await set_asset_state(conn, await target.asset_id(conn), key, parsed, when)
 
     entry = _in_transaction(work)
     console.print(f"{target}: {key} = version {entry.version}")
@@ -173,3 +216,30 @@ def purge_run(dag: str = typer.Option(..., "--dag", help="DAG id."),
 
     deleted = _in_transaction(lambda conn: purge_run_state(conn, dag, run_id))
     console.print(f"run {dag}/{run_id}: deleted {deleted} task state key(s)")
+
+
+@app.command("cleanup")
+def cleanup(dry_run: bool = typer.Option(False, "--dry-run", help="List what would be deleted; delete nothing."),
+            batch_size: int = typer.Option(0, "--batch-size", min=0,
+                                           help="Rows per transaction (0: all in one).")) -> None:
+    """Delete the task state whose expiry has passed (Airflow's `airflow state-store clean`)."""
+    from assetbus.consumers.storage.state import list_expired_task_state
+    from assetbus.consumers.storage.state_retention import delete_expired_state
+
+    if dry_run:
+        expired = _in_transaction(lambda conn: list_expired_task_state(conn))
+        for ti, entry in expired:
+            expiry = entry.expires_at.isoformat(timespec="seconds") if entry.expires_at else "-"
+            console.print(f"{ti.dag_id}/{ti.run_id}/{ti.task_id}[{ti.map_index}] {entry.key} expired {expiry}")
+        console.print(f"{len(expired)} expired task state key(s) would be deleted")
+        return
+    from assetbus.consumers.storage import create_engine
+
+    async def go() -> int:
+        engine = create_engine(settings().database_url)
+        try:
+            return await delete_expired_state(engine, batch_size=batch_size)
+        finally:
+            await engine.dispose()
+
+    console.print(f"deleted {run(go())} expired task state key(s)")

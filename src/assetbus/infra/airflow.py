@@ -51,6 +51,8 @@ class LocalAirflow:
     dags_folder: Path
     extra_env: Mapping[str, str] = field(default_factory=dict)
     """More environment for every component (ASSETBUS_API_URL for the tasks, say)."""
+    component_env: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    """More environment for one component only (the state store backend's key for the api-server, say)."""
     port: int = field(default_factory=free_port)
     password: str = field(default_factory=lambda: secrets.token_urlsafe(16), repr=False)
     venv: Path = AIRFLOW_VENV
@@ -132,7 +134,8 @@ class LocalAirflow:
                 args = [str(airflow_bin(self.venv)), component]
                 if component == "api-server":
                     args += ["--port", str(self.port), "--host", "127.0.0.1"]
-                self._processes[component] = subprocess.Popen(args, env=self.env(), stdout=log, stderr=log,
+                env = {**self.env(), **self.component_env.get(component, {})}
+                self._processes[component] = subprocess.Popen(args, env=env, stdout=log, stderr=log,
                                                               start_new_session=True)
         except BaseException:
             self.stop()

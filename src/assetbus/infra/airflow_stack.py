@@ -1,7 +1,8 @@
 """Airflow next to a running assetbus, as separate real processes: for the Airflow tests and benchmark.
 
 `AirflowStack` starts the assetbus persister and execution API (with the Airflow token route) on
-one database and topic prefix, a `LocalAirflow` whose workers know only `ASSETBUS_API_URL`, syncs
+one database and topic prefix, a `LocalAirflow` whose workers know only `ASSETBUS_API_URL` (its api-server
+keeps task and asset state in assetbus: `[state_store] backend = AssetbusStoreBackend`), syncs
 Airflow's assets (`assetbus airflow sync`) and the consumer definitions (`assetbus dags sync`),
 then the scheduler. Bridges are started (and killed) on demand. `stop()` ends what it started.
 """
@@ -23,6 +24,7 @@ from assetbus.infra.airflow import LocalAirflow, free_port
 from assetbus.infra.errors import InfraError
 
 CLI = Path(sys.executable).parent / "assetbus"
+STATE_STORE_BACKEND = "assetbus.producers.airflow.store_backend.AssetbusStoreBackend"
 
 
 @dataclass
@@ -41,8 +43,12 @@ class AirflowStack:
     _services: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
+        # Airflow keeps task and asset state in assetbus: the backend runs in the api-server, the one
+        # component that holds the key it mints its state tokens with (workers hold none)
+        backend = {"AIRFLOW__STATE_STORE__BACKEND": STATE_STORE_BACKEND, "ASSETBUS_TOKEN_SECRET": self.token_secret}
         self.airflow = LocalAirflow(self.home / "airflow", self.dags_folder,
-                                    extra_env={"ASSETBUS_API_URL": self.api_url})
+                                    extra_env={"ASSETBUS_API_URL": self.api_url},
+                                    component_env={"api-server": backend})
 
     @property
     def api_url(self) -> str:

@@ -4,7 +4,6 @@ after the last committed batch and leaves exactly one event per batch."""
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import signal
 import sys
@@ -48,7 +47,7 @@ async def start_try(try_number: int, *, infra: Settings, api_url: str, topics: T
 async def committed_batch(engine: AsyncEngine) -> int:
     async with engine.connect() as conn:
         entry = await get_task_state(conn, TaskKey(DAG, RUN, TASK, -1), "last_committed_batch")
-    return int(json.loads(entry.value)["batch"]) if entry is not None else -1
+    return int(entry.value["batch"]) if entry is not None else -1
 
 
 @pytest.mark.usefixtures("orders_outlet", "persister")
@@ -81,7 +80,7 @@ async def test_killed_ingestion_resumes_after_the_last_committed_batch_and_emits
     by_key = dict(rows)
     assert all(by_key[f"batch-{n}"] == 1 for n in range(killed_after + 1))  # try 2 re-emitted none of them
     assert await committed_batch(engine) == BATCHES - 1
-    assert json.loads(watermark) == {"partition": RUN, "batches": BATCHES}
+    assert watermark == {"partition": RUN, "batches": BATCHES}
     assert len(await asyncio.to_thread(lambda: list(tmp_path.glob("*.json")))) == BATCHES
 
 

@@ -45,6 +45,15 @@ def test_every_command_in_the_guide_is_run_by_the_airflow_suite() -> None:
     assert 'self.cli("airflow", "sync")' in stack and 'self.cli("dags", "sync"' in stack
 
 
-def test_only_python_and_console_blocks() -> None:
+def test_every_airflow_cfg_line_is_what_the_airflow_stack_configures() -> None:
+    from assetbus.infra.airflow_stack import STATE_STORE_BACKEND
+
+    found = blocks("ini")
+    assert found == [f"[state_store]\nbackend = {STATE_STORE_BACKEND}\n"]
+    stack = (REPO / "src" / "assetbus" / "infra" / "airflow_stack.py").read_text()
+    assert '"AIRFLOW__STATE_STORE__BACKEND": STATE_STORE_BACKEND' in stack
+
+
+def test_only_python_console_and_airflow_cfg_blocks() -> None:
     fences = re.findall(r"^```(\w*)$", GUIDE.read_text(), flags=re.M)
-    assert set(fences[::2]) <= {"python", "console"}, fences
+    assert set(fences[::2]) <= {"python", "console", "ini"}, fences

@@ -13,13 +13,18 @@ from assetbus.schemas import Provenance, SourceKind, task_instance_id
 
 SOURCE = Provenance(kind=SourceKind.TASK, dag_id="ingest", run_id="run-1", task_id="load", map_index=-1,
                     try_number=1)
-URL = f"/execution/state/ti/{task_instance_id('ingest', 'run-1', 'load', -1)}/checkpoint"
+URL = f"/execution/store/ti/{task_instance_id('ingest', 'run-1', 'load', -1)}/checkpoint"
+
+
+def reason(response: httpx.Response) -> str:
+    """The reason of a state store error (`{"detail": {"reason", "message"}}`, Airflow's shape)."""
+    return str(response.json()["detail"]["reason"])
 
 
 async def test_a_request_without_a_token_is_401_with_a_challenge(api_client: httpx.AsyncClient) -> None:
     response = await api_client.get(URL)
     assert response.status_code == 401
-    assert response.json()["code"] == "missing_token"
+    assert reason(response) == "missing_token"
     assert response.headers["www-authenticate"].startswith("Bearer")
 
 
@@ -40,7 +45,7 @@ async def test_a_bad_token_is_401_invalid_token(api_client: httpx.AsyncClient, t
     }
     response = await api_client.get(URL, headers={"Authorization": f"Bearer {tokens[why]}"})
     assert response.status_code == 401
-    assert response.json()["code"] == "invalid_token"
+    assert reason(response) == "invalid_token"
     assert 'error="invalid_token"' in response.headers["www-authenticate"]
 
 
@@ -55,7 +60,7 @@ async def test_a_token_without_scope_ti_self_is_403_insufficient_scope(api_clien
     token = issue_token(token_secret, SOURCE, scope="emit")
     response = await api_client.get(URL, headers={"Authorization": f"Bearer {token}"})
     assert response.status_code == 403
-    assert response.json()["code"] == "insufficient_scope"
+    assert reason(response) == "insufficient_scope"
 
 
 async def test_a_token_without_scope_emit_cannot_emit_over_http(api_client: httpx.AsyncClient,
@@ -67,8 +72,9 @@ async def test_a_token_without_scope_emit_cannot_emit_over_http(api_client: http
 
 
 async def test_authentication_is_checked_before_input(api_client: httpx.AsyncClient) -> None:
-    response = await api_client.get("/execution/state/ti/not-a-uuid/checkpoint")
-    assert response.status_code == 401
+    for path in ("/execution/store/ti/not-a-uuid/checkpoint", "/execution/state/ti/not-a-uuid/checkpoint"):
+        response = await api_client.get(path)
+        assert response.status_code == 401 and reason(response) == "missing_token"
 
 
 async def test_a_dated_version_header_is_served_by_the_newest_version_not_after_it(api_client: httpx.AsyncClient,
@@ -79,7 +85,7 @@ async def test_a_dated_version_header_is_served_by_the_newest_version_not_after_
     too_old = await api_client.get(URL, headers={**headers, "Assetbus-API-Version": "2020-01-01"})
     malformed = await api_client.get(URL, headers={**headers, "Assetbus-API-Version": "v2"})
     assert (too_old.status_code, malformed.status_code) == (400, 400)
-    assert too_old.json()["code"] == "unsupported_api_version"
+    assert reason(too_old) == "unsupported_api_version"
 
 
 async def test_health_needs_no_token(api_client: httpx.AsyncClient) -> None:

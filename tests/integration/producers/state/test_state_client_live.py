@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from assetbus.consumers.storage import register_asset
+from assetbus.consumers.storage.state import TaskKey, get_task_state
 from assetbus.consumers.storage.task_assets import attach_task_asset
 from assetbus.producers import task_token
 from assetbus.producers.state import AsyncStateClient, StateClient, StateConflict, StateForbidden
@@ -31,8 +33,25 @@ async def test_async_task_state_round_trip_with_compare_and_set(api_url: str, to
             await state.set("checkpoint", "stale", if_version=first.version)
         assert raised.value.current_version == second.version == 2
         assert await state.get("checkpoint") == "2"
+        entry = await state.get_entry("checkpoint")
+        assert entry is not None and entry.version == 2
         assert await state.delete("checkpoint") is True
         assert await state.delete("checkpoint") is False
+
+
+async def test_async_json_values_and_an_expiry_round_trip(api_url: str, token_secret: str,
+                                                          engine: AsyncEngine) -> None:
+    token = task_token(token_secret, "ingest", "run-1", "load")
+    value = {"batch": 41, "files": ["a.csv", "b.csv"], "rate": 0.5, "done": False}
+    when = datetime.now(UTC) + timedelta(days=30)
+    async with AsyncStateClient(api_url, token) as client:
+        await client.task_state.set("checkpoint", value, expires_at=when)
+        await client.task_state.set("jobs/2026-10-01", [1, 2])
+        assert await client.task_state.get("checkpoint") == value
+        assert await client.task_state.get("jobs/2026-10-01") == [1, 2]
+    async with engine.connect() as conn:
+        stored = await get_task_state(conn, TaskKey("ingest", "run-1", "load", -1), "checkpoint")
+    assert stored is not None and stored.expires_at == when
 
 
 async def test_async_clear_of_one_map_index_and_of_all(api_url: str, token_secret: str) -> None:

@@ -33,6 +33,7 @@ from assetbus.consumers.kafka.startup import startup_policy, wait_for_database, 
 from assetbus.consumers.observe.pipeline import PipelineGauges
 from assetbus.consumers.observe.readiness import ReadinessChecks
 from assetbus.consumers.storage import create_engine
+from assetbus.consumers.storage.state_retention import periodic_cleanup
 
 DESCRIPTION = f"""Task state, asset state and HTTP emission for assetbus.
 
@@ -71,7 +72,9 @@ def create_api(config: ApiConfig, *, minter: Minter | None = None) -> FastAPI:
                 app.state.airflow = airflow
                 if config.pipeline_gauges_interval_s is not None:
                     await gauges.start()
-                yield
+                async with periodic_cleanup(engine, config.state_cleanup_interval_s,
+                                            batch_size=config.state_cleanup_batch_size):
+                    yield
             finally:
                 try:
                     await gauges.stop()

@@ -45,7 +45,7 @@ class BodyLimitMiddleware:
 
     async def _reject(self, scope: Scope, receive: Receive, send: Send) -> None:
         body = ErrorBody(code=ApiErrorCode.BODY_TOO_LARGE, message=f"the request body exceeds {self.max_bytes} bytes")
-        await error_response(413, body, {"Connection": "close"})(scope, receive, send)
+        await error_response(413, body, {"Connection": "close"}, scope["path"])(scope, receive, send)
 
 
 def _replay(messages: list[Message], then: Receive | None = None) -> Receive:

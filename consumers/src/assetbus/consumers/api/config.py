@@ -38,5 +38,15 @@ class ApiConfig(VerificationKeys):
                                            "service account that checks attempts before `/airflow/tokens` "
                                            "mints a token (given by the edge from ASSETBUS_AIRFLOW_*); None turns "
                                            "that route off (404 airflow_not_configured).")
+    state_cleanup_interval_s: float | None = Field(default=3600.0, gt=0, description="How often the API deletes "
+                                                   "task state whose `expires_at` has passed (Airflow's "
+                                                   "`state-store clean`); unset: never (run `assetbus state "
+                                                   "cleanup` instead).")
+    state_cleanup_batch_size: int = Field(default=0, ge=0, description="Rows the cleanup deletes per transaction "
+                                          "(Airflow's `state_cleanup_batch_size`); 0: all in one.")
+    state_clear_on_success: bool = Field(default=False, description="Airflow's `[state_store] clear_on_success`: "
+                                         "`POST /execution/store/ti/{task_instance_id}/on-success` clears the "
+                                         "task instance's state. Off by default, as in Airflow, so that what a "
+                                         "task wrote stays visible after it succeeded.")
     airflow_token_ttl_s: int = Field(default=3600, ge=60, description="Lifetime of the tokens minted for Airflow "
                                      "attempts (the SDK asks again before they expire).")

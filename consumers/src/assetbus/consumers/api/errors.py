@@ -59,6 +59,26 @@ class ErrorBody(BaseModel):
     receipt: Receipt | None = Field(default=None, description="Emit only: the persister's rejecting receipt.")
 
 
+class StoreErrorDetail(BaseModel):
+    """The `detail` of a state store error, shaped as Airflow 3.3's execution API shapes it."""
+
+    reason: str = Field(description="Machine-readable reason (an ApiErrorCode).")
+    message: str = Field(description="Human-readable explanation.")
+    errors: list[dict[str, Any]] | None = Field(default=None, description="Field errors of a 422 response.")
+    current_version: int | None = Field(default=None,
+                                        description="412 only: the version stored now (null: the key is absent).")
+
+
+class StoreErrorBody(BaseModel):
+    """Every error of the state store routes (`/execution/store/…` and the `/execution/state/…` aliases)."""
+
+    detail: StoreErrorDetail = Field(description="Why the request failed.")
+
+
+STORE_PATHS = ("/execution/store/", "/execution/state/")
+"""Paths whose errors are StoreErrorBody (Airflow's shape) rather than ErrorBody."""
+
+
 class ApiError(ConsumerError):
     """An expected failure with its HTTP status; rendered as an ErrorBody."""
 
@@ -70,8 +90,13 @@ class ApiError(ConsumerError):
         self.headers = headers or {}
 
 
-def error_response(status: int, body: ErrorBody, headers: dict[str, str] | None = None) -> JSONResponse:
-    return JSONResponse(body.model_dump(mode="json", exclude_none=True), status_code=status, headers=headers)
+def error_response(status: int, body: ErrorBody, headers: dict[str, str] | None = None,
+                   path: str = "") -> JSONResponse:
+    """`body` as JSON; on a state store `path`, reshaped as `{"detail": {"reason", "message", ...}}`."""
+    content = body.model_dump(mode="json", exclude_none=True)
+    if path.startswith(STORE_PATHS):
+        content = {"detail": {"reason": content.pop("code"), **content}}
+    return JSONResponse(content, status_code=status, headers=headers)
 
 
 def _field_errors(error: RequestValidationError) -> list[dict[str, Any]]:
@@ -79,44 +104,47 @@ def _field_errors(error: RequestValidationError) -> list[dict[str, Any]]:
              "type": str(e.get("type", ""))} for e in error.errors()]
 
 
-async def _on_api_error(_: Request, error: Exception) -> JSONResponse:
+async def _on_api_error(request: Request, error: Exception) -> JSONResponse:
     assert isinstance(error, ApiError)
-    return error_response(error.status, error.body, error.headers)
+    return error_response(error.status, error.body, error.headers, request.url.path)
 
 
-async def _on_validation(_: Request, error: Exception) -> JSONResponse:
+async def _on_validation(request: Request, error: Exception) -> JSONResponse:
     assert isinstance(error, RequestValidationError)
     errors = _field_errors(error)
     first = errors[0] if errors else {"loc": [], "msg": "invalid request"}
     message = f"{'.'.join(first['loc'])}: {first['msg']}"[:500]
-    return error_response(422, ErrorBody(code=ApiErrorCode.INVALID_REQUEST, message=message, errors=errors))
+    return error_response(422, ErrorBody(code=ApiErrorCode.INVALID_REQUEST, message=message, errors=errors),
+                          path=request.url.path)
 
 
-async def _on_conflict(_: Request, error: Exception) -> JSONResponse:
+async def _on_conflict(request: Request, error: Exception) -> JSONResponse:
     assert isinstance(error, StateConflict)
     current = error.current
     headers = {"ETag": etag(current.version)} if current is not None else None
     return error_response(412, ErrorBody(code=ApiErrorCode.PRECONDITION_FAILED, message=str(error),
-                                         current_version=current.version if current else None), headers)
+                                         current_version=current.version if current else None), headers,
+                          request.url.path)
 
 
-async def _on_storage_down(_: Request, error: Exception) -> JSONResponse:
+async def _on_storage_down(request: Request, error: Exception) -> JSONResponse:
     log.warning("storage unavailable: %s", error)
     return error_response(503, ErrorBody(code=ApiErrorCode.STORAGE_UNAVAILABLE,
-                                         message="the database is unavailable; retry shortly"), {"Retry-After": "1"})
+                                         message="the database is unavailable; retry shortly"), {"Retry-After": "1"},
+                          request.url.path)
 
 
-async def _on_http(_: Request, error: Exception) -> JSONResponse:
+async def _on_http(request: Request, error: Exception) -> JSONResponse:
     assert isinstance(error, StarletteHTTPException)
     code = {404: ApiErrorCode.NOT_FOUND, 405: ApiErrorCode.METHOD_NOT_ALLOWED}.get(error.status_code,
                                                                                    ApiErrorCode.INVALID_REQUEST)
     return error_response(error.status_code, ErrorBody(code=code, message=str(error.detail)),
-                          dict(error.headers or {}))
+                          dict(error.headers or {}), request.url.path)
 
 
-async def _on_unexpected(_: Request, error: Exception) -> JSONResponse:
+async def _on_unexpected(request: Request, error: Exception) -> JSONResponse:
     log.exception("unexpected error", exc_info=error)
-    return error_response(500, ErrorBody(code=ApiErrorCode.INTERNAL, message="internal error"))
+    return error_response(500, ErrorBody(code=ApiErrorCode.INTERNAL, message="internal error"), path=request.url.path)
 
 
 def install_handlers(app: FastAPI) -> None:
@@ -137,16 +165,18 @@ _DESCRIPTIONS = {
     400: "Unsupported or malformed `Assetbus-API-Version` header.",
     401: "Missing, forged, expired token or wrong audience.",
     403: "The token may not touch this task instance or asset, or lacks the scope.",
-    404: "Unknown key (or asset), with the reason.",
+    404: "Unknown key, with the reason.",
     412: "Compare-and-set failed: the stored version is not the expected one.",
     413: "The value (or body) is larger than the limit.",
-    422: "Malformed input.",
+    422: "Malformed input (a state store value: null, NaN or Infinity, or larger than the limit).",
     503: "The database (or broker) is unavailable; retry.",
     504: "No receipt in time; resend with the same command_id.",
 }
 
 
-def responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
-    """OpenAPI documentation of the error responses of a route (the common ones always included)."""
+def responses(*statuses: int, store: bool = False) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI documentation of the error responses of a route (the common ones always included);
+    `store`: a state store route, whose errors are StoreErrorBody."""
     wanted = sorted({400, 401, 413, 422, 503, *statuses})
-    return {status: {"model": ErrorBody, "description": _DESCRIPTIONS[status]} for status in wanted}
+    model = StoreErrorBody if store else ErrorBody
+    return {status: {"model": model, "description": _DESCRIPTIONS[status]} for status in wanted}

@@ -1,25 +1,28 @@
-"""Request and response bodies of the execution API. Unknown request fields are ignored, and
-responses may gain fields: clients must ignore fields they do not know."""
+"""Request and response bodies of the execution API. Responses may gain fields: clients must ignore
+fields they do not know. The state store's bodies are strict as in Airflow 3.3 (an unknown field is
+refused); the emit body ignores unknown fields."""
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from typing import Annotated, Any
 from uuid import UUID
 
-from pydantic import AfterValidator, BaseModel, Field
+from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, JsonValue
 
-from assetbus.consumers.storage.state import StateEntry
 from assetbus.schemas import KEY_MAX_LENGTH, AssetRef
 
-VALUE_MAX_BYTES = 64 * 1024
-"""Largest state value, UTF-8 encoded; a larger one is answered 413 `value_too_large`."""
+VALUE_MAX_BYTES = 65535
+"""Largest state value as Airflow 3.3 measures it (`[state_store] max_value_storage_bytes`, 64 KiB - 1):
+the length of `json.dumps(value)`. A larger one is answered 422 `value_too_large`."""
 
 BODY_MAX_BYTES = 512 * 1024
 """Largest request body (room for a JSON-escaped value at the limit); larger is 413 `body_too_large`."""
 
-KEY_PATTERN = r"^[^\x00-\x1f\x7f/]*[^\x00-\x1f\x7f/.][^\x00-\x1f\x7f/]*$"
-"""A key: no control characters or slashes, and not only dots (it is a URL path segment)."""
+KEY_PATTERN = r"^[^\x00-\x1f\x7f]*[^\x00-\x1f\x7f/.][^\x00-\x1f\x7f]*$"
+"""A key: no control characters, and not only dots and slashes (slashes are allowed, as Airflow's
+`{key:path}`; a client sends them percent-encoded)."""
 
 NAME_PATTERN = r"^[^\x00]+$"
 """An asset name: anything but NUL (PostgreSQL text cannot hold it)."""
@@ -39,29 +42,65 @@ def _storable(text: str) -> str:
 StorableText = Annotated[str, AfterValidator(_storable)]
 
 
-class StateValueIn(BaseModel):
-    """The body of a PUT: a string value (JSON by convention)."""
+def _unstorable(value: Any) -> str | None:
+    """Why PostgreSQL's jsonb cannot hold `value` (a NUL or a lone surrogate in a string), or None."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, str):
+            try:
+                _storable(item)
+            except ValueError as error:
+                return f"strings {error}"
+    return None
 
-    value: StorableText = Field(description=f"The value; at most {VALUE_MAX_BYTES} bytes as UTF-8.")
+
+def value_problem(value: Any) -> tuple[str, str] | None:
+    """(reason, message) if `value` may not be stored, else None. Airflow 3.3's rules (null refused; NaN
+    and Infinity refused anywhere; at most VALUE_MAX_BYTES characters of `json.dumps`), plus what jsonb
+    cannot hold. Shared by the API and the `assetbus state` CLI."""
+    if value is None:
+        return "invalid_request", "value: cannot be null (delete the key instead)"
+    try:
+        size = len(json.dumps(value, allow_nan=False))
+    except ValueError:
+        return "invalid_request", "value: NaN and Infinity are not JSON representable"
+    except TypeError as error:
+        return "invalid_request", f"value: not JSON ({error})"
+    if size > VALUE_MAX_BYTES:
+        return ("value_too_large", f"the value is {size} bytes as JSON; the limit is {VALUE_MAX_BYTES} "
+                "(store references, not data)")
+    reason = _unstorable(value)
+    return ("invalid_request", f"value: {reason}") if reason is not None else None
 
 
-class StateEntryOut(BaseModel):
-    """A stored value with its version (also sent as the `ETag` header)."""
-
-    key: str = Field(description="The key.")
-    value: str = Field(description="The value.")
-    version: int = Field(description="Bumped by every write; send it in `If-Match` for compare-and-set.")
-    updated_at: datetime = Field(description="When the value was last written.")
-
-    @classmethod
-    def of(cls, entry: StateEntry) -> StateEntryOut:
-        return cls(key=entry.key, value=entry.value, version=entry.version, updated_at=entry.updated_at)
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
 
 
-class ClearedOut(BaseModel):
-    """The result of a clear."""
+class AssetStoreValueIn(_Strict):
+    """The body of an asset PUT (Airflow's `AssetStateStorePutBody`): a JSON value, not null."""
 
-    deleted: int = Field(description="How many keys were deleted.")
+    value: JsonValue = Field(description=f"Any JSON value but null; at most {VALUE_MAX_BYTES} characters "
+                             "as `json.dumps` writes it; no NaN or Infinity.")
+
+
+class TaskStoreValueIn(AssetStoreValueIn):
+    """The body of a task PUT (Airflow's `TaskStateStorePutBody`): a JSON value and an optional expiry."""
+
+    expires_at: AwareDatetime | None = Field(default=None, description="When the retention cleanup may "
+                                             "delete the key (time-zone aware); null: never. A write replaces it.")
+
+
+class StoreValueOut(_Strict):
+    """A stored value (Airflow's `TaskStateStoreResponse`); its version is the `ETag` header."""
+
+    value: JsonValue = Field(description="The JSON value.")
 
 
 class EmitRequest(BaseModel):

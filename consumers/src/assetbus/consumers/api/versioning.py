@@ -70,7 +70,7 @@ class ApiVersionMiddleware:
         except UnsupportedVersion as error:
             body = ErrorBody(code=ApiErrorCode.UNSUPPORTED_API_VERSION,
                              message=f"{error}; supported: {', '.join(API_VERSIONS)}")
-            await error_response(400, body, {VERSION_HEADER: LATEST_VERSION})(scope, receive, send)
+            await error_response(400, body, {VERSION_HEADER: LATEST_VERSION}, scope["path"])(scope, receive, send)
             return
         scope.setdefault("state", {})["api_version"] = version
 

@@ -1,8 +1,12 @@
-"""Task state and asset state: string values with a version for compare-and-set.
+"""Task state and asset state: JSON values with a version for compare-and-set, and an expiry.
 
 Every write bumps `version` (a new key starts at 1). A `Precondition` turns a write into a
 compare-and-set: it only happens if the stored version is one of the expected ones (or the key
-is absent), so two workers cannot silently overwrite each other's checkpoint.
+is absent), so two workers cannot silently overwrite each other's checkpoint. Each operation is
+one statement (a second one only to report a failed compare-and-set).
+
+Task state may carry `expires_at`: as in Airflow 3.3, an expired row stays readable until the
+retention cleanup (`delete_expired_task_state`) deletes it.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, Table, and_, delete, func, select, update
+from sqlalchemy import ColumnElement, Select, Table, and_, delete, func, literal, select, tuple_, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -33,9 +37,11 @@ class TaskKey:
 @dataclass(frozen=True, slots=True)
 class StateEntry:
     key: str
-    value: str
+    value: Any
+    """A JSON value (decoded: dict, list, str, int, float or bool)."""
     version: int
     updated_at: datetime
+    expires_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,11 +81,13 @@ def _where(table: Table, ident: Mapping[str, Any], key: str | None = None) -> Co
 
 
 def _entry(row: Any) -> StateEntry:
-    return StateEntry(key=row.key, value=row.value, version=row.version, updated_at=row.updated_at)
+    return StateEntry(key=row.key, value=row.value, version=row.version, updated_at=row.updated_at,
+                      expires_at=getattr(row, "expires_at", None))
 
 
 def _columns(table: Table) -> tuple[Any, ...]:
-    return (table.c.key, table.c.value, table.c.version, table.c.updated_at)
+    expiry = (table.c.expires_at,) if "expires_at" in table.c else ()
+    return (table.c.key, table.c.value, table.c.version, table.c.updated_at, *expiry)
 
 
 async def _get(conn: AsyncConnection, table: Table, ident: Mapping[str, Any], key: str) -> StateEntry | None:
@@ -92,23 +100,24 @@ async def _list(conn: AsyncConnection, table: Table, ident: Mapping[str, Any]) -
     return [_entry(row) for row in rows]
 
 
-async def _set(conn: AsyncConnection, table: Table, ident: Mapping[str, Any], key: str, value: str,
-               when: Precondition) -> StateEntry:
+async def _set(conn: AsyncConnection, table: Table, ident: Mapping[str, Any], key: str, value: Any,
+               when: Precondition, extra: Mapping[str, Any]) -> StateEntry:
     if when.must_be_absent:
-        stmt: Any = (insert(table).values(**ident, key=key, value=value)
+        stmt: Any = (insert(table).values(**ident, key=key, value=value, **extra)
                      .on_conflict_do_nothing().returning(*_columns(table)))
     elif when.unconditional:
-        fresh = insert(table).values(**ident, key=key, value=value)
+        fresh = insert(table).values(**ident, key=key, value=value, **extra)
         stmt = fresh.on_conflict_do_update(
             index_elements=[*ident, "key"],
-            set_={"value": fresh.excluded.value, "version": table.c.version + 1, "updated_at": func.now()},
+            set_={"value": fresh.excluded.value, "version": table.c.version + 1, "updated_at": func.now(),
+                  **{name: fresh.excluded[name] for name in extra}},
         ).returning(*_columns(table))
     else:
         condition = _where(table, ident, key)
         if when.versions is not None:
             condition = and_(condition, table.c.version.in_(sorted(when.versions)))
         stmt = (update(table).where(condition)
-                .values(value=value, version=table.c.version + 1, updated_at=func.now())
+                .values(value=value, version=table.c.version + 1, updated_at=func.now(), **extra)
                 .returning(*_columns(table)))
     row = (await conn.execute(stmt)).one_or_none()
     if row is None:
@@ -124,8 +133,10 @@ async def _delete(conn: AsyncConnection, table: Table, ident: Mapping[str, Any],
     deleted = (await conn.execute(delete(table).where(condition).returning(table.c.version))).one_or_none()
     if deleted is not None:
         return True
+    if when.unconditional:
+        return False
     current = await _get(conn, table, ident, key)
-    if current is not None:
+    if current is not None or when.must_exist or when.versions is not None:
         raise StateConflict(key, current)
     return False
 
@@ -146,14 +157,15 @@ async def list_task_state(conn: AsyncConnection, ti: TaskKey) -> list[StateEntry
     return await _list(conn, task_state, _task(ti))
 
 
-async def set_task_state(conn: AsyncConnection, ti: TaskKey, key: str, value: str,
-                         when: Precondition = _ANY) -> StateEntry:
-    """Write `value` under `key`; raises StateConflict if `when` does not hold."""
-    return await _set(conn, task_state, _task(ti), key, value, when)
+async def set_task_state(conn: AsyncConnection, ti: TaskKey, key: str, value: Any,
+                         when: Precondition = _ANY, *, expires_at: datetime | None = None) -> StateEntry:
+    """Write the JSON `value` under `key` (replacing its expiry); raises StateConflict if `when` does not hold."""
+    return await _set(conn, task_state, _task(ti), key, value, when, {"expires_at": expires_at})
 
 
 async def delete_task_state(conn: AsyncConnection, ti: TaskKey, key: str, when: Precondition = _ANY) -> bool:
-    """Delete one key; False if it was absent; StateConflict if its version is not the expected one."""
+    """Delete one key; False if it was absent; StateConflict if a precondition (`If-Match`) does not hold,
+    an absent key included."""
     return await _delete(conn, task_state, _task(ti), key, when)
 
 
@@ -174,13 +186,47 @@ async def get_asset_state(conn: AsyncConnection, asset_id: int, key: str) -> Sta
     return await _get(conn, asset_state, {"asset_id": asset_id}, key)
 
 
+async def get_registered_asset_state(conn: AsyncConnection, asset: Select[Any],
+                                     key: str) -> tuple[bool, StateEntry | None]:
+    """One statement: (whether `asset` — a registration query, `registered_asset_query` — found the
+    asset, the value under `key` or None)."""
+    found = asset.subquery()
+    joined = found.outerjoin(asset_state, and_(asset_state.c.asset_id == found.c.id, asset_state.c.key == key))
+    row = (await conn.execute(select(found.c.id, *_columns(asset_state)).select_from(joined))).one_or_none()
+    if row is None:
+        return False, None
+    return True, (_entry(row) if row.version is not None else None)
+
+
+async def set_registered_asset_state(conn: AsyncConnection, asset: Select[Any], key: str, value: Any,
+                                     when: Precondition = _ANY) -> StateEntry | None:
+    """One statement: write `value` under `key` of the asset `asset` finds (a registration query). None
+    if nothing was written: the asset was not found, or the precondition does not hold (the caller
+    tells which apart, off the fast path)."""
+    if when.must_be_absent or when.unconditional:
+        found = asset.subquery()
+        rows = select(found.c.id, literal(key), literal(value, asset_state.c.value.type)).select_from(found)
+        fresh = insert(asset_state).from_select(["asset_id", "key", "value"], rows)
+        stmt: Any = (fresh.on_conflict_do_nothing() if when.must_be_absent else fresh.on_conflict_do_update(
+            index_elements=["asset_id", "key"],
+            set_={"value": fresh.excluded.value, "version": asset_state.c.version + 1, "updated_at": func.now()}))
+    else:
+        condition = and_(asset_state.c.asset_id == asset.scalar_subquery(), asset_state.c.key == key)
+        if when.versions is not None:
+            condition = and_(condition, asset_state.c.version.in_(sorted(when.versions)))
+        stmt = (update(asset_state).where(condition)
+                .values(value=value, version=asset_state.c.version + 1, updated_at=func.now()))
+    row = (await conn.execute(stmt.returning(*_columns(asset_state)))).one_or_none()
+    return _entry(row) if row is not None else None
+
+
 async def list_asset_state(conn: AsyncConnection, asset_id: int) -> list[StateEntry]:
     return await _list(conn, asset_state, {"asset_id": asset_id})
 
 
-async def set_asset_state(conn: AsyncConnection, asset_id: int, key: str, value: str,
+async def set_asset_state(conn: AsyncConnection, asset_id: int, key: str, value: Any,
                           when: Precondition = _ANY) -> StateEntry:
-    return await _set(conn, asset_state, {"asset_id": asset_id}, key, value, when)
+    return await _set(conn, asset_state, {"asset_id": asset_id}, key, value, when, {})
 
 
 async def delete_asset_state(conn: AsyncConnection, asset_id: int, key: str, when: Precondition = _ANY) -> bool:
@@ -189,3 +235,24 @@ async def delete_asset_state(conn: AsyncConnection, asset_id: int, key: str, whe
 
 async def clear_asset_state(conn: AsyncConnection, asset_id: int) -> int:
     return await _clear(conn, asset_state, {"asset_id": asset_id})
+
+
+async def delete_expired_task_state(conn: AsyncConnection, *, now: datetime | None = None, limit: int = 0) -> int:
+    """Delete task state whose `expires_at` has passed (rows without one are kept), at most `limit` rows
+    when `limit` > 0, in one statement. Returns how many rows were deleted."""
+    moment: Any = now if now is not None else func.now()
+    expired = task_state.c.expires_at < moment
+    if limit <= 0:
+        return int((await conn.execute(delete(task_state).where(expired))).rowcount)
+    keys = (task_state.c.dag_id, task_state.c.run_id, task_state.c.task_id, task_state.c.map_index,
+            task_state.c.key)
+    batch = select(*keys).where(expired).limit(limit)
+    return int((await conn.execute(delete(task_state).where(tuple_(*keys).in_(batch)))).rowcount)
+
+async def list_expired_task_state(conn: AsyncConnection, *, now: datetime | None = None,
+                                  limit: int = 1000) -> list[tuple[TaskKey, StateEntry]]:
+    """What the cleanup would delete (a dry run), oldest expiry first."""
+    moment: Any = now if now is not None else func.now()
+    rows = await conn.execute(select(task_state).where(task_state.c.expires_at < moment)
+                              .order_by(task_state.c.expires_at).limit(limit))
+    return [(TaskKey(row.dag_id, row.run_id, row.task_id, row.map_index), _entry(row)) for row in rows]

@@ -1,4 +1,4 @@
-"""Tables of task state, asset state and task-asset registrations (migration 0003).
+"""Tables of task state, asset state and task-asset registrations (migrations 0003 and 0007).
 
 They live on the same `metadata` as the baseline tables, so one naming convention applies.
 """
@@ -17,7 +17,9 @@ from sqlalchemy import (
     Table,
     Text,
     func,
+    text,
 )
+from sqlalchemy.dialects.postgresql import JSONB
 
 from assetbus.consumers.storage.tables import metadata
 
@@ -32,19 +34,22 @@ task_state = Table(
     Column("task_id", Text, nullable=False),
     Column("map_index", Integer, nullable=False),
     Column("key", Text, nullable=False),
-    Column("value", Text, nullable=False),
+    Column("value", JSONB(none_as_null=True), nullable=False),
     Column("version", Integer, nullable=False, server_default="1"),
     Column("updated_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    Column("expires_at", DateTime(timezone=True), nullable=True),
     PrimaryKeyConstraint("dag_id", "run_id", "task_id", "map_index", "key"),
+    Index(None, "expires_at", postgresql_where=text("expires_at IS NOT NULL")),
 )
-"""One value per (task instance, key). The primary key's prefix serves run purges and clears."""
+"""One JSON value per (task instance, key). The primary key's prefix serves run purges and clears;
+`expires_at` (null: never) is when the retention cleanup may delete the row."""
 
 asset_state = Table(
     "asset_state",
     metadata,
     Column("asset_id", BigInteger, ForeignKey("assets.id", ondelete="CASCADE"), nullable=False),
     Column("key", Text, nullable=False),
-    Column("value", Text, nullable=False),
+    Column("value", JSONB(none_as_null=True), nullable=False),
     Column("version", Integer, nullable=False, server_default="1"),
     Column("updated_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
     PrimaryKeyConstraint("asset_id", "key"),

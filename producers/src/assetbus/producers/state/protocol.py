@@ -1,10 +1,14 @@
-"""The execution API's state routes, shared by the sync and async clients: what to send, what came back.
+"""The execution API's state store routes (Airflow 3.3's `/execution/store/…`), shared by the sync and
+async clients: what to send, what came back.
 
 No I/O here: `Call` describes a request; `read_*` turn an httpx.Response into a value or an error.
+Values are JSON (anything `json.dumps` takes, but not None, NaN or Infinity); the version of a value
+travels as its `ETag`, how many keys a DELETE removed as `Assetbus-Deleted`.
 """
 
 from __future__ import annotations
 
+import json as jsonlib
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -35,9 +39,11 @@ class StateValue:
     """A stored value and its version (pass it as `if_version=` for compare-and-set)."""
 
     key: str
-    value: str
+    value: Any
+    """The JSON value (dict, list, str, int, float or bool)."""
     version: int
-    updated_at: datetime
+    updated_at: datetime | None = None
+    """Not sent by the state store routes (Airflow's response is `{"value"}` only): None."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,8 +95,11 @@ def conditions(if_version: int | None, only_if_absent: bool = False) -> dict[str
     return {"If-None-Match": "*"} if only_if_absent else {}
 
 
+STORE = "/execution/store"
+
+
 class Target:
-    """Where a key lives: a task instance (path) or an asset (query)."""
+    """Where a key lives: a task instance (path) or an asset (by name, in the query)."""
 
     def __init__(self, *, ti_id: UUID | None = None, asset_name: str | None = None) -> None:
         self.ti_id = ti_id
@@ -101,24 +110,49 @@ class Target:
         if not isinstance(key, str) or not key:
             raise InvalidStateRequest("key must be a non-empty string")
         if self.ti_id is not None:
-            return Call(method, f"/execution/state/ti/{self.ti_id}/{quote(key, safe='')}", headers=headers or {},
-                        json=json)
+            return Call(method, f"{STORE}/ti/{self.ti_id}/{quote(key, safe='')}", headers=headers or {}, json=json)
         assert self.asset_name is not None
-        return Call(method, "/execution/state/asset/value", {"name": self.asset_name, "key": key},
+        return Call(method, f"{STORE}/asset/by-name/value", {"name": self.asset_name, "key": key},
                     headers or {}, json)
 
     def clear_call(self, all_map_indices: bool = False) -> Call:
         if self.ti_id is not None:
-            return Call("DELETE", f"/execution/state/ti/{self.ti_id}",
+            return Call("DELETE", f"{STORE}/ti/{self.ti_id}",
                         {"all_map_indices": "true" if all_map_indices else "false"})
         assert self.asset_name is not None
-        return Call("DELETE", "/execution/state/asset/clear", {"name": self.asset_name})
+        return Call("DELETE", f"{STORE}/asset/by-name/clear", {"name": self.asset_name})
+
+    def success_call(self) -> Call:
+        assert self.ti_id is not None
+        return Call("POST", f"{STORE}/ti/{self.ti_id}/on-success")
+
+    def set_body(self, value: Any, expires_at: datetime | None = None) -> dict[str, Any]:
+        """The body of a PUT: the JSON `value`, and for task state an optional time-zone-aware expiry."""
+        if value is None:
+            raise InvalidStateRequest("a value cannot be None (delete the key instead)")
+        try:
+            jsonlib.dumps(value, allow_nan=False)
+        except (TypeError, ValueError) as error:
+            raise InvalidStateRequest(f"the value is not JSON (no NaN or Infinity either): {error}") from error
+        if expires_at is None:
+            return {"value": value}
+        if self.ti_id is None:
+            raise InvalidStateRequest("asset state has no expiry (as in Airflow 3.3)")
+        if expires_at.tzinfo is None or expires_at.utcoffset() is None:
+            raise InvalidStateRequest("expires_at must be time-zone aware")
+        return {"value": value, "expires_at": expires_at.isoformat()}
 
 
-def set_body(value: str) -> dict[str, Any]:
-    if not isinstance(value, str):
-        raise InvalidStateRequest(f"values are strings (JSON by convention), not {type(value).__name__}")
-    return {"value": value}
+def _reason(body: Any) -> tuple[str | None, str | None, dict[str, Any]]:
+    """(reason, message, detail) of an error body: `{"detail": {"reason", "message"}}` on the store routes."""
+    detail = body.get("detail") if isinstance(body, dict) else None
+    if not isinstance(detail, dict):
+        detail = body if isinstance(body, dict) else {}
+        reason = detail.get("code")
+    else:
+        reason = detail.get("reason")
+    message = detail.get("message")
+    return (reason if isinstance(reason, str) else None, message if isinstance(message, str) else None, detail)
 
 
 def _error(response: httpx.Response) -> StateError:
@@ -126,18 +160,17 @@ def _error(response: httpx.Response) -> StateError:
         body = response.json()
     except ValueError:
         body = {}
-    body = body if isinstance(body, dict) else {}
-    code = body.get("code") if isinstance(body.get("code"), str) else None
-    message = f"{response.status_code} {code or response.reason_phrase}: {body.get('message', response.text[:200])}"
+    code, text, detail = _reason(body)
+    message = f"{response.status_code} {code or response.reason_phrase}: {text or response.text[:200]}"
     status = response.status_code
     if status == 401:
         return StateUnauthorized(message, status=status, code=code)
     if status == 403:
         return StateForbidden(message, status=status, code=code)
     if status == 412:
-        current = body.get("current_version")
+        current = detail.get("current_version")
         return StateConflict(message, current_version=current if isinstance(current, int) else None, code=code)
-    if status == 413:
+    if status == 413 or code == "value_too_large":
         return ValueTooLarge(message, status=status, code=code)
     if status in (400, 422):
         return InvalidStateRequest(message, status=status, code=code)
@@ -146,32 +179,44 @@ def _error(response: httpx.Response) -> StateError:
     return StateError(message, status=status, code=code)
 
 
-def _value(response: httpx.Response) -> StateValue:
-    body = response.json()
-    return StateValue(key=body["key"], value=body["value"], version=int(body["version"]),
-                      updated_at=datetime.fromisoformat(body["updated_at"]))
+def _version(response: httpx.Response) -> int:
+    tag = response.headers.get("ETag", "").removeprefix("W/").strip('"')
+    return int(tag) if tag.isdigit() else 0
 
 
-def read_entry(response: httpx.Response, *, missing_ok: bool) -> StateValue | None:
-    if response.status_code == 404 and missing_ok and _code(response) == "key_not_found":
+def read_entry(response: httpx.Response, key: str) -> StateValue | None:
+    """A GET: the value with its version, or None if the key has none."""
+    if response.status_code == 404 and _code(response) == "not_found":
         return None
     if response.status_code != 200:
         raise _error(response)
-    return _value(response)
+    return StateValue(key=key, value=response.json()["value"], version=_version(response))
+
+
+def read_written(response: httpx.Response, key: str, value: Any) -> StateValue:
+    """A PUT (204): what was written, with its new version."""
+    if response.status_code not in (200, 204):
+        raise _error(response)
+    return StateValue(key=key, value=value, version=_version(response))
+
+
+def _deleted(response: httpx.Response) -> int:
+    count = response.headers.get("Assetbus-Deleted", "")
+    return int(count) if count.isdigit() else 0
 
 
 def read_deleted(response: httpx.Response) -> bool:
-    if response.status_code == 204:
-        return True
-    if response.status_code == 404 and _code(response) == "key_not_found":
-        return False
-    raise _error(response)
+    """A DELETE (204, also of an absent key): whether a value was there."""
+    if response.status_code != 204:
+        raise _error(response)
+    return _deleted(response) > 0
 
 
 def read_cleared(response: httpx.Response) -> int:
-    if response.status_code != 200:
+    """A clear (204): how many keys were deleted."""
+    if response.status_code != 204:
         raise _error(response)
-    return int(response.json()["deleted"])
+    return _deleted(response)
 
 
 def _code(response: httpx.Response) -> str | None:
@@ -179,7 +224,7 @@ def _code(response: httpx.Response) -> str | None:
         body = response.json()
     except ValueError:
         return None
-    return body.get("code") if isinstance(body, dict) else None
+    return _reason(body)[0]
 
 
 def unreachable(error: httpx.HTTPError) -> StateUnavailable:

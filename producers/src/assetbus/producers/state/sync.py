@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import time
+from datetime import datetime
+from typing import Any
 
 import httpx
 
@@ -16,9 +18,9 @@ from assetbus.producers.state.protocol import (
     read_cleared,
     read_deleted,
     read_entry,
+    read_written,
     request_kwargs,
     retry_delay,
-    set_body,
 )
 
 
@@ -27,25 +29,25 @@ class _Keys:
         self._client = client
         self._target = target
 
-    def get(self, key: str, default: str | None = None) -> str | None:
+    def get(self, key: str, default: Any = None) -> Any:
         """The value under `key`, or `default` if there is none."""
         entry = self.get_entry(key)
         return entry.value if entry is not None else default
 
     def get_entry(self, key: str) -> StateValue | None:
         """The value with its version (for compare-and-set), or None."""
-        return read_entry(self._client.send(self._target.key_call("GET", key)), missing_ok=True)
+        return read_entry(self._client.send(self._target.key_call("GET", key)), key)
 
-    def set(self, key: str, value: str, *, if_version: int | None = None, only_if_absent: bool = False) -> StateValue:
-        """Write `value`. With `if_version` (or `only_if_absent`) it is a compare-and-set: StateConflict if
-        another writer got there first."""
-        call = self._target.key_call("PUT", key, headers=conditions(if_version, only_if_absent), json=set_body(value))
-        entry = read_entry(self._client.send(call), missing_ok=False)
-        assert entry is not None
-        return entry
+    def set(self, key: str, value: Any, *, if_version: int | None = None, only_if_absent: bool = False,
+            expires_at: datetime | None = None) -> StateValue:
+        """Write the JSON `value` (task state: until `expires_at`, if given). With `if_version` (or
+        `only_if_absent`) it is a compare-and-set: StateConflict if another writer got there first."""
+        call = self._target.key_call("PUT", key, headers=conditions(if_version, only_if_absent),
+                                     json=self._target.set_body(value, expires_at))
+        return read_written(self._client.send(call), key, value)
 
     def delete(self, key: str, *, if_version: int | None = None) -> bool:
-        """Delete `key`; False if it had no value."""
+        """Delete `key` (a no-op if it has no value); False if it had none."""
         return read_deleted(self._client.send(self._target.key_call("DELETE", key, headers=conditions(if_version))))
 
 
@@ -55,6 +57,11 @@ class TaskState(_Keys):
     def clear(self, *, all_map_indices: bool = False) -> int:
         """Delete every key of this task instance; with `all_map_indices=True`, of every map index of the task."""
         return read_cleared(self._client.send(self._target.clear_call(all_map_indices)))
+
+    def succeeded(self) -> int:
+        """Tell the API this task instance succeeded: with the server's clear_on_success on, its state is
+        cleared (Airflow 3.3's `[state_store] clear_on_success`). Returns how many keys went (0 if off)."""
+        return read_cleared(self._client.send(self._target.success_call()))
 
 
 class AssetState(_Keys):

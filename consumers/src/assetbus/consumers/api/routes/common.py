@@ -1,36 +1,59 @@
-"""Parameters and checks shared by the state routes."""
+"""Parameters and checks shared by the state store routes."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import Path, Query, Response
+from fastapi.responses import JSONResponse
 
 from assetbus.consumers.api.errors import ApiError, ApiErrorCode, etag
-from assetbus.consumers.api.models import KEY_PATTERN, NAME_PATTERN, VALUE_MAX_BYTES, StateEntryOut
-from assetbus.consumers.storage.state import StateEntry
+from assetbus.consumers.api.models import KEY_PATTERN, NAME_PATTERN, value_problem
 from assetbus.schemas import KEY_MAX_LENGTH, NAME_MAX_LENGTH
 
-_KEY_DOC = f"State key: 1 to {KEY_MAX_LENGTH} characters, no control characters or slashes, not only dots."
+_KEY_DOC = (f"State key: 1 to {KEY_MAX_LENGTH} characters, no control characters, not only dots and slashes "
+            "(a slash is sent percent-encoded, `%2F`).")
 
 PathKey = Annotated[str, Path(min_length=1, max_length=KEY_MAX_LENGTH, pattern=KEY_PATTERN, description=_KEY_DOC)]
 QueryKey = Annotated[str, Query(min_length=1, max_length=KEY_MAX_LENGTH, pattern=KEY_PATTERN, description=_KEY_DOC)]
 AssetName = Annotated[str, Query(min_length=1, max_length=NAME_MAX_LENGTH, pattern=NAME_PATTERN,
                                  description="Registered asset name.")]
+AssetUri = Annotated[str, Query(min_length=1, max_length=NAME_MAX_LENGTH, pattern=NAME_PATTERN,
+                                description="Registered asset URI.")]
+
+DELETED_HEADER = "Assetbus-Deleted"
+"""Sent by a DELETE or a clear (which answer 204 with no body): how many keys were deleted."""
 
 
-def check_value_size(value: str) -> None:
-    size = len(value.encode("utf-8"))
-    if size > VALUE_MAX_BYTES:
-        raise ApiError(413, ApiErrorCode.VALUE_TOO_LARGE,
-                       f"the value is {size} bytes; the limit is {VALUE_MAX_BYTES} (store references, not data)")
+def check_value(value: Any) -> None:
+    """422 (`invalid_request` or `value_too_large`) unless `value` may be stored (`value_problem`)."""
+    problem = value_problem(value)
+    if problem is not None:
+        raise ApiError(422, *problem)
 
 
 def key_not_found(message: str) -> ApiError:
-    return ApiError(404, ApiErrorCode.KEY_NOT_FOUND, message)
+    return ApiError(404, ApiErrorCode.NOT_FOUND, message)
 
 
-def entry_response(entry: StateEntry, response: Response) -> StateEntryOut:
-    """The body of a stored value, with its version as the ETag header."""
-    response.headers["ETag"] = etag(entry.version)
-    return StateEntryOut.of(entry)
+def version_headers(response: Response, version: int) -> None:
+    """The stored value's version as its ETag (compare-and-set, an assetbus extension)."""
+    response.headers["ETag"] = etag(version)
+
+
+def value_response(value: Any, version: int) -> JSONResponse:
+    """A GET's `{"value": ...}` with its version as ETag, serialized once (the value was checked when it
+    was written, so it is not validated again on the way out)."""
+    response = JSONResponse({"value": value})
+    version_headers(response, version)
+    return response
+
+
+def no_content(deleted: int | None = None, version: int | None = None) -> Response:
+    """A 204, with how many keys went (DELETE, clear) or the new version (PUT) in headers."""
+    response = Response(status_code=204)
+    if deleted is not None:
+        response.headers[DELETED_HEADER] = str(deleted)
+    if version is not None:
+        version_headers(response, version)
+    return response

@@ -1,7 +1,11 @@
-"""Task state: `/execution/state/ti/{ti_id}/{key}` and the clear of a task instance.
+"""Task state store: `/execution/store/ti/{task_instance_id}/{key:path}` and the clear, as Airflow 3.3.
 
-A task token touches only its own `ti_id` (derived from its claims); single-key operations never
-cross mapped siblings; clearing every map index of the task is an explicit opt-in.
+A task token touches only its own `task_instance_id` (derived from its claims); single-key operations
+never cross mapped siblings; clearing every map index of the task is an explicit opt-in. PUT, DELETE
+(of an absent key too) and clear answer 204. Compare-and-set (`If-Match`/`If-None-Match`, the version
+as `ETag`) is an assetbus extension. Each request is one SQL statement that commits by itself
+(`db.statement()`; a failed compare-and-set reads the current version in a second one). The seed's
+`/execution/state/ti/…` paths are deprecated aliases of the same handlers.
 """
 
 from __future__ import annotations
@@ -9,13 +13,13 @@ from __future__ import annotations
 from typing import Annotated
 from uuid import UUID
 
-from fastapi import APIRouter, Depends, Path, Query, Response
+from fastapi import APIRouter, Depends, Path, Query, Request, Response
 
 from assetbus.consumers.api.database import Db
 from assetbus.consumers.api.errors import responses
-from assetbus.consumers.api.models import ClearedOut, StateEntryOut, StateValueIn
+from assetbus.consumers.api.models import StoreValueOut, TaskStoreValueIn
 from assetbus.consumers.api.preconditions import IfMatch, IfNoneMatch, parse_precondition
-from assetbus.consumers.api.routes.common import PathKey, check_value_size, entry_response, key_not_found
+from assetbus.consumers.api.routes.common import PathKey, check_value, key_not_found, no_content, value_response
 from assetbus.consumers.api.security import CurrentCaller
 from assetbus.consumers.api.versioning import version_header
 from assetbus.consumers.storage.state import (
@@ -25,53 +29,84 @@ from assetbus.consumers.storage.state import (
     set_task_state,
 )
 
-router = APIRouter(prefix="/execution/state/ti", tags=["task state"], dependencies=[Depends(version_header)])
+STORE_PREFIX = "/execution/store/ti"
+ALIAS_PREFIX = "/execution/state/ti"
+
+router = APIRouter(tags=["task state store"], dependencies=[Depends(version_header)])
 TiId = Annotated[UUID, Path(description="The task instance id, `schemas.task_instance_id(dag_id, run_id, task_id, "
                                         "map_index)`; it must be the token's own.")]
+AllMapIndices = Annotated[bool, Query(description="true: clear every map index of this task in this run; false "
+                                      "(default): only the caller's own map index.")]
 
 
-@router.get("/{ti_id}/{key}", response_model=StateEntryOut, responses=responses(403, 404),
-            summary="Read a key of the caller's task instance")
-async def get_value(ti_id: TiId, key: PathKey, caller: CurrentCaller, db: Db, response: Response) -> StateEntryOut:
-    ti = caller.task_instance(ti_id)
-    async with db.transaction() as conn:
+async def get_value(task_instance_id: TiId, key: PathKey, caller: CurrentCaller, db: Db) -> Response:
+    ti = caller.task_instance(task_instance_id)
+    async with db.statement() as conn:
         entry = await get_task_state(conn, ti, key)
     if entry is None:
-        raise key_not_found(f"task instance {ti_id} has no state under key {key!r}")
-    return entry_response(entry, response)
+        raise key_not_found(f"Task state store key {key!r} not found")
+    return value_response(entry.value, entry.version)
 
 
-@router.put("/{ti_id}/{key}", response_model=StateEntryOut, responses=responses(403, 412),
-            summary="Write a key (compare-and-set with If-Match / If-None-Match)")
-async def put_value(ti_id: TiId, key: PathKey, body: StateValueIn, caller: CurrentCaller, db: Db,
-                    response: Response, if_match: IfMatch = None, if_none_match: IfNoneMatch = None) -> StateEntryOut:
-    ti = caller.task_instance(ti_id)
+async def put_value(task_instance_id: TiId, key: PathKey, body: TaskStoreValueIn, caller: CurrentCaller, db: Db,
+                    if_match: IfMatch = None, if_none_match: IfNoneMatch = None) -> Response:
+    ti = caller.task_instance(task_instance_id)
     when = parse_precondition(if_match, if_none_match)
-    check_value_size(body.value)
-    async with db.transaction() as conn:
-        entry = await set_task_state(conn, ti, key, body.value, when)
-    return entry_response(entry, response)
+    check_value(body.value)
+    async with db.statement() as conn:
+        entry = await set_task_state(conn, ti, key, body.value, when, expires_at=body.expires_at)
+    return no_content(version=entry.version)
 
 
-@router.delete("/{ti_id}/{key}", status_code=204, response_class=Response, responses=responses(403, 404, 412),
-               summary="Delete a key (compare-and-set with If-Match)")
-async def delete_value(ti_id: TiId, key: PathKey, caller: CurrentCaller, db: Db,
+async def delete_value(task_instance_id: TiId, key: PathKey, caller: CurrentCaller, db: Db,
                        if_match: IfMatch = None) -> Response:
-    ti = caller.task_instance(ti_id)
+    ti = caller.task_instance(task_instance_id)
     when = parse_precondition(if_match)
-    async with db.transaction() as conn:
+    async with db.statement() as conn:
         deleted = await delete_task_state(conn, ti, key, when)
-    if not deleted:
-        raise key_not_found(f"task instance {ti_id} has no state under key {key!r}")
-    return Response(status_code=204)
+    return no_content(deleted=int(deleted))
 
 
-@router.delete("/{ti_id}", response_model=ClearedOut, responses=responses(403),
-               summary="Clear the task instance's state (or, opted in, every map index of its task)")
-async def clear(ti_id: TiId, caller: CurrentCaller, db: Db, all_map_indices: Annotated[bool, Query(
-        description="true: clear every map index of this task in this run; false (default): only the "
-        "caller's own map index.")] = False) -> ClearedOut:
-    ti = caller.task_instance(ti_id)
-    async with db.transaction() as conn:
+async def clear(task_instance_id: TiId, caller: CurrentCaller, db: Db, all_map_indices: AllMapIndices = False,
+                ) -> Response:
+    ti = caller.task_instance(task_instance_id)
+    async with db.statement() as conn:
         deleted = await clear_task_state(conn, ti, all_map_indices=all_map_indices)
-    return ClearedOut(deleted=deleted)
+    return no_content(deleted=deleted)
+
+
+async def on_success(task_instance_id: TiId, caller: CurrentCaller, db: Db, request: Request) -> Response:
+    """Airflow's `clear_on_success` hook: the task instance succeeded. With `ASSETBUS_API_STATE_CLEAR_ON_SUCCESS`
+    its state is cleared (its own map index only, as Airflow does); otherwise nothing happens."""
+    ti = caller.task_instance(task_instance_id)
+    if not request.app.state.config.state_clear_on_success:
+        return no_content(deleted=0)
+    async with db.statement() as conn:
+        deleted = await clear_task_state(conn, ti)
+    return no_content(deleted=deleted)
+
+
+def _add_routes(prefix: str, *, deprecated: bool) -> None:
+    item = prefix + "/{task_instance_id}/{key:path}"
+    alias = " (deprecated alias of `/execution/store/ti/…`)" if deprecated else ""
+    router.add_api_route(item, get_value, methods=["GET"], response_model=StoreValueOut, deprecated=deprecated,
+                         responses=responses(403, 404, store=True), summary="Get a task state store key" + alias)
+    router.add_api_route(item, put_value, methods=["PUT"], status_code=204, response_class=Response,
+                         deprecated=deprecated, responses=responses(403, 412, store=True),
+                         summary="Set a task state store key (compare-and-set with If-Match / If-None-Match)" + alias)
+    router.add_api_route(item, delete_value, methods=["DELETE"], status_code=204, response_class=Response,
+                         deprecated=deprecated, responses=responses(403, 412, store=True),
+                         summary="Delete a task state store key (no-op if absent; compare-and-set with "
+                         "If-Match)" + alias)
+    router.add_api_route(prefix + "/{task_instance_id}", clear, methods=["DELETE"], status_code=204,
+                         response_class=Response, deprecated=deprecated, responses=responses(403, store=True),
+                         summary="Clear the task instance's state store (or, opted in, every map index of its "
+                         "task)" + alias)
+
+
+router.add_api_route(STORE_PREFIX + "/{task_instance_id}/on-success", on_success, methods=["POST"], status_code=204,
+                     response_class=Response, responses=responses(403, store=True),
+                     summary="The task instance succeeded: clear its state if clear_on_success is on "
+                     "(an assetbus extension; `Assetbus-Deleted` says how many keys went)")
+_add_routes(STORE_PREFIX, deprecated=False)
+_add_routes(ALIAS_PREFIX, deprecated=True)
