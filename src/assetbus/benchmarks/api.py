@@ -118,7 +118,7 @@ async def _fresh_stack(s: Settings, options: ApiBenchOptions) -> AsyncIterator[_
         cli = [options.python, "-c", "from assetbus.cli.main import main; main()", "run"]
         workers = ["--workers", str(options.workers)] if options.workers != 1 else []
         for args in (["api", "--port", str(port), "--log-level", "WARNING", *workers],
-                     ["persister", "--log-level", "WARNING"]):
+                     ["persister", "--group-id", f"{topics.prefix}-persister", "--log-level", "WARNING"]):
             services.append(await asyncio.create_subprocess_exec(*cli, *args, env=env,
                                                                  stdout=asyncio.subprocess.DEVNULL))
         await _until_up(port, services[0])

@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+
 import asyncpg
 from sqlalchemy.engine import make_url
 
 from assetbus.migrate import upgrade_async
+from assetbus.schemas import Topics
+from assetbus.settings import Settings
+from assetbus.topics import delete_topics, ensure_topics
 
 
 async def create_database(admin_url: str, name: str) -> str:
@@ -27,3 +34,20 @@ async def _admin_execute(admin_url: str, statement: str) -> None:
         await conn.execute(statement)
     finally:
         await conn.close()
+
+
+@asynccontextmanager
+async def scratch_pipeline(settings: Settings, more_topics: Callable[[Topics], list[str]] = lambda _: []
+                           ) -> AsyncIterator[tuple[Topics, str]]:
+    """A fresh topic prefix (its core topics created) and a fresh migrated database: (topics, database URL).
+    Both are removed afterwards, with the topics `more_topics` names (readiness topics, say)."""
+    tag = uuid.uuid4().hex[:10]
+    topics = Topics(prefix=f"bench{tag}")
+    db_name = f"assetbus_bench_{tag}"
+    await ensure_topics(settings.kafka, topics)
+    db_url = await create_database(settings.database_url, db_name)
+    try:
+        yield topics, db_url
+    finally:
+        await delete_topics(settings.kafka, [*topics.core(), *more_topics(topics)])
+        await drop_database(settings.database_url, db_name)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from datetime import date, datetime
 from enum import Enum
 from pathlib import Path
@@ -41,3 +42,19 @@ def to_json(data: Any, *, compact: bool = False) -> str:
 def print_json(data: Any) -> None:
     """Write `data` (rows, dataclasses, dicts) as one JSON document."""
     typer.echo(to_json(data))
+
+
+def json_line(data: Any) -> str:
+    """One compact JSON line in which a float that is not finite (a percentile of nothing) is null."""
+    def finite(value: Any) -> Any:
+        if isinstance(value, float):
+            return value if math.isfinite(value) else None
+        if isinstance(value, dict):
+            return {k: finite(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [finite(v) for v in value]
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            return finite(_default(value))
+        return value
+
+    return to_json(finite(data), compact=True)

@@ -1,0 +1,115 @@
+"""Sampling the processes a benchmark runs on: RSS and CPU time of its `assetbus run ...` children,
+and CPU time of the Kafka broker and PostgreSQL (shared with whatever else runs on the machine).
+
+The benchmarks start their services as subprocesses; this finds them by command line (`run
+persister`, `run scheduler`, `run api`) so that no benchmark has to hand its processes out.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+import psutil
+
+SERVICES = ("persister", "scheduler", "api")
+
+
+@dataclass
+class Sample:
+    at: float
+    """time.perf_counter() when taken"""
+    rss_mb: float
+    cpu_s: float
+
+
+@dataclass
+class Sampled:
+    role: str
+    pid: int
+    samples: list[Sample] = field(default_factory=list)
+
+    @property
+    def peak_rss_mb(self) -> float:
+        return max((s.rss_mb for s in self.samples), default=0.0)
+
+    def cpu_between(self, start: float, end: float) -> float:
+        """CPU seconds used between two perf_counter() times (nearest samples)."""
+        inside = [s for s in self.samples if start <= s.at <= end]
+        return inside[-1].cpu_s - inside[0].cpu_s if len(inside) > 1 else 0.0
+
+
+@dataclass
+class ProcessSampler:
+    """Samples every `interval_s` while running; `infra=True` also sums the broker's and PostgreSQL's CPU."""
+
+    interval_s: float = 0.2
+    infra: bool = False
+    processes: dict[int, Sampled] = field(default_factory=dict)
+    infra_cpu: list[tuple[float, float, float]] = field(default_factory=list)
+    """(perf_counter, Kafka broker CPU s, PostgreSQL CPU s), summed over their processes"""
+
+    def by_role(self, role: str) -> list[Sampled]:
+        return [p for p in self.processes.values() if p.role == role]
+
+    def peak_rss_mb(self, role: str) -> float:
+        return max((p.peak_rss_mb for p in self.by_role(role)), default=0.0)
+
+    def infra_cpu_between(self, start: float, end: float) -> tuple[float, float]:
+        inside = [s for s in self.infra_cpu if start <= s[0] <= end]
+        if len(inside) < 2:
+            return 0.0, 0.0
+        return inside[-1][1] - inside[0][1], inside[-1][2] - inside[0][2]
+
+    def sample(self) -> None:
+        now = time.perf_counter()
+        for child in psutil.Process().children(recursive=True):
+            try:
+                role = _role(child.cmdline())
+                if role is None:
+                    continue
+                times, rss = child.cpu_times(), child.memory_info().rss
+            except psutil.Error:
+                continue
+            entry = self.processes.setdefault(child.pid, Sampled(role, child.pid))
+            entry.samples.append(Sample(now, rss / 2**20, times.user + times.system))
+        if self.infra:
+            self.infra_cpu.append((now, *_infra_cpu()))
+
+    async def run(self) -> None:
+        while True:
+            await asyncio.to_thread(self.sample)
+            await asyncio.sleep(self.interval_s)
+
+    @contextmanager
+    def running(self) -> Iterator[ProcessSampler]:
+        task = asyncio.get_running_loop().create_task(self.run())
+        try:
+            yield self
+        finally:
+            task.cancel()
+
+
+def _role(cmdline: list[str]) -> str | None:
+    for i, arg in enumerate(cmdline[:-1]):
+        if arg == "run" and cmdline[i + 1] in SERVICES:
+            return cmdline[i + 1]
+    return None
+
+
+def _infra_cpu() -> tuple[float, float]:
+    kafka = postgres = 0.0
+    for proc in psutil.process_iter(["name", "cmdline", "cpu_times"]):
+        info = proc.info
+        times = info.get("cpu_times")
+        if times is None:
+            continue
+        cpu = times.user + times.system
+        if info["name"] == "java" and any("kafka" in arg.lower() for arg in info.get("cmdline") or []):
+            kafka += cpu
+        elif info["name"] in ("postgres", "postmaster"):
+            postgres += cpu
+    return kafka, postgres

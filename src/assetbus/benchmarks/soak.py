@@ -1,0 +1,216 @@
+"""`assetbus bench soak`: a long run at a fixed offered rate, sampled over time (RSS, latency, backlog).
+
+The pipeline of the scheduler benchmark's latency run (its asset and consumer DAGs, `assetbus run
+persister` and `assetbus run scheduler` as subprocesses, a reader on the identity DAG's readiness
+topic), but for up to N events or a time bound, whichever comes first. Every `interval_s` it records
+what was emitted, receipted and signalled, receipt and readiness p50/p99 of that window, and the RSS
+and CPU of both services, so memory growth or a falling-behind stage shows as a trend. Only the
+events still in flight are held in memory here, so a million events cost the load generator little.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from aiokafka import AIOKafkaConsumer, TopicPartition
+
+from assetbus.benchmarks.conditions import conditions
+from assetbus.benchmarks.processes import ProcessSampler
+from assetbus.benchmarks.scheduler_setup import ASSET, DAILY, IDENTITY, START, prepare, service
+from assetbus.benchmarks.scratch import scratch_pipeline
+from assetbus.consumers.storage import create_engine
+from assetbus.producers import AsyncEmitter, task_token
+from assetbus.schemas import Receipt, Topics
+from assetbus.schemas.codecs import decode_signal
+from assetbus.settings import Settings
+
+
+@dataclass(frozen=True)
+class SoakOptions:
+    events: int = 1_000_000
+    rate: int = 2_000
+    max_seconds: float = 600.0
+    interval_s: float = 30.0
+
+
+@dataclass
+class Window:
+    at_s: float
+    emitted: int
+    receipted: int
+    signalled: int
+    receipt_p50_ms: float
+    receipt_p99_ms: float
+    readiness_p50_ms: float
+    readiness_p99_ms: float
+    persister_rss_mb: float
+    scheduler_rss_mb: float
+    persister_cpu_pct: float
+    scheduler_cpu_pct: float
+    load_1m: float
+
+
+@dataclass
+class SoakReport:
+    options: SoakOptions
+    windows: list[Window] = field(default_factory=list)
+    emitted: int = 0
+    receipted: int = 0
+    signalled: int = 0
+    seconds: float = 0.0
+    conditions: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class _Live:
+    """What the emitter, the receipt callbacks and the reader share during the run."""
+
+    sent_at: dict[str, float] = field(default_factory=dict)
+    receipt_ms: list[float] = field(default_factory=list)
+    readiness_ms: list[float] = field(default_factory=list)
+    emitted: int = 0
+    receipted: int = 0
+    signalled: int = 0
+    warmed: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+def _percentile(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))] if ordered else float("nan")
+
+
+async def run_soak(settings: Settings, options: SoakOptions, progress: Callable[[str], None]) -> SoakReport:
+    report = SoakReport(options, conditions=conditions())
+    async with scratch_pipeline(settings, lambda t: [t.readiness(IDENTITY.dag_id), t.readiness(DAILY.dag_id)]) \
+            as (topics, db_url):
+        engine = create_engine(db_url)
+        try:
+            await prepare(settings, topics, engine)
+        finally:
+            await engine.dispose()
+        await _soak(settings, options, topics, db_url, report, progress)
+    return report
+
+
+async def _soak(settings: Settings, options: SoakOptions, topics: Topics, db_url: str, report: SoakReport,
+                progress: Callable[[str], None]) -> None:
+    live = _Live()
+    reader = AIOKafkaConsumer(**settings.kafka.client_kwargs(), enable_auto_commit=False, fetch_max_wait_ms=5)
+    await reader.start()
+    token = task_token(settings.token_secret, "bench", "r1", "soak")
+    async with service(settings, topics, db_url, "persister", "--group-id", f"{topics.prefix}-persister",
+                        "--batch-timeout-ms", "5"), \
+            service(settings, topics, db_url, "scheduler", "--group-id", f"{topics.prefix}-scheduler",
+                     "--batch-timeout-ms", "5"), \
+            AsyncEmitter(settings.kafka, token, topics=topics, receipt_timeout_s=120) as emitter:
+        parts = [TopicPartition(topics.readiness(IDENTITY.dag_id), p) for p in range(3)]
+        reader.assign(parts)
+        await reader.seek_to_end(*parts)
+        reading = asyncio.create_task(_read(reader, live))
+        sampler = ProcessSampler(interval_s=1.0)
+        try:
+            with sampler.running():
+                live.sent_at["warm-up"] = time.perf_counter()
+                await emitter.emit(ASSET, partition_key="warm-up", partition_date=START - timedelta(hours=1),
+                                   dedupe_key="warm-up", timeout_s=120)
+                await asyncio.wait_for(live.warmed.wait(), 120)
+                started = time.perf_counter()
+                offering = asyncio.create_task(_offer(emitter, options, live, started))
+                try:
+                    await _watch(options, live, sampler, report, started, offering, progress)
+                finally:
+                    offering.cancel()
+                    await asyncio.gather(offering, return_exceptions=True)
+        finally:
+            reading.cancel()
+            await asyncio.gather(reading, return_exceptions=True)
+            await reader.stop()
+    report.emitted, report.receipted, report.signalled = live.emitted, live.receipted, live.signalled
+
+
+async def _offer(emitter: AsyncEmitter, options: SoakOptions, live: _Live, started: float) -> None:
+    """Emit at the offered rate (in 10 ms ticks), each receipt's latency noted by a callback."""
+    for i in range(options.events):
+        delay = started + i / options.rate - time.perf_counter()
+        if delay > 0.01:
+            await asyncio.sleep(delay)
+        key = f"e{i}"
+        command = emitter.command(ASSET, partition_key=key, partition_date=START + timedelta(hours=i), dedupe_key=key)
+        sent = live.sent_at[key] = time.perf_counter()
+        future = await emitter.submit(command)
+        future.add_done_callback(lambda f, t=sent: _receipted(live, t, f))  # type: ignore[misc]
+        live.emitted += 1
+
+
+def _receipted(live: _Live, sent: float, future: asyncio.Future[Receipt]) -> None:
+    if future.cancelled() or future.exception() is not None:
+        return
+    live.receipted += 1
+    live.receipt_ms.append((time.perf_counter() - sent) * 1000)
+
+
+async def _read(reader: AIOKafkaConsumer, live: _Live) -> None:
+    while True:
+        batches = await reader.getmany(timeout_ms=100)
+        now = time.perf_counter()
+        for records in batches.values():
+            for record in records:
+                key = decode_signal(record.value).partition_key
+                sent = live.sent_at.pop(key, None) if key is not None else None
+                if sent is None:
+                    continue
+                if key == "warm-up":
+                    live.warmed.set()
+                    continue
+                live.signalled += 1
+                live.readiness_ms.append((now - sent) * 1000)
+
+
+async def _watch(options: SoakOptions, live: _Live, sampler: ProcessSampler, report: SoakReport, started: float,
+                 offering: asyncio.Task[None], progress: Callable[[str], None]) -> None:
+    """Record a window every interval until every event is signalled, or the time bound (+ 60 s to drain)."""
+    deadline, draining = started + options.max_seconds, False
+    previous = started
+    while True:
+        await asyncio.sleep(0.2)
+        if offering.done() and not offering.cancelled() and (error := offering.exception()) is not None:
+            raise error
+        now = time.perf_counter()
+        finished = offering.done() and live.signalled >= live.emitted
+        if now - previous >= options.interval_s or finished or now > deadline:
+            report.windows.append(w := _window(live, sampler, now - started, previous, now))
+            progress(f"{w.at_s:5.0f}s emitted {w.emitted:,} receipted {w.receipted:,} signalled {w.signalled:,}; "
+                     f"receipt p99 {w.receipt_p99_ms:.0f} ms, readiness p99 {w.readiness_p99_ms:.0f} ms; RSS "
+                     f"persister {w.persister_rss_mb:.0f} MB, scheduler {w.scheduler_rss_mb:.0f} MB; "
+                     f"load {w.load_1m:.2f}")
+            previous = now
+        if finished or (draining and now > deadline):
+            break
+        if now > deadline:  # the time bound: stop offering; what was emitted gets 60 s to drain
+            offering.cancel()
+            deadline, draining = now + 60, True
+    report.seconds = time.perf_counter() - started
+
+
+def _window(live: _Live, sampler: ProcessSampler, at_s: float, start: float, end: float) -> Window:
+    receipts, signals = live.receipt_ms, live.readiness_ms
+    live.receipt_ms, live.readiness_ms = [], []
+
+    def service(role: str) -> tuple[float, float]:
+        processes = sampler.by_role(role)
+        if not processes or not processes[-1].samples:
+            return 0.0, 0.0
+        p = processes[-1]
+        return p.samples[-1].rss_mb, p.cpu_between(start, end) / max(end - start, 1e-9) * 100
+
+    (p_rss, p_cpu), (s_rss, s_cpu) = service("persister"), service("scheduler")
+    return Window(at_s=at_s, emitted=live.emitted, receipted=live.receipted, signalled=live.signalled,
+                  receipt_p50_ms=_percentile(receipts, 50), receipt_p99_ms=_percentile(receipts, 99),
+                  readiness_p50_ms=_percentile(signals, 50), readiness_p99_ms=_percentile(signals, 99),
+                  persister_rss_mb=p_rss, scheduler_rss_mb=s_rss, persister_cpu_pct=p_cpu, scheduler_cpu_pct=s_cpu,
+                  load_1m=os.getloadavg()[0])

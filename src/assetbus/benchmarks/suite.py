@@ -1,0 +1,152 @@
+"""`assetbus bench all`: every benchmark at sizes that finish in minutes, as one set of named figures.
+
+Each benchmark runs through its own entry function (fresh topic prefix and database, services as
+subprocesses) and returns its report; this module samples the services' RSS and CPU while they run
+(`ProcessSampler`), and turns the reports into flat figures (`SuiteReport.figures`, the JSON keys).
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import asyncpg
+from sqlalchemy.engine import make_url
+
+from assetbus.benchmarks.api import ApiBenchOptions, ApiBenchReport, run_api_benchmark
+from assetbus.benchmarks.conditions import conditions
+from assetbus.benchmarks.emit import EmitBenchOptions, EmitReport, run_emit_benchmark
+from assetbus.benchmarks.persister import BenchOptions, BenchReport
+from assetbus.benchmarks.persister import run_benchmark as run_persister_benchmark
+from assetbus.benchmarks.processes import ProcessSampler
+from assetbus.benchmarks.scheduler import SchedulerBenchOptions, SchedulerBenchReport
+from assetbus.benchmarks.scheduler import run_benchmark as run_scheduler_benchmark
+from assetbus.settings import Settings
+
+REQUIRED = ("receipted_per_s", "emit_receipted_per_s", "receipt_p50_ms", "receipt_p99_ms", "readiness_p50_ms",
+            "readiness_p99_ms", "scheduler_events_per_s", "api_get_per_s", "api_get_p99_ms", "api_put_per_s",
+            "http_emit_per_s", "persister_peak_rss_mb", "scheduler_peak_rss_mb")
+"""The keys `bench all --json` always prints (latencies at the first offered rate, 1,000/s by default)."""
+
+
+@dataclass(frozen=True)
+class SuiteSizes:
+    emit_count: int = 100_000
+    persister_commands: int = 100_000
+    scheduler_events: int = 20_000
+    rates: tuple[int, ...] = (1_000, 5_000)
+    """Offered emissions/s for the latency runs; the first one gives the REQUIRED latency keys."""
+    latency_seconds: float = 10.0
+    api_requests: int = 2_000
+    api_emits: int = 500
+    api_concurrency: int = 16
+
+    @classmethod
+    def smoke(cls) -> SuiteSizes:
+        """Tiny sizes: every benchmark runs and every key gets a number, in well under a minute."""
+        return cls(emit_count=500, persister_commands=1_000, scheduler_events=4_500, rates=(1_000,),
+                   latency_seconds=1.5, api_requests=20, api_emits=5, api_concurrency=4)
+
+
+@dataclass
+class SuiteReport:
+    sizes: SuiteSizes
+    emit: EmitReport | None = None
+    persister: BenchReport | None = None
+    scheduler: SchedulerBenchReport | None = None
+    api: ApiBenchReport | None = None
+    figures: dict[str, float] = field(default_factory=dict)
+    conditions: dict[str, Any] = field(default_factory=dict)
+
+
+async def run_suite(settings: Settings, sizes: SuiteSizes, progress: Callable[[str], None]) -> SuiteReport:
+    report = SuiteReport(sizes)
+    load_before = os.getloadavg()
+    shared = conditions()
+    f = report.figures
+
+    progress(f"1/4 emit: {sizes.emit_count:,} emissions, alone and with a persister answering")
+    report.emit = await run_emit_benchmark(settings, EmitBenchOptions(count=sizes.emit_count))
+    for run in report.emit.runs:
+        if run.receipt_rate is None:
+            f["emit_broker_per_s"] = run.broker_rate
+            f["emit_cpu_us_per_emission"] = run.cpu_us_per_emission
+        else:
+            f["emit_receipted_per_s"] = run.receipt_rate
+    progress(f"  emitter → broker {f['emit_broker_per_s']:,.0f}/s, stored and receipted "
+             f"{f['emit_receipted_per_s']:,.0f}/s")
+
+    progress(f"2/4 persister: {sizes.persister_commands:,} pre-loaded commands of 1 KiB")
+    with ProcessSampler(infra=True).running() as sampler:
+        report.persister = p = await run_persister_benchmark(settings, BenchOptions(commands=sizes.persister_commands))
+    f["receipted_per_s"] = p.events_per_s
+    f["persister_peak_rss_mb"] = p.peak_rss_mb
+    f["persister_cpu_us_per_event"] = p.run_cpu_s / max(p.stored, 1) * 1e6
+    if persisters := sampler.by_role("persister"):
+        end = persisters[-1].samples[-1].at
+        kafka_s, postgres_s = sampler.infra_cpu_between(end - p.run_s, end)
+        f["kafka_cpu_us_per_event"] = kafka_s / max(p.stored, 1) * 1e6
+        f["postgres_cpu_us_per_event"] = postgres_s / max(p.stored, 1) * 1e6
+    progress(f"  {p.events_per_s:,.0f} events/s durable + receipted, peak RSS {p.peak_rss_mb:.0f} MB")
+
+    first, *more = sizes.rates
+    progress(f"3/4 scheduler: {sizes.scheduler_events:,} pre-loaded events, then {first:,}/s offered for "
+             f"{sizes.latency_seconds:g} s" + "".join(f", then {r:,}/s" for r in more))
+    with ProcessSampler().running() as sampler:
+        report.scheduler = s = await run_scheduler_benchmark(settings, SchedulerBenchOptions(
+            events=sizes.scheduler_events, rates=sizes.rates, seconds=sizes.latency_seconds))
+    f.update(s.summary())
+    f["scheduler_peak_rss_mb"] = max(s.peak_rss_mb, sampler.peak_rss_mb("scheduler"))
+    for at_rate in s.latency:
+        suffix = "" if at_rate.rate == first else f"_at_{at_rate.rate}"
+        f[f"receipt_p50_ms{suffix}"] = at_rate.percentile(50, receipts=True)
+        f[f"receipt_p99_ms{suffix}"] = at_rate.percentile(99, receipts=True)
+        f[f"readiness_p50_ms{suffix}"] = at_rate.percentile(50)
+        f[f"readiness_p99_ms{suffix}"] = at_rate.percentile(99)
+    progress(f"  scheduler {s.events_per_s:,.0f} events/s; at {first:,}/s receipt p99 {f['receipt_p99_ms']:.0f} ms, "
+             f"readiness p99 {f['readiness_p99_ms']:.0f} ms")
+
+    progress(f"4/4 api: {sizes.api_requests:,} state requests and {sizes.api_emits:,} HTTP emits, "
+             f"1 client and {sizes.api_concurrency}")
+    with ProcessSampler().running() as sampler:
+        report.api = a = await run_api_benchmark(settings, ApiBenchOptions(
+            requests=sizes.api_requests, concurrency=sizes.api_concurrency, emits=sizes.api_emits))
+    n = sizes.api_concurrency
+    f.update(a.figures())
+    for key, phase in (("api_put", "put"), ("api_get", "get"), ("http_emit", "emit"), ("api_get_1_client", "get1")):
+        row = a.phase(phase)
+        f[f"{key}_per_s"], f[f"{key}_p50_ms"], f[f"{key}_p99_ms"] = row.per_s, row.p50_ms, row.p99_ms
+        f[f"{key}_api_cpu_us"] = row.api_cpu_us
+    f["api_peak_rss_mb"] = sampler.peak_rss_mb("api")
+    progress(f"  GET {f['api_get_per_s']:,.0f}/s, PUT {f['api_put_per_s']:,.0f}/s, "
+             f"HTTP emit {f['http_emit_per_s']:,.0f}/s ({n} clients)")
+
+    report.conditions = {
+        "cores": os.cpu_count(),
+        "machine": shared["machine"],
+        "python": platform.python_version(),
+        "kafka": f"{settings.infra.kafka_version} (one broker, same machine)",
+        "postgresql": await _postgres_version(settings.database_url),
+        "libraries": shared["libraries"],
+        "load_average_before": [round(v, 2) for v in load_before],
+        "load_average_after": [round(v, 2) for v in os.getloadavg()],
+        "other_processes_top3": shared["other processes (CPU%, top 3)"],
+        "emit_command_bytes": report.emit.message_bytes,
+        "persister_command_bytes": p.command_bytes,
+        "offered_rates_per_s": list(sizes.rates),
+        "latency_seconds_per_rate": sizes.latency_seconds,
+        "sizes": {k: v for k, v in vars(sizes).items() if k != "rates"},
+    }
+    return report
+
+
+async def _postgres_version(database_url: str) -> str:
+    conn = await asyncpg.connect(make_url(database_url).set(drivername="postgresql")
+                                 .render_as_string(hide_password=False))
+    try:
+        return str(await conn.fetchval("SHOW server_version"))
+    finally:
+        await conn.close()

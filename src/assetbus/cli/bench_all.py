@@ -1,0 +1,87 @@
+"""`assetbus bench all [--json]`: every benchmark, one table of figures with their conditions.
+
+The measurement lives in `assetbus.benchmarks.suite` (imported when the command runs). Progress goes
+to stderr; with `--json` the last line on stdout is one JSON object of every figure.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import typer
+
+from assetbus.cli.common import JSON_OPTION, console, err_console, fail, run, settings
+from assetbus.cli.output import json_line
+
+if TYPE_CHECKING:
+    from assetbus.benchmarks.suite import SuiteReport
+
+
+def all_(
+    as_json: bool = JSON_OPTION,
+    smoke: bool = typer.Option(False, help="Tiny sizes (seconds, not minutes): checks that every benchmark runs."),
+    rates: str = typer.Option("1000,5000", help="Offered emissions/s of the latency runs, comma-separated; "
+                                               "the first gives receipt_p50_ms … readiness_p99_ms."),
+) -> None:
+    """Every benchmark (emit, persister, scheduler with latency at offered rates, api) in under 10 minutes."""
+    from dataclasses import replace
+
+    from assetbus.benchmarks.suite import SuiteSizes, run_suite
+
+    try:
+        offered = tuple(int(r) for r in rates.split(",") if r.strip())
+    except ValueError:
+        fail(f"--rates must be comma-separated integers, not {rates!r}")
+    if not offered or min(offered) < 1:
+        fail("--rates needs at least one positive rate")
+    sizes = SuiteSizes.smoke() if smoke else SuiteSizes()
+    if not smoke or rates != "1000,5000":
+        sizes = replace(sizes, rates=offered)
+    started = time.perf_counter()
+    try:
+        report = run(run_suite(settings(), sizes, progress_printer()))
+    except Exception as error:
+        fail(f"bench all failed: {type(error).__name__}: {error}")
+    report.conditions["duration_s"] = round(time.perf_counter() - started, 1)
+    print_report(report)
+    if as_json:
+        print(json_line({**{k: round(v, 2) for k, v in report.figures.items()}, "conditions": report.conditions}))
+
+
+def progress_printer() -> Callable[[str], None]:
+    """Prints a progress line on stderr, after the seconds since it was made."""
+    started = time.perf_counter()
+
+    def progress(line: str) -> None:
+        err_console.print(f"[dim]{time.perf_counter() - started:6.1f}s[/] {line}", highlight=False)
+
+    return progress
+
+
+UNITS = {"per_s": "/s", "_ms": "ms", "_mb": "MB", "us_per_event": "µs", "us_per_emission": "µs"}
+
+
+def print_report(report: SuiteReport) -> None:
+    from rich.table import Table
+
+    table = Table("figure (JSON key)", "value", title="assetbus bench all", title_justify="left")
+    for key, value in report.figures.items():
+        unit = next((u for suffix, u in UNITS.items() if key.endswith(suffix) or suffix in key), "")
+        table.add_row(key, f"{value:,.1f} {unit}" if value < 100 else f"{value:,.0f} {unit}")
+    console.print(table)
+    c = report.conditions
+    console.print(f"  conditions: {c['cores']} cores ({c['machine']}), Python {c['python']}, "
+                  f"Kafka {c['kafka']}, PostgreSQL {c['postgresql']}; {c['libraries']}", highlight=False)
+    console.print(f"  load average before {load_text(c['load_average_before'])}, "
+                  f"after {load_text(c['load_average_after'])}; "
+                  f"busiest other processes: {c['other_processes_top3']}", highlight=False)
+    console.print(f"  commands of {c['emit_command_bytes']} bytes (emit) and {c['persister_command_bytes']} "
+                  f"bytes (persister); offered {', '.join(f'{r:,}/s' for r in c['offered_rates_per_s'])} for "
+                  f"{c['latency_seconds_per_rate']:g} s each (first second excluded); took {c['duration_s']:.0f} s",
+                  highlight=False)
+
+
+def load_text(values: tuple[float, ...] | list[float]) -> str:
+    return " ".join(f"{v:.2f}" for v in values)

@@ -1,0 +1,113 @@
+"""`assetbus bench scale` and `assetbus bench soak`: how cost grows with load, and over a long run.
+
+The measurements live in `assetbus.benchmarks.scale` and `assetbus.benchmarks.soak` (imported when
+a command runs). Progress goes to stderr; with `--json` the last stdout line is one JSON object.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict
+
+import typer
+
+from assetbus.cli.bench_all import load_text, progress_printer
+from assetbus.cli.common import JSON_OPTION, console, fail, run, settings
+from assetbus.cli.output import json_line
+
+
+def _ints(text: str, option: str) -> tuple[int, ...]:
+    try:
+        values = tuple(int(v) for v in text.split(",") if v.strip())
+    except ValueError:
+        fail(f"{option} must be comma-separated integers, not {text!r}")
+    if values and min(values) < 1:
+        fail(f"{option} takes positive integers")
+    return values
+
+
+def scale(
+    as_json: bool = JSON_OPTION,
+    rates: str = typer.Option("1000,5000,10000", help="Offered emissions/s, comma-separated ('' for none)."),
+    seconds: float = typer.Option(10.0, help="How long each rate is offered (the first second is not measured)."),
+    persisters: str = typer.Option("1,2,3", help="Persister processes in one consumer group, comma-separated "
+                                                 "('' for none)."),
+    commands: int = typer.Option(50_000, help="Commands per persister-group run."),
+) -> None:
+    """Offered rate against receipt and readiness p50/p99, and events/s with 1, 2, 3 persisters in one group."""
+    from rich.table import Table
+
+    from assetbus.benchmarks.scale import ScaleOptions, run_scale
+
+    options = ScaleOptions(rates=_ints(rates, "--rates"), seconds=seconds,
+                           persisters=_ints(persisters, "--persisters"), commands=commands)
+    try:
+        report = run(run_scale(settings(), options, progress_printer()))
+    except Exception as error:
+        fail(f"bench scale failed: {type(error).__name__}: {error}")
+    table = Table("offered", "receipt p50 / p99", "readiness p50 / p99", "signals measured", "peak RSS persister / "
+                  "scheduler", "load before → after", title="assetbus bench scale: offered rate", title_justify="left")
+    for row in report.rates:
+        f = row.figures()
+        table.add_row(f"{row.offered_per_s:,}/s", f"{f['receipt_p50_ms']:,.0f} / {f['receipt_p99_ms']:,.0f} ms",
+                      f"{f['readiness_p50_ms']:,.0f} / {f['readiness_p99_ms']:,.0f} ms",
+                      f"{f['signals_measured']:,.0f} of {f['emitted']:,.0f}",
+                      f"{f['persister_peak_rss_mb']:.0f} / {f['scheduler_peak_rss_mb']:.0f} MB",
+                      f"{f['load_average_before']:.2f} → {f['load_average_after']:.2f}")
+    console.print(table)
+    groups = Table("persisters", "events/s", "CPU per event (all)", "peak RSS (each)", "rebalances during run",
+                   "load before → after", title=f"persisters in one group, {options.commands:,} commands of 1 KiB",
+                   title_justify="left")
+    for g in report.groups:
+        groups.add_row(str(g.persisters), f"[bold]{g.events_per_s:,.0f}[/]", f"{g.cpu_us_per_event:.0f} µs",
+                       f"{g.peak_rss_mb:.0f} MB", str(g.rebalances), f"{g.load_before[0]:.2f} → {g.load_after[0]:.2f}")
+    console.print(groups)
+    console.print(f"  conditions: {os.cpu_count()} cores shared by the emitter, the services, Kafka and PostgreSQL; "
+                  f"load average {load_text(report.load_before)} before, {load_text(report.load_after)} after; "
+                  f"each rate offered {options.seconds:g} s", highlight=False)
+    if as_json:
+        print(json_line({"rates": [r.figures() for r in report.rates],
+                         "persisters": [{**asdict(g), "events_per_s": g.events_per_s,
+                                         "cpu_us_per_event": g.cpu_us_per_event} for g in report.groups],
+                         "load_average_before": report.load_before, "load_average_after": report.load_after,
+                         "cores": os.cpu_count()}))
+
+
+def soak(
+    as_json: bool = JSON_OPTION,
+    events: int = typer.Option(1_000_000, help="Events to emit (the run stops earlier at --max-seconds)."),
+    rate: int = typer.Option(2_000, help="Offered emissions/s."),
+    max_seconds: float = typer.Option(600.0, help="Stop offering after this long (what was emitted drains ≤ 60 s)."),
+    interval: float = typer.Option(30.0, help="Seconds per sampled window."),
+) -> None:
+    """A long run at a fixed rate: RSS, CPU and receipt/readiness p50/p99 per window, to see them stay flat."""
+    from rich.table import Table
+
+    from assetbus.benchmarks.soak import SoakOptions, run_soak
+
+    if min(events, rate) < 1 or min(max_seconds, interval) <= 0:
+        fail("--events, --rate, --max-seconds and --interval must be positive")
+    options = SoakOptions(events=events, rate=rate, max_seconds=max_seconds, interval_s=interval)
+    load_before = os.getloadavg()
+    try:
+        report = run(run_soak(settings(), options, progress_printer()))
+    except Exception as error:
+        fail(f"bench soak failed: {type(error).__name__}: {error}")
+    table = Table("at", "emitted", "signalled", "receipt p50 / p99", "readiness p50 / p99", "RSS persister / "
+                  "scheduler", "CPU persister / scheduler", "load", title=f"assetbus bench soak: {rate:,}/s offered",
+                  title_justify="left")
+    for w in report.windows:
+        table.add_row(f"{w.at_s:.0f} s", f"{w.emitted:,}", f"{w.signalled:,}",
+                      f"{w.receipt_p50_ms:,.0f} / {w.receipt_p99_ms:,.0f} ms",
+                      f"{w.readiness_p50_ms:,.0f} / {w.readiness_p99_ms:,.0f} ms",
+                      f"{w.persister_rss_mb:.0f} / {w.scheduler_rss_mb:.0f} MB",
+                      f"{w.persister_cpu_pct:.0f} / {w.scheduler_cpu_pct:.0f} %", f"{w.load_1m:.2f}")
+    console.print(table)
+    console.print(f"  {report.emitted:,} emitted, {report.receipted:,} receipted, {report.signalled:,} signalled in "
+                  f"{report.seconds:.0f} s; load average {load_text(load_before)} before, {load_text(os.getloadavg())} "
+                  f"after; {os.cpu_count()} cores shared by the emitter, the services, Kafka and PostgreSQL",
+                  highlight=False)
+    if as_json:
+        print(json_line({**{k: v for k, v in asdict(report).items() if k != "options"},
+                         "options": options, "load_average_before": load_before,
+                         "load_average_after": os.getloadavg()}))
