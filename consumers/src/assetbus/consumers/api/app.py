@@ -56,7 +56,7 @@ def create_api(config: ApiConfig, *, minter: Minter | None = None) -> FastAPI:
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        engine = create_engine(config.database_url, pool_size=config.db_pool_size, pre_ping=False)
+        engine = create_engine(config.database_url, pool_size=config.db_pool_size, max_overflow=0, pre_ping=False)
         policy = startup_policy(config.startup_timeout_s)
         await wait_for_kafka(config.kafka, policy, log)
         await wait_for_database(engine, policy, log)
