@@ -96,8 +96,10 @@ def list_(all_: bool = typer.Option(False, "--all", help="Include deactivated DA
         table = Table(title="consumer DAGs", title_justify="left")
         table.add_column("dag", no_wrap=True)
         table.add_column("waits for", overflow="fold")
-        for name in ("coalesce", "active", "file", "synced at"):
+        for name in ("coalesce", "active"):
             table.add_column(name, overflow="fold")
+        table.add_column("file", no_wrap=True)  # a path stays on one line, to copy (the condition folds instead)
+        table.add_column("synced at", overflow="fold")
         for row in rows:
             described = describe(row.definition)
             condition = "[red]unreadable definition[/]" if described is None else escape(described)

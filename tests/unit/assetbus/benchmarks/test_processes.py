@@ -32,9 +32,10 @@ async def test_a_running_child_service_is_sampled() -> None:
                 if sampler.peak_rss_mb("scheduler") >= 50:
                     break
                 await asyncio.sleep(0.05)
-        assert [p.pid for p in sampler.by_role("scheduler")] == [child.pid]
-        assert sampler.peak_rss_mb("scheduler") >= 50
-        assert sampler.by_role("persister") == []
+        # other tests' services may still be children of this pytest process: look at ours
+        ours = [p for p in sampler.by_role("scheduler") if p.pid == child.pid]
+        assert len(ours) == 1 and ours[0].peak_rss_mb >= 50
+        assert child.pid not in {p.pid for p in sampler.by_role("persister")}
     finally:
         child.kill()
         await child.wait()
