@@ -27,13 +27,16 @@ async def test_a_running_child_service_is_sampled() -> None:
         sys.executable, "-c", "import time; x = bytearray(50 * 2**20); time.sleep(30)", "run", "scheduler")
     try:
         sampler = ProcessSampler(interval_s=0.05)
+        # other tests' services may still be children of this pytest process: look at ours only
+        def mine() -> list[Sampled]:
+            return [p for p in sampler.by_role("scheduler") if p.pid == child.pid]
+
         with sampler.running():
             for _ in range(200):
-                if sampler.peak_rss_mb("scheduler") >= 50:
+                if any(p.peak_rss_mb >= 50 for p in mine()):
                     break
                 await asyncio.sleep(0.05)
-        # other tests' services may still be children of this pytest process: look at ours
-        ours = [p for p in sampler.by_role("scheduler") if p.pid == child.pid]
+        ours = mine()
         assert len(ours) == 1 and ours[0].peak_rss_mb >= 50
         assert child.pid not in {p.pid for p in sampler.by_role("persister")}
     finally:
