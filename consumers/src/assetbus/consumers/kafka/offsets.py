@@ -100,15 +100,35 @@ class Offsets(ConsumerRebalanceListener):  # type: ignore[misc]
         self._revoke_wait_s = revoke_wait_s
         self._idle = asyncio.Event()
         self._idle.set()
+        self._holds = 0
         self._done: dict[TopicPartition, int] = {}
 
     @contextlib.contextmanager
     def in_flight(self) -> Iterator[int]:
         """Mark a batch as being handled; yields the generation it belongs to."""
-        self._idle.clear()
+        generation = self.hold()
         try:
-            yield self.generation
+            yield generation
         finally:
+            self.release()
+
+    def hold(self) -> int:
+        """Mark work on a batch (handling it, or committing it) as in flight; returns the generation.
+
+        Holds nest: a rebalance waits until every hold is released, so a batch handed from its
+        handler to a background commit keeps its partitions until its offsets are committed."""
+        self._holds += 1
+        self._idle.clear()
+        return self.generation
+
+    async def idle(self) -> None:
+        """Wait until no batch is being handled or committed."""
+        await self._idle.wait()
+
+    def release(self) -> None:
+        self._holds -= 1
+        if self._holds <= 0:
+            self._holds = 0
             self._idle.set()
 
     async def on_partitions_revoked(self, revoked: set[TopicPartition]) -> None:

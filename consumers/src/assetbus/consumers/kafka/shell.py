@@ -7,6 +7,12 @@ batch's partitions are rewound and the shell waits per its retry policy (jittere
 fetching again. Nothing is ever auto-committed. On a rebalance the batch in flight gets
 `revoke_wait_s` to finish. `stop()` lets the batch in flight finish (up to `drain_timeout_s`),
 then leaves the group.
+
+The commit is one round trip to the group coordinator. It runs in the background while the next
+batch is fetched and handled, and commits exactly the offsets of the batch that was handled (never
+the consumer's positions, which are already past the next batch). At most one commit is in flight:
+the next batch's commit waits for it, so commits stay in order. A rebalance, `stop()` and
+`batches` / `after_commit` all count a batch as done only once its commit has returned.
 """
 
 from __future__ import annotations
@@ -74,9 +80,8 @@ class ServiceShell:
         self._name = name
         self._consumer: AIOKafkaConsumer | None = None
         self._task: asyncio.Task[None] | None = None
+        self._committing: asyncio.Task[None] | None = None
         self._stopping = asyncio.Event()
-        self._idle = asyncio.Event()
-        self._idle.set()
 
     def consumer_kwargs(self) -> dict[str, Any]:
         """The aiokafka consumer's arguments: never auto-commit."""
@@ -109,11 +114,16 @@ class ServiceShell:
         try:
             if self._task is not None:
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._idle.wait(), self.settings.drain_timeout_s)
+                    await asyncio.wait_for(self.offsets.idle(), self.settings.drain_timeout_s)
                 self._task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await self._task
                 self._task = None
+            if self._committing is not None:  # still committing after the drain timeout: give up on it
+                self._committing.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await self._committing
+                self._committing = None
         finally:
             if self._consumer is not None:
                 await self._consumer.stop()
@@ -175,22 +185,35 @@ class ServiceShell:
                 await backoff.sleep()
 
     async def _handle(self, records: list[Any]) -> bool:
-        self._idle.clear()
+        """Run the handler; on success hand the batch to a background commit (it keeps the holds)."""
+        generation = self.offsets.hold()
+        handed_over = False
         try:
-            with self.offsets.in_flight() as generation:
-                try:
-                    await self._handler(records)
-                except Exception as error:
-                    self.failures += 1
-                    self.offsets.rewind(records, generation)
-                    self.log.exception("batch failed; rewound for redelivery", extra={"records": len(records)})
-                    if self._on_failure is not None:
-                        self._on_failure(error)
-                    return False
-                await self.offsets.commit(records, generation)
+            try:
+                await self._handler(records)
+            except Exception as error:
+                self.failures += 1
+                self.offsets.rewind(records, generation)
+                self.log.exception("batch failed; rewound for redelivery", extra={"records": len(records)})
+                if self._on_failure is not None:
+                    self._on_failure(error)
+                return False
+            previous = self._committing
+            if previous is not None and not previous.done():
+                await asyncio.shield(previous)  # at most one commit in flight, in batch order
+            self._committing = asyncio.create_task(self._commit(records, generation), name=f"{self._name}-commit")
+            handed_over = True
+            return True
+        finally:
+            if not handed_over:
+                self.offsets.release()
+
+    async def _commit(self, records: list[Any], generation: int) -> None:
+        """Commit the handled batch's own offsets (a failed commit is logged by `Offsets`: redelivered)."""
+        try:
+            await self.offsets.commit(records, generation)
             self.batches += 1
             if self._after_commit is not None:
                 self._after_commit()
-            return True
         finally:
-            self._idle.set()
+            self.offsets.release()
