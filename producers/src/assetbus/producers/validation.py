@@ -7,7 +7,7 @@ from typing import Any
 
 from assetbus.producers.errors import InvalidEmission
 from assetbus.schemas import EXTRA_MAX_BYTES, KEY_MAX_LENGTH, NAME_MAX_LENGTH, AssetRef
-from assetbus.schemas.codecs import compact_json
+from assetbus.schemas.codecs import strict_json
 
 __all__ = [
     "InvalidEmission",
@@ -72,7 +72,7 @@ def encode_extra(extra: Any) -> tuple[dict[str, Any], str]:
     if not isinstance(extra, dict):
         raise InvalidEmission("extra", f"must be a JSON object (a dict), not {type(extra).__name__}")
     try:
-        encoded = compact_json(extra)
+        encoded = strict_json(extra)
     except (TypeError, ValueError) as error:
         raise InvalidEmission("extra", f"is not JSON-serializable: {error}") from error
     size = len(encoded) if len(encoded) * 4 <= EXTRA_MAX_BYTES else len(encoded.encode())  # UTF-8: <= 4 bytes/char

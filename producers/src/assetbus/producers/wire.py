@@ -7,12 +7,12 @@ EmissionCommand JSON without building a pydantic model.
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from assetbus.producers.errors import InvalidEmission
+from assetbus.producers.ids import new_command_id
 from assetbus.producers.tokens import source_of
 from assetbus.producers.validation import check_asset, check_dedupe_key, check_partition, encode_extra
 from assetbus.schemas.codecs import CommandEncoder, CommandFields
@@ -48,7 +48,7 @@ def prepare(
         check_dedupe_key(dedupe_key)
     if timeout_s is not None and not timeout_s > 0:
         raise InvalidEmission("timeout_s", "must be a positive number of seconds")
-    return EmissionRequest(uuid.uuid4(), ref, checked, extra_json, partition_key, partition_date, dedupe_key,
+    return EmissionRequest(new_command_id(), ref, checked, extra_json, partition_key, partition_date, dedupe_key,
                            datetime.now(UTC), timeout_s, attempts)
 
 

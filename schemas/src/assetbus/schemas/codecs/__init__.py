@@ -31,7 +31,15 @@ from assetbus.schemas.codecs.readiness import (
     triggering_event,
 )
 from assetbus.schemas.codecs.receipts import decode_receipt, encode_receipt, receipt_bytes, rejection_bytes
-from assetbus.schemas.codecs.text import Fragments, compact_json, json_asset, json_datetime, json_str, plain_json
+from assetbus.schemas.codecs.text import (
+    Fragments,
+    compact_json,
+    json_asset,
+    json_datetime,
+    json_str,
+    plain_json,
+    strict_json,
+)
 
 __all__ = [
     "CommandEncoder",
@@ -68,5 +76,6 @@ __all__ = [
     "signal_bytes",
     "source_dict",
     "source_tuple",
+    "strict_json",
     "triggering_event",
 ]
