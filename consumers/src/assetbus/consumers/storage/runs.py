@@ -33,7 +33,7 @@ class RunStatus(StrEnum):
 FINISHED = (RunStatus.SUCCESS, RunStatus.FAILED)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: built per event, and a frozen __init__ costs 4x
 class NewRun:
     run_id: str
     dag_id: str
@@ -46,7 +46,7 @@ class NewRun:
     """`events` serialized already (saves a second serialization), or None."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: built per event, and a frozen __init__ costs 4x
 class RunRow:
     id: int
     run_id: str
