@@ -120,11 +120,10 @@ async def _on_validation(request: Request, error: Exception) -> JSONResponse:
 
 async def _on_conflict(request: Request, error: Exception) -> JSONResponse:
     assert isinstance(error, StateConflict)
-    current = error.current
-    headers = {"ETag": etag(current.version)} if current is not None else None
+    current = error.current_version
+    headers = {"ETag": etag(current)} if current is not None else None
     return error_response(412, ErrorBody(code=ApiErrorCode.PRECONDITION_FAILED, message=str(error),
-                                         current_version=current.version if current else None), headers,
-                          request.url.path)
+                                         current_version=current), headers, request.url.path)
 
 
 async def _on_storage_down(request: Request, error: Exception) -> JSONResponse:
