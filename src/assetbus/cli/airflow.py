@@ -24,7 +24,7 @@ def airflow_account(url: str | None = None, username: str | None = None) -> Airf
     s = AirflowSettings()
     url = url or s.url
     if not url:
-        fail("no Airflow URL: pass --airflow-url or set ASSETBUS_AIRFLOW_URL")
+        fail("no Airflow URL: set ASSETBUS_AIRFLOW_URL (Airflow's API server, e.g. http://localhost:8080)")
     if s.password is None:
         fail("no Airflow password: set ASSETBUS_AIRFLOW_PASSWORD (the service account's password)")
     return AirflowAccount(url=url, username=username or s.username, password=s.password.get_secret_value(),

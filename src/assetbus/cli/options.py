@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import typing
 from collections.abc import Callable, Collection, Mapping
 from typing import Any, Literal, NoReturn, TypeVar, cast
 
@@ -43,9 +44,26 @@ def _env_name(model: type[BaseSettings], field: str) -> str:
 
 def _help(model: type[BaseSettings], name: str) -> str:
     field = model.model_fields[name]
+    if field.is_required():
+        return f"{field.description or ''} (required)"
     default = field.get_default(call_default_factory=False)
     shown = "unset" if default is None else str(default)
     return f"{field.description or ''} (default: {shown})"
+
+
+def _annotation(model: type[BaseSettings], name: str) -> Any:
+    """The field's type as typer takes it: a `tuple[str, ...]` is a repeatable option (`list[str]`)."""
+    annotation = model.model_fields[name].annotation
+    if typing.get_origin(annotation) is tuple and typing.get_args(annotation)[1:] == (Ellipsis,):
+        return list[typing.get_args(annotation)[0]]  # type: ignore[misc]
+    return cast(Any, annotation)
+
+
+def _declared(model: type[BaseSettings], name: str) -> tuple[str, ...]:
+    """The option's own name when the field sets one (`json_schema_extra={"option": "--dag"}`)."""
+    extra = model.model_fields[name].json_schema_extra
+    option = extra.get("option") if isinstance(extra, dict) else None
+    return (str(option),) if option else ()
 
 
 def settings_options(*models: type[BaseSettings], skip: Collection[str] = CONNECTION
@@ -59,10 +77,10 @@ def settings_options(*models: type[BaseSettings], skip: Collection[str] = CONNEC
 
     def decorate(command: Callable[[dict[str, Any]], None]) -> Callable[..., None]:
         parameters = [
-            inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY,
-                              annotation=cast(Any, model.model_fields[name].annotation) | None,
-                              default=typer.Option(None, help=_help(model, name), show_default=False,
-                                                   envvar=_env_name(model, name), show_envvar=True))
+            inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=_annotation(model, name) | None,
+                              default=typer.Option(None, *_declared(model, name), help=_help(model, name),
+                                                   show_default=False, envvar=_env_name(model, name),
+                                                   show_envvar=True))
             for name, model in owners.items()
         ]
 

@@ -10,14 +10,15 @@ import functools
 import gc
 import logging
 from collections.abc import Coroutine
-from typing import Annotated, Any
+from typing import Any
 
 import typer
 
 from assetbus.cli.airflow import airflow_account, optional_airflow_account
-from assetbus.cli.common import fail, run, settings, setup_logging
+from assetbus.cli.common import fail, run, settings
 from assetbus.cli.options import CONNECTION, LogSettings, build, settings_options
-from assetbus.consumers.airflow import AirflowBridge, BridgeConfig, Minter
+from assetbus.consumers.airflow.config import BridgeConfig
+from assetbus.consumers.airflow.minting import Minter
 from assetbus.consumers.api.config import ApiConfig
 from assetbus.consumers.kafka.startup import StartupTimeout
 from assetbus.consumers.persister.config import PersisterConfig
@@ -134,30 +135,21 @@ def scheduler(options: dict[str, Any]) -> None:
     _serve(serve(build(SchedulerConfig, options, **_connection(token=False))))
 
 
-
 @app.command("airflow-bridge")
-def airflow_bridge(
-    dag: Annotated[list[str], typer.Option("--dag", help="An Airflow DAG the bridge starts runs of (repeatable); "
-                                           "its readiness rule is the assetbus consumer DAG of the same id.")],
-    airflow_url: str | None = typer.Option(None, "--airflow-url", help="Airflow's API server (default "
-                                           "ASSETBUS_AIRFLOW_URL); the account is ASSETBUS_AIRFLOW_USERNAME/PASSWORD."),
-    group_id: str = typer.Option("assetbus-airflow-bridge", help="Consumer group of the bridge processes."),
-    poll_interval_s: float = typer.Option(2.0, help="How often the outcomes of open Airflow runs are read."),
-    concurrency: int = typer.Option(1, min=1, help="Signals handled at once (Airflow requests in flight); keep 1 "
-                                    "for an Airflow on SQLite."),
-    log_level: str = typer.Option("INFO", help="Logging level."),
-) -> None:
-    """Turn each readiness signal of these DAGs into exactly one Airflow DAG run, and bring its outcome back."""
-    setup_logging(log_level)
+@settings_options(BridgeConfig, LogSettings, skip=CONNECTION | {"airflow"})
+def airflow_bridge(options: dict[str, Any]) -> None:
+    """Turn each readiness signal of these DAGs into exactly one Airflow DAG run, and bring its outcome back
+    (the Airflow account: ASSETBUS_AIRFLOW_URL, ASSETBUS_AIRFLOW_USERNAME, ASSETBUS_AIRFLOW_PASSWORD)."""
+    from assetbus.consumers.airflow import AirflowBridge
+    from assetbus.consumers.observe import logs
+
+    log = build(LogSettings, options)
+    logs.configure(log.log_level, log.log_format)
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per Airflow request otherwise
-    s = settings()
-    config = BridgeConfig(kafka=s.kafka, database_url=s.database_url,
-                          airflow=airflow_account(airflow_url), dag_ids=tuple(dag),
-                          topics=Topics(prefix=s.topic_prefix), group_id=group_id, poll_interval_s=poll_interval_s,
-                          concurrency=concurrency)
+    config = build(BridgeConfig, options, **_connection(token=False), airflow=airflow_account())
 
     async def serve() -> None:
         async with AirflowBridge(config) as bridge:
             await bridge.run_forever()
 
-    run(serve())
+    _serve(serve())

@@ -6,9 +6,11 @@ import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
+import httpx
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from assetbus.benchmarks.scrape import free_port, scrape
 from assetbus.infra.airflow_stack import AirflowStack
 from tests.helpers import wait_for
 from tests.integration.airflow.airflow_api import AirflowApi
@@ -16,15 +18,17 @@ from tests.integration.airflow.support import HOURLY_CLICKS, ORDERS, emit_partit
 
 
 @pytest.fixture
-def bridge(airflow_stack: AirflowStack) -> Iterator[None]:
+def bridge(airflow_stack: AirflowStack) -> Iterator[str]:
+    """The bridge's probes URL (it serves /metrics, /healthz and /readyz)."""
+    port = free_port()
     airflow_stack.service("bridge", "airflow-bridge", "--dag", "orders_by_partition", "--dag", "daily_clicks_report",
-                          "--poll-interval-s", "1")
-    yield
+                          "--poll-interval-s", "1", "--metrics-port", str(port))
+    yield f"http://127.0.0.1:{port}"
     airflow_stack.stop_service("bridge")
 
 
 async def test_each_ready_partition_gets_one_airflow_run_whose_task_sees_the_key(
-        bridge: None, airflow_stack: AirflowStack, airflow_api: AirflowApi, stack_engine: AsyncEngine) -> None:
+        bridge: str, airflow_stack: AirflowStack, airflow_api: AirflowApi, stack_engine: AsyncEngine) -> None:
     keys = [f"region-{uuid.uuid4().hex[:6]}-{i}" for i in range(3)]
     receipts = await emit_partitions(airflow_stack, ORDERS, [(key, None) for key in keys])
 
@@ -45,10 +49,17 @@ async def test_each_ready_partition_gets_one_airflow_run_whose_task_sees_the_key
         assert seen == {"partition_key": run["partition_key"], "event_ids": [receipt.id]}
     listed = airflow_stack.cli("runs", "list", "--dag", "orders_by_partition", COLUMNS="200")
     assert runs[0]["external_run_id"] in listed and "success" in listed
+    metrics = scrape(f"{bridge}/metrics")  # created, recorded, and the outcomes read back from Airflow
+    assert metrics.value("assetbus_bridge_airflow_runs") >= len(keys)
+    assert metrics.value("assetbus_bridge_run_outcomes") >= len(keys)
+    assert metrics.histogram("assetbus_bridge_trigger_seconds").count >= len(keys)
+    async with httpx.AsyncClient(timeout=10) as client:
+        ready = await client.get(f"{bridge}/readyz")
+    assert ready.status_code == 200, ready.text
 
 
 async def test_hourly_to_daily_roll_up_starts_one_airflow_run_once_all_24_hours_arrived(
-        bridge: None, airflow_stack: AirflowStack, airflow_api: AirflowApi, stack_engine: AsyncEngine) -> None:
+        bridge: str, airflow_stack: AirflowStack, airflow_api: AirflowApi, stack_engine: AsyncEngine) -> None:
     day = datetime(2026, 10, 1, tzinfo=UTC)
     hours = [day + timedelta(hours=h) for h in range(24)]
     await emit_partitions(airflow_stack, HOURLY_CLICKS, [(hour.isoformat(), hour) for hour in hours[:23]])

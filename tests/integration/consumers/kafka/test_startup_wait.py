@@ -36,13 +36,20 @@ def error_lines(stderr: str) -> list[str]:
     return [line for line in stderr.splitlines() if line.startswith("error:")]
 
 
-@pytest.mark.parametrize("service", ["persister", "scheduler", "api"])
+SERVICE_ARGS = {"persister": (), "scheduler": (), "api": (), "airflow-bridge": ("--dag", "orders")}
+"""What each service needs besides the connections (the bridge: a DAG, and an Airflow account below)."""
+
+
+@pytest.mark.parametrize("service", list(SERVICE_ARGS))
 async def test_a_service_started_while_kafka_is_unreachable_waits_then_exits_with_one_line(
         infra: Settings, db_url: str, topics: Topics, token_secret: str, service: str) -> None:
     port = closed_port()
     env = {"KAFKA_BOOTSTRAP_SERVERS": f"127.0.0.1:{port}", "KAFKA_SASL_PASSWORD": "never-shown",
-           "DATABASE_URL": db_url, "ASSETBUS_TOPIC_PREFIX": topics.prefix, "ASSETBUS_TOKEN_SECRET": token_secret}
-    code, out, err = await run_service(env, "run", service, "--startup-timeout-s", "3")
+           "DATABASE_URL": db_url, "ASSETBUS_TOPIC_PREFIX": topics.prefix, "ASSETBUS_TOKEN_SECRET": token_secret,
+           "ASSETBUS_AIRFLOW_URL": f"http://127.0.0.1:{closed_port()}", "ASSETBUS_AIRFLOW_PASSWORD": "never-shown"}
+    if service == "api":
+        del env["ASSETBUS_AIRFLOW_URL"]  # the API would check the account's minting key as well
+    code, out, err = await run_service(env, "run", service, *SERVICE_ARGS[service], "--startup-timeout-s", "3")
     everything = out + err
     assert code == EXIT_STARTUP_TIMEOUT, everything
     assert everything.count(f"waiting for Kafka at 127.0.0.1:{port}") >= 2, everything  # each attempt is logged

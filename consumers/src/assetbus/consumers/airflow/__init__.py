@@ -1,7 +1,8 @@
 """The Airflow 3 integration, server side: the REST client, the bridge, outcomes, asset sync, attempt checks."""
 
-from assetbus.consumers.airflow.bridge import AirflowBridge, BridgeConfig, BridgeLedger
+from assetbus.consumers.airflow.bridge import AirflowBridge, BridgeLedger
 from assetbus.consumers.airflow.client import AirflowAccount, AirflowClient
+from assetbus.consumers.airflow.config import BridgeConfig
 from assetbus.consumers.airflow.dagruns import CONF_KEY, CreatedRun, dag_run_id, run_conf, run_state, trigger_run
 from assetbus.consumers.airflow.errors import (
     AirflowAuthError,
@@ -10,6 +11,7 @@ from assetbus.consumers.airflow.errors import (
     AirflowRefused,
     AirflowUnavailable,
 )
+from assetbus.consumers.airflow.metrics import BridgeMetrics
 from assetbus.consumers.airflow.minting import Minter
 from assetbus.consumers.airflow.outcomes import OutcomePoller
 from assetbus.consumers.airflow.sync import AirflowAsset, AirflowSyncReport, apply_airflow_assets, read_airflow_assets
@@ -28,6 +30,7 @@ __all__ = [
     "AirflowUnavailable",
     "BridgeConfig",
     "BridgeLedger",
+    "BridgeMetrics",
     "CreatedRun",
     "Minter",
     "OutcomePoller",

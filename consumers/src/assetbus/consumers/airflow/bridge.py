@@ -13,43 +13,28 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from assetbus.consumers.airflow.client import AirflowAccount, AirflowClient
+from assetbus.consumers.airflow.client import AirflowClient
+from assetbus.consumers.airflow.config import BridgeConfig
 from assetbus.consumers.airflow.dagruns import trigger_run
-from assetbus.consumers.airflow.errors import AirflowError, AirflowRefused
+from assetbus.consumers.airflow.errors import AirflowAuthError, AirflowError, AirflowNotFound, AirflowRefused
+from assetbus.consumers.airflow.metrics import BridgeMetrics
 from assetbus.consumers.airflow.outcomes import OutcomePoller
+from assetbus.consumers.kafka.startup import startup_policy, wait_for_database, wait_for_kafka
+from assetbus.consumers.observe import ProbeServer, start_probes
 from assetbus.consumers.readiness import DatabaseLedger, ReadinessSubscriber, RunStatus
 from assetbus.consumers.storage import create_engine, translated
 from assetbus.consumers.storage.external_runs import note_run_problem, record_external_run
-from assetbus.producers.kafka import KafkaConnection
-from assetbus.schemas import ReadinessSignal, Topics
+from assetbus.schemas import ReadinessSignal
 
 log = logging.getLogger("assetbus.airflow.bridge")
 
 CONSUMER = "airflow-bridge"
-
-
-@dataclass(frozen=True)
-class BridgeConfig:
-    kafka: KafkaConnection
-    database_url: str
-    airflow: AirflowAccount
-    dag_ids: tuple[str, ...]
-    topics: Topics = field(default_factory=Topics)
-    group_id: str = "assetbus-airflow-bridge"
-    poll_interval_s: float = 2.0
-    """How often the outcomes of open Airflow runs are read."""
-    backoff_initial_s: float = 0.5
-    backoff_max_s: float = 30.0
-    concurrency: int = 1
-    """Signals of one fetched batch handled at once (each is another run); the batch's offsets are
-    committed when all of them have their Airflow run. Keep 1 for an Airflow on SQLite, whose API
-    server serialises writes (8 at once timed out there); raise it for Airflow on PostgreSQL."""
 
 
 class BridgeLedger(DatabaseLedger):
@@ -82,10 +67,10 @@ class BatchSubscriber(ReadinessSubscriber):
 class AirflowBridge:
     """`async with AirflowBridge(config) as bridge: await bridge.run_forever()`."""
 
-    def __init__(self, config: BridgeConfig, *, engine: AsyncEngine | None = None) -> None:
-        if not config.dag_ids:
-            raise ValueError("the bridge needs at least one Airflow DAG id")
+    def __init__(self, config: BridgeConfig, *, engine: AsyncEngine | None = None,
+                 metrics: BridgeMetrics | None = None) -> None:
         self.config = config
+        self.metrics = metrics or BridgeMetrics()
         self._owned_engine = engine is None
         self._engine = engine or create_engine(config.database_url, pool_size=4)
         self._airflow = AirflowClient(config.airflow)
@@ -94,14 +79,20 @@ class AirflowBridge:
         self.subscribers = [
             BatchSubscriber(config.kafka, dag_id, self.handle, group_id=config.group_id,
                             ledger=BridgeLedger(engine=self._engine), topics=config.topics,
-                            consumer_name=CONSUMER, concurrency=config.concurrency)
+                            consumer_name=CONSUMER, concurrency=config.concurrency, metrics=self.metrics)
             for dag_id in config.dag_ids
         ]
-        self.poller = OutcomePoller(self._airflow, self._engine, config.dag_ids, interval_s=config.poll_interval_s)
+        self.poller = OutcomePoller(self._airflow, self._engine, config.dag_ids, interval_s=config.poll_interval_s,
+                                    on_outcome=self._outcome)
         self._started: list[BatchSubscriber] = []
+        self._probes: ProbeServer | None = None
 
     async def start(self) -> None:
+        """Wait for Kafka and PostgreSQL (up to `startup_timeout_s`), join the groups, poll outcomes."""
+        policy = startup_policy(self.config.startup_timeout_s)
         try:
+            await wait_for_kafka(self.config.kafka, policy, log)
+            await wait_for_database(self._engine, policy, log)
             for subscriber in self.subscribers:
                 await subscriber.start()
                 self._started.append(subscriber)
@@ -109,9 +100,18 @@ class AirflowBridge:
         except BaseException:
             await self.stop()
             raise
+        self._probes = start_probes(self.metrics.registry, self.config)
+
+    @property
+    def metrics_port(self) -> int | None:
+        """The bound port of /metrics, /healthz and /readyz (None: not served)."""
+        return self._probes.port if self._probes is not None else None
 
     async def stop(self) -> None:
         try:
+            if self._probes is not None:
+                self._probes.stop()
+                self._probes = None
             await self.poller.stop()
             while self._started:
                 await self._started.pop().stop()
@@ -138,13 +138,16 @@ class AirflowBridge:
     async def handle(self, signal: ReadinessSignal) -> None:
         """Create the signal's Airflow run, backing off while Airflow cannot; raise only if it refuses it."""
         delay, ceiling = self.config.backoff_initial_s, self.config.backoff_max_s
+        started = time.perf_counter()
         while True:
             try:
                 created = await trigger_run(self._airflow, signal)
                 break
             except AirflowRefused:
+                self.metrics.airflow_errors.labels(dag_id=signal.dag_id, kind="refused").inc()
                 raise
             except AirflowError as error:
+                self.metrics.airflow_errors.labels(dag_id=signal.dag_id, kind=_error_kind(error)).inc()
                 log.warning("cannot create the Airflow run of %s (dag %s, partition %s), retrying in %.1fs: %s",
                             signal.run_id, signal.dag_id, signal.partition_key, delay, error)
                 await self._note(signal.run_id, f"waiting for Airflow: {error}")
@@ -153,6 +156,9 @@ class AirflowBridge:
         self.created += created.created
         async with translated(), self._engine.begin() as conn:
             await record_external_run(conn, signal.run_id, created.dag_run_id, created.state, CONSUMER)
+        outcome = "created" if created.created else "existing"
+        self.metrics.airflow_runs.labels(dag_id=signal.dag_id, outcome=outcome).inc()
+        self.metrics.trigger_seconds.labels(dag_id=signal.dag_id).observe(time.perf_counter() - started)
         log.info("%s Airflow run %s of %s (partition %s, %d event(s))",
                  "created" if created.created else "found existing", created.dag_run_id, signal.dag_id,
                  signal.partition_key, len(signal.events))
@@ -161,3 +167,14 @@ class AirflowBridge:
         with contextlib.suppress(Exception):
             async with translated(), self._engine.begin() as conn:
                 await note_run_problem(conn, run_id, detail)
+
+    def _outcome(self, dag_id: str, state: str) -> None:
+        self.metrics.outcomes.labels(dag_id=dag_id, state=state).inc()
+
+
+def _error_kind(error: AirflowError) -> str:
+    if isinstance(error, AirflowAuthError):
+        return "auth"
+    if isinstance(error, AirflowNotFound):
+        return "not_found"
+    return "unavailable"

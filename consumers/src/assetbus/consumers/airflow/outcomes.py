@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from urllib.parse import quote
 
@@ -24,11 +24,13 @@ class OutcomePoller:
     """Every `interval_s`, reads Airflow's state of each open bridged run and records it. start()/stop()."""
 
     def __init__(self, airflow: AirflowClient, engine: AsyncEngine, dag_ids: Sequence[str], *,
-                 interval_s: float = 2.0) -> None:
+                 interval_s: float = 2.0, on_outcome: Callable[[str, str], None] | None = None) -> None:
+        """`on_outcome(dag_id, state)` is called for each run that reached a final state."""
         self._airflow = airflow
         self._engine = engine
         self._dag_ids = list(dag_ids)
         self.interval_s = interval_s
+        self._on_outcome = on_outcome
         self._task: asyncio.Task[None] | None = None
         self.finished = 0
 
@@ -76,7 +78,10 @@ class OutcomePoller:
                 detail = f"Airflow run {run.external_run_id}: {state}" if outcome else None
                 async with translated(), self._engine.begin() as conn:
                     await update_external_state(conn, run.run_id, state, outcome, detail)
-                done += outcome is not None
+                if outcome is not None:
+                    done += 1
+                    if self._on_outcome is not None:
+                        self._on_outcome(dag_id, state)
         self.finished += done
         return done
 

@@ -9,7 +9,7 @@ from assetbus.consumers.observe.buckets import LATENCY_BUCKETS, READINESS_BUCKET
 from assetbus.consumers.observe.deadletters import DeadLetterRecord, read_dead_letter, read_dead_letters
 from assetbus.consumers.observe.lag import GroupLag, PartitionLag, consumer_group_lag, end_offsets, partitions_of
 from assetbus.consumers.observe.logs import JsonFormatter, KeyValueFormatter, configure
-from assetbus.consumers.observe.probes import ProbeServer
+from assetbus.consumers.observe.probes import ProbeServer, start_probes
 from assetbus.consumers.observe.readiness import CheckResult, ReadinessChecks, ReadinessReport, migration_heads
 from assetbus.consumers.observe.topics import ClusterInfo, TopicInfo, describe_cluster
 
@@ -35,4 +35,5 @@ __all__ = [
     "partitions_of",
     "read_dead_letter",
     "read_dead_letters",
+    "start_probes",
 ]

@@ -21,13 +21,14 @@ import json
 import logging
 import threading
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, Protocol
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 from prometheus_client import CollectorRegistry, make_wsgi_app
 from prometheus_client.exposition import ThreadingWSGIServer
 
 from assetbus.consumers.observe.readiness import ReadinessChecks
+from assetbus.producers.kafka import KafkaConnection
 
 log = logging.getLogger("assetbus.observe")
 
@@ -123,3 +124,27 @@ def _json(start_response: StartResponse, status: int, body: dict[str, Any]) -> l
     reason = {200: "OK", 503: "Service Unavailable"}[status]
     start_response(f"{status} {reason}", [("Content-Type", "application/json"), ("Content-Length", str(len(data)))])
     return [data]
+
+
+class ProbedService(Protocol):
+    """The settings fields a service with probes has (`metrics_port`, `metrics_host`, its connections)."""
+
+    @property
+    def metrics_port(self) -> int | None: ...
+    @property
+    def metrics_host(self) -> str: ...
+    @property
+    def kafka(self) -> KafkaConnection: ...
+    @property
+    def database_url(self) -> str: ...
+
+
+def start_probes(registry: CollectorRegistry, config: ProbedService) -> ProbeServer | None:
+    """The service's probes, started from inside its event loop, checking its broker and database;
+    None when `config.metrics_port` is unset."""
+    if config.metrics_port is None:
+        return None
+    checks = ReadinessChecks(broker=config.kafka, database_url=config.database_url)
+    probes = ProbeServer(registry, config.metrics_port, config.metrics_host, checks=checks)
+    probes.start()
+    return probes

@@ -1,0 +1,54 @@
+"""What the Airflow bridge needs to run: one settings model (`ASSETBUS_BRIDGE_*`, `.env`, or keywords).
+
+Built once at the edge (`assetbus run airflow-bridge`, tests) and passed in. The Airflow account is given
+by the edge from `ASSETBUS_AIRFLOW_URL`, `ASSETBUS_AIRFLOW_USERNAME` and `ASSETBUS_AIRFLOW_PASSWORD`.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import Field, field_validator, model_validator
+from pydantic_settings import NoDecode
+
+from assetbus.consumers.airflow.client import AirflowAccount
+from assetbus.consumers.settings import ServiceSettings, service_settings_config
+
+
+class BridgeConfig(ServiceSettings):
+    """The bridge's settings; connection fields and the Airflow account are given by the edge."""
+
+    model_config = service_settings_config("ASSETBUS_BRIDGE_")
+
+    airflow: AirflowAccount = Field(repr=False, description="Airflow's API server and the account the bridge "
+                                    "creates runs with (given by the edge from ASSETBUS_AIRFLOW_URL/USERNAME/"
+                                    "PASSWORD).")
+    dag_ids: Annotated[tuple[str, ...], NoDecode] = Field(min_length=1, json_schema_extra={"option": "--dag"},
+                                     description="The Airflow DAGs the bridge starts runs of (repeatable); each "
+                                     "one's readiness rule is the assetbus consumer DAG of the same id.")
+    group_id: str = Field(default="assetbus-airflow-bridge", min_length=1,
+                          description="Consumer group shared by bridge processes.")
+    poll_interval_s: float = Field(default=2.0, gt=0, description="How often the outcomes of open Airflow runs "
+                                   "are read.")
+    concurrency: int = Field(default=1, ge=1, description="Signals of one fetched batch handled at once (Airflow "
+                             "requests in flight); keep 1 for an Airflow on SQLite, whose API server serialises "
+                             "writes.")
+    backoff_initial_s: float = Field(default=0.5, gt=0, description="First wait while Airflow cannot take a run.")
+    backoff_max_s: float = Field(default=30.0, gt=0, description="Longest wait while Airflow cannot take a run.")
+    metrics_port: int | None = Field(default=None, ge=0, le=65535, description="Serve /metrics, /healthz and "
+                                     "/readyz on this port (0: any free port); unset: no endpoint.")
+    metrics_host: str = Field(default="0.0.0.0", description="Address the metrics and probes endpoint binds to.")
+
+    @field_validator("dag_ids", mode="before")
+    @classmethod
+    def _split(cls, value: Any) -> Any:
+        """`ASSETBUS_BRIDGE_DAG_IDS="orders daily"` (or comma-separated) names several DAGs."""
+        return tuple(value.replace(",", " ").split()) if isinstance(value, str) else value
+
+    @model_validator(mode="after")
+    def _consistent(self) -> BridgeConfig:
+        if self.backoff_max_s < self.backoff_initial_s:
+            raise ValueError("backoff_max_s must not be below backoff_initial_s")
+        if any(not dag_id for dag_id in self.dag_ids):
+            raise ValueError("a DAG id must not be empty")
+        return self
