@@ -28,7 +28,7 @@ _SQLALCHEMY_ONLY = ("prepared_statement_cache_size", "prepared_statement_name_fu
 def connect_arguments(database_url: str) -> dict[str, Any]:
     """The `asyncpg.connect` keywords of a SQLAlchemy URL (`postgresql+asyncpg://…?ssl=require`), as the
     engine would connect (the dialect's own translation: host, port, user, password, database, ssl, …)."""
-    url = make_url(database_url)
+    url = make_url(database_url).set(drivername="postgresql+asyncpg")  # the engine's driver, whatever the URL says
     _, kwargs = url.get_dialect()().create_connect_args(url)
     return {name: value for name, value in kwargs.items() if name not in _SQLALCHEMY_ONLY}
 
