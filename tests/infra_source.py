@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import contextlib
 import os
-import socket
 from collections.abc import Iterator
+
+from assetbus.infra.ports import free_port
 
 
 def docker_engine_reachable() -> bool:
@@ -34,12 +35,6 @@ def use_testcontainers() -> bool:
     return docker_engine_reachable()
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @contextlib.contextmanager
 def containers(kafka_version: str) -> Iterator[tuple[str, str]]:
     """Start Kafka and PostgreSQL containers; yields (bootstrap servers, database URL)."""
@@ -47,7 +42,7 @@ def containers(kafka_version: str) -> Iterator[tuple[str, str]]:
     from testcontainers.core.waiting_utils import wait_for_logs
     from testcontainers.postgres import PostgresContainer
 
-    port = _free_port()
+    port = free_port()
     kafka = (
         DockerContainer(f"apache/kafka:{kafka_version}")
         .with_bind_ports(port, port)

@@ -127,25 +127,21 @@ async def assert_rejoined(cluster: LocalCluster, topics: Topics) -> None:
     await wait_for(all_in_sync, timeout_s=120, interval=0.5, what="the restarted node to rejoin every ISR")
 
 
-async def test_leader_kill_during_20000_emissions_stores_and_answers_each_exactly_once(
+@pytest.mark.parametrize(("persister_count", "kill_a_persister", "name"), [
+    (1, False, "leader-kill"),
+    (3, True, "leader-and-persister-kill"),
+], ids=["leader-alone", "leader-and-one-of-three-persisters"])
+async def test_a_leader_kill_during_20000_emissions_stores_and_answers_each_exactly_once(
         cluster: LocalCluster, cluster_topics: Topics, engine: AsyncEngine, token: str,
-        persisters: Callable[..., Awaitable[PersisterProcess]], capsys: pytest.CaptureFixture[str]) -> None:
+        persisters: Callable[..., Awaitable[PersisterProcess]], capsys: pytest.CaptureFixture[str],
+        persister_count: int, kill_a_persister: bool, name: str) -> None:
     flow, figures, processes = await failover(cluster, cluster_topics, engine, token, persisters,
-                                              persister_count=1, kill_a_persister=False)
+                                              persister_count=persister_count, kill_a_persister=kill_a_persister)
     figures["asset_event_records"] = await assert_exactly_once(cluster, cluster_topics, engine, flow)
     await assert_rejoined(cluster, cluster_topics)
-    report(cluster, "leader-kill", figures, capsys)
-    assert await processes[0].terminate() == 0, processes[0].logs()
-
-
-async def test_leader_and_one_of_three_persisters_killed_together_still_exactly_once(
-        cluster: LocalCluster, cluster_topics: Topics, engine: AsyncEngine, token: str,
-        persisters: Callable[..., Awaitable[PersisterProcess]], capsys: pytest.CaptureFixture[str]) -> None:
-    flow, figures, processes = await failover(cluster, cluster_topics, engine, token, persisters,
-                                              persister_count=3, kill_a_persister=True)
-    figures["asset_event_records"] = await assert_exactly_once(cluster, cluster_topics, engine, flow)
-    await assert_rejoined(cluster, cluster_topics)
-    report(cluster, "leader-and-persister-kill", figures, capsys)
-    assert processes[0].process is not None and processes[0].process.returncode == -9
-    for survivor in processes[1:]:
+    report(cluster, name, figures, capsys)
+    killed = processes[:1] if kill_a_persister else []
+    for victim in killed:
+        assert victim.process is not None and victim.process.returncode == -9
+    for survivor in processes[len(killed):]:
         assert await survivor.terminate() == 0, survivor.logs()

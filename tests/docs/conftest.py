@@ -4,13 +4,13 @@ token key and API port, and a working directory that looks like the repository r
 from __future__ import annotations
 
 import os
-import socket
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from assetbus.infra.ports import free_port
 from assetbus.schemas import Topics
 from assetbus.settings import Settings
 from tests.docs.shell import Shell
@@ -39,17 +39,11 @@ def warm_cli(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WarmCli | Non
         yield cli
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture
 def guide_env(infra: Settings, db_url: str, topics: Topics, readiness_cleanup: None) -> dict[str, str]:
     """What the guide's shell starts with: the reader's machine, pointed at this run's own resources."""
     env = reader_environ()
-    port = _free_port()
+    port = free_port()
     env.update({
         "KAFKA_BOOTSTRAP_SERVERS": infra.bootstrap_servers,
         "DATABASE_URL": db_url,
@@ -57,7 +51,7 @@ def guide_env(infra: Settings, db_url: str, topics: Topics, readiness_cleanup: N
         "ASSETBUS_TOKEN_SECRET": f"docs-{uuid.uuid4().hex}",
         "ASSETBUS_API_PORT": str(port),
         "ASSETBUS_API_URL": f"http://127.0.0.1:{port}",
-        "METRICS_PORT": str(_free_port()),  # guides write `${METRICS_PORT:-9464}`
+        "METRICS_PORT": str(free_port()),  # guides write `${METRICS_PORT:-9464}`
         "PYTHONUNBUFFERED": "1",
     })
     return env

@@ -28,9 +28,9 @@ import psutil
 
 from assetbus.benchmarks.conditions import conditions
 from assetbus.benchmarks.http_load import LoadResult, LoadSpec, http_request
-from assetbus.benchmarks.scrape import free_port
 from assetbus.benchmarks.scratch import create_database, drop_database
 from assetbus.consumers.storage import create_engine, register_asset
+from assetbus.infra.ports import free_port
 from assetbus.producers.tokens import task_token
 from assetbus.schemas import Topics, task_instance_id
 from assetbus.settings import Settings

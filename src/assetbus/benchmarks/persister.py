@@ -24,10 +24,11 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from sqlalchemy.engine import make_url
 
 from assetbus.benchmarks.conditions import conditions
-from assetbus.benchmarks.scrape import Histogram, free_port, scrape
+from assetbus.benchmarks.scrape import Histogram, scrape
 from assetbus.benchmarks.scratch import create_database, drop_database
 from assetbus.consumers.persister.config import PersisterConfig
 from assetbus.consumers.storage import count_events, create_engine, register_asset
+from assetbus.infra.ports import free_port
 from assetbus.producers import source_of, task_token
 from assetbus.producers.kafka.connection import KafkaConnection
 from assetbus.schemas import AssetRef, EmissionCommand, Topics

@@ -23,9 +23,10 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from assetbus.benchmarks.persister import BenchOptions, build_commands, persister_command, preload, receipts_on_topic
 from assetbus.benchmarks.processes import ProcessSampler
-from assetbus.benchmarks.scrape import free_port, scrape
+from assetbus.benchmarks.scrape import scrape
 from assetbus.benchmarks.scratch import scratch_pipeline
 from assetbus.consumers.storage import count_events, create_engine, register_asset
+from assetbus.infra.ports import free_port
 from assetbus.producers import task_token
 from assetbus.schemas import AssetRef, Topics
 from assetbus.settings import Settings

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import socket
 import urllib.request
 from dataclasses import dataclass, field
 
@@ -73,9 +72,3 @@ def scrape(url: str, timeout_s: float = 5.0) -> Metrics:
             by_sample.setdefault(sample.name, []).append((dict(sample.labels), sample.value))
     return Metrics(families)
 
-
-def free_port() -> int:
-    """A TCP port nobody listens on right now."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])

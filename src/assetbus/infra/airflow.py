@@ -13,7 +13,6 @@ import json
 import os
 import secrets
 import signal
-import socket
 import subprocess
 import time
 from collections.abc import Mapping
@@ -23,17 +22,12 @@ from pathlib import Path
 import httpx
 
 from assetbus.infra.errors import InfraError
+from assetbus.infra.ports import free_port
 
 REPO = Path(__file__).resolve().parents[3]
 AIRFLOW_VENV = Path(os.environ.get("ASSETBUS_AIRFLOW_VENV", REPO / ".venv-airflow"))
 USERNAME = "assetbus"
 COMPONENTS = ("api-server", "scheduler", "dag-processor")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def airflow_bin(venv: Path = AIRFLOW_VENV) -> Path:

@@ -20,8 +20,9 @@ from pathlib import Path
 
 import httpx
 
-from assetbus.infra.airflow import LocalAirflow, free_port
+from assetbus.infra.airflow import LocalAirflow
 from assetbus.infra.errors import InfraError
+from assetbus.infra.ports import free_port
 
 CLI = Path(sys.executable).parent / "assetbus"
 STATE_STORE_BACKEND = "assetbus.producers.airflow.store_backend.AssetbusStoreBackend"

@@ -10,8 +10,9 @@ import httpx
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from assetbus.benchmarks.scrape import free_port, scrape
+from assetbus.benchmarks.scrape import scrape
 from assetbus.infra.airflow_stack import AirflowStack
+from assetbus.infra.ports import free_port
 from tests.helpers import wait_for
 from tests.integration.airflow.airflow_api import AirflowApi
 from tests.integration.airflow.support import HOURLY_CLICKS, ORDERS, emit_partitions, runs_of

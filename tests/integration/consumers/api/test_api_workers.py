@@ -11,7 +11,7 @@ from pathlib import Path
 import httpx
 import psutil
 
-from assetbus.benchmarks.scrape import free_port
+from assetbus.infra.ports import free_port
 from assetbus.producers.tokens import task_token
 from assetbus.schemas import Topics, task_instance_id
 from assetbus.settings import Settings

@@ -4,25 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import os
-import socket
 import sys
 from pathlib import Path
 
 import pytest
 
 from assetbus.consumers.kafka import EXIT_STARTUP_TIMEOUT
+from assetbus.infra.ports import free_port
 from assetbus.schemas import Topics
 from assetbus.settings import Settings
 
 ASSETBUS = str(Path(sys.executable).parent / "assetbus")
-
-
-def closed_port() -> int:
-    """A localhost port nothing listens on (bound once by us, then released)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-    return port
 
 
 async def run_service(env: dict[str, str], *args: str, timeout_s: float = 90) -> tuple[int, str, str]:
@@ -43,10 +35,10 @@ SERVICE_ARGS = {"persister": (), "scheduler": (), "api": (), "airflow-bridge": (
 @pytest.mark.parametrize("service", list(SERVICE_ARGS))
 async def test_a_service_started_while_kafka_is_unreachable_waits_then_exits_with_one_line(
         infra: Settings, db_url: str, topics: Topics, token_secret: str, service: str) -> None:
-    port = closed_port()
+    port = free_port()
     env = {"KAFKA_BOOTSTRAP_SERVERS": f"127.0.0.1:{port}", "KAFKA_SASL_PASSWORD": "never-shown",
            "DATABASE_URL": db_url, "ASSETBUS_TOPIC_PREFIX": topics.prefix, "ASSETBUS_TOKEN_SECRET": token_secret,
-           "ASSETBUS_AIRFLOW_URL": f"http://127.0.0.1:{closed_port()}", "ASSETBUS_AIRFLOW_PASSWORD": "never-shown"}
+           "ASSETBUS_AIRFLOW_URL": f"http://127.0.0.1:{free_port()}", "ASSETBUS_AIRFLOW_PASSWORD": "never-shown"}
     if service == "api":
         del env["ASSETBUS_AIRFLOW_URL"]  # the API would check the account's minting key as well
     code, out, err = await run_service(env, "run", service, *SERVICE_ARGS[service], "--startup-timeout-s", "3")
@@ -61,7 +53,7 @@ async def test_a_service_started_while_kafka_is_unreachable_waits_then_exits_wit
 
 async def test_a_persister_started_while_postgresql_is_unreachable_names_the_database_not_its_password(
         infra: Settings, topics: Topics, token_secret: str) -> None:
-    port = closed_port()
+    port = free_port()
     env = {"KAFKA_BOOTSTRAP_SERVERS": infra.bootstrap_servers, "ASSETBUS_TOPIC_PREFIX": topics.prefix,
            "DATABASE_URL": f"postgresql://assetbus:secret-pw@127.0.0.1:{port}/assetbus",
            "ASSETBUS_TOKEN_SECRET": token_secret}
