@@ -17,6 +17,7 @@ from assetbus.migrate import upgrade
 from assetbus.schemas import Topics
 from assetbus.settings import Settings
 from assetbus.topics import delete_topics, ensure_topics
+from tests.ahead import AheadPool
 from tests.infra_source import containers, use_testcontainers
 
 # Two cores shared with Kafka and PostgreSQL: input generation may be slow, which is not a failure.
@@ -103,21 +104,60 @@ async def fresh_database(database_url: str, template: str | None) -> AsyncIterat
     await drop_database(admin, name)
 
 
+@pytest.fixture(scope="session")
+def database_pool(infra: Settings, template_db: str) -> Iterator[AheadPool[str]]:
+    """Clones of the template made ahead of the tests, dropped after them (see `tests.ahead`)."""
+    admin = _plain_dsn(infra.database_url)
+
+    async def make() -> str:
+        name = f"assetbus_t_{uuid.uuid4().hex[:12]}"
+        conn = await asyncpg.connect(admin)
+        try:
+            await conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{TEMPLATE_DB}"')
+        finally:
+            await conn.close()
+        return name
+
+    async def drop(name: str) -> None:
+        await drop_database(admin, name)
+
+    pool = AheadPool("databases", make, drop)
+    yield pool
+    pool.close()
+
+
+@pytest.fixture(scope="session")
+def topics_pool(infra: Settings) -> Iterator[AheadPool[Topics]]:
+    """Topic prefixes with their core topics created ahead of the tests, deleted after them."""
+
+    async def make() -> Topics:
+        fresh = Topics(prefix=f"t{uuid.uuid4().hex[:12]}")
+        await ensure_topics(infra.kafka, fresh)
+        return fresh
+
+    async def drop(fresh: Topics) -> None:
+        if not os.environ.get("ASSETBUS_KEEP_TEST_TOPICS"):
+            await delete_topics(infra.kafka, list(fresh.core()))
+
+    pool = AheadPool("topics", make, drop)
+    yield pool
+    pool.close()
+
+
 @pytest.fixture
-async def db_url(infra: Settings, template_db: str) -> AsyncIterator[str]:
+async def db_url(infra: Settings, database_pool: AheadPool[str]) -> AsyncIterator[str]:
     """A fresh database for this test, cloned from the migrated template, dropped afterwards."""
-    async for url in fresh_database(infra.database_url, TEMPLATE_DB):
-        yield url
+    name = await database_pool.take()
+    yield make_url(infra.database_url).set(database=name).render_as_string(hide_password=False)
+    database_pool.discard(name)
 
 
 @pytest.fixture
-async def topics(infra: Settings) -> AsyncIterator[Topics]:
+async def topics(topics_pool: AheadPool[Topics]) -> AsyncIterator[Topics]:
     """A fresh topic prefix for this test, its core topics created, deleted afterwards."""
-    fresh = Topics(prefix=f"t{uuid.uuid4().hex[:12]}")
-    await ensure_topics(infra.kafka, fresh)
+    fresh = await topics_pool.take()
     yield fresh
-    if not os.environ.get("ASSETBUS_KEEP_TEST_TOPICS"):
-        await delete_topics(infra.kafka, list(fresh.core()))
+    topics_pool.discard(fresh)
 
 
 @pytest.fixture(scope="session")

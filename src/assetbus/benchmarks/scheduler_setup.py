@@ -28,6 +28,7 @@ from assetbus.consumers.scheduler import (
 )
 from assetbus.consumers.scheduler.topics import create_readiness_topics
 from assetbus.consumers.storage import register_asset
+from assetbus.consumers.storage.runs import PUBLISHED
 from assetbus.schemas import AssetRef, Topics
 from assetbus.settings import Settings
 
@@ -86,5 +87,6 @@ def _terminate(pid: int, *, profiled: bool) -> None:
 
 async def published(engine: AsyncEngine, dag_id: str) -> int:
     async with engine.connect() as conn:
-        return int((await conn.execute(text("SELECT count(*) FROM consumer_runs WHERE dag_id = :d AND published"),
+        return int((await conn.execute(text(
+            f"SELECT count(*) FROM consumer_runs WHERE dag_id = :d AND {PUBLISHED}"),
                                        {"d": dag_id})).scalar_one())

@@ -5,34 +5,20 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
 
 import asyncpg
-import pytest
 from alembic import command
-from sqlalchemy import make_url
 
 from assetbus.migrate import alembic_config, upgrade_async
-from assetbus.settings import Settings
-from tests.conftest import fresh_database
+from tests.integration.migrations.conftest import plain_dsn
 
 TEXTS = ['{"batch": 41}', "41", '"quoted"', "2026-10-01", "not json {", "", "true", "[1, 2]", '"\\u0000"']
 AS_JSON = [{"batch": 41}, 41, "quoted", "2026-10-01", "not json {", "", True, [1, 2], '"\\u0000"']
 
 
-@pytest.fixture
-async def empty_db(infra: Settings) -> AsyncIterator[str]:
-    async for url in fresh_database(infra.database_url, None):
-        yield url
-
-
-def _dsn(url: str) -> str:
-    return make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
-
-
 async def test_text_values_become_json_and_the_downgrade_restores_text(empty_db: str) -> None:
     await upgrade_async(empty_db, "0006")
-    conn = await asyncpg.connect(_dsn(empty_db))
+    conn = await asyncpg.connect(plain_dsn(empty_db))
     try:
         await conn.execute("INSERT INTO assets (name, uri) VALUES ('orders', 's3://b/o/')")
         for i, text in enumerate(TEXTS):
@@ -44,7 +30,7 @@ async def test_text_values_become_json_and_the_downgrade_restores_text(empty_db:
         await conn.close()
 
     await upgrade_async(empty_db, "0007")
-    conn = await asyncpg.connect(_dsn(empty_db))
+    conn = await asyncpg.connect(plain_dsn(empty_db))
     try:
         await conn.set_type_codec("jsonb", encoder=str, decoder=json.loads, schema="pg_catalog")
         for table in ("task_state", "asset_state"):
@@ -59,7 +45,7 @@ async def test_text_values_become_json_and_the_downgrade_restores_text(empty_db:
         await conn.close()
 
     await asyncio.to_thread(command.downgrade, alembic_config(empty_db), "0006")
-    conn = await asyncpg.connect(_dsn(empty_db))
+    conn = await asyncpg.connect(plain_dsn(empty_db))
     try:
         rows = await conn.fetch("SELECT key, value FROM task_state ORDER BY key")
         assert [json.loads(row["value"]) for row in rows] == AS_JSON

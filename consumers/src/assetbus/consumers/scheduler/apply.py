@@ -11,7 +11,6 @@ Python; write runs, new entries (already carrying their run id) and consumed ent
 from __future__ import annotations
 
 import logging
-import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -22,6 +21,7 @@ from assetbus.consumers.scheduler.decode import IncomingEvent
 from assetbus.consumers.scheduler.payload import events_json, from_stored
 from assetbus.consumers.scheduler.planner import PendingEntry, QueueEntry, RunPlan, Skip, TargetKey, plan_runs
 from assetbus.consumers.scheduler.registry import DagRegistry
+from assetbus.consumers.scheduler.run_ids import new_run_ids
 from assetbus.consumers.storage.fanout import TargetState, lock_and_confirm, read_targets, write_fanout
 from assetbus.consumers.storage.queue import NewQueueEntry, NewSkip, QueueRow, insert_skips, lock_targets
 from assetbus.consumers.storage.runs import NewRun, RunRow, created_run
@@ -142,10 +142,9 @@ def _new_runs(plans: Sequence[RunPlan], state: TargetState,
     runs: list[NewRun] = []
     run_of: dict[tuple[str, int], str] = {}
     generations = state.generations
-    for plan in plans:
+    for plan, run_id in zip(plans, new_run_ids(len(plans)), strict=True):
         target = (plan.dag_id, plan.target_key)
         generation = generations[target] = state.generation_of(target) + 1
-        run_id = str(uuid.uuid4())
         events = plan.events
         runs.append(NewRun(run_id, plan.dag_id, plan.target_key, plan.target_date, generation,
                            [e.payload for e in events], origin, events_json(events)))

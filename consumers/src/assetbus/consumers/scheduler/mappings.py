@@ -11,8 +11,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from enum import StrEnum
+from functools import lru_cache
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -183,20 +184,16 @@ class HourlyToDaily(_Zoned):
         if instant is None:
             return Unmappable(SkipReason.NO_PARTITION_TIME,
                               "needs a partition date, or a key that is an ISO date-time with an offset")
-        if not cal.is_hour_start(instant, self.timezone):
+        mapped = _hour_to_day(instant.astimezone(UTC), self.timezone)  # UTC: a key that keeps a DST fold apart
+        if mapped is None:
             return Unmappable(SkipReason.NOT_ALIGNED,
                               f"{instant.isoformat()} is not the start of an hour in {self.timezone}")
-        day = instant.astimezone(cal.zone(self.timezone)).date()
-        return Mapped(day.isoformat(), cal.day_start(day, self.timezone), cal.utc_slot(instant))
+        return mapped
 
     def window(self, target_key: str | None) -> frozenset[str] | None:
         if target_key is None or not _ISO_DATE.match(target_key):
             return NEVER
-        try:
-            day = date.fromisoformat(target_key)
-        except ValueError:
-            return NEVER
-        return frozenset(cal.utc_slot(hour) for hour in cal.hours_of_day(day, self.timezone))
+        return _hours_of_day_slots(target_key, self.timezone)
 
     def describe(self) -> str:
         return f"hourly → daily ({self.timezone})"
@@ -267,6 +264,26 @@ class DailyToMonthly(_DailyRollup):
 
     def describe(self) -> str:
         return f"daily → monthly ({self.timezone})"
+
+
+@lru_cache(maxsize=8192)
+def _hour_to_day(instant: datetime, timezone: str) -> Mapped | None:
+    """An hour's local day, None if `instant` (in UTC) does not start an hour there (cached: the same hours
+    are mapped again for every DAG and batch)."""
+    if not cal.is_hour_start(instant, timezone):
+        return None
+    day = instant.astimezone(cal.zone(timezone)).date()
+    return Mapped(day.isoformat(), cal.day_start(day, timezone), cal.utc_slot(instant))
+
+
+@lru_cache(maxsize=4096)
+def _hours_of_day_slots(day_key: str, timezone: str) -> frozenset[str] | None:
+    """The hour slots of a local day (`HourlyToDaily.window`, cached: evaluated per target and batch)."""
+    try:
+        day = date.fromisoformat(day_key)
+    except ValueError:
+        return NEVER
+    return frozenset(cal.utc_slot(hour) for hour in cal.hours_of_day(day, timezone))
 
 
 def _instant(key: str | None, when: datetime | None) -> datetime | None:

@@ -17,7 +17,7 @@ from assetbus.consumers.storage.runs import RunRow
 from assetbus.schemas.codecs import json_array, plain_json, signal_bytes, triggering_event
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: built per event, and a frozen __init__ costs 4x
 class UpstreamEvent:
     """A stored event, as the planner needs it, with its TriggeringEvent JSON."""
 

@@ -25,7 +25,7 @@ TargetKey = tuple[str, str | None]
 """(dag_id, target partition key or None)."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: built per event, and a frozen __init__ costs 4x
 class QueueEntry:
     """One upstream event queued for one DAG's target partition."""
 
@@ -41,7 +41,7 @@ class QueueEntry:
         return (self.dag_id, self.target_key)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: built per event, and a frozen __init__ costs 4x
 class PendingEntry:
     """A queued entry: stored already (`row_id`), or new in this batch (None)."""
 
@@ -59,7 +59,7 @@ class Skip:
     detail: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: built per event, and a frozen __init__ costs 4x
 class RunPlan:
     """A consumer run to create for one target partition, with the queued entries it consumes."""
 

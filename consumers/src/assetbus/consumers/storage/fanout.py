@@ -8,7 +8,8 @@
 3. `write_fanout`: the new runs, the new queue entries (already carrying their run id) and the older
    entries the new runs consume, in one statement.
 
-Every statement passes its rows as arrays (`unnest`) and returns one row of arrays.
+Every statement passes its rows as arrays (`unnest`), or as one JSON array of rows, and returns one
+row of arrays.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from assetbus.consumers.storage.queue import TARGET_LOCKS, NewQueueEntry, QueueRow, loaded_key, lock_key, stored_key
 from assetbus.consumers.storage.runs import NewRun
+from assetbus.schemas.codecs.text import json_str
 
 Target = tuple[str, str | None]
 
@@ -111,16 +113,16 @@ async def read_targets(conn: AsyncConnection, pairs: Sequence[tuple[str, int]], 
 _WRITE = text("""
 WITH runs AS (
   INSERT INTO consumer_runs (run_id, dag_id, partition_key, partition_date, generation, events, origin)
-  SELECT * FROM unnest(CAST(:run_id AS text[]), CAST(:run_dag AS text[]), CAST(:run_key AS text[]),
-                       CAST(:run_date AS timestamptz[]), CAST(:run_gen AS int[]), CAST(:run_events AS jsonb[]),
-                       CAST(:run_origin AS text[]))
+  SELECT r->>0, r->>1, r->>2, CAST(r->>3 AS timestamptz), CAST(r->>4 AS int), r->5, r->>6
+  FROM jsonb_array_elements(CAST(:runs AS jsonb)) AS r
   ON CONFLICT (dag_id, partition_key, generation) DO NOTHING
   RETURNING id, run_id, created_at
+), unpublished AS (
+  INSERT INTO unpublished_runs (id) SELECT id FROM runs
 ), entries AS (
   INSERT INTO partition_queue (dag_id, event_id, asset_name, target_key, target_date, slot, event, run_id)
-  SELECT * FROM unnest(CAST(:q_dag AS text[]), CAST(:q_event_id AS bigint[]), CAST(:q_asset AS text[]),
-                       CAST(:q_key AS text[]), CAST(:q_date AS timestamptz[]), CAST(:q_slot AS text[]),
-                       CAST(:q_event AS jsonb[]), CAST(:q_run AS text[]))
+  SELECT q->>0, CAST(q->>1 AS bigint), q->>2, q->>3, CAST(q->>4 AS timestamptz), q->>5, q->6, q->>7
+  FROM jsonb_array_elements(CAST(:entries AS jsonb)) AS q
   ON CONFLICT (dag_id, event_id) DO NOTHING
   RETURNING 1
 ), consumed AS (
@@ -133,6 +135,8 @@ SELECT (SELECT array_agg(id ORDER BY id) FROM runs) AS ids,
        (SELECT min(created_at) FROM runs) AS created_at,
        (SELECT count(*) FROM entries) AS queued, (SELECT count(*) FROM consumed) AS consumed
 """)
+"""Runs and entries go as one JSON array of rows each (one parameter, no per-element array encoding in
+the driver; the stored events are spliced in as the JSON text they already are)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,14 +153,25 @@ async def write_fanout(conn: AsyncConnection, runs: Sequence[NewRun], entries: S
     if not runs and not entries and not consumed:
         return Written({}, None, 0)
     row = (await conn.execute(_WRITE, {
-        "run_id": [r.run_id for r in runs], "run_dag": [r.dag_id for r in runs],
-        "run_key": [stored_key(r.partition_key) for r in runs], "run_date": [r.partition_date for r in runs],
-        "run_gen": [r.generation for r in runs],
-        "run_events": [r.events_json or json.dumps(r.events, separators=(",", ":")) for r in runs],
-        "run_origin": [r.origin for r in runs],
-        "q_dag": [e.dag_id for e in entries], "q_event_id": [e.event_id for e in entries],
-        "q_asset": [e.asset_name for e in entries], "q_key": [stored_key(e.target_key) for e in entries],
-        "q_date": [e.target_date for e in entries], "q_slot": [e.slot for e in entries],
-        "q_event": [e.event for e in entries], "q_run": [e.run_id for e in entries],
+        "runs": "[" + ",".join(_run_row(r) for r in runs) + "]",
+        "entries": "[" + ",".join(_entry_row(e) for e in entries) + "]",
         "c_ids": [i for i, _ in consumed], "c_runs": [r for _, r in consumed]})).one()
     return Written(dict(zip(row.run_ids or (), row.ids or (), strict=True)), row.created_at, int(row.queued))
+
+
+def _run_row(run: NewRun) -> str:
+    events = run.events_json or json.dumps(run.events, separators=(",", ":"))
+    return (f"[{json_str(run.run_id)},{json_str(run.dag_id)},"
+            f"{json_str(stored_key(run.partition_key))},{_json_time(run.partition_date)},{run.generation},"
+            f"{events},{json_str(run.origin)}]")
+
+
+def _entry_row(entry: NewQueueEntry) -> str:
+    return (f"[{json_str(entry.dag_id)},{entry.event_id},{json_str(entry.asset_name)},"
+            f"{json_str(stored_key(entry.target_key))},{_json_time(entry.target_date)},"
+            f"{json_str(entry.slot)},{entry.event},{json_str(entry.run_id)}]")
+
+
+def _json_time(when: datetime | None) -> str:
+    """ISO 8601 with its offset, as PostgreSQL reads it into a timestamptz (or null)."""
+    return "null" if when is None else f'"{when.isoformat()}"'

@@ -17,7 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from assetbus.consumers.storage.scheduler_tables import UNPARTITIONED
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: built per event, and a frozen __init__ costs 4x
 class NewQueueEntry:
     dag_id: str
     event_id: int
@@ -31,7 +31,7 @@ class NewQueueEntry:
     """The run that consumes it already, or None (pending)."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: built per event, and a frozen __init__ costs 4x
 class QueueRow:
     id: int
     dag_id: str

@@ -33,7 +33,7 @@ class RunStatus(StrEnum):
 FINISHED = (RunStatus.SUCCESS, RunStatus.FAILED)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: built per event, and a frozen __init__ costs 4x
 class NewRun:
     run_id: str
     dag_id: str
@@ -46,7 +46,7 @@ class NewRun:
     """`events` serialized already (saves a second serialization), or None."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: built per event, and a frozen __init__ costs 4x
 class RunRow:
     id: int
     run_id: str
@@ -72,9 +72,12 @@ class RunRow:
     """The orchestrator's last reported state of that run (queued, running, success, failed)."""
 
 
+PUBLISHED = "NOT EXISTS (SELECT 1 FROM unpublished_runs u WHERE u.id = consumer_runs.id)"
+"""SQL: whether a `consumer_runs` row's signal is on the broker (its id is no longer in `unpublished_runs`)."""
+
 _COLUMNS = ("id, run_id, dag_id, partition_key, partition_date, generation, events::text AS events, origin, status, "
-            "published, attempts, consumer, detail, created_at, started_at, finished_at, external_run_id, "
-            "external_state")
+            f"{PUBLISHED} AS published, attempts, consumer, detail, created_at, started_at, finished_at, "
+            "external_run_id, external_state")
 
 
 def _run(row: Any) -> RunRow:
@@ -93,15 +96,17 @@ def created_run(new: NewRun, row_id: int, created_at: datetime | None) -> RunRow
 
 async def unpublished_runs(conn: AsyncConnection, limit: int = 1000) -> list[RunRow]:
     """Runs whose readiness signal has not been acknowledged by the broker yet, oldest first."""
-    rows = await conn.execute(text(f"SELECT {_COLUMNS} FROM consumer_runs WHERE NOT published ORDER BY id "
-                                   "LIMIT :limit"), {"limit": limit})
+    rows = await conn.execute(text(f"SELECT {_COLUMNS} FROM consumer_runs WHERE id IN "
+                                   "(SELECT id FROM unpublished_runs ORDER BY id LIMIT :limit) ORDER BY id"),
+                              {"limit": limit})
     return [_run(row) for row in rows]
 
 
 async def mark_published(conn: AsyncConnection, ids: Sequence[int]) -> None:
+    """The broker has these runs' signals: their ids leave `unpublished_runs`."""
     if ids:
-        await conn.execute(text("UPDATE consumer_runs SET published = true, published_at = now() "
-                                "WHERE id = ANY(CAST(:ids AS bigint[])) AND NOT published"), {"ids": list(ids)})
+        await conn.execute(text("DELETE FROM unpublished_runs WHERE id = ANY(CAST(:ids AS bigint[]))"),
+                           {"ids": list(ids)})
 
 
 async def list_runs(conn: AsyncConnection, *, dag_id: str | None = None, status: str | None = None,

@@ -46,8 +46,8 @@ partition_queue = Table(
     "partition_queue",
     metadata,
     Column("id", BigInteger, Identity(), primary_key=True),
-    Column("dag_id", Text, ForeignKey("consumer_dags.dag_id"), nullable=False),
-    Column("event_id", BigInteger, ForeignKey("asset_events.id"), nullable=False),
+    Column("dag_id", Text, nullable=False),  # no foreign keys (0008): the scheduler confirms both ids
+    Column("event_id", BigInteger, nullable=False),
     Column("asset_name", Text, nullable=False),
     Column("target_key", Text, nullable=False),
     Column("target_date", DateTime(timezone=True)),
@@ -66,15 +66,13 @@ consumer_runs = Table(
     metadata,
     Column("id", BigInteger, Identity(), primary_key=True),
     Column("run_id", Text, nullable=False, unique=True),
-    Column("dag_id", Text, ForeignKey("consumer_dags.dag_id"), nullable=False),
+    Column("dag_id", Text, nullable=False),  # no foreign key (0008)
     Column("partition_key", Text, nullable=False),
     Column("partition_date", DateTime(timezone=True)),
     Column("generation", Integer, nullable=False),
     Column("events", JSONB, nullable=False),
     Column("origin", Text, nullable=False),
     Column("status", Text, nullable=False, server_default="queued"),
-    Column("published", Boolean, nullable=False, server_default="false"),
-    Column("published_at", DateTime(timezone=True)),
     Column("attempts", Integer, nullable=False, server_default="0"),
     Column("consumer", Text),
     Column("detail", Text),
@@ -84,12 +82,20 @@ consumer_runs = Table(
     Column("external_run_id", Text),
     Column("external_state", Text),
     UniqueConstraint("dag_id", "partition_key", "generation"),
-    Index("ix_consumer_runs_unpublished", "id", postgresql_where=text("NOT published")),
     Index(None, "dag_id", "id"),
     Index("ix_consumer_runs_external_open", "dag_id", "id",
           postgresql_where=text("external_run_id IS NOT NULL AND status = 'running'")),
 )
-"""At most one run per (dag, target partition, generation); `published` heals a crash before the signal."""
+"""At most one run per (dag, target partition, generation)."""
+
+unpublished_runs = Table(
+    "unpublished_runs",
+    metadata,
+    Column("id", BigInteger, primary_key=True, autoincrement=False),
+)
+"""The ids of runs whose readiness signal the broker has not acknowledged yet (0008): inserted with the
+run, deleted once the broker has the signal, read to heal a crash before it. A narrow table, so that
+marking runs published deletes small rows instead of updating every index of `consumer_runs`."""
 
 mapping_skips = Table(
     "mapping_skips",
