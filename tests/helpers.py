@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
-from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 
@@ -21,3 +22,30 @@ async def wait_for(condition: Callable[[], Awaitable[T]], *, timeout_s: float = 
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout_s}s waiting for {what}")
         await asyncio.sleep(interval)
+
+
+@contextlib.asynccontextmanager
+async def statements_on(pool: Any) -> AsyncIterator[list[str]]:
+    """The SQL statements that the connections of an asyncpg `pool` run inside the block (every one of its
+    connections gets a query logger for the block's duration), without asyncpg's own type introspection (once
+    per connection and type: `pg_catalog` lookups between `set_config('jit', ...)` calls)."""
+    statements: list[str] = []
+
+    def log(query: Any) -> None:
+        if "pg_catalog" not in query.query and "'jit'" not in query.query:
+            statements.append(query.query)
+
+    async def each_connection(change: Callable[[Any], None]) -> None:
+        connections = [await pool.acquire() for _ in range(pool.get_max_size())]
+        try:
+            for conn in connections:
+                change(conn)
+        finally:
+            for conn in connections:
+                await pool.release(conn)
+
+    await each_connection(lambda conn: conn.add_query_logger(log))
+    try:
+        yield statements
+    finally:
+        await each_connection(lambda conn: conn.remove_query_logger(log))

@@ -6,12 +6,12 @@ from __future__ import annotations
 import httpx
 import pytest
 from fastapi import FastAPI
-from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from assetbus.consumers.storage import register_asset
 from assetbus.consumers.storage.task_assets import attach_task_asset, detach_task_asset
 from assetbus.producers import dag_token, task_token
+from tests.helpers import statements_on
 
 DAG, RUN = "ingest", "run-1"
 BY_NAME = "/execution/store/asset/by-name"
@@ -205,22 +205,17 @@ async def test_asset_create_only_writes_once(api_client: httpx.AsyncClient, toke
 
 
 @pytest.mark.usefixtures("registered")
-async def test_a_get_or_a_put_is_one_sql_statement_registration_check_included(
+async def test_each_asset_state_request_is_one_sql_statement_registration_check_included(
         api_app: FastAPI, api_client: httpx.AsyncClient, token_secret: str) -> None:
-    statements: list[str] = []
-
-    def count(conn: object, cursor: object, statement: str, *args: object) -> None:
-        if not statement.lstrip().upper().startswith(("BEGIN", "COMMIT", "ROLLBACK", "SELECT PG_", "SHOW")):
-            statements.append(statement)
-
-    engine = api_app.state.database.engine.sync_engine
     params, load = {"name": "orders", "key": "w"}, auth(token_secret, "load")
-    event.listen(engine, "before_cursor_execute", count)
-    try:
-        put = await api_client.put(VALUE_URL, params=params, json={"value": 1}, headers=load)
-        put_statements = len(statements)
-        got = await api_client.get(VALUE_URL, params=params, headers=load)
-    finally:
-        event.remove(engine, "before_cursor_execute", count)
-    assert put.status_code == 204 and got.status_code == 200
-    assert (put_statements, len(statements)) == (1, 2), statements
+    async with statements_on(api_app.state.database.raw_pool) as statements:
+        calls = [await api_client.put(VALUE_URL, params=params, json={"value": 1}, headers=load),
+                 await api_client.get(VALUE_URL, params=params, headers=load),
+                 await api_client.put(VALUE_URL, params=params, json={"value": 2},
+                                      headers={**load, "If-Match": '"7"'}),
+                 await api_client.get(VALUE_URL, params=params, headers=auth(token_secret, "audit")),
+                 await api_client.delete(VALUE_URL, params=params, headers=load),
+                 await api_client.delete(CLEAR_URL, params={"name": "orders"}, headers=load)]
+    assert [c.status_code for c in calls] == [204, 200, 412, 403, 204, 204]
+    assert calls[2].json()["detail"]["current_version"] == 1 and reason(calls[3]) == "asset_not_registered"
+    assert len(statements) == len(calls), statements

@@ -16,6 +16,7 @@ from assetbus.consumers.api import VALUE_MAX_BYTES
 from assetbus.consumers.storage.state import TaskKey, get_task_state, list_task_state
 from assetbus.producers import task_token
 from assetbus.schemas import task_instance_id
+from tests.helpers import statements_on
 
 DAG, RUN, TASK = "ingest", "run-1", "load"
 
@@ -254,20 +255,25 @@ async def test_the_deprecated_state_paths_are_aliases_of_the_store_routes(api_cl
 
 async def test_each_task_state_request_is_one_sql_statement(api_app: FastAPI, api_client: httpx.AsyncClient,
                                                             token_secret: str) -> None:
-    statements: list[str] = []
+    sqlalchemy_statements: list[str] = []
 
     def count(conn: object, cursor: object, statement: str, *args: object) -> None:
-        statements.append(statement)
+        sqlalchemy_statements.append(statement)
 
     engine = api_app.state.database.engine.sync_engine
     event.listen(engine, "before_cursor_execute", count)
     try:
-        calls = [await api_client.put(ti_url(), json={"value": 1}, headers=auth(token_secret)),
-                 await api_client.put(ti_url(), json={"value": 2}, headers={**auth(token_secret), "If-Match": '"1"'}),
-                 await api_client.get(ti_url(), headers=auth(token_secret)),
-                 await api_client.delete(ti_url(), headers=auth(token_secret)),
-                 await api_client.delete(ti_url(key=None), headers=auth(token_secret))]
+        async with statements_on(api_app.state.database.raw_pool) as statements:
+            headers = auth(token_secret)
+            calls = [await api_client.put(ti_url(), json={"value": 1}, headers=headers),
+                     await api_client.put(ti_url(), json={"value": 2}, headers={**headers, "If-Match": '"1"'}),
+                     await api_client.put(ti_url(), json={"value": 3}, headers={**headers, "If-Match": '"1"'}),
+                     await api_client.get(ti_url(), headers=headers),
+                     await api_client.delete(ti_url(), headers=headers),
+                     await api_client.delete(ti_url(key=None), headers=headers)]
     finally:
         event.remove(engine, "before_cursor_execute", count)
-    assert [c.status_code for c in calls] == [204, 204, 200, 204, 204]
-    assert len(statements) == len(calls), statements
+    assert [c.status_code for c in calls] == [204, 204, 412, 200, 204, 204]
+    assert calls[2].json()["detail"]["current_version"] == 2 and calls[2].headers["etag"] == '"2"'
+    assert len(statements) == len(calls), statements  # a failed compare-and-set reads the version in its statement
+    assert sqlalchemy_statements == []  # prepared asyncpg statements: no SQLAlchemy on the request path

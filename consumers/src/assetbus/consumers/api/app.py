@@ -1,7 +1,7 @@
 """The execution API application: `create_api(config)` → a FastAPI app (serve it with uvicorn).
 
-The lifespan opens the database engine and the Kafka pieces (producer + reply reader) and closes
-them in reverse order, whatever happens.
+The lifespan opens the database engine, the raw asyncpg pool of the state store routes and the Kafka
+pieces (producer + reply reader) and closes them in reverse order, whatever happens.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from assetbus.consumers.api.body_limit import BodyLimitMiddleware
 from assetbus.consumers.api.config import ApiConfig
 from assetbus.consumers.api.database import Database
 from assetbus.consumers.api.errors import install_handlers
+from assetbus.consumers.api.fast_path import StoreFastPath
 from assetbus.consumers.api.gateway import EmissionGateway
 from assetbus.consumers.api.models import BODY_MAX_BYTES
 from assetbus.consumers.api.probes import ApiMetrics, RequestMetricsMiddleware
@@ -33,6 +34,7 @@ from assetbus.consumers.kafka.startup import startup_policy, wait_for_database, 
 from assetbus.consumers.observe.pipeline import PipelineGauges
 from assetbus.consumers.observe.readiness import ReadinessChecks
 from assetbus.consumers.storage import create_engine
+from assetbus.consumers.storage.raw_pool import create_raw_pool
 from assetbus.consumers.storage.state_retention import periodic_cleanup
 
 DESCRIPTION = f"""Task state, asset state and HTTP emission for assetbus.
@@ -60,6 +62,11 @@ def create_api(config: ApiConfig, *, minter: Minter | None = None) -> FastAPI:
         policy = startup_policy(config.startup_timeout_s)
         await wait_for_kafka(config.kafka, policy, log)
         await wait_for_database(engine, policy, log)
+        try:
+            raw_pool = await create_raw_pool(config.database_url, size=config.db_pool_size)
+        except BaseException:
+            await engine.dispose()
+            raise
         gateway = EmissionGateway(config.kafka, config.topics,
                                   receipt_timeout_s=config.receipt_timeout_s, instance_id=config.instance_id)
         airflow = AirflowClient(config.airflow) if config.airflow is not None else None
@@ -67,7 +74,7 @@ def create_api(config: ApiConfig, *, minter: Minter | None = None) -> FastAPI:
         try:
             await gateway.start()
             try:
-                app.state.database = Database(engine)
+                app.state.database = Database(engine, raw_pool)
                 app.state.gateway = gateway
                 app.state.airflow = airflow
                 if config.pipeline_gauges_interval_s is not None:
@@ -83,7 +90,10 @@ def create_api(config: ApiConfig, *, minter: Minter | None = None) -> FastAPI:
         finally:
             if airflow is not None:
                 await airflow.aclose()
-            await engine.dispose()
+            try:
+                await raw_pool.close()
+            finally:
+                await engine.dispose()
 
     app = FastAPI(title="assetbus execution API", version=LATEST_VERSION, description=DESCRIPTION,
                   lifespan=lifespan)
@@ -112,6 +122,8 @@ def create_api(config: ApiConfig, *, minter: Minter | None = None) -> FastAPI:
     async def health() -> Health:
         return Health(status="ok", api_versions=list(API_VERSIONS))
 
+    if config.fast_path:  # innermost: the hot task state routes, counted by the metrics around it
+        app.add_middleware(StoreFastPath)
     app.add_middleware(RequestMetricsMiddleware, metrics=metrics)
     app.add_middleware(BodyLimitMiddleware, max_bytes=BODY_MAX_BYTES)
     app.add_middleware(ApiVersionMiddleware)  # outermost: a bad version is answered before anything else

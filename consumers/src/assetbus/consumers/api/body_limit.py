@@ -30,7 +30,7 @@ class BodyLimitMiddleware:
         while True:
             message = await receive()
             if message["type"] != "http.request":  # the client went away
-                await self.app(scope, _replay([message]), send)
+                await self.app(scope, replay([message]), send)
                 return
             chunk = message.get("body", b"")
             size += len(chunk)
@@ -40,7 +40,7 @@ class BodyLimitMiddleware:
             chunks.append(chunk)
             if not message.get("more_body", False):
                 break
-        await self.app(scope, _replay([{"type": "http.request", "body": b"".join(chunks), "more_body": False}],
+        await self.app(scope, replay([{"type": "http.request", "body": b"".join(chunks), "more_body": False}],
                                       then=receive), send)
 
     async def _reject(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -48,7 +48,7 @@ class BodyLimitMiddleware:
         await error_response(413, body, {"Connection": "close"}, scope["path"])(scope, receive, send)
 
 
-def _replay(messages: list[Message], then: Receive | None = None) -> Receive:
+def replay(messages: list[Message], then: Receive | None = None) -> Receive:
     """A receive() that returns `messages` first, then defers to `then` (e.g. for disconnects)."""
     pending = list(messages)
 

@@ -28,6 +28,9 @@ class ApiConfig(VerificationKeys):
     backlog: int = Field(default=2048, ge=1, description="Connections the listening socket queues before accept.")
     loop: Literal["uvloop", "asyncio"] = Field(default="uvloop", description="Event loop of the HTTP server.")
     http: Literal["httptools", "h11"] = Field(default="httptools", description="HTTP/1.1 parser of the server.")
+    fast_path: bool = Field(default=True, description="Answer the task state key routes (GET, PUT, DELETE) "
+                            "without FastAPI's per-request dependency resolution, with the same responses "
+                            "(`api/fast_path.py`); false: every request goes through FastAPI.")
     access_log: bool = Field(default=False, description="One log line per request (costs CPU on every request).")
     instance_id: str | None = Field(default=None, description="Key of this process's receipts on the reply topic; "
                                     "a random one per start by default.")

@@ -2,7 +2,9 @@
 
 `transaction()` costs two round trips besides the statements (BEGIN, COMMIT); a request that runs
 ONE statement can use `statement()` instead, where that statement commits on its own: same
-atomicity, a third of the round trips of a one-row read.
+atomicity, a third of the round trips of a one-row read. The state store routes use `raw()`: an
+asyncpg connection of a plain pool for the prepared statements of `storage.state_statements`
+(no SQLAlchemy on the request path).
 """
 
 from __future__ import annotations
@@ -11,15 +13,18 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import Annotated
 
+import asyncpg
 from fastapi import Depends, Request
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from assetbus.consumers.storage import translated
+from assetbus.consumers.storage.raw_pool import raw_connection
 
 
 class Database:
-    def __init__(self, engine: AsyncEngine) -> None:
+    def __init__(self, engine: AsyncEngine, raw_pool: asyncpg.Pool | None = None) -> None:
         self.engine = engine
+        self.raw_pool = raw_pool
         self._autocommit = engine.execution_options(isolation_level="AUTOCOMMIT")  # same pool
 
     @contextlib.asynccontextmanager
@@ -36,6 +41,12 @@ class Database:
         """
         async with translated(), self._autocommit.connect() as conn:
             yield conn
+
+    def raw(self) -> contextlib.AbstractAsyncContextManager[asyncpg.Connection]:
+        """An asyncpg connection for single autocommit statements (`raw_pool.raw_connection`)."""
+        if self.raw_pool is None:
+            raise RuntimeError("this Database has no raw pool")
+        return raw_connection(self.raw_pool)
 
 
 async def database_of(request: Request) -> Database:

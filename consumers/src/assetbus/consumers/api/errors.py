@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from enum import StrEnum
 from typing import Any
 from uuid import UUID
@@ -120,11 +121,10 @@ async def _on_validation(request: Request, error: Exception) -> JSONResponse:
 
 async def _on_conflict(request: Request, error: Exception) -> JSONResponse:
     assert isinstance(error, StateConflict)
-    current = error.current
-    headers = {"ETag": etag(current.version)} if current is not None else None
+    current = error.current_version
+    headers = {"ETag": etag(current)} if current is not None else None
     return error_response(412, ErrorBody(code=ApiErrorCode.PRECONDITION_FAILED, message=str(error),
-                                         current_version=current.version if current else None), headers,
-                          request.url.path)
+                                         current_version=current), headers, request.url.path)
 
 
 async def _on_storage_down(request: Request, error: Exception) -> JSONResponse:
@@ -147,13 +147,27 @@ async def _on_unexpected(request: Request, error: Exception) -> JSONResponse:
     return error_response(500, ErrorBody(code=ApiErrorCode.INTERNAL, message="internal error"), path=request.url.path)
 
 
+_HANDLERS: tuple[tuple[type[Exception], Callable[[Request, Exception], Awaitable[JSONResponse]]], ...] = (
+    (ApiError, _on_api_error),
+    (RequestValidationError, _on_validation),
+    (StateConflict, _on_conflict),
+    (StorageUnavailable, _on_storage_down),
+    (StarletteHTTPException, _on_http),
+    (Exception, _on_unexpected),
+)
+
+
 def install_handlers(app: FastAPI) -> None:
-    app.add_exception_handler(ApiError, _on_api_error)
-    app.add_exception_handler(RequestValidationError, _on_validation)
-    app.add_exception_handler(StateConflict, _on_conflict)
-    app.add_exception_handler(StorageUnavailable, _on_storage_down)
-    app.add_exception_handler(StarletteHTTPException, _on_http)
-    app.add_exception_handler(Exception, _on_unexpected)
+    for error, handler in _HANDLERS:
+        app.add_exception_handler(error, handler)
+
+
+async def render_error(request: Request, error: Exception) -> JSONResponse:
+    """The response the installed handlers give `error` (for code that answers outside FastAPI's routing)."""
+    for kind, handler in _HANDLERS:
+        if isinstance(error, kind):
+            return await handler(request, error)
+    raise error
 
 
 def etag(version: int) -> str:

@@ -64,19 +64,26 @@ def value_problem(value: Any) -> tuple[str, str] | None:
     """(reason, message) if `value` may not be stored, else None. Airflow 3.3's rules (null refused; NaN
     and Infinity refused anywhere; at most VALUE_MAX_BYTES characters of `json.dumps`), plus what jsonb
     cannot hold. Shared by the API and the `assetbus state` CLI."""
+    checked = encoded_value(value)
+    return checked if isinstance(checked, tuple) else None
+
+
+def encoded_value(value: Any) -> str | tuple[str, str]:
+    """`value` as the JSON text that is measured and stored, or (reason, message) if it may not be stored
+    (`value_problem`'s rules): the text is encoded once, for both."""
     if value is None:
         return "invalid_request", "value: cannot be null (delete the key instead)"
     try:
-        size = len(json.dumps(value, allow_nan=False))
+        text = json.dumps(value, allow_nan=False)
     except ValueError:
         return "invalid_request", "value: NaN and Infinity are not JSON representable"
     except TypeError as error:
         return "invalid_request", f"value: not JSON ({error})"
-    if size > VALUE_MAX_BYTES:
-        return ("value_too_large", f"the value is {size} bytes as JSON; the limit is {VALUE_MAX_BYTES} "
+    if len(text) > VALUE_MAX_BYTES:
+        return ("value_too_large", f"the value is {len(text)} bytes as JSON; the limit is {VALUE_MAX_BYTES} "
                 "(store references, not data)")
     reason = _unstorable(value)
-    return ("invalid_request", f"value: {reason}") if reason is not None else None
+    return ("invalid_request", f"value: {reason}") if reason is not None else text
 
 
 class _Strict(BaseModel):

@@ -34,8 +34,8 @@ def scopes_of(token: str) -> frozenset[str]:
     return frozenset(scope.split()) if isinstance(scope, str) else frozenset()
 
 
-__all__ = ["SCOPE_EMIT", "SCOPE_TASK_SELF", "Caller", "CurrentCaller", "authenticated", "bearer", "scopes_of",
-           "token_cache"]
+__all__ = ["SCOPE_EMIT", "SCOPE_TASK_SELF", "Caller", "CurrentCaller", "authenticated", "bearer", "caller_of",
+           "scopes_of", "token_cache"]
 
 
 @dataclass(frozen=True)
@@ -79,11 +79,14 @@ async def authenticated(
     request: Request, credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
 ) -> Caller:
     """401 unless the request carries a valid bearer token."""
-    verifier: CachedTokenVerifier = request.app.state.verifier
     if credentials is None:
         raise ApiError(401, ApiErrorCode.MISSING_TOKEN, "an `Authorization: Bearer <token>` header is required",
                        headers={"WWW-Authenticate": _CHALLENGE})
-    token = credentials.credentials
+    return caller_of(request.app.state.verifier, credentials.credentials)
+
+
+def caller_of(verifier: CachedTokenVerifier, token: str) -> Caller:
+    """The caller a bearer token names; 401 `invalid_token` unless it verifies."""
     try:
         claims = verifier.verify(token).claims
     except TokenError as error:

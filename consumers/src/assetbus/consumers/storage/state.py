@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, Select, Table, and_, delete, func, literal, select, tuple_, update
+from sqlalchemy import ColumnElement, Table, and_, delete, func, select, tuple_, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -61,13 +61,16 @@ class Precondition:
 
 
 class StateConflict(ConsumerError):
-    """A compare-and-set failed; `current` is what is stored now (None: the key is absent)."""
+    """A compare-and-set failed; `current` is what is stored now (None: the key is absent, or only its version
+    was read); `current_version` its version (None: the key is absent)."""
 
-    def __init__(self, key: str, current: StateEntry | None) -> None:
-        found = f"version {current.version}" if current is not None else "no value"
+    def __init__(self, key: str, current: StateEntry | None, *, current_version: int | None = None) -> None:
+        version = current.version if current is not None else current_version
+        found = f"version {version}" if version is not None else "no value"
         super().__init__(f"key {key!r} has {found}; the precondition does not hold")
         self.key = key
         self.current = current
+        self.current_version = version
 
 
 _ANY = Precondition()
@@ -184,40 +187,6 @@ async def purge_run_state(conn: AsyncConnection, dag_id: str, run_id: str) -> in
 
 async def get_asset_state(conn: AsyncConnection, asset_id: int, key: str) -> StateEntry | None:
     return await _get(conn, asset_state, {"asset_id": asset_id}, key)
-
-
-async def get_registered_asset_state(conn: AsyncConnection, asset: Select[Any],
-                                     key: str) -> tuple[bool, StateEntry | None]:
-    """One statement: (whether `asset` — a registration query, `registered_asset_query` — found the
-    asset, the value under `key` or None)."""
-    found = asset.subquery()
-    joined = found.outerjoin(asset_state, and_(asset_state.c.asset_id == found.c.id, asset_state.c.key == key))
-    row = (await conn.execute(select(found.c.id, *_columns(asset_state)).select_from(joined))).one_or_none()
-    if row is None:
-        return False, None
-    return True, (_entry(row) if row.version is not None else None)
-
-
-async def set_registered_asset_state(conn: AsyncConnection, asset: Select[Any], key: str, value: Any,
-                                     when: Precondition = _ANY) -> StateEntry | None:
-    """One statement: write `value` under `key` of the asset `asset` finds (a registration query). None
-    if nothing was written: the asset was not found, or the precondition does not hold (the caller
-    tells which apart, off the fast path)."""
-    if when.must_be_absent or when.unconditional:
-        found = asset.subquery()
-        rows = select(found.c.id, literal(key), literal(value, asset_state.c.value.type)).select_from(found)
-        fresh = insert(asset_state).from_select(["asset_id", "key", "value"], rows)
-        stmt: Any = (fresh.on_conflict_do_nothing() if when.must_be_absent else fresh.on_conflict_do_update(
-            index_elements=["asset_id", "key"],
-            set_={"value": fresh.excluded.value, "version": asset_state.c.version + 1, "updated_at": func.now()}))
-    else:
-        condition = and_(asset_state.c.asset_id == asset.scalar_subquery(), asset_state.c.key == key)
-        if when.versions is not None:
-            condition = and_(condition, asset_state.c.version.in_(sorted(when.versions)))
-        stmt = (update(asset_state).where(condition)
-                .values(value=value, version=asset_state.c.version + 1, updated_at=func.now()))
-    row = (await conn.execute(stmt.returning(*_columns(asset_state)))).one_or_none()
-    return _entry(row) if row is not None else None
 
 
 async def list_asset_state(conn: AsyncConnection, asset_id: int) -> list[StateEntry]:

@@ -9,14 +9,13 @@ aliases of the by-name handlers.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+import contextlib
+from collections.abc import AsyncIterator, Callable
 
+import asyncpg
 from fastapi import APIRouter, Depends, Response
-from sqlalchemy import Select
-from sqlalchemy.ext.asyncio import AsyncConnection
 
-from assetbus.consumers.api.database import Db
+from assetbus.consumers.api.database import Database, Db
 from assetbus.consumers.api.errors import ApiError, ApiErrorCode, responses
 from assetbus.consumers.api.models import AssetStoreValueIn, StoreValueOut
 from assetbus.consumers.api.preconditions import IfMatch, IfNoneMatch, parse_precondition
@@ -27,19 +26,18 @@ from assetbus.consumers.api.routes.common import (
     check_value,
     key_not_found,
     no_content,
-    value_response,
+    stored_value_response,
 )
 from assetbus.consumers.api.security import Caller, CurrentCaller
 from assetbus.consumers.api.versioning import version_header
-from assetbus.consumers.storage.state import (
-    StateConflict,
-    clear_asset_state,
-    delete_asset_state,
-    get_asset_state,
-    get_registered_asset_state,
-    set_registered_asset_state,
+from assetbus.consumers.storage.state_statements import (
+    AssetNotRegistered,
+    AssetRef,
+    clear_asset,
+    delete_asset_value,
+    get_asset_value,
+    set_asset_value,
 )
-from assetbus.consumers.storage.task_assets import registered_asset_query
 
 STORE_PREFIX = "/execution/store/asset"
 ALIAS_PREFIX = "/execution/state/asset"
@@ -56,10 +54,13 @@ class _Asset:
     def __str__(self) -> str:
         return f"name={self.name!r}" if self.name is not None else f"uri={self.uri!r}"
 
-    def query(self, caller: Caller) -> Select[Any]:
-        """The asset's id if the caller's task is registered with it (to embed in a state statement)."""
+    def ref(self, caller: Caller) -> AssetRef:
+        """The asset as the caller's task asks for it (403 `not_a_task_token` for other tokens)."""
         ti = caller.task()
-        return registered_asset_query(ti.dag_id, ti.task_id, self.name, uri=self.uri)
+        if self.name is not None:
+            return AssetRef("name", self.name, ti.dag_id, ti.task_id)
+        assert self.uri is not None
+        return AssetRef("uri", self.uri, ti.dag_id, ti.task_id)
 
     def not_registered(self, caller: Caller) -> ApiError:
         ti = caller.task()
@@ -67,47 +68,46 @@ class _Asset:
                         f"task {ti.dag_id}.{ti.task_id} is not registered as inlet or outlet of the asset "
                         f"with {self} (`assetbus assets attach`)")
 
-    async def id_for(self, conn: AsyncConnection, caller: Caller) -> int:
-        """The asset's id, if the caller's task is registered with it; 403 otherwise."""
-        found = (await conn.execute(self.query(caller))).scalar_one_or_none()
-        if found is None:
-            raise self.not_registered(caller)
-        return int(found)
+    @contextlib.asynccontextmanager
+    async def registered(self, caller: Caller, db: Database) -> AsyncIterator[tuple[asyncpg.Connection, AssetRef]]:
+        """A connection and the asset's reference; AssetNotRegistered in the block becomes the 403."""
+        ref = self.ref(caller)
+        try:
+            async with db.raw() as conn:
+                yield conn, ref
+        except AssetNotRegistered:
+            raise self.not_registered(caller) from None
 
 
-async def _get(asset: _Asset, key: str, caller: Caller, db: Db) -> Response:
-    async with db.statement() as conn:
-        registered, entry = await get_registered_asset_state(conn, asset.query(caller), key)
-    if not registered:
-        raise asset.not_registered(caller)
-    if entry is None:
+async def _get(asset: _Asset, key: str, caller: Caller, db: Database) -> Response:
+    async with asset.registered(caller, db) as (conn, ref):
+        found = await get_asset_value(conn, ref, key)
+    if found is None:
         raise key_not_found(f"Asset state store key {key!r} not found")
-    return value_response(entry.value, entry.version)
+    return stored_value_response(found)
 
 
-async def _put(asset: _Asset, key: str, body: AssetStoreValueIn, caller: Caller, db: Db,
+async def _put(asset: _Asset, key: str, body: AssetStoreValueIn, caller: Caller, db: Database,
                if_match: str | None, if_none_match: str | None) -> Response:
     caller.task()
     when = parse_precondition(if_match, if_none_match)
-    check_value(body.value)
-    async with db.statement() as conn:
-        entry = await set_registered_asset_state(conn, asset.query(caller), key, body.value, when)
-        if entry is None:  # not registered (403), or the precondition failed (412): tell which
-            raise StateConflict(key, await get_asset_state(conn, await asset.id_for(conn, caller), key))
-    return no_content(version=entry.version)
+    value_json = check_value(body.value)
+    async with asset.registered(caller, db) as (conn, ref):
+        version = await set_asset_value(conn, ref, key, value_json, when)
+    return no_content(version=version)
 
 
-async def _delete(asset: _Asset, key: str, caller: Caller, db: Db, if_match: str | None) -> Response:
+async def _delete(asset: _Asset, key: str, caller: Caller, db: Database, if_match: str | None) -> Response:
     caller.task()
     when = parse_precondition(if_match)
-    async with db.transaction() as conn:
-        deleted = await delete_asset_state(conn, await asset.id_for(conn, caller), key, when)
+    async with asset.registered(caller, db) as (conn, ref):
+        deleted = await delete_asset_value(conn, ref, key, when)
     return no_content(deleted=int(deleted))
 
 
-async def _clear(asset: _Asset, caller: Caller, db: Db) -> Response:
-    async with db.transaction() as conn:
-        deleted = await clear_asset_state(conn, await asset.id_for(conn, caller))
+async def _clear(asset: _Asset, caller: Caller, db: Database) -> Response:
+    async with asset.registered(caller, db) as (conn, ref):
+        deleted = await clear_asset(conn, ref)
     return no_content(deleted=deleted)
 
 

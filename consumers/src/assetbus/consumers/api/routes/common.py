@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any
 
 from fastapi import Path, Query, Response
 from fastapi.responses import JSONResponse
 
 from assetbus.consumers.api.errors import ApiError, ApiErrorCode, etag
-from assetbus.consumers.api.models import KEY_PATTERN, NAME_PATTERN, value_problem
+from assetbus.consumers.api.models import KEY_PATTERN, NAME_PATTERN, encoded_value
+from assetbus.consumers.storage.state_statements import RawValue
 from assetbus.schemas import KEY_MAX_LENGTH, NAME_MAX_LENGTH
 
 _KEY_DOC = (f"State key: 1 to {KEY_MAX_LENGTH} characters, no control characters, not only dots and slashes "
@@ -25,11 +27,13 @@ DELETED_HEADER = "Assetbus-Deleted"
 """Sent by a DELETE or a clear (which answer 204 with no body): how many keys were deleted."""
 
 
-def check_value(value: Any) -> None:
-    """422 (`invalid_request` or `value_too_large`) unless `value` may be stored (`value_problem`)."""
-    problem = value_problem(value)
-    if problem is not None:
-        raise ApiError(422, *problem)
+def check_value(value: Any) -> str:
+    """`value` as the JSON text to store; 422 (`invalid_request` or `value_too_large`) unless it may be
+    stored (`value_problem`)."""
+    checked = encoded_value(value)
+    if isinstance(checked, tuple):
+        raise ApiError(422, *checked)
+    return checked
 
 
 def key_not_found(message: str) -> ApiError:
@@ -47,6 +51,11 @@ def value_response(value: Any, version: int) -> JSONResponse:
     response = JSONResponse({"value": value})
     version_headers(response, version)
     return response
+
+
+def stored_value_response(found: RawValue) -> JSONResponse:
+    """`value_response` of a value read as JSON text (the same bytes as for the decoded value)."""
+    return value_response(json.loads(found.json), found.version)
 
 
 def no_content(deleted: int | None = None, version: int | None = None) -> Response:

@@ -3,9 +3,9 @@
 A task token touches only its own `task_instance_id` (derived from its claims); single-key operations
 never cross mapped siblings; clearing every map index of the task is an explicit opt-in. PUT, DELETE
 (of an absent key too) and clear answer 204. Compare-and-set (`If-Match`/`If-None-Match`, the version
-as `ETag`) is an assetbus extension. Each request is one SQL statement that commits by itself
-(`db.statement()`; a failed compare-and-set reads the current version in a second one). The seed's
-`/execution/state/ti/…` paths are deprecated aliases of the same handlers.
+as `ETag`) is an assetbus extension. Each request is one prepared SQL statement that commits by itself
+(`db.raw()`, `storage.state_statements`; a failed compare-and-set reads the current version in the
+same statement). The seed's `/execution/state/ti/…` paths are deprecated aliases of the same handlers.
 """
 
 from __future__ import annotations
@@ -19,15 +19,10 @@ from assetbus.consumers.api.database import Db
 from assetbus.consumers.api.errors import responses
 from assetbus.consumers.api.models import StoreValueOut, TaskStoreValueIn
 from assetbus.consumers.api.preconditions import IfMatch, IfNoneMatch, parse_precondition
-from assetbus.consumers.api.routes.common import PathKey, check_value, key_not_found, no_content, value_response
+from assetbus.consumers.api.routes.common import PathKey, check_value, key_not_found, no_content, stored_value_response
 from assetbus.consumers.api.security import CurrentCaller
 from assetbus.consumers.api.versioning import version_header
-from assetbus.consumers.storage.state import (
-    clear_task_state,
-    delete_task_state,
-    get_task_state,
-    set_task_state,
-)
+from assetbus.consumers.storage.state_statements import clear_task, delete_task_value, get_task_value, set_task_value
 
 STORE_PREFIX = "/execution/store/ti"
 ALIAS_PREFIX = "/execution/state/ti"
@@ -41,37 +36,37 @@ AllMapIndices = Annotated[bool, Query(description="true: clear every map index o
 
 async def get_value(task_instance_id: TiId, key: PathKey, caller: CurrentCaller, db: Db) -> Response:
     ti = caller.task_instance(task_instance_id)
-    async with db.statement() as conn:
-        entry = await get_task_state(conn, ti, key)
-    if entry is None:
+    async with db.raw() as conn:
+        found = await get_task_value(conn, ti, key)
+    if found is None:
         raise key_not_found(f"Task state store key {key!r} not found")
-    return value_response(entry.value, entry.version)
+    return stored_value_response(found)
 
 
 async def put_value(task_instance_id: TiId, key: PathKey, body: TaskStoreValueIn, caller: CurrentCaller, db: Db,
                     if_match: IfMatch = None, if_none_match: IfNoneMatch = None) -> Response:
     ti = caller.task_instance(task_instance_id)
     when = parse_precondition(if_match, if_none_match)
-    check_value(body.value)
-    async with db.statement() as conn:
-        entry = await set_task_state(conn, ti, key, body.value, when, expires_at=body.expires_at)
-    return no_content(version=entry.version)
+    value_json = check_value(body.value)
+    async with db.raw() as conn:
+        version = await set_task_value(conn, ti, key, value_json, when, body.expires_at)
+    return no_content(version=version)
 
 
 async def delete_value(task_instance_id: TiId, key: PathKey, caller: CurrentCaller, db: Db,
                        if_match: IfMatch = None) -> Response:
     ti = caller.task_instance(task_instance_id)
     when = parse_precondition(if_match)
-    async with db.statement() as conn:
-        deleted = await delete_task_state(conn, ti, key, when)
+    async with db.raw() as conn:
+        deleted = await delete_task_value(conn, ti, key, when)
     return no_content(deleted=int(deleted))
 
 
 async def clear(task_instance_id: TiId, caller: CurrentCaller, db: Db, all_map_indices: AllMapIndices = False,
                 ) -> Response:
     ti = caller.task_instance(task_instance_id)
-    async with db.statement() as conn:
-        deleted = await clear_task_state(conn, ti, all_map_indices=all_map_indices)
+    async with db.raw() as conn:
+        deleted = await clear_task(conn, ti, all_map_indices=all_map_indices)
     return no_content(deleted=deleted)
 
 
@@ -81,8 +76,8 @@ async def on_success(task_instance_id: TiId, caller: CurrentCaller, db: Db, requ
     ti = caller.task_instance(task_instance_id)
     if not request.app.state.config.state_clear_on_success:
         return no_content(deleted=0)
-    async with db.statement() as conn:
-        deleted = await clear_task_state(conn, ti)
+    async with db.raw() as conn:
+        deleted = await clear_task(conn, ti)
     return no_content(deleted=deleted)
 
 

@@ -1,0 +1,54 @@
+"""A plain asyncpg pool beside a service's SQLAlchemy engine, for statements on a hot request path.
+
+SQLAlchemy Core compiles (or cache-keys) each statement, runs it through a greenlet and wraps each
+row; on a one-row request that is most of the database share of the CPU. The pool here hands out
+asyncpg connections, whose statement cache prepares each SQL text once per connection: a request
+then costs one round trip (Bind, Execute, Sync) and no compilation.
+
+Connections are released without asyncpg's reset query (`RESET ALL; CLOSE ALL; UNLISTEN *; ...`, a
+round trip per release): the statements run here are single autocommit statements that leave no
+session state behind (an open transaction is still rolled back by asyncpg itself).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Any
+
+import asyncpg
+from sqlalchemy.engine import make_url
+
+from assetbus.consumers.storage.faults import translated
+
+_SQLALCHEMY_ONLY = ("prepared_statement_cache_size", "prepared_statement_name_func", "async_fallback")
+"""Connect arguments SQLAlchemy's asyncpg dialect reads from the URL itself (asyncpg would refuse them)."""
+
+
+def connect_arguments(database_url: str) -> dict[str, Any]:
+    """The `asyncpg.connect` keywords of a SQLAlchemy URL (`postgresql+asyncpg://…?ssl=require`), as the
+    engine would connect (the dialect's own translation: host, port, user, password, database, ssl, …)."""
+    url = make_url(database_url).set(drivername="postgresql+asyncpg")  # the engine's driver, whatever the URL says
+    _, kwargs = url.get_dialect()().create_connect_args(url)
+    return {name: value for name, value in kwargs.items() if name not in _SQLALCHEMY_ONLY}
+
+
+async def _no_reset(conn: asyncpg.Connection) -> None:
+    """Release without the reset query (see the module docstring)."""
+
+
+async def create_raw_pool(database_url: str, *, size: int) -> asyncpg.Pool:
+    """`size` connections, opened now (a refused connect raises, translated by `raw_connection` callers'
+    `translated()`: the services wait for the database before creating it)."""
+    async with translated():
+        pool: asyncpg.Pool = await asyncpg.create_pool(**connect_arguments(database_url), min_size=size,
+                                                      max_size=size, reset=_no_reset)
+    return pool
+
+
+@contextlib.asynccontextmanager
+async def raw_connection(pool: asyncpg.Pool) -> AsyncIterator[asyncpg.Connection]:
+    """A pooled connection; transient driver errors (connect, connection lost, shutdown) become
+    StorageUnavailable. A connection that died is replaced by the pool on release."""
+    async with translated(), pool.acquire() as conn:
+        yield conn
