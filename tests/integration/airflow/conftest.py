@@ -50,7 +50,7 @@ async def _create_database(admin: str, name: str) -> None:
         await conn.close()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def airflow_stack(infra: Settings, template_db: str) -> Iterator[AirflowStack]:
     if not (AIRFLOW_VENV / "bin" / "airflow").exists():
         message = f"no Airflow venv at {AIRFLOW_VENV}: run `make airflow-venv`"
@@ -89,7 +89,7 @@ def airflow_stack(infra: Settings, template_db: str) -> Iterator[AirflowStack]:
             shutil.rmtree(home, ignore_errors=True)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def airflow_api(airflow_stack: AirflowStack) -> Iterator[AirflowApi]:
     api = AirflowApi(airflow_stack)
     yield api
