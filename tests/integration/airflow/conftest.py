@@ -36,6 +36,18 @@ TEST_DAGS = Path(__file__).parent / "dags"
 DAG_IDS = ("ingest_orders", "orders_by_partition", "daily_clicks_report", "orders_replica", "state_checkpoint")
 
 
+_RUNNING: list[AirflowStack] = []
+"""The session's stack while it runs: stopped after the last Airflow test, not at the session's end, so
+that its idle scheduler (a third of a core) does not slow the rest of the suite."""
+
+
+@pytest.hookimpl(trylast=True)  # after the test's own fixtures (a bridge, a module's services) are torn down
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    del item
+    if _RUNNING and (nextitem is None or Path(__file__).parent not in Path(str(nextitem.path)).parents):
+        _RUNNING.pop().stop()  # the fixture's own teardown later drops its database and topics
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "/integration/airflow/" in str(item.fspath):
@@ -50,7 +62,7 @@ async def _create_database(admin: str, name: str) -> None:
         await conn.close()
 
 
-@pytest.fixture(scope="package")
+@pytest.fixture(scope="session")
 def airflow_stack(infra: Settings, template_db: str) -> Iterator[AirflowStack]:
     if not (AIRFLOW_VENV / "bin" / "airflow").exists():
         message = f"no Airflow venv at {AIRFLOW_VENV}: run `make airflow-venv`"
@@ -79,17 +91,19 @@ def airflow_stack(infra: Settings, template_db: str) -> Iterator[AirflowStack]:
                          topic_prefix=topics.prefix, token_secret="airflow-test-" + uuid.uuid4().hex,
                          dag_ids=DAG_IDS)
     stack.start()
+    _RUNNING.append(stack)
     try:
         yield stack
     finally:
-        stack.stop()
+        if _RUNNING:
+            _RUNNING.pop().stop()
         asyncio.run(drop_database(admin, name))
         asyncio.run(delete_topics(infra.kafka, [*topics.core(), *(topics.readiness(d) for d in DAG_IDS)]))
         if not os.environ.get("ASSETBUS_KEEP_AIRFLOW_HOME"):
             shutil.rmtree(home, ignore_errors=True)
 
 
-@pytest.fixture(scope="package")
+@pytest.fixture(scope="session")
 def airflow_api(airflow_stack: AirflowStack) -> Iterator[AirflowApi]:
     api = AirflowApi(airflow_stack)
     yield api
