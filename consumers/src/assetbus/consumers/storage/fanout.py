@@ -27,7 +27,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from assetbus.consumers.storage.queue import TARGET_LOCKS, NewQueueEntry, QueueRow, loaded_key, lock_key, stored_key
 from assetbus.consumers.storage.runs import NewRun
-from assetbus.schemas.codecs.text import json_str
+from assetbus.schemas.codecs.text import IsoTimes, json_str
 
 Target = tuple[str, str | None]
 
@@ -154,7 +154,7 @@ async def write_fanout(conn: AsyncConnection, runs: Sequence[NewRun], entries: S
     """Insert runs and queue entries, mark older entries (by row id) consumed by a run: one statement."""
     if not runs and not entries and not consumed:
         return Written({}, None, 0)
-    times = _Times()
+    times = IsoTimes()
     row = (await conn.execute(_WRITE, {
         "runs": "[" + ",".join(_run_row(r, times) for r in runs) + "]",
         "entries": "[" + ",".join(_entry_row(e, times) for e in entries) + "]",
@@ -162,41 +162,21 @@ async def write_fanout(conn: AsyncConnection, runs: Sequence[NewRun], entries: S
     return Written(dict(zip(row.run_ids or (), row.ids or (), strict=True)), row.created_at, int(row.queued))
 
 
-def _run_row(run: NewRun, times: _Times) -> str:
+def _run_row(run: NewRun, times: IsoTimes) -> str:
     events = run.events_json or json.dumps(run.events, separators=(",", ":"))
     return (f"[{json_str(run.run_id)},{json_str(run.dag_id)},"
-            f"{json_str(stored_key(run.partition_key))},{times.json(run.partition_date)},{run.generation},"
+            f"{json_str(stored_key(run.partition_key))},{_json_time(times.iso(run.partition_date))},{run.generation},"
             f"{events},{json_str(run.origin)}]")
 
 
-def _entry_row(entry: NewQueueEntry, times: _Times) -> str:
+def _entry_row(entry: NewQueueEntry, times: IsoTimes) -> str:
     return (f"[{json_str(entry.dag_id)},{entry.event_id},{json_str(entry.asset_name)},"
-            f"{json_str(stored_key(entry.target_key))},{times.json(entry.target_date)},"
+            f"{json_str(stored_key(entry.target_key))},{_json_time(times.iso(entry.target_date))},"
             f"{json_str(entry.slot)},{entry.event if entry.run_id is None else 'null'},{json_str(entry.run_id)}]")
 
 
-class _Times:
-    """ISO 8601 of the write's timestamps, formatted once per object: an event's partition date is also
-    its per-event run's and its entries' target date, and a day's start is the target date of each of
-    its hours' entries (`isoformat` was a tenth of the scheduler's CPU). Keyed by identity, never by
-    equality: equal instants in other zones format differently. Lives for one statement."""
-
-    __slots__ = ("_formatted", "_kept")
-
-    def __init__(self) -> None:
-        self._formatted: dict[int, str] = {}
-        self._kept: list[datetime] = []  # keeps each keyed object alive, so its id is not reused meanwhile
-
-    def json(self, when: datetime | None) -> str:
-        if when is None:
-            return "null"
-        found = self._formatted.get(id(when))
-        if found is None:
-            found = self._formatted[id(when)] = _json_time(when)
-            self._kept.append(when)
-        return found
-
-
-def _json_time(when: datetime | None) -> str:
-    """ISO 8601 with its offset, as PostgreSQL reads it into a timestamptz (or null)."""
-    return "null" if when is None else f'"{when.isoformat()}"'
+def _json_time(iso: str | None) -> str:
+    """An ISO 8601 time with its offset as a JSON string, as PostgreSQL reads it into a timestamptz (or null).
+    Formatted once per timestamp object of the write (`IsoTimes`): an event's partition date is also its
+    per-event run's and its entries' target date, and a day's start the target date of its hours' entries."""
+    return "null" if iso is None else f'"{iso}"'
