@@ -125,3 +125,32 @@ async def test_stop_releases_a_prepared_batch_unhandled(infra: Settings, topics:
     await asyncio.wait_for(stopping, 30)
     assert len(handled) == 1  # the prepared batch was not handled after stop()
     assert await committed_offsets(infra, topics.emissions, group) == ends_of(handled)
+
+
+async def test_a_batch_below_pipeline_from_is_handled_before_the_next_fetch(infra: Settings, topics: Topics) -> None:
+    await produce(infra, topics.emissions, RECORDS)
+    prepared: list[list[Any]] = []
+    handled: list[list[Any]] = []
+    during: list[int] = []
+
+    async def prepare(records: list[Any]) -> list[Any]:
+        prepared.append(records)
+        return records
+
+    async def handle(records: list[Any]) -> None:
+        seen = len(prepared)
+        await asyncio.sleep(0.01)  # a statement's round trip: room for the shell to fetch ahead if it would
+        during.append(len(prepared) - seen)
+        handled.append(records)
+
+    group = f"{topics.prefix}-pipelined-small"
+    shell: PipelinedShell[list[Any]] = PipelinedShell(infra.kafka, settings(topics, group), prepare=prepare,
+                                                      handle=handle, pipeline_from=41)
+    await shell.start()
+    try:
+        await wait_for(holds(lambda: sum(map(len, handled)) >= RECORDS and shell.batches == len(handled)),
+                       what="every batch handled and committed")
+    finally:
+        await shell.stop()
+    assert during and set(during) == {0}  # nothing was fetched and prepared while a batch was handled
+    assert len(set(offsets(handled))) == RECORDS

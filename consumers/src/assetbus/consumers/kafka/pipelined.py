@@ -13,6 +13,11 @@ guarantee of `ServiceShell` holds:
 - if the preparation of a batch raises, that batch is rewound and retried like a failed handler;
 - on `stop()`, a prepared batch that was not handled yet is released: not committed, redelivered.
 
+Only a batch of at least `pipeline_from` records (default: half of `max_records`) is pipelined: a
+smaller one means the shell keeps up, and fetching the next batch right away would take a sliver of
+records and leave what arrives meanwhile for the batch after it (more batches, more latency). After
+a small batch the shell waits for it, as `ServiceShell` does.
+
 The preparation is a coroutine: it should yield (`await asyncio.sleep(0)`) every few hundred
 records, so the batch in flight moves on as soon as its statement returns.
 """
@@ -37,8 +42,9 @@ class PipelinedShell(ServiceShell, Generic[Prepared]):
 
     def __init__(self, connection: KafkaConnection, settings: ConsumerSettings, *,
                  prepare: Callable[[list[Any]], Awaitable[Prepared]], handle: Callable[[Prepared], Awaitable[None]],
-                 **kwargs: Any) -> None:
+                 pipeline_from: int | None = None, **kwargs: Any) -> None:
         super().__init__(connection, settings, self._unused, **kwargs)
+        self._pipeline_from = max(1, settings.max_records // 2 if pipeline_from is None else pipeline_from)
         self._prepare = prepare
         self._handle_prepared = handle
 
@@ -92,6 +98,13 @@ class PipelinedShell(ServiceShell, Generic[Prepared]):
                 assert prepared is not None
                 in_flight = (asyncio.create_task(self._handle(records, generation, self._handle_prepared(prepared)),
                                                  name=f"{self._name}-batch"), records)
+                if len(records) < self._pipeline_from:  # keeping up: the next fetch waits, and takes all
+                    ok = await in_flight[0]          # that arrives meanwhile, instead of a sliver now
+                    in_flight = None
+                    if ok:
+                        backoff.reset()
+                    else:
+                        await backoff.sleep()
             if in_flight is not None:
                 await in_flight[0]
         finally:
