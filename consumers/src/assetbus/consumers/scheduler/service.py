@@ -26,7 +26,7 @@ from assetbus.consumers.kafka.pipelined import PipelinedShell
 from assetbus.consumers.kafka.shell import ConsumerSettings
 from assetbus.consumers.kafka.startup import startup_policy, wait_for_database, wait_for_kafka
 from assetbus.consumers.kafka.topics import TopicCreator
-from assetbus.consumers.observe import ProbeServer, ReadinessChecks
+from assetbus.consumers.observe import ProbeServer, start_probes
 from assetbus.consumers.scheduler.apply import ApplyResult, Routed, apply_events, route_batch
 from assetbus.consumers.scheduler.config import SchedulerConfig
 from assetbus.consumers.scheduler.decode import EventRecord, IncomingEvent, decode_batch
@@ -147,11 +147,7 @@ class Scheduler:
             await self.producer.stop()
             raise
         self._timer = asyncio.create_task(self._republish_periodically(), name="assetbus-scheduler-republish")
-        if self.config.metrics_port is not None:
-            checks = ReadinessChecks(broker=self.config.kafka, database_url=self.config.database_url)
-            self._probes = ProbeServer(self.metrics.registry, self.config.metrics_port, self.config.metrics_host,
-                                       checks=checks)
-            self._probes.start()
+        self._probes = start_probes(self.metrics.registry, self.config)
 
     @property
     def metrics_port(self) -> int | None:
