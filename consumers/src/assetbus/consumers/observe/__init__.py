@@ -17,8 +17,9 @@ if TYPE_CHECKING:
     from assetbus.consumers.observe.lag import GroupLag, PartitionLag, consumer_group_lag, end_offsets, partitions_of
     from assetbus.consumers.observe.logs import JsonFormatter, KeyValueFormatter, configure
     from assetbus.consumers.observe.probes import ProbeServer, start_probes
-    from assetbus.consumers.observe.readiness import CheckResult, ReadinessChecks, ReadinessReport, migration_heads
+    from assetbus.consumers.observe.readiness import CheckResult, ReadinessChecks, ReadinessReport
     from assetbus.consumers.observe.topics import ClusterInfo, TopicInfo, describe_cluster
+    from assetbus.migrations.heads import migration_heads
 else:  # the type checker sees the imports above, not a module __getattr__
     __getattr__, __dir__ = lazy_exports(__name__, {
         ".buckets": ("LATENCY_BUCKETS", "READINESS_BUCKETS"),
@@ -26,8 +27,9 @@ else:  # the type checker sees the imports above, not a module __getattr__
         ".lag": ("GroupLag", "PartitionLag", "consumer_group_lag", "end_offsets", "partitions_of"),
         ".logs": ("JsonFormatter", "KeyValueFormatter", "configure"),
         ".probes": ("ProbeServer", "start_probes"),
-        ".readiness": ("CheckResult", "ReadinessChecks", "ReadinessReport", "migration_heads"),
+        ".readiness": ("CheckResult", "ReadinessChecks", "ReadinessReport"),
         ".topics": ("ClusterInfo", "TopicInfo", "describe_cluster"),
+        "assetbus.migrations.heads": ("migration_heads",),
     })
 
 __all__ = [
