@@ -16,7 +16,8 @@ import json
 import sys
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Any
+
+from assetbus.cli.event_loop import service_loop_factory
 
 
 @dataclass(frozen=True)
@@ -98,17 +99,9 @@ async def drive(spec: LoadSpec) -> LoadResult:
     return LoadResult(elapsed, latencies, unexpected, cpu_s)
 
 
-def _loop_factory() -> Any:
-    try:
-        import uvloop
-    except ImportError:  # pragma: no cover - uvloop is a dependency of the services
-        return None
-    return uvloop.new_event_loop
-
-
 def main() -> None:
     spec = LoadSpec(**json.load(sys.stdin))
-    with asyncio.Runner(loop_factory=_loop_factory()) as runner:
+    with asyncio.Runner(loop_factory=service_loop_factory()) as runner:  # the services' loop: uvloop
         result = runner.run(drive(spec))
     json.dump(asdict(result), sys.stdout)
 

@@ -31,7 +31,7 @@ from aiokafka.errors import KafkaError
 
 from assetbus.consumers.kafka.offsets import OffsetMetrics, Offsets
 from assetbus.producers.kafka.connection import KafkaConnection
-from assetbus.producers.kafka.retry import RetryPolicy
+from assetbus.producers.kafka.retry import Backoff, RetryPolicy
 
 __all__ = ["BatchHandler", "ConsumerSettings", "ServiceShell"]
 
@@ -165,38 +165,39 @@ class ServiceShell:
 
     async def _run(self) -> None:
         assert self._consumer is not None
-        consumer, s = self._consumer, self.settings
+        consumer = self._consumer
         backoff = self.retry.backoff()
         while not self._stopping.is_set():
-            try:
-                fetched = await consumer.getmany(timeout_ms=s.batch_timeout_ms, max_records=s.max_records)
-            except KafkaError as error:  # e.g. an offset out of range without a reset policy, or an ACL
-                self.log.warning("fetch failed: %s: %s", type(error).__name__, error)
-                await backoff.sleep()
-                continue
-            if not fetched:
+            records = await self._fetch(consumer, backoff)
+            if records is None:
                 continue
             if self._stopping.is_set():  # fetched while stopping: not handled, not committed, redelivered
                 break
-            records = list(chain.from_iterable(fetched.values()))
-            if await self._handle(records):
+            if await self._handle(records, self.offsets.hold(), self._handler(records)):
                 backoff.reset()
             else:
                 await backoff.sleep()
 
-    async def _handle(self, records: list[Any]) -> bool:
-        """Run the handler; on success hand the batch to a background commit (it keeps the holds)."""
-        generation = self.offsets.hold()
+    async def _fetch(self, consumer: AIOKafkaConsumer, backoff: Backoff) -> list[Any] | None:
+        """The next batch (each partition's records in offset order), or None if the fetch found none."""
+        s = self.settings
+        try:
+            fetched = await consumer.getmany(timeout_ms=s.batch_timeout_ms, max_records=s.max_records)
+        except KafkaError as error:  # e.g. an offset out of range without a reset policy, or an ACL
+            self.log.warning("fetch failed: %s: %s", type(error).__name__, error)
+            await backoff.sleep()
+            return None
+        return list(chain.from_iterable(fetched.values())) if fetched else None
+
+    async def _handle(self, records: list[Any], generation: int, handling: Awaitable[None]) -> bool:
+        """Await the handler's work on a held batch; on success hand the batch to a background commit
+        (which keeps the hold), on failure rewind it. The hold is the caller's (`offsets.hold()`)."""
         handed_over = False
         try:
             try:
-                await self._handler(records)
+                await handling
             except Exception as error:
-                self.failures += 1
-                self.offsets.rewind(records, generation)
-                self.log.exception("batch failed; rewound for redelivery", extra={"records": len(records)})
-                if self._on_failure is not None:
-                    self._on_failure(error)
+                self._failed(records, generation, error)
                 return False
             previous = self._committing
             if previous is not None and not previous.done():
@@ -207,6 +208,14 @@ class ServiceShell:
         finally:
             if not handed_over:
                 self.offsets.release()
+
+    def _failed(self, records: list[Any], generation: int, error: Exception) -> None:
+        """A batch that failed (its handler, or its preparation): rewound for redelivery, logged, counted."""
+        self.failures += 1
+        self.offsets.rewind(records, generation)
+        self.log.error("batch failed; rewound for redelivery", exc_info=error, extra={"records": len(records)})
+        if self._on_failure is not None:
+            self._on_failure(error)
 
     async def _commit(self, records: list[Any], generation: int) -> None:
         """Commit the handled batch's own offsets (a failed commit is logged by `Offsets`: redelivered)."""

@@ -24,7 +24,7 @@ from assetbus.consumers.auth import TokenVerifier
 from assetbus.consumers.errors import StorageUnavailable
 from assetbus.consumers.kafka.shell import ConsumerSettings, ServiceShell
 from assetbus.consumers.kafka.startup import startup_policy, wait_for_database, wait_for_kafka
-from assetbus.consumers.observe import ProbeServer, ReadinessChecks
+from assetbus.consumers.observe import ProbeServer, start_probes
 from assetbus.consumers.persister.batch import BatchProcessor, BatchResult, Prepared, RawRecord
 from assetbus.consumers.persister.config import PersisterConfig
 from assetbus.consumers.persister.metrics import PersisterMetrics
@@ -161,11 +161,7 @@ class Persister:
         await self.producer.start()
         self.publisher = Publisher(self.producer)
         self.replies = ReplyTopics(self.producer)
-        if self.config.metrics_port is not None:
-            checks = ReadinessChecks(broker=self.config.kafka, database_url=self.config.database_url)
-            self._metrics_server = ProbeServer(self.metrics.registry, self.config.metrics_port,
-                                               self.config.metrics_host, checks=checks)
-            self._metrics_server.start()
+        self._metrics_server = start_probes(self.metrics.registry, self.config)
 
     async def close(self) -> None:
         try:

@@ -10,6 +10,7 @@ Python; write runs, new entries (already carrying their run id) and consumed ent
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -19,7 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from assetbus.consumers.scheduler.dag import ConsumerDag
 from assetbus.consumers.scheduler.decode import IncomingEvent
 from assetbus.consumers.scheduler.payload import events_json, from_stored
-from assetbus.consumers.scheduler.planner import PendingEntry, QueueEntry, RunPlan, Skip, TargetKey, plan_runs
+from assetbus.consumers.scheduler.planner import DagIndex, PendingEntry, QueueEntry, RunPlan, Skip, TargetKey, plan_runs
 from assetbus.consumers.scheduler.registry import DagRegistry
 from assetbus.consumers.scheduler.run_ids import new_run_ids
 from assetbus.consumers.storage.fanout import TargetState, lock_and_confirm, read_targets, write_fanout
@@ -100,25 +101,55 @@ async def queue_and_plan(conn: AsyncConnection, dags: Mapping[str, ConsumerDag],
     return outcome
 
 
+@dataclass(slots=True)
+class Routed:
+    """A batch's events routed with one DagIndex: the events some DAG waits on, their entries and skips."""
+
+    index: DagIndex
+    wanted: list[IncomingEvent]
+    entries: list[QueueEntry]
+    skips: list[Skip]
+
+
+def route_events(index: DagIndex, incoming: Sequence[IncomingEvent]) -> Routed:
+    wanted = [e for e in incoming if e.event.asset_name in index.by_asset]
+    entries, skips = index.route(sorted((e.event for e in wanted), key=lambda e: e.event_id))
+    return Routed(index, wanted, entries, skips)
+
+
+async def route_batch(index: DagIndex, incoming: Sequence[IncomingEvent], chunk: int = 256) -> Routed:
+    """`route_events`, yielding to the event loop every `chunk` events (`PipelinedShell`)."""
+    wanted = [e for e in incoming if e.event.asset_name in index.by_asset]
+    ordered = sorted((e.event for e in wanted), key=lambda e: e.event_id)
+    routed = Routed(index, wanted, [], [])
+    for start in range(0, len(ordered), chunk):
+        await asyncio.sleep(0)
+        entries, skips = index.route(ordered[start:start + chunk])
+        routed.entries += entries
+        routed.skips += skips
+    return routed
+
+
 async def apply_events(conn: AsyncConnection, registry: DagRegistry, incoming: Sequence[IncomingEvent],
-                       ) -> ApplyResult:
+                       routed: Routed | None = None) -> ApplyResult:
     """Route a batch of events to the DAGs waiting on them, queue them, create the runs that are due.
 
     Only events stored in this database are applied: an id is only an idempotency key if it
     names the same event (a topic shared with another database, or a restored one, would lie).
     Three statements per batch: lock the routed targets and confirm the events (and check that the
-    DAG definitions did not change; if they did, reload and route again), read, write.
+    DAG definitions did not change; if they did, reload and route again), read, write. `routed`:
+    the batch already routed (kept if it was routed with the registry's current index).
     """
     result = ApplyResult()
     while True:
-        index = registry.index
-        wanted = [e for e in incoming if e.event.asset_name in index.by_asset]
-        entries, skips = index.route(sorted((e.event for e in wanted), key=lambda e: e.event_id))
-        confirmed, version = await lock_and_confirm(conn, {entry.target for entry in entries},
-                                                    [(e.event.event_id, e.command_id) for e in wanted])
+        if routed is None or routed.index is not registry.index:
+            routed = route_events(registry.index, incoming)
+        confirmed, version = await lock_and_confirm(conn, {entry.target for entry in routed.entries},
+                                                    [(e.event.event_id, e.command_id) for e in routed.wanted])
         if version == registry.version:
             break
         await registry.refresh(conn)
+    index, wanted, entries, skips = routed.index, routed.wanted, routed.entries, routed.skips
     if len(confirmed) < len(wanted):
         foreign = [e.event.event_id for e in wanted if e.event.event_id not in confirmed]
         result.foreign = len(foreign)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from uuid import UUID
 
@@ -37,6 +38,24 @@ def incoming(event: EventView) -> IncomingEvent:
 def decode_events(records: Iterable[EventRecord]) -> tuple[list[IncomingEvent], int]:
     """The readable events of a batch (first occurrence of each event id), and how many records were not."""
     events: dict[int, IncomingEvent] = {}
+    unreadable = _decode_into(records, events)
+    return list(events.values()), unreadable
+
+
+async def decode_batch(records: Sequence[EventRecord], chunk: int = 256) -> tuple[list[IncomingEvent], int]:
+    """`decode_events`, yielding to the event loop every `chunk` records (the batch before this one
+    moves on meanwhile: `PipelinedShell`)."""
+    events: dict[int, IncomingEvent] = {}
+    unreadable = 0
+    for start in range(0, len(records), chunk):
+        if start:
+            await asyncio.sleep(0)
+        unreadable += _decode_into(records[start:start + chunk], events)
+    return list(events.values()), unreadable
+
+
+def _decode_into(records: Iterable[EventRecord], events: dict[int, IncomingEvent]) -> int:
+    """Add the readable events (first occurrence of each id) to `events`; return how many were not."""
     unreadable = 0
     for record in records:
         try:
@@ -52,4 +71,4 @@ def decode_events(records: Iterable[EventRecord]) -> tuple[list[IncomingEvent], 
                         event.schema_version)
             continue
         events.setdefault(event.event_id, incoming(event))
-    return list(events.values()), unreadable
+    return unreadable

@@ -15,6 +15,7 @@ from typing import Any
 
 from assetbus.consumers.storage.runs import RunRow
 from assetbus.schemas.codecs import json_array, plain_json, signal_bytes, triggering_event
+from assetbus.schemas.codecs.text import IsoTimes
 
 
 @dataclass(slots=True)  # not frozen: built per event, and a frozen __init__ costs 4x
@@ -50,8 +51,9 @@ def events_json(events: Sequence[UpstreamEvent]) -> str:
     return json_array(event.json for event in events)
 
 
-def signal_json(run: RunRow) -> bytes:
-    """The ReadinessSignal of a run, serialized (the same run always gives the same run id)."""
+def signal_json(run: RunRow, times: IsoTimes | None = None) -> bytes:
+    """The ReadinessSignal of a run, serialized (the same run always gives the same run id). `times`: one
+    per batch of signals (a batch's runs share their creation time, a per-event run its event's date)."""
     events = run.events_json if run.events_json is not None else plain_json(run.events)
     return signal_bytes(run.run_id, run.dag_id, run.partition_key, run.partition_date, run.generation,
-                        run.created_at, run.origin, events)
+                        run.created_at, run.origin, events, times)

@@ -29,6 +29,7 @@ from assetbus.producers.kafka.producer import create_producer
 from assetbus.producers.kafka.retry import RetryPolicy
 from assetbus.producers.kafka.sender import BatchSender, wait_all
 from assetbus.schemas import Topics
+from assetbus.schemas.codecs.text import IsoTimes
 
 __all__ = ["ReadinessPublisher", "create_producer"]
 
@@ -175,12 +176,12 @@ class ReadinessPublisher:
     async def _send(self, runs: Sequence[RunRow]) -> None:
         """Send the signals of runs, in run order, and wait for every broker ack."""
         await self._readiness_topics.ensure({run.dag_id for run in runs})
-        sender = self._sender
+        sender, times = self._sender, IsoTimes()
         try:
             for run in sorted(runs, key=lambda r: r.id):
                 topic = self._topics.readiness(run.dag_id)
                 key = (run.partition_key or "").encode()
-                sender.put(topic, await sender.partition_of(topic, key), key, signal_json(run))
+                sender.put(topic, await sender.partition_of(topic, key), key, signal_json(run, times))
         except BaseException:
             sender.discard_open()
             raise

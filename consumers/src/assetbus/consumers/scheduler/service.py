@@ -1,6 +1,7 @@
 """The scheduler service: asset events in, consumer runs and readiness signals out.
 
-Per batch of `<prefix>.asset-events` (the toolkit's consume → handle → commit shell): one DB
+Per batch of `<prefix>.asset-events` (the toolkit's consume → handle → commit shell, pipelined: the
+next batch is decoded and routed while this one awaits its statements): one DB
 transaction (queue entries, skips, runs; retried with the retry policy's jittered back-off while the
 database is away), then the batch's own offsets, while the batch's runs go to the ordered
 background publisher (signals, broker acks, then the `published` flag). A crash before the commit
@@ -21,13 +22,14 @@ from dataclasses import dataclass
 from aiokafka import AIOKafkaProducer
 
 from assetbus.consumers.errors import StorageUnavailable
-from assetbus.consumers.kafka.shell import ConsumerSettings, ServiceShell
+from assetbus.consumers.kafka.pipelined import PipelinedShell
+from assetbus.consumers.kafka.shell import ConsumerSettings
 from assetbus.consumers.kafka.startup import startup_policy, wait_for_database, wait_for_kafka
 from assetbus.consumers.kafka.topics import TopicCreator
-from assetbus.consumers.observe import ProbeServer, ReadinessChecks
-from assetbus.consumers.scheduler.apply import ApplyResult, apply_events
+from assetbus.consumers.observe import ProbeServer, start_probes
+from assetbus.consumers.scheduler.apply import ApplyResult, Routed, apply_events, route_batch
 from assetbus.consumers.scheduler.config import SchedulerConfig
-from assetbus.consumers.scheduler.decode import EventRecord, IncomingEvent, decode_events
+from assetbus.consumers.scheduler.decode import EventRecord, IncomingEvent, decode_batch
 from assetbus.consumers.scheduler.metrics import SchedulerMetrics
 from assetbus.consumers.scheduler.publish import ReadinessPublisher, create_producer
 from assetbus.consumers.scheduler.registry import DagRegistry
@@ -36,6 +38,15 @@ from assetbus.consumers.storage import create_engine, translated
 from assetbus.producers.kafka.retry import RetryPolicy
 
 log = logging.getLogger("assetbus.scheduler")
+
+
+@dataclass(slots=True)
+class PreparedBatch:
+    """A batch decoded and routed, ready for its transaction."""
+
+    events: list[IncomingEvent]
+    unreadable: int
+    routed: Routed
 
 
 @dataclass
@@ -64,24 +75,33 @@ class Scheduler:
         self.stats = SchedulerStats()
         self.retry = RetryPolicy(initial_s=config.backoff_initial_s, max_s=config.backoff_max_s)
         self._timer: asyncio.Task[None] | None = None
-        self.shell = ServiceShell(
+        self.shell: PipelinedShell[PreparedBatch] = PipelinedShell(
             config.kafka,
             ConsumerSettings(
                 topics=(config.topics.asset_events,), group_id=config.group_id, max_records=config.max_records,
                 batch_timeout_ms=config.batch_timeout_ms, fetch_max_wait_ms=config.fetch_max_wait_ms,
                 session_timeout_ms=config.session_timeout_ms, heartbeat_interval_ms=config.heartbeat_interval_ms),
-            self._on_batch, retry=self.retry, log=log, name="assetbus-scheduler", metrics=self.metrics,
-            on_failure=lambda error: self.metrics.batch_failures.inc())
+            prepare=self.prepare, handle=self._on_batch, retry=self.retry, log=log, name="assetbus-scheduler",
+            metrics=self.metrics, on_failure=lambda error: self.metrics.batch_failures.inc())
 
-    async def _on_batch(self, records: Sequence[EventRecord]) -> None:
+    async def _on_batch(self, batch: PreparedBatch) -> None:
         """Raising rewinds the batch: it is delivered again, and its events are no-ops the second time."""
-        await self.handle(records)
+        await self.handle_prepared(batch)
+
+    async def prepare(self, records: Sequence[EventRecord]) -> PreparedBatch:
+        """Decode and route a batch: CPU work that the shell overlaps with the previous batch's statements."""
+        events, unreadable = await decode_batch(records)
+        return PreparedBatch(events, unreadable, await route_batch(self.registry.index, events))
 
     async def handle(self, records: Sequence[EventRecord]) -> ApplyResult:
         """Apply one batch (committed when this returns) and hand its runs to the publisher."""
-        events, unreadable = decode_events(records)
+        return await self.handle_prepared(await self.prepare(records))
+
+    async def handle_prepared(self, batch: PreparedBatch) -> ApplyResult:
+        """`handle` for a batch already prepared."""
+        events, unreadable = batch.events, batch.unreadable
         started = time.perf_counter()
-        result = await self.apply(events)
+        result = await self.apply(events, batch.routed)
         self.metrics.applied(len(events), unreadable, result.skipped, result.runs, time.perf_counter() - started)
         assert self.publisher is not None, "call start() first"
         await self.publisher.submit(result.runs)
@@ -93,13 +113,13 @@ class Scheduler:
         self.stats.runs += len(result.runs)
         return result
 
-    async def apply(self, events: Sequence[IncomingEvent]) -> ApplyResult:
+    async def apply(self, events: Sequence[IncomingEvent], routed: Routed | None = None) -> ApplyResult:
         """The batch's DB transaction, retried while the database is unavailable."""
         backoff = self.retry.backoff()
         while True:
             try:
                 async with translated(), self.engine.begin() as conn:
-                    return await apply_events(conn, self.registry, events)
+                    return await apply_events(conn, self.registry, events, routed)
             except StorageUnavailable as error:
                 delay = backoff.next_delay()
                 log.warning("database unavailable, retrying the batch in %.1fs: %s", delay, error)
@@ -127,11 +147,7 @@ class Scheduler:
             await self.producer.stop()
             raise
         self._timer = asyncio.create_task(self._republish_periodically(), name="assetbus-scheduler-republish")
-        if self.config.metrics_port is not None:
-            checks = ReadinessChecks(broker=self.config.kafka, database_url=self.config.database_url)
-            self._probes = ProbeServer(self.metrics.registry, self.config.metrics_port, self.config.metrics_host,
-                                       checks=checks)
-            self._probes.start()
+        self._probes = start_probes(self.metrics.registry, self.config)
 
     @property
     def metrics_port(self) -> int | None:

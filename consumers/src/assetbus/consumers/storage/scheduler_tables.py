@@ -52,7 +52,7 @@ partition_queue = Table(
     Column("target_key", Text, nullable=False),
     Column("target_date", DateTime(timezone=True)),
     Column("slot", Text, nullable=False),
-    Column("event", JSONB, nullable=False),
+    Column("event", JSONB, nullable=False),  # the TriggeringEvent while pending; JSON null once consumed
     Column("run_id", Text),
     Column("queued_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
     UniqueConstraint("dag_id", "event_id"),

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from assetbus.schemas.codecs.text import plain_json
+from assetbus.schemas.codecs.text import IsoTimes, plain_json
 from assetbus.schemas.provenance import Provenance
 from assetbus.schemas.readiness import ReadinessSignal
 from assetbus.schemas.version import SCHEMA_VERSION
@@ -41,11 +41,14 @@ def json_array(items_json: Iterable[str]) -> str:
 
 
 def signal_bytes(run_id: str, dag_id: str, partition_key: str | None, partition_date: datetime | None,
-                 generation: int, created_at: datetime, origin: str | None, events_json: str) -> bytes:
-    """A readiness signal around its triggering events (`events_json`: a JSON array of payloads)."""
+                 generation: int, created_at: datetime, origin: str | None, events_json: str,
+                 times: IsoTimes | None = None) -> bytes:
+    """A readiness signal around its triggering events (`events_json`: a JSON array of payloads).
+    `times`: format the timestamps once per object across a batch of signals."""
+    iso = _iso if times is None else times.iso
     head = plain_json({
         "schema_version": SCHEMA_VERSION, "run_id": run_id, "dag_id": dag_id, "partition_key": partition_key,
-        "partition_date": _iso(partition_date), "generation": generation, "created_at": _iso(created_at),
+        "partition_date": iso(partition_date), "generation": generation, "created_at": iso(created_at),
         "origin": origin,
     })
     return f'{head[:-1]},"events":{events_json}}}'.encode()

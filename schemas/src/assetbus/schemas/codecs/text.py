@@ -98,3 +98,24 @@ class Fragments:
                 self._times.clear()
             known = self._times[value] = json_datetime(value)
         return known
+
+
+class IsoTimes:
+    """`isoformat()` of datetimes, formatted once per object while this lives (one batch of rows or
+    signals): the same partition date or creation time recurs on many of a batch's rows. Keyed by
+    identity, never by equality: equal instants in other zones format differently."""
+
+    __slots__ = ("_formatted", "_kept")
+
+    def __init__(self) -> None:
+        self._formatted: dict[int, str] = {}
+        self._kept: list[datetime] = []  # keeps each keyed object alive, so its id is not reused meanwhile
+
+    def iso(self, when: datetime | None) -> str | None:
+        if when is None:
+            return None
+        found = self._formatted.get(id(when))
+        if found is None:
+            found = self._formatted[id(when)] = when.isoformat()
+            self._kept.append(when)
+        return found
