@@ -20,7 +20,7 @@ from assetbus.consumers.api.body_limit import BodyLimitMiddleware
 from assetbus.consumers.api.config import ApiConfig
 from assetbus.consumers.api.database import Database
 from assetbus.consumers.api.errors import install_handlers
-from assetbus.consumers.api.fast_path import StoreFastPath
+from assetbus.consumers.api.fast_path import FastPath
 from assetbus.consumers.api.gateway import EmissionGateway
 from assetbus.consumers.api.models import BODY_MAX_BYTES
 from assetbus.consumers.api.probes import ApiMetrics, RequestMetricsMiddleware
@@ -122,8 +122,8 @@ def create_api(config: ApiConfig, *, minter: Minter | None = None) -> FastAPI:
     async def health() -> Health:
         return Health(status="ok", api_versions=list(API_VERSIONS))
 
-    if config.fast_path:  # innermost: the hot task state routes, counted by the metrics around it
-        app.add_middleware(StoreFastPath)
+    if config.fast_path:  # innermost: the hot task state and emit routes, counted by the metrics around it
+        app.add_middleware(FastPath)
     app.add_middleware(RequestMetricsMiddleware, metrics=metrics)
     app.add_middleware(BodyLimitMiddleware, max_bytes=BODY_MAX_BYTES)
     app.add_middleware(ApiVersionMiddleware)  # outermost: a bad version is answered before anything else

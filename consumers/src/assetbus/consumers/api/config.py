@@ -29,8 +29,8 @@ class ApiConfig(VerificationKeys):
     loop: Literal["uvloop", "asyncio"] = Field(default="uvloop", description="Event loop of the HTTP server.")
     http: Literal["httptools", "h11"] = Field(default="httptools", description="HTTP/1.1 parser of the server.")
     fast_path: bool = Field(default=True, description="Answer the task state key routes (GET, PUT, DELETE) "
-                            "without FastAPI's per-request dependency resolution, with the same responses "
-                            "(`api/fast_path.py`); false: every request goes through FastAPI.")
+                            "and the HTTP emit without FastAPI's per-request dependency resolution, with the same "
+                            "responses (`api/fast_path.py`); false: every request goes through FastAPI.")
     access_log: bool = Field(default=False, description="One log line per request (costs CPU on every request).")
     instance_id: str | None = Field(default=None, description="Key of this process's receipts on the reply topic; "
                                     "a random one per start by default.")

@@ -1,19 +1,22 @@
-"""The task state store's key routes without FastAPI's per-request machinery.
+"""The API's hot routes without FastAPI's per-request machinery.
 
 GET, PUT and DELETE of `/execution/store/ti/{task_instance_id}/{key:path}` (and the deprecated
-`/execution/state/ti/…` alias) are most of a task's API traffic. FastAPI resolves a tree of
-dependencies for each (path, headers, token, database, body), about a third of the CPU of such a
-request. `StoreFastPath` answers them directly: it parses what the route declares, then calls the
-route's own handler (`routes.task_state`), and renders an error with the app's own exception
-handlers, so a response is the same, byte for byte.
+`/execution/state/ti/…` alias) are most of a task's API traffic, and `POST
+/execution/asset-events/emit` is every HTTP emitter's. FastAPI resolves a tree of dependencies for
+each (path, headers, token, database, body): about a third of the CPU of a state request and half
+of an emit's. `FastPath` answers them directly: it parses what the route declares, then calls the
+route's own handler (`routes.task_state`, `routes.emit`), and renders an error with the app's own
+exception handlers and an emit's receipt as FastAPI renders the route's response model, so a
+response is the same, byte for byte.
 
 It only takes a request it can parse exactly as FastAPI would: a canonical task instance id, a key
-that passes the route's pattern, `Authorization: Bearer <token>`, a JSON body (no content type, or
-`application/json`) that validates. Anything else (a malformed id or key, another auth scheme, a body
-that does not validate, a root path) goes to FastAPI unchanged, which answers it as before (a 422 with
-its field errors, say): nothing is done before that decision, so the fallback has no side effects.
-It sits inside the version, body-limit and metrics middleware (the body is already buffered, and
-the request is counted under its route template).
+that passes the route's pattern, `Authorization: Bearer <token>`, a JSON body (`Content-Type:
+application/json` exactly; FastAPI does not read a body without a content type as JSON) that
+validates. Anything else (a malformed id or key, another auth scheme, another content type, a body
+that does not validate, a root path) goes to FastAPI unchanged, which answers it as before (a 422
+with its field errors, say): nothing is done before that decision, so the fallback has no side
+effects. It sits inside the version, body-limit and metrics middleware (the body is already
+buffered, and the request is counted under its route template).
 """
 
 from __future__ import annotations
@@ -22,10 +25,11 @@ import json
 import re
 import uuid
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, TypeVar
 
+from fastapi import APIRouter
 from fastapi.routing import APIRoute
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -33,16 +37,22 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from assetbus.consumers.api.body_limit import replay
 from assetbus.consumers.api.database import Database
 from assetbus.consumers.api.errors import render_error
-from assetbus.consumers.api.models import KEY_PATTERN, TaskStoreValueIn
+from assetbus.consumers.api.gateway import EmissionGateway
+from assetbus.consumers.api.models import KEY_PATTERN, EmitRequest, TaskStoreValueIn
+from assetbus.consumers.api.routes import emit as emit_route
 from assetbus.consumers.api.routes import task_state
 from assetbus.consumers.api.security import caller_of
 from assetbus.schemas import KEY_MAX_LENGTH
 
 _PREFIXES = (task_state.STORE_PREFIX + "/", task_state.ALIAS_PREFIX + "/")
+_EMIT_PATH = emit_route.PATH
 _KEY = re.compile(KEY_PATTERN)
 _BEARER = b"Bearer "
 _JSON = b"application/json"
 _UUID_LENGTH = 36  # the hyphenated form; other spellings go to FastAPI
+
+Answer = Callable[[], Awaitable[Response]]
+_Body = TypeVar("_Body", bound=BaseModel)
 
 
 def _header(scope: Scope, name: bytes) -> bytes | None:
@@ -51,6 +61,15 @@ def _header(scope: Scope, name: bytes) -> bytes | None:
         if key == name:
             return bytes(value)
     return None
+
+
+def _bearer(scope: Scope) -> str | None:
+    """The token of `Authorization: Bearer <token>`, or None where FastAPI's `HTTPBearer` should decide."""
+    authorization = _header(scope, b"authorization")
+    if authorization is None or not authorization.startswith(_BEARER):
+        return None
+    token = authorization[len(_BEARER):].decode("latin-1").strip()
+    return token if token and " " not in token else None
 
 
 async def _body(receive: Receive) -> bytes:
@@ -63,25 +82,45 @@ async def _body(receive: Receive) -> bytes:
             return b"".join(chunks)
 
 
-class StoreFastPath:
-    """ASGI middleware: the task state key routes answered without FastAPI's routing (module docstring)."""
+async def _json_body(scope: Scope, receive: Receive, body_read: list[bytes], model: type[_Body]) -> _Body | None:
+    """The body as FastAPI would hand it to the route, or None for FastAPI to answer (422 with field errors)."""
+    if _header(scope, b"content-type") != _JSON:
+        return None  # FastAPI decides what another (or no) content type means
+    raw = await _body(receive)
+    body_read.append(raw)
+    try:
+        decoded: Any = json.loads(raw)
+        return model.model_validate(decoded)
+    except (ValueError, ValidationError):
+        return None
+
+
+def _taken(scope: Scope, route: APIRoute) -> Any:
+    """The app's state, the request marked as `route`'s (the metrics middleware labels it by its template)."""
+    scope["route"] = route
+    return scope["app"].state
+
+
+class FastPath:
+    """ASGI middleware: the task state key routes and the HTTP emit answered without FastAPI's routing
+    (module docstring)."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
         self._routes: dict[tuple[str, str], APIRoute] = {}
 
-    def _route(self, template: str, method: str) -> APIRoute | None:
+    def _route(self, router: APIRouter, template: str, method: str) -> APIRoute | None:
         """The route object, for the metrics middleware's `route` label (looked up once)."""
         found = self._routes.get((template, method))
         if found is None:
-            for route in task_state.router.routes:
+            for route in router.routes:
                 if isinstance(route, APIRoute) and route.path == template and method in (route.methods or ()):
                     found = self._routes[(template, method)] = route
                     break
         return found
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        body: list[bytes] = []  # what `_parse` read of the request body, handed on if FastAPI answers
+        body: list[bytes] = []  # what parsing read of the request body, handed on if FastAPI answers
         answer = await self._parse(scope, receive, body) if scope["type"] == "http" else None
         if answer is None:
             if body:
@@ -94,33 +133,55 @@ class StoreFastPath:
             response = await render_error(Request(scope), error)
         await response(scope, receive, send)
 
-    async def _parse(self, scope: Scope, receive: Receive,
-                     body_read: list[bytes]) -> Callable[[], Awaitable[Response]] | None:
+    async def _parse(self, scope: Scope, receive: Receive, body_read: list[bytes]) -> Answer | None:
         """The handler call this request stands for, or None for FastAPI to answer it."""
+        if scope.get("root_path"):
+            return None
+        path: str = scope["path"]
+        if path == _EMIT_PATH:
+            return await self._emit(scope, receive, body_read) if scope["method"] == "POST" else None
+        if path.startswith(_PREFIXES):
+            return await self._store(scope, receive, body_read)
+        return None
+
+    async def _emit(self, scope: Scope, receive: Receive, body_read: list[bytes]) -> Answer | None:
+        token = _bearer(scope)
+        route = self._route(emit_route.router, _EMIT_PATH, "POST")
+        if token is None or route is None:
+            return None
+        body = await _json_body(scope, receive, body_read, EmitRequest)
+        if body is None:
+            return None
+        app_state = _taken(scope, route)
+        gateway: EmissionGateway = app_state.gateway
+
+        async def answer() -> Response:
+            receipt = await emit_route.emit(body, caller_of(app_state.verifier, token), gateway)
+            return emit_route.receipt_response(receipt)
+
+        return answer
+
+    async def _store(self, scope: Scope, receive: Receive, body_read: list[bytes]) -> Answer | None:
         path: str = scope["path"]
         method: str = scope["method"]
-        if method not in ("GET", "PUT", "DELETE") or not path.startswith(_PREFIXES) or scope.get("root_path"):
+        if method not in ("GET", "PUT", "DELETE"):
             return None
         prefix = _PREFIXES[0] if path.startswith(_PREFIXES[0]) else _PREFIXES[1]
         ti_text, slash, key = path[len(prefix):].partition("/")
         if not slash or len(ti_text) != _UUID_LENGTH or not 1 <= len(key) <= KEY_MAX_LENGTH \
                 or _KEY.fullmatch(key) is None:
             return None
-        authorization = _header(scope, b"authorization")
-        if authorization is None or not authorization.startswith(_BEARER):
+        token = _bearer(scope)
+        if token is None:
             return None
-        token = authorization[len(_BEARER):].decode("latin-1").strip()
         try:
             ti_id = uuid.UUID(ti_text)
         except ValueError:
             return None
-        if not token or " " in token:
-            return None
-        route = self._route(prefix + "{task_instance_id}/{key:path}", method)
+        route = self._route(task_state.router, prefix + "{task_instance_id}/{key:path}", method)
         if route is None:
             return None
-        scope["route"] = route
-        app_state = scope["app"].state
+        app_state = _taken(scope, route)
         db: Database = app_state.database
         verifier = app_state.verifier
         if method == "GET":
@@ -128,23 +189,11 @@ class StoreFastPath:
         if_match = _text(_header(scope, b"if-match"))
         if method == "DELETE":
             return lambda: task_state.delete_value(ti_id, key, caller_of(verifier, token), db, if_match)
-        body = await self._put_body(scope, receive, body_read)
+        body = await _json_body(scope, receive, body_read, TaskStoreValueIn)
         if body is None:
             return None
         if_none_match = _text(_header(scope, b"if-none-match"))
         return lambda: task_state.put_value(ti_id, key, body, caller_of(verifier, token), db, if_match, if_none_match)
-
-    async def _put_body(self, scope: Scope, receive: Receive, body_read: list[bytes]) -> TaskStoreValueIn | None:
-        content_type = _header(scope, b"content-type")
-        if content_type is not None and content_type != _JSON:
-            return None  # FastAPI decides what another content type means
-        raw = await _body(receive)
-        body_read.append(raw)
-        try:
-            decoded: Any = json.loads(raw)
-            return TaskStoreValueIn.model_validate(decoded)
-        except (ValueError, ValidationError):  # FastAPI answers it (422 with the field errors)
-            return None
 
 
 def _text(value: bytes | None) -> str | None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, Request, Response
 
 from assetbus.consumers.api.errors import ApiError, responses
 from assetbus.consumers.api.gateway import REJECTION_STATUS, EmissionGateway
@@ -20,7 +20,10 @@ from assetbus.consumers.api.security import SCOPE_EMIT, CurrentCaller
 from assetbus.consumers.api.versioning import version_header
 from assetbus.schemas import ErrorCode, Receipt
 
-router = APIRouter(prefix="/execution/asset-events", tags=["asset events"], dependencies=[Depends(version_header)])
+PREFIX = "/execution/asset-events"
+PATH = PREFIX + "/emit"
+
+router = APIRouter(prefix=PREFIX, tags=["asset events"], dependencies=[Depends(version_header)])
 
 
 async def gateway_of(request: Request) -> EmissionGateway:
@@ -43,3 +46,9 @@ async def emit(body: EmitRequest, caller: CurrentCaller,
         raise ApiError(REJECTION_STATUS.get(code, 422), code.value, receipt.error_message or "rejected",
                        receipt=receipt, command_id=receipt.correlation_id)
     return receipt
+
+
+def receipt_response(receipt: Receipt) -> Response:
+    """The 200 answer as FastAPI renders the route's `response_model` (pydantic-core's JSON of the receipt, by
+    alias), for code that answers outside FastAPI's routing (`api/fast_path.py`)."""
+    return Response(receipt.__pydantic_serializer__.to_json(receipt, by_alias=True), media_type="application/json")
