@@ -19,10 +19,9 @@ from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from assetbus.consumers.settings import ENV_FILE
-from assetbus.producers.signing import SigningKey
-from assetbus.producers.tokens import TokenKey
 
 if TYPE_CHECKING:
+    from assetbus.producers.tokens import TokenKey
     from assetbus.settings import InfraSettings
 
 __all__ = ["LOCAL_SECRET_FILE", "SecurityConfigError", "SecuritySettings", "ensure_local_secret"]
@@ -81,6 +80,8 @@ class SecuritySettings(BaseSettings):
     def signing_key(self, infra: InfraSettings) -> TokenKey:
         """The private signing key if one is configured, else local mode's HS256 secret."""
         if self.token_signing_key is not None:
+            from assetbus.producers.signing import SigningKey  # cryptography: only where a key is read
+
             return SigningKey.from_file(self.token_signing_key, kid=self.token_key_id or "")
         return self.secret(infra)
 

@@ -9,14 +9,17 @@ infrastructure.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from assetbus.consumers.settings import ENV_FILE, KafkaSettings
 from assetbus.producers.kafka import KafkaConnection
-from assetbus.producers.tokens import TokenKey
 from assetbus.security_settings import SecuritySettings
+
+if TYPE_CHECKING:
+    from assetbus.producers.tokens import TokenKey
 
 __all__ = ["ApiSettings", "ConnectionSettings", "InfraSettings", "SecuritySettings", "Settings", "TopicSettings",
            "normalize_db_url"]

@@ -1,7 +1,7 @@
 """A warm `assetbus` CLI for the guides: the same typer app, imported once, forked per command.
 
-Importing the CLI costs about 3 s of CPU (typer, rich, SQLAlchemy, FastAPI, FastStream, ...); the
-guides run dozens of `assetbus` commands on 2 shared cores. `WarmCli` starts one server process that
+Importing what an `assetbus` command needs costs up to 3 s of CPU (typer, rich, SQLAlchemy, aiokafka,
+FastAPI, ...); the guides run dozens of `assetbus` commands on 2 shared cores. `WarmCli` starts one server process that
 imports `assetbus.cli.main` and listens on a Unix socket; `client.py` (stdlib only, started with
 `python -S`) hands it its argv, environment, working directory and stdin/stdout/stderr, and the
 server forks a child that runs `main()` exactly as the console script does. The client forwards
@@ -25,7 +25,10 @@ import traceback
 from pathlib import Path
 
 CLIENT = Path(__file__).with_name("client.py")
-PRELOAD = ("assetbus.cli.main", "assetbus.consumers.scheduler", "assetbus.consumers.persister.logs", "uvicorn")
+PRELOAD = ("assetbus.cli.main", "assetbus.cli.services", "assetbus.settings", "assetbus.consumers.scheduler",
+           "assetbus.consumers.persister", "assetbus.consumers.persister.logs", "assetbus.consumers.observe",
+           "assetbus.producers", "uvicorn")
+"""Imported once by the server, every name of a package's `__all__` included (the packages export lazily)."""
 
 
 class WarmCli:
@@ -124,7 +127,9 @@ def serve(path: str) -> None:
     import importlib
 
     for module in PRELOAD:
-        importlib.import_module(module)
+        loaded = importlib.import_module(module)
+        for name in getattr(loaded, "__all__", ()):
+            getattr(loaded, name)
     children: set[int] = set()
 
     def reap(*_: object) -> None:

@@ -2,6 +2,9 @@
 
 Each command's options are the fields of the service's settings model (see `assetbus.cli.options`):
 `--max-records 500`, `ASSETBUS_PERSISTER_MAX_RECORDS=500` and that line in `.env` are the same setting.
+
+Only the settings models are imported here, to build the options: each command imports its own service
+(`run scheduler` imports neither FastAPI nor the Airflow bridge).
 """
 
 from __future__ import annotations
@@ -18,20 +21,18 @@ from assetbus.cli.airflow import airflow_account, optional_airflow_account
 from assetbus.cli.common import fail, run, settings
 from assetbus.cli.options import CONNECTION, LogSettings, build, settings_options
 from assetbus.consumers.airflow.config import BridgeConfig
-from assetbus.consumers.airflow.minting import Minter
 from assetbus.consumers.api.config import ApiConfig
-from assetbus.consumers.kafka.startup import StartupTimeout
 from assetbus.consumers.persister.config import PersisterConfig
 from assetbus.consumers.scheduler.config import SchedulerConfig
-from assetbus.producers.tokens import dag_token, task_token
-from assetbus.schemas import Topics
-from assetbus.security_settings import SecurityConfigError
 
 app = typer.Typer(help="Run a service in the foreground.", no_args_is_help=True)
 
 
 def _connection(*, token: bool = True) -> dict[str, Any]:
     """The values every service takes from the shared settings (Kafka, database, token key, topics)."""
+    from assetbus.schemas import Topics
+    from assetbus.security_settings import SecurityConfigError
+
     s = settings()
     values: dict[str, Any] = {"kafka": s.kafka, "database_url": s.database_url,
                               "topics": Topics(prefix=s.topic_prefix)}
@@ -82,6 +83,7 @@ def _serve(service: Coroutine[Any, Any, None]) -> None:
     """Run a service (on uvloop, see `event_loop`); giving up on Kafka or PostgreSQL at start-up is one line
     and exit code 75, no traceback."""
     from assetbus.cli.event_loop import service_loop_factory
+    from assetbus.consumers.kafka.startup import StartupTimeout
 
     try:
         factory = service_loop_factory()
@@ -99,9 +101,12 @@ def _serve(service: Coroutine[Any, Any, None]) -> None:
 def api(options: dict[str, Any]) -> None:
     """Serve the execution API (task state, asset state, HTTP emit), the /ui page, /metrics, /healthz and /readyz;
     OpenAPI at /docs and /openapi.json."""
+    from assetbus.consumers.airflow.minting import Minter
     from assetbus.consumers.api import create_api
     from assetbus.consumers.api.server import serve as serve_api
     from assetbus.consumers.observe import logs
+    from assetbus.producers.tokens import dag_token, task_token
+    from assetbus.security_settings import SecurityConfigError
 
     log = build(LogSettings, options)
     logs.configure(log.log_level, log.log_format)

@@ -1,34 +1,64 @@
 """The emitter SDK: emit readiness from tasks, callbacks and notifiers, and get receipts back."""
 
-from assetbus.producers.assets import Asset
-from assetbus.producers.callbacks import AssetNotifier, run_references
-from assetbus.producers.context import EmissionContext, callback_context, current_context, forbid_emission, task_context
-from assetbus.producers.dispatch import DispatchConfig, Dispatcher
-from assetbus.producers.emitter import AsyncEmitter, source_of
-from assetbus.producers.errors import (
-    AssetNotDeclared,
-    AssetNotFound,
-    BrokerUnavailable,
-    EmissionRejected,
-    EmitterClosed,
-    EmitterError,
-    ExtraTooLarge,
-    InsufficientScope,
-    InternalError,
-    InvalidCommand,
-    InvalidEmission,
-    InvalidPartition,
-    NoEmissionContext,
-    ReceiptTimeout,
-    Unauthorized,
-    UnknownAsset,
-    UnsupportedSchemaVersion,
-    raise_for_rejection,
-    rejection_error,
-)
-from assetbus.producers.runtime import configure, shutdown
-from assetbus.producers.signing import SigningKey
-from assetbus.producers.tokens import dag_token, issue_token, refresh_token, task_token
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from assetbus.producers.exports import lazy_exports
+
+if TYPE_CHECKING:
+    from assetbus.producers.assets import Asset
+    from assetbus.producers.callbacks import AssetNotifier, run_references
+    from assetbus.producers.context import (
+        EmissionContext,
+        callback_context,
+        current_context,
+        forbid_emission,
+        task_context,
+    )
+    from assetbus.producers.dispatch import DispatchConfig, Dispatcher
+    from assetbus.producers.emitter import AsyncEmitter, source_of
+    from assetbus.producers.errors import (
+        AssetNotDeclared,
+        AssetNotFound,
+        BrokerUnavailable,
+        EmissionRejected,
+        EmitterClosed,
+        EmitterError,
+        ExtraTooLarge,
+        InsufficientScope,
+        InternalError,
+        InvalidCommand,
+        InvalidEmission,
+        InvalidPartition,
+        NoEmissionContext,
+        ReceiptTimeout,
+        Unauthorized,
+        UnknownAsset,
+        UnsupportedSchemaVersion,
+        raise_for_rejection,
+        rejection_error,
+    )
+    from assetbus.producers.runtime import configure, shutdown
+    from assetbus.producers.signing import SigningKey
+    from assetbus.producers.tokens import dag_token, issue_token, refresh_token, task_token
+else:  # the type checker sees the imports above, not a module __getattr__
+    __getattr__, __dir__ = lazy_exports(__name__, {
+        ".assets": ("Asset",),
+        ".callbacks": ("AssetNotifier", "run_references"),
+        ".context": ("EmissionContext", "callback_context", "current_context", "forbid_emission", "task_context"),
+        ".dispatch": ("DispatchConfig", "Dispatcher"),
+        ".emitter": ("AsyncEmitter", "source_of"),
+        ".errors": (
+            "AssetNotDeclared", "AssetNotFound", "BrokerUnavailable", "EmissionRejected", "EmitterClosed",
+            "EmitterError", "ExtraTooLarge", "InsufficientScope", "InternalError", "InvalidCommand", "InvalidEmission",
+            "InvalidPartition", "NoEmissionContext", "ReceiptTimeout", "Unauthorized", "UnknownAsset",
+            "UnsupportedSchemaVersion", "raise_for_rejection", "rejection_error",
+        ),
+        ".runtime": ("configure", "shutdown"),
+        ".signing": ("SigningKey",),
+        ".tokens": ("dag_token", "issue_token", "refresh_token", "task_token"),
+    })
 
 __all__ = [
     "Asset",

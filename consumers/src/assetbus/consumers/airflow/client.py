@@ -9,11 +9,11 @@ second 401, or a 403, is an AirflowAuthError. No answer, 5xx and 429 are Airflow
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
 
+from assetbus.consumers.airflow.account import AirflowAccount
 from assetbus.consumers.airflow.errors import (
     AirflowAuthError,
     AirflowError,
@@ -23,16 +23,6 @@ from assetbus.consumers.airflow.errors import (
 )
 
 API = "/api/v2"
-
-
-@dataclass(frozen=True)
-class AirflowAccount:
-    """Where Airflow's API server is and which account assetbus uses there."""
-
-    url: str
-    username: str
-    password: str = field(repr=False)
-    timeout_s: float = 10.0
 
 
 def _detail(response: httpx.Response) -> str:

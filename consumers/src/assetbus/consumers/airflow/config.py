@@ -11,7 +11,7 @@ from typing import Annotated, Any
 from pydantic import Field, field_validator, model_validator
 from pydantic_settings import NoDecode
 
-from assetbus.consumers.airflow.client import AirflowAccount
+from assetbus.consumers.airflow.account import AirflowAccount
 from assetbus.consumers.settings import ServiceSettings, service_settings_config
 
 

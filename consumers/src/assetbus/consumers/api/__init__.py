@@ -1,10 +1,25 @@
 """The execution HTTP API: task state, asset state and HTTP emission, behind bearer tokens."""
 
-from assetbus.consumers.api.app import create_api
-from assetbus.consumers.api.config import ApiConfig
-from assetbus.consumers.api.errors import ApiError, ApiErrorCode, ErrorBody
-from assetbus.consumers.api.models import BODY_MAX_BYTES, VALUE_MAX_BYTES
-from assetbus.consumers.api.versioning import API_VERSIONS, LATEST_VERSION, VERSION_HEADER
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from assetbus.producers.exports import lazy_exports
+
+if TYPE_CHECKING:
+    from assetbus.consumers.api.app import create_api
+    from assetbus.consumers.api.config import ApiConfig
+    from assetbus.consumers.api.errors import ApiError, ApiErrorCode, ErrorBody
+    from assetbus.consumers.api.models import BODY_MAX_BYTES, VALUE_MAX_BYTES
+    from assetbus.consumers.api.versioning import API_VERSIONS, LATEST_VERSION, VERSION_HEADER
+else:  # the type checker sees the imports above, not a module __getattr__
+    __getattr__, __dir__ = lazy_exports(__name__, {
+        ".app": ("create_api",),
+        ".config": ("ApiConfig",),
+        ".errors": ("ApiError", "ApiErrorCode", "ErrorBody"),
+        ".models": ("BODY_MAX_BYTES", "VALUE_MAX_BYTES"),
+        ".versioning": ("API_VERSIONS", "LATEST_VERSION", "VERSION_HEADER"),
+    })
 
 __all__ = [
     "API_VERSIONS",

@@ -9,7 +9,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from assetbus.consumers.airflow.client import AirflowAccount
+from assetbus.consumers.airflow.account import AirflowAccount
 from assetbus.consumers.settings import VerificationKeys, service_settings_config
 
 

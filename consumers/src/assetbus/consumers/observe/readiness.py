@@ -12,10 +12,9 @@ from dataclasses import dataclass, field
 
 import asyncpg
 from aiokafka.admin import AIOKafkaAdminClient
-from alembic.script import ScriptDirectory
 from sqlalchemy.engine import make_url
 
-from assetbus.migrations import MIGRATIONS_DIR
+from assetbus.migrations.heads import migration_heads
 from assetbus.producers.kafka import KafkaConnection
 
 
@@ -38,11 +37,6 @@ class ReadinessReport:
         return {"status": "ready" if self.ready else "not_ready",
                 "checks": {name: {"ok": c.ok, "detail": c.detail, "seconds": round(c.seconds, 4)}
                            for name, c in self.checks.items()}}
-
-
-def migration_heads() -> set[str]:
-    """The head revision(s) of the migrations shipped with this code."""
-    return set(ScriptDirectory(str(MIGRATIONS_DIR)).get_heads())
 
 
 class ReadinessChecks:

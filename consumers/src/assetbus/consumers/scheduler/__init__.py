@@ -5,26 +5,48 @@ DAG files import the declarative API from here:
 `DailyToWeekly`, `DailyToMonthly`, `StaticMap`, `ToUnpartitioned`.
 """
 
-from assetbus.consumers.scheduler.conditions import AllOf, AnyOf, AssetWait, Condition, Progress
-from assetbus.consumers.scheduler.config import SchedulerConfig
-from assetbus.consumers.scheduler.dag import ConsumerDag
-from assetbus.consumers.scheduler.loader import LoadedDag, LoadResult, load_dag_files
-from assetbus.consumers.scheduler.mappings import (
-    DailyToMonthly,
-    DailyToWeekly,
-    HourlyToDaily,
-    Identity,
-    Mapped,
-    PartitionMapping,
-    SkipReason,
-    StaticMap,
-    ToUnpartitioned,
-    Unmappable,
-)
-from assetbus.consumers.scheduler.replay import ReplayRange, ReplayReport, replay
-from assetbus.consumers.scheduler.service import Scheduler, serve
-from assetbus.consumers.scheduler.sync import SyncReport, sync_dags
-from assetbus.consumers.scheduler.topics import create_readiness_topics
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from assetbus.producers.exports import lazy_exports
+
+if TYPE_CHECKING:
+    from assetbus.consumers.scheduler.conditions import AllOf, AnyOf, AssetWait, Condition, Progress
+    from assetbus.consumers.scheduler.config import SchedulerConfig
+    from assetbus.consumers.scheduler.dag import ConsumerDag
+    from assetbus.consumers.scheduler.loader import LoadedDag, LoadResult, load_dag_files
+    from assetbus.consumers.scheduler.mappings import (
+        DailyToMonthly,
+        DailyToWeekly,
+        HourlyToDaily,
+        Identity,
+        Mapped,
+        PartitionMapping,
+        SkipReason,
+        StaticMap,
+        ToUnpartitioned,
+        Unmappable,
+    )
+    from assetbus.consumers.scheduler.replay import ReplayRange, ReplayReport, replay
+    from assetbus.consumers.scheduler.service import Scheduler, serve
+    from assetbus.consumers.scheduler.sync import SyncReport, sync_dags
+    from assetbus.consumers.scheduler.topics import create_readiness_topics
+else:  # the type checker sees the imports above, not a module __getattr__
+    __getattr__, __dir__ = lazy_exports(__name__, {
+        ".conditions": ("AllOf", "AnyOf", "AssetWait", "Condition", "Progress"),
+        ".config": ("SchedulerConfig",),
+        ".dag": ("ConsumerDag",),
+        ".loader": ("LoadedDag", "LoadResult", "load_dag_files"),
+        ".mappings": (
+            "DailyToMonthly", "DailyToWeekly", "HourlyToDaily", "Identity", "Mapped", "PartitionMapping", "SkipReason",
+            "StaticMap", "ToUnpartitioned", "Unmappable",
+        ),
+        ".replay": ("ReplayRange", "ReplayReport", "replay"),
+        ".service": ("Scheduler", "serve"),
+        ".sync": ("SyncReport", "sync_dags"),
+        ".topics": ("create_readiness_topics",),
+    })
 
 __all__ = [
     "AllOf",

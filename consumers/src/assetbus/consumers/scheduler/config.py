@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from pydantic import Field, model_validator
 
-from assetbus.consumers.scheduler.topics import READINESS_PARTITIONS
 from assetbus.consumers.settings import ServiceSettings, service_settings_config
+
+READINESS_PARTITIONS = 3
+"""Partitions of a readiness topic: signals of one target partition key stay in order on one of them."""
 
 
 class SchedulerConfig(ServiceSettings):

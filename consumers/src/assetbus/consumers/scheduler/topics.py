@@ -6,14 +6,13 @@ import logging
 from collections.abc import Iterable
 
 from assetbus.consumers.kafka.topics import TopicCreator, TopicSpec
+from assetbus.consumers.scheduler.config import READINESS_PARTITIONS
 from assetbus.producers.kafka.connection import KafkaConnection
 from assetbus.schemas import Topics
 
+__all__ = ["READINESS_PARTITIONS", "create_readiness_topics"]
+
 log = logging.getLogger("assetbus.scheduler")
-
-READINESS_PARTITIONS = 3
-"""Partitions of a readiness topic: signals of one target partition key stay in order on one of them."""
-
 
 async def create_readiness_topics(connection: KafkaConnection | TopicCreator, topics: Topics, dag_ids: Iterable[str],
                                   *, partitions: int = READINESS_PARTITIONS) -> list[str]:

@@ -2,19 +2,37 @@
 producer factory, batched sender, reply-topic reader and retry policy. The services add topic
 administration and the consume → handle → commit shell in `assetbus.consumers.kafka`."""
 
-from assetbus.producers.kafka.connection import (
-    DEFAULT_BOOTSTRAP,
-    ENV_PREFIX,
-    KafkaConnection,
-    SaslMechanism,
-    SecurityProtocol,
-    as_connection,
-)
-from assetbus.producers.kafka.errors import KafkaToolkitError, TopicMissing
-from assetbus.producers.kafka.producer import create_producer
-from assetbus.producers.kafka.replies import ReplyReader
-from assetbus.producers.kafka.retry import Backoff, RetryPolicy, RetryTimeout, retry_until
-from assetbus.producers.kafka.sender import BatchSender, Delivery, partition_for, wait_all
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from assetbus.producers.exports import lazy_exports
+
+if TYPE_CHECKING:
+    from assetbus.producers.kafka.connection import (
+        DEFAULT_BOOTSTRAP,
+        ENV_PREFIX,
+        KafkaConnection,
+        SaslMechanism,
+        SecurityProtocol,
+        as_connection,
+    )
+    from assetbus.producers.kafka.errors import KafkaToolkitError, TopicMissing
+    from assetbus.producers.kafka.producer import create_producer
+    from assetbus.producers.kafka.replies import ReplyReader
+    from assetbus.producers.kafka.retry import Backoff, RetryPolicy, RetryTimeout, retry_until
+    from assetbus.producers.kafka.sender import BatchSender, Delivery, partition_for, wait_all
+else:  # the type checker sees the imports above, not a module __getattr__
+    __getattr__, __dir__ = lazy_exports(__name__, {
+        ".connection": (
+            "DEFAULT_BOOTSTRAP", "ENV_PREFIX", "KafkaConnection", "SaslMechanism", "SecurityProtocol", "as_connection",
+        ),
+        ".errors": ("KafkaToolkitError", "TopicMissing"),
+        ".producer": ("create_producer",),
+        ".replies": ("ReplyReader",),
+        ".retry": ("Backoff", "RetryPolicy", "RetryTimeout", "retry_until"),
+        ".sender": ("BatchSender", "Delivery", "partition_for", "wait_all"),
+    })
 
 __all__ = ["DEFAULT_BOOTSTRAP", "ENV_PREFIX", "Backoff", "BatchSender", "Delivery", "KafkaConnection",
            "KafkaToolkitError", "ReplyReader", "RetryPolicy", "RetryTimeout", "SaslMechanism", "SecurityProtocol",

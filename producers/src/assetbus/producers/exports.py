@@ -1,0 +1,49 @@
+"""Package namespaces whose names are imported on first use (PEP 562), so that importing one light module
+of a package (its settings model, say) does not import the heavy rest of it.
+
+A package `__init__` imports its names for the type checker only and hands the same names, per module,
+to `lazy_exports` at run time (a `__getattr__` the type checker saw would make any name valid):
+
+    if TYPE_CHECKING:
+        from package.app import create_api
+        from package.config import ApiConfig
+    else:
+        __getattr__, __dir__ = lazy_exports(__name__, {".app": ("create_api",), ".config": ("ApiConfig",)})
+
+`from package import create_api` then imports `package.app` at that moment, once, and binds all the
+names it exports on the package. A name that is also its module's name (the scheduler's `replay`) is
+therefore the exported object once that module is loaded through the package; import such a module
+only through its package.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+__all__ = ["lazy_exports"]
+
+
+def lazy_exports(package: str, exports: Mapping[str, Iterable[str]]
+                 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """The `__getattr__` and `__dir__` of `package`: `exports` maps a module (`.name` is relative to the
+    package, as in an import) to the names it gives the package."""
+    modules = {importlib.util.resolve_name(module, package): tuple(names) for module, names in exports.items()}
+    where = {name: module for module, names in modules.items() for name in names}
+
+    def __getattr__(name: str) -> Any:
+        module = where.get(name)
+        if module is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        loaded, namespace = importlib.import_module(module), sys.modules[package]
+        for exported in modules[module]:  # the next look-ups are plain attributes
+            setattr(namespace, exported, getattr(loaded, exported))
+        return getattr(namespace, name)
+
+    def __dir__() -> list[str]:
+        return sorted(set(vars(sys.modules[package])) | set(where))
+
+    return __getattr__, __dir__
