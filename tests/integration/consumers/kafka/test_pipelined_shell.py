@@ -28,6 +28,16 @@ def holds(check: Callable[[], bool]) -> Callable[[], Awaitable[bool]]:
     return condition
 
 
+async def run_until_handled(shell: PipelinedShell[list[Any]], handled: list[list[Any]]) -> None:
+    """Start the shell, wait until it handled and committed every record, stop it."""
+    await shell.start()
+    try:
+        await wait_for(holds(lambda: sum(map(len, handled)) >= RECORDS and shell.batches == len(handled)),
+                       what="every batch handled and committed")
+    finally:
+        await shell.stop()
+
+
 def offsets(batches: list[list[Any]]) -> list[tuple[int, int]]:
     return sorted((record.partition, record.offset) for batch in batches for record in batch)
 
@@ -57,12 +67,7 @@ async def test_the_next_batch_is_prepared_while_this_one_is_handled(infra: Setti
     group = f"{topics.prefix}-pipelined"
     shell: PipelinedShell[list[Any]] = PipelinedShell(infra.kafka, settings(topics, group), prepare=prepare,
                                                       handle=handle)
-    await shell.start()
-    try:
-        await wait_for(holds(lambda: sum(map(len, handled)) >= RECORDS and shell.batches == len(handled)),
-                       what="every batch handled and committed")
-    finally:
-        await shell.stop()
+    await run_until_handled(shell, handled)
     assert offsets(handled) == offsets(prepared[:len(handled)])  # handled once each, in fetch order
     assert len(set(offsets(handled))) == RECORDS
     assert overlapped >= len(handled) // 2, f"only {overlapped} of {len(handled)} batches overlapped"
@@ -146,11 +151,6 @@ async def test_a_batch_below_pipeline_from_is_handled_before_the_next_fetch(infr
     group = f"{topics.prefix}-pipelined-small"
     shell: PipelinedShell[list[Any]] = PipelinedShell(infra.kafka, settings(topics, group), prepare=prepare,
                                                       handle=handle, pipeline_from=41)
-    await shell.start()
-    try:
-        await wait_for(holds(lambda: sum(map(len, handled)) >= RECORDS and shell.batches == len(handled)),
-                       what="every batch handled and committed")
-    finally:
-        await shell.stop()
+    await run_until_handled(shell, handled)
     assert during and set(during) == {0}  # nothing was fetched and prepared while a batch was handled
     assert len(set(offsets(handled))) == RECORDS

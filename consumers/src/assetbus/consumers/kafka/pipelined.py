@@ -31,6 +31,7 @@ from typing import Any, Generic, TypeVar
 
 from assetbus.consumers.kafka.shell import ConsumerSettings, ServiceShell
 from assetbus.producers.kafka.connection import KafkaConnection
+from assetbus.producers.kafka.retry import Backoff
 
 __all__ = ["PipelinedShell"]
 
@@ -62,11 +63,8 @@ class PipelinedShell(ServiceShell, Generic[Prepared]):
                 records = await self._fetch(consumer, backoff)
                 if records is None or self._stopping.is_set():
                     if in_flight is not None and in_flight[0].done():
-                        ok, in_flight = in_flight[0].result(), None
-                        if ok:
-                            backoff.reset()
-                        else:
-                            await backoff.sleep()
+                        await _settled(in_flight[0].result(), backoff)
+                        in_flight = None
                     if records is not None:  # fetched while stopping: not handled, not committed, redelivered
                         break
                     continue
@@ -84,9 +82,9 @@ class PipelinedShell(ServiceShell, Generic[Prepared]):
                     if not ok:  # the batch before failed and was rewound: this one goes back with it
                         self.offsets.rewind([*before, *records], generation)
                         self.offsets.release()
-                        await backoff.sleep()
+                    await _settled(ok, backoff)
+                    if not ok:
                         continue
-                    backoff.reset()
                 if failure is not None:
                     self._failed(records, generation, failure)
                     self.offsets.release()
@@ -99,12 +97,8 @@ class PipelinedShell(ServiceShell, Generic[Prepared]):
                 in_flight = (asyncio.create_task(self._handle(records, generation, self._handle_prepared(prepared)),
                                                  name=f"{self._name}-batch"), records)
                 if len(records) < self._pipeline_from:  # keeping up: the next fetch waits, and takes all
-                    ok = await in_flight[0]          # that arrives meanwhile, instead of a sliver now
+                    await _settled(await in_flight[0], backoff)  # that arrives meanwhile, not a sliver now
                     in_flight = None
-                    if ok:
-                        backoff.reset()
-                    else:
-                        await backoff.sleep()
             if in_flight is not None:
                 await in_flight[0]
         finally:
@@ -112,3 +106,11 @@ class PipelinedShell(ServiceShell, Generic[Prepared]):
                 in_flight[0].cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await in_flight[0]
+
+
+async def _settled(ok: bool, backoff: Backoff) -> None:
+    """After a batch: a success resets the back-off, a failure waits it out before the next fetch."""
+    if ok:
+        backoff.reset()
+    else:
+        await backoff.sleep()
