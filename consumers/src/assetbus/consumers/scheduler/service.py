@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from aiokafka import AIOKafkaProducer
+from aiokafka.errors import KafkaError
 
 from assetbus.consumers.errors import StorageUnavailable
 from assetbus.consumers.kafka.pipelined import PipelinedShell
@@ -35,7 +36,7 @@ from assetbus.consumers.scheduler.publish import ReadinessPublisher, create_prod
 from assetbus.consumers.scheduler.registry import DagRegistry
 from assetbus.consumers.scheduler.topics import ReadinessTopics
 from assetbus.consumers.storage import create_engine, translated
-from assetbus.producers.kafka.retry import RetryPolicy
+from assetbus.producers.kafka.retry import RetryPolicy, retry_until
 
 log = logging.getLogger("assetbus.scheduler")
 
@@ -132,7 +133,9 @@ class Scheduler:
         await wait_for_database(self.engine, policy, log)
         async with translated(), self.engine.connect() as conn:
             await self.registry.refresh(conn)
-        await self.readiness_topics.ensure(self.registry.index.by_id)
+        await retry_until(lambda: self.readiness_topics.ensure(self.registry.index.by_id), policy,
+                          what="the readiness topics", retriable=lambda error: isinstance(error, KafkaError),
+                          log=log)  # a broker may be down while its partitions move to another
         self.producer = create_producer(self.config.kafka, linger_ms=2, max_batch_bytes=256 * 1024)
         await self.producer.start()
         try:
