@@ -179,7 +179,12 @@ class PersisterProcess:
         assert self.process is not None
         if self.process.returncode is None:
             self.process.send_signal(signal.SIGTERM)
-        return await asyncio.wait_for(self.process.wait(), timeout_s)
+        try:
+            return await asyncio.wait_for(self.process.wait(), timeout_s)
+        except TimeoutError:
+            await self.stop()
+            why = f"the persister did not stop within {timeout_s} s of SIGTERM:\n{self.logs()}"
+            raise AssertionError(why) from None
 
     def logs(self) -> str:
         return "\n".join(p.read_text(errors="replace")[-4000:] for p in sorted(self.log_dir.glob("persister-*.log")))

@@ -6,7 +6,10 @@ committed (`Offsets`: per partition, only if no rebalance happened meanwhile); i
 batch's partitions are rewound and the shell waits per its retry policy (jittered back-off) before
 fetching again. Nothing is ever auto-committed. On a rebalance the batch in flight gets
 `revoke_wait_s` to finish. `stop()` lets the batch in flight finish (up to `drain_timeout_s`),
-then leaves the group.
+then leaves the group (up to `leave_timeout_s`: a coordinator that does not answer, e.g. one that is
+moving after a broker restart, would hold the consumer's close for a whole request timeout; past the
+bound the group drops the member after its session timeout, and nothing handled is lost, as every
+handled batch has committed by then).
 
 The commit is one round trip to the group coordinator. It runs in the background while the next
 batch is fetched and handled, and commits exactly the offsets of the batch that was handled (never
@@ -21,6 +24,7 @@ import asyncio
 import contextlib
 import logging
 import signal
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from itertools import chain
@@ -58,6 +62,8 @@ class ConsumerSettings:
     revoke_wait_s: float = 15.0
     drain_timeout_s: float = 10.0
     """On `stop()`, how long the batch in flight may take to finish and commit."""
+    leave_timeout_s: float = 5.0
+    """On `stop()`, how long closing the consumer (leaving the group) may take."""
 
 
 class ServiceShell:
@@ -126,8 +132,20 @@ class ServiceShell:
                 self._committing = None
         finally:
             if self._consumer is not None:
-                await self._consumer.stop()
+                await self._leave(self._consumer)
                 self._consumer = self.offsets.consumer = None
+
+    async def _leave(self, consumer: AIOKafkaConsumer) -> None:
+        """Close the consumer, leaving the group, within `leave_timeout_s`."""
+        started = time.monotonic()
+        try:
+            await asyncio.wait_for(consumer.stop(), self.settings.leave_timeout_s)
+        except TimeoutError:
+            self.log.warning("leaving the consumer group did not finish in time; the group drops this member "
+                             "after its session timeout", extra={"waited_s": self.settings.leave_timeout_s,
+                                                                 "group": self.settings.group_id})
+            return
+        self.log.debug("left the consumer group", extra={"seconds": round(time.monotonic() - started, 3)})
 
     async def wait_assigned(self, timeout_s: float = 30.0) -> None:
         """Wait until the group has given this consumer partitions (re-raises if the loop died)."""
