@@ -88,6 +88,8 @@ class ServiceShell:
         self._task: asyncio.Task[None] | None = None
         self._committing: asyncio.Task[None] | None = None
         self._stopping = asyncio.Event()
+        self.leaving: asyncio.Task[None] | None = None
+        """A close that outlived `leave_timeout_s` on `stop()`, still finishing in the background."""
 
     def consumer_kwargs(self) -> dict[str, Any]:
         """The aiokafka consumer's arguments: never auto-commit."""
@@ -136,15 +138,18 @@ class ServiceShell:
                 self._consumer = self.offsets.consumer = None
 
     async def _leave(self, consumer: AIOKafkaConsumer) -> None:
-        """Close the consumer, leaving the group, within `leave_timeout_s`."""
+        """Close the consumer, leaving the group, within `leave_timeout_s`. Past it the close goes on in the
+        background (`leaving`: it ends with the request timeout at the latest, or when the process exits)."""
         started = time.monotonic()
-        try:
-            await asyncio.wait_for(consumer.stop(), self.settings.leave_timeout_s)
-        except TimeoutError:
+        closing = asyncio.create_task(consumer.stop(), name=f"{self._name}-leave")
+        done, _ = await asyncio.wait({closing}, timeout=self.settings.leave_timeout_s)
+        if not done:
+            self.leaving = closing
             self.log.warning("leaving the consumer group did not finish in time; the group drops this member "
                              "after its session timeout", extra={"waited_s": self.settings.leave_timeout_s,
                                                                  "group": self.settings.group_id})
             return
+        closing.result()
         self.log.debug("left the consumer group", extra={"seconds": round(time.monotonic() - started, 3)})
 
     async def wait_assigned(self, timeout_s: float = 30.0) -> None:
