@@ -8,19 +8,36 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
+from aiokafka.errors import KafkaError
+
 T = TypeVar("T")
+
+
+def not_yet(error: BaseException) -> bool:
+    """A failure that means "ask again": Kafka's retriable errors (a coordinator or leader being elected,
+    a broker that has not applied new metadata yet), by their own `retriable` flag."""
+    return isinstance(error, KafkaError) and bool(error.retriable)
 
 
 async def wait_for(condition: Callable[[], Awaitable[T]], *, timeout_s: float = 30.0, interval: float = 0.05,
                    what: str = "condition") -> T:
-    """Poll `condition` until it returns a truthy value; fail with `what` after `timeout` seconds."""
+    """Poll `condition` until it returns a truthy value; fail with `what` after `timeout` seconds.
+
+    A retriable Kafka error raised by `condition` counts as "not yet"; any other error fails at once."""
     deadline = time.monotonic() + timeout_s
+    last_error: BaseException | None = None
     while True:
-        value = await condition()
+        try:
+            value = await condition()
+        except KafkaError as error:
+            if not not_yet(error):
+                raise
+            value, last_error = None, error
         if value:
             return value
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout_s}s waiting for {what}")
+            detail = f" (last retriable error: {type(last_error).__name__}: {last_error})" if last_error else ""
+            raise AssertionError(f"timed out after {timeout_s}s waiting for {what}{detail}")
         await asyncio.sleep(interval)
 
 

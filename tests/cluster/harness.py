@@ -116,14 +116,16 @@ async def describe(connection: KafkaConnection, topic: str) -> list[dict[str, An
     """Partitions of `topic` (partition, leader, replicas, isr) once every partition has a leader."""
     admin = AIOKafkaAdminClient(**connection.client_kwargs())
     await admin.start()
+
+    async def led() -> list[dict[str, Any]]:
+        found = await admin.describe_topics([topic])
+        partitions: list[dict[str, Any]] = found[0]["partitions"] if found else []
+        if partitions and all(p["leader"] >= 0 for p in partitions):
+            return sorted(partitions, key=lambda p: p["partition"])
+        return []
+
     try:
-        for _ in range(200):
-            found = await admin.describe_topics([topic])
-            partitions: list[dict[str, Any]] = found[0]["partitions"] if found else []
-            if partitions and all(p["leader"] >= 0 for p in partitions):
-                return sorted(partitions, key=lambda p: p["partition"])
-            await asyncio.sleep(0.1)
-        raise AssertionError(f"{topic} has partitions without a leader")
+        return await wait_for(led, timeout_s=20, interval=0.1, what=f"a leader for every partition of {topic}")
     finally:
         await admin.close()
 

@@ -110,3 +110,21 @@ async def test_migrate_exits_non_zero_on_weaker_topics_unless_told_to_accept_the
     assert code == 0, out
     code, out = await migrate(infra, db_url, topics)
     assert code == 0 and "weaker" not in out, out
+
+
+async def test_created_topics_are_listed_by_the_next_client_at_once(infra: Settings, topics: Topics) -> None:
+    names = [f"{topics.prefix}.visible.{n}" for n in range(12)]
+    try:
+        for name in names:  # one at a time: each create is followed at once by a fresh client's metadata request
+            report = await TopicCreator(infra.kafka).ensure([TopicSpec(name, 3)], check_existing=False)
+            assert report.created == [name]
+            admin = AIOKafkaAdminClient(**infra.kafka.client_kwargs())
+            await admin.start()
+            try:
+                (described,) = await admin.describe_topics([name])
+            finally:
+                await admin.close()
+            assert described["error_code"] == 0, f"{name} missing right after ensure() returned"
+            assert [p["leader"] >= 0 for p in described["partitions"]] == [True] * 3
+    finally:
+        await delete_topics(infra.kafka, names)

@@ -5,6 +5,10 @@ never by broker auto-creation. The replication factor defaults to the smaller of
 of brokers, `min.insync.replicas` to one less than it (at least 1, at most 2): a 3-broker cluster gets
 3 / 2, the local single broker 1 / 1. Existing topics are checked, not changed: those weaker than
 asked (fewer partitions or replicas, a lower min ISR) come back in the report for the caller to act on.
+
+`ensure` returns only once the cluster's metadata lists every topic it created with a leader for
+each partition: a KRaft controller answers CreateTopics before the brokers have applied the new
+records, and a command run right after (a `list_topics`, a first produce) must not find them missing.
 """
 
 from __future__ import annotations
@@ -16,10 +20,11 @@ from typing import Any
 
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
-from aiokafka.errors import TopicAlreadyExistsError, for_code
+from aiokafka.errors import KafkaError, TopicAlreadyExistsError, for_code
 
 from assetbus.consumers.errors import ConsumerError
 from assetbus.producers.kafka.connection import KafkaConnection
+from assetbus.producers.kafka.retry import RetryPolicy, RetryTimeout, retry_until
 
 log = logging.getLogger("assetbus.topics")
 
@@ -28,6 +33,10 @@ MIN_ISR = "min.insync.replicas"
 
 class TopicCreationFailed(ConsumerError):
     """The cluster refused to create a topic (for example a replication factor above its broker count)."""
+
+
+class _NotYetVisible(Exception):
+    """A created topic that a metadata answer does not list yet (or lists without a leader)."""
 
 
 @dataclass(frozen=True)
@@ -72,7 +81,8 @@ class TopicCreator:
     """Creates missing topics with one replication policy. Opens an admin client per call."""
 
     def __init__(self, connection: KafkaConnection, *, replication_factor: int | None = None,
-                 min_insync_replicas: int | None = None, request_timeout_ms: int = 15_000) -> None:
+                 min_insync_replicas: int | None = None, request_timeout_ms: int = 15_000,
+                 visible_timeout_s: float = 30.0) -> None:
         if replication_factor is not None and replication_factor < 1:
             raise ValueError("replication_factor must be at least 1")
         if min_insync_replicas is not None and min_insync_replicas < 1:
@@ -81,6 +91,7 @@ class TopicCreator:
         self.replication_factor = replication_factor
         self.min_insync_replicas = min_insync_replicas
         self._timeout_ms = request_timeout_ms
+        self._visible = RetryPolicy(initial_s=0.02, max_s=0.5, timeout_s=visible_timeout_s)
 
     async def ensure(self, specs: Iterable[TopicSpec], *, check_existing: bool = True) -> TopicReport:
         """Create the topics among `specs` that are missing; report existing ones weaker than asked."""
@@ -101,6 +112,7 @@ class TopicCreator:
                 report.created = await self._create(admin, missing, replication, min_isr)
                 existing |= {spec.name for spec in missing} - set(report.created)  # created meanwhile by another
                 if report.created:
+                    await self._until_visible(admin, report.created)
                     log.info("created topics", extra={"topics": report.created, "replication_factor": replication,
                                                        MIN_ISR: min_isr})
             present = [spec for name, spec in wanted.items() if name in existing]
@@ -128,6 +140,28 @@ class TopicCreator:
                 raise TopicCreationFailed(f"cannot create topic {topic!r} with {replication} replica(s) and "
                                           f"{MIN_ISR}={min_isr} on {self.connection.describe()}: {detail}")
         return [spec.name for spec in specs if spec.name in created]
+
+    async def _until_visible(self, admin: AIOKafkaAdminClient, names: list[str]) -> None:
+        """Wait until a metadata answer lists each of `names` with a leader for every partition."""
+
+        async def listed() -> None:
+            described = {t["topic"]: t for t in await admin.describe_topics(names)}
+            for name in names:
+                topic = described.get(name)
+                if topic is None or topic["error_code"] or not topic["partitions"] or any(
+                        p["leader"] < 0 for p in topic["partitions"]):
+                    raise _NotYetVisible(name)
+
+        def not_yet(error: BaseException) -> bool:
+            return isinstance(error, _NotYetVisible) or (isinstance(error, KafkaError) and error.retriable)
+
+        try:
+            await retry_until(listed, self._visible, what="the created topics in the cluster's metadata",
+                              retriable=not_yet)
+        except RetryTimeout as error:
+            raise TopicCreationFailed(f"created {', '.join(names)} on {self.connection.describe()}, but the "
+                                      f"cluster's metadata did not list them within {error.waited_s:.0f}s: "
+                                      f"{error.last_error}") from error
 
     async def _weaker(self, admin: AIOKafkaAdminClient, specs: list[TopicSpec], replication: int,
                       min_isr: int) -> list[WeakerTopic]:
