@@ -3,6 +3,7 @@ authorization matrix, and the deprecated `/execution/state/…` aliases."""
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -120,10 +121,15 @@ async def test_compare_and_set_with_a_stale_version_is_412_and_keeps_the_value(a
 async def test_two_workers_racing_from_the_same_version_only_one_wins(api_client: httpx.AsyncClient,
                                                                      token_secret: str) -> None:
     await api_client.put(ti_url(), json={"value": "start"}, headers=auth(token_secret))
-    cas = {**auth(token_secret), "If-Match": '"1"'}
-    a = await api_client.put(ti_url(), json={"value": "worker-a"}, headers=cas)
-    b = await api_client.put(ti_url(), json={"value": "worker-b"}, headers=cas)
-    assert sorted([a.status_code, b.status_code]) == [204, 412]
+    for version in range(1, 6):  # five rounds, eight writers each, all sent at once from the same version
+        cas = {**auth(token_secret), "If-Match": f'"{version}"'}
+        answers = await asyncio.gather(*(api_client.put(ti_url(), json={"value": f"worker-{n}"}, headers=cas)
+                                         for n in range(8)))
+        codes = [answer.status_code for answer in answers]
+        assert sorted(codes) == [204] + [412] * 7, codes
+        winner = f"worker-{codes.index(204)}"
+        current = await api_client.get(ti_url(), headers=auth(token_secret))
+        assert current.json()["value"] == winner and current.headers["etag"] == f'"{version + 1}"'
 
 
 async def test_if_none_match_star_creates_only_once(api_client: httpx.AsyncClient, token_secret: str) -> None:
