@@ -16,7 +16,9 @@ The markup is described in docs/README.md. In short, a fenced block's info strin
 An HTML comment directly before a block changes it: ``<!-- docs-test: skip REASON -->`` (REASON is
 required), ``<!-- docs-test: ci-entrypoint -->`` (only ``make demo``/``make test`` lines: what CI
 runs anyway). ``<!-- docs-test: setup`` followed by a fenced block and ``-->`` is a hidden step,
-run but not rendered.
+run but not rendered. ``<!-- docs-test: runs-elsewhere REASON -->``, anywhere in a guide, says why a
+guide whose every runnable block is skipped is still fine (without it such a guide fails: a guide
+that runs nothing proves nothing).
 """
 
 from __future__ import annotations
@@ -146,6 +148,8 @@ def parse_text(text: str, parser: MarkdownIt | None = None, *, first_line: int =
             if directive and directive["name"] == "setup":
                 steps.extend(_hidden_steps(token, parser))
                 previous = None
+            elif directive and directive["name"] == "runs-elsewhere":
+                pass  # about the whole guide: read by `runs_elsewhere`
             elif directive:
                 pending = (directive, line)
             previous = None
@@ -175,4 +179,26 @@ def parse_guide(path: Path) -> list[Step]:
     return parse_text(path.read_text(encoding="utf-8"))
 
 
-__all__ = ["Command", "GuideError", "Step", "parse_guide", "parse_text"]
+RUNS_ELSEWHERE = re.compile(r"<!--\s*docs-test:\s*runs-elsewhere(?P<reason>.*?)-->", re.DOTALL)
+
+
+def runs_elsewhere(text: str) -> str | None:
+    """The reason a guide gives for running none of its blocks itself, if it gives one."""
+    match = RUNS_ELSEWHERE.search(text)
+    if match is None:
+        return None
+    if not match["reason"].strip():
+        raise GuideError("`docs-test: runs-elsewhere` needs a reason")
+    return match["reason"].strip()
+
+
+def check_something_runs(text: str, steps: list[Step]) -> None:
+    """Refuse a guide with runnable blocks that are all skipped, unless it says why (`runs-elsewhere`)."""
+    if any(step.runs for step in steps) or not any(step.skip for step in steps):
+        return
+    if runs_elsewhere(text) is None:
+        raise GuideError(f"every runnable block is skipped ({sum(1 for s in steps if s.skip)}): run one, or say "
+                         "why with `<!-- docs-test: runs-elsewhere REASON -->`")
+
+
+__all__ = ["Command", "GuideError", "Step", "check_something_runs", "parse_guide", "parse_text", "runs_elsewhere"]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.docs.guide import GuideError, parse_text
+from tests.docs.guide import GuideError, check_something_runs, parse_text
 from tests.docs.matching import matches
 from tests.docs.runner import run_guide
 from tests.docs.shell import Shell
@@ -60,6 +60,21 @@ def test_hidden_setup_steps_run_in_order() -> None:
     text = md("'''bash\necho 1\n'''\n\n<!-- docs-test: setup\n'''bash\necho 2\n'''\n-->\n\n'''bash\necho 3\n'''\n")
     assert [(s.source.strip(), s.hidden) for s in parse_text(text)] == [("echo 1", False), ("echo 2", True),
                                                                          ("echo 3", False)]
+
+
+ALL_SKIPPED = "<!-- docs-test: skip needs Airflow -->\n```bash\nairflow version\n```\n"
+
+
+def test_a_guide_whose_every_block_is_skipped_fails_unless_it_says_why() -> None:
+    with pytest.raises(GuideError, match="every runnable block is skipped"):
+        check_something_runs(ALL_SKIPPED, parse_text(ALL_SKIPPED))
+    waived = "<!-- docs-test: runs-elsewhere tests/integration/airflow runs each excerpt -->\n\n" + ALL_SKIPPED
+    check_something_runs(waived, parse_text(waived))
+    unexplained = "<!-- docs-test: runs-elsewhere -->\n\n" + ALL_SKIPPED
+    with pytest.raises(GuideError, match="needs a reason"):
+        check_something_runs(unexplained, parse_text(unexplained))
+    one_runs = ALL_SKIPPED + "\n```bash\necho hi\n```\n"
+    check_something_runs(one_runs, parse_text(one_runs))
 
 
 def test_unknown_directive_is_an_error() -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from markdown_it import MarkdownIt
 
-from tests.docs.guide import parse_guide
+from tests.docs.guide import check_something_runs, parse_guide
 from tests.docs.runner import run_guide
 from tests.docs.shell import Shell
 
@@ -19,11 +19,11 @@ REPO = Path(__file__).resolve().parents[2]
 GUIDES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 
 
-
 @pytest.mark.integration
 @pytest.mark.parametrize("guide", GUIDES, ids=[str(g.relative_to(REPO)) for g in GUIDES])
 def test_guide_runs_as_written(guide: Path, request: pytest.FixtureRequest) -> None:
     steps = parse_guide(guide)
+    check_something_runs(guide.read_text(encoding="utf-8"), steps)
     if not any(step.runs for step in steps):  # nothing to run: no database, topics or shell needed
         return
     shell: Shell = request.getfixturevalue("guide_shell")
