@@ -1,6 +1,13 @@
 """The wire contract of assetbus: messages, topic names, error codes, schema version. No I/O."""
 
-from assetbus.schemas.claims import ANY_ASSET, SCOPE_DAG_SELF, SCOPE_EMIT, SCOPE_TASK_SELF, EmitterClaims
+from assetbus.schemas.claims import (
+    ANY_ASSET,
+    SCOPE_DAG_SELF,
+    SCOPE_EMIT,
+    SCOPE_TASK_MAPPED,
+    SCOPE_TASK_SELF,
+    EmitterClaims,
+)
 from assetbus.schemas.commands import AssetRef, EmissionCommand
 from assetbus.schemas.deadletters import DEAD_LETTER_HEADERS, REDRIVE_HEADERS
 from assetbus.schemas.errors import DeadLetterReason, ErrorCode
@@ -24,6 +31,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "SCOPE_DAG_SELF",
     "SCOPE_EMIT",
+    "SCOPE_TASK_MAPPED",
     "SCOPE_TASK_SELF",
     "SUPPORTED_SCHEMA_VERSIONS",
     "AssetEvent",

@@ -24,6 +24,10 @@ SCOPE_TASK_SELF = "ti:self"
 """May read and write its own task instance's state, and the state of assets it is registered with."""
 SCOPE_DAG_SELF = "dag:self"
 """Marks a DAG-run token (callbacks and notifiers of that run)."""
+SCOPE_TASK_MAPPED = "ti:mapped"
+"""May clear the state of every map index of its task (`all_map_indices=true`). Airflow offers that only on
+its core REST API, behind DAG permissions; so only the state store backend in Airflow's api-server, which
+Airflow calls from there, mints it. Task tokens never carry it."""
 
 
 class EmitterClaims(Provenance):

@@ -16,7 +16,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from assetbus.consumers.api import VALUE_MAX_BYTES
 from assetbus.consumers.storage.state import TaskKey, get_task_state, list_task_state
 from assetbus.producers import task_token
-from assetbus.schemas import task_instance_id
+from assetbus.producers.tokens import issue_token
+from assetbus.schemas import Provenance, SourceKind, task_instance_id
 from tests.helpers import statements_on
 
 DAG, RUN, TASK = "ingest", "run-1", "load"
@@ -234,13 +235,30 @@ async def test_clear_without_all_map_indices_clears_only_the_callers_index(
     assert left == {0: 2, 1: 0, 2: 2}
 
 
+def mapped_auth(secret: str, map_index: int) -> dict[str, str]:
+    """What the state store backend in Airflow's api-server sends: `ti:self ti:mapped`, never `emit`."""
+    source = Provenance(kind=SourceKind.TASK, dag_id=DAG, run_id=RUN, task_id=TASK, map_index=map_index, try_number=1)
+    return {"Authorization": f"Bearer {issue_token(secret, source, scope='ti:self ti:mapped', publish=[])}"}
+
+
+async def test_a_task_token_cannot_clear_its_mapped_siblings(api_client: httpx.AsyncClient, token_secret: str,
+                                                             engine: AsyncEngine) -> None:
+    for index in (0, 1):
+        await api_client.put(ti_url(map_index=index), json={"value": "x"}, headers=auth(token_secret, map_index=index))
+    refused = await api_client.delete(ti_url(map_index=1, key=None), params={"all_map_indices": "true"},
+                                      headers=auth(token_secret, map_index=1))
+    assert refused.status_code == 403 and reason(refused) == "insufficient_scope"
+    async with engine.connect() as conn:
+        assert [len(await list_task_state(conn, TaskKey(DAG, RUN, TASK, i))) for i in (0, 1)] == [1, 1]
+
+
 async def test_clear_with_all_map_indices_clears_every_index_of_the_task_only(
         api_client: httpx.AsyncClient, token_secret: str, engine: AsyncEngine) -> None:
     for index in (0, 1):
         await api_client.put(ti_url(map_index=index), json={"value": "x"}, headers=auth(token_secret, map_index=index))
     await api_client.put(ti_url(task="other"), json={"value": "keep"}, headers=auth(token_secret, task="other"))
     cleared = await api_client.delete(ti_url(map_index=1, key=None), params={"all_map_indices": "true"},
-                                      headers=auth(token_secret, map_index=1))
+                                      headers=mapped_auth(token_secret, map_index=1))
     assert cleared.status_code == 204 and cleared.headers["assetbus-deleted"] == "2"
     async with engine.connect() as conn:
         assert await list_task_state(conn, TaskKey(DAG, RUN, TASK, 0)) == []

@@ -13,6 +13,8 @@ from assetbus.consumers.storage.state import TaskKey, get_task_state
 from assetbus.consumers.storage.task_assets import attach_task_asset
 from assetbus.producers import task_token
 from assetbus.producers.state import AsyncStateClient, StateClient, StateConflict, StateForbidden
+from assetbus.producers.tokens import issue_token
+from assetbus.schemas import Provenance, SourceKind
 
 
 @pytest.fixture
@@ -62,7 +64,14 @@ async def test_async_clear_of_one_map_index_and_of_all(api_url: str, token_secre
             await client.task_state.set("k", "v")
         assert await clients[0].task_state.clear() == 1
         assert await clients[1].task_state.get("k") == "v"
-        assert await clients[1].task_state.clear(all_map_indices=True) == 2
+        with pytest.raises(StateForbidden) as refused:  # a task token may not clear its mapped siblings
+            await clients[1].task_state.clear(all_map_indices=True)
+        assert refused.value.code == "insufficient_scope"
+        source = Provenance(kind=SourceKind.TASK, dag_id="ingest", run_id="run-1", task_id="load", map_index=1,
+                            try_number=1)
+        async with AsyncStateClient(api_url, issue_token(token_secret, source, scope="ti:self ti:mapped",
+                                                         publish=[])) as backend:  # as Airflow's api-server
+            assert await backend.task_state.clear(all_map_indices=True) == 2
         assert await clients[2].task_state.get("k") is None
     finally:
         for client in clients:

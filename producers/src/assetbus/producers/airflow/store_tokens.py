@@ -2,8 +2,10 @@
 
 The API server is where Airflow mints its own task tokens, so it is where assetbus's signing key goes
 too (`ASSETBUS_TOKEN_SIGNING_KEY`, a PEM file, with optional `ASSETBUS_TOKEN_KEY_ID`; or, in local mode
-only, `ASSETBUS_TOKEN_SECRET`). Each token names one task instance, carries scope `ti:self` only (no
-`emit`) and an empty publication policy, so it can touch state and never emit. Tokens are cached per
+only, `ASSETBUS_TOKEN_SECRET`). Each token names one task instance, carries scopes `ti:self` and
+`ti:mapped` (no `emit`) and an empty publication policy, so it can touch state and never emit. Airflow
+calls the backend's `clear(all_map_indices=True)` only from its core REST API, behind DAG permissions,
+so these tokens (which never leave the api-server) may clear every map index; task tokens may not. Tokens are cached per
 task instance and minted again a minute before they expire.
 """
 
@@ -16,7 +18,7 @@ from pathlib import Path
 
 from assetbus.producers.signing import SigningKey
 from assetbus.producers.tokens import TokenKey, issue_token
-from assetbus.schemas import SCOPE_TASK_SELF, Provenance, SourceKind
+from assetbus.schemas import SCOPE_TASK_MAPPED, SCOPE_TASK_SELF, Provenance, SourceKind
 
 ENV_SIGNING_KEY = "ASSETBUS_TOKEN_SIGNING_KEY"
 ENV_KEY_ID = "ASSETBUS_TOKEN_KEY_ID"
@@ -69,7 +71,8 @@ class StateTokens:
         dag_id, run_id, task_id, map_index = identity
         source = Provenance(kind=SourceKind.TASK, dag_id=dag_id, run_id=run_id, task_id=task_id,
                             map_index=map_index, try_number=STATE_TRY_NUMBER)
-        token = issue_token(self._key, source, ttl_seconds=self._ttl_s, scope=SCOPE_TASK_SELF, publish=[])
+        token = issue_token(self._key, source, ttl_seconds=self._ttl_s, scope=f"{SCOPE_TASK_SELF} {SCOPE_TASK_MAPPED}",
+                             publish=[])
         with self._lock:
             if len(self._cache) >= _CACHE_LIMIT:
                 self._cache.clear()

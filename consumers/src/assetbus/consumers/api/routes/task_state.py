@@ -1,7 +1,8 @@
 """Task state store: `/execution/store/ti/{task_instance_id}/{key:path}` and the clear, as Airflow 3.3.
 
 A task token touches only its own `task_instance_id` (derived from its claims); single-key operations
-never cross mapped siblings; clearing every map index of the task is an explicit opt-in. PUT, DELETE
+never cross mapped siblings; clearing every map index of the task is an explicit opt-in that needs scope
+`ti:mapped` (Airflow offers it only on its core REST API, behind DAG permissions). PUT, DELETE
 (of an absent key too) and clear answer 204. Compare-and-set (`If-Match`/`If-None-Match`, the version
 as `ETag`) is an assetbus extension. Each request is one prepared SQL statement that commits by itself
 (`db.raw()`, `storage.state_statements`; a failed compare-and-set reads the current version in the
@@ -23,6 +24,7 @@ from assetbus.consumers.api.routes.common import PathKey, check_value, key_not_f
 from assetbus.consumers.api.security import CurrentCaller
 from assetbus.consumers.api.versioning import version_header
 from assetbus.consumers.storage.state_statements import clear_task, delete_task_value, get_task_value, set_task_value
+from assetbus.schemas import SCOPE_TASK_MAPPED
 
 STORE_PREFIX = "/execution/store/ti"
 ALIAS_PREFIX = "/execution/state/ti"
@@ -30,8 +32,9 @@ ALIAS_PREFIX = "/execution/state/ti"
 router = APIRouter(tags=["task state store"], dependencies=[Depends(version_header)])
 TiId = Annotated[UUID, Path(description="The task instance id, `schemas.task_instance_id(dag_id, run_id, task_id, "
                                         "map_index)`; it must be the token's own.")]
-AllMapIndices = Annotated[bool, Query(description="true: clear every map index of this task in this run; false "
-                                      "(default): only the caller's own map index.")]
+AllMapIndices = Annotated[bool, Query(description="true: clear every map index of this task in this run (needs "
+                                      "scope `ti:mapped`, which task tokens do not carry); false (default): only "
+                                      "the caller's own map index.")]
 
 
 async def get_value(task_instance_id: TiId, key: PathKey, caller: CurrentCaller, db: Db) -> Response:
@@ -65,6 +68,8 @@ async def delete_value(task_instance_id: TiId, key: PathKey, caller: CurrentCall
 async def clear(task_instance_id: TiId, caller: CurrentCaller, db: Db, all_map_indices: AllMapIndices = False,
                 ) -> Response:
     ti = caller.task_instance(task_instance_id)
+    if all_map_indices:
+        caller.require(SCOPE_TASK_MAPPED)
     async with db.raw() as conn:
         deleted = await clear_task(conn, ti, all_map_indices=all_map_indices)
     return no_content(deleted=deleted)
