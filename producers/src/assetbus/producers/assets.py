@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-from datetime import datetime
-from typing import Any
 
 from pydantic import ValidationError
+from typing_extensions import Unpack
 
 from assetbus.producers.context import EmissionContext, Transport, current_context
 from assetbus.producers.errors import InvalidEmission, ReceiptTimeout, raise_for_rejection
+from assetbus.producers.options import SendOptions
 from assetbus.producers.runtime import get_runtime
 from assetbus.producers.wire import EmissionRequest, prepare
 from assetbus.schemas import AssetRef, Receipt
@@ -57,35 +57,25 @@ class Asset:
     def __hash__(self) -> int:
         return hash(self.ref)
 
-    def _request(self, fields: dict[str, Any]) -> tuple[EmissionContext, EmissionRequest]:
+    def _request(self, options: SendOptions) -> tuple[EmissionContext, EmissionRequest]:
         context = current_context()
         context.check_outlet(self.ref)
-        timeout_s = fields.pop("timeout_s") or context.receipt_timeout_s
-        return context, prepare(self.ref, timeout_s=timeout_s, attempts=context.attempts, **fields)
+        options["timeout_s"] = options.get("timeout_s") or context.receipt_timeout_s
+        return context, prepare(self.ref, attempts=context.attempts, **options)
 
-    def _submit(self, fields: dict[str, Any]) -> tuple[EmissionRequest, concurrent.futures.Future[Receipt]]:
-        context, request = self._request(fields)
+    def _submit(self, options: SendOptions) -> tuple[EmissionRequest, concurrent.futures.Future[Receipt]]:
+        context, request = self._request(options)
         return request, _transport(context).submit(context.token, request)
 
-    def emit(
-        self,
-        *,
-        extra: dict[str, Any] | None = None,
-        partition_key: str | None = None,
-        partition_date: datetime | None = None,
-        dedupe_key: str | None = None,
-        raise_on_reject: bool = True,
-        timeout_s: float | None = None,
-    ) -> Receipt:
+    def emit(self, *, raise_on_reject: bool = True, **options: Unpack[SendOptions]) -> Receipt:
         """Emit "this asset (partition) is ready now" and wait for the receipt (blocking).
 
-        Raises InvalidEmission / UnknownAsset / NoEmissionContext before sending, the typed
-        EmissionRejected (AssetNotFound, Unauthorized, ...) for a rejection unless
+        The options (`extra`, `partition_key`, `partition_date`, `dedupe_key`, `timeout_s`) are
+        `SendOptions`. Raises InvalidEmission / UnknownAsset / NoEmissionContext before sending,
+        the typed EmissionRejected (AssetNotFound, Unauthorized, ...) for a rejection unless
         `raise_on_reject=False`, and ReceiptTimeout when no receipt came after every resend.
         """
-        request, future = self._submit(dict(extra=extra, partition_key=partition_key,
-                                            partition_date=partition_date, dedupe_key=dedupe_key,
-                                            timeout_s=timeout_s))
+        request, future = self._submit(options)
         limit = _wait_limit(request)
         try:
             receipt = future.result(timeout=limit)
@@ -94,49 +84,20 @@ class Asset:
                                  "the emitter thread did not answer") from error
         return raise_for_rejection(receipt) if raise_on_reject else receipt
 
-    def emit_nowait(
-        self,
-        *,
-        extra: dict[str, Any] | None = None,
-        partition_key: str | None = None,
-        partition_date: datetime | None = None,
-        dedupe_key: str | None = None,
-        timeout_s: float | None = None,
-    ) -> concurrent.futures.Future[Receipt]:
+    def emit_nowait(self, **options: Unpack[SendOptions]) -> concurrent.futures.Future[Receipt]:
         """Fire and forget: returns once handed over (blocking only while the process's in-flight
         bound is reached); the future resolves with the receipt, rejected ones included."""
-        return self._submit(dict(extra=extra, partition_key=partition_key, partition_date=partition_date,
-                                 dedupe_key=dedupe_key, timeout_s=timeout_s))[1]
+        return self._submit(options)[1]
 
-    async def aemit(
-        self,
-        *,
-        extra: dict[str, Any] | None = None,
-        partition_key: str | None = None,
-        partition_date: datetime | None = None,
-        dedupe_key: str | None = None,
-        raise_on_reject: bool = True,
-        timeout_s: float | None = None,
-    ) -> Receipt:
+    async def aemit(self, *, raise_on_reject: bool = True, **options: Unpack[SendOptions]) -> Receipt:
         """`emit()` for async task code: the same rules, without blocking the caller's event loop."""
-        future = await self.aemit_nowait(extra=extra, partition_key=partition_key, partition_date=partition_date,
-                                         dedupe_key=dedupe_key, timeout_s=timeout_s)
+        future = await self.aemit_nowait(**options)
         receipt = await future
         return raise_for_rejection(receipt) if raise_on_reject else receipt
 
-    async def aemit_nowait(
-        self,
-        *,
-        extra: dict[str, Any] | None = None,
-        partition_key: str | None = None,
-        partition_date: datetime | None = None,
-        dedupe_key: str | None = None,
-        timeout_s: float | None = None,
-    ) -> asyncio.Future[Receipt]:
+    async def aemit_nowait(self, **options: Unpack[SendOptions]) -> asyncio.Future[Receipt]:
         """`emit_nowait()` for async task code; the future belongs to the caller's event loop."""
-        context, request = self._request(dict(extra=extra, partition_key=partition_key,
-                                              partition_date=partition_date, dedupe_key=dedupe_key,
-                                              timeout_s=timeout_s))
+        context, request = self._request(options)
         return await _transport(context).asubmit(context.token, request)
 
 

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-from datetime import datetime
-from typing import Any
+
+from typing_extensions import Unpack
 
 from assetbus.producers.dispatch import DispatchConfig, Dispatcher, DispatchStats
 from assetbus.producers.errors import raise_for_rejection
 from assetbus.producers.kafka.connection import KafkaConnection, as_connection
+from assetbus.producers.options import EmitOptions, SendOptions
 from assetbus.producers.receipts import ReceiptListener
 from assetbus.producers.tokens import source_of
 from assetbus.producers.wire import prepare
@@ -86,56 +87,26 @@ class AsyncEmitter:
     async def __aexit__(self, *exc: object) -> None:
         await self.stop()
 
-    def command(
-        self,
-        asset: AssetRef,
-        *,
-        extra: dict[str, Any] | None = None,
-        partition_key: str | None = None,
-        partition_date: datetime | None = None,
-        dedupe_key: str | None = None,
-    ) -> EmissionCommand:
+    def command(self, asset: AssetRef, **options: Unpack[EmitOptions]) -> EmissionCommand:
         """A validated command, ready to `submit` or `send` (raises InvalidEmission)."""
-        request = prepare(asset, extra=extra, partition_key=partition_key, partition_date=partition_date,
-                          dedupe_key=dedupe_key)
-        return self._encoder.command(request)
+        return self._encoder.command(prepare(asset, **options))
 
-    async def emit(
-        self,
-        asset: AssetRef,
-        *,
-        extra: dict[str, Any] | None = None,
-        partition_key: str | None = None,
-        partition_date: datetime | None = None,
-        dedupe_key: str | None = None,
-        raise_on_reject: bool = True,
-        timeout_s: float | None = None,
-    ) -> Receipt:
+    async def emit(self, asset: AssetRef, *, raise_on_reject: bool = True,
+                   **options: Unpack[SendOptions]) -> Receipt:
         """Send one emission and wait for its receipt. A rejection raises its typed EmissionRejected
         (AssetNotFound, Unauthorized, ...) unless `raise_on_reject=False`; no receipt after every
         attempt raises ReceiptTimeout."""
-        future = await self.emit_nowait(asset, extra=extra, partition_key=partition_key,
-                                        partition_date=partition_date, dedupe_key=dedupe_key, timeout_s=timeout_s)
+        future = await self.emit_nowait(asset, **options)
         receipt = await future
         return raise_for_rejection(receipt) if raise_on_reject else receipt
 
-    async def emit_nowait(
-        self,
-        asset: AssetRef,
-        *,
-        extra: dict[str, Any] | None = None,
-        partition_key: str | None = None,
-        partition_date: datetime | None = None,
-        dedupe_key: str | None = None,
-        timeout_s: float | None = None,
-    ) -> asyncio.Future[Receipt]:
+    async def emit_nowait(self, asset: AssetRef, **options: Unpack[SendOptions]) -> asyncio.Future[Receipt]:
         """Fire and forget: returns once the emission is handed over (waiting only while
         `max_in_flight` commands have no receipt); the future resolves with the receipt (rejected
         ones included) or fails with ReceiptTimeout."""
-        request = prepare(asset, extra=extra, partition_key=partition_key, partition_date=partition_date,
-                          dedupe_key=dedupe_key, timeout_s=timeout_s)
+        request = prepare(asset, **options)
         return await self.dispatcher.submit_encoded(request.command_id, request.asset.name,
-                                                    self._encoder.encode(request), timeout_s=timeout_s)
+                                                    self._encoder.encode(request), timeout_s=request.timeout_s)
 
     async def submit(self, command: EmissionCommand) -> asyncio.Future[Receipt]:
         """Fire and forget a command built by `command()` (or by hand); the future resolves with its receipt."""

@@ -20,12 +20,13 @@ import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
-from typing import Any
 
 import jwt
+from typing_extensions import Unpack
 
 from assetbus.producers.context import EmissionContext, task_context
 from assetbus.producers.errors import raise_for_rejection
+from assetbus.producers.options import SendOptions
 from assetbus.producers.tokens import DEFAULT_AUDIENCE, dag_token, source_of, task_token
 from assetbus.producers.validation import check_asset
 from assetbus.producers.wire import EmissionRequest, command_encoder, prepare
@@ -124,15 +125,16 @@ class InMemoryEmitter:
     async def __aexit__(self, *exc: object) -> None:
         return None
 
-    def command(self, asset: AssetRef, **fields: Any) -> EmissionCommand:
-        return self.encoder(self.token).command(prepare(asset, **fields))
+    def command(self, asset: AssetRef, **options: Unpack[SendOptions]) -> EmissionCommand:
+        return self.encoder(self.token).command(prepare(asset, **options))
 
-    async def emit(self, asset: AssetRef, *, raise_on_reject: bool = True, **fields: Any) -> Receipt:
-        receipt = await self.send(self.command(asset, **fields))
+    async def emit(self, asset: AssetRef, *, raise_on_reject: bool = True,
+                   **options: Unpack[SendOptions]) -> Receipt:
+        receipt = await self.send(self.command(asset, **options))
         return raise_for_rejection(receipt) if raise_on_reject else receipt
 
-    async def emit_nowait(self, asset: AssetRef, **fields: Any) -> asyncio.Future[Receipt]:
-        return await self.submit(self.command(asset, **fields))
+    async def emit_nowait(self, asset: AssetRef, **options: Unpack[SendOptions]) -> asyncio.Future[Receipt]:
+        return await self.submit(self.command(asset, **options))
 
     async def submit(self, command: EmissionCommand) -> asyncio.Future[Receipt]:
         future: asyncio.Future[Receipt] = asyncio.get_running_loop().create_future()

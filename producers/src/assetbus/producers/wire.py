@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+
+from typing_extensions import Unpack
 
 from assetbus.producers.errors import InvalidEmission
 from assetbus.producers.ids import new_command_id
+from assetbus.producers.options import SendOptions, check_options
 from assetbus.producers.tokens import source_of
 from assetbus.producers.validation import check_asset, check_dedupe_key, check_partition, encode_extra
 from assetbus.schemas.codecs import CommandEncoder, CommandFields
@@ -29,17 +31,12 @@ class EmissionRequest(CommandFields):
     attempts: int | None = None
 
 
-def prepare(
-    asset: object,
-    *,
-    extra: dict[str, Any] | None = None,
-    partition_key: str | None = None,
-    partition_date: datetime | None = None,
-    dedupe_key: str | None = None,
-    timeout_s: float | None = None,
-    attempts: int | None = None,
-) -> EmissionRequest:
-    """Check everything that can be checked before sending; raises InvalidEmission."""
+def prepare(asset: object, *, attempts: int | None = None, **options: Unpack[SendOptions]) -> EmissionRequest:
+    """Check everything that can be checked before sending; raises InvalidEmission (TypeError for a
+    keyword that is no option)."""
+    check_options(options)
+    extra, dedupe_key, timeout_s = options.get("extra"), options.get("dedupe_key"), options.get("timeout_s")
+    partition_key, partition_date = options.get("partition_key"), options.get("partition_date")
     ref = check_asset(asset)
     checked, extra_json = encode_extra(extra)
     if partition_key is not None or partition_date is not None:

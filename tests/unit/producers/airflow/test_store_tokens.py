@@ -14,7 +14,7 @@ from assetbus.producers.tokens import unverified_claims
 def test_a_state_token_may_touch_state_but_never_emit() -> None:
     tokens = StateTokens("local-secret")
     claims = unverified_claims(tokens.for_task(("ingest", "r1", "load", 3)))
-    assert claims["scope"] == "ti:self"
+    assert claims["scope"].split() == ["ti:self", "ti:mapped"]  # no emit; ti:mapped for Airflow's core-API clear
     assert claims["publish"] == []
     assert (claims["dag_id"], claims["run_id"], claims["task_id"], claims["map_index"]) == ("ingest", "r1", "load", 3)
     assert claims["exp"] - claims["iat"] == 300
