@@ -90,7 +90,7 @@ class AirflowStack:
 
     def start(self, timeout_s: float = 300.0) -> None:
         try:
-            self.worker_credential = self.cli("token", "worker", "--deployment", "airflow-tests").strip()
+            self.worker_credential = self.cli("token", "worker").strip()
             self.airflow.connections = {CONN_ID: json.dumps({"conn_type": "assetbus", "host": self.api_url,
                                                              "password": self.worker_credential})}
             self.airflow.launch()
