@@ -47,7 +47,7 @@ class LocalAirflow:
     home: Path
     dags_folder: Path
     extra_env: Mapping[str, str] = field(default_factory=dict)
-    """More environment for every component (ASSETBUS_API_URL for the tasks, say)."""
+    """More environment for every component (the workers and the dag-processor included)."""
     component_env: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     """More environment for one component only (the state store backend's key for the api-server, say)."""
     connections: Mapping[str, str] = field(default_factory=dict, repr=False)

@@ -121,6 +121,23 @@ async def test_a_token_without_the_worker_scope_gets_no_token(
     assert (answer.status_code, answer.json()["code"]) == (403, "insufficient_scope")
 
 
+async def test_the_worker_credential_itself_can_neither_emit_nor_touch_state(
+        held_run: HeldRun, airflow_stack: AirflowStack, airflow_api: AirflowApi, stack_engine: AsyncEngine) -> None:
+    await _first_emitted(stack_engine, held_run)
+    ti = airflow_api.task_instance(DAG, held_run.run_id, "hold")
+    worker = {"Authorization": f"Bearer {airflow_stack.worker_credential}"}
+    async with httpx.AsyncClient(base_url=airflow_stack.api_url, timeout=60, headers=worker) as http:
+        emit = await http.post("/execution/asset-events/emit",
+                               json={"asset": HELD, "partition_key": "forged", "dedupe_key": SQUATTED})
+        assert (emit.status_code, emit.json()["code"]) == (403, "insufficient_scope")
+        state = await http.get(f"/execution/store/ti/{ti['id']}/checkpoint")
+        assert (state.status_code, state.json()["detail"]["reason"]) == (403, "not_a_task_token")
+        next_try = await http.post("/airflow/tokens", json={
+            "kind": "task", "dag_id": DAG, "run_id": held_run.run_id, "task_id": "hold", "map_index": -1,
+            "try_number": ti["try_number"] + 1, "ti_id": ti["id"]})  # a try Airflow has not started
+        assert (next_try.status_code, next_try.json()["code"]) == (403, "attempt_not_running")
+
+
 async def test_the_attempts_own_emit_is_accepted_not_a_duplicate_of_a_forged_one(
         held_run: HeldRun, airflow_api: AirflowApi, stack_engine: AsyncEngine) -> None:
     before = await _first_emitted(stack_engine, held_run)
