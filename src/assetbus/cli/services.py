@@ -27,6 +27,25 @@ from assetbus.consumers.scheduler.config import SchedulerConfig
 
 app = typer.Typer(help="Run a service in the foreground.", no_args_is_help=True)
 
+SIGNING_KEY_HOLDERS: dict[str, str] = {
+    "api": "only with Airflow configured (ASSETBUS_AIRFLOW_URL): it mints the tokens of Airflow attempts and "
+           "DAG runs (POST /airflow/tokens)",
+}
+"""The `assetbus run` services that may load the private signing key, and when (docs/security.md, "Who holds
+which key"). Every other service gets the public keys (persister, API) or no key at all (scheduler, bridge)."""
+
+
+def _signing_key(service: str) -> Any:
+    """The minting key, for a service named in SIGNING_KEY_HOLDERS only (a clear exit if none is configured)."""
+    from assetbus.security_settings import SecurityConfigError
+
+    if service not in SIGNING_KEY_HOLDERS:
+        raise RuntimeError(f"`assetbus run {service}` must not hold the signing key (see SIGNING_KEY_HOLDERS)")
+    try:
+        return settings().signing_key
+    except SecurityConfigError as error:
+        fail(str(error))
+
 
 def _connection(*, token: bool = True) -> dict[str, Any]:
     """The values every service takes from the shared settings (Kafka, database, token key, topics)."""
@@ -106,17 +125,13 @@ def api(options: dict[str, Any]) -> None:
     from assetbus.consumers.api.server import serve as serve_api
     from assetbus.consumers.observe import logs
     from assetbus.producers.tokens import dag_token, task_token
-    from assetbus.security_settings import SecurityConfigError
 
     log = build(LogSettings, options)
     logs.configure(log.log_level, log.log_format)
     config = build(ApiConfig, options, **_connection(), airflow=optional_airflow_account())
     minter = None
     if config.airflow is not None:  # the token endpoint signs with the SDK's functions and the minting key
-        try:
-            key = settings().signing_key
-        except SecurityConfigError as error:
-            fail(str(error))
+        key = _signing_key("api")
         minter = Minter(task=functools.partial(task_token, key), dag=functools.partial(dag_token, key))
     _serve(_dependencies_up(config))  # before uvicorn, so that giving up is one line, not a lifespan traceback
 

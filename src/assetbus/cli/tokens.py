@@ -1,4 +1,4 @@
-"""`assetbus token issue | inspect | keygen`: mint and read emitter tokens, make signing keys."""
+"""`assetbus token issue | worker | inspect | keygen`: mint and read tokens, make signing keys."""
 
 from __future__ import annotations
 
@@ -38,6 +38,18 @@ def _parse_outlet(text: str) -> dict[str, str]:
     return {"name": name, "uri": uri}
 
 
+def _echo(token: str, output: Output) -> None:
+    """Print the token alone, or (json) with its claims and expiry."""
+    if output is Output.token:
+        typer.echo(token)
+        return
+    import jwt
+
+    claims = jwt.decode(token, options={"verify_signature": False})
+    typer.echo(json.dumps({"token": token, "claims": claims,
+                           "expires_at": datetime.fromtimestamp(claims["exp"], UTC).isoformat()}, indent=2))
+
+
 @app.command("issue")
 def issue(
     dag: Annotated[str, typer.Option("--dag", help="DAG id.")],
@@ -56,7 +68,6 @@ def issue(
                                                       "Without --outlet: any registered asset.")] = None,
 ) -> None:
     """Mint a signed token for one task attempt (--task) or one DAG run's callbacks (no --task)."""
-    import jwt
 
     from assetbus.producers.tokens import DEFAULT_TTL_SECONDS, dag_token, task_token
     from assetbus.security_settings import SecurityConfigError
@@ -77,17 +88,57 @@ def issue(
     else:
         token = task_token(key, dag, run_id, task, map_index=map_index, try_number=try_number,
                            ttl_seconds=ttl, publish=publish, not_after=not_after)
-    if output is Output.token:
-        typer.echo(token)
-    elif output is Output.json:
-        claims = jwt.decode(token, options={"verify_signature": False})
-        typer.echo(json.dumps({"token": token, "claims": claims,
-                               "expires_at": datetime.fromtimestamp(claims["exp"], UTC).isoformat()}, indent=2))
+    if output is not Output.env:
+        _echo(token, output)
     else:
         lines = {"ASSETBUS_TOKEN": token, "KAFKA_BOOTSTRAP_SERVERS": s.bootstrap_servers,
                  "ASSETBUS_TOPIC_PREFIX": s.topic_prefix}
         for name, value in lines.items():
             typer.echo(f"export {name}={shlex.quote(value)}")
+
+
+@app.command("worker")
+def worker(
+    deployment: Annotated[str, typer.Option("--deployment", help="A name for the Airflow deployment (the "
+                                            "credential's subject: `airflow-worker:NAME`).")] = "default",
+    ttl: Annotated[int | None, typer.Option("--ttl", help="Lifetime in seconds (default 90 days); mint a new one "
+                                            "and update the connection before it ends.")] = None,
+    output: Annotated[Output, typer.Option("--format", help="token: the credential alone; json: credential, "
+                                           "claims and expiry; env: an `export AIRFLOW_CONN_ASSETBUS_DEFAULT=...` "
+                                           "line (needs --api-url).")] = Output.token,
+    api_url: Annotated[str | None, typer.Option("--api-url", help="The assetbus API the workers ask for tokens "
+                                                "(the connection's host, for --format env).")] = None,
+) -> None:
+    """Mint the Airflow worker credential: the password of the Airflow connection `assetbus_default`. It may only
+    ask `POST /airflow/tokens` for attempts Airflow vouches for; it cannot emit or touch state."""
+
+    from assetbus.consumers.airflow.workers import (
+        DEFAULT_WORKER_TTL_SECONDS,
+        SCOPE_AIRFLOW_WORKER,
+        worker_source,
+        worker_subject,
+    )
+    from assetbus.producers.tokens import issue_token
+    from assetbus.security_settings import SecurityConfigError
+
+    ttl = DEFAULT_WORKER_TTL_SECONDS if ttl is None else ttl
+    if ttl <= 0:
+        fail("--ttl must be a positive number of seconds")
+    if not deployment:
+        fail("--deployment must not be empty")
+    if output is Output.env and not api_url:
+        fail("--format env needs --api-url (the connection's host)")
+    try:
+        key = settings().signing_key
+    except SecurityConfigError as error:
+        fail(str(error))
+    token = issue_token(key, worker_source(deployment), ttl_seconds=ttl, subject=worker_subject(deployment),
+                        scope=SCOPE_AIRFLOW_WORKER, publish=[])
+    if output is not Output.env:
+        _echo(token, output)
+    else:
+        connection = json.dumps({"conn_type": "assetbus", "host": api_url, "password": token})
+        typer.echo(f"export AIRFLOW_CONN_ASSETBUS_DEFAULT={shlex.quote(connection)}")
 
 
 @app.command("inspect")

@@ -2,9 +2,10 @@
 
 Airflow lives in its own virtualenv (`make airflow-venv` → `.venv-airflow/`, apache-airflow 3.3.x
 with the assetbus SDK installed from ./schemas and ./producers). `LocalAirflow(home, dags_folder)`
-writes a config (SimpleAuthManager with one admin service account, LocalExecutor, no examples,
-DAGs unpaused at creation, quick DAG-folder rescans), migrates the metadata DB and starts the
-three processes; `stop()` ends them (their process groups) and nothing else.
+writes a config (SimpleAuthManager with an admin service account and a viewer account, LocalExecutor,
+no examples, DAGs unpaused at creation, quick DAG-folder rescans), migrates the metadata DB, adds the
+connections it is given and starts the three processes; `stop()` ends them (their process groups) and
+nothing else.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ from assetbus.infra.ports import free_port
 REPO = Path(__file__).resolve().parents[3]
 AIRFLOW_VENV = Path(os.environ.get("ASSETBUS_AIRFLOW_VENV", REPO / ".venv-airflow"))
 USERNAME = "assetbus"
+VIEWER = "viewer"
+"""A second account with Airflow's read-only role: what any reader of the deployment's Airflow can see."""
 COMPONENTS = ("api-server", "scheduler", "dag-processor")
 
 
@@ -44,11 +47,15 @@ class LocalAirflow:
     home: Path
     dags_folder: Path
     extra_env: Mapping[str, str] = field(default_factory=dict)
-    """More environment for every component (ASSETBUS_API_URL for the tasks, say)."""
+    """More environment for every component (the workers and the dag-processor included)."""
     component_env: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     """More environment for one component only (the state store backend's key for the api-server, say)."""
+    connections: Mapping[str, str] = field(default_factory=dict, repr=False)
+    """Airflow connections to add to the metadata DB before the components start: conn id → its JSON
+    (`airflow connections add --conn-json`). Workers read them through Airflow's execution API."""
     port: int = field(default_factory=free_port)
     password: str = field(default_factory=lambda: secrets.token_urlsafe(16), repr=False)
+    viewer_password: str = field(default_factory=lambda: secrets.token_urlsafe(16), repr=False)
     venv: Path = AIRFLOW_VENV
     jwt_secret: str = field(default_factory=lambda: secrets.token_urlsafe(48), repr=False)
     _processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict, repr=False)
@@ -61,9 +68,17 @@ class LocalAirflow:
     def username(self) -> str:
         return USERNAME
 
+    def token(self, username: str = USERNAME) -> str:
+        """A JWT of Airflow's REST API for one of its accounts (the service account, or `VIEWER`)."""
+        password = self.viewer_password if username == VIEWER else self.password
+        response = httpx.post(f"{self.url}/auth/token", json={"username": username, "password": password})
+        response.raise_for_status()
+        return str(response.json()["access_token"])
+
     def env(self) -> dict[str, str]:
         home = self.home
-        # Workers get no assetbus secret and no database: only ASSETBUS_API_URL (in extra_env).
+        # Workers get no assetbus secret, no database and no assetbus environment: the Airflow connection
+        # assetbus_default (in `connections`) tells them the API and holds their worker credential.
         env = {k: v for k, v in os.environ.items()
                if not k.startswith(("AIRFLOW", "VIRTUAL_ENV", "PYTHONPATH", "ASSETBUS_", "DATABASE_URL"))}
         env.update({
@@ -76,7 +91,7 @@ class LocalAirflow:
             "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "False",
             "AIRFLOW__CORE__AUTH_MANAGER":
                 "airflow.api_fastapi.auth.managers.simple.simple_auth_manager.SimpleAuthManager",
-            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": f"{USERNAME}:admin",
+            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": f"{USERNAME}:admin,{VIEWER}:viewer",
             "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(home / "passwords.json"),
             "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"{self.url}/execution/",
             "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home / 'airflow.db'}",
@@ -100,7 +115,7 @@ class LocalAirflow:
 
     def _write_config(self) -> None:
         self.home.mkdir(parents=True, exist_ok=True)
-        (self.home / "passwords.json").write_text(json.dumps({USERNAME: self.password}))
+        (self.home / "passwords.json").write_text(json.dumps({USERNAME: self.password, VIEWER: self.viewer_password}))
 
     def _airflow(self, *args: str, check: bool = True, timeout_s: float = 600) -> subprocess.CompletedProcess[bytes]:
         done = subprocess.run([str(airflow_bin(self.venv)), *args], env=self.env(), capture_output=True,
@@ -122,6 +137,8 @@ class LocalAirflow:
         """Migrate the metadata DB and start the processes, without waiting for them to be healthy."""
         self._write_config()
         self._airflow("db", "migrate")
+        for conn_id, definition in self.connections.items():
+            self._airflow("connections", "add", conn_id, "--conn-json", definition)
         try:
             for component in COMPONENTS:
                 log = (self.home / f"{component}.log").open("ab")

@@ -1,14 +1,16 @@
 """Airflow next to a running assetbus, as separate real processes: for the Airflow tests and benchmark.
 
 `AirflowStack` starts the assetbus persister and execution API (with the Airflow token route) on
-one database and topic prefix, a `LocalAirflow` whose workers know only `ASSETBUS_API_URL` (its api-server
-keeps task and asset state in assetbus: `[state_store] backend = AssetbusStoreBackend`), syncs
+one database and topic prefix, and a `LocalAirflow` whose workers know only the Airflow connection
+`assetbus_default`: the API's URL and the worker credential minted by `assetbus token worker` (its
+api-server keeps task and asset state in assetbus: `[state_store] backend = AssetbusStoreBackend`), syncs
 Airflow's assets (`assetbus airflow sync`) and the consumer definitions (`assetbus dags sync`),
 then the scheduler. Bridges are started (and killed) on demand. `stop()` ends what it started.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -23,6 +25,7 @@ import httpx
 from assetbus.infra.airflow import LocalAirflow
 from assetbus.infra.errors import InfraError
 from assetbus.infra.ports import free_port
+from assetbus.producers.airflow.connection import CONN_ID
 
 CLI = Path(sys.executable).parent / "assetbus"
 STATE_STORE_BACKEND = "assetbus.producers.airflow.store_backend.AssetbusStoreBackend"
@@ -41,15 +44,16 @@ class AirflowStack:
     """Airflow DAGs that must be parsed before assets are synced."""
     api_port: int = field(default_factory=free_port)
     airflow: LocalAirflow = field(init=False)
+    worker_credential: str = field(init=False, default="", repr=False)
+    """The Airflow workers' credential (scope `airflow:worker`), the password of their `assetbus_default`."""
     _services: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         # Airflow keeps task and asset state in assetbus: the backend runs in the api-server, the one
         # component that holds the key it mints its state tokens with (workers hold none)
-        backend = {"AIRFLOW__STATE_STORE__BACKEND": STATE_STORE_BACKEND, "ASSETBUS_TOKEN_SECRET": self.token_secret}
-        self.airflow = LocalAirflow(self.home / "airflow", self.dags_folder,
-                                    extra_env={"ASSETBUS_API_URL": self.api_url},
-                                    component_env={"api-server": backend})
+        backend = {"AIRFLOW__STATE_STORE__BACKEND": STATE_STORE_BACKEND, "ASSETBUS_TOKEN_SECRET": self.token_secret,
+                   "ASSETBUS_API_URL": self.api_url}
+        self.airflow = LocalAirflow(self.home / "airflow", self.dags_folder, component_env={"api-server": backend})
 
     @property
     def api_url(self) -> str:
@@ -86,6 +90,9 @@ class AirflowStack:
 
     def start(self, timeout_s: float = 300.0) -> None:
         try:
+            self.worker_credential = self.cli("token", "worker").strip()
+            self.airflow.connections = {CONN_ID: json.dumps({"conn_type": "assetbus", "host": self.api_url,
+                                                             "password": self.worker_credential})}
             self.airflow.launch()
             self.service("persister", "persister")
             self.service("api", "api")
@@ -101,10 +108,7 @@ class AirflowStack:
             raise
 
     def airflow_token(self) -> str:
-        response = httpx.post(f"{self.airflow.url}/auth/token",
-                              json={"username": self.airflow.username, "password": self.airflow.password})
-        response.raise_for_status()
-        return str(response.json()["access_token"])
+        return self.airflow.token()
 
     def _dags_parsed(self) -> bool:
         headers = {"Authorization": f"Bearer {self.airflow_token()}"}

@@ -33,7 +33,8 @@ from tests.integration.airflow.airflow_api import AirflowApi
 REPO = Path(__file__).resolve().parents[3]
 EXAMPLES = REPO / "examples" / "airflow"
 TEST_DAGS = Path(__file__).parent / "dags"
-DAG_IDS = ("ingest_orders", "orders_by_partition", "daily_clicks_report", "orders_replica", "state_checkpoint")
+DAG_IDS = ("ingest_orders", "orders_by_partition", "daily_clicks_report", "orders_replica", "state_checkpoint",
+           "held_attempt")
 
 
 _RUNNING: list[AirflowStack] = []

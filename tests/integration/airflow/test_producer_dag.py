@@ -69,14 +69,15 @@ def test_emitting_while_a_dag_file_is_parsed_is_refused(airflow_api: AirflowApi)
     assert "asset.emit() needs a running Airflow task or callback" in mine[0]["stack_trace"]
 
 
-def test_token_endpoint_refuses_an_attempt_airflow_does_not_vouch_for(airflow_stack: AirflowStack,
+def test_token_endpoint_refuses_an_attempt_airflow_does_not_vouch_for_even_to_a_worker(airflow_stack: AirflowStack,
                                                                        failed_run: str) -> None:
     url = f"{airflow_stack.api_url}/airflow/tokens"
-    forged = httpx.post(url, json={"dag_id": DAG, "run_id": failed_run, "task_id": "ingest", "try_number": 2,
-                                   "ti_id": str(uuid.uuid4())})
+    worker = {"Authorization": f"Bearer {airflow_stack.worker_credential}"}  # what every worker holds
+    forged = httpx.post(url, headers=worker, json={"dag_id": DAG, "run_id": failed_run, "task_id": "ingest",
+                                                   "try_number": 2, "ti_id": str(uuid.uuid4())})
     assert forged.status_code == 403 and forged.json()["code"] == "attempt_not_running"
     assert "does not match" in forged.json()["message"]
-    unknown = httpx.post(url, json={"kind": "dag", "dag_id": DAG, "run_id": "no-such-run"})
+    unknown = httpx.post(url, headers=worker, json={"kind": "dag", "dag_id": DAG, "run_id": "no-such-run"})
     assert unknown.status_code == 403 and unknown.json()["code"] == "attempt_not_running"
-    malformed = httpx.post(url, json={"dag_id": DAG, "run_id": failed_run, "task_id": "ingest"})
+    malformed = httpx.post(url, headers=worker, json={"dag_id": DAG, "run_id": failed_run, "task_id": "ingest"})
     assert malformed.status_code == 422 and malformed.json()["code"] == "invalid_request"

@@ -14,6 +14,7 @@ RUN_BY_TESTS = {
     # command in the guide → where the Airflow suite runs it
     "pip install 'assetbus-sdk[airflow]'": "Makefile airflow-venv: pip install -e './producers[airflow]'",
     "assetbus airflow sync": "AirflowStack.start (tests/integration/airflow/conftest.py)",
+    "assetbus token worker": "AirflowStack.start: the password of the workers' connection assetbus_default",
     "assetbus dags sync examples/airflow/consumers.py": "AirflowStack.start (a folder holding that file)",
     "assetbus run airflow-bridge --dag orders_by_partition --dag daily_clicks_report":
         "tests/integration/airflow/test_consumer_dags.py::bridge",
@@ -43,6 +44,7 @@ def test_every_command_in_the_guide_is_run_by_the_airflow_suite() -> None:
     assert '"airflow-bridge", "--dag", "orders_by_partition", "--dag", "daily_clicks_report"' in bridge_test
     stack = (REPO / "src" / "assetbus" / "infra" / "airflow_stack.py").read_text()
     assert 'self.cli("airflow", "sync")' in stack and 'self.cli("dags", "sync"' in stack
+    assert 'self.cli("token", "worker")' in stack
 
 
 def test_every_airflow_cfg_line_is_what_the_airflow_stack_configures() -> None:

@@ -23,7 +23,7 @@ def test_the_python_block_mints_and_verifies_a_token_with_a_publication_policy()
     exec(compile(code, str(DOC), "exec"), {})  # its asserts are the test
 
 
-def test_the_shell_block_makes_keys_mints_a_token_and_verifies_it(tmp_path: Path) -> None:
+def test_the_shell_block_makes_keys_mints_a_token_and_a_worker_credential_and_verifies_them(tmp_path: Path) -> None:
     (script,) = blocks("bash")
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}", "COLUMNS": "200"}
     env.pop("ASSETBUS_TOKEN_SECRET", None)
@@ -36,6 +36,18 @@ def test_the_shell_block_makes_keys_mints_a_token_and_verifies_it(tmp_path: Path
 
 
 @pytest.mark.parametrize("heading", ["## Who holds which key", "## What each token may do",
-                                     "## What the services refuse"])
+                                     "## Tokens for Airflow attempts", "## What the services refuse"])
 def test_the_trust_model_sections_are_there(heading: str) -> None:
     assert heading in DOC.read_text()
+
+
+def test_the_threat_table_names_tests_that_exist() -> None:
+    text = DOC.read_text()
+    section = text[text.index("## Tokens for Airflow attempts"):text.index("## Airflow's state store backend")]
+    attacks = (DOC.parents[1] / "tests" / "integration" / "airflow" / "test_token_attacks.py").read_text()
+    named = re.findall(r"`(test_\w+)`", section)
+    assert len(named) >= 6
+    for name in named:
+        assert f"def {name}(" in attacks, name
+    for path in re.findall(r"`(tests/[\w/]+\.py)`", section):
+        assert (DOC.parents[1] / path).exists(), path

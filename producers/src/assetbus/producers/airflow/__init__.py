@@ -1,7 +1,8 @@
 """assetbus for Airflow 3 tasks: `asset.emit()` on Airflow's own Assets, and `AssetbusNotifier`.
 
 Importing this module inside Airflow gives `airflow.sdk.Asset` its `emit()` / `aemit()` methods (see
-`emit.install`). Install with `pip install 'assetbus-sdk[airflow]'`; set `ASSETBUS_API_URL` on the workers.
+`emit.install`). Install with `pip install 'assetbus-sdk[airflow]'`; give the workers the Airflow connection
+`assetbus_default` (the API's URL as host, the worker credential as password; see `connection.py`).
 Without Airflow installed, the Airflow-free parts (attempts, token source) still import.
 """
 
@@ -11,6 +12,7 @@ import importlib.util
 from typing import TYPE_CHECKING, Any
 
 from assetbus.producers.airflow.attempt import Attempt, attempt_from_context, running_attempt
+from assetbus.producers.airflow.connection import WorkerAccess, worker_access
 from assetbus.producers.airflow.credentials import Credentials, TokenRequestFailed, TokenSource, token_source
 from assetbus.producers.airflow.emit import aemit, attempt_context, emit, install
 
@@ -37,6 +39,7 @@ __all__ = [
     "Credentials",
     "TokenRequestFailed",
     "TokenSource",
+    "WorkerAccess",
     "aemit",
     "attempt_context",
     "attempt_from_context",
@@ -44,4 +47,5 @@ __all__ = [
     "install",
     "running_attempt",
     "token_source",
+    "worker_access",
 ]

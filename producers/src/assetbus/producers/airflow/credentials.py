@@ -1,9 +1,12 @@
 """Emitter tokens for Airflow attempts, asked of the assetbus execution API (task code holds no key).
 
-`ASSETBUS_API_URL` (default http://127.0.0.1:8321) names the API. A token is asked once per
-attempt and process, and again shortly before it expires. Kafka's bootstrap servers and the topic
-prefix come from `KAFKA_BOOTSTRAP_SERVERS` / `ASSETBUS_TOPIC_PREFIX` when set, else from the
-API's answer (the API knows its installation).
+The API's URL and the deployment's worker credential come from the Airflow connection
+`assetbus_default` (host and password), else from `ASSETBUS_API_URL` and
+`ASSETBUS_AIRFLOW_WORKER_TOKEN` (see `connection.py`). Each request carries the credential as its
+bearer token; the API mints only for attempts Airflow vouches for. A token is asked once per attempt
+and process, and again shortly before it expires. Kafka's bootstrap servers and the topic prefix
+come from `KAFKA_BOOTSTRAP_SERVERS` / `ASSETBUS_TOPIC_PREFIX` when set, else from the API's answer
+(the API knows its installation).
 """
 
 from __future__ import annotations
@@ -17,11 +20,11 @@ from datetime import datetime
 import httpx
 
 from assetbus.producers.airflow.attempt import Attempt
+from assetbus.producers.airflow.connection import CONN_ID, ENV_WORKER_TOKEN, WorkerAccess, worker_access
 from assetbus.producers.errors import EmitterError
 
-ENV_API_URL = "ASSETBUS_API_URL"
-DEFAULT_API_URL = "http://127.0.0.1:8321"
 ROUTE = "/airflow/tokens"
+_CREDENTIAL_REFUSED = {"missing_token", "invalid_token", "insufficient_scope"}
 RENEW_BEFORE_S = 120.0
 RETRIES = 5
 
@@ -51,11 +54,19 @@ def _reason(response: httpx.Response) -> tuple[str | None, str]:
         return None, response.text[:300]
 
 
-class TokenSource:
-    """Asks the API for tokens and caches them per attempt (thread-safe)."""
+NO_CREDENTIAL = (f"this worker has no assetbus worker credential: set it as the password of the Airflow "
+                 f"connection {CONN_ID} (`assetbus token worker` mints it), or in {ENV_WORKER_TOKEN}")
 
-    def __init__(self, api_url: str | None = None, *, timeout_s: float = 10.0) -> None:
-        self.api_url = (api_url or os.environ.get(ENV_API_URL) or DEFAULT_API_URL).rstrip("/")
+
+class TokenSource:
+    """Asks the API for tokens and caches them per attempt (thread-safe).
+
+    `access` fixes the API and the worker credential; by default they are read (`worker_access()`) at
+    each token request, so a rotated credential is used from the next request on.
+    """
+
+    def __init__(self, access: WorkerAccess | None = None, *, timeout_s: float = 10.0) -> None:
+        self.access = access
         self.timeout_s = timeout_s
         self._cache: dict[tuple[object, ...], Credentials] = {}
         self._lock = threading.Lock()
@@ -70,12 +81,17 @@ class TokenSource:
             return fresh
 
     def _ask(self, attempt: Attempt) -> Credentials:
+        access = self.access or worker_access()
+        if access.credential is None:
+            raise TokenRequestFailed(NO_CREDENTIAL, code="missing_token")
+        headers = {"Authorization": f"Bearer {access.credential}"}
         delay = 0.5
         for remaining in range(RETRIES - 1, -1, -1):
             try:
-                response = httpx.post(self.api_url + ROUTE, json=attempt.request(), timeout=self.timeout_s)
+                response = httpx.post(access.api_url + ROUTE, json=attempt.request(), headers=headers,
+                                      timeout=self.timeout_s)
             except httpx.HTTPError as error:
-                failure = TokenRequestFailed(f"the assetbus API at {self.api_url} did not answer: {error}",
+                failure = TokenRequestFailed(f"the assetbus API at {access.api_url} did not answer: {error}",
                                              retriable=True)
             else:
                 if response.status_code == 200:
@@ -85,9 +101,11 @@ class TokenSource:
                                        os.environ.get("KAFKA_BOOTSTRAP_SERVERS") or body["bootstrap_servers"],
                                        os.environ.get("ASSETBUS_TOPIC_PREFIX") or body["topic_prefix"])
                 code, message = _reason(response)
+                hint = (f" (the worker credential from {access.source} is not accepted: mint a new one with "
+                        f"`assetbus token worker`)" if code in _CREDENTIAL_REFUSED else "")
                 failure = TokenRequestFailed(f"the assetbus API refused a token for {attempt.dag_id}/"
                                              f"{attempt.run_id}/{attempt.task_id or '(dag run)'}: "
-                                             f"{response.status_code} {code}: {message}", code=code,
+                                             f"{response.status_code} {code}: {message}{hint}", code=code,
                                              retriable=response.status_code >= 500)
             if not failure.retriable or remaining == 0:
                 raise failure
@@ -100,7 +118,7 @@ _source: TokenSource | None = None
 
 
 def token_source() -> TokenSource:
-    """The process's token source (created on first use, from the environment)."""
+    """The process's token source (created on first use; reads the connection at each token request)."""
     global _source
     if _source is None:
         _source = TokenSource()

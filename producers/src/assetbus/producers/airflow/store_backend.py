@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from assetbus.producers.airflow.credentials import DEFAULT_API_URL, ENV_API_URL
+from assetbus.producers.airflow.connection import DEFAULT_API_URL, ENV_API_URL
 from assetbus.producers.airflow.store_assets import AssetAccess, AssetLookup, AssetScopeLike, airflow_asset_lookup
 from assetbus.producers.airflow.store_tokens import DEFAULT_TTL_S, StateTokens, TaskIdentity, signing_key_from_env
 from assetbus.producers.state import (

@@ -2,11 +2,14 @@
 
 It lives outside `/execution/` (whose routes need a task token): it is how a task gets one.
 
-Task code never holds a signing key. A task names its own attempt and its task instance UUID;
-the API asks Airflow's REST API (as its service account) whether that task instance is running
-with that try number, and only then signs a token whose claims are that attempt. A DAG-level
-callback asks for a DAG-run token the same way (the run must be running or just finished).
-See docs/airflow.md, "The trust boundary".
+Task code never holds a signing key. Every request carries the deployment's worker credential
+(`Authorization: Bearer`, scope `airflow:worker`, see `assetbus.consumers.airflow.workers`): the ids
+of an attempt are readable by anyone who may read Airflow, the credential only by code in the
+deployment's workers. A task then names its own attempt and its task instance UUID; the API asks
+Airflow's REST API (as its service account) whether that task instance is running with that try
+number, and only then signs a token whose claims are that attempt. A DAG-level callback asks for a
+DAG-run token the same way (the run must be running or just finished).
+See docs/security.md, "Tokens for Airflow attempts", and docs/airflow.md, "The trust boundary".
 """
 
 from __future__ import annotations
@@ -22,9 +25,11 @@ from assetbus.consumers.airflow.attempts import AttemptRefused, check_dag_run, c
 from assetbus.consumers.airflow.client import AirflowClient
 from assetbus.consumers.airflow.errors import AirflowError
 from assetbus.consumers.airflow.minting import Minter, Publish
+from assetbus.consumers.airflow.workers import SCOPE_AIRFLOW_WORKER
 from assetbus.consumers.api.config import ApiConfig
 from assetbus.consumers.api.database import Db
 from assetbus.consumers.api.errors import ApiError, ApiErrorCode, responses
+from assetbus.consumers.api.security import CurrentCaller
 from assetbus.consumers.api.versioning import version_header
 from assetbus.consumers.storage.task_assets import declared_assets
 
@@ -62,6 +67,11 @@ class AirflowTokenOut(BaseModel):
     topic_prefix: str = Field(description="Topic prefix of this assetbus installation.")
 
 
+async def airflow_worker(caller: CurrentCaller) -> None:
+    """401 without a valid bearer token; 403 `insufficient_scope` unless it is a worker credential."""
+    caller.require(SCOPE_AIRFLOW_WORKER)
+
+
 async def airflow_of(request: Request) -> AirflowClient:
     client: AirflowClient | None = request.app.state.airflow
     if client is None:
@@ -83,7 +93,9 @@ async def config_of(request: Request) -> ApiConfig:
 
 
 @router.post("/tokens", response_model=AirflowTokenOut, responses=responses(403, 404, 503),
-             summary="Mint an emitter token for a running Airflow task attempt or DAG run")
+             dependencies=[Depends(airflow_worker)],
+             summary="Mint an emitter token for a running Airflow task attempt or DAG run (needs the worker "
+             "credential)")
 async def mint(body: AirflowTokenRequest, airflow: Annotated[AirflowClient, Depends(airflow_of)],
                config: Annotated[ApiConfig, Depends(config_of)],
                minter: Annotated[Minter, Depends(minter_of)], db: Db) -> AirflowTokenOut:

@@ -1,0 +1,35 @@
+"""The Airflow worker credential: proof that a token request comes from inside the deployment's workers.
+
+Knowing a running attempt's ids proves nothing: Airflow shows them to every reader of its REST API.
+So `POST /airflow/tokens` also needs this credential, a signed token with one scope,
+`airflow:worker`. It cannot emit (no `emit`) and cannot touch state (no `ti:self`, and it names no
+task). All it may do is ask for the token of an attempt or DAG run that Airflow vouches for.
+
+It is minted once per deployment (`assetbus token worker`), with the minting key, and kept where
+Airflow keeps secrets: the password of the Airflow connection `assetbus_default`, read by the worker
+through Airflow's own connection API (so through the deployment's secrets backend).
+"""
+
+from __future__ import annotations
+
+from assetbus.schemas import Provenance, SourceKind
+
+__all__ = ["DEFAULT_WORKER_TTL_SECONDS", "SCOPE_AIRFLOW_WORKER", "WORKER_DAG_ID", "worker_source", "worker_subject"]
+
+SCOPE_AIRFLOW_WORKER = "airflow:worker"
+"""The only scope of a worker credential: it may ask `POST /airflow/tokens`, nothing else."""
+WORKER_DAG_ID = "airflow:workers"
+"""The provenance a worker credential names (a token names one): no DAG can have this id (`:` is not
+allowed in Airflow DAG ids), and without `emit` no event is ever stored under it."""
+DEFAULT_WORKER_TTL_SECONDS = 90 * 24 * 3600
+"""A worker credential lives 90 days unless minted with another lifetime; rotate it before then."""
+
+
+def worker_source(deployment: str) -> Provenance:
+    """The provenance a worker credential carries: the deployment it was minted for, as its run id."""
+    return Provenance(kind=SourceKind.DAG, dag_id=WORKER_DAG_ID, run_id=deployment)
+
+
+def worker_subject(deployment: str) -> str:
+    """The `sub` of a worker credential."""
+    return f"airflow-worker:{deployment}"
