@@ -1,4 +1,5 @@
-"""`assetbus token issue | inspect | keygen`: mint and read emitter tokens, make signing keys."""
+"""`assetbus token issue | operator | inspect | keygen`: mint and read emitter and operator tokens, make signing
+keys."""
 
 from __future__ import annotations
 
@@ -88,6 +89,29 @@ def issue(
                  "ASSETBUS_TOPIC_PREFIX": s.topic_prefix}
         for name, value in lines.items():
             typer.echo(f"export {name}={shlex.quote(value)}")
+
+
+@app.command("operator")
+def operator(
+    name: Annotated[str | None, typer.Option("--name", help="Who the token is for (its subject: "
+                                             "operator:NAME); default: the current user.")] = None,
+    ttl: Annotated[int | None, typer.Option("--ttl", help="Lifetime in seconds (default: 8 hours).")] = None,
+) -> None:
+    """Mint an operator token (scope `ui:read`) and print it: it signs in to the `/ui` page and reads
+    `/ui/api/*`, and can neither emit nor touch state."""
+    import getpass
+
+    from assetbus.consumers.api.ui_auth import OPERATOR_TTL_SECONDS, operator_token
+    from assetbus.security_settings import SecurityConfigError
+
+    ttl = OPERATOR_TTL_SECONDS if ttl is None else ttl
+    if ttl <= 0:
+        fail("--ttl must be a positive number of seconds")
+    try:
+        key = settings().signing_key
+    except SecurityConfigError as error:
+        fail(str(error))
+    typer.echo(operator_token(key, name or getpass.getuser(), ttl_seconds=ttl))
 
 
 @app.command("inspect")
