@@ -27,4 +27,6 @@ USER nobody
 EXPOSE 8321
 HEALTHCHECK --interval=10s --timeout=5s --retries=5 \
   CMD python -c "import sys, urllib.request; urllib.request.urlopen('http://127.0.0.1:8321/health', timeout=3)" || exit 1
+# /ui and /ui/api/* need an operator token (sign-in is always on): mint one where the signing key or
+# the local secret is, e.g. `docker compose exec api assetbus token operator` (docs/ui.md).
 CMD ["assetbus", "run", "api", "--host", "0.0.0.0", "--port", "8321"]

@@ -4,6 +4,9 @@ A redrive re-publishes a dead letter (its original bytes, or a fixed value given
 to the emissions topic under its original key. It is recorded in PostgreSQL (`dlq_redrives`, unique
 per dead letter) in the same transaction that is committed only after the broker acknowledged the
 record, so no dead letter is redriven twice; each redrive is also logged on stderr.
+
+What `list` and `show` print is redacted (an emission record carries its emitter's token): JWT-looking
+values and `token` fields read `"<redacted>"`. A redrive re-publishes the original bytes, unredacted.
 """
 
 from __future__ import annotations
@@ -38,8 +41,10 @@ def _topics() -> tuple[str, str]:
 
 
 def _as_dict(letter: DeadLetterRecord, redrive: RedriveRow | None, value: bytes | None = None) -> dict[str, Any]:
-    """`value`: the whole original value (show); without it, the first 80 characters."""
-    text = letter.value_preview if value is None else value.decode("utf-8", "replace")
+    """`value`: the whole original value (show); without it, the first 80 characters. Both redacted."""
+    from assetbus.consumers.observe.deadletters import redact
+
+    text = letter.value_preview if value is None else redact(value.decode("utf-8", "replace"))
     source = f"{letter.source_topic}:{letter.source_partition}:{letter.source_offset}"
     return {"topic": letter.topic, "partition": letter.partition, "offset": letter.offset,
             "timestamp": letter.timestamp, "key": letter.key, "reason": letter.reason, "error": letter.error,

@@ -1,4 +1,5 @@
-"""`assetbus token issue | worker | inspect | keygen`: mint and read tokens, make signing keys."""
+"""`assetbus token issue | worker | operator | inspect | keygen`: mint and read emitter, worker and operator
+tokens, make signing keys."""
 
 from __future__ import annotations
 
@@ -139,6 +140,29 @@ def worker(
     else:
         connection = json.dumps({"conn_type": "assetbus", "host": api_url, "password": token})
         typer.echo(f"export AIRFLOW_CONN_ASSETBUS_DEFAULT={shlex.quote(connection)}")
+
+
+@app.command("operator")
+def operator(
+    name: Annotated[str | None, typer.Option("--name", help="Who the token is for (its subject: "
+                                             "operator:NAME); default: the current user.")] = None,
+    ttl: Annotated[int | None, typer.Option("--ttl", help="Lifetime in seconds (default: 8 hours).")] = None,
+) -> None:
+    """Mint an operator token (scope `ui:read`) and print it: it signs in to the `/ui` page and reads
+    `/ui/api/*`, and can neither emit nor touch state."""
+    import getpass
+
+    from assetbus.consumers.api.ui_auth import OPERATOR_TTL_SECONDS, operator_token
+    from assetbus.security_settings import SecurityConfigError
+
+    ttl = OPERATOR_TTL_SECONDS if ttl is None else ttl
+    if ttl <= 0:
+        fail("--ttl must be a positive number of seconds")
+    try:
+        key = settings().signing_key
+    except SecurityConfigError as error:
+        fail(str(error))
+    typer.echo(operator_token(key, name or getpass.getuser(), ttl_seconds=ttl))
 
 
 @app.command("inspect")

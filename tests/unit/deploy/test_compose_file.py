@@ -95,3 +95,24 @@ def test_grafana_is_provisioned_with_the_dashboard_and_every_panel_queries_a_met
                    "assetbus_scheduler_runs_created_total", "assetbus_consumer_group_lag",
                    "assetbus_persister_db_commit_seconds_bucket", "assetbus_persister_dead_lettered_total"):
         assert wanted in queried
+
+
+def test_the_compose_api_can_mint_the_operator_token_its_page_accepts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/ui.md: `docker compose exec api assetbus token operator` gives the token that signs in to /ui."""
+    from typer.testing import CliRunner
+
+    from assetbus.cli.main import app
+    from assetbus.consumers.api.ui_auth import SCOPE_UI_READ, OperatorVerifier
+    from assetbus.consumers.auth import TokenVerifier
+
+    environment = yaml.safe_load(COMPOSE.read_text())["services"]["api"]["environment"]
+    # the API verifies with the secret the `exec`'d CLI mints with: the container's own environment
+    assert str(environment["ASSETBUS_TOKEN_SECRET"]).startswith("${ASSETBUS_TOKEN_SECRET:?")
+    assert "ASSETBUS_TOKEN_JWKS" not in environment and "ASSETBUS_TOKEN_SIGNING_KEY" not in environment
+    secret = "a-compose-secret-of-at-least-32-bytes"
+    monkeypatch.setenv("ASSETBUS_TOKEN_SECRET", secret)
+    monkeypatch.delenv("ASSETBUS_TOKEN_SIGNING_KEY", raising=False)
+    minted = CliRunner().invoke(app, ["token", "operator", "--name", "ops"])
+    assert minted.exit_code == 0, minted.output
+    verifier = OperatorVerifier.of(TokenVerifier.configured(jwks=None, secret=secret))  # as create_api builds it
+    assert verifier.operator(minted.output.strip()).scopes == {SCOPE_UI_READ}

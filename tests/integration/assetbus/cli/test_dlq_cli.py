@@ -1,4 +1,5 @@
-"""`assetbus dlq list | show | redrive`: a dead letter is seen with its reason, redriven once fixed, never twice."""
+"""`assetbus dlq list | show | redrive`: a dead letter is seen with its reason (its emitter token redacted),
+redriven once fixed, never twice."""
 
 from __future__ import annotations
 
@@ -23,7 +24,8 @@ SOURCE = Provenance(kind=SourceKind.TASK, dag_id="ingest", run_id="run-1", task_
 async def test_a_fixed_dead_letter_is_redriven_once(ops: Ops, persister: Persister, infra: Settings, topics: Topics,
                                                     token_secret: str, engine: AsyncEngine, tmp_path: Path) -> None:
     assert (await ops("assets", "register", ORDERS.name, ORDERS.uri)).exit_code == 0
-    [command] = commands(issue_token(token_secret, SOURCE), topics, ORDERS, 1, key="fixed")
+    token = issue_token(token_secret, SOURCE)
+    [command] = commands(token, topics, ORDERS, 1, key="fixed")
     broken = command.model_dump_json().encode()[:-1]  # one byte short: not JSON
     await produce(infra.bootstrap_servers, topics.emissions, [(b"orders", broken)])
 
@@ -34,7 +36,11 @@ async def test_a_fixed_dead_letter_is_redriven_once(ops: Ops, persister: Persist
     assert letter["reason"] == "not_json" and letter["key"] == "orders" and letter["redrive"] is None
     assert letter["source"].startswith(f"{topics.emissions}:")
     shown = await ops.json("dlq", "show", str(letter["offset"]))
-    assert shown["value"] == broken.decode() and shown["headers"]["assetbus.dlq.reason"] == "not_json"
+    assert token.encode() in broken and token not in shown["value"] and token.split(".")[2] not in shown["value"]
+    assert shown["value"] == broken.decode().replace(token, "<redacted>")
+    assert shown["headers"]["assetbus.dlq.reason"] == "not_json"
+    printed = await ops("dlq", "show", str(letter["offset"]))
+    assert printed.exit_code == 0 and "<redacted>" in printed.output and token not in printed.output
     assert (await ops("dlq", "show", "999")).exit_code == 1
 
     as_is = await ops("dlq", "redrive", str(letter["offset"]))

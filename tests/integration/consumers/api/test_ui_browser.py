@@ -1,6 +1,7 @@
-"""The `/ui` page in a real headless Chromium: after the demo's story (and one dead letter) the page
-shows the catalog, the runs and what still waits; asset → event → run clicks through; the console
-stays clean. Saves docs/images/ui.png (the asset page) and docs/images/ui-dag.png for the docs."""
+"""The `/ui` page in a real headless Chromium: the browser is sent to the sign-in page and signs in with
+an operator token; after the demo's story (and one dead letter) the page shows the catalog, the runs and
+what still waits; asset → event → run clicks through; the console stays clean. Saves docs/images/ui.png
+(the asset page) and docs/images/ui-dag.png for the docs."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from selenium.webdriver.remote.webelement import WebElement
 from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.ui import WebDriverWait
 
+from assetbus.consumers.api.ui_auth import operator_token
 from assetbus.demo.actors import DAILY_DAG, ORDERS
 from assetbus.demo.story import run_demo
 from assetbus.schemas import Topics
@@ -84,9 +86,20 @@ def _click_first(driver: WebDriver, within: str, link: str) -> str:
     return text
 
 
-def _walk_the_page(driver: WebDriver, url: str) -> list[str]:
-    """The clicks of an operator; returns what went wrong in the console."""
+def _sign_in(driver: WebDriver, url: str, token: str) -> None:
+    """Open /ui unsigned, land on the sign-in page, paste the operator token and submit it."""
     driver.get(f"{url}/ui")
+    WebDriverWait(driver, WAIT_S).until(ec.url_to_be(f"{url}/ui/login"))
+    driver.find_element(By.CSS_SELECTOR, '[data-testid="login-token"]').send_keys(token)
+    driver.find_element(By.CSS_SELECTOR, '[data-testid="login-submit"]').click()
+    WebDriverWait(driver, WAIT_S).until(ec.url_to_be(f"{url}/ui"))
+    cookie = driver.get_cookie("assetbus_ui")
+    assert cookie is not None and cookie["httpOnly"] and cookie["sameSite"] == "Strict"
+
+
+def _walk_the_page(driver: WebDriver, url: str, token: str) -> list[str]:
+    """The clicks of an operator; returns what went wrong in the console."""
+    _sign_in(driver, url, token)
     assets = _wait_text(driver, "assets", ORDERS.name)
     assert "demo.incidents" in assets.text
     _wait_text(driver, "feed", ORDERS.name)
@@ -129,7 +142,8 @@ async def test_the_page_shows_the_demo_and_clicks_through_asset_event_run(
     assert result.rows, "the demo told its story"
     IMAGES.mkdir(parents=True, exist_ok=True)
 
-    console = await asyncio.to_thread(_walk_the_page, browser, api_url)
+    token = operator_token(token_secret, "browser-test")
+    console = await asyncio.to_thread(_walk_the_page, browser, api_url, token)
 
     assert console == []
     assert (IMAGES / "ui.png").stat().st_size > 10_000

@@ -13,6 +13,7 @@ from alembic import command
 from prometheus_client import CollectorRegistry
 
 from assetbus.consumers.api import ApiConfig
+from assetbus.consumers.api.ui_auth import operator_token
 from assetbus.consumers.observe import ProbeServer, ReadinessChecks, migration_heads
 from assetbus.consumers.persister import Persister, PersisterConfig
 from assetbus.consumers.scheduler import Scheduler, SchedulerConfig
@@ -86,12 +87,13 @@ async def test_healthz_fails_while_the_services_event_loop_is_stuck() -> None:
 
 
 async def test_the_api_answers_the_probes_and_counts_requests_by_route(api_client: httpx.AsyncClient,
-                                                                       topics: Topics) -> None:
+                                                                       topics: Topics, token_secret: str) -> None:
     assert (await api_client.get("/healthz")).json() == {"status": "alive"}
     assert (await api_client.get("/health")).json()["status"] == "ok"
     ready = await api_client.get("/readyz")
     assert ready.status_code == 200 and ready.json()["status"] == "ready", ready.text
-    assert (await api_client.get("/ui/api/events/424242")).status_code == 404
+    operator = {"Authorization": f"Bearer {operator_token(token_secret, 'probe')}"}
+    assert (await api_client.get("/ui/api/events/424242", headers=operator)).status_code == 404
     text = (await api_client.get("/metrics")).text
     assert 'assetbus_api_requests_total{method="GET",route="/ui/api/events/{event_id}",status="404"} 1.0' in text
     assert "assetbus_api_request_seconds_bucket" in text

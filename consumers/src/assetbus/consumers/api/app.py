@@ -28,6 +28,7 @@ from assetbus.consumers.api.probes import router as probes_router
 from assetbus.consumers.api.routes import airflow_tokens_router, asset_state_router, emit_router, task_state_router
 from assetbus.consumers.api.security import token_cache
 from assetbus.consumers.api.ui import ui_api_router, ui_router
+from assetbus.consumers.api.ui_auth import OperatorVerifier
 from assetbus.consumers.api.versioning import API_VERSIONS, LATEST_VERSION, VERSION_HEADER, ApiVersionMiddleware
 from assetbus.consumers.auth import TokenVerifier
 from assetbus.consumers.kafka.startup import startup_policy, wait_for_database, wait_for_kafka
@@ -100,7 +101,9 @@ def create_api(config: ApiConfig, *, minter: Minter | None = None) -> FastAPI:
     kafka = config.kafka
     metrics = ApiMetrics()
     registry = metrics.registry
-    app.state.verifier = token_cache(TokenVerifier.configured(jwks=config.token_jwks, secret=config.token_secret))
+    verifier = TokenVerifier.configured(jwks=config.token_jwks, secret=config.token_secret)
+    app.state.verifier = token_cache(verifier)
+    app.state.operator_verifier = OperatorVerifier.of(verifier)  # the /ui sign-in: operator tokens (ui:read)
     app.state.config = config
     app.state.airflow = None
     app.state.minter = minter

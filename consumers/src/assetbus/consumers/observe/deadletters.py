@@ -4,11 +4,18 @@ The persister dead-letters what it cannot even parse (`assetbus.emissions.dlq`):
 and bytes, with `assetbus.dlq.reason`, `assetbus.dlq.error` and the source topic, partition and
 offset in headers. `read_dead_letters` reads the last records of each partition with a group-less
 consumer (assign and seek; nothing is committed), newest first.
+
+An emission record carries its emitter's token, so what is shown of a dead letter goes through
+`redact`: JWT-looking values and the string values of `token` fields become `"<redacted>"`. The
+original bytes (`read_dead_letter`, for a redrive) are never altered.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -21,6 +28,28 @@ from assetbus.producers.kafka import KafkaConnection
 HEADER_PREFIX = "assetbus.dlq."
 PREVIEW_BYTES = 2048
 """How much of a dead letter's value is kept (as text, undecodable bytes replaced)."""
+REDACTED = "<redacted>"
+
+_SEGMENT = r"[A-Za-z0-9_-]{2,}"
+_JWT = re.compile(rf"(?<![A-Za-z0-9_.-])({_SEGMENT})\.{_SEGMENT}\.[A-Za-z0-9_-]*")
+"""Three base64url segments (the signature may be cut off at the end of a preview)."""
+_TOKEN_FIELD = re.compile(r'("[A-Za-z0-9_-]*token"\s*:\s*)"(?:[^"\\]|\\.)*(?:"|\\?$)', re.IGNORECASE)
+"""A JSON string under a key named `token` or ending in it (`access_token`), closed or cut off at the end."""
+
+
+def _json_header(segment: str) -> bool:
+    """Whether a base64url segment decodes to a JSON object's start, as every JWT header does."""
+    try:
+        decoded = base64.urlsafe_b64decode(segment + "=" * (-len(segment) % 4))
+    except (binascii.Error, ValueError):
+        return False
+    return decoded.lstrip().startswith(b"{")
+
+
+def redact(text: str) -> str:
+    """`text` with every JWT-looking value and every `token` field's string value replaced by `"<redacted>"`."""
+    text = _TOKEN_FIELD.sub(lambda m: f'{m.group(1)}"{REDACTED}"', text)
+    return _JWT.sub(lambda m: REDACTED if _json_header(m.group(1)) else m.group(0), text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,7 +60,7 @@ class DeadLetterRecord:
     timestamp: datetime
     key: str | None
     value_preview: str
-    """The first PREVIEW_BYTES of the original value, as UTF-8 with replacements."""
+    """The first PREVIEW_BYTES of the original value, as UTF-8 with replacements, redacted."""
     value_size: int
     reason: str
     """Machine-readable (a DeadLetterReason value), `unknown` if the header is missing."""
@@ -40,7 +69,7 @@ class DeadLetterRecord:
     source_partition: int | None
     source_offset: int | None
     headers: dict[str, str]
-    """Every `assetbus.dlq.*` header, decoded, without the prefix."""
+    """Every `assetbus.dlq.*` header, decoded and redacted, without the prefix."""
 
 
 def _text(value: bytes | None) -> str:
@@ -53,12 +82,14 @@ def _int(value: str | None) -> int | None:
 
 def dead_letter(topic: str, partition: int, offset: int, timestamp_ms: int, key: bytes | None,
                 value: bytes | None, headers: Sequence[tuple[str, bytes]]) -> DeadLetterRecord:
-    """One dead-letter record, its headers read."""
-    ours = {name[len(HEADER_PREFIX):]: _text(raw) for name, raw in headers if name.startswith(HEADER_PREFIX)}
+    """One dead-letter record, its headers read; what it shows of the value and headers is redacted."""
+    ours = {name[len(HEADER_PREFIX):]: redact(_text(raw)) for name, raw in headers
+            if name.startswith(HEADER_PREFIX)}
     body = value or b""
     return DeadLetterRecord(
         topic=topic, partition=partition, offset=offset, timestamp=datetime.fromtimestamp(timestamp_ms / 1000, UTC),
-        key=None if key is None else _text(key), value_preview=_text(body[:PREVIEW_BYTES]), value_size=len(body),
+        key=None if key is None else _text(key), value_preview=redact(_text(body[:PREVIEW_BYTES])),
+        value_size=len(body),
         reason=ours.get("reason", "unknown"), error=ours.get("error", ""), source_topic=ours.get("source.topic"),
         source_partition=_int(ours.get("source.partition")), source_offset=_int(ours.get("source.offset")),
         headers=ours)

@@ -1,23 +1,29 @@
 """`/ui`: the operators' page, and the read-only JSON it polls under `/ui/api/...`.
 
 Every listing is one page of a keyset-paginated, indexed query (`before` / `after` cursors, at most
-`MAX_PAGE` rows), so the page stays fast with 100,000 events stored. The page and these routes need
-no token and change nothing; keep the API behind your network's access control (see docs/ui.md).
+`MAX_PAGE` rows), so the page stays fast with 100,000 events stored. The page and these routes change
+nothing and need an operator token (scope `ui:read`, see ui_auth.py): `/ui/api/*` answers 401/403
+without one, `/ui` sends the browser to `/ui/login`, which sets the sign-in cookie.
 """
 
 from __future__ import annotations
 
 import contextlib
+import html
+import time
 from collections.abc import AsyncIterator
 from importlib.resources import files
 from typing import Annotated
+from urllib.parse import parse_qs
 
 from aiokafka.errors import KafkaError
-from fastapi import APIRouter, Query, Request
-from fastapi.responses import HTMLResponse
+from fastapi import APIRouter, Depends, Query, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.security import HTTPAuthorizationCredentials
 
 from assetbus.consumers.api.database import Db
 from assetbus.consumers.api.errors import ApiError, ApiErrorCode
+from assetbus.consumers.api.security import bearer
 from assetbus.consumers.api.ui.models import (
     AssetOut,
     DagOut,
@@ -29,6 +35,7 @@ from assetbus.consumers.api.ui.models import (
     RunOut,
     WaitingOut,
 )
+from assetbus.consumers.api.ui_auth import COOKIE, LOGIN_PATH, check_operator, presented_token, signed_in
 from assetbus.consumers.observe.deadletters import read_dead_letters
 from assetbus.consumers.observe.lag import consumer_group_lag
 from assetbus.consumers.observe.waiting import waiting_partitions
@@ -43,16 +50,58 @@ from assetbus.producers.kafka import KafkaConnection
 from assetbus.schemas import Topics
 
 router = APIRouter(prefix="/ui", include_in_schema=False)
-api = APIRouter(prefix="/ui/api", include_in_schema=False)
+api = APIRouter(prefix="/ui/api", include_in_schema=False, dependencies=[Depends(signed_in)])
 
 Limit = Annotated[int, Query(ge=1, le=MAX_PAGE, description="Page size.")]
-_PAGE = (files("assetbus.consumers.api.ui") / "static" / "index.html").read_text(encoding="utf-8")
+Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
+_STATIC = files("assetbus.consumers.api.ui") / "static"
+_PAGE = (_STATIC / "index.html").read_text(encoding="utf-8")
+_LOGIN = (_STATIC / "login.html").read_text(encoding="utf-8")
+_NO_STORE = {"Cache-Control": "no-store"}
 
 
 @router.get("", response_class=HTMLResponse)
 @router.get("/", response_class=HTMLResponse)
-async def page() -> HTMLResponse:
+async def page(request: Request, credentials: Credentials) -> Response:
+    """The page for a signed-in operator; anyone else is sent to the sign-in page."""
+    try:
+        check_operator(request.app.state.operator_verifier, presented_token(request, credentials))
+    except ApiError:
+        return RedirectResponse(LOGIN_PATH, status_code=303, headers=_NO_STORE)
     return HTMLResponse(_PAGE, headers={"Cache-Control": "no-cache"})
+
+
+def _login_page(message: str = "", status: int = 200) -> HTMLResponse:
+    shown = f'<p class="error" data-testid="login-error">{html.escape(message)}</p>' if message else ""
+    return HTMLResponse(_LOGIN.replace("<!--message-->", shown), status_code=status, headers=_NO_STORE)
+
+
+@router.get("/login", response_class=HTMLResponse)
+async def login_page() -> HTMLResponse:
+    return _login_page()
+
+
+@router.post("/login", response_class=HTMLResponse)
+async def login(request: Request) -> Response:
+    """The form's operator token: valid with `ui:read` → the sign-in cookie and back to `/ui`; else the form
+    again with the reason (401: missing, forged or expired; 403: not an operator token)."""
+    form = parse_qs((await request.body()).decode("utf-8", "replace"))
+    token = "".join(form.get("token", [""])[:1]).strip()
+    try:
+        operator = check_operator(request.app.state.operator_verifier, token)
+    except ApiError as error:
+        return _login_page(error.body.message, status=error.status)
+    response = RedirectResponse("/ui", status_code=303, headers=_NO_STORE)
+    response.set_cookie(COOKIE, token, max_age=max(1, operator.expires_at - int(time.time())), path="/ui",
+                        httponly=True, samesite="strict", secure=request.url.scheme == "https")
+    return response
+
+
+@router.post("/logout")
+async def logout() -> Response:
+    response = RedirectResponse(LOGIN_PATH, status_code=303, headers=_NO_STORE)
+    response.delete_cookie(COOKIE, path="/ui", httponly=True, samesite="strict")
+    return response
 
 
 def _not_found(what: str) -> ApiError:

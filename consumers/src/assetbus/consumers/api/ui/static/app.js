@@ -25,6 +25,10 @@ function h(tag, attrs, ...children) {
 
 async function get(path) {
   const response = await fetch(API + path, { headers: { Accept: "application/json" } });
+  if (response.status === 401) {
+    location.assign("/ui/login"); // the sign-in expired
+    throw new Error("signed out");
+  }
   const body = await response.json();
   if (!response.ok) throw new Error(body.message || response.statusText);
   return body;

@@ -1,0 +1,117 @@
+"""Sign-in of the operators' page: an **operator token**, a JWT with scope `ui:read` and nothing else.
+
+It is signed with the installation's minting key (`assetbus token operator`, the same key as
+`assetbus token issue`) and verified with the API's verification keys (the JWKS, or local mode's
+HS256 secret). It carries no provenance (no `kind`, `dag_id`, `run_id`), so the persister and the
+execution routes refuse it as an emitter token: it can read the page, never emit or touch state.
+
+`/ui/api/*` takes it as `Authorization: Bearer <token>`, or from the cookie that `/ui/login` sets
+for browsers (HttpOnly, SameSite=Strict, path `/ui`, expiring with the token).
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Annotated
+
+import jwt
+from fastapi import Depends, Request
+from fastapi.security import HTTPAuthorizationCredentials
+
+from assetbus.consumers.api.errors import ApiError, ApiErrorCode
+from assetbus.consumers.api.security import bearer
+from assetbus.consumers.auth import TokenError, TokenVerifier
+from assetbus.consumers.auth.tokens import DEFAULT_AUDIENCE, SIGNATURE_INVALID
+from assetbus.producers.tokens import TokenKey, _signing
+
+SCOPE_UI_READ = "ui:read"
+"""May read the operators' page and `/ui/api/*`."""
+OPERATOR_TTL_SECONDS = 8 * 3600
+"""An operator token lasts a working day unless told otherwise."""
+OPERATOR_SUBJECT = "operator:"
+COOKIE = "assetbus_ui"
+LOGIN_PATH = "/ui/login"
+
+_CHALLENGE = 'Bearer realm="assetbus-ui"'
+
+
+def operator_token(key: TokenKey, name: str, *, ttl_seconds: int = OPERATOR_TTL_SECONDS,
+                   audience: str = DEFAULT_AUDIENCE) -> str:
+    """A signed operator token for `name`, valid `ttl_seconds`; `key` as for `issue_token`."""
+    if ttl_seconds <= 0:
+        raise ValueError("ttl_seconds must be positive")
+    signing, algorithm, headers = _signing(key)
+    now = int(time.time())
+    claims = {"sub": OPERATOR_SUBJECT + name, "aud": audience, "iat": now, "exp": now + ttl_seconds,
+              "jti": uuid.uuid4().hex, "scope": SCOPE_UI_READ}
+    return jwt.encode(claims, signing, algorithm=algorithm, headers=headers or None)
+
+
+@dataclass(frozen=True)
+class Operator:
+    """A verified token's subject and scopes (not yet checked for `ui:read`)."""
+
+    subject: str
+    scopes: frozenset[str]
+    expires_at: int
+
+
+class OperatorVerifier(TokenVerifier):
+    """The API's TokenVerifier (same keys, algorithms and audience), reading an operator token's claims."""
+
+    @classmethod
+    def of(cls, verifier: TokenVerifier) -> OperatorVerifier:
+        """One that shares `verifier`'s keys (a JWKS URL is fetched once for both)."""
+        return cls(secret=verifier.secret, audience=verifier.audience, leeway_seconds=verifier.leeway_seconds,
+                   keys=verifier.keys)
+
+    def operator(self, token: str) -> Operator:
+        """The token's subject and scopes; raises TokenError when it is forged, expired or malformed."""
+        key, algorithm = self._key(token)
+        try:
+            payload = jwt.decode(token, key, algorithms=[algorithm], audience=self.audience,
+                                 leeway=self.leeway_seconds, options={"require": ["exp", "sub", "aud"]})
+        except jwt.ExpiredSignatureError as error:
+            raise TokenError("token expired: get a new one with `assetbus token operator`") from error
+        except jwt.InvalidSignatureError as error:
+            raise TokenError(SIGNATURE_INVALID) from error
+        except jwt.PyJWTError as error:
+            raise TokenError(f"token is invalid: {error}") from error
+        scope = payload.get("scope")
+        return Operator(subject=str(payload["sub"]), scopes=frozenset(scope.split() if isinstance(scope, str) else ()),
+                        expires_at=int(payload["exp"]))
+
+
+def check_operator(verifier: OperatorVerifier, token: str | None) -> Operator:
+    """401 without a token or with an invalid one; 403 for a valid token without `ui:read` (an emit token)."""
+    if not token:
+        raise ApiError(401, ApiErrorCode.MISSING_TOKEN,
+                       f"sign in at {LOGIN_PATH}, or send `Authorization: Bearer <operator token>` "
+                       "(`assetbus token operator` makes one)", headers={"WWW-Authenticate": _CHALLENGE})
+    try:
+        found = verifier.operator(token)
+    except TokenError as error:
+        raise ApiError(401, ApiErrorCode.INVALID_TOKEN, error.reason,
+                       headers={"WWW-Authenticate": f'{_CHALLENGE}, error="invalid_token"'}) from error
+    if SCOPE_UI_READ not in found.scopes:
+        raise ApiError(403, ApiErrorCode.INSUFFICIENT_SCOPE,
+                       f"the token lacks scope {SCOPE_UI_READ!r}: the page needs an operator token "
+                       "(`assetbus token operator`), not an emitter token",
+                       headers={"WWW-Authenticate": f'{_CHALLENGE}, error="insufficient_scope", '
+                                                    f'scope="{SCOPE_UI_READ}"'})
+    return found
+
+
+def presented_token(request: Request, credentials: HTTPAuthorizationCredentials | None) -> str | None:
+    """The bearer token if one is sent, else the sign-in cookie."""
+    return credentials.credentials if credentials is not None else request.cookies.get(COOKIE)
+
+
+async def signed_in(request: Request,
+                    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]) -> Operator:
+    """The dependency of `/ui/api/*`: the operator, from the bearer token or the cookie."""
+    verifier: OperatorVerifier = request.app.state.operator_verifier
+    return check_operator(verifier, presented_token(request, credentials))
+
