@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -29,6 +30,8 @@ from assetbus.producers.airflow.connection import CONN_ID
 
 CLI = Path(sys.executable).parent / "assetbus"
 STATE_STORE_BACKEND = "assetbus.producers.airflow.store_backend.AssetbusStoreBackend"
+STATE_PLUGIN = Path(__file__).resolve().parents[3] / "examples" / "airflow" / "plugins" / "assetbus_state.py"
+"""The plugin that tells the backend which task asks for asset state (its root middleware)."""
 
 
 @dataclass
@@ -50,9 +53,11 @@ class AirflowStack:
 
     def __post_init__(self) -> None:
         # Airflow keeps task and asset state in assetbus: the backend runs in the api-server, the one
-        # component that holds the key it mints its state tokens with (workers hold none)
+        # component that holds the key it mints its state tokens with (workers hold none); its plugin names
+        # the calling task, so asset state is open only to tasks registered with the asset
+        plugins = self.home / "airflow" / "plugins"
         backend = {"AIRFLOW__STATE_STORE__BACKEND": STATE_STORE_BACKEND, "ASSETBUS_TOKEN_SECRET": self.token_secret,
-                   "ASSETBUS_API_URL": self.api_url}
+                   "ASSETBUS_API_URL": self.api_url, "AIRFLOW__CORE__PLUGINS_FOLDER": str(plugins)}
         self.airflow = LocalAirflow(self.home / "airflow", self.dags_folder, component_env={"api-server": backend})
 
     @property
@@ -90,6 +95,9 @@ class AirflowStack:
 
     def start(self, timeout_s: float = 300.0) -> None:
         try:
+            plugins = self.home / "airflow" / "plugins"
+            plugins.mkdir(parents=True, exist_ok=True)
+            shutil.copy(STATE_PLUGIN, plugins / STATE_PLUGIN.name)
             self.worker_credential = self.cli("token", "worker").strip()
             self.airflow.connections = {CONN_ID: json.dumps({"conn_type": "assetbus", "host": self.api_url,
                                                              "password": self.worker_credential})}

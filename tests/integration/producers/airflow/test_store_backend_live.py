@@ -1,7 +1,8 @@
 """The Airflow state store backend against the running execution API and the real database, sync and async.
 
-Airflow itself is not in this virtualenv: the backend is built with a lookup standing in for Airflow's
-metadata DB, and scopes with the stand-in dataclasses (the same fields as Airflow's).
+Airflow itself is not in this virtualenv: the backend is built with lookups standing in for Airflow's
+metadata DB and for the api-server's `StateCallerMiddleware` (the calling task is `ingest.load`), and scopes
+with the stand-in dataclasses (the same fields as Airflow's).
 """
 
 from __future__ import annotations
@@ -42,9 +43,18 @@ async def orders_outlet(engine: AsyncEngine) -> None:
         await attach_task_asset(conn, "ingest", "load", "orders", "outlet")
 
 
+def called_by(dag_id: str, task_id: str) -> Any:
+    """Stands in for the api-server's middleware: the execution-API request comes from this task instance."""
+    return lambda session: (dag_id, "run-9", task_id, -1)
+
+
+def nobody(session: Any | None) -> None:
+    """No execution-API request names a task (no middleware in the api-server, a watcher, a CLI)."""
+
+
 @pytest.fixture
 def backend(api_url: str, token_secret: str) -> AssetbusStoreBackend:
-    return AssetbusStoreBackend(api_url, token_secret, asset_lookup=airflow_assets)
+    return AssetbusStoreBackend(api_url, token_secret, asset_lookup=airflow_assets, caller=called_by("ingest", "load"))
 
 
 async def test_task_values_round_trip_verbatim_and_are_the_task_instances_own(
@@ -148,3 +158,35 @@ async def test_an_unreachable_api_is_a_503_not_a_500(token_secret: str) -> None:
     with pytest.raises(HTTPException) as raised:
         await backend.aget(TaskScope("ingest", "run-1", "load"), "k")
     assert raised.value.status_code == 503
+
+
+@pytest.mark.usefixtures("orders_outlet")
+async def test_a_calling_task_not_registered_with_the_asset_is_refused(api_url: str, token_secret: str) -> None:
+    intruder = AssetbusStoreBackend(api_url, token_secret, asset_lookup=airflow_assets,
+                                    caller=called_by("reporting", "peek"))
+    for call in (lambda: intruder.aget(AssetScope(asset_id=ORDERS_ID), "k"),
+                 lambda: intruder.aset(AssetScope(asset_id=ORDERS_ID), "k", "1")):
+        with pytest.raises(HTTPException) as raised:
+            await call()
+        assert raised.value.status_code == 403 and raised.value.detail["reason"] == "asset_not_registered"
+
+
+@pytest.mark.usefixtures("orders_outlet")
+async def test_an_unidentified_caller_is_refused_unless_the_declared_rule_is_chosen(
+        api_url: str, token_secret: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    strict = AssetbusStoreBackend(api_url, token_secret, asset_lookup=airflow_assets, caller=nobody)
+    with pytest.raises(HTTPException) as raised:
+        await strict.aset(AssetScope(asset_id=ORDERS_ID), "k", "1")
+    assert raised.value.status_code == 403 and raised.value.detail["reason"] == "caller_not_identified"
+    assert "StateCallerMiddleware" in raised.value.detail["message"]
+    with pytest.raises(HTTPException):
+        await asyncio.to_thread(strict.get, AssetScope(asset_id=ORDERS_ID), "k")
+    assert await strict.aget(TaskScope("ingest", "run-1", "load"), "k") is None  # task state needs no caller
+
+    monkeypatch.setenv("ASSETBUS_STORE_ASSET_STATE", "declared")
+    loose = AssetbusStoreBackend(api_url, token_secret, asset_lookup=airflow_assets, caller=nobody)
+    await loose.aset(AssetScope(asset_id=ORDERS_ID), "k", "1")  # acts as ingest.load, which declares it
+    assert await loose.aget(AssetScope(asset_id=ORDERS_ID), "k") == "1"
+    monkeypatch.setenv("ASSETBUS_STORE_ASSET_STATE", "anyone")
+    with pytest.raises(ValueError, match="ASSETBUS_STORE_ASSET_STATE='anyone'"):
+        AssetbusStoreBackend(api_url, token_secret, asset_lookup=airflow_assets)

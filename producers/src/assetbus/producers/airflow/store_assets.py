@@ -1,16 +1,36 @@
-"""Which asset an Airflow `AssetScope` names, and which Airflow task may act on it, from Airflow's metadata DB.
+"""Which asset an Airflow `AssetScope` names, and which Airflow task asks for its state.
 
 Airflow's API server hands the state store backend `AssetScope(asset_id=...)`; workers hand it a name or a
 URI. assetbus keys asset state by name and opens it only to a task registered with the asset, so the
-backend needs the asset's name and one task that declares it (an outlet first, else an inlet: what
-`assetbus airflow sync` attaches). Both come from the session Airflow passes in, or a fresh one.
+backend needs the asset's name, from Airflow's metadata DB (the session Airflow passes in, or a fresh one),
+and the task instance that is asking.
+
+Airflow 3.3.2's execution API does not pass the calling task to the backend: its asset routes verify the
+task's JWT and keep it to themselves. `StateCallerMiddleware`, installed in the api-server as a plugin's
+root middleware (Airflow's `fastapi_root_middlewares`, a public plugin hook), keeps the bearer token of
+each `/execution/` request in a context variable for the length of the request. The backend runs only
+inside those routes, after Airflow's `require_auth` verified that very header, so the token's subject is
+the calling task instance's id; `airflow_calling_task` reads it back and looks the task instance up in the
+metadata DB. With no such request (the middleware is not installed, an `AssetWatcher` writes, a CLI), the
+caller is unknown: None.
+
+For the opt-in rule (`ASSETBUS_STORE_ASSET_STATE=declared`) the lookup also names one task that declares
+the asset (an outlet first, else an inlet: what `assetbus airflow sync` attaches).
 Imports Airflow only when called.
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, MutableMapping
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Protocol
+from uuid import UUID
+
+TaskIdentity = tuple[str, str, str, int]
+"""(dag_id, run_id, task_id, map_index)."""
+
+_BEARER: ContextVar[str | None] = ContextVar("assetbus_execution_bearer", default=None)
 
 
 @dataclass(frozen=True)
@@ -64,3 +84,78 @@ def airflow_asset_lookup(scope: AssetScopeLike, session: Any | None) -> AssetAcc
 
     with create_session() as fresh:
         return _lookup(scope, fresh)
+
+
+class CallerLookup(Protocol):
+    def __call__(self, session: Any | None) -> TaskIdentity | None: ...
+
+
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+
+
+class StateCallerMiddleware:
+    """An ASGI middleware for Airflow's api-server: for the length of each request to Airflow's execution
+    API (`/execution/...`), the request's bearer token is what `airflow_calling_task` reads."""
+
+    def __init__(self, app: Callable[[Scope, Receive, Send], Awaitable[None]]) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        reset = _BEARER.set(_execution_bearer(scope))
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            _BEARER.reset(reset)
+
+
+def _execution_bearer(scope: Scope) -> str | None:
+    if scope.get("type") != "http":
+        return None
+    path = str(scope.get("path", ""))
+    if not path.removeprefix(str(scope.get("root_path", ""))).startswith("/execution/"):
+        return None
+    for name, value in scope.get("headers", ()):
+        if name == b"authorization" and value[:7].lower() == b"bearer ":
+            return bytes(value[7:]).decode("latin-1").strip() or None
+    return None
+
+
+def calling_task_instance_id() -> UUID | None:
+    """The id of the task instance whose execution-API request is being served (None: no such request).
+
+    Not verified here: Airflow's execution API verified this token before its route called the backend."""
+    token = _BEARER.get()
+    if token is None:
+        return None
+    import jwt
+
+    try:
+        subject = jwt.decode(token, options={"verify_signature": False}).get("sub")
+        found = UUID(str(subject))
+    except (jwt.PyJWTError, ValueError):
+        return None
+    return None if found.int == 0 else found  # Airflow's null id: an AssetWatcher, not a task
+
+
+def _calling_task(ti_id: UUID, session: Any) -> TaskIdentity | None:
+    from airflow.models.taskinstance import TaskInstance
+    from sqlalchemy import select
+
+    row = session.execute(select(TaskInstance.dag_id, TaskInstance.run_id, TaskInstance.task_id,
+                                 TaskInstance.map_index).where(TaskInstance.id == ti_id)).first()
+    return None if row is None else (row[0], row[1], row[2], int(row[3]))
+
+
+def airflow_calling_task(session: Any | None) -> TaskIdentity | None:
+    """The task instance asking, from the request's token and Airflow's metadata DB (None: unknown)."""
+    ti_id = calling_task_instance_id()
+    if ti_id is None:
+        return None
+    if session is not None:
+        return _calling_task(ti_id, session)
+    from airflow.utils.session import create_session
+
+    with create_session() as fresh:
+        return _calling_task(ti_id, fresh)

@@ -6,12 +6,16 @@
 Airflow's API server calls the backend for every task and asset state request of its execution API
 (`TaskScope(dag_id, run_id, task_id, map_index)`, `AssetScope(asset_id)`). The backend keeps the value in
 assetbus, over assetbus's execution API (`ASSETBUS_API_URL`), with a short-lived `ti:self` token it mints
-per task instance (`store_tokens`). Asset scopes are resolved to the asset's name, and to a task that
-declares it, from Airflow's metadata DB (`store_assets`). Airflow's values are JSON strings: assetbus
-stores the JSON they encode (so its API, CLI and UI show it) and the backend gives Airflow back the
-same string (`json.dumps` of what `json.dumps` wrote). Task state keeps Airflow's `expires_at`; the
-assetbus API's retention cleanup deletes expired keys. An assetbus refusal reaches the task as the same
-status with Airflow's error shape (`{"detail": {"reason", "message"}}`), not as a 500.
+per task instance (`store_tokens`). Asset scopes are resolved to the asset's name from Airflow's metadata
+DB, and the backend acts as the task instance that asks (`store_assets`): assetbus then opens the asset's
+state only if that task is registered with the asset, as on assetbus's own API. When the caller cannot be
+identified (no `StateCallerMiddleware` in the api-server), asset state is refused (403
+`caller_not_identified`) unless `ASSETBUS_STORE_ASSET_STATE=declared` opts into the looser rule: act as a
+task that declares the asset, so any task reaches any declared asset's state, as in Airflow.
+Airflow's values are JSON strings: assetbus stores the JSON they encode (so its API, CLI and UI show it)
+and the backend gives Airflow back the same string (`json.dumps` of what `json.dumps` wrote). Task state
+keeps Airflow's `expires_at`; the assetbus API's retention cleanup deletes expired keys. An assetbus refusal
+reaches the task as the same status with Airflow's error shape (`{"detail": {"reason", "message"}}`), not as a 500.
 
 Importable without Airflow (for tests): the base class and the scopes are then stand-ins.
 """
@@ -23,12 +27,18 @@ import json
 import os
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import httpx
 
 from assetbus.producers.airflow.connection import DEFAULT_API_URL, ENV_API_URL
-from assetbus.producers.airflow.store_assets import AssetAccess, AssetLookup, AssetScopeLike, airflow_asset_lookup
+from assetbus.producers.airflow.store_assets import (
+    AssetLookup,
+    AssetScopeLike,
+    CallerLookup,
+    airflow_asset_lookup,
+    airflow_calling_task,
+)
 from assetbus.producers.airflow.store_tokens import DEFAULT_TTL_S, StateTokens, TaskIdentity, signing_key_from_env
 from assetbus.producers.state import (
     AsyncStateClient,
@@ -49,7 +59,13 @@ else:
         BaseStoreBackend = object
 
 ASSET_STATE_RUN_ID = "assetbus-asset-state"
-"""The run id the backend's asset-state tokens name (Airflow's asset scopes have no run)."""
+"""The run id the backend's asset-state tokens name under the opt-in rule (it acts for no run)."""
+
+ENV_ASSET_STATE = "ASSETBUS_STORE_ASSET_STATE"
+"""`caller` (the default): asset state only for the identified calling task, if registered with the asset.
+`declared`: when the caller cannot be identified, act as a task that declares the asset (Airflow's rule,
+narrowed to declared assets)."""
+AssetStateRule = Literal["caller", "declared"]
 
 
 @dataclass(frozen=True)
@@ -109,8 +125,14 @@ class AssetbusStoreBackend(BaseStoreBackend):
     API URL and the signing key come from the environment (see the module docstring)."""
 
     def __init__(self, api_url: str | None = None, signing_key: TokenKey | None = None, *,
-                 asset_lookup: AssetLookup = airflow_asset_lookup, token_ttl_s: int = DEFAULT_TTL_S,
+                 asset_lookup: AssetLookup = airflow_asset_lookup, caller: CallerLookup = airflow_calling_task,
+                 asset_state: AssetStateRule | None = None, token_ttl_s: int = DEFAULT_TTL_S,
                  timeout_s: float = 10.0) -> None:
+        rule = asset_state or os.environ.get(ENV_ASSET_STATE, "caller").strip() or "caller"
+        if rule not in ("caller", "declared"):
+            raise ValueError(f"{ENV_ASSET_STATE}={rule!r}: expected 'caller' (the default) or 'declared'")
+        self.asset_state: AssetStateRule = cast(AssetStateRule, rule)
+        self._caller = caller
         self.api_url = api_url or os.environ.get(ENV_API_URL, DEFAULT_API_URL)
         self._tokens = StateTokens(signing_key if signing_key is not None else signing_key_from_env(),
                                    ttl_s=token_ttl_s)
@@ -123,20 +145,36 @@ class AssetbusStoreBackend(BaseStoreBackend):
 
     # -- where a scope lives, and as whom ------------------------------------------------------------
 
-    def _asset_access(self, scope: AssetScopeLike, session: Any | None) -> AssetAccess | None:
+    def _asset_actor(self, scope: AssetScopeLike, session: Any | None) -> tuple[str, TaskIdentity] | None:
+        """The asset's name and the task instance the backend acts as for it (None: Airflow knows no such
+        asset). The calling task when it can be identified; otherwise a refusal, or under the opt-in rule a
+        task that declares the asset."""
         access = self._asset_lookup(scope, session)
-        if access is not None and not access.task_id:
+        if access is None:
+            return None
+        caller = self._caller(session)
+        if caller is not None:
+            return access.name, caller
+        if self.asset_state != "declared":
+            raise _refused(StateForbidden(
+                f"the task asking for asset {access.name!r}'s state is not known here: Airflow's execution API "
+                "does not pass it to a state store backend. Install assetbus's StateCallerMiddleware in the "
+                "api-server (docs/airflow.md, State store backend), or use assetbus's asset-state API with the "
+                f"task's assetbus token; {ENV_ASSET_STATE}=declared opts into Airflow's looser rule",
+                status=403, code="caller_not_identified"))
+        if not access.task_id:
             raise _refused(StateForbidden(
                 f"no Airflow task declares asset {access.name!r} as inlet or outlet, and assetbus opens asset "
                 "state only to tasks registered with the asset (`assetbus airflow sync`)",
                 status=403, code="asset_not_registered"))
-        return access
+        return access.name, (access.dag_id, ASSET_STATE_RUN_ID, access.task_id, -1)
 
-    async def _aasset_access(self, scope: AssetScopeLike, session: Any | None) -> AssetAccess | None:
+    async def _aasset_actor(self, scope: AssetScopeLike, session: Any | None) -> tuple[str, TaskIdentity] | None:
         if session is not None and hasattr(session, "run_sync"):
-            access: AssetAccess | None = await session.run_sync(lambda sync: self._asset_access(scope, sync))
-            return access
-        return await asyncio.to_thread(self._asset_access, scope, None)
+            actor: tuple[str, TaskIdentity] | None = await session.run_sync(lambda sync: self._asset_actor(scope,
+                                                                                                         sync))
+            return actor
+        return await asyncio.to_thread(self._asset_actor, scope, None)
 
     def _client(self, identity: TaskIdentity) -> StateClient:
         return StateClient(self.api_url, self._tokens.for_task(identity), http=self._http)
@@ -144,20 +182,17 @@ class AssetbusStoreBackend(BaseStoreBackend):
     def _aclient(self, identity: TaskIdentity) -> AsyncStateClient:
         return AsyncStateClient(self.api_url, self._tokens.for_task(identity), timeout_s=self._timeout_s)
 
-    @staticmethod
-    def _acting_as(access: AssetAccess) -> TaskIdentity:
-        return access.dag_id, ASSET_STATE_RUN_ID, access.task_id, -1
-
     # -- BaseStoreBackend --------------------------------------------------------------------------
 
     def get(self, scope: Any, key: str, *, session: Any | None = None) -> str | None:
         try:
             if _is_task(scope):
                 return _encoded(self._client(_identity(scope)).task_state.get_entry(key))
-            access = self._asset_access(scope, session)
-            if access is None:
+            actor = self._asset_actor(scope, session)
+            if actor is None:
                 return None
-            return _encoded(self._client(self._acting_as(access)).asset(access.name).state.get_entry(key))
+            name, who = actor
+            return _encoded(self._client(who).asset(name).state.get_entry(key))
         except StateError as error:
             raise _refused(error) from error
 
@@ -167,8 +202,8 @@ class AssetbusStoreBackend(BaseStoreBackend):
             if _is_task(scope):
                 self._client(_identity(scope)).task_state.set(key, _decoded(value), expires_at=expires_at)
                 return
-            access = self._require(scope, self._asset_access(scope, session))
-            self._client(self._acting_as(access)).asset(access.name).state.set(key, _decoded(value))
+            name, who = self._require(scope, self._asset_actor(scope, session))
+            self._client(who).asset(name).state.set(key, _decoded(value))
         except StateError as error:
             raise _refused(error) from error
 
@@ -177,9 +212,9 @@ class AssetbusStoreBackend(BaseStoreBackend):
             if _is_task(scope):
                 self._client(_identity(scope)).task_state.delete(key)
                 return
-            access = self._asset_access(scope, session)
-            if access is not None:
-                self._client(self._acting_as(access)).asset(access.name).state.delete(key)
+            actor = self._asset_actor(scope, session)
+            if actor is not None:
+                self._client(actor[1]).asset(actor[0]).state.delete(key)
         except StateError as error:
             raise _refused(error) from error
 
@@ -188,9 +223,9 @@ class AssetbusStoreBackend(BaseStoreBackend):
             if _is_task(scope):
                 self._client(_identity(scope)).task_state.clear(all_map_indices=all_map_indices)
                 return
-            access = self._asset_access(scope, session)
-            if access is not None:
-                self._client(self._acting_as(access)).asset(access.name).state.clear()
+            actor = self._asset_actor(scope, session)
+            if actor is not None:
+                self._client(actor[1]).asset(actor[0]).state.clear()
         except StateError as error:
             raise _refused(error) from error
 
@@ -199,11 +234,11 @@ class AssetbusStoreBackend(BaseStoreBackend):
             if _is_task(scope):
                 async with self._aclient(_identity(scope)) as client:
                     return _encoded(await client.task_state.get_entry(key))
-            access = await self._aasset_access(scope, session)
-            if access is None:
+            actor = await self._aasset_actor(scope, session)
+            if actor is None:
                 return None
-            async with self._aclient(self._acting_as(access)) as client:
-                return _encoded(await client.asset(access.name).state.get_entry(key))
+            async with self._aclient(actor[1]) as client:
+                return _encoded(await client.asset(actor[0]).state.get_entry(key))
         except StateError as error:
             raise _refused(error) from error
 
@@ -214,9 +249,9 @@ class AssetbusStoreBackend(BaseStoreBackend):
                 async with self._aclient(_identity(scope)) as client:
                     await client.task_state.set(key, _decoded(value), expires_at=expires_at)
                 return
-            access = self._require(scope, await self._aasset_access(scope, session))
-            async with self._aclient(self._acting_as(access)) as client:
-                await client.asset(access.name).state.set(key, _decoded(value))
+            name, who = self._require(scope, await self._aasset_actor(scope, session))
+            async with self._aclient(who) as client:
+                await client.asset(name).state.set(key, _decoded(value))
         except StateError as error:
             raise _refused(error) from error
 
@@ -226,10 +261,10 @@ class AssetbusStoreBackend(BaseStoreBackend):
                 async with self._aclient(_identity(scope)) as client:
                     await client.task_state.delete(key)
                 return
-            access = await self._aasset_access(scope, session)
-            if access is not None:
-                async with self._aclient(self._acting_as(access)) as client:
-                    await client.asset(access.name).state.delete(key)
+            actor = await self._aasset_actor(scope, session)
+            if actor is not None:
+                async with self._aclient(actor[1]) as client:
+                    await client.asset(actor[0]).state.delete(key)
         except StateError as error:
             raise _refused(error) from error
 
@@ -239,10 +274,10 @@ class AssetbusStoreBackend(BaseStoreBackend):
                 async with self._aclient(_identity(scope)) as client:
                     await client.task_state.clear(all_map_indices=all_map_indices)
                 return
-            access = await self._aasset_access(scope, session)
-            if access is not None:
-                async with self._aclient(self._acting_as(access)) as client:
-                    await client.asset(access.name).state.clear()
+            actor = await self._aasset_actor(scope, session)
+            if actor is not None:
+                async with self._aclient(actor[1]) as client:
+                    await client.asset(actor[0]).state.clear()
         except StateError as error:
             raise _refused(error) from error
 
@@ -252,10 +287,10 @@ class AssetbusStoreBackend(BaseStoreBackend):
         `airflow state-store clean` skips custom backends anyway."""
 
     @staticmethod
-    def _require(scope: object, access: AssetAccess | None) -> AssetAccess:
-        if access is None:
+    def _require(scope: object, actor: tuple[str, TaskIdentity] | None) -> tuple[str, TaskIdentity]:
+        if actor is None:
             raise _refused(StateError(f"Airflow knows no asset for {scope!r}", status=404, code="not_found"))
-        return access
+        return actor
 
 
-__all__ = ["ASSET_STATE_RUN_ID", "AssetScope", "AssetbusStoreBackend", "TaskScope"]
+__all__ = ["ASSET_STATE_RUN_ID", "ENV_ASSET_STATE", "AssetScope", "AssetbusStoreBackend", "TaskScope"]
