@@ -184,4 +184,9 @@ class AirflowSettings(BaseSettings):
     username: str = Field(default="assetbus", description="ASSETBUS_AIRFLOW_USERNAME: the service account.")
     password: SecretStr | None = Field(default=None, description="ASSETBUS_AIRFLOW_PASSWORD: its password "
                                        "(exchanged for a JWT at Airflow's POST /auth/token).")
+    token: SecretStr | None = Field(default=None, description="ASSETBUS_AIRFLOW_TOKEN: a static bearer token "
+                                    "for Airflow's REST API, as a platform hands them out (instead of a password).")
+    auth: str | None = Field(default=None, description="ASSETBUS_AIRFLOW_AUTH: package.module:Factory, an "
+                             "httpx.Auth subclass (or a function returning one) for a platform's own token flow "
+                             "(instead of a password or a token).")
     timeout_s: float = Field(default=10.0, description="ASSETBUS_AIRFLOW_TIMEOUT_S: per-request timeout.")

@@ -16,18 +16,38 @@ app = typer.Typer(help="The Airflow 3 integration: keep assets and task registra
                   no_args_is_help=True)
 
 
+CREDENTIALS = ("ASSETBUS_AIRFLOW_PASSWORD", "ASSETBUS_AIRFLOW_TOKEN", "ASSETBUS_AIRFLOW_AUTH")
+"""The ways to authenticate to Airflow's REST API: exactly one must be set."""
+
+
 def airflow_account(url: str | None = None, username: str | None = None) -> AirflowAccount:
-    """The service account from ASSETBUS_AIRFLOW_* (options win); a clear error if it is incomplete."""
+    """The account from ASSETBUS_AIRFLOW_* (options win): one line naming the setting if it is incomplete,
+    if it sets more than one way to authenticate, or if ASSETBUS_AIRFLOW_AUTH cannot be loaded."""
     from assetbus.consumers.airflow import AirflowAccount
+    from assetbus.consumers.airflow.account import load_auth
     from assetbus.settings import AirflowSettings
 
     s = AirflowSettings()
     url = url or s.url
     if not url:
         fail("no Airflow URL: set ASSETBUS_AIRFLOW_URL (Airflow's API server, e.g. http://localhost:8080)")
-    if s.password is None:
-        fail("no Airflow password: set ASSETBUS_AIRFLOW_PASSWORD (the service account's password)")
-    return AirflowAccount(url=url, username=username or s.username, password=s.password.get_secret_value(),
+    password = s.password.get_secret_value() if s.password is not None else ""
+    token = s.token.get_secret_value().strip() if s.token is not None else ""
+    auth = (s.auth or "").strip()
+    given = [name for name, value in zip(CREDENTIALS, (password, token, auth), strict=True) if value]
+    if not given:
+        fail("no Airflow credentials: set one of ASSETBUS_AIRFLOW_PASSWORD (the service account's password, "
+             "with ASSETBUS_AIRFLOW_USERNAME), ASSETBUS_AIRFLOW_TOKEN (a bearer token) or ASSETBUS_AIRFLOW_AUTH "
+             "(package.module:Factory, an httpx.Auth)")
+    if len(given) > 1:
+        fail(f"conflicting Airflow credentials: {' and '.join(given)} are both set; set exactly one of "
+             f"{', '.join(CREDENTIALS)}")
+    if auth:
+        try:
+            load_auth(auth)
+        except ValueError as error:
+            fail(f"ASSETBUS_AIRFLOW_AUTH={auth!r}: {error}")
+    return AirflowAccount(url=url, username=username or s.username, password=password, token=token, auth=auth,
                           timeout_s=s.timeout_s)
 
 
@@ -54,7 +74,8 @@ def sync(
     airflow_url: str | None = typer.Option(None, "--airflow-url", help="Airflow's API server (default "
                                            "ASSETBUS_AIRFLOW_URL)."),
     username: str | None = typer.Option(None, "--username", help="Service account (default "
-                                        "ASSETBUS_AIRFLOW_USERNAME); its password is ASSETBUS_AIRFLOW_PASSWORD."),
+                                        "ASSETBUS_AIRFLOW_USERNAME); its password is ASSETBUS_AIRFLOW_PASSWORD (or set "
+                                        "ASSETBUS_AIRFLOW_TOKEN or ASSETBUS_AIRFLOW_AUTH instead)."),
     dag: Annotated[list[str] | None, typer.Option("--dag", help="Only the assets of these DAGs (repeatable).")] = None,
 ) -> None:
     """Register every asset Airflow knows and attach the tasks that declare it (idempotent)."""

@@ -166,7 +166,8 @@ def scheduler(options: dict[str, Any]) -> None:
 @settings_options(BridgeConfig, LogSettings, skip=CONNECTION | {"airflow"})
 def airflow_bridge(options: dict[str, Any]) -> None:
     """Turn each readiness signal of these DAGs into exactly one Airflow DAG run, and bring its outcome back
-    (the Airflow account: ASSETBUS_AIRFLOW_URL, ASSETBUS_AIRFLOW_USERNAME, ASSETBUS_AIRFLOW_PASSWORD)."""
+    (Airflow: ASSETBUS_AIRFLOW_URL, and one of ASSETBUS_AIRFLOW_PASSWORD with ASSETBUS_AIRFLOW_USERNAME,
+    ASSETBUS_AIRFLOW_TOKEN or ASSETBUS_AIRFLOW_AUTH)."""
     from assetbus.consumers.airflow import AirflowBridge
     from assetbus.consumers.observe import logs
 

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
         AirflowError,
         AirflowNotFound,
         AirflowRefused,
+        AirflowTokenRefused,
         AirflowUnavailable,
     )
     from assetbus.consumers.airflow.metrics import BridgeMetrics
@@ -35,7 +36,8 @@ else:  # the type checker sees the imports above, not a module __getattr__
         ".client": ("AirflowClient",),
         ".config": ("BridgeConfig",),
         ".dagruns": ("CONF_KEY", "CreatedRun", "dag_run_id", "run_conf", "run_state", "trigger_run"),
-        ".errors": ("AirflowAuthError", "AirflowError", "AirflowNotFound", "AirflowRefused", "AirflowUnavailable"),
+        ".errors": ("AirflowAuthError", "AirflowError", "AirflowNotFound", "AirflowRefused", "AirflowTokenRefused",
+                    "AirflowUnavailable"),
         ".metrics": ("BridgeMetrics",),
         ".minting": ("Minter",),
         ".outcomes": ("OutcomePoller",),
@@ -53,6 +55,7 @@ __all__ = [
     "AirflowNotFound",
     "AirflowRefused",
     "AirflowSyncReport",
+    "AirflowTokenRefused",
     "AirflowUnavailable",
     "BridgeConfig",
     "BridgeLedger",

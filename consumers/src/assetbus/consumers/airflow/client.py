@@ -1,24 +1,31 @@
 """A small async client for Airflow 3's public REST API (`/api/v2`), as a service account.
 
-Authentication is Airflow's normal token flow: `POST /auth/token` with the account's user name and
-password gives a JWT that goes in `Authorization: Bearer`. A 401 fetches a fresh token once; a
-second 401, or a 403, is an AirflowAuthError. No answer, 5xx and 429 are AirflowUnavailable
-(retriable). Everything else is translated into the errors of `consumers.airflow.errors`.
+Authentication is the account's one method (`AirflowAccount`):
+- a user name and password: Airflow's normal token flow, `POST /auth/token` gives a JWT that goes in
+  `Authorization: Bearer`; a 401 fetches a fresh token once, a second 401 is an AirflowAuthError;
+- a static token: sent as `Authorization: Bearer`; a 401, or a 403 about the token ("Invalid JWT token",
+  what Airflow 3.3.2 answers to a token it cannot verify), is AirflowTokenRefused at once (it cannot be
+  renewed here, so there is nothing to retry);
+- an `httpx.Auth` from an import path: httpx runs its flow on every request; a 401 is an AirflowAuthError.
+A 403 is an AirflowAuthError. No answer, 5xx and 429 are AirflowUnavailable (retriable). Everything else
+is translated into the errors of `consumers.airflow.errors`.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Generator
 from typing import Any
 
 import httpx
 
-from assetbus.consumers.airflow.account import AirflowAccount
+from assetbus.consumers.airflow.account import AirflowAccount, load_auth
 from assetbus.consumers.airflow.errors import (
     AirflowAuthError,
     AirflowError,
     AirflowNotFound,
     AirflowRefused,
+    AirflowTokenRefused,
     AirflowUnavailable,
 )
 
@@ -34,13 +41,33 @@ def _detail(response: httpx.Response) -> str:
     return str(detail)[:300]
 
 
+class BearerToken(httpx.Auth):
+    """A static bearer token in every request's `Authorization` header."""
+
+    def __init__(self, token: str) -> None:
+        self._header = f"Bearer {token}"
+
+    def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
+        request.headers["Authorization"] = self._header
+        yield request
+
+
+def _http_auth(account: AirflowAccount) -> httpx.Auth | None:
+    """httpx's auth for a static token or an import path; None for a password (this client's token flow)."""
+    if account.method == "token":
+        return BearerToken(account.token)
+    if account.method == "auth":
+        return load_auth(account.auth)
+    return None
+
+
 class AirflowClient:
     """`async with AirflowClient(account) as airflow: await airflow.get(...)`."""
 
     def __init__(self, account: AirflowAccount, *, transport: httpx.AsyncBaseTransport | None = None) -> None:
         self.account = account
         self._http = httpx.AsyncClient(base_url=account.url.rstrip("/"), timeout=account.timeout_s,
-                                       transport=transport)
+                                       transport=transport, auth=_http_auth(account))
         self._token: str | None = None
         self._token_lock = asyncio.Lock()
 
@@ -78,24 +105,30 @@ class AirflowClient:
     async def request(self, method: str, path: str, *, json: Any = None, params: dict[str, Any] | None = None,
                       accept: tuple[int, ...] = ()) -> httpx.Response:
         """One API call (path relative to /api/v2). Statuses in `accept` are returned, not raised."""
-        token = self._token or await self._fresh_token(None)
+        password = self.account.method == "password"
+        token = (self._token or await self._fresh_token(None)) if password else None
         for attempt in (1, 2):
             try:
                 response = await self._http.request(method, API + path, json=json, params=params,
-                                                    headers={"Authorization": f"Bearer {token}"})
+                                                    headers={"Authorization": f"Bearer {token}"} if password else None)
             except httpx.HTTPError as error:
                 raise AirflowUnavailable(f"Airflow at {self.account.url} did not answer {method} {path}: "
                                          f"{type(error).__name__}: {error}") from error
-            if response.status_code == 401 and attempt == 1:
+            if response.status_code == 401 and attempt == 1 and password:
                 token = await self._fresh_token(token)
                 continue
             break
         status = response.status_code
         if status < 300 or status in accept:
             return response
-        message = f"Airflow answered {status} to {method} {path}: {_detail(response)}"
+        detail = _detail(response)
+        message = f"Airflow answered {status} to {method} {path}: {detail}"
+        if self.account.method == "token" and (status == 401 or (status == 403 and "token" in detail.lower())):
+            # Airflow 3.3.2's REST API answers 403 "Invalid JWT token" to a token it cannot verify
+            raise AirflowTokenRefused(f"the Airflow token was refused: expired or revoked (ASSETBUS_AIRFLOW_TOKEN; "
+                                      f"{message})", status=status)
         if status == 401 or status == 403:
-            raise AirflowAuthError(message + f" (account {self.account.username!r})", status=status)
+            raise AirflowAuthError(message + f" ({self.account.describe()})", status=status)
         if status == 404:
             raise AirflowNotFound(message, status=status)
         if status >= 500 or status == 429:

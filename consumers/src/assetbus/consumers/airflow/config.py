@@ -1,7 +1,8 @@
 """What the Airflow bridge needs to run: one settings model (`ASSETBUS_BRIDGE_*`, `.env`, or keywords).
 
 Built once at the edge (`assetbus run airflow-bridge`, tests) and passed in. The Airflow account is given
-by the edge from `ASSETBUS_AIRFLOW_URL`, `ASSETBUS_AIRFLOW_USERNAME` and `ASSETBUS_AIRFLOW_PASSWORD`.
+by the edge from `ASSETBUS_AIRFLOW_URL` and one way to authenticate: `ASSETBUS_AIRFLOW_USERNAME` and
+`ASSETBUS_AIRFLOW_PASSWORD`, `ASSETBUS_AIRFLOW_TOKEN`, or `ASSETBUS_AIRFLOW_AUTH`.
 """
 
 from __future__ import annotations
@@ -21,8 +22,8 @@ class BridgeConfig(ServiceSettings):
     model_config = service_settings_config("ASSETBUS_BRIDGE_")
 
     airflow: AirflowAccount = Field(repr=False, description="Airflow's API server and the account the bridge "
-                                    "creates runs with (given by the edge from ASSETBUS_AIRFLOW_URL/USERNAME/"
-                                    "PASSWORD).")
+                                    "creates runs with (given by the edge from ASSETBUS_AIRFLOW_URL and "
+                                    "ASSETBUS_AIRFLOW_PASSWORD, _TOKEN or _AUTH).")
     dag_ids: Annotated[tuple[str, ...], NoDecode] = Field(min_length=1, json_schema_extra={"option": "--dag"},
                                      description="The Airflow DAGs the bridge starts runs of (repeatable); each "
                                      "one's readiness rule is the assetbus consumer DAG of the same id.")

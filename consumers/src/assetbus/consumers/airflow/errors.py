@@ -35,3 +35,12 @@ class AirflowNotFound(AirflowError):
 
 class AirflowRefused(AirflowError):
     """Airflow answered 4xx to a request it will refuse again as it is (400, 422, ...)."""
+
+
+class AirflowTokenRefused(AirflowAuthError):
+    """Airflow answered 401 to the static token (`ASSETBUS_AIRFLOW_TOKEN`): it expired or was revoked.
+
+    assetbus cannot renew a token it was handed, so it asks once and says so; a new token is the fix.
+    """
+
+    retriable = False
