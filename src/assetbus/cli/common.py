@@ -43,7 +43,7 @@ def settings() -> Settings:
 
 def kafka_connection() -> KafkaConnection:
     """The Kafka connection of the settings (KAFKA_*: bootstrap list, TLS, SASL), as the CLI's client."""
-    return settings().kafka.model_copy(update={"client_id": "assetbus-cli"})
+    return settings().kafka.for_service("cli")
 
 
 def fail(message: str, code: int = ExitCode.FAILED) -> NoReturn:

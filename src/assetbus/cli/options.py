@@ -25,7 +25,8 @@ __all__ = ["CONNECTION", "LogSettings", "build", "settings_options"]
 
 M = TypeVar("M", bound=BaseSettings)
 
-CONNECTION = frozenset({"bootstrap_servers", "kafka", "database_url", "token_secret", "token_jwks", "topics"})
+CONNECTION = frozenset({"bootstrap_servers", "kafka", "database_url", "token_secret", "token_jwks", "topics",
+                        "create_topics"})
 """Fields every service model takes from the shared `assetbus.settings.Settings`, not from options."""
 
 

@@ -49,6 +49,9 @@ class ConsumerSettings:
 
     topics: tuple[str, ...]
     group_id: str
+    group_instance_id: str | None = None
+    """Static membership (KIP-345): a restart within the session timeout keeps this member's partitions
+    and causes no rebalance. Unique per process (e.g. the pod name of a StatefulSet)."""
     max_records: int = 1000
     batch_timeout_ms: int = 50
     """How long one fetch waits to fill a batch."""
@@ -95,13 +98,15 @@ class ServiceShell:
         """The aiokafka consumer's arguments: never auto-commit."""
         s = self.settings
         kwargs: dict[str, Any] = {
-            **self.connection.client_kwargs(), "group_id": s.group_id, "enable_auto_commit": False,
+            **self.connection.client_kwargs("consumer"), "group_id": s.group_id, "enable_auto_commit": False,
             "auto_offset_reset": s.auto_offset_reset, "fetch_max_wait_ms": s.fetch_max_wait_ms,
             "session_timeout_ms": s.session_timeout_ms, "heartbeat_interval_ms": s.heartbeat_interval_ms,
             "max_poll_interval_ms": s.max_poll_interval_ms, "max_partition_fetch_bytes": s.max_partition_fetch_bytes,
         }
         if s.rebalance_timeout_ms is not None:
             kwargs["rebalance_timeout_ms"] = s.rebalance_timeout_ms
+        if s.group_instance_id is not None:
+            kwargs["group_instance_id"] = s.group_instance_id
         return kwargs
 
     @property
