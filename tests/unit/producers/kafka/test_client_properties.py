@@ -80,3 +80,9 @@ def test_a_service_client_id_names_the_service_and_host_once() -> None:
     assert connection.for_service("persister", host="node-7").client_id == "assetbus-persister-node-7"
     assert KafkaConnection(client_id="orders").for_service("cli", host="h").client_kwargs()["client_id"] == \
         "orders-cli-h"
+
+
+def test_a_connection_with_properties_stays_hashable_and_equal_to_its_copy() -> None:
+    connection = KafkaConnection(properties={"metadata.max.age.ms": "1000", "client.rack": "r1"})
+    assert hash(connection) == hash(KafkaConnection.model_validate(connection.model_dump()))
+    assert dict(connection.properties) == {"client.rack": "r1", "metadata.max.age.ms": "1000"}

@@ -33,6 +33,7 @@ from typing import Any
 from aiokafka import AIOKafkaConsumer
 from aiokafka.errors import KafkaError
 
+from assetbus.consumers.kafka.access import KafkaAccessDenied, access_denied
 from assetbus.consumers.kafka.offsets import OffsetMetrics, Offsets
 from assetbus.producers.kafka.connection import KafkaConnection
 from assetbus.producers.kafka.retry import Backoff, RetryPolicy
@@ -116,7 +117,11 @@ class ServiceShell:
     async def start(self) -> None:
         consumer = AIOKafkaConsumer(**self.consumer_kwargs())
         consumer.subscribe(list(self.settings.topics), listener=self.offsets)
-        await consumer.start()
+        try:
+            await consumer.start()
+        except KafkaError as error:
+            await consumer.stop()
+            raise self._denied(error) or error from error
         self._consumer = self.offsets.consumer = consumer
         self._stopping.clear()
         self._task = asyncio.create_task(self._run(), name=self._name)
@@ -211,11 +216,16 @@ class ServiceShell:
         s = self.settings
         try:
             fetched = await consumer.getmany(timeout_ms=s.batch_timeout_ms, max_records=s.max_records)
-        except KafkaError as error:  # e.g. an offset out of range without a reset policy, or an ACL
+        except KafkaError as error:  # e.g. an offset out of range without a reset policy
+            if (denied := self._denied(error)) is not None:  # a missing ACL: retrying only repeats the refusal
+                raise denied from error
             self.log.warning("fetch failed: %s: %s", type(error).__name__, error)
             await backoff.sleep()
             return None
         return list(chain.from_iterable(fetched.values())) if fetched else None
+
+    def _denied(self, error: KafkaError) -> KafkaAccessDenied | None:
+        return access_denied(error, self.connection, group_id=self.settings.group_id, topics=self.settings.topics)
 
     async def _handle(self, records: list[Any], generation: int, handling: Awaitable[None]) -> bool:
         """Await the handler's work on a held batch; on success hand the batch to a background commit

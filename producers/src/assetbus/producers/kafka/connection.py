@@ -70,9 +70,10 @@ class KafkaConnection(BaseModel):
                            "service appends its name and host (`assetbus-persister-<host>`).")
     properties_file: str | None = Field(default=None, description="A `client.properties`-style file of Kafka "
                                         "client properties passed through to aiokafka (`client.rack`, ...).")
-    properties: dict[str, str] = Field(default_factory=dict, description="Kafka client properties passed through "
-                                       "to aiokafka; in the environment `key=value` pairs separated by `;`. They "
-                                       "win over the file's. An unknown key is refused.")
+    properties: tuple[tuple[str, str], ...] = Field(
+        default=(), description="Kafka client properties passed through to aiokafka (a mapping; in the environment "
+        "`key=value` pairs separated by `;`), winning over the file's. An unknown key is refused. Kept as sorted "
+        "pairs, so that a connection stays hashable.")
 
     @model_validator(mode="before")
     @classmethod
@@ -84,7 +85,8 @@ class KafkaConnection(BaseModel):
             inline = parse_properties(inline, separators=";\n")
         path = data.get("properties_file")
         from_file = read_properties_file(path) if path else {}
-        return {**data, "properties": validate_properties({**from_file, **inline})}
+        merged = validate_properties({**from_file, **dict(inline)})
+        return {**data, "properties": tuple(sorted(merged.items()))}
 
     @field_validator("bootstrap_servers", mode="before")
     @classmethod
@@ -154,7 +156,7 @@ class KafkaConnection(BaseModel):
         """Keyword arguments for an aiokafka client of `role` (None: any client), with the pass-through
         properties that client takes."""
         kwargs: dict[str, Any] = {
-            **properties_kwargs(self.properties, role),
+            **properties_kwargs(dict(self.properties), role),
             "bootstrap_servers": list(self.bootstrap_servers),
             "client_id": self.client_id,
             "security_protocol": self.security_protocol.value,
