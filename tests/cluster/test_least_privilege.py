@@ -1,7 +1,8 @@
 """Least privilege on a broker with KRaft's StandardAuthorizer: one SCRAM user per service, exactly the ACLs
-`assetbus topics plan` lists. The operator's CLI creates the topics, an emission is stored and answered,
-the scheduler creates the DAG's readiness topic and signals it, and the bridge's group reads the signal.
-With one ACL removed, the service that needs it stops with one line naming it."""
+`assetbus topics plan` lists. The operator's CLI creates the topics, emissions through the SDK and through the
+API's HTTP gateway are stored and answered, the API's metrics read every group's lag, the scheduler creates
+the DAG's readiness topic and signals it, and the bridge's group reads the signals. With one ACL removed,
+the service that needs it stops with one line naming it."""
 
 from __future__ import annotations
 
@@ -12,11 +13,13 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 from aiokafka import AIOKafkaConsumer
 from aiokafka.errors import KafkaError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from assetbus.consumers.api import ApiConfig, create_api
 from assetbus.consumers.kafka.access import EXIT_ACCESS_DENIED
 from assetbus.consumers.persister import Persister, PersisterConfig
 from assetbus.consumers.scheduler import (
@@ -111,25 +114,44 @@ async def _pipeline(broker: AclBroker, principals: dict[str, str], topics: Topic
                                 topics=topics)
     scheduler = SchedulerConfig(kafka=connection("scheduler"), database_url=db_url, topics=topics,
                                 republish_interval_s=1.0)
-    async with Persister(persister), Scheduler(scheduler):
+    api = ApiConfig(kafka=connection("api"), database_url=db_url, token_secret=token_secret, topics=topics,
+                    receipt_timeout_s=30, pipeline_gauges_interval_s=0.5)
+    app = create_api(api)
+    async with Persister(persister), Scheduler(scheduler), app.router.lifespan_context(app):
         token = task_token(token_secret, "ingest", "run-1", "load")
         async with AsyncEmitter(connection("sdk"), token, topics=topics, receipt_timeout_s=30) as emitter:
             receipt = await emitter.emit(ORDERS, partition_key="2026-12-01", dedupe_key="batch-1")
         assert receipt.status == ReceiptStatus.ACCEPTED
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://api.test") as http:
+            response = await http.post("/execution/asset-events/emit", headers={"Authorization": f"Bearer {token}"},
+                                       json={"asset": ORDERS.model_dump(mode="json"), "partition_key": "2026-12-02",
+                                             "dedupe_key": "batch-2"})
+            assert response.status_code == 200 and response.json()["status"] == "accepted", response.text
+
+            async def lag_of_every_group() -> bool:
+                metrics = (await http.get("/metrics")).text
+                return all(f'assetbus_consumer_group_lag{{group="{topics.prefix}-{service}"' in metrics
+                           for service in ("persister", "scheduler"))
+
+            await wait_for(lag_of_every_group, timeout_s=30, what="the API's lag gauges of both groups")
 
         bridge = AIOKafkaConsumer(topics.readiness(DAG.dag_id), **connection("bridge").client_kwargs("consumer"),
                                   group_id=BRIDGE_GROUP, enable_auto_commit=False, auto_offset_reset="earliest")
         await bridge.start()
         try:
-            async def signalled() -> list[ReadinessSignal]:
-                batches = await bridge.getmany(timeout_ms=500)
-                return [ReadinessSignal.model_validate_json(r.value) for rs in batches.values() for r in rs]
+            signals: list[ReadinessSignal] = []
 
-            (signal,) = await wait_for(signalled, timeout_s=60, what="the readiness signal, read by the bridge")
+            async def signalled() -> bool:
+                batches = await bridge.getmany(timeout_ms=500)
+                signals.extend(ReadinessSignal.model_validate_json(r.value) for rs in batches.values() for r in rs)
+                return len(signals) >= 2
+
+            await wait_for(signalled, timeout_s=60, what="the readiness signals, read by the bridge")
             await bridge.commit()
         finally:
             await bridge.stop()
-        assert (signal.dag_id, signal.partition_key) == (DAG.dag_id, "2026-12-01")
+        assert sorted((s.dag_id, s.partition_key) for s in signals) == [(DAG.dag_id, "2026-12-01"),
+                                                                        (DAG.dag_id, "2026-12-02")]
 
 
 async def _run_persister(broker: AclBroker, user: str, topics: Topics, db_url: str,
