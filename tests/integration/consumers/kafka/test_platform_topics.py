@@ -130,3 +130,26 @@ async def test_a_static_member_restarted_keeps_its_partitions_without_a_rebalanc
     finally:
         await follower.stop()
         await leader.stop()
+
+
+async def test_a_scheduler_that_may_not_create_topics_names_a_synced_dags_missing_readiness_topic(
+        infra: Settings, db_url: str, topics: Topics) -> None:
+    from assetbus.consumers import scheduler as s
+    from assetbus.consumers.storage import create_engine, register_asset
+
+    engine = create_engine(db_url)
+    try:
+        async with engine.begin() as conn:
+            await register_asset(conn, "orders", "s3://bucket/orders/")
+            dag = s.ConsumerDag(dag_id="orders_daily", schedule=s.AssetWait("orders"))
+            await s.sync_dags(conn, s.LoadResult(root="/d.py", dags=[s.LoadedDag(dag, "/d.py")], files=["/d.py"]))
+    finally:
+        await engine.dispose()
+    config = s.SchedulerConfig(kafka=infra.kafka, database_url=db_url, topics=topics, create_topics=False,
+                             startup_timeout_s=20)
+    with pytest.raises(TopicsNotCreated) as caught:
+        async with s.Scheduler(config):
+            pass
+    assert caught.value.missing == [topics.readiness("orders_daily")]
+    assert f"--create --topic {topics.readiness('orders_daily')} --partitions 3" in str(caught.value)
+    assert not [name for name in await described(infra, topics.prefix) if ".readiness." in name]
