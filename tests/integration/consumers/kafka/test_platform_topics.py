@@ -153,3 +153,26 @@ async def test_a_scheduler_that_may_not_create_topics_names_a_synced_dags_missin
     assert caught.value.missing == [topics.readiness("orders_daily")]
     assert f"--create --topic {topics.readiness('orders_daily')} --partitions 3" in str(caught.value)
     assert not [name for name in await described(infra, topics.prefix) if ".readiness." in name]
+
+
+async def test_the_plan_of_the_synced_dags_lists_each_active_dags_readiness_topic(db_url: str,
+                                                                                  topics: Topics) -> None:
+    import json
+
+    from assetbus.consumers import scheduler as s
+    from assetbus.consumers.storage import create_engine, register_asset
+
+    engine = create_engine(db_url)
+    try:
+        async with engine.begin() as conn:
+            await register_asset(conn, "orders", "s3://bucket/orders/")
+            dags = [s.LoadedDag(s.ConsumerDag(dag_id=dag_id, schedule=s.AssetWait("orders")), "/d.py")
+                    for dag_id in ("orders_daily", "orders_hourly")]
+            await s.sync_dags(conn, s.LoadResult(root="/d.py", dags=dags, files=["/d.py"]))
+    finally:
+        await engine.dispose()
+    code, out, err = await run_service({"DATABASE_URL": db_url, "ASSETBUS_TOPIC_PREFIX": topics.prefix},
+                                       "topics", "plan", "--synced", "--dag", "extra")
+    assert code == 0, err
+    names = [topic["name"] for topic in json.loads(out)["topics"]]
+    assert names[4:] == [topics.readiness(d) for d in ("extra", "orders_daily", "orders_hourly")]
