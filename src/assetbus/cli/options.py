@@ -48,7 +48,7 @@ def _help(model: type[BaseSettings], name: str) -> str:
     if field.is_required():
         return f"{field.description or ''} (required)"
     default = field.get_default(call_default_factory=False)
-    shown = "unset" if default is None else str(default)
+    shown = "unset" if default is None or default == "" else str(default)  # "": derived (the help says how)
     return f"{field.description or ''} (default: {shown})"
 
 
