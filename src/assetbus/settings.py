@@ -82,6 +82,10 @@ class ConnectionSettings(BaseSettings):
     topic_prefix: str = Field(
         default="assetbus", alias="ASSETBUS_TOPIC_PREFIX", description="Prefix of every topic name."
     )
+    create_topics: bool = Field(
+        default=True, alias="ASSETBUS_CREATE_TOPICS", description="ASSETBUS_CREATE_TOPICS=false: never create "
+        "topics (migrate, dags sync and the scheduler check them and name the missing ones)."
+    )
 
     def bootstrap(self, infra: InfraSettings) -> str:
         return self.kafka_bootstrap_servers or infra.local_bootstrap()
@@ -172,6 +176,10 @@ class Settings:
     @property
     def topic_prefix(self) -> str:
         return self.conn.topic_prefix
+
+    @property
+    def create_topics(self) -> bool:
+        return self.conn.create_topics
 
 
 class AirflowSettings(BaseSettings):

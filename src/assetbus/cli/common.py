@@ -36,14 +36,26 @@ JSON_OPTION = typer.Option(False, "--json", help="Print one JSON document instea
 
 
 def settings() -> Settings:
+    """The settings of the environment and `.env`; an invalid one (a KAFKA_* combination, an unknown Kafka
+    client property) ends in one line naming it, exit code 2."""
+    from pydantic import ValidationError
+
     from assetbus.settings import Settings
 
-    return Settings()
+    try:
+        return Settings()
+    except ValidationError as error:
+        problem, kafka = error.errors()[0], error.title == "KafkaSettings"
+        if problem["loc"]:
+            where = "setting " + f"{'KAFKA_' if kafka else ''}{problem['loc'][0]}".upper()
+        else:
+            where = "KAFKA_* settings" if kafka else f"{error.title} settings"
+        fail(f"invalid {where}: {str(problem['msg']).removeprefix('Value error, ')}", code=ExitCode.USAGE)
 
 
 def kafka_connection() -> KafkaConnection:
     """The Kafka connection of the settings (KAFKA_*: bootstrap list, TLS, SASL), as the CLI's client."""
-    return settings().kafka.model_copy(update={"client_id": "assetbus-cli"})
+    return settings().kafka.for_service("cli")
 
 
 def fail(message: str, code: int = ExitCode.FAILED) -> NoReturn:

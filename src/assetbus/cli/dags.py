@@ -19,14 +19,16 @@ app = typer.Typer(help="Consumer DAG definitions: sync them from Python files, l
 
 
 async def sync_path(path: Path, database_url: str, kafka: KafkaConnection, topics: Topics, *,
-                    allow_self_trigger: bool = False) -> SyncReport:
-    """Load the files, write the definitions in one transaction, create the readiness topics."""
+                    allow_self_trigger: bool = False, create_topics: bool = True) -> SyncReport:
+    """Load the files, write the definitions in one transaction, create the readiness topics (or, with
+    `create_topics=False`, check that they exist: `TopicsNotCreated` names the missing ones)."""
+    from assetbus.consumers.kafka.topics import TopicCreator
     from assetbus.consumers.scheduler import create_readiness_topics, load_dag_files, sync_dags
 
     loaded = load_dag_files(path)
     async with connect(database_url, transaction=True) as conn:
         report = await sync_dags(conn, loaded, allow_self_trigger=allow_self_trigger)
-    await create_readiness_topics(kafka, topics, report.synced)
+    await create_readiness_topics(TopicCreator(kafka, create=create_topics), topics, report.synced)
     return report
 
 
@@ -39,14 +41,15 @@ def sync(path: Annotated[Path, typer.Argument(help="A DAG file, or a folder sear
     from rich.markup import escape
     from rich.table import Table
 
+    from assetbus.consumers.kafka.topics import TopicsNotCreated
     from assetbus.schemas import Topics
 
     s = settings()
     topics = Topics(prefix=s.topic_prefix)
     try:
-        report = run(sync_path(path, s.database_url, s.kafka, topics,
-                               allow_self_trigger=allow_self_trigger))
-    except FileNotFoundError as error:
+        report = run(sync_path(path, s.database_url, s.kafka.for_service("cli"), topics,
+                               allow_self_trigger=allow_self_trigger, create_topics=s.create_topics))
+    except (FileNotFoundError, TopicsNotCreated) as error:
         fail(str(error))
     table = Table("dag", "result", "file / reason", title=f"dags sync {path}", title_justify="left")
     for outcome in report.outcomes:

@@ -30,6 +30,10 @@ class ExitCode(IntEnum):
     """The database schema or the topics are missing: run `assetbus migrate`."""
     STARTUP_TIMEOUT = 75
     """`assetbus run <service>`: Kafka or PostgreSQL stayed unreachable for --startup-timeout-s (EX_TEMPFAIL)."""
+    ACCESS_DENIED = 77
+    """A service the cluster's ACLs refuse; the line names the missing ACL (EX_NOPERM)."""
+    TOPICS_NOT_CREATED = 78
+    """ASSETBUS_CREATE_TOPICS=false and a topic is missing; the line names it and how to create it (EX_CONFIG)."""
 
 
 @dataclass(frozen=True)

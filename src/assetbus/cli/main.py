@@ -24,6 +24,7 @@ from assetbus.cli import (
     replay,
     runs,
     tokens,
+    topics,
 )
 from assetbus.cli import registrations as registrations_cli
 from assetbus.cli import state as state_cli
@@ -68,6 +69,7 @@ app.add_typer(dlq.app, name="dlq")
 app.command("lag")(lag.lag)
 app.command("doctor")(doctor.doctor)
 app.add_typer(contract.app, name="contract")
+app.add_typer(topics.app, name="topics")
 
 
 def main() -> None:

@@ -25,7 +25,8 @@ __all__ = ["CONNECTION", "LogSettings", "build", "settings_options"]
 
 M = TypeVar("M", bound=BaseSettings)
 
-CONNECTION = frozenset({"bootstrap_servers", "kafka", "database_url", "token_secret", "token_jwks", "topics"})
+CONNECTION = frozenset({"bootstrap_servers", "kafka", "database_url", "token_secret", "token_jwks", "topics",
+                        "create_topics"})
 """Fields every service model takes from the shared `assetbus.settings.Settings`, not from options."""
 
 
@@ -47,7 +48,7 @@ def _help(model: type[BaseSettings], name: str) -> str:
     if field.is_required():
         return f"{field.description or ''} (required)"
     default = field.get_default(call_default_factory=False)
-    shown = "unset" if default is None else str(default)
+    shown = "unset" if default is None or default == "" else str(default)  # "": derived (the help says how)
     return f"{field.description or ''} (default: {shown})"
 
 

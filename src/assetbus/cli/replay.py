@@ -53,6 +53,7 @@ def replay_command(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
     from rich.table import Table
 
+    from assetbus.consumers.kafka.topics import TopicCreator
     from assetbus.consumers.scheduler import ConsumerDag, ReplayRange, replay
     from assetbus.consumers.scheduler.publish import ReadinessPublisher, create_producer
     from assetbus.consumers.scheduler.topics import ReadinessTopics
@@ -83,7 +84,8 @@ def replay_command(
             publisher = None
             if producer is not None:
                 await producer.start()
-                publisher = ReadinessPublisher(producer, engine, topics, ReadinessTopics(s.kafka, topics))
+                creator = TopicCreator(s.kafka, create=s.create_topics)
+                publisher = ReadinessPublisher(producer, engine, topics, ReadinessTopics(creator, topics))
             try:
                 with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                               TimeElapsedColumn(), console=console, transient=False) as bar:

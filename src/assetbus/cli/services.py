@@ -47,14 +47,15 @@ def _signing_key(service: str) -> Any:
         fail(str(error))
 
 
-def _connection(*, token: bool = True) -> dict[str, Any]:
-    """The values every service takes from the shared settings (Kafka, database, token key, topics)."""
+def _connection(service: str, *, token: bool = True) -> dict[str, Any]:
+    """The values every service takes from the shared settings (Kafka with the service's own client id,
+    database, token key, topics)."""
     from assetbus.schemas import Topics
     from assetbus.security_settings import SecurityConfigError
 
     s = settings()
-    values: dict[str, Any] = {"kafka": s.kafka, "database_url": s.database_url,
-                              "topics": Topics(prefix=s.topic_prefix)}
+    values: dict[str, Any] = {"kafka": s.kafka.for_service(service), "database_url": s.database_url,
+                              "topics": Topics(prefix=s.topic_prefix), "create_topics": s.create_topics}
     if token:
         try:
             values.update(s.verification_keys)
@@ -72,7 +73,7 @@ def persister(options: dict[str, Any]) -> None:
 
     log = build(LogSettings, options)
     logs.configure(log.log_level, log.log_format)
-    config = build(PersisterConfig, options, **_connection())
+    config = build(PersisterConfig, options, **_connection("persister"))
     _freeze_startup_objects()
     _serve(serve(config))
 
@@ -128,7 +129,7 @@ def api(options: dict[str, Any]) -> None:
 
     log = build(LogSettings, options)
     logs.configure(log.log_level, log.log_format)
-    config = build(ApiConfig, options, **_connection(), airflow=optional_airflow_account())
+    config = build(ApiConfig, options, **_connection("api"), airflow=optional_airflow_account())
     minter = None
     if config.airflow is not None:  # the token endpoint signs with the SDK's functions and the minting key
         key = _signing_key("api")
@@ -157,7 +158,7 @@ def scheduler(options: dict[str, Any]) -> None:
 
     log = build(LogSettings, options)
     logs.configure(log.log_level, log.log_format)
-    config = build(SchedulerConfig, options, **_connection(token=False))
+    config = build(SchedulerConfig, options, **_connection("scheduler", token=False))
     _freeze_startup_objects()
     _serve(serve(config))
 
@@ -174,7 +175,7 @@ def airflow_bridge(options: dict[str, Any]) -> None:
     log = build(LogSettings, options)
     logs.configure(log.log_level, log.log_format)
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per Airflow request otherwise
-    config = build(BridgeConfig, options, **_connection(token=False), airflow=airflow_account())
+    config = build(BridgeConfig, options, **_connection("bridge", token=False), airflow=airflow_account())
 
     async def serve() -> None:
         async with AirflowBridge(config) as bridge:

@@ -18,7 +18,8 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from assetbus.producers.kafka import ENV_PREFIX, KafkaConnection
 from assetbus.schemas import Topics
 
-__all__ = ["ENV_FILE", "KafkaSettings", "ServiceSettings", "VerificationKeys", "service_settings_config"]
+__all__ = ["ENV_FILE", "KafkaSettings", "ServiceSettings", "VerificationKeys", "group_id_field", "group_id_for",
+           "group_instance_id_field", "service_settings_config"]
 
 ENV_FILE = ".env"
 
@@ -27,6 +28,30 @@ def service_settings_config(env_prefix: str) -> SettingsConfigDict:
     """The model config every service model uses, with its own environment prefix."""
     return SettingsConfigDict(env_prefix=env_prefix, env_file=ENV_FILE, extra="ignore", frozen=True,
                               validate_default=True, populate_by_name=True)
+
+
+def group_id_for(data: Any, service: str) -> Any:
+    """Settings input with `group_id` defaulted to `<topic prefix>-<service>` (a `mode="before"` validator's body):
+    two installations on one cluster with different prefixes never share a group, and the default prefix keeps
+    the historical ids (`assetbus-persister`, `assetbus-scheduler`)."""
+    if not isinstance(data, dict) or data.get("group_id"):
+        return data
+    topics = data.get("topics")
+    prefix = topics.prefix if isinstance(topics, Topics) else (topics or {}).get("prefix", Topics().prefix)
+    return {**data, "group_id": f"{prefix}-{service}"}
+
+
+def group_id_field(service: str) -> Any:
+    """The `group_id` field of a service's settings (empty: derived by `group_id_for`)."""
+    return Field(default="", description=f"Consumer group shared by {service} processes; default "
+                 f"`<topic prefix>-{service}`. A new group re-reads its topic from the start.")
+
+
+def group_instance_id_field() -> Any:
+    """The `group_instance_id` field of a service's settings (static membership)."""
+    return Field(default=None, min_length=1, description="Static membership (group.instance.id): unique per "
+                 "process, stable across its restarts (e.g. the pod name); a restart within the session timeout "
+                 "causes no rebalance.")
 
 
 class ServiceSettings(BaseSettings):
@@ -45,6 +70,9 @@ class ServiceSettings(BaseSettings):
                                      "error line and code 75.")
     database_url: str = Field(description="SQLAlchemy URL of PostgreSQL (given by the edge from DATABASE_URL).")
     topics: Topics = Field(default_factory=Topics, description="Topic names (prefix from ASSETBUS_TOPIC_PREFIX).")
+    create_topics: bool = Field(default=True, description="Create missing topics (given by the edge from "
+                                "ASSETBUS_CREATE_TOPICS); false: a missing topic stops the service at start-up, "
+                                "named, with how to create it.")
 
     def replace(self, **changes: Any) -> Any:
         """A validated copy with `changes` applied (the models are frozen)."""

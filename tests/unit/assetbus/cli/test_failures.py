@@ -61,3 +61,12 @@ def test_since_takes_durations_and_dates() -> None:
 def test_json_output_writes_dates_and_bytes() -> None:
     assert to_json({"at": datetime(2026, 1, 1, tzinfo=UTC), "b": b"x"}, compact=True) == \
         '{"at":"2026-01-01T00:00:00+00:00","b":"x"}'
+
+
+def test_the_services_exit_codes_are_the_documented_ones() -> None:
+    from assetbus.consumers.kafka import EXIT_STARTUP_TIMEOUT
+    from assetbus.consumers.kafka.access import EXIT_ACCESS_DENIED
+    from assetbus.consumers.kafka.topics import EXIT_TOPICS_NOT_CREATED
+
+    assert (EXIT_STARTUP_TIMEOUT, EXIT_ACCESS_DENIED, EXIT_TOPICS_NOT_CREATED) == (
+        ExitCode.STARTUP_TIMEOUT, ExitCode.ACCESS_DENIED, ExitCode.TOPICS_NOT_CREATED)

@@ -17,13 +17,15 @@ from assetbus.consumers.kafka.topics import (
     TopicCreationFailed,
     TopicCreator,
     TopicReport,
+    TopicsNotCreated,
     TopicSpec,
     WeakerTopic,
+    core_specs,
     default_replication,
     delete_topics,
 )
 
 __all__ = ["EXIT_STARTUP_TIMEOUT", "BatchHandler", "ConsumerSettings", "OffsetMetrics", "Offsets", "ServiceShell",
            "StartupTimeout", "Tallies", "TopicCreationFailed", "TopicCreator", "TopicReport", "TopicSpec",
-           "WeakerTopic", "batch_ranges", "default_replication", "delete_topics", "startup_policy",
-           "wait_for_database", "wait_for_kafka"]
+           "TopicsNotCreated", "WeakerTopic", "batch_ranges", "core_specs", "default_replication", "delete_topics",
+           "startup_policy", "wait_for_database", "wait_for_kafka"]

@@ -33,6 +33,7 @@ from typing import Any
 from aiokafka import AIOKafkaConsumer
 from aiokafka.errors import KafkaError
 
+from assetbus.consumers.kafka.access import KafkaAccessDenied, access_denied
 from assetbus.consumers.kafka.offsets import OffsetMetrics, Offsets
 from assetbus.producers.kafka.connection import KafkaConnection
 from assetbus.producers.kafka.retry import Backoff, RetryPolicy
@@ -49,6 +50,9 @@ class ConsumerSettings:
 
     topics: tuple[str, ...]
     group_id: str
+    group_instance_id: str | None = None
+    """Static membership (KIP-345): a restart within the session timeout keeps this member's partitions
+    and causes no rebalance. Unique per process (e.g. the pod name of a StatefulSet)."""
     max_records: int = 1000
     batch_timeout_ms: int = 50
     """How long one fetch waits to fill a batch."""
@@ -95,13 +99,15 @@ class ServiceShell:
         """The aiokafka consumer's arguments: never auto-commit."""
         s = self.settings
         kwargs: dict[str, Any] = {
-            **self.connection.client_kwargs(), "group_id": s.group_id, "enable_auto_commit": False,
+            **self.connection.client_kwargs("consumer"), "group_id": s.group_id, "enable_auto_commit": False,
             "auto_offset_reset": s.auto_offset_reset, "fetch_max_wait_ms": s.fetch_max_wait_ms,
             "session_timeout_ms": s.session_timeout_ms, "heartbeat_interval_ms": s.heartbeat_interval_ms,
             "max_poll_interval_ms": s.max_poll_interval_ms, "max_partition_fetch_bytes": s.max_partition_fetch_bytes,
         }
         if s.rebalance_timeout_ms is not None:
             kwargs["rebalance_timeout_ms"] = s.rebalance_timeout_ms
+        if s.group_instance_id is not None:
+            kwargs["group_instance_id"] = s.group_instance_id
         return kwargs
 
     @property
@@ -111,7 +117,11 @@ class ServiceShell:
     async def start(self) -> None:
         consumer = AIOKafkaConsumer(**self.consumer_kwargs())
         consumer.subscribe(list(self.settings.topics), listener=self.offsets)
-        await consumer.start()
+        try:
+            await consumer.start()
+        except KafkaError as error:
+            await consumer.stop()
+            raise self._denied(error) or error from error
         self._consumer = self.offsets.consumer = consumer
         self._stopping.clear()
         self._task = asyncio.create_task(self._run(), name=self._name)
@@ -206,11 +216,16 @@ class ServiceShell:
         s = self.settings
         try:
             fetched = await consumer.getmany(timeout_ms=s.batch_timeout_ms, max_records=s.max_records)
-        except KafkaError as error:  # e.g. an offset out of range without a reset policy, or an ACL
+        except KafkaError as error:  # e.g. an offset out of range without a reset policy
+            if (denied := self._denied(error)) is not None:  # a missing ACL: retrying only repeats the refusal
+                raise denied from error
             self.log.warning("fetch failed: %s: %s", type(error).__name__, error)
             await backoff.sleep()
             return None
         return list(chain.from_iterable(fetched.values())) if fetched else None
+
+    def _denied(self, error: KafkaError) -> KafkaAccessDenied | None:
+        return access_denied(error, self.connection, group_id=self.settings.group_id, topics=self.settings.topics)
 
     async def _handle(self, records: list[Any], generation: int, handling: Awaitable[None]) -> bool:
         """Await the handler's work on a held batch; on success hand the batch to a background commit

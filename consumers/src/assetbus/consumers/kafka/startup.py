@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import ssl
+from collections.abc import Iterable
 
 from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.errors import AuthenticationFailedError, UnsupportedSaslMechanismError
@@ -17,6 +18,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from assetbus.consumers.errors import ConsumerError, StorageUnavailable
+from assetbus.consumers.kafka.topics import TopicCreator, TopicSpec
 from assetbus.consumers.storage.faults import translated
 from assetbus.producers.kafka.connection import KafkaConnection
 from assetbus.producers.kafka.retry import RetryPolicy, RetryTimeout, retry_until
@@ -42,8 +44,10 @@ def _kafka_retriable(error: BaseException) -> bool:
     return not isinstance(error, AuthenticationFailedError | UnsupportedSaslMechanismError | ssl.SSLError)
 
 
-async def wait_for_kafka(connection: KafkaConnection, policy: RetryPolicy, log: logging.Logger) -> None:
-    """Return once a broker of `connection` answers a metadata request."""
+async def wait_for_kafka(connection: KafkaConnection, policy: RetryPolicy, log: logging.Logger, *,
+                         required: Iterable[TopicSpec] = ()) -> None:
+    """Return once a broker of `connection` answers a metadata request, and the `required` topics exist
+    (`TopicsNotCreated` names those that do not: the services pass theirs when they may not create topics)."""
 
     async def probe() -> None:
         admin = AIOKafkaAdminClient(**connection.client_kwargs(), request_timeout_ms=5_000)
@@ -59,6 +63,9 @@ async def wait_for_kafka(connection: KafkaConnection, policy: RetryPolicy, log: 
     except RetryTimeout as error:
         raise StartupTimeout(f"Kafka at {connection.describe()} is unreachable after {error.waited_s:.0f}s "
                              "(check KAFKA_BOOTSTRAP_SERVERS and the other KAFKA_* settings)") from error
+    required = list(required)
+    if required:
+        await TopicCreator(connection, create=False).ensure(required, check_existing=False)
 
 
 async def wait_for_database(engine: AsyncEngine, policy: RetryPolicy, log: logging.Logger) -> None:

@@ -1,7 +1,9 @@
 """The one topic creator: partitions, replication factor and `min.insync.replicas` as arguments.
 
 Topics are created explicitly (`assetbus migrate`, `infra up`, the scheduler for readiness topics),
-never by broker auto-creation. The replication factor defaults to the smaller of 3 and the number
+never by broker auto-creation. With `create=False` (`ASSETBUS_CREATE_TOPICS=false`, for platforms that
+forbid CreateTopics to applications) nothing is created: a missing topic raises `TopicsNotCreated`,
+which names it and the command that creates it. The replication factor defaults to the smaller of 3 and the number
 of brokers, `min.insync.replicas` to one less than it (at least 1, at most 2): a 3-broker cluster gets
 3 / 2, the local single broker 1 / 1. Existing topics are checked, not changed: those weaker than
 asked (fewer partitions or replicas, a lower min ISR) come back in the report for the caller to act on.
@@ -25,10 +27,15 @@ from aiokafka.errors import KafkaError, TopicAlreadyExistsError, for_code
 from assetbus.consumers.errors import ConsumerError
 from assetbus.producers.kafka.connection import KafkaConnection
 from assetbus.producers.kafka.retry import RetryPolicy, RetryTimeout, retry_until
+from assetbus.schemas import Topics
 
 log = logging.getLogger("assetbus.topics")
 
 MIN_ISR = "min.insync.replicas"
+RETENTION_MS = {"receipts": 24 * 3600 * 1000}
+"""Receipts are only useful while an emitter waits; everything else keeps the broker default."""
+EXIT_TOPICS_NOT_CREATED = 78
+"""Exit code of a service whose topics are missing while it may not create them (sysexits EX_CONFIG)."""
 
 
 class TopicCreationFailed(ConsumerError):
@@ -37,6 +44,25 @@ class TopicCreationFailed(ConsumerError):
 
 class _NotYetVisible(Exception):
     """A created topic that a metadata answer does not list yet (or lists without a leader)."""
+
+
+class TopicsNotCreated(ConsumerError):
+    """Topics are missing and this process may not create them (`ASSETBUS_CREATE_TOPICS=false`).
+
+    `str()` is one line: the topics, and the command that creates the first one."""
+
+    exit_code = EXIT_TOPICS_NOT_CREATED
+
+    def __init__(self, missing: list[TopicSpec], replication_factor: int, min_insync_replicas: int,
+                 where: str) -> None:
+        self.missing = [spec.name for spec in missing]
+        first = missing[0]
+        configs = {MIN_ISR: str(min_insync_replicas), **first.configs}
+        command = (f"kafka-topics.sh --bootstrap-server ... --create --topic {first.name} --partitions "
+                   f"{first.partitions} --replication-factor {replication_factor} "
+                   + " ".join(f"--config {key}={value}" for key, value in configs.items()))
+        super().__init__(f"missing topic(s) on {where}: {', '.join(self.missing)}; ASSETBUS_CREATE_TOPICS=false, so "
+                         f"assetbus creates none: create them as `assetbus topics plan` lists (e.g. `{command}`)")
 
 
 @dataclass(frozen=True)
@@ -71,18 +97,37 @@ class TopicReport:
     weaker: list[WeakerTopic] = field(default_factory=list)
 
 
+def core_specs(topics: Topics, extra: dict[str, int] | None = None, *,
+               partitions: int | None = None) -> list[TopicSpec]:
+    """The core topics (and `extra` ones) with their partitions; `partitions` overrides every default but the DLQ's."""
+    wanted = {**topics.core(), **(extra or {})}
+    specs = []
+    for name, count in wanted.items():
+        if partitions is not None and name != topics.emissions_dlq:
+            count = partitions
+        configs = {"retention.ms": str(RETENTION_MS["receipts"])} if name == topics.receipts else {}
+        specs.append(TopicSpec(name, count, configs))
+    return specs
+
+
+def min_isr_for(replication: int) -> int:
+    """The default `min.insync.replicas` of a replication factor: one less, between 1 and 2."""
+    return max(1, min(2, replication - 1))
+
+
 def default_replication(brokers: int) -> tuple[int, int]:
     """(replication factor, min ISR) for a cluster of `brokers` when nothing is configured."""
     replication = max(1, min(3, brokers))
-    return replication, max(1, min(2, replication - 1))
+    return replication, min_isr_for(replication)
 
 
 class TopicCreator:
-    """Creates missing topics with one replication policy. Opens an admin client per call."""
+    """Creates missing topics with one replication policy (or, with `create=False`, only checks that
+    they exist). Opens an admin client per call."""
 
     def __init__(self, connection: KafkaConnection, *, replication_factor: int | None = None,
                  min_insync_replicas: int | None = None, request_timeout_ms: int = 15_000,
-                 visible_timeout_s: float = 30.0) -> None:
+                 visible_timeout_s: float = 30.0, create: bool = True) -> None:
         if replication_factor is not None and replication_factor < 1:
             raise ValueError("replication_factor must be at least 1")
         if min_insync_replicas is not None and min_insync_replicas < 1:
@@ -90,6 +135,7 @@ class TopicCreator:
         self.connection = connection
         self.replication_factor = replication_factor
         self.min_insync_replicas = min_insync_replicas
+        self.create = create
         self._timeout_ms = request_timeout_ms
         self._visible = RetryPolicy(initial_s=0.02, max_s=0.5, timeout_s=visible_timeout_s)
 
@@ -102,12 +148,14 @@ class TopicCreator:
             brokers = len((await admin.describe_cluster())["brokers"])
             default_rf, _ = default_replication(brokers)
             replication = self.replication_factor or default_rf
-            min_isr = self.min_insync_replicas or max(1, min(2, replication - 1))
+            min_isr = self.min_insync_replicas or min_isr_for(replication)
             report = TopicReport(replication, min_isr)
             if not wanted:
                 return report
             existing = set(await admin.list_topics())
             missing = [spec for name, spec in wanted.items() if name not in existing]
+            if missing and not self.create:
+                raise TopicsNotCreated(missing, replication, min_isr, self.connection.describe())
             if missing:
                 report.created = await self._create(admin, missing, replication, min_isr)
                 existing |= {spec.name for spec in missing} - set(report.created)  # created meanwhile by another

@@ -24,6 +24,7 @@ from assetbus.consumers.auth import TokenVerifier
 from assetbus.consumers.errors import StorageUnavailable
 from assetbus.consumers.kafka.shell import ConsumerSettings, ServiceShell
 from assetbus.consumers.kafka.startup import startup_policy, wait_for_database, wait_for_kafka
+from assetbus.consumers.kafka.topics import core_specs
 from assetbus.consumers.observe import ProbeServer, start_probes
 from assetbus.consumers.persister.batch import BatchProcessor, BatchResult, Prepared, RawRecord
 from assetbus.consumers.persister.config import PersisterConfig
@@ -60,7 +61,8 @@ class Persister:
         self.shell = ServiceShell(
             config.kafka,
             ConsumerSettings(
-                topics=(config.topics.emissions,), group_id=config.group_id, max_records=config.max_records,
+                topics=(config.topics.emissions,), group_id=config.group_id,
+                group_instance_id=config.group_instance_id, max_records=config.max_records,
                 batch_timeout_ms=config.batch_timeout_ms, fetch_max_wait_ms=config.fetch_max_wait_ms,
                 session_timeout_ms=config.session_timeout_ms, heartbeat_interval_ms=config.heartbeat_interval_ms,
                 max_poll_interval_ms=config.max_poll_interval_ms, rebalance_timeout_ms=config.rebalance_timeout_ms,
@@ -182,7 +184,8 @@ class Persister:
         """Wait for Kafka and PostgreSQL (up to `startup_timeout_s`), then open and join the group."""
         policy = startup_policy(self.config.startup_timeout_s)
         try:
-            await wait_for_kafka(self.config.kafka, policy, log)
+            await wait_for_kafka(self.config.kafka, policy, log,
+                                 required=() if self.config.create_topics else core_specs(self.config.topics))
             await wait_for_database(self.engine, policy, log)
             await self.open()
             await self.shell.start()

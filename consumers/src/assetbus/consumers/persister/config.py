@@ -5,9 +5,17 @@ Built once at the edge (`assetbus run persister`, the demo, tests) and passed in
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import Field, model_validator
 
-from assetbus.consumers.settings import VerificationKeys, service_settings_config
+from assetbus.consumers.settings import (
+    VerificationKeys,
+    group_id_field,
+    group_id_for,
+    group_instance_id_field,
+    service_settings_config,
+)
 
 
 class PersisterConfig(VerificationKeys):
@@ -15,9 +23,8 @@ class PersisterConfig(VerificationKeys):
 
     model_config = service_settings_config("ASSETBUS_PERSISTER_")
 
-    group_id: str = Field(default="assetbus-persister", min_length=1,
-                          description="Consumer group shared by persister processes. A new group re-reads the "
-                          "emissions topic from the start.")
+    group_id: str = group_id_field("persister")
+    group_instance_id: str | None = group_instance_id_field()
     max_records: int = Field(default=4000, ge=1,
                              description="Largest batch taken from Kafka; its offsets are committed together.")
     chunk_size: int = Field(default=1000, ge=1, description="Records per database transaction; the chunks of a "
@@ -46,6 +53,11 @@ class PersisterConfig(VerificationKeys):
     metrics_port: int | None = Field(default=None, ge=0, le=65535, description="Serve /metrics, /healthz and "
                                      "/readyz on this port (0: any free port); unset: no endpoint.")
     metrics_host: str = Field(default="0.0.0.0", description="Address the metrics and probes endpoint binds to.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _group(cls, data: Any) -> Any:
+        return group_id_for(data, "persister")
 
     @model_validator(mode="after")
     def _consistent(self) -> PersisterConfig:

@@ -5,9 +5,17 @@ Built once at the edge (`assetbus run scheduler`, the demo, tests) and passed in
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import Field, model_validator
 
-from assetbus.consumers.settings import ServiceSettings, service_settings_config
+from assetbus.consumers.settings import (
+    ServiceSettings,
+    group_id_field,
+    group_id_for,
+    group_instance_id_field,
+    service_settings_config,
+)
 
 READINESS_PARTITIONS = 3
 """Partitions of a readiness topic: signals of one target partition key stay in order on one of them."""
@@ -18,8 +26,8 @@ class SchedulerConfig(ServiceSettings):
 
     model_config = service_settings_config("ASSETBUS_SCHEDULER_")
 
-    group_id: str = Field(default="assetbus-scheduler", min_length=1,
-                          description="Consumer group shared by scheduler processes.")
+    group_id: str = group_id_field("scheduler")
+    group_instance_id: str | None = group_instance_id_field()
     max_records: int = Field(default=2000, ge=1, description="Largest batch of asset events applied in one "
                              "transaction.")
     batch_timeout_ms: int = Field(default=20, ge=0, description="How long to wait to fill a batch.")
@@ -38,6 +46,11 @@ class SchedulerConfig(ServiceSettings):
     metrics_port: int | None = Field(default=None, ge=0, le=65535, description="Serve /metrics, /healthz and "
                                      "/readyz on this port (0: any free port); unset: no endpoint.")
     metrics_host: str = Field(default="0.0.0.0", description="Address the metrics and probes endpoint binds to.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _group(cls, data: Any) -> Any:
+        return group_id_for(data, "scheduler")
 
     @model_validator(mode="after")
     def _consistent(self) -> SchedulerConfig:

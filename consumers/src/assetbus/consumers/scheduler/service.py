@@ -26,7 +26,7 @@ from assetbus.consumers.errors import StorageUnavailable
 from assetbus.consumers.kafka.pipelined import PipelinedShell
 from assetbus.consumers.kafka.shell import ConsumerSettings
 from assetbus.consumers.kafka.startup import startup_policy, wait_for_database, wait_for_kafka
-from assetbus.consumers.kafka.topics import TopicCreator
+from assetbus.consumers.kafka.topics import TopicCreator, core_specs
 from assetbus.consumers.observe import ProbeServer, start_probes
 from assetbus.consumers.scheduler.apply import ApplyResult, Routed, apply_events, route_batch
 from assetbus.consumers.scheduler.config import SchedulerConfig
@@ -69,8 +69,8 @@ class Scheduler:
         self._probes: ProbeServer | None = None
         self.engine = create_engine(config.database_url)
         self.registry = DagRegistry()
-        self.readiness_topics = ReadinessTopics(TopicCreator(config.kafka), config.topics,
-                                                config.readiness_partitions)
+        self.readiness_topics = ReadinessTopics(TopicCreator(config.kafka, create=config.create_topics),
+                                                config.topics, config.readiness_partitions)
         self.producer: AIOKafkaProducer | None = None
         self.publisher: ReadinessPublisher | None = None
         self.stats = SchedulerStats()
@@ -79,7 +79,8 @@ class Scheduler:
         self.shell: PipelinedShell[PreparedBatch] = PipelinedShell(
             config.kafka,
             ConsumerSettings(
-                topics=(config.topics.asset_events,), group_id=config.group_id, max_records=config.max_records,
+                topics=(config.topics.asset_events,), group_id=config.group_id,
+                group_instance_id=config.group_instance_id, max_records=config.max_records,
                 batch_timeout_ms=config.batch_timeout_ms, fetch_max_wait_ms=config.fetch_max_wait_ms,
                 session_timeout_ms=config.session_timeout_ms, heartbeat_interval_ms=config.heartbeat_interval_ms),
             prepare=self.prepare, handle=self._on_batch, retry=self.retry, log=log, name="assetbus-scheduler",
@@ -129,7 +130,8 @@ class Scheduler:
     async def start(self) -> None:
         """Wait for Kafka and PostgreSQL (up to `startup_timeout_s`), publish what was left, join the group."""
         policy = startup_policy(self.config.startup_timeout_s)
-        await wait_for_kafka(self.config.kafka, policy, log)
+        await wait_for_kafka(self.config.kafka, policy, log, required=() if self.config.create_topics else [
+            spec for spec in core_specs(self.config.topics) if spec.name == self.config.topics.asset_events])
         await wait_for_database(self.engine, policy, log)
         async with translated(), self.engine.connect() as conn:
             await self.registry.refresh(conn)

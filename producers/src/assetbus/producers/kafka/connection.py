@@ -9,12 +9,21 @@ a repr, a log line or an error message.
 from __future__ import annotations
 
 import os
+import socket
 import ssl
 from collections.abc import Mapping
 from enum import Enum
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
+
+from assetbus.producers.kafka.properties import (
+    ClientRole,
+    parse_properties,
+    properties_kwargs,
+    read_properties_file,
+    validate_properties,
+)
 
 __all__ = ["DEFAULT_BOOTSTRAP", "ENV_PREFIX", "KafkaConnection", "SaslMechanism", "SecurityProtocol", "as_connection"]
 
@@ -57,7 +66,27 @@ class KafkaConnection(BaseModel):
     ssl_keyfile: str | None = Field(default=None, description="PEM private key of the client certificate.")
     ssl_key_password: SecretStr | None = Field(default=None, description="Password of the client key (never logged).")
     ssl_check_hostname: bool = Field(default=True, description="Check that a broker's certificate names its host.")
-    client_id: str = Field(default="assetbus", description="Client id the brokers see (quotas, logs).")
+    client_id: str = Field(default="assetbus", description="Client id the brokers see (quotas, logs); each "
+                           "service appends its name and host (`assetbus-persister-<host>`).")
+    properties_file: str | None = Field(default=None, description="A `client.properties`-style file of Kafka "
+                                        "client properties passed through to aiokafka (`client.rack`, ...).")
+    properties: tuple[tuple[str, str], ...] = Field(
+        default=(), description="Kafka client properties passed through to aiokafka (a mapping; in the environment "
+        "`key=value` pairs separated by `;`), winning over the file's. An unknown key is refused. Kept as sorted "
+        "pairs, so that a connection stays hashable.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _gather_properties(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        inline = data.get("properties") or {}
+        if isinstance(inline, str):
+            inline = parse_properties(inline, separators=";\n")
+        path = data.get("properties_file")
+        from_file = read_properties_file(path) if path else {}
+        merged = validate_properties({**from_file, **dict(inline)})
+        return {**data, "properties": tuple(sorted(merged.items()))}
 
     @field_validator("bootstrap_servers", mode="before")
     @classmethod
@@ -115,9 +144,19 @@ class KafkaConnection(BaseModel):
         context.check_hostname = self.ssl_check_hostname
         return context
 
-    def client_kwargs(self) -> dict[str, Any]:
-        """Keyword arguments for any aiokafka client (producer, consumer, admin)."""
+    def for_service(self, service: str, host: str | None = None) -> KafkaConnection:
+        """This connection with the client id `<client_id>-<service>-<host>` (quotas and broker logs tell
+        services and hosts apart). Already suffixed: unchanged."""
+        suffix = f"-{service}-{host or socket.gethostname()}"
+        if self.client_id.endswith(suffix):
+            return self
+        return self.model_copy(update={"client_id": self.client_id + suffix})
+
+    def client_kwargs(self, role: ClientRole | None = None) -> dict[str, Any]:
+        """Keyword arguments for an aiokafka client of `role` (None: any client), with the pass-through
+        properties that client takes."""
         kwargs: dict[str, Any] = {
+            **properties_kwargs(dict(self.properties), role),
             "bootstrap_servers": list(self.bootstrap_servers),
             "client_id": self.client_id,
             "security_protocol": self.security_protocol.value,

@@ -6,6 +6,8 @@ persister, scheduler, HTTP gateway). Only the batching knobs differ per client.
 
 from __future__ import annotations
 
+from typing import Any
+
 from aiokafka import AIOKafkaProducer
 
 from assetbus.producers.kafka.connection import KafkaConnection
@@ -18,7 +20,12 @@ DEFAULT_MAX_BATCH_BYTES = 512 * 1024
 
 def create_producer(connection: KafkaConnection, *, linger_ms: int = 5, max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
                     compression: str | None = None, request_timeout_ms: int = 40_000) -> AIOKafkaProducer:
-    """An idempotent, acks=all producer for `connection` (not started: `await producer.start()`)."""
-    return AIOKafkaProducer(**connection.client_kwargs(), enable_idempotence=True, acks="all", linger_ms=linger_ms,
-                            max_batch_size=max_batch_bytes, compression_type=compression,
-                            request_timeout_ms=request_timeout_ms)
+    """An idempotent, acks=all producer for `connection` (not started: `await producer.start()`).
+
+    The connection's pass-through properties (`request.timeout.ms`, `compression.type`, ...) win over
+    these defaults; an explicit `compression` wins over the property."""
+    kwargs: dict[str, Any] = {"linger_ms": linger_ms, "max_batch_size": max_batch_bytes,
+                              "request_timeout_ms": request_timeout_ms, **connection.client_kwargs("producer")}
+    if compression is not None:
+        kwargs["compression_type"] = compression
+    return AIOKafkaProducer(**kwargs, enable_idempotence=True, acks="all")

@@ -58,8 +58,8 @@ class ReplyReader:
         """Receipts read while paused and thrown away."""
 
     async def start(self) -> None:
-        consumer = AIOKafkaConsumer(**self._connection.client_kwargs(), enable_auto_commit=False, group_id=None,
-                                    fetch_max_wait_ms=self._fetch_max_wait_ms)
+        consumer = AIOKafkaConsumer(**self._connection.client_kwargs("consumer"), enable_auto_commit=False,
+                                    group_id=None, fetch_max_wait_ms=self._fetch_max_wait_ms)
         await consumer.start()
         try:
             partitions = await self._partitions(consumer)

@@ -1,0 +1,63 @@
+"""`assetbus topics plan`: every topic and ACL of this installation, for a platform team to provision."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from assetbus.cli.common import connect, fail, run, settings
+
+app = typer.Typer(help="Topics and ACLs, for platforms that provision them.", no_args_is_help=True)
+
+FORMAT_HELP = "json or yaml (the plan), strimzi (KafkaTopic and KafkaUser resources) or terraform (Mongey/kafka)."
+
+
+@app.command("plan")
+def plan(
+    fmt: Annotated[str, typer.Option("--format", help=FORMAT_HELP)] = "json",
+    dag: Annotated[list[str] | None, typer.Option("--dag", help="A consumer DAG whose readiness topic to list "
+                                                  "(repeat the option).")] = None,
+    synced: Annotated[bool, typer.Option("--synced", help="Also list the readiness topics of every active consumer "
+                                         "DAG in the database (DATABASE_URL).")] = False,
+    replication_factor: Annotated[int | None, typer.Option(
+        help="Replicas of every topic (default: ASSETBUS_TOPIC_REPLICATION_FACTOR, else 3).", min=1)] = None,
+    strimzi_cluster: Annotated[str, typer.Option(help="The strimzi.io/cluster label of the resources.")]
+    = "my-cluster",
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file instead of stdout.")]
+    = None,
+) -> None:
+    """Print every topic (partitions, replication, min ISR, retention, configs) and the ACLs each principal needs
+    (ASSETBUS_TOPIC_PREFIX, ASSETBUS_TOPIC_* and ASSETBUS_CREATE_TOPICS apply). Nothing connects to Kafka."""
+    from assetbus.consumers.scheduler.config import SchedulerConfig
+    from assetbus.plan import FORMATS, build_plan, render
+    from assetbus.schemas import Topics
+
+    if fmt not in FORMATS:
+        fail(f"--format must be one of {', '.join(FORMATS)}, not {fmt!r}")
+    s = settings()
+    wanted = s.topic_settings
+    dag_ids = list(dag or ())
+    if synced:
+        dag_ids += run(_active_dags())
+    try:
+        built = build_plan(Topics(prefix=s.topic_prefix), dag_ids,
+                           replication_factor=replication_factor or wanted.replication_factor or 3,
+                           min_insync_replicas=wanted.min_insync_replicas, partitions=wanted.partitions,
+                           readiness_partitions=SchedulerConfig.model_fields["readiness_partitions"].get_default(),
+                           create_topics=s.create_topics)
+    except ValueError as error:
+        fail(str(error))
+    text = render(built, fmt, strimzi_cluster=strimzi_cluster)
+    if output is None:
+        typer.echo(text, nl=False)
+    else:
+        output.write_text(text, encoding="utf-8")
+
+
+async def _active_dags() -> list[str]:
+    from assetbus.consumers.storage.dags import list_dags
+
+    async with connect() as conn:
+        return [row.dag_id for row in await list_dags(conn, active_only=True)]

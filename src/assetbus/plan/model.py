@@ -1,0 +1,140 @@
+"""The topics and ACLs of one installation, as a platform team provisions them (`assetbus topics plan`).
+
+Built from the same specs the services create topics from (`core_specs`, the scheduler's readiness
+partitions), so a plan and a running installation cannot drift apart. Each principal gets only what its
+code does on the wire:
+
+- `sdk` (task code, callbacks): writes commands, reads its receipts by assignment (no group);
+- `persister`: reads commands in its group, writes receipts, asset events and dead letters;
+- `scheduler`: reads asset events in its group, writes readiness signals (creates readiness topics
+  unless ASSETBUS_CREATE_TOPICS=false);
+- `bridge` (the Airflow bridge): reads readiness signals in its group;
+- `api` (HTTP emit gateway, /ui, lag metrics): writes commands, reads receipts, describes topics and groups;
+- `cli` (the operator's `migrate`, `dags sync`, `replay`, `dlq replay`, `events`, `lag`).
+
+Readiness topics are one per consumer DAG, so their ACLs are PREFIXED on `<prefix>.readiness.`: adding a
+DAG adds partitions, never ACLs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from assetbus.consumers.kafka.topics import MIN_ISR, core_specs, min_isr_for
+from assetbus.consumers.scheduler.config import READINESS_PARTITIONS
+from assetbus.schemas import Topics
+
+__all__ = ["PRINCIPALS", "Acl", "Plan", "PlannedTopic", "build_plan"]
+
+Resource = Literal["topic", "group", "cluster"]
+Pattern = Literal["literal", "prefixed"]
+Operation = Literal["Read", "Write", "Create", "Describe", "DescribeConfigs"]
+
+PRINCIPALS = {
+    "sdk": "task code, callbacks and notifiers emitting through the SDK",
+    "persister": "assetbus run persister",
+    "scheduler": "assetbus run scheduler",
+    "bridge": "assetbus run airflow-bridge",
+    "api": "assetbus run api (HTTP emit gateway, /ui, metrics)",
+    "cli": "the operator's assetbus CLI (migrate, dags sync, replay, dlq, events, lag)",
+}
+"""Who needs ACLs, by role; the Kafka principal is `User:<prefix>-<role>` unless named otherwise."""
+
+
+@dataclass(frozen=True)
+class PlannedTopic:
+    name: str
+    partitions: int
+    replication_factor: int
+    configs: dict[str, str]
+    purpose: str
+
+    @property
+    def min_insync_replicas(self) -> int:
+        return int(self.configs[MIN_ISR])
+
+
+@dataclass(frozen=True, order=True)
+class Acl:
+    """One ALLOW rule: `principal` may `operation` on the resource (any host)."""
+
+    principal: str
+    resource_type: Resource
+    pattern_type: Pattern
+    resource_name: str
+    operation: Operation
+
+
+@dataclass
+class Plan:
+    prefix: str
+    create_topics: bool
+    principals: dict[str, str]
+    """Role → Kafka principal (`User:...`)."""
+    topics: list[PlannedTopic] = field(default_factory=list)
+    acls: list[Acl] = field(default_factory=list)
+
+    def acls_of(self, role: str) -> list[Acl]:
+        return [acl for acl in self.acls if acl.principal == self.principals[role]]
+
+    @property
+    def partition_replicas(self) -> int:
+        return sum(topic.partitions * topic.replication_factor for topic in self.topics)
+
+
+def build_plan(topics: Topics, dag_ids: Iterable[str] = (), *, replication_factor: int = 3,
+               min_insync_replicas: int | None = None, partitions: int | None = None,
+               readiness_partitions: int = READINESS_PARTITIONS, create_topics: bool = True,
+               bridge_group: str = "assetbus-airflow-bridge",
+               principals: dict[str, str] | None = None) -> Plan:
+    """Every topic of the installation (the core ones, and one readiness topic per DAG in `dag_ids`) and every ACL."""
+    min_isr = min_insync_replicas or min_isr_for(replication_factor)
+    purposes = {topics.emissions: "EmissionCommands, keyed by asset name: emitters -> persister",
+                topics.receipts: "Receipts, keyed by producer id: persister -> emitters",
+                topics.asset_events: "stored AssetEvents, keyed by asset name: persister -> scheduler",
+                topics.emissions_dlq: "unreadable commands with the reason in headers: persister"}
+    who = {role: f"User:{topics.prefix}-{role}" for role in PRINCIPALS} | (principals or {})
+    plan = Plan(topics.prefix, create_topics, who)
+    for spec in core_specs(topics, partitions=partitions):
+        plan.topics.append(PlannedTopic(spec.name, spec.partitions, replication_factor,
+                                        {MIN_ISR: str(min_isr), **spec.configs}, purposes[spec.name]))
+    for dag_id in sorted(set(dag_ids)):
+        plan.topics.append(PlannedTopic(topics.readiness(dag_id), readiness_partitions, replication_factor,
+                                        {MIN_ISR: str(min_isr)}, f"ReadinessSignals of consumer DAG {dag_id}"))
+    plan.acls = sorted(_acls(topics, who, create_topics, bridge_group))
+    return plan
+
+
+def _acls(topics: Topics, who: dict[str, str], create: bool, bridge_group: str) -> list[Acl]:
+    readiness = topics.prefix + ".readiness."
+    everything = topics.prefix + "."
+
+    def topic(role: str, name: str, *operations: Operation, pattern: Pattern = "literal") -> list[Acl]:
+        return [Acl(who[role], "topic", pattern, name, op) for op in operations]
+
+    def group(role: str, name: str, operation: Operation, pattern: Pattern = "literal") -> Acl:
+        return Acl(who[role], "group", pattern, name, operation)
+
+    creates: tuple[Operation, ...] = ("Create",) if create else ()
+    return [
+        *topic("sdk", topics.emissions, "Write"),
+        *topic("sdk", topics.receipts, "Read"),
+        *topic("persister", topics.emissions, "Read"),
+        group("persister", f"{topics.prefix}-persister", "Read"),
+        *topic("persister", topics.receipts, "Write"),
+        *topic("persister", topics.asset_events, "Write"),
+        *topic("persister", topics.emissions_dlq, "Write"),
+        *topic("scheduler", topics.asset_events, "Read"),
+        group("scheduler", f"{topics.prefix}-scheduler", "Read"),
+        *topic("scheduler", readiness, "Write", *creates, pattern="prefixed"),
+        *topic("bridge", readiness, "Read", pattern="prefixed"),
+        group("bridge", bridge_group, "Read"),
+        *topic("api", topics.emissions, "Write"),
+        *topic("api", topics.receipts, "Read"),
+        *topic("api", everything, "Describe", pattern="prefixed"),
+        group("api", f"{topics.prefix}-", "Describe", pattern="prefixed"),
+        *topic("cli", everything, "Read", "Write", "DescribeConfigs", *creates, pattern="prefixed"),
+        group("cli", f"{topics.prefix}-", "Describe", pattern="prefixed"),
+    ]

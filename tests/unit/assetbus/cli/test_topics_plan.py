@@ -1,0 +1,80 @@
+"""`assetbus topics plan`: the checked-in plan is the default layout's; each format says the same thing."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from assetbus.cli.main import app
+from assetbus.plan import PRINCIPALS, as_document, build_plan, render
+from assetbus.schemas import Topics
+
+CHECKED_IN = Path(__file__).parents[4] / "docs" / "topics-plan.json"
+
+
+@pytest.fixture
+def default_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.chdir(tmp_path)  # no .env
+    for name in ("ASSETBUS_TOPIC_PREFIX", "ASSETBUS_TOPIC_PARTITIONS", "ASSETBUS_TOPIC_REPLICATION_FACTOR",
+                 "ASSETBUS_TOPIC_MIN_INSYNC_REPLICAS", "ASSETBUS_CREATE_TOPICS"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def test_the_checked_in_plan_is_what_the_cli_prints_for_the_default_layout(default_environment: None) -> None:
+    result = CliRunner().invoke(app, ["topics", "plan", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output) == json.loads(CHECKED_IN.read_text())
+    assert CHECKED_IN.read_text() == render(build_plan(Topics()), "json")
+
+
+def test_no_create_mode_drops_the_create_acls_and_only_them(default_environment: None,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ASSETBUS_CREATE_TOPICS", "false")
+    result = CliRunner().invoke(app, ["topics", "plan", "--format", "yaml"])
+    assert result.exit_code == 0, result.output
+    planned = yaml.safe_load(result.output)
+    with_create = as_document(build_plan(Topics()))
+    operations = [acl["operation"] for p in planned["principals"].values() for acl in p["acls"]]
+    assert "Create" not in operations and planned["create_topics"] is False
+    assert len(operations) == sum(len(p["acls"]) for p in with_create["principals"].values()) - 2
+
+
+def test_every_principal_has_acls_and_readiness_acls_do_not_grow_with_dags() -> None:
+    ten, thousand = (build_plan(Topics(), [f"dag_{n}" for n in range(count)]) for count in (10, 1000))
+    assert set(ten.principals) == set(PRINCIPALS) and all(ten.acls_of(role) for role in PRINCIPALS)
+    assert ten.acls == thousand.acls
+    assert (len(ten.topics), ten.partition_replicas) == (14, 147)  # (19 core partitions + 10 x 3) x RF 3
+    assert (len(thousand.topics), thousand.partition_replicas) == (1004, 9057)
+
+
+def test_the_sdk_may_only_write_commands_and_read_receipts() -> None:
+    plan = build_plan(Topics(prefix="orders"))
+    assert {(a.resource_name, a.operation) for a in plan.acls_of("sdk")} == {("orders.emissions", "Write"),
+                                                                            ("orders.receipts", "Read")}
+    assert plan.principals["sdk"] == "User:orders-sdk"
+
+
+def test_strimzi_and_terraform_carry_every_topic_and_acl() -> None:
+    plan = build_plan(Topics(), ["orders_daily"])
+    documents = list(yaml.safe_load_all(render(plan, "strimzi", strimzi_cluster="prod")))
+    kafka_topics = {d["spec"]["topicName"]: d for d in documents if d["kind"] == "KafkaTopic"}
+    assert set(kafka_topics) == {t.name for t in plan.topics}
+    assert kafka_topics["assetbus.readiness.orders_daily"]["metadata"]["name"] == "assetbus.readiness.orders-daily"
+    assert kafka_topics["assetbus.receipts"]["spec"]["config"]["retention.ms"] == "86400000"
+    users = [d for d in documents if d["kind"] == "KafkaUser"]
+    assert {u["metadata"]["labels"]["strimzi.io/cluster"] for u in users} == {"prod"}
+    assert sum(len(acl["operations"]) for u in users for acl in u["spec"]["authorization"]["acls"]) == len(plan.acls)
+    terraform = render(plan, "terraform")
+    assert len(re.findall(r'^resource "kafka_topic"', terraform, re.M)) == len(plan.topics)
+    labels = re.findall(r'^resource "kafka_acl" "([^"]+)"', terraform, re.M)
+    assert len(labels) == len(set(labels)) == len(plan.acls)
+
+
+def test_an_unknown_format_is_one_line(default_environment: None) -> None:
+    result = CliRunner().invoke(app, ["topics", "plan", "--format", "xml"])
+    assert result.exit_code == 1 and "--format must be one of json, yaml, strimzi, terraform" in result.output
