@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from airflow.sdk import DAG, Asset, task
 
-from assetbus.producers.airflow import AssetbusEmitOperator, emit
+from assetbus.producers.airflow import AssetbusEmitOperator, AssetbusNotifier, emit
 from assetbus.producers.airflow.testing import offline
 
 orders = Asset("airflow_demo.orders", uri="s3://example/orders")
 
 with DAG(dag_id="emit_offline", schedule=None, catchup=False) as dag:
 
-    @task(outlets=[orders])
+    @task(outlets=[orders], on_success_callback=AssetbusNotifier(orders, extra={"loaded": True}))
     def load() -> None:
         for batch in (0, 1, 1):  # batch 1 twice: the repeat is a duplicate
             emit(orders, extra={"batch": batch}, partition_key=f"batch-{batch}", dedupe_key=f"batch-{batch}")
@@ -29,9 +29,11 @@ def test_the_dag_emits_offline() -> None:
     with offline(registered=[orders]) as bus:
         run = dag.test()
     assert run.state == "success"
-    assert [event.partition_key for event in bus.emitted(orders)] == ["batch-0", "batch-1", run.run_id]
-    assert [receipt.status.value for receipt in bus.receipts] == ["accepted", "accepted", "duplicate", "accepted"]
-    assert [event.source.task_id for event in bus.events] == ["load", "load", "announce"]
+    # load's batches (the repeat answered `duplicate`), its success callback, then the operator
+    assert [event.partition_key for event in bus.emitted(orders)] == ["batch-0", "batch-1", None, run.run_id]
+    assert [receipt.status.value for receipt in bus.receipts] == ["accepted"] * 2 + ["duplicate"] + ["accepted"] * 2
+    assert [event.source.task_id for event in bus.events] == ["load", "load", "load", "announce"]
+    assert bus.events[2].extra is not None and bus.events[2].extra["loaded"] is True
 
 
 if __name__ == "__main__":

@@ -5,7 +5,9 @@ refusal of an Airflow older than 3.3."""
 from __future__ import annotations
 
 import json
+import tomllib
 from importlib.metadata import entry_points, version
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -16,7 +18,7 @@ from assetbus.producers.airflow import Attempt, TokenSource
 from assetbus.producers.airflow import connection as airflow_connection
 from assetbus.producers.airflow.connection import InvalidConnection, WorkerAccess, worker_access
 from assetbus.producers.airflow.provider import get_provider_info
-from assetbus.producers.airflow.runtime import mismatch
+from assetbus.producers.airflow.runtime import MIN_AIRFLOW, MIN_TASK_SDK, mismatch
 from assetbus.producers.kafka.connection import SecurityProtocol
 
 ATTEMPT = Attempt(dag_id="ingest", run_id="r1", task_id="load", map_index=-1, try_number=1,
@@ -120,3 +122,12 @@ def test_an_airflow_older_than_3_3_is_refused_with_one_message() -> None:
     reason = mismatch({"apache-airflow-core": (3, 2), "apache-airflow-task-sdk": (1, 2)})
     assert reason is not None and "needs Airflow >= 3.3" in reason
     assert "apache-airflow-core 3.2" in reason and "apache-airflow-task-sdk 1.2" in reason
+
+
+def test_the_airflow_extra_pins_the_task_sdk_of_airflow_3_3() -> None:
+    pyproject = tomllib.loads((Path(__file__).resolve().parents[4] / "producers" / "pyproject.toml").read_text())
+    assert pyproject["project"]["optional-dependencies"]["airflow"] == [
+        f"apache-airflow-task-sdk>={MIN_TASK_SDK[0]}.{MIN_TASK_SDK[1]}"]
+    assert MIN_TASK_SDK == (1, 3) and MIN_AIRFLOW == (3, 3)
+    assert pyproject["project"]["entry-points"]["apache_airflow_provider"] == {
+        "provider_info": "assetbus.producers.airflow.provider:get_provider_info"}

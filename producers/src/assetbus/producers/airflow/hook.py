@@ -13,9 +13,10 @@ answer and hold the emissions topic.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import json
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Coroutine, Mapping
+from typing import Any, TypeVar
 
 import httpx
 from airflow.sdk import BaseHook
@@ -84,7 +85,7 @@ class AssetbusHook(BaseHook):  # type: ignore[misc]
             access = self.access()
             checked = [self._check_api(access)]
             if access.kafka is not None:
-                checked.append(asyncio.run(_check_kafka(access.kafka, access.topic_prefix)))
+                checked.append(_run(_check_kafka(access.kafka, access.topic_prefix)))
         except _Failed as failure:
             return False, str(failure)
         except Exception as error:  # the UI shows the message of whatever went wrong
@@ -115,6 +116,19 @@ class AssetbusHook(BaseHook):  # type: ignore[misc]
 
 class _Failed(Exception):
     pass
+
+
+T = TypeVar("T")
+
+
+def _run(coroutine: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine to its end from sync code, also where this thread already runs an event loop."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coroutine)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
 
 
 async def _check_kafka(kafka: KafkaConnection, topic_prefix: str | None) -> str:
