@@ -12,7 +12,7 @@ from datetime import timedelta
 
 from airflow.sdk import DAG, Asset, task
 
-from assetbus.producers.airflow import AssetbusNotifier
+from assetbus.producers.airflow import AssetbusNotifier, emit
 
 orders = Asset("airflow_demo.orders", uri="s3://example/orders")
 incidents = Asset("airflow_demo.incidents", uri="assetbus://airflow_demo/incidents")
@@ -34,8 +34,8 @@ with DAG(
         batches = int(conf.get("batches", 3))
         first = 0 if ti.try_number == 1 else batches - 1  # type: ignore[attr-defined]  # a retry resumes
         for batch in range(first, batches + ti.try_number - 1):  # type: ignore[attr-defined]
-            receipt = orders.emit(extra={"batch": batch, "rows": 1000}, partition_key=f"batch-{batch}",
-                                  dedupe_key=f"batch-{batch}")
+            receipt = emit(orders, extra={"batch": batch, "rows": 1000}, partition_key=f"batch-{batch}",
+                           dedupe_key=f"batch-{batch}")
             print(f"batch {batch}: {receipt.status} event {receipt.id} at {receipt.timestamp}")
             ti.xcom_push(key=f"batch-{batch}-try-{ti.try_number}", value=receipt.status.value)  # type: ignore[attr-defined]
         if conf.get("fail", True):

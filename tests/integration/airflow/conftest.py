@@ -63,13 +63,18 @@ async def _create_database(admin: str, name: str) -> None:
         await conn.close()
 
 
-@pytest.fixture(scope="session")
-def airflow_stack(infra: Settings, template_db: str) -> Iterator[AirflowStack]:
+def require_airflow_venv() -> None:
+    """Skip without `.venv-airflow/`, or fail when ASSETBUS_REQUIRE_AIRFLOW=1 (as in `make test`)."""
     if not (AIRFLOW_VENV / "bin" / "airflow").exists():
         message = f"no Airflow venv at {AIRFLOW_VENV}: run `make airflow-venv`"
         if os.environ.get("ASSETBUS_REQUIRE_AIRFLOW") == "1":
             pytest.fail(message)
         pytest.skip(message)
+
+
+@pytest.fixture(scope="session")
+def airflow_stack(infra: Settings, template_db: str) -> Iterator[AirflowStack]:
+    require_airflow_venv()
     # not under pytest's basetemp: concurrent pytest sessions of the same user prune each other's old ones
     home = Path(tempfile.mkdtemp(prefix="assetbus-airflow-"))
     dags = home / "dags"

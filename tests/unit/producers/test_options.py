@@ -13,6 +13,9 @@ import pytest
 from assetbus.consumers.api.models import EmitRequest
 from assetbus.consumers.storage.tables import asset_events
 from assetbus.producers import AsyncEmitter
+from assetbus.producers.airflow.emit import _asset_aemit, _asset_emit
+from assetbus.producers.airflow.emit import aemit as airflow_aemit
+from assetbus.producers.airflow.emit import emit as airflow_emit
 from assetbus.producers.assets import Asset
 from assetbus.producers.options import EMIT_FIELDS, EmitOptions, SendOptions
 from assetbus.producers.testing import InMemoryEmitter
@@ -67,7 +70,8 @@ def test_a_misspelt_option_is_a_type_error_before_anything_is_sent() -> None:
 
 @pytest.mark.parametrize("surface", [Asset.emit, Asset.emit_nowait, Asset.aemit, Asset.aemit_nowait,
                                      AsyncEmitter.emit, AsyncEmitter.emit_nowait, AsyncEmitter.command,
-                                     InMemoryEmitter.emit, InMemoryEmitter.emit_nowait, prepare])
+                                     InMemoryEmitter.emit, InMemoryEmitter.emit_nowait, prepare,
+                                     airflow_emit, airflow_aemit, _asset_emit, _asset_aemit])
 def test_every_emit_surface_takes_the_options_as_one_typed_keyword_set(surface: object) -> None:
     parameters = inspect.signature(surface).parameters  # type: ignore[arg-type]
     assert not EMIT_FIELDS & set(parameters), "spell the options as **options: Unpack[...], not one by one"

@@ -5,10 +5,10 @@ assetbus refuses that emission with a clear error, which Airflow shows as this f
 
 from airflow.sdk import DAG, Asset
 
-import assetbus.producers.airflow  # noqa: F401  (gives Asset its emit())
+from assetbus.producers.airflow import emit
 
 orders = Asset("airflow_demo.orders", uri="s3://example/orders")
-orders.emit(extra={"parsed": True})
+emit(orders, extra={"parsed": True})
 
 with DAG(dag_id="emits_while_parsed", schedule=None):
     pass

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from airflow.sdk import DAG, Asset, task
 
-import assetbus.producers.airflow  # noqa: F401  (gives Airflow's Asset its emit())
+from assetbus.producers.airflow import emit
 
 held = Asset("airflow_test.held", uri="s3://example/held")
 
@@ -24,7 +24,7 @@ with DAG(dag_id="held_attempt", schedule=None, catchup=False):
         ti = context["ti"]
         conf = context["dag_run"].conf or {}  # type: ignore[attr-defined]
         started = time.perf_counter()
-        first = held.emit(extra={"step": "first"}, partition_key="first")
+        first = emit(held, extra={"step": "first"}, partition_key="first")
         ti.xcom_push(key="first_emit_ms", value=round((time.perf_counter() - started) * 1000, 1))  # type: ignore[attr-defined]
         ti.xcom_push(key="first_status", value=first.status.value)  # type: ignore[attr-defined]
         release, deadline = Path(conf["release"]), time.monotonic() + 240
@@ -32,8 +32,7 @@ with DAG(dag_id="held_attempt", schedule=None, catchup=False):
             if time.monotonic() > deadline:
                 raise RuntimeError(f"{release} never appeared")
             time.sleep(0.1)
-        second = held.emit(extra={"step": "second"}, partition_key="second",
-                           dedupe_key=conf["dedupe_key"])
+        second = emit(held, extra={"step": "second"}, partition_key="second", dedupe_key=conf["dedupe_key"])
         ti.xcom_push(key="second_status", value=second.status.value)  # type: ignore[attr-defined]
 
     hold()

@@ -4,9 +4,9 @@ The API's URL and the deployment's worker credential come from the Airflow conne
 `assetbus_default` (host and password), else from `ASSETBUS_API_URL` and
 `ASSETBUS_AIRFLOW_WORKER_TOKEN` (see `connection.py`). Each request carries the credential as its
 bearer token; the API mints only for attempts Airflow vouches for. A token is asked once per attempt
-and process, and again shortly before it expires. Kafka's bootstrap servers and the topic prefix
-come from `KAFKA_BOOTSTRAP_SERVERS` / `ASSETBUS_TOPIC_PREFIX` when set, else from the API's answer
-(the API knows its installation).
+and process, and again shortly before it expires. Kafka and the topic prefix come from the connection
+(its `kafka` / `kafka_conn_id` and `topic_prefix` extras), else from `KAFKA_*` / `ASSETBUS_TOPIC_PREFIX`
+when set, else from the API's answer (the API knows its installation).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import httpx
 from assetbus.producers.airflow.attempt import Attempt
 from assetbus.producers.airflow.connection import CONN_ID, ENV_WORKER_TOKEN, WorkerAccess, worker_access
 from assetbus.producers.errors import EmitterError
+from assetbus.producers.kafka.connection import KafkaConnection
 
 ROUTE = "/airflow/tokens"
 _CREDENTIAL_REFUSED = {"missing_token", "invalid_token", "insufficient_scope"}
@@ -42,8 +43,12 @@ class TokenRequestFailed(EmitterError):
 class Credentials:
     token: str = field(repr=False)
     expires_at: float
-    bootstrap_servers: str
+    kafka: KafkaConnection
     topic_prefix: str
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return self.kafka.bootstrap
 
 
 def _reason(response: httpx.Response) -> tuple[str | None, str]:
@@ -65,8 +70,10 @@ class TokenSource:
     each token request, so a rotated credential is used from the next request on.
     """
 
-    def __init__(self, access: WorkerAccess | None = None, *, timeout_s: float = 10.0) -> None:
+    def __init__(self, access: WorkerAccess | None = None, *, timeout_s: float = 10.0,
+                 conn_id: str = CONN_ID) -> None:
         self.access = access
+        self.conn_id = conn_id
         self.timeout_s = timeout_s
         self._cache: dict[tuple[object, ...], Credentials] = {}
         self._lock = threading.Lock()
@@ -81,7 +88,7 @@ class TokenSource:
             return fresh
 
     def _ask(self, attempt: Attempt) -> Credentials:
-        access = self.access or worker_access()
+        access = self.access or worker_access(self.conn_id)
         if access.credential is None:
             raise TokenRequestFailed(NO_CREDENTIAL, code="missing_token")
         headers = {"Authorization": f"Bearer {access.credential}"}
@@ -97,9 +104,9 @@ class TokenSource:
                 if response.status_code == 200:
                     body = response.json()
                     expires = datetime.fromisoformat(body["expires_at"].replace("Z", "+00:00")).timestamp()
-                    return Credentials(body["token"], expires,
-                                       os.environ.get("KAFKA_BOOTSTRAP_SERVERS") or body["bootstrap_servers"],
-                                       os.environ.get("ASSETBUS_TOPIC_PREFIX") or body["topic_prefix"])
+                    return Credentials(body["token"], expires, _kafka(access, body["bootstrap_servers"]),
+                                       access.topic_prefix or os.environ.get("ASSETBUS_TOPIC_PREFIX")
+                                       or body["topic_prefix"])
                 code, message = _reason(response)
                 hint = (f" (the worker credential from {access.source} is not accepted: mint a new one with "
                         f"`assetbus token worker`)" if code in _CREDENTIAL_REFUSED else "")
@@ -114,12 +121,24 @@ class TokenSource:
         raise AssertionError("unreachable")
 
 
-_source: TokenSource | None = None
+def _kafka(access: WorkerAccess, named_by_api: str) -> KafkaConnection:
+    """The connection's Kafka; else `KAFKA_*` from the environment, the brokers defaulting to the API's."""
+    if access.kafka is not None:
+        return access.kafka
+    if os.environ.get("KAFKA_BOOTSTRAP_SERVERS"):
+        return KafkaConnection.from_environ()
+    return KafkaConnection.from_environ(bootstrap_servers=named_by_api)
 
 
-def token_source() -> TokenSource:
-    """The process's token source (created on first use; reads the connection at each token request)."""
-    global _source
-    if _source is None:
-        _source = TokenSource()
-    return _source
+_sources: dict[str, TokenSource] = {}
+_sources_lock = threading.Lock()
+
+
+def token_source(conn_id: str = CONN_ID) -> TokenSource:
+    """The process's token source for a connection (created on first use; reads the connection at each
+    token request)."""
+    with _sources_lock:
+        source = _sources.get(conn_id)
+        if source is None:
+            source = _sources[conn_id] = TokenSource(conn_id=conn_id)
+        return source

@@ -1,29 +1,47 @@
-"""`asset.emit(...)` on Airflow's own `airflow.sdk.Asset`, with the proposal's signature (Airflow PR #74726).
+"""Emit on Airflow's own `airflow.sdk.Asset` from a running task or callback: `emit(asset, ...)`.
 
-`install()` (run when `assetbus.producers.airflow` is imported) gives Airflow's Asset class an
-`emit()` and an `aemit()` method, unless Airflow already has its own. Both emit under the running
-attempt's token and wait for the receipt: `receipt.id` is the stored event's id,
-`receipt.timestamp` when it was stored, `receipt.status` accepted or duplicate.
+    from assetbus.producers.airflow import emit
+
+    receipt = emit(orders, partition_key="batch-41", dedupe_key="batch-41")
+
+`emit()` / `aemit()` emit under the running attempt's token (asked of the API named by the Airflow
+connection `assetbus_default`, or `conn_id`) and wait for the receipt: `receipt.id` is the stored
+event's id, `receipt.timestamp` when it was stored, `receipt.status` accepted or duplicate.
+
+`install_asset_emit()` is opt-in: it gives Airflow's Asset class `emit()` / `aemit()` methods with the
+proposal's signature (Airflow PR #74726). It raises if Airflow has an `Asset.emit` of its own, rather
+than let calls reach an implementation that is not assetbus's.
 """
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from typing_extensions import Unpack
 
 from assetbus.producers.airflow.attempt import Attempt, asset_ref, attempt_from_context, running_attempt
+from assetbus.producers.airflow.connection import default_conn_id
 from assetbus.producers.airflow.credentials import token_source
+from assetbus.producers.airflow.runtime import check_airflow_version
 from assetbus.producers.assets import Asset as Handle
 from assetbus.producers.context import EmissionContext, task_context
-from assetbus.producers.errors import InvalidEmission
+from assetbus.producers.errors import EmitterError, InvalidEmission
+from assetbus.producers.options import SendOptions
 from assetbus.schemas import Receipt
 
-log = logging.getLogger("assetbus.airflow")
+if TYPE_CHECKING:
+    from assetbus.producers.testing import InMemoryEmitter
 
 _MARK = "__assetbus__"
+
+_offline: list[InMemoryEmitter] = []
+"""The test doubles that stand in for the API and Kafka (`assetbus.producers.airflow.testing.offline`)."""
+
+
+class AssetEmitConflict(EmitterError):
+    """Airflow's `Asset` has an `emit()` of its own: assetbus does not replace it."""
 
 
 def _handle(asset: object) -> Handle:
@@ -34,62 +52,73 @@ def _handle(asset: object) -> Handle:
 
 
 @contextmanager
-def attempt_context(attempt: Attempt) -> Iterator[EmissionContext]:
+def attempt_context(attempt: Attempt, conn_id: str | None = None) -> Iterator[EmissionContext]:
     """Emit as `attempt`: its token (asked of the API), Kafka and topics, and its declared outlets."""
-    credentials = token_source().credentials(attempt)
-    with task_context(credentials.token, bootstrap_servers=credentials.bootstrap_servers,
-                      topic_prefix=credentials.topic_prefix, outlets=attempt.outlets) as context:
+    if _offline:
+        bus = _offline[-1]
+        if attempt.is_task:
+            offline = bus.task(attempt.dag_id, attempt.run_id, str(attempt.task_id),
+                               map_index=-1 if attempt.map_index is None else attempt.map_index,
+                               try_number=attempt.try_number or 1, outlets=attempt.outlets)
+        else:
+            offline = bus.dag_run(attempt.dag_id, attempt.run_id)
+        with offline as context:
+            yield context
+        return
+    credentials = token_source(conn_id or default_conn_id()).credentials(attempt)
+    with task_context(credentials.token, kafka=credentials.kafka, topic_prefix=credentials.topic_prefix,
+                      outlets=attempt.outlets) as context:
         yield context
 
 
-def emit(asset: object, *, extra: dict[str, Any] | None = None, partition_key: str | None = None,
-         partition_date: datetime | None = None, dedupe_key: str | None = None,
-         context: Mapping[str, Any] | None = None, raise_on_reject: bool = True) -> Receipt:
+def _attempt(context: Mapping[str, Any] | None) -> Attempt:
+    return attempt_from_context(context) if context is not None else running_attempt()
+
+
+def emit(asset: object, *, context: Mapping[str, Any] | None = None, conn_id: str | None = None,
+         raise_on_reject: bool = True, **options: Unpack[SendOptions]) -> Receipt:
     """Emit `asset` (an Airflow Asset) as the running attempt, or as the one of a callback's `context`."""
     handle = _handle(asset)
-    attempt = attempt_from_context(context) if context is not None else running_attempt()
-    with attempt_context(attempt):
-        return handle.emit(extra=extra, partition_key=partition_key, partition_date=partition_date,
-                           dedupe_key=dedupe_key, raise_on_reject=raise_on_reject)
+    with attempt_context(_attempt(context), conn_id):
+        return handle.emit(raise_on_reject=raise_on_reject, **options)
 
 
-async def aemit(asset: object, *, extra: dict[str, Any] | None = None, partition_key: str | None = None,
-                partition_date: datetime | None = None, dedupe_key: str | None = None,
-                context: Mapping[str, Any] | None = None, raise_on_reject: bool = True) -> Receipt:
+async def aemit(asset: object, *, context: Mapping[str, Any] | None = None, conn_id: str | None = None,
+                raise_on_reject: bool = True, **options: Unpack[SendOptions]) -> Receipt:
     """`emit()` for async task code."""
     handle = _handle(asset)
-    attempt = attempt_from_context(context) if context is not None else running_attempt()
-    with attempt_context(attempt):
-        return await handle.aemit(extra=extra, partition_key=partition_key, partition_date=partition_date,
-                                  dedupe_key=dedupe_key, raise_on_reject=raise_on_reject)
+    with attempt_context(_attempt(context), conn_id):
+        return await handle.aemit(raise_on_reject=raise_on_reject, **options)
 
 
-def _asset_emit(self: object, *, extra: dict[str, Any] | None = None, partition_key: str | None = None,
-                partition_date: datetime | None = None, dedupe_key: str | None = None) -> Receipt:
+def _asset_emit(self: object, **options: Unpack[SendOptions]) -> Receipt:
     """Emit "this asset (partition) is ready now" from the running task, and wait for the receipt (assetbus)."""
-    return emit(self, extra=extra, partition_key=partition_key, partition_date=partition_date, dedupe_key=dedupe_key)
+    return emit(self, **options)
 
 
-async def _asset_aemit(self: object, *, extra: dict[str, Any] | None = None, partition_key: str | None = None,
-                       partition_date: datetime | None = None, dedupe_key: str | None = None) -> Receipt:
+async def _asset_aemit(self: object, **options: Unpack[SendOptions]) -> Receipt:
     """`emit()` for async task code (assetbus)."""
-    return await aemit(self, extra=extra, partition_key=partition_key, partition_date=partition_date,
-                       dedupe_key=dedupe_key)
+    return await aemit(self, **options)
 
 
 setattr(_asset_emit, _MARK, True)
 setattr(_asset_aemit, _MARK, True)
 
 
-def install() -> bool:
-    """Give `airflow.sdk.Asset` the `emit()` / `aemit()` methods. False if Airflow has an emit() of its own."""
+def install_asset_emit() -> None:
+    """Opt in to `asset.emit()` / `asset.aemit()` on `airflow.sdk.Asset` (idempotent).
+
+    Raises AirflowVersionMismatch on an Airflow older than 3.3, and AssetEmitConflict if Airflow's
+    Asset already has an `emit` or `aemit` that assetbus did not put there.
+    """
+    check_airflow_version()
     from airflow.sdk import Asset
 
-    current = getattr(Asset, "emit", None)
-    if current is not None and not getattr(current, _MARK, False):
-        log.warning("airflow.sdk.Asset already has an emit(); assetbus leaves it alone (use "
-                    "assetbus.producers.airflow.emit(asset, ...) instead)")
-        return False
+    for name in ("emit", "aemit"):
+        current = getattr(Asset, name, None)
+        if current is not None and not getattr(current, _MARK, False):
+            raise AssetEmitConflict(f"airflow.sdk.Asset already has an {name}() of its own ({current!r}); "
+                                    f"assetbus does not replace it: call assetbus.producers.airflow.{name}"
+                                    f"(asset, ...) instead of install_asset_emit()")
     setattr(Asset, "emit", _asset_emit)  # noqa: B010 - a method added to Airflow's class
     setattr(Asset, "aemit", _asset_aemit)  # noqa: B010
-    return True

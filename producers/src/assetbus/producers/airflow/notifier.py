@@ -27,13 +27,15 @@ class AssetbusNotifier(BaseNotifier):  # type: ignore[misc]
     template_fields = ("extra", "dedupe_key")
 
     def __init__(self, asset: object, *, extra: Mapping[str, Any] | None = None,
-                 dedupe_key: str | None = None) -> None:
+                 dedupe_key: str | None = None, assetbus_conn_id: str | None = None) -> None:
         super().__init__()
         self.asset = asset
+        self.assetbus_conn_id = assetbus_conn_id
         self.extra = dict(extra or {})
         self.dedupe_key = dedupe_key
         self.last_receipt: Receipt | None = None
 
     def notify(self, context: Mapping[str, Any]) -> None:
         self.last_receipt = emit(self.asset, extra={**self.extra, "run": run_references(context)},
-                                 dedupe_key=self.dedupe_key, context=context)
+                                 dedupe_key=self.dedupe_key, context=context,
+                                 conn_id=self.assetbus_conn_id)

@@ -1,0 +1,123 @@
+"""assetbus as an Airflow provider, in a real Airflow 3.3: `airflow providers list` shows it, `airflow connections
+test` checks an `assetbus` connection (the API, the worker credential, Kafka), and DAGs whose workers hold only
+Airflow connections (no ASSETBUS_* or KAFKA_* variables) emit with `AssetbusEmitOperator`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+import uuid
+from importlib.metadata import version
+
+import pytest
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from assetbus.infra.airflow import airflow_bin
+from assetbus.infra.airflow_stack import AirflowStack
+from examples.airflow import connections
+from tests.integration.airflow.airflow_api import AirflowApi
+from tests.integration.airflow.support import events_of
+
+TEST_CONNECTION = {"AIRFLOW__CORE__TEST_CONNECTION": "Enabled"}
+"""Airflow 3 disables connection tests unless `[core] test_connection = Enabled` (the CLI checks it too)."""
+
+
+def airflow(stack: AirflowStack, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """`airflow ARGS` as the stack's components run it (its home, metadata DB and environment)."""
+    return subprocess.run([str(airflow_bin()), *args], env={**stack.airflow.env(), **env}, capture_output=True,
+                          text=True, timeout=300, check=False)
+
+
+def add_connection(stack: AirflowStack, conn_id: str, definition: dict[str, object]) -> None:
+    done = airflow(stack, "connections", "add", conn_id, "--conn-json", json.dumps(definition))
+    assert done.returncode == 0, done.stderr[-2000:]
+
+
+@pytest.fixture(scope="module")
+def by_reference(airflow_stack: AirflowStack) -> str:
+    """The documented connections (examples/airflow/connections.py): an `assetbus` connection naming the topic
+    prefix and, by reference, a kafka_default-style connection."""
+    for conn_id, definition in [
+            ("kafka_by_reference", connections.kafka_default(airflow_stack.bootstrap_servers)),
+            ("assetbus_by_reference", connections.assetbus_default(
+                airflow_stack.api_url, airflow_stack.worker_credential, airflow_stack.topic_prefix))]:
+        definition = definition.replace('"kafka_default"', '"kafka_by_reference"')
+        done = airflow(airflow_stack, "connections", "add", conn_id, "--conn-json", definition)
+        assert done.returncode == 0, done.stderr[-2000:]
+    return "assetbus_by_reference"
+
+
+def test_airflow_lists_the_assetbus_provider(airflow_stack: AirflowStack) -> None:
+    done = airflow(airflow_stack, "providers", "list", "--output", "json")
+    assert done.returncode == 0, done.stderr[-2000:]
+    providers = {p["package_name"]: p for p in json.loads(done.stdout)}
+    assert providers["assetbus-sdk"]["version"] == version("assetbus-sdk")
+    hooks = airflow(airflow_stack, "providers", "hooks", "--output", "json")
+    assert {"connection_type": "assetbus", "class": "assetbus.producers.airflow.hook.AssetbusHook",
+            "package_name": "assetbus-sdk"}.items() <= next(
+        h for h in json.loads(hooks.stdout) if h["connection_type"] == "assetbus").items()
+
+
+def test_connections_test_passes_on_the_workers_connection(airflow_stack: AirflowStack) -> None:
+    done = airflow(airflow_stack, "connections", "test", "assetbus_default", **TEST_CONNECTION)
+    assert done.returncode == 0, done.stdout + done.stderr[-2000:]
+    assert "Connection success" in done.stdout
+
+
+def test_connections_test_checks_kafka_named_by_reference(airflow_stack: AirflowStack, by_reference: str) -> None:
+    done = airflow(airflow_stack, "connections", "test", by_reference, **TEST_CONNECTION)
+    assert done.returncode == 0, done.stdout + done.stderr[-2000:]
+    wrong_prefix = f"assetbus_wrong_prefix_{uuid.uuid4().hex[:6]}"
+    add_connection(airflow_stack, wrong_prefix, {
+        "conn_type": "assetbus", "host": airflow_stack.api_url, "password": airflow_stack.worker_credential,
+        "extra": {"topic_prefix": "no-such-prefix", "kafka_conn_id": "kafka_by_reference"}})
+    failed = airflow(airflow_stack, "connections", "test", wrong_prefix, **TEST_CONNECTION)
+    assert failed.returncode == 1 and "has no topic no-such-prefix.emissions" in failed.stdout, failed.stdout
+
+
+def test_connections_test_fails_on_a_credential_the_api_refuses(airflow_stack: AirflowStack) -> None:
+    conn_id = f"assetbus_wrong_{uuid.uuid4().hex[:6]}"
+    add_connection(airflow_stack, conn_id, {"conn_type": "assetbus", "host": airflow_stack.api_url,
+                                            "password": "not-a-worker-credential"})
+    done = airflow(airflow_stack, "connections", "test", conn_id, **TEST_CONNECTION)
+    assert done.returncode == 1
+    assert "refuses the worker credential: 401 invalid_token" in done.stdout, done.stdout
+
+
+def _sync_when_parsed(stack: AirflowStack, api: AirflowApi, *dag_ids: str) -> None:
+    deadline = time.monotonic() + 180
+    while not set(dag_ids) <= {d["dag_id"] for d in api.get("/dags", limit=1000)["dags"]}:
+        assert time.monotonic() < deadline, f"Airflow did not parse {dag_ids} in 180 s"
+        time.sleep(1.0)  # polling a condition: Airflow's dag-processor rescans every 5 s
+    stack.cli("airflow", "sync", *(arg for dag_id in dag_ids for arg in ("--dag", dag_id)))
+
+
+@pytest.fixture(scope="module")
+def synced(airflow_stack: AirflowStack, airflow_api: AirflowApi) -> None:
+    _sync_when_parsed(airflow_stack, airflow_api, "export_orders", "export_by_reference")
+
+
+async def test_the_operator_emits_with_only_the_connection(synced: None, airflow_api: AirflowApi,
+                                                          stack_engine: AsyncEngine) -> None:
+    run_id = f"t-{uuid.uuid4().hex[:8]}"
+    airflow_api.trigger("export_orders", run_id, {"day": "2026-10-01"})
+    assert airflow_api.wait_run("export_orders", run_id, timeout_s=240)["state"] == "success"
+    receipt = airflow_api.xcom("export_orders", run_id, "announce")
+    assert receipt["status"] == "accepted"
+    (event,) = await events_of(stack_engine, "export_orders", run_id)
+    assert (event["id"], event["asset"], event["partition_key"], event["dedupe_key"], event["task_id"]) == (
+        receipt["event_id"], "airflow_demo.order_exports", "2026-10-01", "export-2026-10-01", "announce")
+    assert event["extra"] == {"path": "s3://example/order_exports/2026-10-01/", "run": run_id}
+
+
+async def test_kafka_and_the_topic_prefix_come_from_the_connection(synced: None, by_reference: str,
+                                                                  airflow_api: AirflowApi,
+                                                                  stack_engine: AsyncEngine) -> None:
+    run_id = f"t-{uuid.uuid4().hex[:8]}"
+    airflow_api.trigger("export_by_reference", run_id, {"partition": "p-7"})
+    assert airflow_api.wait_run("export_by_reference", run_id, timeout_s=240)["state"] == "success"
+    assert airflow_api.xcom("export_by_reference", run_id, "environment") == []
+    (event,) = await events_of(stack_engine, "export_by_reference", run_id)
+    assert (event["asset"], event["partition_key"], event["task_id"], event["extra"]) == (
+        "airflow_test.by_reference", "p-7", "announce", {"run": run_id})
