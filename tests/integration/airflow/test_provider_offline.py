@@ -89,6 +89,10 @@ except AssetEmitConflict as error:
 else:
     raise AssertionError("install_asset_emit() replaced Airflow's own Asset.emit")
 assert Asset.emit(orders) == "airflow's own"
+
+from airflow.state import BaseStoreBackend  # the public base class, not airflow._shared
+from assetbus.producers.airflow.store_backend import AssetbusStoreBackend
+assert issubclass(AssetbusStoreBackend, BaseStoreBackend) and AssetbusStoreBackend.__mro__[1] is BaseStoreBackend
 print("ok")
 '''
 

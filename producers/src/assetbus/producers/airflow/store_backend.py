@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 import httpx
 
 from assetbus.producers.airflow.connection import DEFAULT_API_URL, ENV_API_URL
+from assetbus.producers.airflow.runtime import AirflowVersionMismatch, installed_versions, mismatch
 from assetbus.producers.airflow.store_assets import (
     AssetLookup,
     AssetScopeLike,
@@ -54,9 +55,12 @@ if TYPE_CHECKING:
     BaseStoreBackend = object
 else:
     try:
-        from airflow._shared.state import BaseStoreBackend
-    except ImportError:  # no Airflow here: the module still imports (unit tests, the SDK alone)
-        BaseStoreBackend = object
+        from airflow.state import BaseStoreBackend  # public since Airflow 3.3
+    except ImportError as error:
+        if "apache-airflow-core" in installed_versions():  # Airflow's api-server, without the state store
+            raise AirflowVersionMismatch(mismatch(installed_versions()) or
+                                         f"this Airflow has no airflow.state.BaseStoreBackend: {error}") from error
+        BaseStoreBackend = object  # no Airflow core here (a worker, the SDK alone, tests): Airflow never loads it
 
 ASSET_STATE_RUN_ID = "assetbus-asset-state"
 """The run id the backend's asset-state tokens name under the opt-in rule (it acts for no run)."""
@@ -70,7 +74,7 @@ AssetStateRule = Literal["caller", "declared"]
 
 @dataclass(frozen=True)
 class TaskScope:
-    """Stand-in for `airflow._shared.state.TaskScope` where Airflow is not installed (same fields)."""
+    """Stand-in for Airflow's `TaskScope` (`airflow.state`) where Airflow is not installed (same fields)."""
 
     dag_id: str
     run_id: str
@@ -80,7 +84,7 @@ class TaskScope:
 
 @dataclass(frozen=True)
 class AssetScope:
-    """Stand-in for `airflow._shared.state.AssetScope` where Airflow is not installed (same fields)."""
+    """Stand-in for Airflow's `AssetScope` (`airflow.state`) where Airflow is not installed (same fields)."""
 
     asset_id: int | None = None
     name: str | None = None
