@@ -67,7 +67,9 @@ class Scheduler:
         self.config = config
         self.metrics = metrics or SchedulerMetrics()
         self._probes: ProbeServer | None = None
-        self.engine = create_engine(config.database_url)
+        # no pre-ping: it was a round trip per batch on the path to readiness; a connection the database
+        # dropped fails the batch's first statement instead, and `apply` retries the batch on a new one
+        self.engine = create_engine(config.database_url, pre_ping=False)
         self.registry = DagRegistry()
         self.readiness_topics = ReadinessTopics(TopicCreator(config.kafka), config.topics,
                                                 config.readiness_partitions)
