@@ -44,6 +44,9 @@ class NewRun:
     origin: str
     events_json: str | None = None
     """`events` serialized already (saves a second serialization), or None."""
+    event_id: int | None = None
+    """The one event of a run that was ready as soon as that event arrived: it has no queue row, the run
+    is its record (unique per dag and event, as a queue row is). None: its events are queue rows."""
 
 
 @dataclass(slots=True)  # not frozen: built per event, and a frozen __init__ costs 4x

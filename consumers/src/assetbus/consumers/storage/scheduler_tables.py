@@ -59,7 +59,8 @@ partition_queue = Table(
     Index("ix_partition_queue_pending", "dag_id", "target_key", postgresql_where=text("run_id IS NULL")),
     Index(None, "event_id"),  # an event's runs and waits (0005)
 )
-"""One row per (consumer DAG, upstream event): pending while run_id is null, then the run's history."""
+"""One row per (consumer DAG, upstream event) that waits: pending while run_id is null, then the run's history.
+An event that makes its target ready on its own gets no row: its run records it (`consumer_runs.event_id`)."""
 
 consumer_runs = Table(
     "consumer_runs",
@@ -81,7 +82,10 @@ consumer_runs = Table(
     Column("finished_at", DateTime(timezone=True)),
     Column("external_run_id", Text),
     Column("external_state", Text),
+    Column("event_id", BigInteger),  # a run ready at its one event: that event, which has no queue row (0009)
     UniqueConstraint("dag_id", "partition_key", "generation"),
+    Index("uq_consumer_runs_event_id", "event_id", "dag_id", unique=True,
+          postgresql_where=text("event_id IS NOT NULL")),
     Index(None, "dag_id", "id"),
     Index("ix_consumer_runs_external_open", "dag_id", "id",
           postgresql_where=text("external_run_id IS NOT NULL AND status = 'running'")),
