@@ -5,7 +5,7 @@ publisher and commits its offsets at once: one background task sends everything 
 far in creation order (whole record batches per partition) and waits for the broker's acks; a
 second one marks the acknowledged runs published in one statement, so the next signals go out
 without waiting for that transaction.
-A crash before the acks leaves the runs in `unpublished_runs`; `publish_pending()` sends them at
+A crash before the acks leaves the runs in `unpublished_batches`; `publish_pending()` sends them at
 the next start and on a timer (also runs a replay created). A run always keeps its run id, so a
 repeated signal is recognisable by subscribers.
 """

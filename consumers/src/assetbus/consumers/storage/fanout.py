@@ -123,7 +123,7 @@ WITH runs AS (
   ON CONFLICT DO NOTHING
   RETURNING id, run_id, created_at
 ), unpublished AS (
-  INSERT INTO unpublished_runs (id) SELECT id FROM runs
+  INSERT INTO unpublished_batches (run_ids) SELECT array_agg(id) FROM runs HAVING count(*) > 0
 ), entries AS (
   INSERT INTO partition_queue (dag_id, event_id, asset_name, target_key, target_date, slot, event, run_id)
   SELECT q->>0, CAST(q->>1 AS bigint), q->>2, q->>3, CAST(q->>4 AS timestamptz), q->>5, q->6, q->>7

@@ -22,7 +22,7 @@ from sqlalchemy import (
     func,
     text,
 )
-from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB
 
 from assetbus.consumers.storage.tables import metadata
 
@@ -92,14 +92,16 @@ consumer_runs = Table(
 )
 """At most one run per (dag, target partition, generation)."""
 
-unpublished_runs = Table(
-    "unpublished_runs",
+unpublished_batches = Table(
+    "unpublished_batches",
     metadata,
-    Column("id", BigInteger, primary_key=True, autoincrement=False),
+    Column("id", BigInteger, Identity(), primary_key=True),
+    Column("run_ids", ARRAY(BigInteger), nullable=False),
 )
-"""The ids of runs whose readiness signal the broker has not acknowledged yet (0008): inserted with the
-run, deleted once the broker has the signal, read to heal a crash before it. A narrow table, so that
-marking runs published deletes small rows instead of updating every index of `consumer_runs`."""
+"""The ids of runs whose readiness signal the broker has not acknowledged yet, one row per write (0010):
+inserted with the runs of a batch, deleted once the broker has all their signals, read to heal a crash
+before that. One row per batch rather than one per run (0008's `unpublished_runs`), so that a per-event
+DAG writes one row per event, the run."""
 
 mapping_skips = Table(
     "mapping_skips",
