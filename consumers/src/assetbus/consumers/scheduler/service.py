@@ -142,7 +142,7 @@ class Scheduler:
         await self.producer.start()
         try:
             self.publisher = ReadinessPublisher(self.producer, self.engine, self.config.topics, self.readiness_topics,
-                                                metrics=self.metrics)
+                                                metrics=self.metrics, connection=self.config.kafka)
             await self.publisher.publish_pending()
             self.publisher.start()
             await self.shell.start()
