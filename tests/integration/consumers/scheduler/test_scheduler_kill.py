@@ -92,6 +92,60 @@ async def test_a_killed_scheduler_restarts_without_missing_or_duplicate_runs(
     assert repeats <= len(unconfirmed), "a signal on the broker at the kill was sent again"
 
 
+BACKLOG = 5_000
+
+
+async def test_two_kills_during_a_backlog_send_again_only_what_the_broker_did_not_have(
+        infra, db_url: str, topics: Topics, tmp_path: Path, define_dags: Callable[..., Awaitable[object]],  # type: ignore[no-untyped-def]
+        emitter: AsyncEmitter, runs_of: Callable[[str], Awaitable[list[RunRow]]], engine: AsyncEngine,
+        record_property: Callable[[str, object], None]) -> None:
+    """5,000 per-partition events already stored, the scheduler killed -9 twice while it works through them."""
+    await define_dags(ConsumerDag(dag_id="per_batch", schedule=AssetWait("orders", mapping=Identity())))
+    futures = [await emitter.submit(emitter.command(ORDERS, partition_key=f"p{n:05d}", dedupe_key=f"p{n}"))
+               for n in range(BACKLOG)]
+    assert all(r.accepted for r in await asyncio.gather(*futures))
+    log = tmp_path / "scheduler.log"
+    unconfirmed: set[str] = set()
+    kills: list[tuple[int, int, int]] = []  # runs at the kill, unpublished, of which not on the broker
+    for at in (BACKLOG // 5, BACKLOG // 2):
+        process = await start_scheduler(infra.bootstrap_servers, db_url, topics, log)
+        try:
+            async def enough(at: int = at) -> bool:
+                return len(await runs_of("per_batch")) >= at
+
+            await wait_for(enough, timeout_s=60, what=f"{at} runs (log: {log})")
+        finally:
+            process.send_signal(signal.SIGKILL)
+            await process.wait()
+        async with engine.connect() as conn:
+            unpublished = set((await conn.execute(text(
+                "SELECT r.run_id FROM consumer_runs r JOIN unpublished_batches u ON r.id = ANY(u.run_ids)"))).scalars())
+        missing = unpublished - set(await _run_ids_on(infra.bootstrap_servers, topics.readiness("per_batch")))
+        unconfirmed |= missing
+        kills.append((len(await runs_of("per_batch")), len(unpublished), len(missing)))
+    last = await start_scheduler(infra.bootstrap_servers, db_url, topics, log)
+    try:
+        async def all_published() -> bool:
+            runs = await runs_of("per_batch")
+            return len(runs) >= BACKLOG and all(r.published for r in runs)
+
+        await wait_for(all_published, timeout_s=120, what=f"{BACKLOG} published runs (log: {log})")
+    finally:
+        last.send_signal(signal.SIGTERM)
+        await last.wait()
+
+    runs = await runs_of("per_batch")
+    assert len(runs) == BACKLOG and {r.generation for r in runs} == {1}
+    sent = await _run_ids_on(infra.bootstrap_servers, topics.readiness("per_batch"))
+    assert set(sent) == {r.run_id for r in runs}
+    repeats = len(sent) - len(set(sent))
+    record_property("signals_sent_twice", repeats)
+    print(f"kills at (runs, unpublished, not on the broker) {kills}: {len(sent)} signals for {BACKLOG} runs, "
+          f"{repeats} sent twice")
+    assert all(at < BACKLOG for at, _, _ in kills), "the kills should land mid-stream"
+    assert repeats <= len(unconfirmed), "a signal on the broker at a kill was sent again"
+
+
 async def _run_ids_on(bootstrap: str, topic: str) -> list[str]:
     """The run id of every signal on a readiness topic now (all partitions, up to their end offsets)."""
     consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False)
