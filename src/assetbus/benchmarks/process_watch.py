@@ -17,6 +17,10 @@ class ProcessWatch:
         self._task: asyncio.Task[None] | None = None
         self.peak_rss = 0
 
+    @property
+    def pid(self) -> int:
+        return int(self._process.pid)
+
     def start(self) -> None:
         self._task = asyncio.create_task(self._sample())
 

@@ -3,6 +3,8 @@
 1. **Offered rate**: the scheduler benchmark's latency run (emitter → persister → scheduler →
    readiness reader, real subprocesses) at each offered rate, for the same number of seconds.
 2. **Persisters in one group**: `persister_group.run_group` with 1, 2, … processes.
+3. **Schedulers in one group** (`--schedulers`): `scheduler_group.run_scheduler_group` with 1, 2, …
+   processes sharing the asset-events partitions.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from dataclasses import dataclass, field
 from assetbus.benchmarks.persister_group import GroupReport, run_group
 from assetbus.benchmarks.processes import ProcessSampler
 from assetbus.benchmarks.scheduler import SchedulerBenchOptions, SchedulerBenchReport
+from assetbus.benchmarks.scheduler_group import SchedulerGroupReport, run_scheduler_group
 from assetbus.benchmarks.scheduler_latency import measure_latency
 from assetbus.benchmarks.scheduler_report import LatencyRun
 from assetbus.benchmarks.scheduler_setup import DAILY, IDENTITY
@@ -27,6 +30,9 @@ class ScaleOptions:
     seconds: float = 10.0
     persisters: tuple[int, ...] = (1, 2, 3)
     commands: int = 50_000
+    schedulers: tuple[int, ...] = ()
+    """Scheduler processes in one group, one run each (none by default)."""
+    scheduler_events: int = 20_000
 
 
 @dataclass
@@ -53,6 +59,7 @@ class ScaleReport:
     options: ScaleOptions
     rates: list[RateRow] = field(default_factory=list)
     groups: list[GroupReport] = field(default_factory=list)
+    scheduler_groups: list[SchedulerGroupReport] = field(default_factory=list)
     load_before: tuple[float, float, float] = (0.0, 0.0, 0.0)
     load_after: tuple[float, float, float] = (0.0, 0.0, 0.0)
 
@@ -77,5 +84,12 @@ async def run_scale(settings: Settings, options: ScaleOptions, progress: Callabl
         report.groups.append(g)
         progress(f"  {g.events_per_s:,.0f} events/s, {g.cpu_us_per_event:.0f} µs CPU per event, "
                  f"load {g.load_after[0]:.2f}")
+    for k in options.schedulers:
+        progress(f"{k} scheduler process(es) in one group, {options.scheduler_events:,} events over one asset per "
+                 "asset-events partition")
+        s = await run_scheduler_group(settings, k, options.scheduler_events)
+        report.scheduler_groups.append(s)
+        progress(f"  {s.events_per_s:,.0f} events/s, {s.cpu_us_per_event:.0f} µs CPU per event, "
+                 f"load {s.load_after[0]:.2f}")
     report.load_after = os.getloadavg()
     return report

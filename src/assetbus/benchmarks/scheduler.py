@@ -44,9 +44,10 @@ Phase = Callable[[Settings, SchedulerBenchOptions, Topics, str, SchedulerBenchRe
 
 
 async def run_benchmark(settings: Settings, options: SchedulerBenchOptions) -> SchedulerBenchReport:
-    """The throughput run, then one latency run per offered rate."""
+    """The throughput run (none with `events=0`), then one latency run per offered rate."""
     report = SchedulerBenchReport(options, load_before=os.getloadavg(), conditions=conditions())
-    phases: list[Phase] = [_throughput, *(functools.partial(measure_latency, rate=rate) for rate in options.rates)]
+    phases: list[Phase] = [*([_throughput] if options.events else []),
+                           *(functools.partial(measure_latency, rate=rate) for rate in options.rates)]
     for phase in phases:
         tag = uuid.uuid4().hex[:10]
         topics = Topics(prefix=f"bench{tag}")

@@ -26,6 +26,12 @@ class SchedulerBenchOptions:
     """Run the throughput run's scheduler under `py-spy record --format raw` into this file."""
 
 
+STAGES = ("emit → persister transaction", "persister transaction → asset event sent",
+          "asset event sent → scheduler transaction", "scheduler transaction → signal sent",
+          "signal sent → signal read")
+"""The stages of a latency run's path, between the marks `scheduler_latency` records."""
+
+
 def percentile(values: list[float], p: float) -> float:
     ordered = sorted(values)
     if not ordered:
@@ -45,6 +51,8 @@ class LatencyRun:
     scheduler_cpu_s: float = 0.0
     """The scheduler process's user + system CPU over the offered seconds."""
     load_before: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    stages_ms: dict[str, list[float]] = field(default_factory=dict)
+    """Per stage of the path (`STAGES`), each counted event's time in it (ms)."""
 
     def percentile(self, p: float, receipts: bool = False) -> float:
         return percentile(self.receipt_latencies_ms if receipts else self.latencies_ms, p)

@@ -37,8 +37,10 @@ class SuiteSizes:
     emit_count: int = 100_000
     persister_commands: int = 100_000
     scheduler_events: int = 20_000
-    rates: tuple[int, ...] = (1_000, 5_000)
-    """Offered emissions/s for the latency runs; the first one gives the REQUIRED latency keys."""
+    rates: tuple[int, ...] = (1_000, 5_000, 50)
+    """Offered emissions/s for the latency runs; the first one gives the REQUIRED latency keys, the others
+    the same keys with `_at_<rate>` (`readiness_p50_ms_at_50`: the light load, where no backlog hides
+    the path's own waits)."""
     latency_seconds: float = 10.0
     api_requests: int = 2_000
     api_emits: int = 500

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 def all_(
     as_json: bool = JSON_OPTION,
     smoke: bool = typer.Option(False, help="Tiny sizes (seconds, not minutes): checks that every benchmark runs."),
-    rates: str = typer.Option("1000,5000", help="Offered emissions/s of the latency runs, comma-separated; "
+    rates: str = typer.Option("1000,5000,50", help="Offered emissions/s of the latency runs, comma-separated; "
                                                "the first gives receipt_p50_ms … readiness_p99_ms."),
 ) -> None:
     """Every benchmark (emit, persister, scheduler with latency at offered rates, api) in under 10 minutes."""
@@ -37,7 +37,7 @@ def all_(
     if not offered or min(offered) < 1:
         fail("--rates needs at least one positive rate")
     sizes = SuiteSizes.smoke() if smoke else SuiteSizes()
-    if not smoke or rates != "1000,5000":
+    if not smoke or rates != "1000,5000,50":
         sizes = replace(sizes, rates=offered)
     started = time.perf_counter()
     try:

@@ -33,14 +33,19 @@ def scale(
     persisters: str = typer.Option("1,2,3", help="Persister processes in one consumer group, comma-separated "
                                                  "('' for none)."),
     commands: int = typer.Option(50_000, help="Commands per persister-group run."),
+    schedulers: str = typer.Option("", help="Scheduler processes in one consumer group, comma-separated, e.g. "
+                                            "1,2,3 ('': none)."),
+    scheduler_events: int = typer.Option(20_000, help="Events per scheduler-group run."),
 ) -> None:
-    """Offered rate against receipt and readiness p50/p99, and events/s with 1, 2, 3 persisters in one group."""
+    """Offered rate against receipt and readiness p50/p99, events/s with 1, 2, 3 persisters in one group, and
+    (`--schedulers`) with 1, 2, 3 schedulers in one group."""
     from rich.table import Table
 
     from assetbus.benchmarks.scale import ScaleOptions, run_scale
 
     options = ScaleOptions(rates=_ints(rates, "--rates"), seconds=seconds,
-                           persisters=_ints(persisters, "--persisters"), commands=commands)
+                           persisters=_ints(persisters, "--persisters"), commands=commands,
+                           schedulers=_ints(schedulers, "--schedulers"), scheduler_events=scheduler_events)
     try:
         report = run(run_scale(settings(), options, progress_printer()))
     except Exception as error:
@@ -62,6 +67,16 @@ def scale(
         groups.add_row(str(g.persisters), f"[bold]{g.events_per_s:,.0f}[/]", f"{g.cpu_us_per_event:.0f} µs",
                        f"{g.peak_rss_mb:.0f} MB", str(g.rebalances), f"{g.load_before[0]:.2f} → {g.load_after[0]:.2f}")
     console.print(groups)
+    if report.scheduler_groups:
+        scheduler_table = Table("schedulers", "events/s", "CPU per event (all)", "peak RSS (largest)",
+                                "load before → after", title=f"schedulers in one group, {options.scheduler_events:,} "
+                                "events over one asset per asset-events partition, a run and a signal each",
+                                title_justify="left")
+        for sg in report.scheduler_groups:
+            scheduler_table.add_row(str(sg.schedulers), f"[bold]{sg.events_per_s:,.0f}[/]",
+                                    f"{sg.cpu_us_per_event:.0f} µs", f"{sg.peak_rss_mb:.0f} MB",
+                                    f"{sg.load_before[0]:.2f} → {sg.load_after[0]:.2f}")
+        console.print(scheduler_table)
     console.print(f"  conditions: {os.cpu_count()} cores shared by the emitter, the services, Kafka and PostgreSQL; "
                   f"load average {load_text(report.load_before)} before, {load_text(report.load_after)} after; "
                   f"each rate offered {options.seconds:g} s", highlight=False)
@@ -69,6 +84,10 @@ def scale(
         print(json_line({"rates": [r.figures() for r in report.rates],
                          "persisters": [{**asdict(g), "events_per_s": g.events_per_s,
                                          "cpu_us_per_event": g.cpu_us_per_event} for g in report.groups],
+                         "schedulers": [{"schedulers": sg.schedulers, "events": sg.events,
+                                         "events_per_s": sg.events_per_s, "cpu_us_per_event": sg.cpu_us_per_event,
+                                         "peak_rss_mb": sg.peak_rss_mb, "load_average_before": sg.load_before,
+                                         "load_average_after": sg.load_after} for sg in report.scheduler_groups],
                          "load_average_before": report.load_before, "load_average_after": report.load_after,
                          "cores": os.cpu_count()}))
 

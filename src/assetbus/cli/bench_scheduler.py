@@ -12,7 +12,7 @@ from assetbus.cli.common import console, fail, run, settings
 
 
 def scheduler(
-    events: int = typer.Option(20_000, help="Events pre-loaded for the throughput run."),
+    events: int = typer.Option(20_000, help="Events pre-loaded for the throughput run (0: no throughput run)."),
     rate: Annotated[list[int] | None, typer.Option(help="Offered emissions per second of a latency run (repeat for "
                                                    "several runs; default 1000 and 5000).")] = None,
     seconds: float = typer.Option(10.0, help="How long each latency run offers its rate."),
@@ -26,6 +26,7 @@ def scheduler(
     from rich.table import Table
 
     from assetbus.benchmarks.scheduler import SchedulerBenchOptions, run_benchmark
+    from assetbus.benchmarks.scheduler_report import percentile
 
     options = SchedulerBenchOptions(events=events, rates=tuple(rate or (1_000, 5_000)), seconds=seconds,
                                     max_records=max_records, timeout_s=timeout_s, profile=profile)
@@ -34,11 +35,12 @@ def scheduler(
     except RuntimeError as error:
         fail(str(error))
     table = Table("figure", "value", title="assetbus bench scheduler", title_justify="left")
-    table.add_row("scheduler throughput", f"{report.events_per_s:,.0f} events/s "
-                  f"({report.throughput_events:,} events in {report.throughput_s:.2f} s, after the first runs)")
-    table.add_row("scheduler CPU per event", f"{report.cpu_us_per_event:,.0f} µs (user + system, "
-                  f"{report.throughput_cpu_s:.2f} s over the throughput run)")
-    table.add_row("runs created", ", ".join(f"{dag}: {n:,}" for dag, n in report.runs_created.items()))
+    if report.throughput_events:
+        table.add_row("scheduler throughput", f"{report.events_per_s:,.0f} events/s "
+                      f"({report.throughput_events:,} events in {report.throughput_s:.2f} s, after the first runs)")
+        table.add_row("scheduler CPU per event", f"{report.cpu_us_per_event:,.0f} µs (user + system, "
+                      f"{report.throughput_cpu_s:.2f} s over the throughput run)")
+        table.add_row("runs created", ", ".join(f"{dag}: {n:,}" for dag, n in report.runs_created.items()))
     table.add_row("scheduler peak RSS", f"{report.peak_rss_mb:.0f} MB")
     for latency in report.latency:
         at = f"at {latency.rate:,}/s"
@@ -49,6 +51,8 @@ def scheduler(
         table.add_row(f"emit → readiness p50 / p99 {at}", f"{latency.percentile(50):.1f} ms / "
                       f"{latency.percentile(99):.1f} ms ({len(latency.latencies_ms):,} signals, first "
                       f"{options.warmup_s:.0f} s excluded)")
+        for stage, values in latency.stages_ms.items():
+            table.add_row(f"  {stage} p50 / p99", f"{percentile(values, 50):.1f} ms / {percentile(values, 99):.1f} ms")
         table.add_row(f"scheduler CPU {at}", f"{latency.scheduler_cpu_s / max(latency.offered, 1) * 1e6:,.0f} µs "
                       "per event")
     for name, value in report.conditions.items():

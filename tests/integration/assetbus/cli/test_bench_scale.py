@@ -40,6 +40,16 @@ async def test_bench_scale_measures_each_rate_and_each_group_size(infra: Setting
     assert "2 persister process(es) in one group" in stderr
 
 
+async def test_bench_scale_measures_each_scheduler_group_size(infra: Settings) -> None:
+    figures, stderr = await _bench(infra, "scale", "--rates", "", "--persisters", "", "--schedulers", "1,2",
+                                   "--scheduler-events", "600")
+    assert figures["rates"] == [] and figures["persisters"] == []
+    assert [g["schedulers"] for g in figures["schedulers"]] == [1, 2]
+    assert all(g["events"] == 600 and g["events_per_s"] > 0 and g["cpu_us_per_event"] > 0
+               for g in figures["schedulers"])
+    assert "2 scheduler process(es) in one group" in stderr
+
+
 async def test_bench_soak_samples_windows_until_every_event_is_signalled(infra: Settings) -> None:
     report, stderr = await _bench(infra, "soak", "--events", "600", "--rate", "300", "--interval", "1")
     assert report["emitted"] == report["receipted"] == report["signalled"] == 600

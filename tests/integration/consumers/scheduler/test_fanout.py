@@ -147,6 +147,30 @@ async def test_reading_every_event_again_creates_no_run_twice(
     assert len(await runs_of("per_batch")) == 10
 
 
+async def test_an_event_ready_on_its_own_is_held_by_its_run_not_queued(
+        define_dags: Define, scheduler: Scheduler, emitter: AsyncEmitter, runs_of: RunsOf, engine,  # type: ignore[no-untyped-def]
+        wait_queued: Callable[[str, int], Awaitable[None]]) -> None:
+    """A per-event DAG writes the run only; a roll-up's hours wait as queue entries; lineage finds both."""
+    from sqlalchemy import text
+
+    from assetbus.consumers.storage.lineage import event_lineage
+
+    await define_dags(ConsumerDag(dag_id="daily", schedule=AssetWait("clicks", mapping=HourlyToDaily("UTC"))),
+                      ConsumerDag(dag_id="per_event", schedule=AssetWait("clicks"), coalesce=False))
+    five = datetime(2026, 10, 1, 5, tzinfo=UTC)
+    receipt = await emitter.emit(CLICKS, partition_key=five.isoformat(), partition_date=five, dedupe_key="h5")
+    (run,) = await wait_runs(runs_of, "per_event", 1)
+    await wait_queued("daily", 1)
+    async with engine.connect() as conn:
+        queued = (await conn.execute(text("SELECT dag_id FROM partition_queue"))).scalars().all()
+        held = (await conn.execute(text("SELECT event_id FROM consumer_runs WHERE run_id = :r"),
+                                   {"r": run.run_id})).scalar_one()
+        lineage = await event_lineage(conn, receipt.event_id)
+    assert queued == ["daily"] and held == receipt.event_id
+    assert [r.run_id for r in lineage.runs] == [run.run_id]
+    assert [(w.dag_id, w.target_key) for w in lineage.waiting] == [("daily", "2026-10-01")]
+
+
 async def _at_least(scheduler: Scheduler, events: int) -> bool:
     return scheduler.stats.events >= events
 

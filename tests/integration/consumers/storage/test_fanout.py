@@ -67,3 +67,20 @@ async def test_a_run_that_exists_already_is_not_created_again(engine: AsyncEngin
         clash = NewRun(str(uuid.uuid4()), "daily", "day", None, 1, [], "scheduler", "[]")
         written = await write_fanout(conn, [clash], [], [])
     assert written.run_ids == {}
+
+
+async def test_a_writes_runs_are_unpublished_together_and_leave_as_the_broker_takes_them(engine: AsyncEngine) -> None:
+    """One `unpublished_batches` row per write; marking some of its runs keeps the rest unpublished."""
+    from assetbus.consumers.storage.runs import mark_published, unpublished_runs
+
+    async with engine.begin() as conn:
+        await _seed(conn)
+        runs = [NewRun(str(uuid.uuid4()), "daily", f"day{n}", None, 1, [], "scheduler", "[]") for n in range(3)]
+        written = await write_fanout(conn, runs, [], [])
+        ids = sorted(written.run_ids.values())
+        assert (await conn.execute(text("SELECT count(*) FROM unpublished_batches"))).scalar_one() == 1
+        await mark_published(conn, ids[:1])
+        assert [run.id for run in await unpublished_runs(conn)] == ids[1:]
+        await mark_published(conn, ids[1:])
+        assert await unpublished_runs(conn) == []
+        assert (await conn.execute(text("SELECT count(*) FROM unpublished_batches"))).scalar_one() == 0

@@ -1,7 +1,8 @@
 """Asset events → queue entries, skips and new consumer runs, in the caller's transaction.
 
-Idempotent by (dag, event): an event already queued for a DAG (pending or consumed by a run) is
-a redelivery and does nothing. Target partitions are locked (advisory, transaction-scoped) first,
+Idempotent by (dag, event): an event already queued for a DAG (pending or consumed by a run), or
+recorded by the run it made ready on its own (such an event gets no queue row), is a redelivery
+and does nothing. Target partitions are locked (advisory, transaction-scoped) first,
 so concurrent schedulers, or a scheduler and a replay, see each other's entries and create each
 run once. Per batch, three statements whatever its size (`storage.fanout`): lock the targets and
 confirm the events; read redeliveries, older pending entries and latest generations; plan in
@@ -91,8 +92,10 @@ async def queue_and_plan(conn: AsyncConnection, dags: Mapping[str, ConsumerDag],
         else:
             outcome.waiting[target] = queued[target]
     runs, run_of = _new_runs(plans, state, origin)
+    recorded = {pair for pair, run_id in run_of.items() if run_id is None}  # their runs hold them: no queue row
     written = await write_fanout(
-        conn, runs, [_new_entry(e, run_of.get((e.dag_id, e.event.event_id))) for e in fresh],
+        conn, runs, [_new_entry(e, run_of.get(pair)) for e in fresh
+                     if (pair := (e.dag_id, e.event.event_id)) not in recorded],
         [(p.row_id, run.run_id) for plan, run in zip(plans, runs, strict=True) for p in plan.entries
          if p.row_id is not None])
     if len(written.run_ids) != len(runs):  # only possible if the target locks were bypassed
@@ -168,17 +171,23 @@ async def apply_events(conn: AsyncConnection, registry: DagRegistry, incoming: S
 
 
 def _new_runs(plans: Sequence[RunPlan], state: TargetState,
-              origin: str) -> tuple[list[NewRun], dict[tuple[str, int], str]]:
-    """Runs for plans (generations continue per target). Also: (dag, event id) → run id."""
+              origin: str) -> tuple[list[NewRun], dict[tuple[str, int], str | None]]:
+    """Runs for plans (generations continue per target). Also: (dag, event id) → the run id its new queue
+    entry carries, or None when the entry is not stored (a run ready at that one new event records it)."""
     runs: list[NewRun] = []
-    run_of: dict[tuple[str, int], str] = {}
+    run_of: dict[tuple[str, int], str | None] = {}
     generations = state.generations
     for plan, run_id in zip(plans, new_run_ids(len(plans)), strict=True):
         target = (plan.dag_id, plan.target_key)
         generation = generations[target] = state.generation_of(target) + 1
         events = plan.events
+        only = plan.entries[0] if len(plan.entries) == 1 and plan.entries[0].row_id is None else None
         runs.append(NewRun(run_id, plan.dag_id, plan.target_key, plan.target_date, generation,
-                           [e.payload for e in events], origin, events_json(events)))
+                           [e.payload for e in events], origin, events_json(events),
+                           None if only is None else only.entry.event.event_id))
+        if only is not None:
+            run_of[(plan.dag_id, only.entry.event.event_id)] = None
+            continue
         for p in plan.entries:
             run_of[(plan.dag_id, p.entry.event.event_id)] = run_id
     return runs, run_of

@@ -5,9 +5,11 @@ publisher and commits its offsets at once: one background task sends everything 
 far in creation order (whole record batches per partition) and waits for the broker's acks; a
 second one marks the acknowledged runs published in one statement, so the next signals go out
 without waiting for that transaction.
-A crash before the acks leaves the runs in `unpublished_runs`; `publish_pending()` sends them at
-the next start and on a timer (also runs a replay created). A run always keeps its run id, so a
-repeated signal is recognisable by subscribers.
+A crash before the acks leaves the runs in `unpublished_batches`; `publish_pending()` sends them at
+the next start and on a timer (also runs a replay created). Runs whose signal reached the broker
+before the crash (acknowledged, or in flight, but not marked yet) are found on the tail of their
+readiness partitions (`sent.on_the_broker`) and marked instead of sent again. A run always keeps
+its run id, so a repeated signal is recognisable by subscribers.
 """
 
 from __future__ import annotations
@@ -22,9 +24,11 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from assetbus.consumers.scheduler.metrics import SchedulerMetrics
 from assetbus.consumers.scheduler.payload import signal_json
+from assetbus.consumers.scheduler.sent import on_the_broker
 from assetbus.consumers.scheduler.topics import ReadinessTopics
 from assetbus.consumers.storage.faults import translated
 from assetbus.consumers.storage.runs import RunRow, mark_published, unpublished_runs
+from assetbus.producers.kafka.connection import KafkaConnection
 from assetbus.producers.kafka.producer import create_producer
 from assetbus.producers.kafka.retry import RetryPolicy
 from assetbus.producers.kafka.sender import BatchSender, wait_all
@@ -42,7 +46,7 @@ class ReadinessPublisher:
 
     def __init__(self, producer: AIOKafkaProducer, engine: AsyncEngine, topics: Topics,
                  readiness_topics: ReadinessTopics, *, max_backlog: int = 50_000, retry_s: float = 0.5,
-                 metrics: SchedulerMetrics | None = None) -> None:
+                 metrics: SchedulerMetrics | None = None, connection: KafkaConnection | None = None) -> None:
         self._producer = producer
         self._engine = engine
         self._topics = topics
@@ -66,7 +70,11 @@ class ReadinessPublisher:
         self._busy = 0
         """Sends and marking transactions in progress."""
         self._metrics = metrics
+        self._connection = connection
+        """Where to look for signals sent before a crash (`publish_pending`); None: send every unpublished run."""
         self.published = 0
+        self.found_sent = 0
+        """Unpublished runs whose signal `publish_pending` found on the broker already, and only marked."""
 
     def start(self) -> None:
         self._task = asyncio.create_task(self._send_submitted(), name="assetbus-readiness-publisher")
@@ -101,19 +109,39 @@ class ReadinessPublisher:
             return await self._publish(runs)
 
     async def publish_pending(self, page: int = 1000) -> int:
-        """Signal every run still marked unpublished (after a crash, or created by replay)."""
+        """Signal every run still marked unpublished (after a crash, or created by replay); those whose signal
+        is on the broker already are only marked. Returns how many were sent."""
         total = 0
         async with self._lock:
             while True:
                 async with translated(), self._engine.connect() as conn:
                     found = await unpublished_runs(conn, page)
-                runs = [run for run in found if run.id not in self._in_flight]  # the sender has those
+                candidates = [run for run in found if run.id not in self._in_flight]  # the sender has those
+                runs = await self._not_on_the_broker(candidates)
                 if runs:
                     if total == 0:
                         log.info("publishing %d run(s) left unpublished", len(runs))
                     total += await self._publish(runs)
-                if len(found) < page or not runs:
+                if len(found) < page or not candidates:
                     return total
+
+    async def _not_on_the_broker(self, runs: Sequence[RunRow]) -> list[RunRow]:
+        """Mark the runs whose signal is on their readiness partition already; return the others."""
+        if not runs or self._connection is None:
+            return list(runs)
+        await self._readiness_topics.ensure({run.dag_id for run in runs})
+        places = []
+        for run in runs:
+            topic = self._topics.readiness(run.dag_id)
+            places.append((run.run_id, (topic, await self._sender.partition_of(topic, _key(run)))))
+        sent = await on_the_broker(self._connection, places)
+        if not sent:
+            return list(runs)
+        async with translated(), self._engine.begin() as conn:
+            await mark_published(conn, [run.id for run in runs if run.run_id in sent])
+        self.found_sent += len(sent)
+        log.info("%d unpublished run(s) had their signal on the broker already: marked, not sent again", len(sent))
+        return [run for run in runs if run.run_id not in sent]
 
     async def _send_submitted(self) -> None:
         backoff = self._retry.backoff()
@@ -180,7 +208,7 @@ class ReadinessPublisher:
         try:
             for run in sorted(runs, key=lambda r: r.id):
                 topic = self._topics.readiness(run.dag_id)
-                key = (run.partition_key or "").encode()
+                key = _key(run)
                 sender.put(topic, await sender.partition_of(topic, key), key, signal_json(run, times))
         except BaseException:
             sender.discard_open()
@@ -189,3 +217,8 @@ class ReadinessPublisher:
         self.published += len(runs)
         if self._metrics is not None:
             self._metrics.published(runs)
+
+
+def _key(run: RunRow) -> bytes:
+    """A signal's record key: the run's partition key ('' when unpartitioned)."""
+    return (run.partition_key or "").encode()

@@ -67,7 +67,9 @@ class Scheduler:
         self.config = config
         self.metrics = metrics or SchedulerMetrics()
         self._probes: ProbeServer | None = None
-        self.engine = create_engine(config.database_url)
+        # no pre-ping: it was a round trip per batch on the path to readiness; a connection the database
+        # dropped fails the batch's first statement instead, and `apply` retries the batch on a new one
+        self.engine = create_engine(config.database_url, pre_ping=False)
         self.registry = DagRegistry()
         self.readiness_topics = ReadinessTopics(TopicCreator(config.kafka, create=config.create_topics),
                                                 config.topics, config.readiness_partitions)
@@ -142,7 +144,7 @@ class Scheduler:
         await self.producer.start()
         try:
             self.publisher = ReadinessPublisher(self.producer, self.engine, self.config.topics, self.readiness_topics,
-                                                metrics=self.metrics)
+                                                metrics=self.metrics, connection=self.config.kafka)
             await self.publisher.publish_pending()
             self.publisher.start()
             await self.shell.start()

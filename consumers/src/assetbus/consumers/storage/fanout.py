@@ -7,8 +7,10 @@
    latest run generations.
 3. `write_fanout`: the new runs, the new queue entries (already carrying their run id) and the older
    entries the new runs consume, in one statement. An entry keeps its triggering event only while it
-   waits: a consumed entry's `event` is JSON `null` (its run's `events` hold it), which halves what
-   a per-event DAG writes.
+   waits: a consumed entry's `event` is JSON `null` (its run's `events` hold it). An event that makes
+   its target ready on its own (every event of a per-event DAG) gets no queue row at all: its run
+   holds it, and records its id (`consumer_runs.event_id`, unique per DAG) for redeliveries, replay
+   and lineage.
 
 Every statement passes its rows as arrays (`unnest`), or as one JSON array of rows, and returns one
 row of arrays.
@@ -54,7 +56,7 @@ class TargetState:
     """What the database holds for a batch's targets, read in one statement."""
 
     known: set[tuple[str, int]] = field(default_factory=set)
-    """(dag, event id) pairs queued before (pending or consumed): redeliveries."""
+    """(dag, event id) pairs queued before (pending or consumed) or recorded by their run: redeliveries."""
     pending: dict[Target, list[QueueRow]] = field(default_factory=dict)
     """The pending entries of the targets that have some, in arrival order (`pending_of`)."""
     generations: dict[Target, int] = field(default_factory=dict)
@@ -72,9 +74,10 @@ _READ = text("""
 SELECT kn.dags AS known_dags, kn.events AS known_events,
        p.ids, p.dags, p.events, p.assets, p.keys, p.dates, p.slots, p.payloads,
        g.dags AS gen_dags, g.keys AS gen_keys, g.gens
-FROM (SELECT array_agg(q.dag_id) AS dags, array_agg(q.event_id) AS events
+FROM (SELECT array_agg(k.dag_id) AS dags, array_agg(k.event_id) AS events
       FROM unnest(CAST(:dag AS text[]), CAST(:event_id AS bigint[])) AS k(dag_id, event_id)
-      JOIN partition_queue q ON q.dag_id = k.dag_id AND q.event_id = k.event_id) AS kn,
+      WHERE EXISTS (SELECT 1 FROM partition_queue q WHERE q.dag_id = k.dag_id AND q.event_id = k.event_id)
+         OR EXISTS (SELECT 1 FROM consumer_runs r WHERE r.event_id = k.event_id AND r.dag_id = k.dag_id)) AS kn,
      (SELECT array_agg(q.id ORDER BY q.id) AS ids, array_agg(q.dag_id ORDER BY q.id) AS dags,
              array_agg(q.event_id ORDER BY q.id) AS events, array_agg(q.asset_name ORDER BY q.id) AS assets,
              array_agg(q.target_key ORDER BY q.id) AS keys, array_agg(q.target_date ORDER BY q.id) AS dates,
@@ -114,13 +117,13 @@ async def read_targets(conn: AsyncConnection, pairs: Sequence[tuple[str, int]], 
 
 _WRITE = text("""
 WITH runs AS (
-  INSERT INTO consumer_runs (run_id, dag_id, partition_key, partition_date, generation, events, origin)
-  SELECT r->>0, r->>1, r->>2, CAST(r->>3 AS timestamptz), CAST(r->>4 AS int), r->5, r->>6
+  INSERT INTO consumer_runs (run_id, dag_id, partition_key, partition_date, generation, events, origin, event_id)
+  SELECT r->>0, r->>1, r->>2, CAST(r->>3 AS timestamptz), CAST(r->>4 AS int), r->5, r->>6, CAST(r->>7 AS bigint)
   FROM jsonb_array_elements(CAST(:runs AS jsonb)) AS r
-  ON CONFLICT (dag_id, partition_key, generation) DO NOTHING
+  ON CONFLICT DO NOTHING
   RETURNING id, run_id, created_at
 ), unpublished AS (
-  INSERT INTO unpublished_runs (id) SELECT id FROM runs
+  INSERT INTO unpublished_batches (run_ids) SELECT array_agg(id) FROM runs HAVING count(*) > 0
 ), entries AS (
   INSERT INTO partition_queue (dag_id, event_id, asset_name, target_key, target_date, slot, event, run_id)
   SELECT q->>0, CAST(q->>1 AS bigint), q->>2, q->>3, CAST(q->>4 AS timestamptz), q->>5, q->6, q->>7
@@ -144,7 +147,8 @@ the driver; the stored events are spliced in as the JSON text they already are).
 @dataclass(frozen=True, slots=True)
 class Written:
     run_ids: dict[str, int]
-    """run id → row id, for the runs created (a clash on (dag, partition, generation) creates none)."""
+    """run id → row id, for the runs created (a clash on (dag, partition, generation), or on (dag, event),
+    creates none)."""
     created_at: datetime | None
     queued: int
 
@@ -166,7 +170,7 @@ def _run_row(run: NewRun, times: IsoTimes) -> str:
     events = run.events_json or json.dumps(run.events, separators=(",", ":"))
     return (f"[{json_str(run.run_id)},{json_str(run.dag_id)},"
             f"{json_str(stored_key(run.partition_key))},{_json_time(times.iso(run.partition_date))},{run.generation},"
-            f"{events},{json_str(run.origin)}]")
+            f"{events},{json_str(run.origin)},{'null' if run.event_id is None else run.event_id}]")
 
 
 def _entry_row(entry: NewQueueEntry, times: IsoTimes) -> str:

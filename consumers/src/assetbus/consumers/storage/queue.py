@@ -1,7 +1,8 @@
 """The partition queue: upstream events queued per (consumer DAG, target partition), and mapping skips.
 
 A queue row is unique per (dag, event): redelivered events are no-ops. Rows stay after their run is
-created (`run_id` set): they are the run's history, and they keep replay from queueing again.
+created (`run_id` set): they are the run's history, and they keep replay from queueing again. An
+event that makes its target ready on its own gets no row: its run records it (`consumer_runs.event_id`).
 """
 
 from __future__ import annotations

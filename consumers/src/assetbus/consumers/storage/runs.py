@@ -44,6 +44,9 @@ class NewRun:
     origin: str
     events_json: str | None = None
     """`events` serialized already (saves a second serialization), or None."""
+    event_id: int | None = None
+    """The one event of a run that was ready as soon as that event arrived: it has no queue row, the run
+    is its record (unique per dag and event, as a queue row is). None: its events are queue rows."""
 
 
 @dataclass(slots=True)  # not frozen: built per event, and a frozen __init__ costs 4x
@@ -72,8 +75,8 @@ class RunRow:
     """The orchestrator's last reported state of that run (queued, running, success, failed)."""
 
 
-PUBLISHED = "NOT EXISTS (SELECT 1 FROM unpublished_runs u WHERE u.id = consumer_runs.id)"
-"""SQL: whether a `consumer_runs` row's signal is on the broker (its id is no longer in `unpublished_runs`)."""
+PUBLISHED = "NOT EXISTS (SELECT 1 FROM unpublished_batches u WHERE consumer_runs.id = ANY(u.run_ids))"
+"""SQL: whether a `consumer_runs` row's signal is on the broker (its id is in no `unpublished_batches` row)."""
 
 _COLUMNS = ("id, run_id, dag_id, partition_key, partition_date, generation, events::text AS events, origin, status, "
             f"{PUBLISHED} AS published, attempts, consumer, detail, created_at, started_at, finished_at, "
@@ -97,16 +100,27 @@ def created_run(new: NewRun, row_id: int, created_at: datetime | None) -> RunRow
 async def unpublished_runs(conn: AsyncConnection, limit: int = 1000) -> list[RunRow]:
     """Runs whose readiness signal has not been acknowledged by the broker yet, oldest first."""
     rows = await conn.execute(text(f"SELECT {_COLUMNS} FROM consumer_runs WHERE id IN "
-                                   "(SELECT id FROM unpublished_runs ORDER BY id LIMIT :limit) ORDER BY id"),
-                              {"limit": limit})
+                                   "(SELECT r FROM unpublished_batches, unnest(run_ids) AS r ORDER BY r LIMIT :limit) "
+                                   "ORDER BY id"), {"limit": limit})
     return [_run(row) for row in rows]
 
 
+_MARK = text("""
+WITH touched AS (
+  SELECT u.id, ARRAY(SELECT r FROM unnest(u.run_ids) AS r WHERE r <> ALL(CAST(:ids AS bigint[]))) AS rest
+  FROM unpublished_batches u WHERE u.run_ids && CAST(:ids AS bigint[])
+), done AS (
+  DELETE FROM unpublished_batches u USING touched t WHERE u.id = t.id AND cardinality(t.rest) = 0
+)
+UPDATE unpublished_batches u SET run_ids = t.rest FROM touched t WHERE u.id = t.id AND cardinality(t.rest) > 0
+""")
+
+
 async def mark_published(conn: AsyncConnection, ids: Sequence[int]) -> None:
-    """The broker has these runs' signals: their ids leave `unpublished_runs`."""
+    """The broker has these runs' signals: they leave `unpublished_batches` (a row whose runs have all
+    left is deleted; the publisher sends a batch's runs together, so that is the usual case)."""
     if ids:
-        await conn.execute(text("DELETE FROM unpublished_runs WHERE id = ANY(CAST(:ids AS bigint[]))"),
-                           {"ids": list(ids)})
+        await conn.execute(_MARK, {"ids": list(ids)})
 
 
 async def list_runs(conn: AsyncConnection, *, dag_id: str | None = None, status: str | None = None,

@@ -22,7 +22,7 @@ from sqlalchemy import (
     func,
     text,
 )
-from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB
 
 from assetbus.consumers.storage.tables import metadata
 
@@ -59,7 +59,8 @@ partition_queue = Table(
     Index("ix_partition_queue_pending", "dag_id", "target_key", postgresql_where=text("run_id IS NULL")),
     Index(None, "event_id"),  # an event's runs and waits (0005)
 )
-"""One row per (consumer DAG, upstream event): pending while run_id is null, then the run's history."""
+"""One row per (consumer DAG, upstream event) that waits: pending while run_id is null, then the run's history.
+An event that makes its target ready on its own gets no row: its run records it (`consumer_runs.event_id`)."""
 
 consumer_runs = Table(
     "consumer_runs",
@@ -81,21 +82,26 @@ consumer_runs = Table(
     Column("finished_at", DateTime(timezone=True)),
     Column("external_run_id", Text),
     Column("external_state", Text),
+    Column("event_id", BigInteger),  # a run ready at its one event: that event, which has no queue row (0009)
     UniqueConstraint("dag_id", "partition_key", "generation"),
+    Index("uq_consumer_runs_event_id", "event_id", "dag_id", unique=True,
+          postgresql_where=text("event_id IS NOT NULL")),
     Index(None, "dag_id", "id"),
     Index("ix_consumer_runs_external_open", "dag_id", "id",
           postgresql_where=text("external_run_id IS NOT NULL AND status = 'running'")),
 )
 """At most one run per (dag, target partition, generation)."""
 
-unpublished_runs = Table(
-    "unpublished_runs",
+unpublished_batches = Table(
+    "unpublished_batches",
     metadata,
-    Column("id", BigInteger, primary_key=True, autoincrement=False),
+    Column("id", BigInteger, Identity(), primary_key=True),
+    Column("run_ids", ARRAY(BigInteger), nullable=False),
 )
-"""The ids of runs whose readiness signal the broker has not acknowledged yet (0008): inserted with the
-run, deleted once the broker has the signal, read to heal a crash before it. A narrow table, so that
-marking runs published deletes small rows instead of updating every index of `consumer_runs`."""
+"""The ids of runs whose readiness signal the broker has not acknowledged yet, one row per write (0010):
+inserted with the runs of a batch, deleted once the broker has all their signals, read to heal a crash
+before that. One row per batch rather than one per run (0008's `unpublished_runs`), so that a per-event
+DAG writes one row per event, the run."""
 
 mapping_skips = Table(
     "mapping_skips",

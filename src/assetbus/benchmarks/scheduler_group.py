@@ -1,0 +1,207 @@
+"""`assetbus bench scale --schedulers 1,2,3`: scheduler processes in one group, sharing the asset-events partitions.
+
+One asset per asset-events partition (names chosen so that every partition gets one), each with its
+own per-event consumer DAG (a run and a readiness signal per event). k `assetbus run scheduler`
+processes start first, in one consumer group, on empty topics; once the group is stable with k
+members and a warm-up event per asset is signalled, they are paused (SIGSTOP) while `events` events,
+spread evenly over the assets, are stored and put on the asset-events topic by an in-process
+persister, and resumed (SIGCONT). Timed from the resume to the last signal, with the CPU of all k
+processes over that time. Their session timeout is raised to 60 s, so the pause is no rebalance.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import time
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from aiokafka.admin import AIOKafkaAdminClient
+
+from assetbus.benchmarks.process_watch import ProcessWatch
+from assetbus.benchmarks.scheduler_setup import START, service
+from assetbus.benchmarks.scratch import scratch_pipeline
+from assetbus.consumers.observe.lag import partitions_of
+from assetbus.consumers.persister import Persister, PersisterConfig
+from assetbus.consumers.scheduler import AssetWait, ConsumerDag, Identity, LoadedDag, LoadResult, sync_dags
+from assetbus.consumers.scheduler.topics import create_readiness_topics
+from assetbus.consumers.storage import count_events, create_engine, register_asset
+from assetbus.producers import AsyncEmitter, task_token
+from assetbus.producers.kafka.sender import partition_for
+from assetbus.schemas import AssetRef, Topics
+from assetbus.schemas.codecs import encode_command
+from assetbus.settings import Settings
+
+
+@dataclass
+class SchedulerGroupReport:
+    schedulers: int
+    events: int
+    seconds: float = 0.0
+    cpu_s: float = 0.0
+    """User + system CPU of all the scheduler processes over the timed part."""
+    peak_rss_mb: float = 0.0
+    """The largest peak RSS of one scheduler process."""
+    load_before: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    load_after: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    assets: list[str] = field(default_factory=list)
+
+    @property
+    def events_per_s(self) -> float:
+        return self.events / self.seconds if self.seconds else 0.0
+
+    @property
+    def cpu_us_per_event(self) -> float:
+        return self.cpu_s / self.events * 1e6 if self.events else float("nan")
+
+
+def one_asset_per_partition(partitions: int) -> list[AssetRef]:
+    """Asset names whose records land on each of the topic's partitions, partition 0 first."""
+    names: dict[int, str] = {}
+    n = 0
+    while len(names) < partitions:
+        name = f"bench.stream-{n}"
+        names.setdefault(partition_for(name.encode(), range(partitions)), name)
+        n += 1
+    return [AssetRef(name=names[p], uri=f"s3://bench/{names[p]}/") for p in sorted(names)]
+
+
+def _dag_of(asset: AssetRef) -> str:
+    return f"bench.each.{asset.name}"
+
+
+async def run_scheduler_group(settings: Settings, schedulers: int, events: int,
+                              timeout_s: float = 600.0) -> SchedulerGroupReport:
+    report = SchedulerGroupReport(schedulers, 0, load_before=os.getloadavg())
+    holder: list[list[AssetRef]] = []
+
+    def readiness(topics: Topics) -> list[str]:
+        return [topics.readiness(_dag_of(a)) for a in (holder[0] if holder else [])]
+
+    async with scratch_pipeline(settings, readiness) as (topics, db_url):
+        partitions = len((await partitions_of(settings.kafka, [topics.asset_events]))[topics.asset_events])
+        assets = one_asset_per_partition(partitions)
+        holder.append(assets)
+        report.assets = [a.name for a in assets]
+        await _prepare(settings, topics, db_url, assets)
+        group = f"{topics.prefix}-scheduler"
+        async with contextlib.AsyncExitStack() as stack:
+            watches: list[ProcessWatch] = [await stack.enter_async_context(service(
+                settings, topics, db_url, "scheduler", "--group-id", group, "--session-timeout-ms", "60000"))
+                for _ in range(schedulers)]
+            signalled = await stack.enter_async_context(_SignalCount(settings, [topics.readiness(_dag_of(a))
+                                                                                for a in assets]))
+            deadline = time.perf_counter() + timeout_s
+            await _until_stable(settings, group, schedulers, deadline)
+            await _preload(settings, topics, db_url, assets, len(assets), offset=0)  # one warm-up event per asset
+            while await signalled.count() < len(assets):
+                _check(deadline, "the warm-up signals")
+                await asyncio.sleep(0.05)
+            pids = [w.pid for w in watches]
+            for pid in pids:
+                os.kill(pid, signal.SIGSTOP)
+            try:
+                await _preload(settings, topics, db_url, assets, events, offset=len(assets))
+            finally:
+                for pid in pids:
+                    os.kill(pid, signal.SIGCONT)
+            started, cpu_before = time.perf_counter(), sum(w.cpu_s() for w in watches)
+            while await signalled.count() < events + len(assets):
+                _check(deadline, f"{events:,} signals")
+                await asyncio.sleep(0.02)
+            report.events, report.seconds = events, time.perf_counter() - started
+            report.cpu_s = sum(w.cpu_s() for w in watches) - cpu_before
+            report.peak_rss_mb = max(w.peak_rss for w in watches) / 2**20
+    report.load_after = os.getloadavg()
+    return report
+
+
+async def _prepare(settings: Settings, topics: Topics, db_url: str, assets: list[AssetRef]) -> None:
+    dags = [ConsumerDag(dag_id=_dag_of(a), schedule=AssetWait(a.name, mapping=Identity()), coalesce=False)
+            for a in assets]
+    engine = create_engine(db_url)
+    try:
+        async with engine.begin() as conn:
+            for asset in assets:
+                await register_asset(conn, asset.name, asset.uri)
+            await sync_dags(conn, LoadResult(root="/bench", dags=[LoadedDag(d, "/bench/dags.py") for d in dags]))
+    finally:
+        await engine.dispose()
+    await create_readiness_topics(settings.kafka, topics, [d.dag_id for d in dags])
+
+
+def _check(deadline: float, what: str) -> None:
+    if time.perf_counter() > deadline:
+        raise RuntimeError(f"timed out waiting for {what}")
+
+
+async def _until_stable(settings: Settings, group: str, members: int, deadline: float) -> None:
+    """Until the consumer group is Stable with `members` members."""
+    admin = AIOKafkaAdminClient(**settings.kafka.client_kwargs())
+    await admin.start()
+    try:
+        while True:
+            (response,) = await admin.describe_consumer_groups([group])
+            _, _, state, _, _, found, *_ = response.groups[0]
+            if state == "Stable" and len(found) == members:
+                return
+            _check(deadline, f"{members} scheduler(s) in a stable group")
+            await asyncio.sleep(0.2)
+    finally:
+        await admin.close()
+
+
+async def _preload(settings: Settings, topics: Topics, db_url: str, assets: list[AssetRef], n: int, *,
+                   offset: int) -> None:
+    """Store n more events (round-robin over the assets, numbered from `offset`) through an in-process
+    persister, until the database holds `offset + n`."""
+    token = task_token(settings.token_secret, "bench", "r1", "load")
+    async with AsyncEmitter(settings.kafka, token, topics=topics) as emitter:
+        commands = [emitter.command(assets[i % len(assets)], partition_key=f"h{i}",
+                                    partition_date=START + timedelta(hours=i), dedupe_key=f"e{i}")
+                    for i in range(offset, offset + n)]
+    producer = AIOKafkaProducer(**settings.kafka.client_kwargs(), acks="all", linger_ms=20, max_batch_size=1024 * 1024)
+    await producer.start()
+    try:
+        pending = [await producer.send(topics.emissions, encode_command(c), key=c.asset.name.encode())
+                   for c in commands]
+        await asyncio.gather(*pending)
+    finally:
+        await producer.stop()
+    config = PersisterConfig(kafka=settings.kafka, database_url=db_url, token_secret=settings.token_secret,
+                             topics=topics, group_id=f"{topics.prefix}-persister")
+    engine = create_engine(db_url)
+    try:
+        async with Persister(config):
+            while True:
+                async with engine.connect() as conn:
+                    if await count_events(conn) >= offset + n:
+                        break
+                await asyncio.sleep(0.1)
+    finally:
+        await engine.dispose()
+
+
+class _SignalCount:
+    """Readiness signals on these topics (the sum of their end offsets)."""
+
+    def __init__(self, settings: Settings, topics: list[str]) -> None:
+        self._settings, self._topics = settings, topics
+        self._consumer = AIOKafkaConsumer(**settings.kafka.client_kwargs(), enable_auto_commit=False)
+        self._parts: list[TopicPartition] = []
+
+    async def __aenter__(self) -> _SignalCount:
+        found = await partitions_of(self._settings.kafka, self._topics)
+        self._parts = [TopicPartition(t, p) for t in self._topics for p in found[t]]
+        await self._consumer.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self._consumer.stop()
+
+    async def count(self) -> int:
+        return int(sum((await self._consumer.end_offsets(self._parts)).values()))
