@@ -161,17 +161,17 @@ class Settings:
     @property
     def token_secret(self) -> str:
         """An HS256 secret for local tools (benchmarks, demo): configured, or the local mode's."""
-        return self.security.secret(self.infra)
+        return self.security.secret(self.infra.home)
 
     @property
     def signing_key(self) -> TokenKey:
         """The key that mints tokens here: a signing key file, or in local mode the HS256 secret."""
-        return self.security.signing_key(self.infra)
+        return self.security.signing_key(self.infra.home)
 
     @property
     def verification_keys(self) -> dict[str, str | None]:
         """`token_jwks` and `token_secret` for a service config (raises SecurityConfigError if none)."""
-        return self.security.verification(self.infra)
+        return self.security.verification(self.infra.home)
 
     @property
     def topic_prefix(self) -> str:

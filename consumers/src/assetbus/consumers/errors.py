@@ -1,4 +1,4 @@
-"""The consumers' root exception. Driver errors are translated in `consumers.storage.faults`."""
+"""The consumers' root exception. Driver errors are translated in `consumers.faults`."""
 
 from __future__ import annotations
 

@@ -21,6 +21,7 @@ from typing import Any
 from aiokafka import AIOKafkaProducer
 
 from assetbus.consumers.auth import TokenVerifier
+from assetbus.consumers.auth.cache import CachedTokenVerifier
 from assetbus.consumers.errors import StorageUnavailable
 from assetbus.consumers.kafka.shell import ConsumerSettings, ServiceShell
 from assetbus.consumers.kafka.startup import startup_policy, wait_for_database, wait_for_kafka
@@ -31,7 +32,6 @@ from assetbus.consumers.persister.config import PersisterConfig
 from assetbus.consumers.persister.metrics import PersisterMetrics
 from assetbus.consumers.persister.publish import Publisher, create_producer
 from assetbus.consumers.persister.replies import ReplyTopics
-from assetbus.consumers.persister.tokens import CachedTokenVerifier
 from assetbus.consumers.storage import create_engine
 from assetbus.producers.kafka.retry import RetryPolicy
 from assetbus.producers.kafka.sender import Delivery, wait_all
