@@ -14,6 +14,14 @@ class ConsumerError(Exception):
             self.retriable = retriable
 
 
+class NotStarted(ConsumerError):
+    """A service object was used before its `start()` (or after its `stop()`); `what` names the object."""
+
+    def __init__(self, what: str) -> None:
+        super().__init__(f"{what} is not running: call start() first")
+        self.what = what
+
+
 class StorageUnavailable(ConsumerError):
     """PostgreSQL cannot be reached or dropped the connection; retry after a back-off."""
 

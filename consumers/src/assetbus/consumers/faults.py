@@ -57,6 +57,11 @@ def is_transient(error: BaseException) -> bool:
     return isinstance(error, (sa_exc.TimeoutError, TimeoutError))
 
 
+def storage_unavailable(error: BaseException) -> bool:
+    """The `retriable` test of a retry that waits out the database (`retry_until`): a translated fault."""
+    return isinstance(error, StorageUnavailable)
+
+
 @contextlib.asynccontextmanager
 async def translated() -> AsyncIterator[None]:
     """Re-raise transient driver errors as StorageUnavailable (retriable)."""
