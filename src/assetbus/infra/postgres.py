@@ -129,10 +129,25 @@ def as_postgres(command: list[str]) -> list[str]:
     return ["sudo", "-n", "-u", "postgres", "--", *command]
 
 
+PG_LIB = Path("/usr/lib/postgresql")
+"""Debian's per-version binaries: `/usr/lib/postgresql/<version>/bin`."""
+
+
+def psql_command(cluster: Cluster, sql: str) -> list[str]:
+    """psql of the cluster's own version, on the cluster's port over the Unix socket.
+
+    Not `psql --cluster`: that option is known only to Debian's wrapper (`/usr/bin/psql`), and a PATH
+    that starts with `/usr/lib/postgresql/<version>/bin` finds the real psql, which refuses it.
+    """
+    binary = PG_LIB / cluster.version / "bin" / "psql"
+    program = str(binary) if binary.is_file() else "psql"
+    return [program, "-p", str(cluster.port), "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", "postgres", "-tAc", sql]
+
+
 def psql(cluster: Cluster, sql: str) -> str:
     """Run one SQL command as the postgres superuser over the cluster's Unix socket."""
-    options = ["--cluster", cluster.label, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", "postgres", "-tAc", sql]
-    out = subprocess.run(as_postgres(["psql", *options]), capture_output=True, text=True, cwd="/", check=False)
+    out = subprocess.run(as_postgres(psql_command(cluster, sql)), capture_output=True, text=True, cwd="/",
+                         check=False)
     if out.returncode != 0:
         reason = out.stderr.strip().splitlines()[-1] if out.stderr.strip() else "psql failed"
         raise InfraError(f"Setting up the role in PostgreSQL {cluster.label} failed ({reason}).")
