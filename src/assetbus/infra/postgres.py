@@ -12,7 +12,7 @@ import asyncpg
 
 from assetbus.infra.errors import InfraError
 from assetbus.infra.state import PostgresRecord, Progress, ServiceStatus, run_async, tcp_open, wait_until
-from assetbus.settings import InfraSettings
+from assetbus.settings import InfraSettings, rename_query_parameter
 
 HOST = "127.0.0.1"
 READY_TIMEOUT = 30.0
@@ -77,11 +77,12 @@ def installed_versions() -> list[str]:
 
 
 def asyncpg_dsn(url: str) -> str:
-    """SQLAlchemy-style URL -> a DSN asyncpg accepts."""
+    """SQLAlchemy-style URL -> a DSN asyncpg accepts (`ssl=` is `sslmode=` there, as in libpq)."""
     for prefix in ("postgresql+asyncpg://", "postgres://"):
         if url.startswith(prefix):
-            return "postgresql://" + url[len(prefix) :]
-    return url
+            url = "postgresql://" + url[len(prefix) :]
+            break
+    return rename_query_parameter(url, "ssl", "sslmode")
 
 
 def try_connect(dsn: str, timeout: float = 5.0) -> str | None:
