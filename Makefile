@@ -8,7 +8,7 @@ AIRFLOW_VENV    ?= .venv-airflow
 AIRFLOW_VERSION ?= 3.3.2
 AIRFLOW_STAMP   := $(AIRFLOW_VENV)/.installed-$(AIRFLOW_VERSION)-$(shell cat producers/pyproject.toml schemas/pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: install infra demo test test-setup fail-fast test-system test-cluster unit lint bench compose-check browser-deps down clean airflow-venv test-airflow
+.PHONY: install infra demo test test-setup fail-fast test-system test-cluster unit lint screenshots bench compose-check browser-deps down clean airflow-venv test-airflow
 
 $(STAMP): pyproject.toml producers/pyproject.toml schemas/pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "assetbus needs Python 3.11 or newer")'
@@ -65,10 +65,14 @@ test-airflow: install airflow-venv infra  ## only the tests against a real Airfl
 unit: install  ## only the tests that need no infrastructure
 	$(BIN)/pytest tests/unit
 
-lint: install  ## ruff, and mypy strict (the SDK and contract also as Python 3.10)
+lint: install  ## ruff, the layer contracts (import-linter, pyproject.toml), and mypy strict (the SDK and contract also as Python 3.10)
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports --no-logo
 	$(BIN)/mypy src/assetbus schemas/src/assetbus producers/src/assetbus consumers/src/assetbus migrations/src/assetbus
 	$(BIN)/mypy --python-version 3.10 schemas/src/assetbus producers/src/assetbus
+
+screenshots: infra browser-deps  ## regenerate the docs' pictures of /ui (docs/images/ui.png, ui-dag.png) with the browser test
+	ASSETBUS_SCREENSHOTS=$(CURDIR)/docs/images $(BIN)/pytest tests/integration/consumers/api/test_ui_browser.py
 
 bench: infra  ## every benchmark in under 10 minutes (assetbus bench all); figures go to the README
 	$(BIN)/assetbus bench all

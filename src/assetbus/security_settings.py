@@ -22,7 +22,6 @@ from assetbus.consumers.settings import ENV_FILE
 
 if TYPE_CHECKING:
     from assetbus.producers.tokens import TokenKey
-    from assetbus.settings import InfraSettings
 
 __all__ = ["LOCAL_SECRET_FILE", "SecurityConfigError", "SecuritySettings", "ensure_local_secret"]
 
@@ -34,13 +33,14 @@ class SecurityConfigError(Exception):
     """The keys this command needs are not configured; the message says which variable to set."""
 
 
-def local_secret_path(infra: InfraSettings) -> Path:
-    return infra.home / LOCAL_SECRET_FILE
+def local_secret_path(home: Path) -> Path:
+    """The local secret's file in the launcher's home folder (`InfraSettings.home`)."""
+    return home / LOCAL_SECRET_FILE
 
 
-def ensure_local_secret(infra: InfraSettings) -> Path:
+def ensure_local_secret(home: Path) -> Path:
     """Local mode (`assetbus infra up`): the HS256 secret of this machine, created once (mode 0600)."""
-    path = local_secret_path(infra)
+    path = local_secret_path(home)
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(secrets.token_urlsafe(48))
@@ -62,34 +62,34 @@ class SecuritySettings(BaseSettings):
     token_jwks: str | None = Field(default=None, description="ASSETBUS_TOKEN_JWKS: JWKS file or http(s) URL "
                                    "of the public keys that verify tokens (services).")
 
-    def _local_secret(self, infra: InfraSettings) -> str | None:
+    def _local_secret(self, home: Path) -> str | None:
         if self.token_secret:
             return self.token_secret
-        path = local_secret_path(infra)
+        path = local_secret_path(home)
         return path.read_text().strip() if path.exists() else None
 
-    def secret(self, infra: InfraSettings) -> str:
+    def secret(self, home: Path) -> str:
         """The HS256 secret of local mode: configured, or the one `assetbus infra up` wrote."""
-        found = self._local_secret(infra)
+        found = self._local_secret(home)
         if not found:
             raise SecurityConfigError("no local token secret: run `assetbus infra up` (local mode) or set "
                                       "ASSETBUS_TOKEN_SECRET; outside local development set "
                                       "ASSETBUS_TOKEN_SIGNING_KEY / ASSETBUS_TOKEN_JWKS")
         return found
 
-    def signing_key(self, infra: InfraSettings) -> TokenKey:
+    def signing_key(self, home: Path) -> TokenKey:
         """The private signing key if one is configured, else local mode's HS256 secret."""
         if self.token_signing_key is not None:
             from assetbus.producers.signing import SigningKey  # cryptography: only where a key is read
 
             return SigningKey.from_file(self.token_signing_key, kid=self.token_key_id or "")
-        return self.secret(infra)
+        return self.secret(home)
 
-    def verification(self, infra: InfraSettings) -> dict[str, str | None]:
+    def verification(self, home: Path) -> dict[str, str | None]:
         """The verifying keys a service takes: the JWKS, and the HS256 secret only in local mode."""
         if self.token_jwks:
             return {"token_jwks": self.token_jwks, "token_secret": self.token_secret}
-        found = self._local_secret(infra)
+        found = self._local_secret(home)
         if not found:
             raise SecurityConfigError("no token verification keys: set ASSETBUS_TOKEN_JWKS (a JWKS file or "
                                       "URL), or run `assetbus infra up` for local mode")

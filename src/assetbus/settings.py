@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
     from assetbus.producers.tokens import TokenKey
 
 __all__ = ["ApiSettings", "ConnectionSettings", "InfraSettings", "SecuritySettings", "Settings", "TopicSettings",
-           "normalize_db_url"]
+           "normalize_db_url", "rename_query_parameter"]
 
 DEFAULT_KAFKA_PORT = 19092
 DEFAULT_KAFKA_CONTROLLER_PORT = 19093
@@ -100,11 +101,28 @@ class ConnectionSettings(BaseSettings):
 
 
 def normalize_db_url(url: str) -> str:
-    """Accept plain `postgresql://` URLs and use the asyncpg driver for them."""
+    """Accept plain `postgresql://` URLs and use the asyncpg driver for them.
+
+    libpq's `sslmode=` (as managed PostgreSQL services hand out URLs) becomes asyncpg's `ssl=`, which
+    takes the same values (`require`, `verify-full`, ...): SQLAlchemy passes query parameters to
+    `asyncpg.connect` as keywords, and it has no `sslmode`.
+    """
     for plain in ("postgresql://", "postgres://"):
         if url.startswith(plain):
-            return "postgresql+asyncpg://" + url[len(plain) :]
-    return url
+            url = "postgresql+asyncpg://" + url[len(plain) :]
+            break
+    return rename_query_parameter(url, "sslmode", "ssl")
+
+
+def rename_query_parameter(url: str, old: str, new: str) -> str:
+    """`url` with its query parameter `old` named `new` (unchanged if it has no `old`, or has a `new`)."""
+    parts = urlsplit(url)
+    pairs = parse_qsl(parts.query, keep_blank_values=True)
+    names = {name for name, _ in pairs}
+    if old not in names or new in names:
+        return url
+    query = urlencode([(new if name == old else name, value) for name, value in pairs])
+    return urlunsplit(parts._replace(query=query))
 
 
 
@@ -161,17 +179,17 @@ class Settings:
     @property
     def token_secret(self) -> str:
         """An HS256 secret for local tools (benchmarks, demo): configured, or the local mode's."""
-        return self.security.secret(self.infra)
+        return self.security.secret(self.infra.home)
 
     @property
     def signing_key(self) -> TokenKey:
         """The key that mints tokens here: a signing key file, or in local mode the HS256 secret."""
-        return self.security.signing_key(self.infra)
+        return self.security.signing_key(self.infra.home)
 
     @property
     def verification_keys(self) -> dict[str, str | None]:
         """`token_jwks` and `token_secret` for a service config (raises SecurityConfigError if none)."""
-        return self.security.verification(self.infra)
+        return self.security.verification(self.infra.home)
 
     @property
     def topic_prefix(self) -> str:

@@ -119,7 +119,7 @@ def up(
         return infra_up(chosen[0], conn, progress=_progress)
 
     result = _run(start)
-    ensure_local_secret(_settings(InfraSettings, "ASSETBUS_"))  # local mode: this machine's HS256 token key
+    ensure_local_secret(_settings(InfraSettings, "ASSETBUS_").home)  # local mode: this machine's HS256 token key
     console.print(_table(result))
     console.print(f"[green]Ready[/green] in {time.monotonic() - started:.1f} s.")
     if chosen and chosen[0].kafka_secure and chosen[0].kafka_brokers > 1:

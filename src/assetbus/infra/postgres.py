@@ -12,7 +12,7 @@ import asyncpg
 
 from assetbus.infra.errors import InfraError
 from assetbus.infra.state import PostgresRecord, Progress, ServiceStatus, run_async, tcp_open, wait_until
-from assetbus.settings import InfraSettings
+from assetbus.settings import InfraSettings, rename_query_parameter
 
 HOST = "127.0.0.1"
 READY_TIMEOUT = 30.0
@@ -77,11 +77,12 @@ def installed_versions() -> list[str]:
 
 
 def asyncpg_dsn(url: str) -> str:
-    """SQLAlchemy-style URL -> a DSN asyncpg accepts."""
+    """SQLAlchemy-style URL -> a DSN asyncpg accepts (`ssl=` is `sslmode=` there, as in libpq)."""
     for prefix in ("postgresql+asyncpg://", "postgres://"):
         if url.startswith(prefix):
-            return "postgresql://" + url[len(prefix) :]
-    return url
+            url = "postgresql://" + url[len(prefix) :]
+            break
+    return rename_query_parameter(url, "ssl", "sslmode")
 
 
 def try_connect(dsn: str, timeout: float = 5.0) -> str | None:
@@ -129,10 +130,25 @@ def as_postgres(command: list[str]) -> list[str]:
     return ["sudo", "-n", "-u", "postgres", "--", *command]
 
 
+PG_LIB = Path("/usr/lib/postgresql")
+"""Debian's per-version binaries: `/usr/lib/postgresql/<version>/bin`."""
+
+
+def psql_command(cluster: Cluster, sql: str) -> list[str]:
+    """psql of the cluster's own version, on the cluster's port over the Unix socket.
+
+    Not `psql --cluster`: that option is known only to Debian's wrapper (`/usr/bin/psql`), and a PATH
+    that starts with `/usr/lib/postgresql/<version>/bin` finds the real psql, which refuses it.
+    """
+    binary = PG_LIB / cluster.version / "bin" / "psql"
+    program = str(binary) if binary.is_file() else "psql"
+    return [program, "-p", str(cluster.port), "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", "postgres", "-tAc", sql]
+
+
 def psql(cluster: Cluster, sql: str) -> str:
     """Run one SQL command as the postgres superuser over the cluster's Unix socket."""
-    options = ["--cluster", cluster.label, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", "postgres", "-tAc", sql]
-    out = subprocess.run(as_postgres(["psql", *options]), capture_output=True, text=True, cwd="/", check=False)
+    out = subprocess.run(as_postgres(psql_command(cluster, sql)), capture_output=True, text=True, cwd="/",
+                         check=False)
     if out.returncode != 0:
         reason = out.stderr.strip().splitlines()[-1] if out.stderr.strip() else "psql failed"
         raise InfraError(f"Setting up the role in PostgreSQL {cluster.label} failed ({reason}).")

@@ -1,4 +1,4 @@
-"""The consumers' root exception. Driver errors are translated in `consumers.storage.faults`."""
+"""The consumers' root exception. Driver errors are translated in `consumers.faults`."""
 
 from __future__ import annotations
 
@@ -12,6 +12,14 @@ class ConsumerError(Exception):
         super().__init__(message)
         if retriable is not None:
             self.retriable = retriable
+
+
+class NotStarted(ConsumerError):
+    """A service object was used before its `start()` (or after its `stop()`); `what` names the object."""
+
+    def __init__(self, what: str) -> None:
+        super().__init__(f"{what} is not running: call start() first")
+        self.what = what
 
 
 class StorageUnavailable(ConsumerError):

@@ -1,11 +1,14 @@
 """The `/ui` page in a real headless Chromium: the browser is sent to the sign-in page and signs in with
 an operator token; after the demo's story (and one dead letter) the page shows the catalog, the runs and
-what still waits; asset → event → run clicks through; the console stays clean. Saves docs/images/ui.png
-(the asset page) and docs/images/ui-dag.png for the docs."""
+what still waits; asset → event → run clicks through; the console stays clean. Screenshots the asset
+page (ui.png) and a DAG's page (ui-dag.png) into a temporary folder, so a test run leaves the checkout
+as it was; `make screenshots` points $ASSETBUS_SCREENSHOTS at docs/images to regenerate the docs'
+pictures."""
 
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,7 +29,7 @@ from assetbus.demo.story import run_demo
 from assetbus.schemas import Topics
 from assetbus.settings import Settings
 
-IMAGES = Path(__file__).resolve().parents[4] / "docs" / "images"
+DOCS_IMAGES = Path(__file__).resolve().parents[4] / "docs" / "images"
 WAIT_S = 20
 
 
@@ -41,6 +44,25 @@ def _chrome() -> WebDriver:
         options.add_argument(argument)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     return webdriver.Chrome(service=Service(driver), options=options)
+
+
+def _docs_pictures(screenshots: Path) -> dict[str, int] | None:
+    """The docs' pictures and their modification times; None when this run regenerates them."""
+    if screenshots.resolve() == DOCS_IMAGES.resolve():
+        return None
+    return {path.name: path.stat().st_mtime_ns for path in DOCS_IMAGES.glob("*.png")}
+
+
+def _size(path: Path) -> int:
+    return path.stat().st_size
+
+
+@pytest.fixture
+def screenshots(tmp_path: Path) -> Path:
+    """Where the page's pictures go: $ASSETBUS_SCREENSHOTS (`make screenshots`), else this test's temp folder."""
+    folder = Path(os.environ.get("ASSETBUS_SCREENSHOTS") or tmp_path / "screenshots")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
 
 
 @pytest.fixture
@@ -97,7 +119,7 @@ def _sign_in(driver: WebDriver, url: str, token: str) -> None:
     assert cookie is not None and cookie["httpOnly"] and cookie["sameSite"] == "Strict"
 
 
-def _walk_the_page(driver: WebDriver, url: str, token: str) -> list[str]:
+def _walk_the_page(driver: WebDriver, url: str, token: str, images: Path) -> list[str]:
     """The clicks of an operator; returns what went wrong in the console."""
     _sign_in(driver, url, token)
     assets = _wait_text(driver, "assets", ORDERS.name)
@@ -108,7 +130,7 @@ def _walk_the_page(driver: WebDriver, url: str, token: str) -> list[str]:
     partitions = _wait_text(driver, "partitions", "batch-")
     assert "ingest_orders" in partitions.text and "load_orders" in partitions.text  # provenance of each partition
     _wait_text(driver, "asset-events", "batch-")
-    driver.save_screenshot(str(IMAGES / "ui.png"))
+    driver.save_screenshot(str(images / "ui.png"))
 
     event_id = _click_first(driver, "partitions", "event-link")
     _wait_text(driver, "event-detail", ORDERS.uri)
@@ -125,7 +147,7 @@ def _walk_the_page(driver: WebDriver, url: str, token: str) -> list[str]:
     waiting = _wait_text(driver, "waiting", "2026-10-02")
     assert "demo.orders 2/24 hours" in waiting.text
     _wait_text(driver, "runs", "success")
-    driver.save_screenshot(str(IMAGES / "ui-dag.png"))
+    driver.save_screenshot(str(images / "ui-dag.png"))
 
     driver.get(f"{url}/ui#/lag")
     _wait_text(driver, "lag", "-persister")
@@ -136,14 +158,16 @@ def _walk_the_page(driver: WebDriver, url: str, token: str) -> list[str]:
 
 async def test_the_page_shows_the_demo_and_clicks_through_asset_event_run(
         infra: Settings, db_url: str, topics: Topics, token_secret: str, api_url: str, browser: WebDriver,
-        readiness_cleanup: None) -> None:
+        readiness_cleanup: None, screenshots: Path) -> None:
+    docs_before = _docs_pictures(screenshots)
     await _send_garbage(infra.bootstrap_servers, topics)  # the demo's persister dead-letters it
     result = await run_demo(_settings(infra, db_url, topics, token_secret), lambda actor, text: None)
     assert result.rows, "the demo told its story"
-    IMAGES.mkdir(parents=True, exist_ok=True)
 
     token = operator_token(token_secret, "browser-test")
-    console = await asyncio.to_thread(_walk_the_page, browser, api_url, token)
+    console = await asyncio.to_thread(_walk_the_page, browser, api_url, token, screenshots)
 
     assert console == []
-    assert (IMAGES / "ui.png").stat().st_size > 10_000
+    assert _size(screenshots / "ui.png") > 10_000
+    assert _size(screenshots / "ui-dag.png") > 10_000
+    assert _docs_pictures(screenshots) == docs_before, "a test run must not rewrite the docs' pictures"

@@ -10,9 +10,11 @@ from assetbus.producers import SigningKey
 from assetbus.producers.airflow.store_tokens import MissingSigningKey, StateTokens, signing_key_from_env
 from assetbus.producers.tokens import unverified_claims
 
+SECRET = "unit-test-secret-that-is-long-enough-for-hs256"
+
 
 def test_a_state_token_may_touch_state_but_never_emit() -> None:
-    tokens = StateTokens("local-secret")
+    tokens = StateTokens(SECRET)
     claims = unverified_claims(tokens.for_task(("ingest", "r1", "load", 3)))
     assert claims["scope"].split() == ["ti:self", "ti:mapped"]  # no emit; ti:mapped for Airflow's core-API clear
     assert claims["publish"] == []
@@ -21,7 +23,7 @@ def test_a_state_token_may_touch_state_but_never_emit() -> None:
 
 
 def test_tokens_are_cached_per_task_instance() -> None:
-    tokens = StateTokens("local-secret")
+    tokens = StateTokens(SECRET)
     first = tokens.for_task(("ingest", "r1", "load", -1))
     assert tokens.for_task(("ingest", "r1", "load", -1)) == first
     assert tokens.for_task(("ingest", "r1", "load", 0)) != first

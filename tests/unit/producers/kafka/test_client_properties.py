@@ -12,6 +12,8 @@ from assetbus.producers.errors import NoEmissionContext
 from assetbus.producers.kafka import KafkaConnection
 from assetbus.producers.kafka.properties import CLIENT_PROPERTIES
 
+SECRET = "unit-test-secret-that-is-long-enough-for-hs256"
+
 
 def test_properties_from_a_file_and_inline_become_aiokafka_arguments_inline_winning(tmp_path: Path) -> None:
     path = tmp_path / "client.properties"
@@ -69,7 +71,7 @@ def test_every_pass_through_property_is_an_argument_of_the_aiokafka_clients_it_i
 def test_the_sdk_refuses_an_unknown_property_in_the_task_environment_naming_it() -> None:
     from assetbus.producers import task_token
 
-    token = task_token("secret", "ingest", "run-1", "load")
+    token = task_token(SECRET, "ingest", "run-1", "load")
     with pytest.raises(NoEmissionContext, match=r"unknown Kafka client property 'linger'"):
         context_from_environment({"ASSETBUS_TOKEN": token, "KAFKA_PROPERTIES": "linger=5"})
 

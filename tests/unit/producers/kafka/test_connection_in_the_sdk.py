@@ -8,9 +8,11 @@ from assetbus.producers import BrokerUnavailable, NoEmissionContext, task_token
 from assetbus.producers.context import context_from_environment
 from assetbus.producers.kafka import KafkaConnection, SecurityProtocol
 
+SECRET = "unit-test-secret-that-is-long-enough-for-hs256"
+
 
 def test_a_comma_separated_bootstrap_list_in_the_environment_is_a_list() -> None:
-    token = task_token("secret", "ingest", "run-1", "load")
+    token = task_token(SECRET, "ingest", "run-1", "load")
     context = context_from_environment({"ASSETBUS_TOKEN": token, "KAFKA_BOOTSTRAP_SERVERS": "a:9092, b:9093",
                                         "KAFKA_CLIENT_ID": "worker-7"})
     assert context is not None
@@ -20,7 +22,7 @@ def test_a_comma_separated_bootstrap_list_in_the_environment_is_a_list() -> None
 
 
 def test_a_malformed_bootstrap_setting_names_the_variable() -> None:
-    token = task_token("secret", "ingest", "run-1", "load")
+    token = task_token(SECRET, "ingest", "run-1", "load")
     with pytest.raises(NoEmissionContext, match="KAFKA_BOOTSTRAP_SERVERS is not valid"):
         context_from_environment({"ASSETBUS_TOKEN": token, "KAFKA_BOOTSTRAP_SERVERS": "no-port-here"})
 

@@ -84,3 +84,25 @@ async def test_an_error_that_is_not_retriable_propagates_at_once() -> None:
         await retry_until(wrong_password, RetryPolicy(initial_s=0.01, timeout_s=5), what="Kafka",
                           retriable=lambda error: not isinstance(error, PermissionError))
     assert calls == 1
+
+
+async def test_retry_until_hands_each_retried_failure_and_its_delay_to_on_retry() -> None:
+    failures = [ConnectionError("one"), ConnectionError("two")]
+    seen: list[tuple[str, float]] = []
+
+    async def operation() -> str:
+        if failures:
+            raise failures.pop(0)
+        return "done"
+
+    policy = RetryPolicy(initial_s=0.001, max_s=0.002, jitter=0)
+    result = await retry_until(operation, policy, what="x",
+                               on_retry=lambda error, delay: seen.append((str(error), delay)))
+    assert result == "done"
+    assert seen == [("one", 0.001), ("two", 0.002)]
+
+
+def test_a_retry_timeout_is_a_kafka_toolkit_error() -> None:
+    from assetbus.producers.kafka.errors import KafkaToolkitError
+
+    assert isinstance(RetryTimeout("x", 1.0, 2, None), KafkaToolkitError)

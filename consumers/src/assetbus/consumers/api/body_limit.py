@@ -6,16 +6,23 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from assetbus.consumers.api.errors import ApiErrorCode, ErrorBody, error_response
 
+DRAIN_MAX_BYTES = 64 * 1024 * 1024
+"""The most of a refused body read (and discarded) so that its 413 arrives; a larger one is cut off."""
+
 
 class BodyLimitMiddleware:
     """Answers 413 `body_too_large` for a body over `max_bytes`, declared or streamed.
 
-    The body is read (at most `max_bytes`) before the app runs and handed over in one piece.
+    The body is read (at most `max_bytes`) before the app runs and handed over in one piece. A refused
+    body is read to its end and discarded before the 413 is sent (up to `drain_max_bytes`): a server
+    that closes a socket with unread bytes in it resets the connection, and a client still sending
+    (a keep-alive connection, a streamed body) sees the reset instead of the answer.
     """
 
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+    def __init__(self, app: ASGIApp, max_bytes: int, drain_max_bytes: int = DRAIN_MAX_BYTES) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        self.drain_max_bytes = drain_max_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -23,6 +30,8 @@ class BodyLimitMiddleware:
             return
         declared = next((value for name, value in scope["headers"] if name == b"content-length"), None)
         if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
+            if int(declared) <= self.drain_max_bytes:
+                await self._drain(receive)
             await self._reject(scope, receive, send)
             return
         chunks: list[bytes] = []
@@ -35,6 +44,8 @@ class BodyLimitMiddleware:
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > self.max_bytes:
+                if message.get("more_body", False):
+                    await self._drain(receive)
                 await self._reject(scope, receive, send)
                 return
             chunks.append(chunk)
@@ -42,6 +53,17 @@ class BodyLimitMiddleware:
                 break
         await self.app(scope, replay([{"type": "http.request", "body": b"".join(chunks), "more_body": False}],
                                       then=receive), send)
+
+    async def _drain(self, receive: Receive) -> None:
+        """Read and drop the rest of the request body (at most `drain_max_bytes`)."""
+        drained = 0
+        while drained <= self.drain_max_bytes:
+            message = await receive()
+            if message["type"] != "http.request":
+                return
+            drained += len(message.get("body", b""))
+            if not message.get("more_body", False):
+                return
 
     async def _reject(self, scope: Scope, receive: Receive, send: Send) -> None:
         body = ErrorBody(code=ApiErrorCode.BODY_TOO_LARGE, message=f"the request body exceeds {self.max_bytes} bytes")

@@ -17,6 +17,7 @@ import asyncpg
 from fastapi import Depends, Request
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from assetbus.consumers.errors import ConsumerError
 from assetbus.consumers.storage import translated
 from assetbus.consumers.storage.raw_pool import raw_connection
 
@@ -45,7 +46,7 @@ class Database:
     def raw(self) -> contextlib.AbstractAsyncContextManager[asyncpg.Connection]:
         """An asyncpg connection for single autocommit statements (`raw_pool.raw_connection`)."""
         if self.raw_pool is None:
-            raise RuntimeError("this Database has no raw pool")
+            raise ConsumerError("this Database has no raw pool")
         return raw_connection(self.raw_pool)
 
 

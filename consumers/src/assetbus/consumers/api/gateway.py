@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from assetbus.consumers.api.errors import ApiError, ApiErrorCode
 from assetbus.consumers.api.models import EmitRequest
 from assetbus.consumers.api.security import Caller
+from assetbus.consumers.errors import ConsumerError
 from assetbus.producers.kafka.connection import KafkaConnection
 from assetbus.producers.kafka.errors import TopicMissing
 from assetbus.producers.kafka.producer import create_producer
@@ -53,7 +54,7 @@ class EmissionGateway:
             try:
                 await self.replies.start()
             except TopicMissing as error:
-                raise RuntimeError(str(error)) from error
+                raise ConsumerError(str(error)) from error
         except BaseException:
             await self._producer.stop()
             raise

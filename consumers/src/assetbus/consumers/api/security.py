@@ -16,7 +16,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from assetbus.consumers.api.errors import ApiError, ApiErrorCode
 from assetbus.consumers.auth import TokenError, TokenVerifier
-from assetbus.consumers.persister.tokens import CachedTokenVerifier
+from assetbus.consumers.auth.cache import CachedTokenVerifier
 from assetbus.consumers.storage.state import TaskKey
 from assetbus.schemas import SCOPE_EMIT, SCOPE_TASK_SELF, EmitterClaims
 

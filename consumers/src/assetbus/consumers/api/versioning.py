@@ -15,6 +15,7 @@ from fastapi import Header
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from assetbus.consumers.api.errors import ApiErrorCode, ErrorBody, error_response
+from assetbus.consumers.errors import ConsumerError
 
 VERSION_HEADER = "Assetbus-API-Version"
 API_VERSIONS: tuple[str, ...] = ("2026-11-29",)
@@ -23,8 +24,8 @@ LATEST_VERSION = API_VERSIONS[-1]
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
-class UnsupportedVersion(ValueError):
-    pass
+class UnsupportedVersion(ConsumerError, ValueError):
+    """The `Api-Version` a request names is not one this server speaks."""
 
 
 def resolve_version(requested: str | None) -> str:

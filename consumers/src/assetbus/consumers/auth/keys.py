@@ -17,10 +17,12 @@ from typing import Any, Protocol
 import jwt
 from jwt import PyJWK, PyJWKClient, PyJWKSet
 
+from assetbus.consumers.errors import ConsumerError
+
 ASYMMETRIC_ALGORITHMS = ("EdDSA", "RS256")
 
 
-class KeyNotFound(Exception):
+class KeyNotFound(ConsumerError):
     """No usable public key for a token's `kid` (unknown, or the source cannot be read)."""
 
 

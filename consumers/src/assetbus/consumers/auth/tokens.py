@@ -10,6 +10,7 @@ import jwt
 from pydantic import ValidationError
 
 from assetbus.consumers.auth.keys import ASYMMETRIC_ALGORITHMS, KeyNotFound, KeySource, key_source
+from assetbus.consumers.errors import ConsumerError
 from assetbus.schemas import EmitterClaims
 
 DEFAULT_AUDIENCE = "assetbus"
@@ -22,7 +23,7 @@ SIGNATURE_INVALID = (
 """The reason of a forged token, or one signed with another installation's key: it says where each key lives."""
 
 
-class TokenError(Exception):
+class TokenError(ConsumerError):
     """The token is missing, forged, expired or malformed; `reason` is safe to send back."""
 
     def __init__(self, reason: str) -> None:
@@ -30,7 +31,7 @@ class TokenError(Exception):
         self.reason = reason
 
 
-class MissingVerificationKeys(ValueError):
+class MissingVerificationKeys(ConsumerError, ValueError):
     """A service was configured with neither a JWKS nor a local-development secret."""
 
 

@@ -33,6 +33,7 @@ from typing import Any
 from aiokafka import AIOKafkaConsumer
 from aiokafka.errors import KafkaError
 
+from assetbus.consumers.errors import NotStarted
 from assetbus.consumers.kafka.access import KafkaAccessDenied, access_denied
 from assetbus.consumers.kafka.offsets import OffsetMetrics, Offsets
 from assetbus.producers.kafka.connection import KafkaConnection
@@ -172,7 +173,8 @@ class ServiceShell:
 
     async def run_forever(self) -> None:
         """Block while the loop runs (re-raises if it died)."""
-        assert self._task is not None, "call start() first"
+        if self._task is None:
+            raise NotStarted("the service shell")
         await asyncio.shield(self._task)
 
     async def until_signalled(self) -> None:
@@ -185,7 +187,8 @@ class ServiceShell:
 
     async def until(self, stopping: asyncio.Event) -> None:
         """Block until `stopping` is set or the loop died (then re-raise its error). Stop with `stop()`."""
-        assert self._task is not None, "call start() first"
+        if self._task is None:
+            raise NotStarted("the service shell")
         waiter = asyncio.create_task(stopping.wait())
         try:
             await asyncio.wait({waiter, self._task}, return_when=asyncio.FIRST_COMPLETED)

@@ -18,8 +18,8 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from assetbus.consumers.errors import ConsumerError, StorageUnavailable
+from assetbus.consumers.faults import translated
 from assetbus.consumers.kafka.topics import TopicCreator, TopicSpec
-from assetbus.consumers.storage.faults import translated
 from assetbus.producers.kafka.connection import KafkaConnection
 from assetbus.producers.kafka.retry import RetryPolicy, RetryTimeout, retry_until
 

@@ -1,8 +1,8 @@
 """What operators look at: probes and readiness checks, logs, consumer-group lag and dead letters.
 
-Shared by every service (`/metrics`, `/healthz`, `/readyz`, JSON logs), the `/ui` page and the CLI.
-`assetbus.consumers.observe.waiting` (what a DAG's partitions wait for) imports the scheduler and is
-left out of this package's namespace on purpose: import it from its module.
+Shared by every service (`/metrics`, `/healthz`, `/readyz`, JSON logs), the `/ui` page and the CLI, so
+it imports no service: what a DAG's partitions wait for needs the scheduler's planner and lives with
+the page that shows it (`assetbus.consumers.api.ui.waiting`).
 """
 
 from __future__ import annotations

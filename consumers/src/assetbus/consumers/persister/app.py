@@ -21,7 +21,9 @@ from typing import Any
 from aiokafka import AIOKafkaProducer
 
 from assetbus.consumers.auth import TokenVerifier
-from assetbus.consumers.errors import StorageUnavailable
+from assetbus.consumers.auth.cache import CachedTokenVerifier
+from assetbus.consumers.errors import NotStarted
+from assetbus.consumers.faults import storage_unavailable
 from assetbus.consumers.kafka.shell import ConsumerSettings, ServiceShell
 from assetbus.consumers.kafka.startup import startup_policy, wait_for_database, wait_for_kafka
 from assetbus.consumers.kafka.topics import core_specs
@@ -31,9 +33,8 @@ from assetbus.consumers.persister.config import PersisterConfig
 from assetbus.consumers.persister.metrics import PersisterMetrics
 from assetbus.consumers.persister.publish import Publisher, create_producer
 from assetbus.consumers.persister.replies import ReplyTopics
-from assetbus.consumers.persister.tokens import CachedTokenVerifier
 from assetbus.consumers.storage import create_engine
-from assetbus.producers.kafka.retry import RetryPolicy
+from assetbus.producers.kafka.retry import RetryPolicy, retry_until
 from assetbus.producers.kafka.sender import Delivery, wait_all
 
 log = logging.getLogger("assetbus.persister")
@@ -92,7 +93,8 @@ class Persister:
         Chunk i+1 is checked while chunk i is in its transaction; up to `transactions_in_flight`
         transactions run at once; each chunk is published as soon as it is stored, in order.
         """
-        assert self.publisher is not None, "call start() first"
+        if self.publisher is None:
+            raise NotStarted("the persister")
         size = self.config.chunk_size
         depth = self.config.transactions_in_flight
         total = BatchResult()
@@ -124,7 +126,8 @@ class Persister:
         return total
 
     async def _publish(self, result: BatchResult, total: BatchResult) -> list[Delivery]:
-        assert self.publisher is not None
+        if self.publisher is None:
+            raise NotStarted("the persister")
         total.merge(result)
         return await self.publisher.send(result.outgoing())
 
@@ -139,20 +142,16 @@ class Persister:
         return await self._store_until_done(await self.processor.prepare(records), set())
 
     async def _store_until_done(self, prepared: Prepared, published: set[int]) -> BatchResult:
-        backoff = self.retry.backoff()
-        while True:
-            try:
-                result = await self.processor.store(prepared, published)
-            except StorageUnavailable as error:
-                self.metrics.db_retries.inc()
-                delay = backoff.next_delay()
-                log.warning("database unavailable; retrying the chunk", extra={"retry_in_s": round(delay, 3),
-                                                                               "error": str(error)[:300]})
-                await asyncio.sleep(delay)
-                continue
-            if result.db_seconds:
-                self.metrics.db_commit_seconds.observe(result.db_seconds)
-            return result
+        def retrying(error: BaseException, delay: float) -> None:
+            self.metrics.db_retries.inc()
+            log.warning("database unavailable; retrying the chunk", extra={"retry_in_s": round(delay, 3),
+                                                                           "error": str(error)[:300]})
+
+        result = await retry_until(lambda: self.processor.store(prepared, published), self.retry,
+                                   what="the database", retriable=storage_unavailable, on_retry=retrying)
+        if result.db_seconds:
+            self.metrics.db_commit_seconds.observe(result.db_seconds)
+        return result
 
     async def _missing_topics(self, names: set[str]) -> set[str]:
         return await self.replies.missing(names) if self.replies is not None else set()

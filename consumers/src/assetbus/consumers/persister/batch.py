@@ -20,9 +20,9 @@ from typing import NamedTuple
 from pydantic_core import to_json
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from assetbus.consumers.auth.cache import CachedTokenVerifier, VerifiedToken
 from assetbus.consumers.errors import StorageUnavailable
 from assetbus.consumers.persister.assets import AssetCache
-from assetbus.consumers.persister.tokens import CachedTokenVerifier, VerifiedToken
 from assetbus.consumers.persister.validate import check, dedupe_scope, resolve
 from assetbus.consumers.records import KeyedRecord
 from assetbus.consumers.storage import (

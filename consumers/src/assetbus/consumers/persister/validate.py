@@ -13,7 +13,7 @@ from typing import Any
 from pydantic_core import PydanticSerializationError, to_json
 
 from assetbus.consumers.auth import TokenError
-from assetbus.consumers.persister.tokens import CachedTokenVerifier, VerifiedToken
+from assetbus.consumers.auth.cache import CachedTokenVerifier, VerifiedToken
 from assetbus.consumers.storage import AssetRow, NewEvent
 from assetbus.schemas import EXTRA_MAX_BYTES, SCOPE_EMIT, ErrorCode
 from assetbus.schemas.codecs import CommandView, Rejection

@@ -8,16 +8,16 @@ restarted one never runs a finished run again, and `assetbus runs list` shows ea
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from assetbus.consumers.errors import StorageUnavailable
+from assetbus.consumers.faults import storage_unavailable
 from assetbus.consumers.storage import create_engine, translated
 from assetbus.consumers.storage.runs import RunStatus, claim_run, finish_run
+from assetbus.producers.kafka.retry import RetryPolicy, retry_until
 
 log = logging.getLogger("assetbus.readiness")
 
@@ -40,7 +40,7 @@ class DatabaseLedger:
             raise ValueError("DatabaseLedger needs a database_url or an engine")
         self._owned = engine is None
         self._engine = engine if engine is not None else create_engine(database_url or "", pool_size=2)
-        self._backoff = (backoff_initial_s, backoff_max_s)
+        self._retry = RetryPolicy(initial_s=backoff_initial_s, max_s=backoff_max_s)
 
     async def start(self) -> None:
         return None
@@ -63,14 +63,7 @@ class DatabaseLedger:
             log.warning("run %s was not running when its outcome %s was reported", run_id, status.value)
 
     async def _retrying(self, operation: Callable[[], Awaitable[bool]]) -> bool:
-        delay, ceiling = self._backoff
-        while True:
-            try:
-                return await operation()
-            except StorageUnavailable as error:
-                log.warning("database unavailable, retrying in %.1fs: %s", delay, error)
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, ceiling)
+        return await retry_until(operation, self._retry, what="the database", retriable=storage_unavailable, log=log)
 
 
 class MemoryLedger:

@@ -1,68 +1,16 @@
-"""Translate driver errors into our exceptions, in this one place."""
+"""Connections and transactions whose driver errors come out translated (`consumers.faults`)."""
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator
 
-import asyncpg
-from sqlalchemy import exc as sa_exc
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from assetbus.consumers.errors import StorageUnavailable
+from assetbus.consumers.faults import is_transient, translated
 
-_TRANSIENT_SQLSTATES = {
-    "40001",  # serialization_failure
-    "40P01",  # deadlock_detected
-    "25006",  # read_only_sql_transaction: a fail-over left us on a standby for a moment
-    "55P03",  # lock_not_available
-    "57014",  # query_canceled (statement timeout, pg_cancel_backend)
-    "57P01", "57P02", "57P03",  # admin shutdown (pg_terminate_backend), crash shutdown, cannot connect now
-}
-_TRANSIENT_CLASSES = ("08", "53")
-"""Connection exceptions; insufficient resources (disk full, out of memory, too many connections)."""
-
-
-def _sqlstate(error: BaseException | None) -> str | None:
-    code = getattr(error, "sqlstate", None)
-    return code if isinstance(code, str) else None
-
-
-def _transient_code(code: str | None) -> bool:
-    return code is not None and (code in _TRANSIENT_SQLSTATES or code.startswith(_TRANSIENT_CLASSES))
-
-
-def is_transient(error: BaseException) -> bool:
-    """True for connection losses, shutdowns, lack of resources, serialization failures and deadlocks.
-
-    Everything else (a constraint, a type, a value PostgreSQL refuses) is a fact about the data:
-    retrying it cannot help.
-    """
-    if isinstance(error, (ConnectionError, OSError, asyncpg.exceptions.ConnectionDoesNotExistError,
-                          asyncpg.exceptions.InterfaceError, asyncpg.exceptions.CannotConnectNowError)):
-        return True
-    if isinstance(error, asyncpg.PostgresError):
-        return _transient_code(_sqlstate(error))
-    if isinstance(error, sa_exc.DBAPIError):
-        if error.connection_invalidated:
-            return True
-        orig = error.orig
-        cause = getattr(orig, "__cause__", None)
-        if _transient_code(_sqlstate(orig)) or _transient_code(_sqlstate(cause)):
-            return True
-        return cause is not None and is_transient(cause)
-    return isinstance(error, (sa_exc.TimeoutError, TimeoutError))
-
-
-@contextlib.asynccontextmanager
-async def translated() -> AsyncIterator[None]:
-    """Re-raise transient driver errors as StorageUnavailable (retriable)."""
-    try:
-        yield
-    except Exception as error:
-        if is_transient(error):
-            raise StorageUnavailable(f"database unavailable: {type(error).__name__}: {error}") from error
-        raise
+__all__ = ["autocommit", "is_transient", "transaction", "translated"]
 
 
 @contextlib.asynccontextmanager

@@ -3,7 +3,7 @@
 `waiting_targets` walks the distinct pending target keys of one DAG with a recursive skip scan
 over the partial index `ix_partition_queue_pending (dag_id, target_key) WHERE run_id IS NULL`; the
 queued entries of a page of targets come from `queue.pending_entries`. What each target still
-lacks is the scheduler's to say (`assetbus.consumers.observe.waiting`).
+lacks is the scheduler's to say (`assetbus.consumers.api.ui.waiting`).
 """
 
 from __future__ import annotations

@@ -16,12 +16,14 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from assetbus.producers.kafka.errors import KafkaToolkitError
+
 __all__ = ["Backoff", "RetryPolicy", "RetryTimeout", "retry_until"]
 
 T = TypeVar("T")
 
 
-class RetryTimeout(Exception):
+class RetryTimeout(KafkaToolkitError):
     """The policy's deadline passed before the operation succeeded; `last_error` is the last failure."""
 
     def __init__(self, what: str, waited_s: float, attempts: int, last_error: BaseException | None) -> None:
@@ -81,10 +83,12 @@ class Backoff:
 
 async def retry_until(operation: Callable[[], Awaitable[T]], policy: RetryPolicy, *, what: str,
                       retriable: Callable[[BaseException], bool] = lambda error: isinstance(error, Exception),
-                      log: logging.Logger | None = None) -> T:
+                      log: logging.Logger | None = None,
+                      on_retry: Callable[[BaseException, float], None] | None = None) -> T:
     """Run `operation` until it succeeds, sleeping per `policy` between failures that are `retriable`.
 
-    Each failure logs one line (`waiting for <what>: ...; retrying in ...`). Raises `RetryTimeout`
+    Each failure logs one line (`waiting for <what>: ...; retrying in ...`) when given a `log`, and is
+    passed with the coming delay to `on_retry` (metrics, a caller's own log line). Raises `RetryTimeout`
     once `policy.timeout_s` has passed; a failure that is not retriable propagates at once.
     """
     backoff = policy.backoff()
@@ -108,4 +112,6 @@ async def retry_until(operation: Callable[[], Awaitable[T]], policy: RetryPolicy
             if log is not None:
                 log.warning("waiting for %s: %s: %s; retrying in %.1fs", what, type(error).__name__,
                             str(error)[:200] or "no detail", delay)
+            if on_retry is not None:
+                on_retry(error, delay)
             await asyncio.sleep(delay)

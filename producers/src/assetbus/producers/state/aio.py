@@ -9,6 +9,7 @@ from typing import Any
 import httpx
 
 from assetbus.producers.state.protocol import (
+    CONNECT_RETRY,
     Call,
     StateValue,
     Target,
@@ -103,14 +104,13 @@ class AsyncStateClient:
     async def send(self, call: Call) -> httpx.Response:
         """One request; a connection that could not even be opened is retried (nothing was sent)."""
         kwargs = request_kwargs(call, self.token)
-        attempt = 0
+        backoff = CONNECT_RETRY.backoff()
         while True:
             try:
                 return await self._http.request(call.method, call.path, **kwargs)
             except httpx.HTTPError as error:
-                delay = retry_delay(error, attempt, self.connect_retries)
+                delay = retry_delay(error, backoff, self.connect_retries)
             await asyncio.sleep(delay)
-            attempt += 1
 
     async def aclose(self) -> None:
         await self._http.aclose()

@@ -19,6 +19,7 @@ import httpx
 import jwt
 from pydantic import ValidationError
 
+from assetbus.producers.kafka.retry import Backoff, RetryPolicy
 from assetbus.producers.state.errors import (
     InvalidStateRequest,
     StateConflict,
@@ -67,11 +68,15 @@ def request_kwargs(call: Call, token: str) -> dict[str, Any]:
     return kwargs
 
 
-def retry_delay(error: httpx.HTTPError, attempt: int, retries: int) -> float:
-    """Seconds to wait before trying again after `error` on attempt `attempt` (0-based): only a
-    connection that could not be opened is retried, `retries` times; otherwise StateUnavailable."""
-    if isinstance(error, httpx.ConnectError) and attempt < retries:
-        return 0.2 * 2.0**attempt
+CONNECT_RETRY = RetryPolicy(initial_s=0.2, max_s=2.0)
+"""The delays between attempts to open a connection to the API (the clients' `connect_retries` bound the count)."""
+
+
+def retry_delay(error: httpx.HTTPError, backoff: Backoff, retries: int) -> float:
+    """Seconds to wait before trying again after `error` (from `backoff`, one of `CONNECT_RETRY`'s): only
+    a connection that could not be opened is retried, `retries` times; otherwise StateUnavailable."""
+    if isinstance(error, httpx.ConnectError) and backoff.attempts < retries:
+        return backoff.next_delay()
     raise unreachable(error) from error
 
 

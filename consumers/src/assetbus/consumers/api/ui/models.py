@@ -7,9 +7,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from assetbus.consumers.api.ui.waiting import WaitingPartition
 from assetbus.consumers.observe.deadletters import DeadLetterRecord
 from assetbus.consumers.observe.lag import GroupLag
-from assetbus.consumers.observe.waiting import WaitingPartition
 from assetbus.consumers.storage.catalog import AssetSummary
 from assetbus.consumers.storage.dags import DagRow
 from assetbus.consumers.storage.events import StoredEvent

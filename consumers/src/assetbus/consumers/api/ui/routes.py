@@ -35,10 +35,10 @@ from assetbus.consumers.api.ui.models import (
     RunOut,
     WaitingOut,
 )
+from assetbus.consumers.api.ui.waiting import waiting_partitions
 from assetbus.consumers.api.ui_auth import COOKIE, LOGIN_PATH, check_operator, presented_token, signed_in
 from assetbus.consumers.observe.deadletters import read_dead_letters
 from assetbus.consumers.observe.lag import consumer_group_lag
-from assetbus.consumers.observe.waiting import waiting_partitions
 from assetbus.consumers.storage.assets import assets_by_name
 from assetbus.consumers.storage.catalog import asset_summaries, latest_per_partition
 from assetbus.consumers.storage.dags import get_dag, list_dags

@@ -4,6 +4,7 @@ Verifying an HS256 JWT and validating its claims costs ~80 µs, more than storin
 that verified once keeps verifying (the signature is a function of the bytes and the secret; `iat`
 and `nbf` only get further in the past) except for expiry, which is checked on every use. What the
 persister derives from a token's provenance (dedupe scope, JSON of the source) is computed once too.
+Shared by the persister and the execution API.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from assetbus.consumers.auth import TokenError, TokenVerifier
+from assetbus.consumers.auth.tokens import TokenError, TokenVerifier
 from assetbus.schemas import EmitterClaims, Provenance
 from assetbus.schemas.codecs import SourceTuple, source_tuple
 

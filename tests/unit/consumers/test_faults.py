@@ -7,7 +7,7 @@ import pytest
 from sqlalchemy import exc as sa_exc
 
 from assetbus.consumers.errors import StorageUnavailable
-from assetbus.consumers.storage.faults import is_transient, translated
+from assetbus.consumers.faults import is_transient, translated
 
 
 def wrapped(error: BaseException, *, invalidated: bool = False) -> sa_exc.DBAPIError:

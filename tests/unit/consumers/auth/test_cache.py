@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from assetbus.consumers.auth import TokenError, TokenVerifier
-from assetbus.consumers.persister.tokens import CachedTokenVerifier
+from assetbus.consumers.auth.cache import CachedTokenVerifier
 from assetbus.producers import task_token
 
 SECRET = "unit-test-secret-of-at-least-32-bytes"
