@@ -5,6 +5,7 @@ naming the setting for refused credentials, and the wiring from `KAFKA_SASL_OAUT
 from __future__ import annotations
 
 import base64
+import re
 import sys
 import time
 from typing import ClassVar
@@ -202,3 +203,9 @@ def test_msk_iam_needs_a_region() -> None:
     env = {k: v for k, v in MSK_ENV.items() if k != "KAFKA_SASL_OAUTH_AWS_REGION"}
     with pytest.raises(ValueError, match="OAUTHBEARER \\(aws-msk-iam\\) needs KAFKA_SASL_OAUTH_AWS_REGION"):
         KafkaConnection.from_environ(env)
+
+
+def test_a_java_client_s_oauth_property_names_the_setting_to_use() -> None:
+    with pytest.raises(ValueError, match=re.escape("'sasl.oauthbearer.token.endpoint.url' is set by assetbus; "
+                                                   "use KAFKA_SASL_OAUTH_TOKEN_URL")):
+        KafkaConnection.from_environ({"KAFKA_PROPERTIES": "sasl.oauthbearer.token.endpoint.url=https://idp/token"})
