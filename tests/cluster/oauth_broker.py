@@ -44,7 +44,10 @@ class TokenServer:
     port: int = TOKEN_PORT
     audience: dict[str, str] = field(default_factory=dict)
     """client id → the audience its tokens carry (default `AUDIENCE`): another one makes the broker refuse them."""
+    lifetimes: dict[str, int] = field(default_factory=dict)
+    """client id → the lifetime of its tokens in seconds (default `lifetime_s`)."""
     issued: dict[str, int] = field(default_factory=dict)
+    issued_at: dict[str, list[float]] = field(default_factory=dict)
     refused: int = 0
     kid: str = field(default_factory=lambda: uuid.uuid4().hex[:8])
     key: rsa.RSAPrivateKey = field(default_factory=lambda: rsa.generate_private_key(public_exponent=65537,
@@ -76,12 +79,13 @@ class TokenServer:
         if scheme != "Basic" or not secrets.compare_digest(self.clients.get(client_id, "\0"), secret):
             self.refused += 1
             return 401, {"error": "invalid_client"}
-        now = int(time.time())
-        claims = {"sub": client_id, "iss": self.issuer, "aud": self.audience.get(client_id, AUDIENCE), "iat": now,
-                  "exp": now + self.lifetime_s, "scope": " ".join(form.get("scope", ["kafka"]))}
+        now, lifetime = time.time(), self.lifetimes.get(client_id, self.lifetime_s)
+        claims = {"sub": client_id, "iss": self.issuer, "aud": self.audience.get(client_id, AUDIENCE),
+                  "iat": int(now), "exp": int(now) + lifetime, "scope": " ".join(form.get("scope", ["kafka"]))}
         token = jwt.encode(claims, self.key, algorithm="RS256", headers={"kid": self.kid})
         self.issued[client_id] = self.issued.get(client_id, 0) + 1
-        return 200, {"access_token": token, "token_type": "Bearer", "expires_in": self.lifetime_s}
+        self.issued_at.setdefault(client_id, []).append(now)
+        return 200, {"access_token": token, "token_type": "Bearer", "expires_in": lifetime}
 
     def start(self) -> None:
         server = self

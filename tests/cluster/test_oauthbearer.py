@@ -3,7 +3,7 @@
 with its own OIDC client credentials: the operator's topic creation, the SDK's emitter, the persister, the scheduler
 and a readiness consumer; an emission is stored, answered and signalled. Each service fetches one token for all its
 connections. A wrong client secret stops the SDK and `assetbus run persister` at start-up with one line naming the
-settings; a token for another audience is refused by the broker."""
+settings; a token is replaced before it expires; a token for another audience is refused by the broker."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.errors import KafkaError
 from aiokafka.structs import TopicPartition
 
@@ -42,7 +43,8 @@ from tests.helpers import wait_for
 
 ORDERS = AssetRef(name="orders", uri="s3://bucket/orders/")
 DAG = ConsumerDag(dag_id="orders_daily", schedule=AssetWait("orders"))
-CLIENTS = ("cli", "sdk", "persister", "scheduler", "bridge", "elsewhere")
+CLIENTS = ("cli", "sdk", "persister", "scheduler", "bridge", "elsewhere", "short-lived")
+SHORT_LIFETIME_S = 10
 REFUSED = ("error: the OAuth token endpoint refused the client credentials (invalid_client): "
            "check KAFKA_SASL_OAUTH_CLIENT_ID / KAFKA_SASL_OAUTH_CLIENT_SECRET")
 
@@ -50,7 +52,7 @@ REFUSED = ("error: the OAuth token endpoint refused the client credentials (inva
 @pytest.fixture(scope="module")
 def tokens() -> Iterator[TokenServer]:
     server = TokenServer({client: secrets.token_urlsafe(16) for client in CLIENTS},
-                         audience={"elsewhere": "another-cluster"})
+                         audience={"elsewhere": "another-cluster"}, lifetimes={"short-lived": SHORT_LIFETIME_S})
     server.start()
     try:
         yield server
@@ -192,3 +194,28 @@ async def _end_offsets(connection: KafkaConnection, topic: str) -> int:
         return sum((await consumer.end_offsets(partitions)).values())
     finally:
         await consumer.stop()
+
+
+async def test_a_token_is_replaced_before_it_expires_and_the_broker_takes_the_new_one(
+        broker: OAuthBroker, tokens: TokenServer) -> None:
+    short = broker.connection("short-lived")
+
+    async def sign_in() -> int:
+        """A new client (so new connections, each asking the provider for a token); the tokens issued so far."""
+        admin = AIOKafkaAdminClient(**short.client_kwargs(), request_timeout_ms=10_000)
+        try:
+            await admin.start()
+            await admin.describe_cluster()  # aiokafka misses a refused token at sign-in: the next request fails
+        finally:
+            await admin.close()
+        return tokens.issued.get("short-lived", 0)
+
+    assert await sign_in() == 1
+    assert await sign_in() == 1  # the cached token
+
+    async def refreshed() -> bool:
+        return await sign_in() >= 2
+
+    await wait_for(refreshed, timeout_s=3 * SHORT_LIFETIME_S, interval=0.3, what="a second token")
+    first, second = tokens.issued_at["short-lived"][:2]
+    assert 0.8 * SHORT_LIFETIME_S <= second - first < SHORT_LIFETIME_S  # at 80% of its lifetime, before it expired
