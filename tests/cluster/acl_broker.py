@@ -41,6 +41,8 @@ class AclBroker:
     sasl_port: int = field(default_factory=free_port)
     controller_port: int = field(default_factory=free_port)
     process: subprocess.Popen[bytes] | None = None
+    jvm_options: tuple[str, ...] = ()
+    """Extra `-D...` options of the broker's JVM (and of the storage tool)."""
 
     @classmethod
     def for_users(cls, folder: Path, names: list[str]) -> AclBroker:
@@ -77,7 +79,7 @@ class AclBroker:
         config.write_text(self.properties(infra))
         log4j.write_text(kafka.render_log4j2(self.log_file))
         java, libs = kafka.java_binary(), kafka.KafkaPaths.of(infra).libs
-        base = [java, f"-Dlog4j2.configurationFile={log4j}", "-cp", f"{libs}/*"]
+        base = [java, f"-Dlog4j2.configurationFile={log4j}", *self.jvm_options, "-cp", f"{libs}/*"]
         scram = [arg for user, password in self.users.items()
                  for arg in ("--add-scram", f"{MECHANISM}=[name={user},password={password}]")]
         subprocess.run([*base, kafka.STORAGE_TOOL, "format", "--standalone", "-t", kafka.random_cluster_id(),
@@ -89,7 +91,7 @@ class AclBroker:
         if not wait_until(lambda: self.process is not None and self.process.poll() is None
                           and brokers_seen(HOST, self.port, 1.0) == 1, kafka.START_TIMEOUT, interval=0.3):
             self.stop()
-            raise RuntimeError(f"the ACL test broker did not start; see {self.log_file}")
+            raise RuntimeError(f"the {type(self).__name__} test broker did not start; see {self.log_file}")
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:

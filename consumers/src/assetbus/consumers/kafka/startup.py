@@ -21,6 +21,7 @@ from assetbus.consumers.errors import ConsumerError, StorageUnavailable
 from assetbus.consumers.faults import translated
 from assetbus.consumers.kafka.topics import TopicCreator, TopicSpec
 from assetbus.producers.kafka.connection import KafkaConnection
+from assetbus.producers.kafka.errors import KafkaToolkitError
 from assetbus.producers.kafka.retry import RetryPolicy, RetryTimeout, retry_until
 
 __all__ = ["EXIT_STARTUP_TIMEOUT", "StartupTimeout", "startup_policy", "wait_for_database", "wait_for_kafka"]
@@ -41,6 +42,8 @@ def startup_policy(timeout_s: float, *, initial_s: float = 0.5, max_s: float = 5
 
 
 def _kafka_retriable(error: BaseException) -> bool:
+    if isinstance(error, KafkaToolkitError):  # refused OAuth credentials, say
+        return error.retriable
     return not isinstance(error, AuthenticationFailedError | UnsupportedSaslMechanismError | ssl.SSLError)
 
 

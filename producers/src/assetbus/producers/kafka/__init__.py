@@ -13,11 +13,19 @@ if TYPE_CHECKING:
         DEFAULT_BOOTSTRAP,
         ENV_PREFIX,
         KafkaConnection,
+        OAuthProvider,
         SaslMechanism,
         SecurityProtocol,
         as_connection,
     )
     from assetbus.producers.kafka.errors import KafkaToolkitError, TopicMissing
+    from assetbus.producers.kafka.oauth import (
+        ClientCredentialsTokenProvider,
+        MskIamTokenProvider,
+        OAuthCredentialsRefused,
+        OAuthError,
+        OAuthTokenUnavailable,
+    )
     from assetbus.producers.kafka.producer import create_producer
     from assetbus.producers.kafka.replies import ReplyReader
     from assetbus.producers.kafka.retry import Backoff, RetryPolicy, RetryTimeout, retry_until
@@ -25,8 +33,11 @@ if TYPE_CHECKING:
 else:  # the type checker sees the imports above, not a module __getattr__
     __getattr__, __dir__ = lazy_exports(__name__, {
         ".connection": (
-            "DEFAULT_BOOTSTRAP", "ENV_PREFIX", "KafkaConnection", "SaslMechanism", "SecurityProtocol", "as_connection",
+            "DEFAULT_BOOTSTRAP", "ENV_PREFIX", "KafkaConnection", "OAuthProvider", "SaslMechanism", "SecurityProtocol",
+            "as_connection",
         ),
+        ".oauth": ("ClientCredentialsTokenProvider", "MskIamTokenProvider", "OAuthCredentialsRefused", "OAuthError",
+                   "OAuthTokenUnavailable"),
         ".errors": ("KafkaToolkitError", "TopicMissing"),
         ".producer": ("create_producer",),
         ".replies": ("ReplyReader",),
@@ -34,6 +45,8 @@ else:  # the type checker sees the imports above, not a module __getattr__
         ".sender": ("BatchSender", "Delivery", "partition_for", "wait_all"),
     })
 
-__all__ = ["DEFAULT_BOOTSTRAP", "ENV_PREFIX", "Backoff", "BatchSender", "Delivery", "KafkaConnection",
-           "KafkaToolkitError", "ReplyReader", "RetryPolicy", "RetryTimeout", "SaslMechanism", "SecurityProtocol",
-           "TopicMissing", "as_connection", "create_producer", "partition_for", "retry_until", "wait_all"]
+__all__ = ["DEFAULT_BOOTSTRAP", "ENV_PREFIX", "Backoff", "BatchSender", "ClientCredentialsTokenProvider", "Delivery",
+           "KafkaConnection", "KafkaToolkitError", "MskIamTokenProvider", "OAuthCredentialsRefused", "OAuthError",
+           "OAuthProvider", "OAuthTokenUnavailable", "ReplyReader", "RetryPolicy", "RetryTimeout", "SaslMechanism",
+           "SecurityProtocol", "TopicMissing", "as_connection", "create_producer", "partition_for", "retry_until",
+           "wait_all"]

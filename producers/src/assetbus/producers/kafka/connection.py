@@ -13,7 +13,8 @@ import socket
 import ssl
 from collections.abc import Mapping
 from enum import Enum
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
@@ -25,7 +26,11 @@ from assetbus.producers.kafka.properties import (
     validate_properties,
 )
 
-__all__ = ["DEFAULT_BOOTSTRAP", "ENV_PREFIX", "KafkaConnection", "SaslMechanism", "SecurityProtocol", "as_connection"]
+if TYPE_CHECKING:  # aiokafka is imported by the clients, not by reading settings (`assetbus --help` stays light)
+    from assetbus.producers.kafka.oauth import CachingTokenProvider
+
+__all__ = ["DEFAULT_BOOTSTRAP", "ENV_PREFIX", "KafkaConnection", "OAuthProvider", "SaslMechanism", "SecurityProtocol",
+           "as_connection"]
 
 DEFAULT_BOOTSTRAP = "127.0.0.1:19092"
 """The single local broker that `assetbus infra up` starts."""
@@ -41,7 +46,9 @@ class SecurityProtocol(str, Enum):
     SASL_SSL = "SASL_SSL"
 
 
-SaslMechanism = Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
+SaslMechanism = Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER"]
+OAuthProvider = Literal["oidc", "aws-msk-iam"]
+"""Where OAUTHBEARER tokens come from: an OIDC token endpoint (client credentials) or MSK IAM signing."""
 
 
 class KafkaConnection(BaseModel):
@@ -57,10 +64,30 @@ class KafkaConnection(BaseModel):
         default=SecurityProtocol.PLAINTEXT, description="PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL."
     )
     sasl_mechanism: SaslMechanism | None = Field(
-        default=None, description="PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512; required with a SASL protocol."
+        default=None, description="PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER; required with a SASL protocol."
     )
     sasl_username: str | None = Field(default=None, description="SASL user name.")
     sasl_password: SecretStr | None = Field(default=None, description="SASL password (never logged).")
+    sasl_oauth_provider: OAuthProvider = Field(default="oidc", description="OAUTHBEARER tokens from `oidc` (an "
+                                               "OIDC token endpoint, client credentials) or `aws-msk-iam` (MSK IAM, "
+                                               "the `assetbus-sdk[msk]` extra).")
+    sasl_oauth_token_url: str | None = Field(default=None, description="OIDC token endpoint (OAUTHBEARER, oidc).")
+    sasl_oauth_client_id: str | None = Field(default=None, description="OIDC client id (OAUTHBEARER, oidc).")
+    sasl_oauth_client_secret: SecretStr | None = Field(default=None, description="OIDC client secret (OAUTHBEARER, "
+                                                       "oidc; never logged).")
+    sasl_oauth_scope: str | None = Field(default=None, description="Scope asked of the token endpoint (OAUTHBEARER, "
+                                         "oidc); unset: the provider's default.")
+    sasl_oauth_extensions: tuple[tuple[str, str], ...] = Field(
+        default=(), description="SASL extensions sent with the token (in the environment `key=value` pairs "
+        "separated by `;`), e.g. Confluent Cloud's `logicalCluster=lkc-...;identityPoolId=pool-...`.")
+    sasl_oauth_cafile: str | None = Field(default=None, description="PEM file of the CAs of the token endpoint's "
+                                          "certificate; unset: the system's CAs.")
+    sasl_oauth_aws_region: str | None = Field(default=None, description="AWS region of the MSK cluster "
+                                              "(OAUTHBEARER, aws-msk-iam).")
+    sasl_oauth_aws_profile: str | None = Field(default=None, description="AWS profile to sign MSK IAM tokens with; "
+                                               "unset: the default credential chain.")
+    sasl_oauth_aws_role_arn: str | None = Field(default=None, description="IAM role to assume to sign MSK IAM "
+                                                "tokens; unset: the default credential chain.")
     ssl_cafile: str | None = Field(default=None, description="PEM file of the CAs of the brokers' certificates.")
     ssl_certfile: str | None = Field(default=None, description="PEM client certificate, for mutual TLS.")
     ssl_keyfile: str | None = Field(default=None, description="PEM private key of the client certificate.")
@@ -88,6 +115,15 @@ class KafkaConnection(BaseModel):
         merged = validate_properties({**from_file, **dict(inline)})
         return {**data, "properties": tuple(sorted(merged.items()))}
 
+    @field_validator("sasl_oauth_extensions", mode="before")
+    @classmethod
+    def _extensions(cls, value: object) -> object:
+        if isinstance(value, str):
+            value = parse_properties(value, separators=";\n")
+        if isinstance(value, Mapping):
+            value = tuple(sorted((str(k), str(v)) for k, v in value.items()))
+        return value
+
     @field_validator("bootstrap_servers", mode="before")
     @classmethod
     def _split(cls, value: object) -> object:
@@ -107,7 +143,14 @@ class KafkaConnection(BaseModel):
     @model_validator(mode="after")
     def _consistent(self) -> KafkaConnection:
         sasl = self.security_protocol in (SecurityProtocol.SASL_PLAINTEXT, SecurityProtocol.SASL_SSL)
-        if sasl and (self.sasl_mechanism is None or self.sasl_username is None or self.sasl_password is None):
+        if sasl and self.sasl_mechanism == "OAUTHBEARER":
+            needed = {"oidc": ("sasl_oauth_token_url", "sasl_oauth_client_id", "sasl_oauth_client_secret"),
+                      "aws-msk-iam": ("sasl_oauth_aws_region",)}[self.sasl_oauth_provider]
+            missing = [name for name in needed if getattr(self, name) is None]
+            if missing:
+                raise ValueError(f"OAUTHBEARER ({self.sasl_oauth_provider}) needs "
+                                 + ", ".join(ENV_PREFIX + name.upper() for name in missing))
+        elif sasl and (self.sasl_mechanism is None or self.sasl_username is None or self.sasl_password is None):
             raise ValueError(f"{self.security_protocol.value} needs sasl_mechanism, sasl_username and sasl_password")
         if not sasl and self.sasl_mechanism is not None:
             raise ValueError(f"sasl_mechanism is set but security_protocol is {self.security_protocol.value}")
@@ -163,15 +206,38 @@ class KafkaConnection(BaseModel):
         }
         if (context := self.ssl_context()) is not None:
             kwargs["ssl_context"] = context
-        if self.sasl_mechanism is not None:
+        if self.sasl_mechanism == "OAUTHBEARER":
+            kwargs["sasl_mechanism"] = self.sasl_mechanism
+            kwargs["sasl_oauth_token_provider"] = self.token_provider()
+        elif self.sasl_mechanism is not None:
             kwargs["sasl_mechanism"] = self.sasl_mechanism
             kwargs["sasl_plain_username"] = self.sasl_username
             kwargs["sasl_plain_password"] = self.sasl_password.get_secret_value() if self.sasl_password else None
         return kwargs
 
+    def token_provider(self) -> CachingTokenProvider:
+        """The OAUTHBEARER token provider of these settings, shared by every client of the process that has
+        the same ones (one token, refreshed before it expires)."""
+        from assetbus.producers.kafka.oauth import client_credentials_provider, msk_iam_provider
+
+        if self.sasl_oauth_provider == "aws-msk-iam":
+            assert self.sasl_oauth_aws_region is not None  # checked by the model
+            return msk_iam_provider(self.sasl_oauth_aws_region, self.sasl_oauth_aws_profile,
+                                    self.sasl_oauth_aws_role_arn)
+        assert self.sasl_oauth_token_url and self.sasl_oauth_client_id and self.sasl_oauth_client_secret
+        return client_credentials_provider(self.sasl_oauth_token_url, self.sasl_oauth_client_id,
+                                           self.sasl_oauth_client_secret.get_secret_value(), self.sasl_oauth_scope,
+                                           self.sasl_oauth_extensions, self.sasl_oauth_cafile or True)
+
     def describe(self) -> str:
         """A one-line, secret-free description for log lines and error messages."""
-        auth = f" as {self.sasl_username} ({self.sasl_mechanism})" if self.sasl_mechanism else ""
+        if self.sasl_mechanism == "OAUTHBEARER" and self.sasl_oauth_provider == "aws-msk-iam":
+            auth = f" with MSK IAM ({self.sasl_oauth_aws_region})"
+        elif self.sasl_mechanism == "OAUTHBEARER":
+            auth = (f" as {self.sasl_oauth_client_id} (OAUTHBEARER from "
+                    f"{urlsplit(self.sasl_oauth_token_url or '').hostname})")
+        else:
+            auth = f" as {self.sasl_username} ({self.sasl_mechanism})" if self.sasl_mechanism else ""
         return f"{self.bootstrap} over {self.security_protocol.value}{auth}"
 
 
