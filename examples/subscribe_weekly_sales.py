@@ -9,7 +9,8 @@ import argparse
 import asyncio
 import contextlib
 
-from assetbus.consumers.readiness import DatabaseLedger, ReadinessSubscriber
+from assetbus.consumers.readiness import DatabaseLedger
+from assetbus.producers.readiness import ReadinessSubscriber
 from assetbus.schemas import ReadinessSignal, Topics
 from assetbus.settings import Settings
 

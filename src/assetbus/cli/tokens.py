@@ -1,5 +1,5 @@
-"""`assetbus token issue | worker | operator | inspect | keygen`: mint and read emitter, worker and operator
-tokens, make signing keys."""
+"""`assetbus token issue | worker | operator | subscriber | inspect | keygen`: mint and read emitter, worker,
+operator and subscriber tokens, make signing keys."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import typer
 from assetbus.cli.common import fail, settings
 
 if TYPE_CHECKING:
-    from assetbus.producers.tokens import Publication
+    from assetbus.producers.tokens import Publication, TokenKey
 
 app = typer.Typer(help="Emitter tokens (signed with ASSETBUS_TOKEN_SIGNING_KEY, or the local mode's secret).",
                   no_args_is_help=True)
@@ -153,16 +153,37 @@ def operator(
     import getpass
 
     from assetbus.consumers.api.ui_auth import OPERATOR_TTL_SECONDS, operator_token
+
+    key, ttl = _service_key_and_ttl(ttl, OPERATOR_TTL_SECONDS)
+    typer.echo(operator_token(key, name or getpass.getuser(), ttl_seconds=ttl))
+
+
+def _service_key_and_ttl(ttl: int | None, default: int) -> tuple[TokenKey, int]:
+    """The minting key, and `--ttl` (or `default`) checked: for tokens that name no attempt."""
     from assetbus.security_settings import SecurityConfigError
 
-    ttl = OPERATOR_TTL_SECONDS if ttl is None else ttl
+    ttl = default if ttl is None else ttl
     if ttl <= 0:
         fail("--ttl must be a positive number of seconds")
     try:
-        key = settings().signing_key
+        return settings().signing_key, ttl
     except SecurityConfigError as error:
         fail(str(error))
-    typer.echo(operator_token(key, name or getpass.getuser(), ttl_seconds=ttl))
+
+
+@app.command("subscriber")
+def subscriber(
+    dag: Annotated[str, typer.Option("--dag", help="The consumer DAG whose runs the token may claim.")],
+    name: Annotated[str, typer.Option("--name", help="Who the token is for (its subject: subscriber:NAME), "
+                                      "e.g. the service's consumer group.")],
+    ttl: Annotated[int | None, typer.Option("--ttl", help="Lifetime in seconds (default: 30 days).")] = None,
+) -> None:
+    """Mint a subscriber token (scope `runs:claim`, one DAG) and print it: a downstream service's
+    `ApiLedger` claims and finishes that DAG's runs with it, and can neither emit nor touch state."""
+    from assetbus.consumers.api.routes.runs import SUBSCRIBER_TTL_SECONDS, subscriber_token
+
+    key, ttl = _service_key_and_ttl(ttl, SUBSCRIBER_TTL_SECONDS)
+    typer.echo(subscriber_token(key, dag, name, ttl_seconds=ttl))
 
 
 @app.command("inspect")

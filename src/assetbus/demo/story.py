@@ -23,7 +23,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from assetbus.consumers.persister import Persister, PersisterConfig
-from assetbus.consumers.readiness import DatabaseLedger, ReadinessSubscriber
+from assetbus.consumers.readiness import DatabaseLedger
 from assetbus.consumers.scheduler import ConsumerDag, Scheduler, SchedulerConfig, SyncReport, load_dag_files, sync_dags
 from assetbus.consumers.scheduler.apply import pending
 from assetbus.consumers.scheduler.planner import progress
@@ -47,6 +47,7 @@ from assetbus.demo.actors import (
     nightly_export,
 )
 from assetbus.producers import AsyncEmitter, dag_token, task_token
+from assetbus.producers.readiness import ReadinessSubscriber
 from assetbus.schemas import Topics
 from assetbus.settings import Settings
 from assetbus.topics import ensure_topics

@@ -25,7 +25,13 @@ from assetbus.consumers.api.gateway import EmissionGateway
 from assetbus.consumers.api.models import BODY_MAX_BYTES
 from assetbus.consumers.api.probes import ApiMetrics, RequestMetricsMiddleware
 from assetbus.consumers.api.probes import router as probes_router
-from assetbus.consumers.api.routes import airflow_tokens_router, asset_state_router, emit_router, task_state_router
+from assetbus.consumers.api.routes import (
+    airflow_tokens_router,
+    asset_state_router,
+    emit_router,
+    runs_router,
+    task_state_router,
+)
 from assetbus.consumers.api.security import token_cache
 from assetbus.consumers.api.ui import ui_api_router, ui_router
 from assetbus.consumers.api.ui_auth import OperatorVerifier
@@ -115,6 +121,7 @@ def create_api(config: ApiConfig, *, minter: Minter | None = None) -> FastAPI:
     app.include_router(task_state_router)
     app.include_router(asset_state_router)
     app.include_router(emit_router)
+    app.include_router(runs_router)
     app.include_router(airflow_tokens_router)
     app.include_router(probes_router)
     app.include_router(ui_router)

@@ -1,18 +1,18 @@
 """A readiness subscriber's Prometheus metrics (one object may serve several subscribers: labelled by DAG).
 
+Pass one to `ReadinessSubscriber(..., metrics=...)` (the SDK's `SubscriberEvents`, counted here).
 Serve them with `assetbus.consumers.observe.ProbeServer(metrics.registry, port)` beside the subscriber.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 from assetbus.consumers.observe.buckets import LATENCY_BUCKETS, READINESS_BUCKETS
+from assetbus.producers.readiness.subscriber import SubscriberEvents
 
 
-class SubscriberMetrics:
+class SubscriberMetrics(SubscriberEvents):
     """Signals received and their outcomes, handler time, readiness latency, consumer lag; per DAG."""
 
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
@@ -34,16 +34,20 @@ class SubscriberMetrics:
                                        "Offset commits that failed or were skipped after a rebalance.", ["dag_id"],
                                        registry=r)
 
-    def offsets(self, dag_id: str) -> DagOffsetMetrics:
-        """What the consumer shell of one DAG's subscriber counts into (an `OffsetMetrics`)."""
-        return DagOffsetMetrics(self.rebalances.labels(dag_id=dag_id), self.commit_failures.labels(dag_id=dag_id),
-                                self.consumer_lag.labels(dag_id=dag_id))
+    def signal(self, dag_id: str, outcome: str) -> None:
+        self.signals.labels(dag_id=dag_id, outcome=outcome).inc()
 
+    def handled(self, dag_id: str, seconds: float) -> None:
+        self.handler_seconds.labels(dag_id=dag_id).observe(seconds)
 
-@dataclass(frozen=True)
-class DagOffsetMetrics:
-    """One DAG's children of the offset metrics: the shape `assetbus.consumers.kafka.offsets.OffsetMetrics` wants."""
+    def ready_after(self, dag_id: str, seconds: float) -> None:
+        self.readiness_seconds.labels(dag_id=dag_id).observe(seconds)
 
-    rebalances: Counter
-    commit_failures: Counter
-    consumer_lag: Gauge
+    def rebalanced(self, dag_id: str) -> None:
+        self.rebalances.labels(dag_id=dag_id).inc()
+
+    def commit_failed(self, dag_id: str) -> None:
+        self.commit_failures.labels(dag_id=dag_id).inc()
+
+    def lag(self, dag_id: str, records: int) -> None:
+        self.consumer_lag.labels(dag_id=dag_id).set(records)

@@ -1,0 +1,66 @@
+"""Readiness on a FastStream `KafkaBroker` (FastStream 0.6 or newer; `pip install 'assetbus-sdk[faststream]'`).
+
+```python
+broker = KafkaBroker("kafka:9092")
+ledger = ApiLedger("http://assetbus-api:8000", token)  # `assetbus token subscriber --dag orders_daily`
+
+async def handle(signal: ReadinessSignal) -> None:
+    ...
+
+subscribe_readiness(broker, "orders_daily", handle, group_id="orders-daily-workers", ledger=ledger)
+app = FastStream(broker)
+```
+
+FastStream's Kafka subscriber acks on receipt by default (`AckPolicy.ACK_FIRST`, auto-commit):
+a crash in the handler would lose the signal. Here the subscriber uses `AckPolicy.NACK_ON_ERROR`
+(no auto-commit): the offset is committed only after the run was claimed, the handler ran and its
+outcome was recorded; a ledger error (the API refusing, or the process stopping mid-handler)
+nacks, which seeks back to the signal so it comes again. The handler's own exception is recorded
+as the run's `failed` outcome and acks (as with `ReadinessSubscriber`): failed runs are not retried
+by redelivery. FastStream handles one message at a time per subscriber, so its ack (a commit of the
+consumer's position) never commits past a signal that is still being handled.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from faststream import AckPolicy
+from faststream.kafka import KafkaBroker
+from faststream.kafka.annotations import KafkaMessage
+
+from assetbus.producers.readiness.ledger import RunLedger
+from assetbus.producers.readiness.subscriber import Handler, SubscriberEvents, check_signal, run_once
+from assetbus.schemas import Topics
+
+log = logging.getLogger("assetbus.readiness")
+
+__all__ = ["subscribe_readiness"]
+
+
+def subscribe_readiness(broker: KafkaBroker, dag_id: str, handler: Handler, *, group_id: str, ledger: RunLedger,
+                        topics: Topics | None = None, consumer_name: str | None = None,
+                        metrics: SubscriberEvents | None = None) -> Any:
+    """Register `handler` for the readiness signals of `dag_id` on `broker`, each run handled once.
+
+    Returns FastStream's subscriber object. An `ApiLedger` opens its HTTP client on first use; close
+    it with `await ledger.stop()` when the app ends (an `on_shutdown` hook of the FastStream app).
+    """
+    topic = (topics or Topics()).readiness(dag_id)
+    consumer = consumer_name or group_id
+    events = metrics or SubscriberEvents()
+
+    async def on_signal(body: Any, message: KafkaMessage) -> None:
+        signal = check_signal(message.body, dag_id, topic)
+        if signal is None:
+            events.signal(dag_id, "unreadable")
+            return
+        outcome = await run_once(ledger, signal, handler, consumer, events)
+        events.signal(dag_id, outcome.value)
+
+    on_signal.__name__ = f"readiness_{dag_id}"
+    subscriber = broker.subscriber(topic, group_id=group_id, ack_policy=AckPolicy.NACK_ON_ERROR,
+                                   auto_offset_reset="earliest")
+    subscriber(on_signal)
+    return subscriber

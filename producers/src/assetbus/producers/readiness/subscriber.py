@@ -1,0 +1,207 @@
+"""The readiness subscriber: one consumer DAG's signals, typed, each run handled once.
+
+```python
+async def handle(signal: ReadinessSignal) -> None:
+    print(signal.partition_key, signal.partition_date, [e.source.run_id for e in signal.events])
+
+ledger = ApiLedger("http://assetbus-api:8000", token)  # `assetbus token subscriber --dag orders_daily`
+async with ReadinessSubscriber(KafkaConnection.from_environ(), "orders_daily", handle,
+                               group_id="orders-daily-workers", ledger=ledger) as subscriber:
+    await subscriber.run_forever()
+```
+
+Per signal, in order within each Kafka partition: claim the run in the ledger (skip it if it has
+finished: a re-published or redelivered signal), run the handler, record `success` (it returned)
+or `failed` (it raised). The loop commits a batch's offsets once every signal in it is recorded.
+A crash mid-handler leaves the offsets uncommitted and the run `running`: the signals come again,
+finished runs are skipped, and the interrupted run is retried (at least once).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+from pydantic import ValidationError
+
+from assetbus.producers.kafka.connection import KafkaConnection, as_connection
+from assetbus.producers.readiness.ledger import RunLedger, RunStatus
+from assetbus.producers.readiness.loop import LoopEvents, SignalLoop
+from assetbus.schemas import ReadinessSignal, Topics
+from assetbus.schemas.codecs import decode_signal
+
+log = logging.getLogger("assetbus.readiness")
+
+Handler = Callable[[ReadinessSignal], Awaitable[None]]
+
+
+class Skipped(str, Enum):
+    """Why a signal's handler did not run."""
+
+    DUPLICATE = "duplicate"
+    """The run finished already (or the ledger does not know it)."""
+    UNREADABLE = "unreadable"
+    """Not a readiness signal of this DAG."""
+
+
+@dataclass
+class SubscriberStats:
+    received: int = 0
+    processed: int = 0
+    failed: int = 0
+    duplicates: int = 0
+    unreadable: int = 0
+
+
+class SubscriberEvents:
+    """What a subscriber reports, per DAG: no-ops here; a metrics adapter (the server's Prometheus
+    `SubscriberMetrics`, say) overrides them."""
+
+    def signal(self, dag_id: str, outcome: str) -> None:
+        """A signal taken from the topic: success, failed, duplicate or unreadable."""
+
+    def handled(self, dag_id: str, seconds: float) -> None:
+        """The handler's duration for one run."""
+
+    def ready_after(self, dag_id: str, seconds: float) -> None:
+        """From the run's creation by the scheduler to its handler starting here."""
+
+    def rebalanced(self, dag_id: str) -> None:
+        """Partitions assigned."""
+
+    def commit_failed(self, dag_id: str) -> None:
+        """An offset commit that failed or was skipped after a rebalance (its batch comes again)."""
+
+    def lag(self, dag_id: str, records: int) -> None:
+        """Signals on the assigned partitions not yet handled and committed."""
+
+
+class _DagLoopEvents(LoopEvents):
+    def __init__(self, events: SubscriberEvents, dag_id: str) -> None:
+        self._events = events
+        self._dag_id = dag_id
+
+    def rebalanced(self) -> None:
+        self._events.rebalanced(self._dag_id)
+
+    def commit_failed(self) -> None:
+        self._events.commit_failed(self._dag_id)
+
+    def lag(self, records: int) -> None:
+        self._events.lag(self._dag_id, records)
+
+
+def check_signal(value: bytes | None, dag_id: str, topic: str) -> ReadinessSignal | None:
+    """The signal a record holds, or None (logged) if it is unreadable or belongs to another DAG."""
+    try:
+        signal = decode_signal(value)
+    except ValidationError as error:
+        log.warning("skipping an unreadable readiness signal on %s: %s", topic, error.errors()[0]["msg"])
+        return None
+    if signal.dag_id != dag_id:
+        log.warning("skipping a signal for dag %s on the topic of %s", signal.dag_id, dag_id)
+        return None
+    return signal
+
+
+async def run_once(ledger: RunLedger, signal: ReadinessSignal, handler: Handler, consumer: str,
+                   events: SubscriberEvents | None = None) -> RunStatus | Skipped:
+    """Claim the signal's run, run the handler, record its outcome. `Skipped.DUPLICATE` if the run finished.
+
+    The one place the once-per-run rule is written: the plain subscriber and the FastStream
+    integration both call it. A handler's exception is recorded as `failed` (and not raised);
+    a ledger's error is raised (the signal must come again)."""
+    if not await ledger.claim(signal.run_id, consumer):
+        log.info("run %s of %s has finished already (or is unknown to the ledger); skipping the signal",
+                 signal.run_id, signal.dag_id)
+        return Skipped.DUPLICATE
+    if events is not None:
+        events.ready_after(signal.dag_id, max(0.0, time.time() - signal.created_at.timestamp()))
+    started = time.perf_counter()
+    try:
+        await handler(signal)
+    except Exception as error:
+        log.exception("handler failed for run %s of %s", signal.run_id, signal.dag_id)
+        await ledger.finish(signal.run_id, RunStatus.FAILED, f"{type(error).__name__}: {error}"[:2000])
+        return RunStatus.FAILED
+    finally:
+        if events is not None:
+            events.handled(signal.dag_id, time.perf_counter() - started)
+    await ledger.finish(signal.run_id, RunStatus.SUCCESS)
+    return RunStatus.SUCCESS
+
+
+class ReadinessSubscriber:
+    """Subscribe to `<prefix>.readiness.<dag_id>` in a consumer group. Explicit lifecycle or `async with`."""
+
+    def __init__(self, connection: KafkaConnection | str, dag_id: str, handler: Handler, *, group_id: str,
+                 ledger: RunLedger, topics: Topics | None = None, consumer_name: str | None = None,
+                 max_records: int = 100, metrics: SubscriberEvents | None = None) -> None:
+        self.topics = topics or Topics()
+        self.dag_id = dag_id
+        self.topic = self.topics.readiness(dag_id)
+        self.group_id = group_id
+        self.consumer_name = consumer_name or group_id
+        self.stats = SubscriberStats()
+        self.metrics = metrics or SubscriberEvents()
+        self._handler = handler
+        self._ledger = ledger
+        kwargs = {**as_connection(connection).client_kwargs("consumer"), "group_id": group_id,
+                  "auto_offset_reset": "earliest", "fetch_max_wait_ms": 10}
+        self.loop = SignalLoop(kwargs, self.topic, self._on_batch, max_records=max_records, log=log,
+                               name=f"assetbus-readiness-{dag_id}", events=_DagLoopEvents(self.metrics, dag_id))
+
+    async def start(self) -> None:
+        await self._ledger.start()
+        try:
+            await self.loop.start()
+        except BaseException:
+            await self._ledger.stop()
+            raise
+
+    async def stop(self) -> None:
+        """Finish the signals in flight (their offsets are committed), leave the group, close the ledger."""
+        try:
+            await self.loop.stop()
+        finally:
+            await self._ledger.stop()
+
+    async def __aenter__(self) -> ReadinessSubscriber:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    async def wait_assigned(self, timeout_s: float = 30.0) -> None:
+        """Wait until the group has given this subscriber its partitions (useful before emitting in tests)."""
+        await self.loop.wait_assigned(timeout_s)
+
+    async def run_forever(self) -> None:
+        """For scripts: block while the subscriber runs (re-raises if its loop died)."""
+        await self.loop.run_forever()
+
+    async def _on_batch(self, records: Sequence[Any]) -> None:
+        for record in records:
+            await self.handle(record.value)
+
+    async def handle(self, value: bytes | None) -> RunStatus | None:
+        """Handle one record value. Returns the run's outcome, or None if it was skipped."""
+        self.stats.received += 1
+        signal = check_signal(value, self.dag_id, self.topic)
+        outcome = Skipped.UNREADABLE if signal is None else await run_once(
+            self._ledger, signal, self._handler, self.consumer_name, self.metrics)
+        if outcome is Skipped.UNREADABLE:
+            self.stats.unreadable += 1
+        elif outcome is Skipped.DUPLICATE:
+            self.stats.duplicates += 1
+        elif outcome is RunStatus.FAILED:
+            self.stats.failed += 1
+        else:
+            self.stats.processed += 1
+        self.metrics.signal(self.dag_id, outcome.value)
+        return outcome if isinstance(outcome, RunStatus) else None
