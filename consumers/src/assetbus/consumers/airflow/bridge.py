@@ -31,7 +31,6 @@ from assetbus.consumers.airflow.errors import AirflowAuthError, AirflowError, Ai
 from assetbus.consumers.airflow.metrics import BridgeMetrics
 from assetbus.consumers.airflow.outcomes import OutcomePoller
 from assetbus.consumers.airflow.sync import apply_airflow_assets, read_airflow_assets
-from assetbus.consumers.errors import ConsumerError
 from assetbus.consumers.kafka.startup import startup_policy, wait_for_database, wait_for_kafka
 from assetbus.consumers.observe import ProbeServer, start_probes
 from assetbus.consumers.readiness import DatabaseLedger, ReadinessSubscriber, RunStatus
@@ -141,7 +140,7 @@ class AirflowBridge:
             await asyncio.sleep(self.config.sync_interval_s)
             try:
                 await self.sync_once()
-            except (AirflowError, OSError, ValueError, ConsumerError) as error:
+            except Exception as error:
                 log.warning("cannot sync from Airflow now, trying again in %.1fs: %s",
                             self.config.sync_interval_s, error)
 
@@ -156,7 +155,7 @@ class AirflowBridge:
             await self.poller.start()
             try:
                 await self.sync_once()
-            except (AirflowError, OSError, ValueError, ConsumerError) as error:
+            except Exception as error:
                 log.warning("cannot sync from Airflow at start-up, trying again in %.1fs: %s",
                             self.config.sync_interval_s, error)
             self._sync_task = asyncio.create_task(self._sync_loop(), name="assetbus-bridge-sync")
@@ -181,13 +180,13 @@ class AirflowBridge:
                     await self._sync_task
                 self._sync_task = None
             await self.poller.stop()
+            while self._started:  # each finishes its signals in flight and commits, then its run task ends
+                await self._started.pop().stop()
             while self._runs:
                 task = self._runs.pop()
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await task
-            while self._started:
-                await self._started.pop().stop()
         finally:
             await self._airflow.aclose()
             if self._owned_engine:
