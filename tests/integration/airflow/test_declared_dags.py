@@ -3,6 +3,9 @@ Airflow's own PartitionedAssetTimetable, serves DAGs deployed after it started, 
 
 from __future__ import annotations
 
+import asyncio
+import json
+import subprocess
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -11,7 +14,7 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from assetbus.infra.airflow_stack import AirflowStack
+from assetbus.infra.airflow_stack import CLI, AirflowStack
 from assetbus.schemas import AssetRef
 from tests.helpers import wait_for
 from tests.integration.airflow.airflow_api import AirflowApi
@@ -103,3 +106,23 @@ async def test_a_dag_deployed_after_the_bridge_started_is_served_without_a_manua
     runs = await wait_for(done, timeout_s=240, interval=1, what="the new DAG's run to succeed")
     assert [r["partition_key"] for r in runs] == ["eu"]
     assert [r["partition_key"] for r in airflow_api.runs(dag_id)] == ["eu"]
+
+
+def test_a_dag_without_a_readiness_rule_is_named_by_doctor_and_by_the_sync(airflow_stack: AirflowStack) -> None:
+    metadata = f"sqlite:///{airflow_stack.home / 'airflow' / 'airflow.db'}"
+
+    def assetbus(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([str(CLI), *args], env=airflow_stack.env(COLUMNS="300"), capture_output=True,
+                              text=True, timeout=120, check=False)
+
+    async def named() -> subprocess.CompletedProcess[str] | None:
+        done = assetbus("airflow", "sync", "--metadata-url", metadata)
+        return done if "declared_weekly_fan_out" in done.stdout else None
+
+    synced = asyncio.run(wait_for(named, timeout_s=120, interval=1, what="Airflow to parse the fan-out DAG"))
+    assert synced.returncode == 1  # a tagged DAG without a rule fails the sync
+    assert "FanOutMapper" in synced.stdout and "declared_daily_clicks" in synced.stdout
+    checks = {c["name"]: c for c in json.loads(assetbus("doctor", "--json").stdout)["checks"]}
+    rules = checks["airflow DAG rules"]
+    assert rules["status"] == "warn" and "declared_weekly_fan_out" in rules["detail"]
+    assert "declared_daily_clicks" not in rules["detail"]  # its rule was read from its timetable
