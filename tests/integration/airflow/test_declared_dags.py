@@ -14,8 +14,11 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from assetbus.consumers.storage import create_engine
 from assetbus.infra.airflow_stack import CLI, AirflowStack
-from assetbus.schemas import AssetRef
+from assetbus.schemas import AssetRef, Topics
+from assetbus.settings import Settings
+from assetbus.topics import delete_topics
 from tests.helpers import wait_for
 from tests.integration.airflow.airflow_api import AirflowApi
 from tests.integration.airflow.support import emit_partitions, runs_of
@@ -37,6 +40,25 @@ with DAG(dag_id="{dag_id}", catchup=False, tags=["assetbus"],
 
     load()
 '''
+
+
+@pytest.fixture(scope="module", autouse=True)
+def readiness_topics(infra: Settings, airflow_stack: AirflowStack) -> Iterator[None]:
+    """Delete the readiness topics the bridges created for the DAGs of this module, after it."""
+    yield
+
+    async def drop() -> None:
+        engine = create_engine(airflow_stack.database_url)
+        try:
+            async with engine.connect() as conn:
+                rows = await conn.execute(text("SELECT dag_id FROM consumer_dags WHERE fileloc LIKE 'airflow:%'"))
+                dag_ids = [row.dag_id for row in rows]
+        finally:
+            await engine.dispose()
+        topics = Topics(prefix=airflow_stack.topic_prefix)
+        await delete_topics(infra.kafka, [topics.readiness(dag_id) for dag_id in dag_ids])
+
+    asyncio.run(drop())
 
 
 @pytest.fixture
