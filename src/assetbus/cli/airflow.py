@@ -11,6 +11,7 @@ from assetbus.cli.common import connect, console, fail, run
 
 if TYPE_CHECKING:  # imported where used, so that `assetbus --help` stays fast
     from assetbus.consumers.airflow import AirflowAccount, AirflowSyncReport
+    from assetbus.consumers.airflow.declared import DeclaredReport
 
 app = typer.Typer(help="The Airflow 3 integration: keep assets and task registrations in step.",
                   no_args_is_help=True)
@@ -59,14 +60,20 @@ def optional_airflow_account() -> AirflowAccount | None:
 
 
 async def sync_from_airflow(account: AirflowAccount, database_url: str | None = None,
-                            dag_ids: list[str] | None = None) -> AirflowSyncReport:
+                            dag_ids: list[str] | None = None,
+                            metadata_url: str | None = None) -> tuple[AirflowSyncReport, DeclaredReport | None]:
+    """Assets and registrations; with Airflow's metadata database also the rules of DAGs tagged `assetbus`."""
     from assetbus.consumers.airflow import AirflowClient
+    from assetbus.consumers.airflow.declared import apply_declared_dags, read_declared_dags
     from assetbus.consumers.airflow.sync import apply_airflow_assets, read_airflow_assets
 
     async with AirflowClient(account) as airflow:
         found = await read_airflow_assets(airflow, dag_ids or None)
+        declared = await read_declared_dags(airflow, metadata_url) if metadata_url else None
     async with connect(database_url, transaction=True) as conn:
-        return await apply_airflow_assets(conn, found)
+        report = await apply_airflow_assets(conn, found)
+        rules = await apply_declared_dags(conn, declared) if declared is not None else None
+    return report, rules
 
 
 @app.command("sync")
@@ -77,17 +84,35 @@ def sync(
                                         "ASSETBUS_AIRFLOW_USERNAME); its password is ASSETBUS_AIRFLOW_PASSWORD (or set "
                                         "ASSETBUS_AIRFLOW_TOKEN or ASSETBUS_AIRFLOW_AUTH instead)."),
     dag: Annotated[list[str] | None, typer.Option("--dag", help="Only the assets of these DAGs (repeatable).")] = None,
+    metadata_url: str | None = typer.Option(None, "--metadata-url", envvar="ASSETBUS_AIRFLOW_METADATA_URL",
+                                            help="Airflow's metadata database (read-only): also sync the readiness "
+                                            "rules of the DAGs Airflow tags `assetbus` from their timetables."),
+    watch: float = typer.Option(0.0, "--watch", help="Sync again every this many seconds, until interrupted."),
 ) -> None:
     """Register every asset Airflow knows and attach the tasks that declare it (idempotent)."""
-    from rich.table import Table
+    import time
 
     from assetbus.consumers.airflow import AirflowError
 
     account = airflow_account(airflow_url, username)
-    try:
-        report = run(sync_from_airflow(account, dag_ids=dag))
-    except AirflowError as error:
-        fail(str(error))
+    while True:
+        try:
+            report, rules = run(sync_from_airflow(account, dag_ids=dag, metadata_url=metadata_url))
+        except AirflowError as error:
+            if not watch:
+                fail(str(error))
+            console.print(f"[yellow]{escape(str(error))}[/]")
+        else:
+            _print_sync(account, report, rules)
+            if not watch and not (report.ok and (rules is None or not rules.without_rule)):
+                raise typer.Exit(1)
+        if not watch:
+            return
+        time.sleep(watch)
+
+
+def _print_sync(account: AirflowAccount, report: AirflowSyncReport, rules: DeclaredReport | None) -> None:
+    from rich.table import Table
     table = Table("asset", "result", "tasks attached", title=f"airflow sync from {account.url}", title_justify="left")
     attached: dict[str, list[str]] = {}
     for dag_id, task_id, asset, role in report.attached:
@@ -99,5 +124,13 @@ def sync(
     for name, reason in report.errors.items():
         table.add_row(escape(name), "[red]not synced[/]", escape(reason))
     console.print(table)
-    if not report.ok:
-        raise typer.Exit(1)
+    if rules is None:
+        return
+    dags = Table("Airflow DAG", "readiness rule", title="DAGs tagged assetbus", title_justify="left")
+    for dag_id, change in sorted(rules.changes.items()):
+        dags.add_row(escape(dag_id), change.value)
+    for dag_id, reason in sorted(rules.without_rule.items()):
+        dags.add_row(escape(dag_id), f"[red]none[/]: {escape(reason)}")
+    for dag_id in rules.deactivated:
+        dags.add_row(escape(dag_id), "[dim]deactivated[/]")
+    console.print(dags)

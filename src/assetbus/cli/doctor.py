@@ -113,6 +113,32 @@ async def _kafka(dags: list[str]) -> list[Check]:
     return checks
 
 
+async def _airflow_rules(dags: list[str]) -> list[Check]:
+    """With ASSETBUS_AIRFLOW_URL set: the Airflow DAGs tagged `assetbus` that have no readiness rule."""
+    from assetbus.settings import AirflowSettings
+
+    if not AirflowSettings().url:
+        return []
+    from assetbus.cli.airflow import airflow_account
+    from assetbus.consumers.airflow import AirflowClient
+    from assetbus.consumers.airflow.declared import AIRFLOW_TAG
+
+    try:
+        async with AirflowClient(airflow_account()) as airflow:
+            tagged = [d["dag_id"] for d in await airflow.pages("/dags", "dags", params={"tags": [AIRFLOW_TAG]})
+                      if not d.get("is_stale")]
+    except Exception as error:
+        return [Check("airflow DAG rules", "warn", f"cannot list Airflow's DAGs: {type(error).__name__}: {error}",
+                      "check ASSETBUS_AIRFLOW_URL and the Airflow credentials")]
+    without = sorted(set(tagged) - set(dags))
+    if without:
+        return [Check("airflow DAG rules", "warn", f"tagged {AIRFLOW_TAG!r} in Airflow but without a readiness "
+                      f"rule: {', '.join(without)}", "schedule them with a PartitionedAssetTimetable whose mappers "
+                      "assetbus translates (the bridge logs why not), and let the bridge or `assetbus airflow "
+                      "sync --metadata-url` sync them")]
+    return [Check("airflow DAG rules", "ok", f"{len(tagged)} DAG(s) tagged {AIRFLOW_TAG!r}, each with a rule")]
+
+
 def doctor(as_json: bool = JSON_OPTION) -> None:
     """Check broker, database, migrations, topics and their settings, versions and clock skew; say what to fix."""
     from rich.markup import escape
@@ -120,7 +146,7 @@ def doctor(as_json: bool = JSON_OPTION) -> None:
 
     async def go() -> list[Check]:
         database, dags = await _database()
-        return [*_versions(), *database, *await _kafka(dags)]
+        return [*_versions(), *database, *await _kafka(dags), *await _airflow_rules(dags)]
 
     checks = run(go())
     failed = [c for c in checks if c.status == "fail"]

@@ -56,20 +56,19 @@ def test_every_option_can_come_from_the_environment() -> None:
     assert seen[0].poll_interval_s == 0.5 and seen[0].metrics_port == 9470
 
 
-def test_no_dag_is_one_clear_line_naming_the_setting() -> None:
-    code, output, seen = _invoke([])
-    assert code == 2 and not seen
-    assert "dag_ids (ASSETBUS_BRIDGE_DAG_IDS)" in output and "Traceback" not in output
+def test_without_dag_the_bridge_serves_the_dags_airflow_tags() -> None:
+    assert BridgeConfig(**GIVEN).dag_ids == ()
 
 
-def test_help_shows_the_dag_option_as_required_and_the_environment_names() -> None:
+def test_help_shows_the_dag_option_the_metadata_database_and_the_environment_names() -> None:
     code, output, _ = _invoke(["--help"], env={"COLUMNS": "200"})
     assert code == 0
-    assert "--dag " in output and "(required)" in output and "PydanticUndefined" not in output
+    assert "--dag " in output and "(required)" not in output and "PydanticUndefined" not in output
+    assert "--airflow-metadata-url" in output and "--sync-interval-s" in output
     assert "ASSETBUS_BRIDGE_CONCURRENCY" in output
 
 
-@pytest.mark.parametrize("bad", [{"dag_ids": ()}, {"dag_ids": ("",)}, {"concurrency": 0},
+@pytest.mark.parametrize("bad", [{"dag_ids": ("",)}, {"concurrency": 0},
                                  {"backoff_initial_s": 5.0, "backoff_max_s": 1.0}])
 def test_invalid_values_are_refused_by_the_model(bad: dict[str, Any]) -> None:
     values = {"dag_ids": ("orders",), **bad}

@@ -27,4 +27,6 @@ def test_conf_carries_the_run_and_the_triggering_event_ids_but_no_payloads() -> 
     assert conf["event_ids"] == [41, 42]
     assert conf["partition_key"] == "2026-10-01" and conf["run_id"] == "0b5c0e7e-run"
     assert conf["partition_date"] == "2026-10-01T00:00:00+00:00"
-    assert all(set(e) == {"event_id", "asset", "partition_key"} for e in conf["events"])
+    assert all(set(e) == {"event_id", "asset", "partition_key", "partition_date", "stored_at", "source"}
+               for e in conf["events"])
+    assert all(e["source"]["dag_id"] and e["source"]["run_id"] for e in conf["events"])  # provenance

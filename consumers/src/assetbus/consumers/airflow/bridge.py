@@ -6,6 +6,10 @@ Airflow run id, and only then commits the signal's offset. While Airflow is down
 account (401/403/5xx), the handler backs off and tries again: the offset is not committed, so
 no signal is lost, and a bridge killed at any point meets the existing run on redelivery.
 A run stays `running` until `OutcomePoller` reads Airflow's final state.
+
+Every `sync_interval_s` (and at start-up) the bridge syncs Airflow's assets and task registrations, and,
+given Airflow's metadata database, the readiness rules of the DAGs Airflow tags `assetbus` (`declared`).
+Without `dag_ids` it serves every such DAG, and starts serving a DAG deployed after it started.
 """
 
 from __future__ import annotations
@@ -22,12 +26,15 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from assetbus.consumers.airflow.client import AirflowClient
 from assetbus.consumers.airflow.config import BridgeConfig
 from assetbus.consumers.airflow.dagruns import trigger_run
+from assetbus.consumers.airflow.declared import airflow_driven_dags, apply_declared_dags, read_declared_dags
 from assetbus.consumers.airflow.errors import AirflowAuthError, AirflowError, AirflowNotFound, AirflowRefused
 from assetbus.consumers.airflow.metrics import BridgeMetrics
 from assetbus.consumers.airflow.outcomes import OutcomePoller
+from assetbus.consumers.airflow.sync import apply_airflow_assets, read_airflow_assets
 from assetbus.consumers.kafka.startup import startup_policy, wait_for_database, wait_for_kafka
 from assetbus.consumers.observe import ProbeServer, start_probes
 from assetbus.consumers.readiness import DatabaseLedger, ReadinessSubscriber, RunStatus
+from assetbus.consumers.scheduler.topics import create_readiness_topics
 from assetbus.consumers.storage import create_engine, translated
 from assetbus.consumers.storage.external_runs import note_run_problem, record_external_run
 from assetbus.schemas import ReadinessSignal
@@ -76,16 +83,66 @@ class AirflowBridge:
         self._airflow = AirflowClient(config.airflow)
         self.created = 0
         """Airflow runs this process created (existing ones met on redelivery not counted)."""
-        self.subscribers = [
-            BatchSubscriber(config.kafka, dag_id, self.handle, group_id=config.group_id,
-                            ledger=BridgeLedger(engine=self._engine), topics=config.topics,
-                            consumer_name=CONSUMER, concurrency=config.concurrency, metrics=self.metrics)
-            for dag_id in config.dag_ids
-        ]
+        self.subscribers = [self._subscriber(dag_id) for dag_id in config.dag_ids]
+        self.without_rule: dict[str, str] = {}
+        """Airflow DAGs tagged `assetbus` that have no readiness rule, and why (from the last sync)."""
         self.poller = OutcomePoller(self._airflow, self._engine, config.dag_ids, interval_s=config.poll_interval_s,
                                     on_outcome=self._outcome)
         self._started: list[BatchSubscriber] = []
+        self._runs: list[asyncio.Task[None]] = []
+        self._sync_task: asyncio.Task[None] | None = None
         self._probes: ProbeServer | None = None
+
+    def _subscriber(self, dag_id: str) -> BatchSubscriber:
+        return BatchSubscriber(self.config.kafka, dag_id, self.handle, group_id=self.config.group_id,
+                               ledger=BridgeLedger(engine=self._engine), topics=self.config.topics,
+                               consumer_name=CONSUMER, concurrency=self.config.concurrency, metrics=self.metrics)
+
+    @property
+    def dag_ids(self) -> list[str]:
+        """The DAGs served now."""
+        return [s.dag_id for s in self.subscribers]
+
+    async def sync_once(self) -> list[str]:
+        """Sync assets, registrations and readiness rules from Airflow; serve new DAGs. Returns the new ones."""
+        assets = await read_airflow_assets(self._airflow)
+        url = self.config.airflow_metadata_url
+        declared = await read_declared_dags(self._airflow, url) if url else None
+        async with translated(), self._engine.begin() as conn:
+            synced = await apply_airflow_assets(conn, assets)
+            report = await apply_declared_dags(conn, declared) if declared is not None else None
+            found = await airflow_driven_dags(conn) if not self.config.dag_ids else []
+        for name, reason in synced.errors.items():
+            log.warning("asset %s not synced from Airflow: %s", name, reason)
+        if report is not None:
+            for dag_id, reason in report.without_rule.items():
+                if self.without_rule.get(dag_id) != reason:
+                    log.warning("Airflow DAG %s is tagged assetbus but has no readiness rule: %s", dag_id, reason)
+            self.without_rule = report.without_rule
+        new = [dag_id for dag_id in found if dag_id not in self.dag_ids]
+        if new:
+            await create_readiness_topics(self.config.kafka, self.config.topics, new)
+            for dag_id in new:
+                await self._serve(self._subscriber(dag_id))
+            log.info("serving Airflow DAG(s) %s", ", ".join(new))
+        return new
+
+    async def _serve(self, subscriber: BatchSubscriber) -> None:
+        if subscriber not in self.subscribers:
+            self.subscribers.append(subscriber)
+        await subscriber.start()
+        self._started.append(subscriber)
+        self.poller.watch(subscriber.dag_id)
+        self._runs.append(asyncio.create_task(subscriber.run_forever(), name=f"assetbus-bridge-{subscriber.dag_id}"))
+
+    async def _sync_loop(self) -> None:
+        while self.config.sync_interval_s > 0:
+            await asyncio.sleep(self.config.sync_interval_s)
+            try:
+                await self.sync_once()
+            except Exception as error:
+                log.warning("cannot sync from Airflow now, trying again in %.1fs: %s",
+                            self.config.sync_interval_s, error)
 
     async def start(self) -> None:
         """Wait for Kafka and PostgreSQL (up to `startup_timeout_s`), join the groups, poll outcomes."""
@@ -93,10 +150,15 @@ class AirflowBridge:
         try:
             await wait_for_kafka(self.config.kafka, policy, log)
             await wait_for_database(self._engine, policy, log)
-            for subscriber in self.subscribers:
-                await subscriber.start()
-                self._started.append(subscriber)
+            for subscriber in list(self.subscribers):
+                await self._serve(subscriber)
             await self.poller.start()
+            try:
+                await self.sync_once()
+            except Exception as error:
+                log.warning("cannot sync from Airflow at start-up, trying again in %.1fs: %s",
+                            self.config.sync_interval_s, error)
+            self._sync_task = asyncio.create_task(self._sync_loop(), name="assetbus-bridge-sync")
         except BaseException:
             await self.stop()
             raise
@@ -112,9 +174,19 @@ class AirflowBridge:
             if self._probes is not None:
                 self._probes.stop()
                 self._probes = None
+            if self._sync_task is not None:
+                self._sync_task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await self._sync_task
+                self._sync_task = None
             await self.poller.stop()
-            while self._started:
+            while self._started:  # each finishes its signals in flight and commits, then its run task ends
                 await self._started.pop().stop()
+            while self._runs:
+                task = self._runs.pop()
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
         finally:
             await self._airflow.aclose()
             if self._owned_engine:
@@ -132,8 +204,18 @@ class AirflowBridge:
             await subscriber.wait_assigned(timeout_s)
 
     async def run_forever(self) -> None:
-        """Block while the subscribers and the poller run (re-raises if one of them died)."""
-        await asyncio.gather(*(s.run_forever() for s in self.subscribers), self.poller.run_forever())
+        """Block while the subscribers, the poller and the sync run (re-raises if one of them died)."""
+        poller = asyncio.ensure_future(self.poller.run_forever())
+        try:
+            while True:
+                watched = {poller, *self._runs, *([self._sync_task] if self._sync_task else [])}
+                done, _ = await asyncio.wait(watched, timeout=1.0, return_when=asyncio.FIRST_COMPLETED)
+                for task in done:
+                    task.result()  # re-raises a failure
+                    if task is poller or task is self._sync_task:
+                        return
+        finally:
+            poller.cancel()
 
     async def handle(self, signal: ReadinessSignal) -> None:
         """Create the signal's Airflow run, backing off while Airflow cannot; raise only if it refuses it."""

@@ -24,9 +24,15 @@ class BridgeConfig(ServiceSettings):
     airflow: AirflowAccount = Field(repr=False, description="Airflow's API server and the account the bridge "
                                     "creates runs with (given by the edge from ASSETBUS_AIRFLOW_URL and "
                                     "ASSETBUS_AIRFLOW_PASSWORD, _TOKEN or _AUTH).")
-    dag_ids: Annotated[tuple[str, ...], NoDecode] = Field(min_length=1, json_schema_extra={"option": "--dag"},
-                                     description="The Airflow DAGs the bridge starts runs of (repeatable); each "
-                                     "one's readiness rule is the assetbus consumer DAG of the same id.")
+    dag_ids: Annotated[tuple[str, ...], NoDecode] = Field(default=(), json_schema_extra={"option": "--dag"},
+                                     description="Only these Airflow DAGs (repeatable); each one's readiness rule "
+                                     "is the assetbus consumer DAG of the same id. Unset: every DAG Airflow tags "
+                                     "`assetbus`, with the rule read from its own timetable, found as they appear.")
+    airflow_metadata_url: str | None = Field(default=None, repr=False, description="Airflow's metadata database "
+                                             "(sqlite:///... or postgresql://...), read-only: the serialized DAGs "
+                                             "hold the partition mappers that Airflow's REST API does not show.")
+    sync_interval_s: float = Field(default=30.0, ge=0, description="How often Airflow's assets, task "
+                                   "registrations and DAG readiness rules are synced (0: only at start-up).")
     group_id: str = Field(default="assetbus-airflow-bridge", min_length=1,
                           description="Consumer group shared by bridge processes.")
     poll_interval_s: float = Field(default=2.0, gt=0, description="How often the outcomes of open Airflow runs "

@@ -36,9 +36,22 @@ def run_conf(signal: ReadinessSignal) -> dict[str, Any]:
         "partition_date": signal.partition_date.isoformat() if signal.partition_date else None,
         "generation": signal.generation,
         "event_ids": [event.event_id for event in signal.events],
-        "events": [{"event_id": e.event_id, "asset": e.asset_name, "partition_key": e.partition_key}
+        "origin": signal.origin,
+        "events": [{"event_id": e.event_id, "asset": e.asset_name, "partition_key": e.partition_key,
+                    "partition_date": e.partition_date.isoformat() if e.partition_date else None,
+                    "stored_at": e.timestamp.isoformat(),
+                    "source": e.source.model_dump(mode="json", exclude_none=True)}
                    for e in signal.events],
     }}
+
+
+def _note(signal: ReadinessSignal) -> str:
+    """The run's note in Airflow's UI: why it started (Airflow's consumed-events link is not settable by REST)."""
+    assets = sorted({e.asset_name for e in signal.events})
+    return (f"started by assetbus for run {signal.run_id}: partition {signal.partition_key or '(none)'}, "
+            f"{len(signal.events)} event(s) of {', '.join(assets) or '-'} "
+            f"(ids {', '.join(str(e.event_id) for e in signal.events[:20])}"
+            f"{', ...' if len(signal.events) > 20 else ''}); details in conf['assetbus']")[:1000]
 
 
 @dataclass(frozen=True)
@@ -58,7 +71,7 @@ async def trigger_run(airflow: AirflowClient, signal: ReadinessSignal) -> Create
     """Create the signal's Airflow DAG run, or find the one a previous delivery created."""
     run_id = dag_run_id(signal)
     body = {"dag_run_id": run_id, "logical_date": None, "partition_key": signal.partition_key,
-            "conf": run_conf(signal), "note": f"started by assetbus for run {signal.run_id}"}
+            "conf": run_conf(signal), "note": _note(signal)}
     response = await airflow.request("POST", _path(signal.dag_id), json=body, accept=(409,))
     if response.status_code == 409:
         return CreatedRun(run_id, await run_state(airflow, signal.dag_id, run_id), created=False)

@@ -34,6 +34,11 @@ class OutcomePoller:
         self._task: asyncio.Task[None] | None = None
         self.finished = 0
 
+    def watch(self, dag_id: str) -> None:
+        """Also read the outcomes of this DAG's runs (a DAG the bridge found after it started)."""
+        if dag_id not in self._dag_ids:
+            self._dag_ids.append(dag_id)
+
     async def start(self) -> None:
         self._task = asyncio.create_task(self._loop(), name="assetbus-airflow-outcomes")
 
