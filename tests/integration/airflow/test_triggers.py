@@ -10,6 +10,8 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import subprocess
 import time
 import uuid
 from datetime import UTC, datetime
@@ -17,6 +19,7 @@ from typing import Any
 
 from aiokafka import AIOKafkaProducer
 
+from assetbus.infra.airflow import airflow_bin
 from assetbus.infra.airflow_stack import AirflowStack
 from assetbus.schemas import AssetRef, ReadinessSignal, Topics
 from assetbus.settings import Settings
@@ -84,3 +87,11 @@ async def test_the_deferrable_sensor_completes_once_the_partition_is_stored(
     event = airflow_api.xcom("partition_sensed", run_id, "wait_stored")
     assert (event["event_id"], event["partition_key"], event["asset"]["name"]) == \
         (receipts[0].id, partition, SENSED.name)
+
+
+def test_airflow_lists_the_assetbus_triggers(airflow_stack: AirflowStack) -> None:
+    done = subprocess.run([str(airflow_bin(airflow_stack.airflow.venv)), "providers", "triggers", "--output", "json"],
+                          env=airflow_stack.airflow.env(), capture_output=True, text=True, timeout=180, check=True)
+    mine = [t for t in json.loads(done.stdout) if t["package_name"] == "assetbus-sdk"]
+    assert mine == [{"package_name": "assetbus-sdk", "class": "assetbus.producers.airflow.triggers",
+                     "integration_name": "assetbus"}]

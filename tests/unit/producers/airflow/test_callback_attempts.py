@@ -69,3 +69,14 @@ def test_in_a_callback_runner_without_a_context_the_error_says_what_to_use() -> 
     with pytest.raises(NoEmissionContext, match=r"AssetbusNotifier\(asset, \.\.\.\) or emit\(asset, \.\.\., "
                                                 r"context=context\)"):
         runner(None, running_attempt)  # type: ignore[arg-type]  # a runner that keeps no context mapping
+
+
+def test_the_provider_registers_the_triggers_and_the_sensor_under_its_integration() -> None:
+    from assetbus.producers.airflow.provider import get_provider_info
+
+    info = get_provider_info()
+    assert [i["integration-name"] for i in info["integrations"]] == ["assetbus"]
+    assert info["triggers"] == [{"integration-name": "assetbus",
+                                 "python-modules": ["assetbus.producers.airflow.triggers"]}]
+    assert info["sensors"] == [{"integration-name": "assetbus",
+                                "python-modules": ["assetbus.producers.airflow.sensors"]}]
