@@ -5,7 +5,8 @@ one database and topic prefix, and a `LocalAirflow` whose workers know only the 
 `assetbus_default`: the API's URL and the worker credential minted by `assetbus token worker` (its
 api-server keeps task and asset state in assetbus: `[state_store] backend = AssetbusStoreBackend`), syncs
 Airflow's assets (`assetbus airflow sync`) and the consumer definitions (`assetbus dags sync`),
-then the scheduler. Bridges are started (and killed) on demand. `stop()` ends what it started.
+then the scheduler. Airflow's triggerer (deferred sensors, AssetWatchers) runs next to Airflow's other
+components. Bridges are started (and killed) on demand. `stop()` ends what it started.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from pathlib import Path
 
 import httpx
 
-from assetbus.infra.airflow import LocalAirflow
+from assetbus.infra.airflow import LocalAirflow, airflow_bin
 from assetbus.infra.errors import InfraError
 from assetbus.infra.ports import free_port
 from assetbus.producers.airflow.connection import CONN_ID
@@ -32,6 +33,8 @@ CLI = Path(sys.executable).parent / "assetbus"
 STATE_STORE_BACKEND = "assetbus.producers.airflow.store_backend.AssetbusStoreBackend"
 STATE_PLUGIN = Path(__file__).resolve().parents[3] / "examples" / "airflow" / "plugins" / "assetbus_state.py"
 """The plugin that tells the backend which task asks for asset state (its root middleware)."""
+TRIGGERER_CONN_ID = "assetbus_triggerer"
+"""The connection the test DAGs' assetbus triggers and sensors read Kafka and the topic prefix from."""
 
 
 @dataclass
@@ -50,6 +53,7 @@ class AirflowStack:
     worker_credential: str = field(init=False, default="", repr=False)
     """The Airflow workers' credential (scope `airflow:worker`), the password of their `assetbus_default`."""
     _services: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict, repr=False)
+    _triggerer: subprocess.Popen[bytes] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         # Airflow keeps task and asset state in assetbus: the backend runs in the api-server, the one
@@ -100,8 +104,10 @@ class AirflowStack:
             shutil.copy(STATE_PLUGIN, plugins / STATE_PLUGIN.name)
             self.worker_credential = self.cli("token", "worker").strip()
             self.airflow.connections = {CONN_ID: json.dumps({"conn_type": "assetbus", "host": self.api_url,
-                                                             "password": self.worker_credential})}
+                                                             "password": self.worker_credential}),
+                                        TRIGGERER_CONN_ID: self._triggerer_connection()}
             self.airflow.launch()
+            self._start_triggerer()
             self.service("persister", "persister")
             self.service("api", "api")
             self.airflow.wait_healthy(timeout_s)
@@ -114,6 +120,28 @@ class AirflowStack:
         except BaseException:
             self.stop()
             raise
+
+    def _triggerer_connection(self) -> str:
+        """What the triggerer's assetbus triggers read: Kafka and the topic prefix (they ask the API nothing)."""
+        return json.dumps({"conn_type": "assetbus", "host": self.api_url, "extra": {
+            "topic_prefix": self.topic_prefix, "kafka": {"bootstrap_servers": self.bootstrap_servers}}})
+
+    def _start_triggerer(self) -> None:
+        """Airflow's triggerer (deferred tasks, AssetWatchers), in the Airflow venv like its other components."""
+        log = (self.airflow.home / "triggerer.log").open("ab")
+        self._triggerer = subprocess.Popen([str(airflow_bin(self.airflow.venv)), "triggerer"], env=self.airflow.env(),
+                                           stdout=log, stderr=log, start_new_session=True)
+
+    def _stop_triggerer(self) -> None:
+        process, self._triggerer = self._triggerer, None
+        if process is None or process.poll() is not None:
+            return
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
 
     def airflow_token(self) -> str:
         return self.airflow.token()
@@ -154,4 +182,7 @@ class AirflowStack:
             for name in list(self._services):
                 self.stop_service(name)
         finally:
-            self.airflow.stop()
+            try:
+                self._stop_triggerer()
+            finally:
+                self.airflow.stop()

@@ -34,7 +34,7 @@ REPO = Path(__file__).resolve().parents[3]
 EXAMPLES = REPO / "examples" / "airflow"
 TEST_DAGS = Path(__file__).parent / "dags"
 DAG_IDS = ("ingest_orders", "orders_by_partition", "daily_clicks_report", "orders_replica", "state_checkpoint",
-           "held_attempt", "asset_state_intruder")
+           "held_attempt", "asset_state_intruder", "callback_emits", "readiness_watched", "partition_sensed")
 
 
 _RUNNING: list[AirflowStack] = []

@@ -23,6 +23,8 @@ CALLBACK_WINDOW_S = 600.0
 
 _FINISHED_TI = {"success", "failed", "up_for_retry", "up_for_reschedule", "skipped"}
 _FINISHED_RUN = {"success", "failed"}
+_RETRIED = {"up_for_retry", "failed"}
+"""How Airflow's history records a try that was retried (3.3.2 records it as `failed`)."""
 
 
 class AttemptRefused(AirflowError):
@@ -45,8 +47,14 @@ def _q(value: str) -> str:
 
 
 async def check_task_attempt(airflow: AirflowClient, *, ti_id: UUID, dag_id: str, run_id: str, task_id: str,
-                             map_index: int, try_number: int, window_s: float = CALLBACK_WINDOW_S) -> None:
-    """Return if Airflow vouches for the attempt; raise AttemptRefused (or AirflowUnavailable) otherwise."""
+                             map_index: int, try_number: int, window_s: float = CALLBACK_WINDOW_S,
+                             callback: bool = False) -> None:
+    """Return if Airflow vouches for the attempt; raise AttemptRefused (or AirflowUnavailable) otherwise.
+
+    A retry callback (`callback`) runs after Airflow gave the task instance a new UUID for its next
+    try, and Airflow's REST API shows no try's old UUID: its attempt is vouched for by the try itself,
+    in Airflow's history of the task instance, ended (`up_for_retry`, or `failed` as 3.3.2 records it)
+    within the window."""
     path = f"/dags/{_q(dag_id)}/dagRuns/{_q(run_id)}/taskInstances/{_q(task_id)}"
     if map_index >= 0:
         path += f"/{map_index}"
@@ -55,6 +63,8 @@ async def check_task_attempt(airflow: AirflowClient, *, ti_id: UUID, dag_id: str
     except AirflowNotFound as error:
         raise AttemptRefused(f"Airflow has no task instance {dag_id}/{run_id}/{task_id}[{map_index}]") from error
     if str(ti.get("id")) != str(ti_id):
+        if callback and await _retried_recently(airflow, path, try_number, window_s):
+            return
         raise AttemptRefused("the task instance id does not match Airflow's")
     if ti.get("try_number") != try_number:
         raise AttemptRefused(f"Airflow's task instance is at try {ti.get('try_number')}, not {try_number}")
@@ -62,6 +72,14 @@ async def check_task_attempt(airflow: AirflowClient, *, ti_id: UUID, dag_id: str
     if state == "running" or (state in _FINISHED_TI and _recent(ti.get("end_date"), window_s)):
         return
     raise AttemptRefused(f"the task instance is {state}, not running")
+
+
+async def _retried_recently(airflow: AirflowClient, path: str, try_number: int, window_s: float) -> bool:
+    try:
+        past: dict[str, Any] = await airflow.get(f"{path}/tries/{try_number}")
+    except AirflowNotFound:
+        return False
+    return past.get("state") in _RETRIED and _recent(past.get("end_date"), window_s)
 
 
 async def check_dag_run(airflow: AirflowClient, *, dag_id: str, run_id: str,

@@ -53,13 +53,14 @@ def _handle(asset: object) -> Handle:
 
 @contextmanager
 def attempt_context(attempt: Attempt, conn_id: str | None = None) -> Iterator[EmissionContext]:
-    """Emit as `attempt`: its token (asked of the API), Kafka and topics, and its declared outlets."""
+    """Emit as `attempt`: its token (asked of the API), Kafka and topics, and its declared outlets (and
+    inlets, in the attempt's callbacks)."""
     if _offline:
         bus = _offline[-1]
         if attempt.is_task:
             offline = bus.task(attempt.dag_id, attempt.run_id, str(attempt.task_id),
                                map_index=-1 if attempt.map_index is None else attempt.map_index,
-                               try_number=attempt.try_number or 1, outlets=attempt.outlets)
+                               try_number=attempt.try_number or 1, outlets=attempt.publishable)
         else:
             offline = bus.dag_run(attempt.dag_id, attempt.run_id)
         with offline as context:
@@ -67,7 +68,7 @@ def attempt_context(attempt: Attempt, conn_id: str | None = None) -> Iterator[Em
         return
     credentials = token_source(conn_id or default_conn_id()).credentials(attempt)
     with task_context(credentials.token, kafka=credentials.kafka, topic_prefix=credentials.topic_prefix,
-                      outlets=attempt.outlets) as context:
+                      outlets=attempt.publishable) as context:
         yield context
 
 

@@ -2,7 +2,8 @@
 
 Airflow's ProvidersManager reads it: `airflow providers list` shows assetbus, the connection form offers
 the `assetbus` connection type (its hook gives the form's labels and `test_connection`), and the
-notifier and the config section are listed. Importable without Airflow.
+notifier, the triggers (`AssetbusReadinessTrigger` for AssetWatchers), the sensor and the config
+section are listed. Importable without Airflow.
 """
 
 from __future__ import annotations
@@ -14,6 +15,9 @@ DISTRIBUTION = "assetbus-sdk"
 HOOK = "assetbus.producers.airflow.hook.AssetbusHook"
 OPERATOR = "assetbus.producers.airflow.operator.AssetbusEmitOperator"
 NOTIFIER = "assetbus.producers.airflow.notifier.AssetbusNotifier"
+TRIGGERS = "assetbus.producers.airflow.triggers"
+SENSORS = "assetbus.producers.airflow.sensors"
+INTEGRATION = "assetbus"
 
 
 def _version() -> str:
@@ -31,8 +35,11 @@ def get_provider_info() -> dict[str, Any]:
         "description": "Emit asset readiness from Airflow tasks and callbacks through assetbus (Kafka and "
                        "PostgreSQL): receipts that mean stored, dedupe that survives retries, per-partition runs.",
         "versions": [_version()],
+        "integrations": [{"integration-name": INTEGRATION, "tags": ["service"]}],
         "connection-types": [{"hook-class-name": HOOK, "connection-type": "assetbus"}],
         "notifications": [NOTIFIER],
+        "triggers": [{"integration-name": INTEGRATION, "python-modules": [TRIGGERS]}],
+        "sensors": [{"integration-name": INTEGRATION, "python-modules": [SENSORS]}],
         "config": {
             "assetbus": {
                 "description": "assetbus on Airflow workers.",

@@ -20,6 +20,7 @@ from uuid import UUID
 
 from fastapi import APIRouter, Depends, Request
 from pydantic import BaseModel, Field, model_validator
+from sqlalchemy import select
 
 from assetbus.consumers.airflow.attempts import AttemptRefused, check_dag_run, check_task_attempt
 from assetbus.consumers.airflow.client import AirflowClient
@@ -31,6 +32,8 @@ from assetbus.consumers.api.database import Db
 from assetbus.consumers.api.errors import ApiError, ApiErrorCode, responses
 from assetbus.consumers.api.security import CurrentCaller
 from assetbus.consumers.api.versioning import version_header
+from assetbus.consumers.storage.state_tables import task_assets
+from assetbus.consumers.storage.tables import assets
 from assetbus.consumers.storage.task_assets import declared_assets
 
 router = APIRouter(prefix="/airflow", tags=["airflow"], dependencies=[Depends(version_header)])
@@ -47,14 +50,16 @@ class AirflowTokenRequest(BaseModel):
     map_index: int = Field(default=-1, ge=-1, description="Map index, -1 when unmapped (task tokens only).")
     try_number: int | None = Field(default=None, ge=1, description="The attempt's try number (task tokens only).")
     ti_id: UUID | None = Field(default=None, description="The task instance's UUID (`ti.id`), task tokens only.")
+    callback: bool = Field(default=False, description="For the attempt's callbacks (after its task ran): the "
+                           "token may publish the task's inlets as well as its outlets (task tokens only).")
 
     @model_validator(mode="after")
     def _task_fields(self) -> AirflowTokenRequest:
         task_fields = (self.task_id, self.try_number, self.ti_id)
         if self.kind == "task" and any(f is None for f in task_fields):
             raise ValueError("a task token request needs task_id, try_number and ti_id")
-        if self.kind == "dag" and any(f is not None for f in task_fields):
-            raise ValueError("a DAG-run token request has no task_id, try_number or ti_id")
+        if self.kind == "dag" and (any(f is not None for f in task_fields) or self.callback):
+            raise ValueError("a DAG-run token request has no task_id, try_number, ti_id or callback")
         return self
 
 
@@ -104,8 +109,9 @@ async def mint(body: AirflowTokenRequest, airflow: Annotated[AirflowClient, Depe
         if body.kind == "task":
             assert body.task_id is not None and body.try_number is not None and body.ti_id is not None
             await check_task_attempt(airflow, ti_id=body.ti_id, dag_id=body.dag_id, run_id=body.run_id,
-                                     task_id=body.task_id, map_index=body.map_index, try_number=body.try_number)
-            publish = await _publication(db, config, body.dag_id, body.task_id)
+                                     task_id=body.task_id, map_index=body.map_index, try_number=body.try_number,
+                                     callback=body.callback)
+            publish = await _publication(db, config, body.dag_id, body.task_id, callback=body.callback)
             token = minter.task(body.dag_id, body.run_id, body.task_id, map_index=body.map_index,
                                 try_number=body.try_number, ttl_seconds=ttl, publish=publish)
         else:
@@ -121,10 +127,23 @@ async def mint(body: AirflowTokenRequest, airflow: Annotated[AirflowClient, Depe
                            bootstrap_servers=config.kafka.bootstrap, topic_prefix=config.topics.prefix)
 
 
-async def _publication(db: Db, config: ApiConfig, dag_id: str, task_id: str | None) -> Publish:
+async def _publication(db: Db, config: ApiConfig, dag_id: str, task_id: str | None, *,
+                       callback: bool = False) -> Publish:
     """The signed `publish` claim: what Airflow declares for the task or DAG (registered by
-    `assetbus airflow sync`; see `declared_assets`), or "*" when configured to allow any registered asset."""
+    `assetbus airflow sync`; see `declared_assets`), or "*" when configured to allow any registered asset.
+
+    A task's callbacks may publish its inlets too. That grants no worker anything new (a DAG-run token,
+    which any worker can get for a running run, may publish every asset the DAG's tasks declare), so the
+    `callback` flag is the SDK's declaration, not a proof: it keeps a task body's token to its outlets."""
     if config.airflow_publish == "any":
         return "*"
     async with db.statement() as conn:
-        return await declared_assets(conn, dag_id, task_id)
+        declared = await declared_assets(conn, dag_id, task_id)
+        if callback and task_id is not None:
+            inlets = (select(assets.c.name, assets.c.uri)
+                      .join(task_assets, task_assets.c.asset_id == assets.c.id)
+                      .where(task_assets.c.dag_id == dag_id, task_assets.c.task_id == task_id,
+                             task_assets.c.role == "inlet", assets.c.active.is_(True)))
+            declared += [{"name": name, "uri": uri} for name, uri in await conn.execute(inlets)
+                         if {"name": name, "uri": uri} not in declared]
+        return declared
