@@ -1,0 +1,96 @@
+"""The Airflow forwarder in real Airflow: every stored event becomes one Airflow asset event, in order, after a
+kill -9 of the forwarder mid-stream and after a kill -9 and restart of Airflow's api-server mid-stream."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from typing import Any
+
+import httpx
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from assetbus.infra.airflow_stack import AirflowStack
+from assetbus.schemas import AssetRef
+from tests.integration.airflow.airflow_api import AirflowApi
+from tests.integration.airflow.forwarding import (
+    airflow_asset_id,
+    airflow_events,
+    emit,
+    ledger,
+    metric,
+    restart_api_server,
+    start_forwarder,
+    stored_ids,
+    until,
+)
+
+FEED = AssetRef(name="forward.feed", uri="s3://forward/feed")
+RESTART_FEED = AssetRef(name="forward.restart_feed", uri="s3://forward/restart_feed")
+
+
+def _assert_exactly_once(events: list[dict[str, Any]], stored: list[int]) -> None:
+    ours = [e["extra"]["assetbus"]["event_id"] for e in events]
+    assert len(ours) == len(set(ours)), "an event was posted to Airflow twice"
+    assert sorted(ours) == stored, "Airflow's events are not the stored events"
+    assert ours == sorted(ours), "the asset's events reached Airflow out of order"
+    first = events[0]
+    assert first["partition_key"] == "k-0000"
+    source = first["extra"]["assetbus"]["source"]
+    assert (source["dag_id"], source["task_id"], source["map_index"], source["try_number"]) == \
+        ("upstream_feed", "load", -1, 1)
+    assert first["extra"]["rows"] == 7 and first["extra"]["assetbus"]["dedupe_key"]
+
+
+async def _at_least(engine: AsyncEngine, asset: str, posted: int) -> bool:
+    return (await ledger(engine, asset)).get("posted", 0) >= posted
+
+
+async def test_kill_9_of_the_forwarder_mid_stream_posts_each_event_once(
+        airflow_stack: AirflowStack, airflow_api: AirflowApi, stack_engine: AsyncEngine) -> None:
+    asset_id = await asyncio.to_thread(airflow_asset_id, airflow_api, airflow_stack, FEED, "forward_assets")
+    count = 150
+    await emit(airflow_stack, FEED, [f"k-{i:04d}" for i in range(count)], extra={"rows": 7})
+    stored = await stored_ids(stack_engine, FEED.name)
+    assert len(stored) == count
+
+    group, port = start_forwarder(airflow_stack, "forwarder-kill", [FEED.name])
+    await until(lambda: _at_least(stack_engine, FEED.name, 20), 120, "the forwarder to post 20 events")
+    airflow_stack.stop_service("forwarder-kill", signal.SIGKILL)
+    at_kill = await ledger(stack_engine, FEED.name)
+    assert at_kill.get("posted", 0) < count, f"the kill came after the stream ended: {at_kill}"
+
+    start_forwarder(airflow_stack, "forwarder-kill", [FEED.name], group_id=group, port=port)
+    try:
+        await until(lambda: _at_least(stack_engine, FEED.name, count), 240, "the ledger to confirm every event", 1.0)
+        _assert_exactly_once(airflow_events(airflow_api, asset_id), stored)
+        assert await ledger(stack_engine, FEED.name) == {"posted": count}
+        ready = await asyncio.to_thread(httpx.get, f"http://127.0.0.1:{port}/readyz", timeout=10)
+        assert ready.status_code == 200, ready.text
+        assert metric(port, "assetbus_forwarder_consumer_lag") == 0
+    finally:
+        airflow_stack.stop_service("forwarder-kill")
+
+
+async def test_an_airflow_api_server_restart_mid_stream_loses_and_doubles_nothing(
+        airflow_stack: AirflowStack, airflow_api: AirflowApi, stack_engine: AsyncEngine) -> None:
+    asset_id = await asyncio.to_thread(airflow_asset_id, airflow_api, airflow_stack, RESTART_FEED, "forward_assets")
+    count = 120
+    await emit(airflow_stack, RESTART_FEED, [f"k-{i:04d}" for i in range(count)], extra={"rows": 7})
+    stored = await stored_ids(stack_engine, RESTART_FEED.name)
+
+    _, port = start_forwarder(airflow_stack, "forwarder-restart", [RESTART_FEED.name])
+    try:
+        await until(lambda: _at_least(stack_engine, RESTART_FEED.name, 10), 120, "the forwarder to post 10 events")
+        await asyncio.to_thread(restart_api_server, airflow_stack)
+        at_kill = await ledger(stack_engine, RESTART_FEED.name)
+        assert at_kill.get("posted", 0) < count, f"the restart came after the stream ended: {at_kill}"
+        await asyncio.to_thread(airflow_stack.airflow.wait_healthy, 180)
+        airflow_api._http.headers["Authorization"] = f"Bearer {airflow_stack.airflow_token()}"
+        await until(lambda: _at_least(stack_engine, RESTART_FEED.name, count), 240,
+                    "the ledger to confirm every event", 1.0)
+        _assert_exactly_once(airflow_events(airflow_api, asset_id), stored)
+        assert metric(port, "assetbus_forwarder_airflow_errors_total", kind="unavailable") > 0, \
+            "the forwarder never met the api-server down"
+    finally:
+        airflow_stack.stop_service("forwarder-restart")
