@@ -8,8 +8,10 @@ import signal
 from typing import Any
 
 import httpx
+from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from assetbus.consumers.storage.forwarded import claim_intent
 from assetbus.infra.airflow_stack import AirflowStack
 from assetbus.schemas import AssetRef
 from tests.integration.airflow.airflow_api import AirflowApi
@@ -94,3 +96,34 @@ async def test_an_airflow_api_server_restart_mid_stream_loses_and_doubles_nothin
             "the forwarder never met the api-server down"
     finally:
         airflow_stack.stop_service("forwarder-restart")
+
+
+INTENT_FEED = AssetRef(name="forward.intent_feed", uri="s3://forward/intent_feed")
+
+
+async def test_intents_left_by_a_crash_are_resolved_by_searching_airflow(
+        airflow_stack: AirflowStack, airflow_api: AirflowApi, stack_engine: AsyncEngine) -> None:
+    """The crash windows made on purpose: one intent whose POST reached Airflow (the forwarder died before
+    confirming it), one whose POST never left. The first is found in Airflow, the second posted once."""
+    asset_id = await asyncio.to_thread(airflow_asset_id, airflow_api, airflow_stack, INTENT_FEED, "forward_assets")
+    await emit(airflow_stack, INTENT_FEED, ["k-0000", "k-0001", "k-0002"], extra={"rows": 7})
+    reached, lost, fresh = await stored_ids(stack_engine, INTENT_FEED.name)
+    async with stack_engine.begin() as conn:
+        assert await claim_intent(conn, reached, asset_id) and await claim_intent(conn, lost, asset_id)
+    posted = airflow_api._http.post("/assets/events", json={"asset_id": asset_id, "partition_key": "k-0000",
+                                                             "extra": {"rows": 7, "assetbus": {"event_id": reached}}})
+    posted.raise_for_status()
+
+    _, port = start_forwarder(airflow_stack, "forwarder-intents", [INTENT_FEED.name])
+    try:
+        await until(lambda: _at_least(stack_engine, INTENT_FEED.name, 3), 120, "the ledger to confirm 3 events")
+        ours = [e["extra"]["assetbus"]["event_id"] for e in airflow_events(airflow_api, asset_id)]
+        assert ours == [reached, lost, fresh], "an intent was posted twice, or an event is missing"
+        async with stack_engine.connect() as conn:
+            found = (await conn.execute(text("SELECT airflow_event_id FROM airflow_forwarded WHERE event_id = :e"),
+                                        {"e": reached})).scalar_one()
+        assert found == posted.json()["id"]
+        events = await asyncio.to_thread(metric, port, "assetbus_forwarder_events_total", outcome="found")
+        assert events == 1
+    finally:
+        airflow_stack.stop_service("forwarder-intents")

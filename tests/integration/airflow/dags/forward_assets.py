@@ -1,13 +1,14 @@
-"""Assets that Airflow knows through a DAG that never runs: the forwarder's kill and restart tests post to them."""
+"""Assets that Airflow knows through a DAG that never runs: the forwarder's tests post to them."""
 
 from airflow.sdk import DAG, Asset, task
 
 FEED = Asset("forward.feed", uri="s3://forward/feed")
 RESTART_FEED = Asset("forward.restart_feed", uri="s3://forward/restart_feed")
+INTENT_FEED = Asset("forward.intent_feed", uri="s3://forward/intent_feed")
 
 with DAG("forward_assets", schedule=None, catchup=False, tags=["assetbus-test"]):
 
-    @task(outlets=[FEED, RESTART_FEED])
+    @task(outlets=[FEED, RESTART_FEED, INTENT_FEED])
     def declare() -> None:
         """Never run: it only makes the assets known to Airflow."""
 
