@@ -119,15 +119,17 @@ def metric(port: int, name: str, **labels: str) -> float:
     return 0.0
 
 
-def restart_api_server(stack: AirflowStack) -> None:
-    """kill -9 Airflow's api-server and start it again with the same settings (same port, same JWT secret)."""
+def restart_api_server(stack: AirflowStack, jwt_secret: str | None = None) -> None:
+    """kill -9 Airflow's api-server and start it again on the same port, with the same JWT secret unless given
+    (another secret: every token issued before is refused with 401)."""
     airflow = stack.airflow
     process = airflow._processes["api-server"]
     os.killpg(process.pid, signal.SIGKILL)
     process.wait()
     wait_for(lambda: not _answers(airflow.url), 30, "the killed api-server to stop answering")
     log = (airflow.home / "api-server.log").open("ab")
-    env = {**airflow.env(), **airflow.component_env.get("api-server", {})}
+    env = {**airflow.env(), **airflow.component_env.get("api-server", {}),
+           "AIRFLOW__API_AUTH__JWT_SECRET": jwt_secret or airflow.jwt_secret}
     airflow._processes["api-server"] = subprocess.Popen(
         [str(airflow_bin(airflow.venv)), "api-server", "--port", str(airflow.port), "--host", "127.0.0.1"],
         env=env, stdout=log, stderr=log, start_new_session=True)

@@ -127,3 +127,46 @@ async def test_intents_left_by_a_crash_are_resolved_by_searching_airflow(
         assert events == 1
     finally:
         airflow_stack.stop_service("forwarder-intents")
+
+
+AUTH_FEED = AssetRef(name="forward.auth_feed", uri="s3://forward/auth_feed")
+
+
+async def _restart_airflow_api(stack: AirflowStack, api: AirflowApi, jwt_secret: str | None) -> None:
+    await asyncio.to_thread(restart_api_server, stack, jwt_secret)
+    await asyncio.to_thread(stack.airflow.wait_healthy, 180)
+    api._http.headers["Authorization"] = f"Bearer {stack.airflow_token()}"
+
+
+async def test_airflow_refusing_the_forwarders_token_mid_stream_loses_and_doubles_nothing(
+        airflow_stack: AirflowStack, airflow_api: AirflowApi, stack_engine: AsyncEngine) -> None:
+    """Airflow's api-server comes back with another JWT secret: the token the forwarder holds is refused (401, or
+    Airflow 3.3.2's 403 "Invalid JWT token"), it fetches a fresh one and goes on; then back to the first secret."""
+    asset_id = await asyncio.to_thread(airflow_asset_id, airflow_api, airflow_stack, AUTH_FEED, "forward_assets")
+    count = 80
+    await emit(airflow_stack, AUTH_FEED, [f"k-{i:04d}" for i in range(count)], extra={"rows": 7})
+    stored = await stored_ids(stack_engine, AUTH_FEED.name)
+    start_forwarder(airflow_stack, "forwarder-auth", [AUTH_FEED.name])
+    rotated = False
+    try:
+        await until(lambda: _at_least(stack_engine, AUTH_FEED.name, 5), 120, "the forwarder to post 5 events")
+        old_token = airflow_stack.airflow_token()
+        await _restart_airflow_api(airflow_stack, airflow_api, "rotated-" + airflow_stack.airflow.jwt_secret)
+        rotated = True
+        before = (await ledger(stack_engine, AUTH_FEED.name)).get("posted", 0)
+        assert before < count, "the secret changed after the stream ended"
+        refused = await asyncio.to_thread(httpx.get, f"{airflow_stack.airflow.url}/api/v2/assets/events",
+                                          headers={"Authorization": f"Bearer {old_token}"}, timeout=30)
+        # Airflow 3.3.2 answers 403 "Invalid JWT token" (not 401) to a token it cannot verify
+        assert refused.status_code in (401, 403) and "token" in refused.text.lower(), refused.text
+        await until(lambda: _at_least(stack_engine, AUTH_FEED.name, min(before + 5, count)), 120,
+                    "the forwarder to post with a fresh token", 0.5)
+        await _restart_airflow_api(airflow_stack, airflow_api, None)
+        rotated = False
+        await until(lambda: _at_least(stack_engine, AUTH_FEED.name, count), 240, "the ledger to confirm every event",
+                    1.0)
+        _assert_exactly_once(airflow_events(airflow_api, asset_id), stored)
+    finally:
+        airflow_stack.stop_service("forwarder-auth")
+        if rotated:
+            await _restart_airflow_api(airflow_stack, airflow_api, None)
