@@ -12,6 +12,9 @@ import typer
 from assetbus.cli.common import JSON_OPTION, connect, console, kafka_connection, run, settings
 from assetbus.cli.output import print_json
 
+STALE_INTENT_S = 300.0
+"""An Airflow forwarder intent open longer than this is a warning (the forwarder is stopped or blocked)."""
+
 MAX_SKEW_S = 2.0
 """More than this between this machine's clock and the database's is a warning: event times are the
 database's, partition dates and token expiries the emitters'."""
@@ -71,7 +74,30 @@ async def _database() -> tuple[list[Check], list[str]]:
     checks.append(Check("clock skew", "ok" if abs(skew) <= MAX_SKEW_S + (ended - started) else "warn", detail,
                         "" if abs(skew) <= MAX_SKEW_S else "synchronize the clocks (NTP) of this machine and the "
                         "database server"))
-    return checks, status.active_dags
+    return [*checks, *await _forwarder()], status.active_dags
+
+
+async def _forwarder() -> list[Check]:
+    """The Airflow forwarder's ledger: what it posted, and intents left open for long."""
+    from assetbus.consumers.storage.forwarded import forwarder_status
+
+    try:
+        async with connect() as conn:
+            status = await forwarder_status(conn)
+    except Exception as error:  # a database behind the migrations: reported by the migrations check
+        return [Check("airflow forwarder", "warn", f"ledger unreadable: {type(error).__name__}",
+                      "run `assetbus migrate`")]
+    if not (status.posted or status.refused or status.open_intents):
+        return [Check("airflow forwarder", "ok", "nothing forwarded to Airflow (`assetbus run airflow-forwarder` "
+                      "posts stored events as Airflow asset events)")]
+    detail = (f"{status.posted} event(s) posted to Airflow, last at {status.last_posted or '-'}; "
+              f"{status.refused} refused; {status.open_intents} open intent(s)")
+    stale = status.oldest_intent is not None and \
+        (datetime.now(UTC) - status.oldest_intent).total_seconds() > STALE_INTENT_S
+    if status.refused or stale:
+        return [Check("airflow forwarder", "warn", detail, "read `detail` in airflow_forwarded: refused events "
+                      "are not in Airflow; an old open intent means the forwarder cannot reach Airflow")]
+    return [Check("airflow forwarder", "ok", detail)]
 
 
 async def _kafka(dags: list[str]) -> list[Check]:

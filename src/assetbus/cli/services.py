@@ -21,6 +21,7 @@ from assetbus.cli.airflow import airflow_account, optional_airflow_account
 from assetbus.cli.common import fail, run, settings
 from assetbus.cli.options import CONNECTION, LogSettings, build, settings_options
 from assetbus.consumers.airflow.config import BridgeConfig
+from assetbus.consumers.airflow.forwarder_config import ForwarderConfig
 from assetbus.consumers.api.config import ApiConfig
 from assetbus.consumers.persister.config import PersisterConfig
 from assetbus.consumers.scheduler.config import SchedulerConfig
@@ -182,3 +183,19 @@ def airflow_bridge(options: dict[str, Any]) -> None:
             await bridge.run_forever()
 
     _serve(serve())
+
+
+@app.command("airflow-forwarder")
+@settings_options(ForwarderConfig, LogSettings, skip=CONNECTION | {"airflow"})
+def airflow_forwarder(options: dict[str, Any]) -> None:
+    """Post every stored event of an asset that Airflow knows to Airflow's REST API as an asset event, exactly
+    once (Airflow: ASSETBUS_AIRFLOW_URL, and one of ASSETBUS_AIRFLOW_PASSWORD with ASSETBUS_AIRFLOW_USERNAME,
+    ASSETBUS_AIRFLOW_TOKEN or ASSETBUS_AIRFLOW_AUTH)."""
+    from assetbus.consumers.airflow.forwarder import serve
+    from assetbus.consumers.observe import logs
+
+    log = build(LogSettings, options)
+    logs.configure(log.log_level, log.log_format)
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per Airflow request otherwise
+    config = build(ForwarderConfig, options, **_connection("forwarder", token=False), airflow=airflow_account())
+    _serve(serve(config))

@@ -8,6 +8,7 @@ from alembic import context
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import create_async_engine
 
+import assetbus.consumers.storage.forwarded
 import assetbus.consumers.storage.redrives
 import assetbus.consumers.storage.scheduler_tables
 import assetbus.consumers.storage.state_tables  # noqa: F401  (registers their tables on `metadata`)

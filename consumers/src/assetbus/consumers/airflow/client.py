@@ -2,7 +2,8 @@
 
 Authentication is the account's one method (`AirflowAccount`):
 - a user name and password: Airflow's normal token flow, `POST /auth/token` gives a JWT that goes in
-  `Authorization: Bearer`; a 401 fetches a fresh token once, a second 401 is an AirflowAuthError;
+  `Authorization: Bearer`; a 401, or a 403 about the token, fetches a fresh token once, a second one is an
+  AirflowAuthError;
 - a static token: sent as `Authorization: Bearer`; a 401, or a 403 about the token ("Invalid JWT token",
   what Airflow 3.3.2 answers to a token it cannot verify), is AirflowTokenRefused at once (it cannot be
   renewed here, so there is nothing to retry);
@@ -39,6 +40,12 @@ def _detail(response: httpx.Response) -> str:
         return response.text[:300]
     detail = body.get("detail", body) if isinstance(body, dict) else body
     return str(detail)[:300]
+
+
+def _stale_token(response: httpx.Response) -> bool:
+    """A token Airflow no longer accepts: 401, or the 403 "Invalid JWT token" that Airflow 3.3.2 answers to a
+    token it cannot verify (one signed before its JWT secret changed, say)."""
+    return response.status_code == 401 or (response.status_code == 403 and "token" in _detail(response).lower())
 
 
 class BearerToken(httpx.Auth):
@@ -114,7 +121,7 @@ class AirflowClient:
             except httpx.HTTPError as error:
                 raise AirflowUnavailable(f"Airflow at {self.account.url} did not answer {method} {path}: "
                                          f"{type(error).__name__}: {error}") from error
-            if response.status_code == 401 and attempt == 1 and password:
+            if attempt == 1 and password and _stale_token(response):
                 token = await self._fresh_token(token)
                 continue
             break

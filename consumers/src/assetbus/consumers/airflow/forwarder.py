@@ -1,0 +1,280 @@
+"""The Airflow forwarder: every stored event of an asset that Airflow knows becomes one Airflow asset event.
+
+It consumes the asset-events topic (consumer group `group_id`, the shared consume→handle→commit shell)
+and posts each event to Airflow's `POST /api/v2/assets/events` with its partition key. The event's
+`extra` in Airflow is the emitter's extra plus `extra["assetbus"]`: the assetbus event id, the dedupe
+key, the command id, the partition date, the storage time and the emitter's provenance.
+
+Exactly once, although Airflow's route has no idempotency key: per event, a ledger row
+(`storage.forwarded`) is committed as an *intent* before the POST and confirmed with Airflow's event id
+after it. The POST runs while the row is locked, so two forwarders (a rebalance) never post one event
+together. Whenever it is not certain that no earlier POST of the event reached Airflow (the intent was
+there already: a forwarder killed mid-request, or a previous attempt that failed without a clear
+answer), Airflow's events of the asset are searched for the assetbus event id before posting again.
+A redelivered event already `posted` is skipped.
+
+Order per asset is kept: asset events are keyed by asset name, so one asset's events come in order from
+one partition, and they are forwarded one after the other; different assets of a batch may go at once
+(`concurrency`). The batch's offsets are committed only after every event in it is settled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from assetbus.consumers.airflow.client import AirflowClient
+from assetbus.consumers.airflow.errors import (
+    AirflowAuthError,
+    AirflowError,
+    AirflowNotFound,
+    AirflowRefused,
+)
+from assetbus.consumers.airflow.forwarder_config import ForwarderConfig
+from assetbus.consumers.airflow.forwarder_metrics import ForwarderMetrics
+from assetbus.consumers.kafka.shell import ConsumerSettings, ServiceShell
+from assetbus.consumers.kafka.startup import startup_policy, wait_for_database, wait_for_kafka
+from assetbus.consumers.observe import ProbeServer, start_probes
+from assetbus.consumers.storage import create_engine, translated
+from assetbus.consumers.storage.forwarded import (
+    POSTED,
+    REFUSED,
+    claim_intent,
+    finish_entry,
+    lock_entry,
+    note_attempt,
+)
+from assetbus.schemas import AssetEvent
+from assetbus.schemas.codecs import decode_event
+
+log = logging.getLogger("assetbus.airflow.forwarder")
+
+EXTRA_KEY = "assetbus"
+"""The key of `extra` in Airflow that holds what assetbus knows of the event (reserved: an emitter's own
+`assetbus` key is replaced)."""
+
+
+def airflow_extra(event: AssetEvent) -> dict[str, Any]:
+    """The `extra` of the event's Airflow asset event: the emitter's extra and `extra["assetbus"]`."""
+    source = event.source
+    return {**event.extra, EXTRA_KEY: {
+        "event_id": event.event_id, "dedupe_key": event.dedupe_key, "command_id": str(event.command_id),
+        "partition_date": event.partition_date.isoformat() if event.partition_date else None,
+        "stored_at": event.timestamp.isoformat(),
+        "source": {"kind": str(source.kind), "dag_id": source.dag_id, "run_id": source.run_id,
+                   "task_id": source.task_id, "map_index": source.map_index, "try_number": source.try_number},
+    }}
+
+
+def assetbus_event_id(airflow_event: dict[str, Any]) -> int | None:
+    """The assetbus event id an Airflow asset event carries (None: not one the forwarder posted)."""
+    extra = airflow_event.get("extra") or {}
+    ours = extra.get(EXTRA_KEY) if isinstance(extra, dict) else None
+    value = ours.get("event_id") if isinstance(ours, dict) else None
+    return value if isinstance(value, int) else None
+
+
+class AirflowAssets:
+    """Airflow's asset id of an assetbus asset (same name and URI): known ids kept, unknown assets asked
+    again after `refresh_s`."""
+
+    def __init__(self, airflow: AirflowClient, refresh_s: float) -> None:
+        self._airflow = airflow
+        self._refresh_s = refresh_s
+        self._known: dict[tuple[str, str], int] = {}
+        self._unknown: dict[tuple[str, str], float] = {}
+
+    async def id_of(self, name: str, uri: str) -> int | None:
+        key = (name, uri)
+        if key in self._known:
+            return self._known[key]
+        if time.monotonic() - self._unknown.get(key, float("-inf")) < self._refresh_s:
+            return None
+        found = await self._airflow.pages("/assets", "assets", params={"name_pattern": name})
+        for item in found:
+            if item.get("name") == name and item.get("uri") == uri:
+                self._known[key] = int(item["id"])
+                self._unknown.pop(key, None)
+                return self._known[key]
+        self._unknown[key] = time.monotonic()
+        return None
+
+    def forget(self, name: str, uri: str) -> None:
+        self._known.pop((name, uri), None)
+
+
+class AirflowForwarder:
+    """`async with AirflowForwarder(config) as forwarder: await forwarder.run_forever()`."""
+
+    def __init__(self, config: ForwarderConfig, *, engine: AsyncEngine | None = None,
+                 metrics: ForwarderMetrics | None = None) -> None:
+        self.config = config
+        self.metrics = metrics or ForwarderMetrics()
+        self._owned_engine = engine is None
+        self._engine = engine or create_engine(config.database_url, pool_size=config.concurrency + 2)
+        self._airflow = AirflowClient(config.airflow)
+        self._assets = AirflowAssets(self._airflow, config.asset_refresh_s)
+        self._wanted = frozenset(config.assets)
+        self._gate = asyncio.Semaphore(config.concurrency)
+        settings = ConsumerSettings(topics=(config.topics.asset_events,), group_id=config.group_id,
+                                    max_records=config.max_records)
+        self.shell = ServiceShell(config.kafka, settings, self._on_batch, metrics=self.metrics, log=log,
+                                  name="assetbus-airflow-forwarder")
+        self.posted = 0
+        """Airflow asset events this process created (found or met again not counted)."""
+        self._probes: ProbeServer | None = None
+
+    async def start(self) -> None:
+        """Wait for Kafka and PostgreSQL (up to `startup_timeout_s`), join the group, serve the probes."""
+        policy = startup_policy(self.config.startup_timeout_s)
+        try:
+            await wait_for_kafka(self.config.kafka, policy, log)
+            await wait_for_database(self._engine, policy, log)
+            await self.shell.start()
+        except BaseException:
+            await self.stop()
+            raise
+        self._probes = start_probes(self.metrics.registry, self.config)
+
+    @property
+    def metrics_port(self) -> int | None:
+        return self._probes.port if self._probes is not None else None
+
+    async def stop(self) -> None:
+        try:
+            if self._probes is not None:
+                self._probes.stop()
+                self._probes = None
+            await self.shell.stop()
+        finally:
+            await self._airflow.aclose()
+            if self._owned_engine:
+                await self._engine.dispose()
+
+    async def __aenter__(self) -> AirflowForwarder:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    async def wait_assigned(self, timeout_s: float = 30.0) -> None:
+        await self.shell.wait_assigned(timeout_s)
+
+    async def run_forever(self) -> None:
+        await self.shell.run_forever()
+
+    async def _on_batch(self, records: Sequence[Any]) -> None:
+        """One asset's events in order; different assets at once (up to `concurrency`)."""
+        per_asset: dict[str, list[AssetEvent]] = {}
+        for record in records:
+            try:
+                event = decode_event(record.value)
+            except ValueError as error:  # not an asset event: nothing to forward, and no reason to stop
+                log.error("skipping an unreadable asset event at %s/%s: %s", record.partition, record.offset, error)
+                continue
+            per_asset.setdefault(event.asset.name, []).append(event)
+        await asyncio.gather(*(self._asset(events) for events in per_asset.values()))
+
+    async def _asset(self, events: list[AssetEvent]) -> None:
+        async with self._gate:
+            for event in events:
+                outcome = await self.forward(event)
+                self.metrics.events.labels(outcome=outcome).inc()
+
+    async def forward(self, event: AssetEvent) -> str:
+        """Make sure the event exists in Airflow once; its outcome (see `ForwarderMetrics.events`)."""
+        if self._wanted and event.asset.name not in self._wanted:
+            return "skipped"
+        asset_id = await self._retrying(event, lambda: self._assets.id_of(event.asset.name, event.asset.uri))
+        if asset_id is None:
+            return "unknown_asset"
+        async with translated(), self._engine.begin() as conn:
+            fresh = await claim_intent(conn, event.event_id, asset_id)
+        uncertain = not fresh  # an intent written earlier: its POST may have reached Airflow
+        delay = self.config.backoff_initial_s
+        while True:
+            try:
+                async with translated(), self._engine.begin() as conn:
+                    entry = await lock_entry(conn, event.event_id)
+                    if entry.state != "intent":
+                        return "existing"
+                    if uncertain:
+                        found = await self._search(asset_id, event.event_id, entry.created_at)
+                        if found is not None:
+                            await finish_entry(conn, event.event_id, POSTED, found)
+                            log.info("event %s was in Airflow already (asset event %s)", event.event_id, found)
+                            return "found"
+                    uncertain = True  # from here on, a failure leaves it open whether Airflow has the event
+                    try:
+                        airflow_id = await self._post(asset_id, event)
+                    except (AirflowRefused, AirflowNotFound) as error:
+                        if isinstance(error, AirflowNotFound):
+                            self._assets.forget(event.asset.name, event.asset.uri)
+                        await finish_entry(conn, event.event_id, REFUSED, detail=str(error)[:1000])
+                        self.metrics.airflow_errors.labels(kind="refused").inc()
+                        log.error("Airflow refused event %s of %s: %s", event.event_id, event.asset.name, error)
+                        return "refused"
+                    await finish_entry(conn, event.event_id, POSTED, airflow_id)
+                self.posted += 1
+                self.metrics.delay_seconds.observe(max(0.0, (datetime.now(UTC) - event.timestamp).total_seconds()))
+                return "posted"
+            except AirflowError as error:
+                self.metrics.airflow_errors.labels(kind=_error_kind(error)).inc()
+                log.warning("cannot forward event %s of %s to Airflow, retrying in %.1fs: %s", event.event_id,
+                            event.asset.name, delay, error)
+                with contextlib.suppress(Exception):
+                    async with translated(), self._engine.begin() as conn:
+                        await note_attempt(conn, event.event_id, str(error))
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, self.config.backoff_max_s)
+
+    async def _retrying(self, event: AssetEvent, call: Any) -> Any:
+        delay = self.config.backoff_initial_s
+        while True:
+            try:
+                return await call()
+            except AirflowError as error:
+                self.metrics.airflow_errors.labels(kind=_error_kind(error)).inc()
+                log.warning("cannot look up asset %s in Airflow, retrying in %.1fs: %s", event.asset.name, delay,
+                            error)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, self.config.backoff_max_s)
+
+    async def _post(self, asset_id: int, event: AssetEvent) -> int:
+        body: dict[str, Any] = {"asset_id": asset_id, "extra": airflow_extra(event)}
+        if event.partition_key is not None:
+            body["partition_key"] = event.partition_key
+        created = (await self._airflow.request("POST", "/assets/events", json=body)).json()
+        return int(created["id"])
+
+    async def _search(self, asset_id: int, event_id: int, since: datetime) -> int | None:
+        """Airflow's id of the asset event carrying `event_id`, posted after the intent (less the slack)."""
+        start = since - timedelta(seconds=self.config.search_slack_s)
+        items = await self._airflow.pages("/assets/events", "asset_events", params={
+            "asset_id": asset_id, "timestamp_gte": start.isoformat(), "order_by": "timestamp"})
+        for item in items:
+            if assetbus_event_id(item) == event_id:
+                return int(item["id"])
+        return None
+
+
+def _error_kind(error: AirflowError) -> str:
+    if isinstance(error, AirflowAuthError):
+        return "auth"
+    if isinstance(error, AirflowNotFound):
+        return "not_found"
+    return "unavailable"
+
+
+async def serve(config: ForwarderConfig) -> None:
+    """`assetbus run airflow-forwarder`: forward until SIGINT or SIGTERM."""
+    async with AirflowForwarder(config) as forwarder:
+        await forwarder.shell.until_signalled()
