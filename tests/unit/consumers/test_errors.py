@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 
 from assetbus.consumers.api.versioning import UnsupportedVersion, resolve_version
@@ -9,13 +11,20 @@ from assetbus.consumers.auth import KeyNotFound, MissingVerificationKeys, TokenE
 from assetbus.consumers.errors import ConsumerError, NotStarted
 from assetbus.consumers.kafka.shell import ConsumerSettings, ServiceShell
 from assetbus.consumers.persister import Persister, PersisterConfig
+from assetbus.consumers.storage.state_statements import AssetNotRegistered
+from assetbus.producers.airflow.store_tokens import MissingSigningKey
+from assetbus.producers.errors import EmitterError
+from assetbus.producers.errors import NotStarted as SdkNotStarted
 from assetbus.producers.kafka.connection import KafkaConnection
+from assetbus.producers.readiness.ledger import LedgerRefused
+from assetbus.producers.readiness.loop import SignalLoop
 from assetbus.schemas import Topics
 
 KAFKA = KafkaConnection(bootstrap_servers=("127.0.0.1:1",))
 
 
-@pytest.mark.parametrize("error", [TokenError, KeyNotFound, MissingVerificationKeys, UnsupportedVersion])
+@pytest.mark.parametrize("error", [TokenError, KeyNotFound, MissingVerificationKeys, UnsupportedVersion,
+                                   AssetNotRegistered])
 def test_the_auth_and_api_errors_are_consumer_errors(error: type[Exception]) -> None:
     assert issubclass(error, ConsumerError)
 
@@ -43,3 +52,17 @@ async def test_a_persister_that_was_never_started_refuses_a_batch() -> None:
         await persister.handle([])
     assert raised.value.what == "the persister"
     await persister.engine.dispose()
+
+
+@pytest.mark.parametrize("error", [MissingSigningKey, LedgerRefused, SdkNotStarted])
+def test_the_sdk_errors_are_emitter_errors(error: type[Exception]) -> None:
+    assert issubclass(error, EmitterError)
+
+
+async def test_a_signal_loop_that_was_never_started_says_so() -> None:
+    async def handler(records: object) -> None:
+        return None
+
+    loop = SignalLoop({}, "t", handler, max_records=1, log=logging.getLogger("test"), name="never-started")  # type: ignore[arg-type]
+    with pytest.raises(SdkNotStarted, match="call start\\(\\) first"):
+        await loop.run_forever()

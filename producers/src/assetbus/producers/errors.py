@@ -21,6 +21,14 @@ class EmitterError(Exception):
     retriable: bool = False
 
 
+class NotStarted(EmitterError):
+    """An SDK object was used before its `start()` (or after its `stop()`); `what` names the object."""
+
+    def __init__(self, what: str) -> None:
+        super().__init__(f"{what} is not running: call start() first")
+        self.what = what
+
+
 class InvalidEmission(EmitterError):
     """The emission breaks a rule and was not sent. `field` names the argument at fault."""
 

@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from assetbus.consumers.airflow.client import AirflowClient
 from assetbus.consumers.airflow.dagruns import FINAL_STATES, RUN_ID_PREFIX
 from assetbus.consumers.airflow.errors import AirflowError
-from assetbus.consumers.errors import StorageUnavailable
+from assetbus.consumers.errors import NotStarted, StorageUnavailable
 from assetbus.consumers.storage import translated
 from assetbus.consumers.storage.external_runs import OpenExternalRun, open_external_runs, update_external_state
 
@@ -50,7 +50,8 @@ class OutcomePoller:
             self._task = None
 
     async def run_forever(self) -> None:
-        assert self._task is not None, "call start() first"
+        if self._task is None:
+            raise NotStarted("the bridge's outcome reader")
         await self._task
 
     async def _loop(self) -> None:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from assetbus.consumers.errors import ConsumerError
 from assetbus.consumers.scheduler.dag import ConsumerDag
 from assetbus.consumers.scheduler.decode import IncomingEvent
 from assetbus.consumers.scheduler.payload import events_json, from_stored
@@ -99,7 +100,7 @@ async def queue_and_plan(conn: AsyncConnection, dags: Mapping[str, ConsumerDag],
         [(p.row_id, run.run_id) for plan, run in zip(plans, runs, strict=True) for p in plan.entries
          if p.row_id is not None])
     if len(written.run_ids) != len(runs):  # only possible if the target locks were bypassed
-        raise RuntimeError("a consumer run for the same (dag, partition, generation) exists already")
+        raise ConsumerError("a consumer run for the same (dag, partition, generation) exists already")
     outcome.runs = [created_run(run, written.run_ids[run.run_id], written.created_at) for run in runs]
     return outcome
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from aiokafka import AIOKafkaProducer
 from aiokafka.errors import KafkaError
 
-from assetbus.consumers.errors import StorageUnavailable
+from assetbus.consumers.errors import NotStarted, StorageUnavailable
 from assetbus.consumers.kafka.pipelined import PipelinedShell
 from assetbus.consumers.kafka.shell import ConsumerSettings
 from assetbus.consumers.kafka.startup import startup_policy, wait_for_database, wait_for_kafka
@@ -107,7 +107,8 @@ class Scheduler:
         started = time.perf_counter()
         result = await self.apply(events, batch.routed)
         self.metrics.applied(len(events), unreadable, result.skipped, result.runs, time.perf_counter() - started)
-        assert self.publisher is not None, "call start() first"
+        if self.publisher is None:
+            raise NotStarted("the scheduler's signal publisher")
         await self.publisher.submit(result.runs)
         self.stats.batches += 1
         self.stats.events += len(events)

@@ -18,6 +18,8 @@ from uuid import UUID
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from assetbus.consumers.errors import ConsumerError
+
 ScopeKey = tuple[int, str, str]
 """(asset id, dedupe scope, dedupe key): unique among stored events."""
 
@@ -151,7 +153,7 @@ async def insert_events(conn: AsyncConnection, events: Sequence[NewEvent], *,
     raw = await conn.get_raw_connection()
     driver = raw.driver_connection
     if driver is None or not (autocommit or driver.is_in_transaction()):
-        raise RuntimeError("insert_events needs a transaction that has begun on the server")
+        raise ConsumerError("insert_events needs a transaction that has begun on the server")
     rows, sources = _envelope(events)
     row = await driver.fetchrow(_INSERT, rows, *sources)
     created_at, ids, asset_ids, scopes, keys = row

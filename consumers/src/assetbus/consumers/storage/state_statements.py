@@ -17,6 +17,7 @@ from datetime import datetime
 
 import asyncpg
 
+from assetbus.consumers.errors import ConsumerError
 from assetbus.consumers.storage.state import Precondition, StateConflict, TaskKey
 
 __all__ = ["AssetNotRegistered", "AssetRef", "RawValue", "clear_asset", "clear_task", "delete_asset_value",
@@ -31,8 +32,11 @@ class RawValue:
     version: int
 
 
-class AssetNotRegistered(Exception):
+class AssetNotRegistered(ConsumerError):
     """The caller's task is not registered with the asset (or the asset is unknown or inactive)."""
+
+    def __init__(self) -> None:
+        super().__init__("the task is not registered with the asset, or the asset is unknown or inactive")
 
 
 def _conflict(key: str, current_version: int | None) -> StateConflict:

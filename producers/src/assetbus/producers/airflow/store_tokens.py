@@ -16,6 +16,7 @@ import threading
 import time
 from pathlib import Path
 
+from assetbus.producers.errors import EmitterError
 from assetbus.producers.signing import SigningKey
 from assetbus.producers.tokens import TokenKey, issue_token
 from assetbus.schemas import SCOPE_TASK_MAPPED, SCOPE_TASK_SELF, Provenance, SourceKind
@@ -33,7 +34,7 @@ TaskIdentity = tuple[str, str, str, int]
 """(dag_id, run_id, task_id, map_index)"""
 
 
-class MissingSigningKey(ValueError):
+class MissingSigningKey(EmitterError, ValueError):
     """The backend was given no key to mint its tokens with."""
 
 

@@ -17,6 +17,7 @@ from urllib.parse import quote
 
 import httpx
 
+from assetbus.producers.errors import EmitterError
 from assetbus.producers.kafka.retry import RetryPolicy
 from assetbus.producers.state.protocol import default_headers
 
@@ -35,7 +36,7 @@ class RunStatus(str, Enum):
     FAILED = "failed"
 
 
-class LedgerRefused(Exception):
+class LedgerRefused(EmitterError):
     """The ledger refused the subscriber for good (a bad token, a run of another DAG): retrying cannot help."""
 
 

@@ -28,6 +28,7 @@ from typing import Any
 from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener, TopicPartition
 from aiokafka.errors import IllegalStateError, KafkaError
 
+from assetbus.producers.errors import NotStarted
 from assetbus.producers.kafka.retry import RetryPolicy
 from assetbus.producers.readiness.ledger import LedgerRefused
 
@@ -118,7 +119,8 @@ class SignalLoop(ConsumerRebalanceListener):  # type: ignore[misc]
 
     async def run_forever(self) -> None:
         """Block while the loop runs (re-raises if it died)."""
-        assert self._task is not None, "call start() first"
+        if self._task is None:
+            raise NotStarted("the readiness subscriber")
         await asyncio.shield(self._task)
 
     async def on_partitions_revoked(self, revoked: set[TopicPartition]) -> None:
