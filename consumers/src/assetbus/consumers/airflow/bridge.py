@@ -25,7 +25,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from assetbus.consumers.airflow.client import AirflowClient
 from assetbus.consumers.airflow.config import BridgeConfig
-from assetbus.consumers.airflow.dagruns import trigger_run
+from assetbus.consumers.airflow.dagruns import CreatedRun, trigger_run
 from assetbus.consumers.airflow.declared import airflow_driven_dags, apply_declared_dags, read_declared_dags
 from assetbus.consumers.airflow.errors import AirflowAuthError, AirflowError, AirflowNotFound, AirflowRefused
 from assetbus.consumers.airflow.metrics import BridgeMetrics
@@ -37,6 +37,7 @@ from assetbus.consumers.readiness import DatabaseLedger, ReadinessSubscriber, Ru
 from assetbus.consumers.scheduler.topics import create_readiness_topics
 from assetbus.consumers.storage import create_engine, translated
 from assetbus.consumers.storage.external_runs import note_run_problem, record_external_run
+from assetbus.producers.kafka.retry import RetryPolicy, retry_until
 from assetbus.schemas import ReadinessSignal
 
 log = logging.getLogger("assetbus.airflow.bridge")
@@ -81,6 +82,8 @@ class AirflowBridge:
         self._owned_engine = engine is None
         self._engine = engine or create_engine(config.database_url, pool_size=4)
         self._airflow = AirflowClient(config.airflow)
+        self._retry = RetryPolicy(initial_s=config.backoff_initial_s, max_s=config.backoff_max_s)
+        """How long `handle` waits between tries while Airflow cannot take a run (it retries forever)."""
         self.created = 0
         """Airflow runs this process created (existing ones met on redelivery not counted)."""
         self.subscribers = [self._subscriber(dag_id) for dag_id in config.dag_ids]
@@ -219,22 +222,25 @@ class AirflowBridge:
 
     async def handle(self, signal: ReadinessSignal) -> None:
         """Create the signal's Airflow run, backing off while Airflow cannot; raise only if it refuses it."""
-        delay, ceiling = self.config.backoff_initial_s, self.config.backoff_max_s
         started = time.perf_counter()
-        while True:
+
+        async def attempt() -> CreatedRun:
             try:
-                created = await trigger_run(self._airflow, signal)
-                break
+                return await trigger_run(self._airflow, signal)
             except AirflowRefused:
                 self.metrics.airflow_errors.labels(dag_id=signal.dag_id, kind="refused").inc()
                 raise
             except AirflowError as error:
                 self.metrics.airflow_errors.labels(dag_id=signal.dag_id, kind=_error_kind(error)).inc()
-                log.warning("cannot create the Airflow run of %s (dag %s, partition %s), retrying in %.1fs: %s",
-                            signal.run_id, signal.dag_id, signal.partition_key, delay, error)
                 await self._note(signal.run_id, f"waiting for Airflow: {error}")
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, ceiling)
+                raise
+
+        def waiting(error: BaseException, delay: float) -> None:
+            log.warning("cannot create the Airflow run of %s (dag %s, partition %s), retrying in %.1fs: %s",
+                        signal.run_id, signal.dag_id, signal.partition_key, delay, error)
+
+        created = await retry_until(attempt, self._retry, what=f"the Airflow run of {signal.run_id}",
+                                    retriable=_airflow_transient, on_retry=waiting)
         self.created += created.created
         async with translated(), self._engine.begin() as conn:
             await record_external_run(conn, signal.run_id, created.dag_run_id, created.state, CONSUMER)
@@ -252,6 +258,11 @@ class AirflowBridge:
 
     def _outcome(self, dag_id: str, state: str) -> None:
         self.metrics.outcomes.labels(dag_id=dag_id, state=state).inc()
+
+
+def _airflow_transient(error: BaseException) -> bool:
+    """Airflow could not take the run now (down, a 5xx, a login that failed): try again; a refusal is final."""
+    return isinstance(error, AirflowError) and not isinstance(error, AirflowRefused)
 
 
 def _error_kind(error: AirflowError) -> str:
