@@ -60,7 +60,7 @@ def backend(api_url: str, token_secret: str) -> AssetbusStoreBackend:
 async def test_task_values_round_trip_verbatim_and_are_the_task_instances_own(
         backend: AssetbusStoreBackend, api_url: str, token_secret: str) -> None:
     scope = TaskScope("ingest", "run-1", "load")
-    value = json.dumps({"batch": 41, "files": ["a", "b"]})
+    value = json.dumps({"zz": 1, "batch": 41, "files": ["a", "b"], "a": {"y": 2, "x": 1}})  # keys not in order
 
     def airflow_side() -> tuple[str | None, str | None]:
         before = backend.get(scope, "checkpoint")
@@ -73,7 +73,9 @@ async def test_task_values_round_trip_verbatim_and_are_the_task_instances_own(
         with StateClient(api_url, task_token(token_secret, "ingest", "run-1", "load", try_number=2)) as client:
             return client.task_state.get("checkpoint")
 
-    assert await asyncio.to_thread(task_side) == {"batch": 41, "files": ["a", "b"]}
+    seen = await asyncio.to_thread(task_side)
+    assert seen == {"zz": 1, "batch": 41, "files": ["a", "b"], "a": {"y": 2, "x": 1}}
+    assert list(seen) == ["zz", "batch", "files", "a"] and list(seen["a"]) == ["y", "x"]  # the order it was written
     await asyncio.to_thread(backend.delete, scope, "checkpoint")
     await asyncio.to_thread(backend.delete, scope, "checkpoint")  # absent: a no-op, as Airflow wants
     assert await asyncio.to_thread(backend.get, scope, "checkpoint") is None

@@ -6,8 +6,9 @@ and one round trip. The asset registration check is part of the statement (a CTE
 compare-and-set reports the current version from the same statement (the CTE's snapshot), so a
 412 needs no second query.
 
-Values go in as JSON text (`$n::jsonb`, the text the API already encoded to measure the value) and
-come out as JSON text (`value::text`), so asyncpg never decodes them.
+Values go in as JSON text (`$n::json`, the text the API already encoded to measure the value) and
+come out as JSON text (`value::text`), so asyncpg never decodes them. The column is `json`, not
+`jsonb`: a value comes back as it was written, its keys in their order (as Airflow's store keeps them).
 """
 
 from __future__ import annotations
@@ -55,15 +56,15 @@ _TI_KEY = f"{_TI} AND key = $5"
 _TASK_GET = f"SELECT value::text, version FROM task_state WHERE {_TI_KEY}"
 _TASK_UPSERT = (
     "INSERT INTO task_state (dag_id, run_id, task_id, map_index, key, value, expires_at) "
-    "VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7) "
+    "VALUES ($1, $2, $3, $4, $5, $6::json, $7) "
     "ON CONFLICT (dag_id, run_id, task_id, map_index, key) DO UPDATE SET value = excluded.value, "
     "version = task_state.version + 1, updated_at = now(), expires_at = excluded.expires_at RETURNING version")
 _TASK_CREATE = (
     "WITH written AS (INSERT INTO task_state (dag_id, run_id, task_id, map_index, key, value, expires_at) "
-    "VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7) ON CONFLICT DO NOTHING RETURNING version) "
+    "VALUES ($1, $2, $3, $4, $5, $6::json, $7) ON CONFLICT DO NOTHING RETURNING version) "
     f"SELECT (SELECT version FROM written), (SELECT version FROM task_state WHERE {_TI_KEY})")
 _TASK_REPLACE = (
-    "WITH written AS (UPDATE task_state SET value = $6::jsonb, version = version + 1, updated_at = now(), "
+    "WITH written AS (UPDATE task_state SET value = $6::json, version = version + 1, updated_at = now(), "
     f"expires_at = $7 WHERE {_TI_KEY} AND ($8::int[] IS NULL OR version = ANY($8)) RETURNING version) "
     f"SELECT (SELECT version FROM written), (SELECT version FROM task_state WHERE {_TI_KEY})")
 _TASK_DELETE = f"DELETE FROM task_state WHERE {_TI_KEY} RETURNING version"
@@ -139,13 +140,13 @@ def _asset_statements(by: str) -> dict[str, str]:
         "get": f"{head} SELECT registered.id, asset_state.value::text, asset_state.version FROM registered "
                "LEFT JOIN asset_state ON asset_state.asset_id = registered.id AND asset_state.key = $4",
         "upsert": f"{head}, written AS (INSERT INTO asset_state (asset_id, key, value) "
-                  "SELECT id, $4, $5::jsonb FROM registered ON CONFLICT (asset_id, key) DO UPDATE SET "
+                  "SELECT id, $4, $5::json FROM registered ON CONFLICT (asset_id, key) DO UPDATE SET "
                   "value = excluded.value, version = asset_state.version + 1, updated_at = now() RETURNING version) "
                   f"SELECT (SELECT id FROM registered), (SELECT version FROM written), {_CURRENT}",
         "create": f"{head}, written AS (INSERT INTO asset_state (asset_id, key, value) "
-                  "SELECT id, $4, $5::jsonb FROM registered ON CONFLICT DO NOTHING RETURNING version) "
+                  "SELECT id, $4, $5::json FROM registered ON CONFLICT DO NOTHING RETURNING version) "
                   f"SELECT (SELECT id FROM registered), (SELECT version FROM written), {_CURRENT}",
-        "replace": f"{head}, written AS (UPDATE asset_state SET value = $5::jsonb, version = version + 1, "
+        "replace": f"{head}, written AS (UPDATE asset_state SET value = $5::json, version = version + 1, "
                    "updated_at = now() WHERE asset_id = (SELECT id FROM registered) AND key = $4 "
                    "AND ($6::int[] IS NULL OR version = ANY($6)) RETURNING version) "
                    f"SELECT (SELECT id FROM registered), (SELECT version FROM written), {_CURRENT}",

@@ -19,7 +19,7 @@ from sqlalchemy import (
     func,
     text,
 )
-from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.dialects.postgresql import JSON
 
 from assetbus.consumers.storage.tables import metadata
 
@@ -34,7 +34,7 @@ task_state = Table(
     Column("task_id", Text, nullable=False),
     Column("map_index", Integer, nullable=False),
     Column("key", Text, nullable=False),
-    Column("value", JSONB(none_as_null=True), nullable=False),
+    Column("value", JSON(none_as_null=True), nullable=False),  # json: kept as written (0012)
     Column("version", Integer, nullable=False, server_default="1"),
     Column("updated_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
     Column("expires_at", DateTime(timezone=True), nullable=True),
@@ -49,7 +49,7 @@ asset_state = Table(
     metadata,
     Column("asset_id", BigInteger, ForeignKey("assets.id", ondelete="CASCADE"), nullable=False),
     Column("key", Text, nullable=False),
-    Column("value", JSONB(none_as_null=True), nullable=False),
+    Column("value", JSON(none_as_null=True), nullable=False),  # json: kept as written (0012)
     Column("version", Integer, nullable=False, server_default="1"),
     Column("updated_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
     PrimaryKeyConstraint("asset_id", "key"),
