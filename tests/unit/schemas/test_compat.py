@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 from pathlib import Path
 from typing import Any
 
@@ -146,3 +147,25 @@ def test_a_real_model_change_is_caught() -> None:
     receipt["required"].append("event_id")
     found = {str(b) for b in compare_schemas("Receipt", current["Receipt"], receipt)}
     assert found == {"Receipt.dedupe_key: property removed", "Receipt.event_id: property newly required"}
+
+
+def test_the_cli_check_fails_on_a_breaking_change_without_a_bump(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from assetbus.cli.main import app
+
+    snapshot = tmp_path / "9.9.9"
+    snapshot.mkdir()
+    for name, schema in json_schemas().items():
+        widened = copy.deepcopy(schema)
+        if name == "Receipt":  # the release had a field this code no longer has
+            widened["properties"]["retired"] = {"type": "string"}
+        (snapshot / f"{name}.json").write_text(json.dumps(widened))
+    result = CliRunner().invoke(app, ["contract", "check", "--snapshot", str(snapshot)])
+    assert result.exit_code == 1, result.output
+    assert "Receipt.retired: property removed" in result.output
+    same = tmp_path / "same"
+    same.mkdir()
+    for name, schema in json_schemas().items():
+        (same / f"{name}.json").write_text(json.dumps(schema))
+    assert CliRunner().invoke(app, ["contract", "check", "--snapshot", str(same)]).exit_code == 0
