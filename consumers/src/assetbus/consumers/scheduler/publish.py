@@ -120,6 +120,11 @@ class ReadinessPublisher:
             if contexts:
                 self._traces[run.id] = contexts
 
+    def signal_headers(self, run: RunRow) -> tuple[tuple[str, bytes], ...]:
+        """The trace headers of a run's signal (an `assetbus signal` span), once; none for an untraced run."""
+        contexts = self._traces.pop(run.id, None)
+        return span_headers("assetbus signal", contexts[0], links=contexts[1:]) if contexts else ()
+
     async def publish(self, runs: Sequence[RunRow]) -> int:
         """Signal these runs now, wait for every broker ack, then mark them published."""
         if not runs:
@@ -223,13 +228,12 @@ class ReadinessPublisher:
     async def _send(self, runs: Sequence[RunRow]) -> None:
         """Send the signals of runs, in run order, and wait for every broker ack."""
         await self._readiness_topics.ensure({run.dag_id for run in runs})
-        sender, times, traces = self._sender, IsoTimes(), self._traces
+        sender, times = self._sender, IsoTimes()
         try:
             for run in sorted(runs, key=lambda r: r.id):
                 topic = self._topics.readiness(run.dag_id)
                 key = _key(run)
-                contexts = traces.pop(run.id, None) if traces else None
-                headers = span_headers("assetbus signal", contexts[0], links=contexts[1:]) if contexts else ()
+                headers = self.signal_headers(run) if self._traces else ()
                 sender.put(topic, await sender.partition_of(topic, key), key, signal_json(run, times), headers)
         except BaseException:
             sender.discard_open()
