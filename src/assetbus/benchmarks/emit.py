@@ -23,7 +23,7 @@ import secrets
 import sys
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,6 +53,9 @@ class EmitBenchOptions:
     """How long the rate is offered (latency run)."""
     warmup_s: float = 1.0
     """The first seconds of the latency run left out of its percentiles."""
+    trace: bool = False
+    """Install an OpenTelemetry SDK TracerProvider (every span recorded, exported to a no-op exporter), so each
+    emission opens a recorded span and carries `traceparent`; without it the API's no-op tracer is used."""
 
 
 @dataclass
@@ -131,6 +134,8 @@ class EmitReport:
             "machine": f"{os.cpu_count()} cores ({platform.machine()}, Python {platform.python_version()}); "
                        "Kafka and PostgreSQL on the same machine",
             "load average before / after": f"{_load(self.load_before)} / {_load(self.load_after)}",
+            "tracing": "OpenTelemetry SDK TracerProvider, every span recorded, SimpleSpanProcessor into a no-op "
+                       "exporter" if o.trace else "off (opentelemetry-api only, no SDK configured)",
         }
 
 
@@ -261,7 +266,25 @@ async def _offer(emitter: AsyncEmitter, run: LatencyRun, options: EmitBenchOptio
     run.latencies_ms = [(answered[i] - sent[i]) * 1000 for i in range(total) if sent[i] >= cutoff]
 
 
+def install_tracing() -> None:
+    """An OpenTelemetry SDK TracerProvider that records every span and exports it to nowhere (once per process)."""
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
+
+    class _Discard(SpanExporter):
+        def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+            return SpanExportResult.SUCCESS
+
+    if not isinstance(trace.get_tracer_provider(), TracerProvider):
+        provider = TracerProvider()
+        provider.add_span_processor(SimpleSpanProcessor(_Discard()))
+        trace.set_tracer_provider(provider)
+
+
 async def run_emit_benchmark(settings: Settings, options: EmitBenchOptions) -> EmitReport:
+    if options.trace:
+        install_tracing()
     secret = secrets.token_urlsafe(32)
     sample = prepare(_assets(1)[0], extra={"path": "s3://bench/" + "x" * max(0, options.extra_bytes - 25), "rows": 1},
                      partition_key="2026-10-01", dedupe_key="b1000")

@@ -38,6 +38,8 @@ def emit(
     rate: Annotated[list[int] | None, typer.Option(help="Offered emissions/s (latency mode; repeat for several "
                                                          "runs).")] = None,
     seconds: Annotated[float, typer.Option(help="How long each rate is offered (latency mode).")] = 10.0,
+    trace: Annotated[bool, typer.Option(help="Install an OpenTelemetry SDK TracerProvider (no-op exporter): every "
+                                             "emission opens a recorded span and carries `traceparent`.")] = False,
 ) -> None:
     """Emission throughput of one process not waiting on each receipt (emit_nowait), to the broker
     and, with a persister subprocess, to stored-and-receipted."""
@@ -51,7 +53,7 @@ def emit(
                                compression=None if compression is Compression.none else compression.value,
                                assets=assets,
                                modes=("broker", "receipts") if mode is Mode.both else (mode.value,),
-                               rates=rates, seconds=seconds, warmup_s=min(1.0, seconds / 5))
+                               rates=rates, seconds=seconds, warmup_s=min(1.0, seconds / 5), trace=trace)
     if mode is Mode.latency:
         console.print(f"emit benchmark: emit → receipt at {', '.join(f'{r:,}/s' for r in rates)} offered "
                       f"for {seconds:g} s each ...")

@@ -27,6 +27,7 @@ from assetbus.producers.kafka.connection import KafkaConnection
 from assetbus.producers.kafka.producer import create_producer
 from assetbus.producers.outbox import Outbox
 from assetbus.producers.receipts import ReceiptListener
+from assetbus.producers.tracing import Header, span_headers
 from assetbus.producers.wire import EmissionRequest, command_encoder
 from assetbus.schemas import EmissionCommand, Receipt, Topics
 from assetbus.schemas.codecs import CommandEncoder, encode_command
@@ -69,6 +70,7 @@ class _Pending:
     deadline: float
     sends: int = 1
     last_error: str | None = None
+    headers: tuple[Header, ...] = ()
 
 
 class _Slots:
@@ -230,14 +232,14 @@ class Dispatcher:
         now = loop.time()
         timeout = timeout_s or self.config.receipt_timeout_s
         entry = _Pending(command_id, key, payload, future, timeout, attempts or self.config.attempts, now,
-                         now + timeout)
+                         now + timeout, headers=span_headers("assetbus emit"))
         pending = self._pending
         pending[command_id] = entry
         stats = self.stats
         stats.submitted += 1
         if len(pending) > stats.peak_in_flight:
             stats.peak_in_flight = len(pending)
-        outbox.put(key, payload, entry)
+        outbox.put(key, payload, entry, entry.headers)
         if outbox.has_full_batches:
             await asyncio.sleep(0)  # let the outbox hand a full batch to Kafka before filling the next
         return future
@@ -292,7 +294,7 @@ class Dispatcher:
                     entry.deadline = now + entry.timeout_s
                     self.stats.resent += 1
                     assert self._outbox is not None
-                    self._outbox.put(entry.key, entry.payload, entry)
+                    self._outbox.put(entry.key, entry.payload, entry, entry.headers)
                 else:
                     self._finish(entry)
                     self.stats.timeouts += 1

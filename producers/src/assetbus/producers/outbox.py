@@ -63,9 +63,9 @@ class Outbox:
     def has_full_batches(self) -> bool:
         return self._sender.has_full_batches
 
-    def put(self, key: bytes, value: bytes, tag: Any) -> None:
+    def put(self, key: bytes, value: bytes, tag: Any, headers: Sequence[tuple[str, bytes]] = ()) -> None:
         """Append one record; `tag` is handed to `on_failure` if its batch cannot be delivered."""
-        self._sender.put(self._topic, self._sender.partition_known(self._topic, key), key, value, (), tag)
+        self._sender.put(self._topic, self._sender.partition_known(self._topic, key), key, value, headers, tag)
         self._wake.set()
 
     async def flush(self) -> None:

@@ -13,6 +13,7 @@ from urllib.parse import quote
 
 from assetbus.consumers.airflow.client import AirflowClient
 from assetbus.consumers.storage.runs import RunStatus
+from assetbus.producers.tracing import TRACEPARENT, headers_of, traceparent_of
 from assetbus.schemas import ReadinessSignal
 
 RUN_ID_PREFIX = "assetbus__"
@@ -29,8 +30,9 @@ def dag_run_id(signal: ReadinessSignal) -> str:
 
 
 def run_conf(signal: ReadinessSignal) -> dict[str, Any]:
-    """What the Airflow run gets in `conf`: references to the triggering events, never their payloads."""
-    return {CONF_KEY: {
+    """What the Airflow run gets in `conf`: references to the triggering events, never their payloads; and
+    `traceparent`, the current trace context (the subscriber's `assetbus handle` span), when there is one."""
+    conf: dict[str, Any] = {CONF_KEY: {
         "run_id": signal.run_id,
         "partition_key": signal.partition_key,
         "partition_date": signal.partition_date.isoformat() if signal.partition_date else None,
@@ -43,6 +45,10 @@ def run_conf(signal: ReadinessSignal) -> dict[str, Any]:
                     "source": e.source.model_dump(mode="json", exclude_none=True)}
                    for e in signal.events],
     }}
+    traceparent = traceparent_of(headers_of())
+    if traceparent is not None:
+        conf[TRACEPARENT] = traceparent
+    return conf
 
 
 def _note(signal: ReadinessSignal) -> str:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import NamedTuple
 
+from opentelemetry.context import Context
 from pydantic_core import to_json
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
@@ -36,6 +37,7 @@ from assetbus.consumers.storage import (
     is_transient,
     transaction,
 )
+from assetbus.producers.tracing import context_of, span_headers
 from assetbus.schemas import DeadLetterReason, ErrorCode, Provenance, ReceiptStatus, SourceKind, Topics
 from assetbus.schemas import deadletters as dlq
 from assetbus.schemas.codecs import (
@@ -130,6 +132,8 @@ class Prepared:
 
     commands: list[tuple[CommandView, VerifiedToken, str]]
     result: BatchResult
+    traces: dict[str, Context] = field(default_factory=dict)
+    """The trace context each traced command's record carried, by command id."""
 
     def scopes(self) -> set[tuple[str, str, str]]:
         """(asset name, dedupe scope, dedupe key) of each command: two chunks that share one must be
@@ -162,6 +166,7 @@ class BatchProcessor:
                 decoded.append((record, outcome))
         missing = await self._missing_topics({outcome.reply_to for _, outcome in decoded})
         commands: list[tuple[CommandView, VerifiedToken, str]] = []
+        traces: dict[str, Context] = {}
         for record, outcome in decoded:
             if outcome.reply_to in missing:
                 letter = DeadLetter(DeadLetterReason.NO_REPLY_ADDRESS,
@@ -175,7 +180,10 @@ class BatchProcessor:
                     result.reject(checked)
                 else:
                     commands.append((outcome, *checked))
-        return Prepared(commands, result)
+                    context = context_of(getattr(record, "headers", None))
+                    if context is not None:
+                        traces[outcome.command_id_text] = context
+        return Prepared(commands, result, traces)
 
     async def store(self, prepared: Prepared, published: set[int]) -> BatchResult:
         """One transaction for the chunk; then the receipts and events of what it stored or found.
@@ -196,7 +204,7 @@ class BatchProcessor:
                         extra={"error": f"{type(error).__name__}: {error}"[:500]})
             stored = await self._transaction(commands, isolate=True)
         result.db_seconds += time.perf_counter() - started
-        self._answer(*stored, published, result)
+        self._answer(*stored, published, result, prepared.traces)
         return result
 
     async def _transaction(self, commands: list[tuple[CommandView, VerifiedToken, str]], *, isolate: bool) -> tuple[
@@ -223,8 +231,12 @@ class BatchProcessor:
 
     def _answer(self, resolved: list[tuple[CommandView, VerifiedToken, NewEvent | Rejection]],
                 first_of_scope: dict[ScopeKey, NewEvent], inserted: dict[ScopeKey, InsertedEvent],
-                originals: dict[ScopeKey, StoredEvent], published: set[int], result: BatchResult) -> None:
-        """Receipts for every command, and one asset event per scope key (the hot loop of the service)."""
+                originals: dict[ScopeKey, StoredEvent], published: set[int], result: BatchResult,
+                traces: dict[str, Context] | None = None) -> None:
+        """Receipts for every command, and one asset event per scope key (the hot loop of the service).
+
+        A traced command's receipt and event carry the context of an `assetbus store` span, a child of its emission's.
+        """
         fragments, events_topic = self._fragments, self._topics.asset_events
         receipts, events = result.receipts, result.events
         accepted = duplicate = 0
@@ -253,11 +265,13 @@ class BatchProcessor:
             else:
                 duplicate += 1
             command_id = command.command_id_text
+            traced = traces.get(command_id) if traces else None
+            headers = span_headers("assetbus store", traced) if traced is not None else ()
             if timestamp != last_time:
                 last_time, timestamp_json = timestamp, json_datetime(timestamp)
             receipts.append(_outgoing((command.reply_to, command.producer_id.encode(), receipt_bytes(
                 command_id, "accepted" if first else "duplicate", event_id, timestamp_json, asset_name,
-                event.dedupe_key), ())))
+                event.dedupe_key), headers)))
             if event_id in published:
                 continue
             published.add(event_id)
@@ -267,7 +281,7 @@ class BatchProcessor:
                 value = event_bytes(event_id, fragments.asset(command.asset_name, command.asset_uri),
                                            event.extra_json, command.partition_key, command.partition_date,
                                            event.dedupe_key, command_id, verified.source_json, timestamp_json)
-            events.append(_outgoing((events_topic, asset_name.encode(), value, ())))
+            events.append(_outgoing((events_topic, asset_name.encode(), value, headers)))
         result.statuses[ReceiptStatus.ACCEPTED] += accepted
         result.statuses[ReceiptStatus.DUPLICATE] += duplicate
 

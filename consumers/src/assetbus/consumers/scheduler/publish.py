@@ -17,11 +17,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from aiokafka import AIOKafkaProducer
+from opentelemetry.context import Context
+from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from assetbus.consumers.records import ConsumedRecord
 from assetbus.consumers.scheduler.metrics import SchedulerMetrics
 from assetbus.consumers.scheduler.payload import signal_json
 from assetbus.consumers.scheduler.sent import on_the_broker
@@ -32,10 +35,12 @@ from assetbus.producers.kafka.connection import KafkaConnection
 from assetbus.producers.kafka.producer import create_producer
 from assetbus.producers.kafka.retry import RetryPolicy
 from assetbus.producers.kafka.sender import BatchSender, wait_all
+from assetbus.producers.tracing import context_of, span_headers
 from assetbus.schemas import Topics
+from assetbus.schemas.codecs import read_event
 from assetbus.schemas.codecs.text import IsoTimes
 
-__all__ = ["ReadinessPublisher", "create_producer"]
+__all__ = ["ReadinessPublisher", "create_producer", "traced_events"]
 
 log = logging.getLogger("assetbus.scheduler")
 
@@ -54,6 +59,7 @@ class ReadinessPublisher:
         self._lock = asyncio.Lock()
         self._sender = BatchSender(producer)
         self._backlog: list[RunRow] = []
+        self._traces: dict[int, list[Context]] = {}
         self._in_flight: set[int] = set()
         self._wakeup = asyncio.Event()
         self._idle = asyncio.Event()
@@ -90,8 +96,14 @@ class ReadinessPublisher:
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
 
-    async def submit(self, runs: Sequence[RunRow]) -> None:
-        """Queue runs for the background sender; waits while the backlog is full (backpressure)."""
+    async def submit(self, runs: Sequence[RunRow], traces: Mapping[int, Context] | None = None) -> None:
+        """Queue runs for the background sender; waits while the backlog is full (backpressure).
+
+        `traces`: the trace context of triggering events, by event id. A run's signal carries the context of an
+        `assetbus signal` span, a child of its first traced event's context and linked to the others'.
+        """
+        if traces:
+            self.note_traces(runs, traces)
         if runs:
             self._backlog.extend(runs)
             self._in_flight.update(run.id for run in runs)
@@ -100,6 +112,18 @@ class ReadinessPublisher:
             if len(self._backlog) >= self._max_backlog:
                 self._room.clear()
         await self._room.wait()
+
+    def note_traces(self, runs: Sequence[RunRow], traces: Mapping[int, Context]) -> None:
+        """Remember, until their signals are put, the trace contexts of the events behind runs."""
+        for run in runs:
+            contexts = [traces[e] for e in (int(event.get("event_id", -1)) for event in run.events) if e in traces]
+            if contexts:
+                self._traces[run.id] = contexts
+
+    def signal_headers(self, run: RunRow) -> tuple[tuple[str, bytes], ...]:
+        """The trace headers of a run's signal (an `assetbus signal` span), once; none for an untraced run."""
+        contexts = self._traces.pop(run.id, None)
+        return span_headers("assetbus signal", contexts[0], links=contexts[1:]) if contexts else ()
 
     async def publish(self, runs: Sequence[RunRow]) -> int:
         """Signal these runs now, wait for every broker ack, then mark them published."""
@@ -209,7 +233,8 @@ class ReadinessPublisher:
             for run in sorted(runs, key=lambda r: r.id):
                 topic = self._topics.readiness(run.dag_id)
                 key = _key(run)
-                sender.put(topic, await sender.partition_of(topic, key), key, signal_json(run, times))
+                headers = self.signal_headers(run) if self._traces else ()
+                sender.put(topic, await sender.partition_of(topic, key), key, signal_json(run, times), headers)
         except BaseException:
             sender.discard_open()
             raise
@@ -217,6 +242,17 @@ class ReadinessPublisher:
         self.published += len(runs)
         if self._metrics is not None:
             self._metrics.published(runs)
+
+
+def traced_events(records: Iterable[ConsumedRecord]) -> dict[int, Context]:
+    """The trace context of each asset event record that carries one, by event id (only those are read again)."""
+    traces: dict[int, Context] = {}
+    for record in records:
+        context = context_of(getattr(record, "headers", None))
+        if context is not None:
+            with contextlib.suppress(ValidationError):
+                traces[read_event(record.value).event_id] = context
+    return traces
 
 
 def _key(run: RunRow) -> bytes:

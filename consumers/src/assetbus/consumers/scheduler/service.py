@@ -17,10 +17,11 @@ import dataclasses
 import logging
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from aiokafka import AIOKafkaProducer
 from aiokafka.errors import KafkaError
+from opentelemetry.context import Context
 
 from assetbus.consumers.errors import NotStarted, StorageUnavailable
 from assetbus.consumers.kafka.pipelined import PipelinedShell
@@ -32,7 +33,7 @@ from assetbus.consumers.scheduler.apply import ApplyResult, Routed, apply_events
 from assetbus.consumers.scheduler.config import SchedulerConfig
 from assetbus.consumers.scheduler.decode import EventRecord, IncomingEvent, decode_batch
 from assetbus.consumers.scheduler.metrics import SchedulerMetrics
-from assetbus.consumers.scheduler.publish import ReadinessPublisher, create_producer
+from assetbus.consumers.scheduler.publish import ReadinessPublisher, create_producer, traced_events
 from assetbus.consumers.scheduler.registry import DagRegistry
 from assetbus.consumers.scheduler.topics import ReadinessTopics
 from assetbus.consumers.storage import create_engine, translated
@@ -48,6 +49,8 @@ class PreparedBatch:
     events: list[IncomingEvent]
     unreadable: int
     routed: Routed
+    traces: dict[int, Context] = field(default_factory=dict)
+    """The trace context of each traced event, by event id."""
 
 
 @dataclass
@@ -95,7 +98,7 @@ class Scheduler:
     async def prepare(self, records: Sequence[EventRecord]) -> PreparedBatch:
         """Decode and route a batch: CPU work that the shell overlaps with the previous batch's statements."""
         events, unreadable = await decode_batch(records)
-        return PreparedBatch(events, unreadable, await route_batch(self.registry.index, events))
+        return PreparedBatch(events, unreadable, await route_batch(self.registry.index, events), traced_events(records))
 
     async def handle(self, records: Sequence[EventRecord]) -> ApplyResult:
         """Apply one batch (committed when this returns) and hand its runs to the publisher."""
@@ -109,7 +112,7 @@ class Scheduler:
         self.metrics.applied(len(events), unreadable, result.skipped, result.runs, time.perf_counter() - started)
         if self.publisher is None:
             raise NotStarted("the scheduler's signal publisher")
-        await self.publisher.submit(result.runs)
+        await self.publisher.submit(result.runs, batch.traces)
         self.stats.batches += 1
         self.stats.events += len(events)
         self.stats.unreadable += unreadable

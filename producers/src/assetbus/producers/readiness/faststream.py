@@ -32,6 +32,7 @@ from faststream.kafka.annotations import KafkaMessage
 
 from assetbus.producers.readiness.ledger import RunLedger
 from assetbus.producers.readiness.subscriber import Handler, SubscriberEvents, check_signal, run_once
+from assetbus.producers.tracing import context_of
 from assetbus.schemas import Topics
 
 log = logging.getLogger("assetbus.readiness")
@@ -56,7 +57,8 @@ def subscribe_readiness(broker: KafkaBroker, dag_id: str, handler: Handler, *, g
         if signal is None:
             events.signal(dag_id, "unreadable")
             return
-        outcome = await run_once(ledger, signal, handler, consumer, events)
+        outcome = await run_once(ledger, signal, handler, consumer, events,
+                                 context_of(getattr(message.raw_message, "headers", None)))
         events.signal(dag_id, outcome.value)
 
     on_signal.__name__ = f"readiness_{dag_id}"

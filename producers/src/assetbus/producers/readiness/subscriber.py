@@ -26,11 +26,14 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
+from opentelemetry.context import Context
+from opentelemetry.trace import SpanKind
 from pydantic import ValidationError
 
 from assetbus.producers.kafka.connection import KafkaConnection, as_connection
 from assetbus.producers.readiness.ledger import RunLedger, RunStatus
 from assetbus.producers.readiness.loop import LoopEvents, SignalLoop
+from assetbus.producers.tracing import context_of, tracer
 from assetbus.schemas import ReadinessSignal, Topics
 from assetbus.schemas.codecs import decode_signal
 
@@ -109,12 +112,13 @@ def check_signal(value: bytes | None, dag_id: str, topic: str) -> ReadinessSigna
 
 
 async def run_once(ledger: RunLedger, signal: ReadinessSignal, handler: Handler, consumer: str,
-                   events: SubscriberEvents | None = None) -> RunStatus | Skipped:
+                   events: SubscriberEvents | None = None, context: Context | None = None) -> RunStatus | Skipped:
     """Claim the signal's run, run the handler, record its outcome. `Skipped.DUPLICATE` if the run finished.
 
     The one place the once-per-run rule is written: the plain subscriber and the FastStream
     integration both call it. A handler's exception is recorded as `failed` (and not raised);
-    a ledger's error is raised (the signal must come again)."""
+    a ledger's error is raised (the signal must come again). With `context` (the trace context the
+    signal's record carried) the handler runs in an `assetbus handle` span, its child."""
     if not await ledger.claim(signal.run_id, consumer):
         log.info("run %s of %s has finished already (or is unknown to the ledger); skipping the signal",
                  signal.run_id, signal.dag_id)
@@ -123,7 +127,13 @@ async def run_once(ledger: RunLedger, signal: ReadinessSignal, handler: Handler,
         events.ready_after(signal.dag_id, max(0.0, time.time() - signal.created_at.timestamp()))
     started = time.perf_counter()
     try:
-        await handler(signal)
+        if context is None:
+            await handler(signal)
+        else:
+            with tracer.start_as_current_span("assetbus handle", context, kind=SpanKind.CONSUMER,
+                                              attributes={"assetbus.dag_id": signal.dag_id,
+                                                          "assetbus.run_id": signal.run_id}):
+                await handler(signal)
     except Exception as error:
         log.exception("handler failed for run %s of %s", signal.run_id, signal.dag_id)
         await ledger.finish(signal.run_id, RunStatus.FAILED, f"{type(error).__name__}: {error}"[:2000])
@@ -187,14 +197,16 @@ class ReadinessSubscriber:
 
     async def _on_batch(self, records: Sequence[Any]) -> None:
         for record in records:
-            await self.handle(record.value)
+            await self.handle(record.value, record.headers)
 
-    async def handle(self, value: bytes | None) -> RunStatus | None:
-        """Handle one record value. Returns the run's outcome, or None if it was skipped."""
+    async def handle(self, value: bytes | None,
+                     headers: Sequence[tuple[str, bytes]] | None = None) -> RunStatus | None:
+        """Handle one record value (and its headers: a `traceparent` there is the handler span's parent).
+        Returns the run's outcome, or None if it was skipped."""
         self.stats.received += 1
         signal = check_signal(value, self.dag_id, self.topic)
         outcome = Skipped.UNREADABLE if signal is None else await run_once(
-            self._ledger, signal, self._handler, self.consumer_name, self.metrics)
+            self._ledger, signal, self._handler, self.consumer_name, self.metrics, context_of(headers))
         if outcome is Skipped.UNREADABLE:
             self.stats.unreadable += 1
         elif outcome is Skipped.DUPLICATE:
