@@ -218,4 +218,6 @@ async def test_a_token_is_replaced_before_it_expires_and_the_broker_takes_the_ne
 
     await wait_for(refreshed, timeout_s=3 * SHORT_LIFETIME_S, interval=0.3, what="a second token")
     first, second = tokens.issued_at["short-lived"][:2]
-    assert 0.8 * SHORT_LIFETIME_S <= second - first < SHORT_LIFETIME_S  # at 80% of its lifetime, before it expired
+    # at 80% of its lifetime, before it expired. The provider counts the lifetime from when it sent the request,
+    # a few milliseconds before the server stamped its first token: allow that much (0.25 s), never more.
+    assert 0.8 * SHORT_LIFETIME_S - 0.25 <= second - first < SHORT_LIFETIME_S
