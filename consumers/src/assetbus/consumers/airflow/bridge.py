@@ -27,7 +27,11 @@ from assetbus.consumers.airflow.client import AirflowClient
 from assetbus.consumers.airflow.config import BridgeConfig
 from assetbus.consumers.airflow.dagruns import CreatedRun, trigger_run
 from assetbus.consumers.airflow.declared import airflow_driven_dags, apply_declared_dags, read_declared_dags
-from assetbus.consumers.airflow.errors import AirflowAuthError, AirflowError, AirflowNotFound, AirflowRefused
+from assetbus.consumers.airflow.errors import (
+    AirflowError,
+    AirflowRefused,
+    error_kind,
+)
 from assetbus.consumers.airflow.metrics import BridgeMetrics
 from assetbus.consumers.airflow.outcomes import OutcomePoller
 from assetbus.consumers.airflow.sync import apply_airflow_assets, read_airflow_assets
@@ -231,7 +235,7 @@ class AirflowBridge:
                 self.metrics.airflow_errors.labels(dag_id=signal.dag_id, kind="refused").inc()
                 raise
             except AirflowError as error:
-                self.metrics.airflow_errors.labels(dag_id=signal.dag_id, kind=_error_kind(error)).inc()
+                self.metrics.airflow_errors.labels(dag_id=signal.dag_id, kind=error_kind(error)).inc()
                 await self._note(signal.run_id, f"waiting for Airflow: {error}")
                 raise
 
@@ -263,11 +267,3 @@ class AirflowBridge:
 def _airflow_transient(error: BaseException) -> bool:
     """Airflow could not take the run now (down, a 5xx, a login that failed): try again; a refusal is final."""
     return isinstance(error, AirflowError) and not isinstance(error, AirflowRefused)
-
-
-def _error_kind(error: AirflowError) -> str:
-    if isinstance(error, AirflowAuthError):
-        return "auth"
-    if isinstance(error, AirflowNotFound):
-        return "not_found"
-    return "unavailable"

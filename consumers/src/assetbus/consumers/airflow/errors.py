@@ -44,3 +44,14 @@ class AirflowTokenRefused(AirflowAuthError):
     """
 
     retriable = False
+
+
+def error_kind(error: BaseException) -> str:
+    """The metrics label of a failed call to Airflow: auth, not_found, refused, unavailable, or other."""
+    if isinstance(error, AirflowAuthError):
+        return "auth"
+    if isinstance(error, AirflowNotFound):
+        return "not_found"
+    if isinstance(error, AirflowRefused):
+        return "refused"
+    return "unavailable" if isinstance(error, AirflowError) else "other"

@@ -31,12 +31,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from assetbus.consumers.airflow.client import AirflowClient
-from assetbus.consumers.airflow.errors import (
-    AirflowAuthError,
-    AirflowError,
-    AirflowNotFound,
-    AirflowRefused,
-)
+from assetbus.consumers.airflow.errors import AirflowError, AirflowNotFound, AirflowRefused, error_kind
 from assetbus.consumers.airflow.forwarder_config import ForwarderConfig
 from assetbus.consumers.airflow.forwarder_metrics import ForwarderMetrics
 from assetbus.consumers.kafka.shell import ConsumerSettings, ServiceShell
@@ -51,6 +46,7 @@ from assetbus.consumers.storage.forwarded import (
     lock_entry,
     note_attempt,
 )
+from assetbus.producers.kafka.retry import RetryPolicy, retry_until
 from assetbus.schemas import AssetEvent
 from assetbus.schemas.codecs import decode_event
 
@@ -123,6 +119,7 @@ class AirflowForwarder:
         self._assets = AirflowAssets(self._airflow, config.asset_refresh_s)
         self._wanted = frozenset(config.assets)
         self._gate = asyncio.Semaphore(config.concurrency)
+        self._retry = RetryPolicy(initial_s=config.backoff_initial_s, max_s=config.backoff_max_s)
         settings = ConsumerSettings(topics=(config.topics.asset_events,), group_id=config.group_id,
                                     max_records=config.max_records)
         self.shell = ServiceShell(config.kafka, settings, self._on_batch, metrics=self.metrics, log=log,
@@ -193,14 +190,17 @@ class AirflowForwarder:
         """Make sure the event exists in Airflow once; its outcome (see `ForwarderMetrics.events`)."""
         if self._wanted and event.asset.name not in self._wanted:
             return "skipped"
-        asset_id = await self._retrying(event, lambda: self._assets.id_of(event.asset.name, event.asset.uri))
+        asset_id = await retry_until(lambda: self._assets.id_of(event.asset.name, event.asset.uri), self._retry,
+                                     what=f"asset {event.asset.name} in Airflow", retriable=_is_airflow_error,
+                                     on_retry=self._airflow_failed)
         if asset_id is None:
             return "unknown_asset"
         async with translated(), self._engine.begin() as conn:
             fresh = await claim_intent(conn, event.event_id, asset_id)
         uncertain = not fresh  # an intent written earlier: its POST may have reached Airflow
-        delay = self.config.backoff_initial_s
-        while True:
+
+        async def attempt() -> str:
+            nonlocal uncertain
             try:
                 async with translated(), self._engine.begin() as conn:
                     entry = await lock_entry(conn, event.event_id)
@@ -223,30 +223,24 @@ class AirflowForwarder:
                         log.error("Airflow refused event %s of %s: %s", event.event_id, event.asset.name, error)
                         return "refused"
                     await finish_entry(conn, event.event_id, POSTED, airflow_id)
-                self.posted += 1
-                self.metrics.delay_seconds.observe(max(0.0, (datetime.now(UTC) - event.timestamp).total_seconds()))
-                return "posted"
             except AirflowError as error:
-                self.metrics.airflow_errors.labels(kind=_error_kind(error)).inc()
-                log.warning("cannot forward event %s of %s to Airflow, retrying in %.1fs: %s", event.event_id,
-                            event.asset.name, delay, error)
-                with contextlib.suppress(Exception):
+                with contextlib.suppress(Exception):  # the ledger notes the failure; the retry does not depend on it
                     async with translated(), self._engine.begin() as conn:
                         await note_attempt(conn, event.event_id, str(error))
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, self.config.backoff_max_s)
+                raise
+            self.posted += 1
+            self.metrics.delay_seconds.observe(max(0.0, (datetime.now(UTC) - event.timestamp).total_seconds()))
+            return "posted"
 
-    async def _retrying(self, event: AssetEvent, call: Any) -> Any:
-        delay = self.config.backoff_initial_s
-        while True:
-            try:
-                return await call()
-            except AirflowError as error:
-                self.metrics.airflow_errors.labels(kind=_error_kind(error)).inc()
-                log.warning("cannot look up asset %s in Airflow, retrying in %.1fs: %s", event.asset.name, delay,
-                            error)
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, self.config.backoff_max_s)
+        return await retry_until(attempt, self._retry, what=f"forwarding event {event.event_id} of "
+                                 f"{event.asset.name} to Airflow", retriable=_is_airflow_error,
+                                 on_retry=self._airflow_failed)
+
+    def _airflow_failed(self, error: BaseException, delay: float) -> None:
+        """One failed call to Airflow: counted by kind, one log line with the coming delay."""
+        kind = error_kind(error)
+        self.metrics.airflow_errors.labels(kind=kind).inc()
+        log.warning("Airflow failed (%s), retrying in %.1fs: %s", kind, delay, error)
 
     async def _post(self, asset_id: int, event: AssetEvent) -> int:
         body: dict[str, Any] = {"asset_id": asset_id, "extra": airflow_extra(event)}
@@ -266,12 +260,8 @@ class AirflowForwarder:
         return None
 
 
-def _error_kind(error: AirflowError) -> str:
-    if isinstance(error, AirflowAuthError):
-        return "auth"
-    if isinstance(error, AirflowNotFound):
-        return "not_found"
-    return "unavailable"
+def _is_airflow_error(error: BaseException) -> bool:
+    return isinstance(error, AirflowError)
 
 
 async def serve(config: ForwarderConfig) -> None:
