@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from assetbus.cli.main import app
-from assetbus.producers.tokens import dag_token, source_of, task_token, token_expiry
+from assetbus.producers.tokens import dag_token, scoped_token, source_of, task_token, token_expiry
 from assetbus.schemas import SourceKind
 
 SECRET = "unit-test-secret-of-at-least-32-bytes"
@@ -55,3 +55,12 @@ def test_the_cli_refuses_a_non_positive_ttl(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setenv("ASSETBUS_TOKEN_SECRET", SECRET)
     result = CliRunner().invoke(app, ["token", "issue", "--dag", "ingest", "--run", "run-1", "--ttl", "0"])
     assert result.exit_code == 1
+
+
+def test_a_scoped_token_names_its_subject_and_scope_and_no_attempt() -> None:
+    token = scoped_token(SECRET, "operator:ana", "ui:read", ttl_seconds=60, extra_claims={"dag_id": "d"})
+    claims = jwt.decode(token, SECRET, algorithms=["HS256"], audience="assetbus")
+    assert (claims["sub"], claims["scope"], claims["dag_id"]) == ("operator:ana", "ui:read", "d")
+    assert 0 < claims["exp"] - time.time() <= 60 and "run_id" not in claims
+    with pytest.raises(ValueError, match="positive"):
+        scoped_token(SECRET, "operator:ana", "ui:read", ttl_seconds=0)

@@ -82,6 +82,19 @@ def issue_token(
     return jwt.encode(claims, key, algorithm=algorithm, headers=headers or None)
 
 
+def scoped_token(key: TokenKey, subject: str, scope: str, *, ttl_seconds: int, audience: str = DEFAULT_AUDIENCE,
+                 extra_claims: dict[str, object] | None = None) -> str:
+    """A signed token that names no task attempt or DAG run: a subject and its scope (an operator of the UI,
+    a readiness subscriber), valid `ttl_seconds`; `key` as for `issue_token`."""
+    if ttl_seconds <= 0:
+        raise ValueError("ttl_seconds must be positive")
+    signing, algorithm, headers = _signing(key)
+    now = int(time.time())
+    claims: dict[str, object] = {"sub": subject, "aud": audience, "iat": now, "exp": now + ttl_seconds,
+                                 "jti": uuid.uuid4().hex, "scope": scope, **(extra_claims or {})}
+    return jwt.encode(claims, signing, algorithm=algorithm, headers=headers or None)
+
+
 def task_token(secret: TokenKey, dag_id: str, run_id: str, task_id: str, *, map_index: int = -1,
                try_number: int = 1, ttl_seconds: int = DEFAULT_TTL_SECONDS, publish: Publication = ANY_ASSET,
                not_after: int | None = None) -> str:

@@ -11,8 +11,6 @@ for browsers (HttpOnly, SameSite=Strict, path `/ui`, expiring with the token).
 
 from __future__ import annotations
 
-import time
-import uuid
 from dataclasses import dataclass
 from typing import Annotated
 
@@ -24,7 +22,7 @@ from assetbus.consumers.api.errors import ApiError, ApiErrorCode
 from assetbus.consumers.api.security import bearer
 from assetbus.consumers.auth import TokenError, TokenVerifier
 from assetbus.consumers.auth.tokens import DEFAULT_AUDIENCE, SIGNATURE_INVALID
-from assetbus.producers.tokens import TokenKey, _signing
+from assetbus.producers.tokens import TokenKey, scoped_token
 
 SCOPE_UI_READ = "ui:read"
 """May read the operators' page and `/ui/api/*`."""
@@ -40,13 +38,7 @@ _CHALLENGE = 'Bearer realm="assetbus-ui"'
 def operator_token(key: TokenKey, name: str, *, ttl_seconds: int = OPERATOR_TTL_SECONDS,
                    audience: str = DEFAULT_AUDIENCE) -> str:
     """A signed operator token for `name`, valid `ttl_seconds`; `key` as for `issue_token`."""
-    if ttl_seconds <= 0:
-        raise ValueError("ttl_seconds must be positive")
-    signing, algorithm, headers = _signing(key)
-    now = int(time.time())
-    claims = {"sub": OPERATOR_SUBJECT + name, "aud": audience, "iat": now, "exp": now + ttl_seconds,
-              "jti": uuid.uuid4().hex, "scope": SCOPE_UI_READ}
-    return jwt.encode(claims, signing, algorithm=algorithm, headers=headers or None)
+    return scoped_token(key, OPERATOR_SUBJECT + name, SCOPE_UI_READ, ttl_seconds=ttl_seconds, audience=audience)
 
 
 @dataclass(frozen=True)

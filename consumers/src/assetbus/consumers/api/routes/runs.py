@@ -11,8 +11,6 @@ installation's minting key. It may claim and finish the runs of its own DAG only
 
 from __future__ import annotations
 
-import time
-import uuid
 from dataclasses import dataclass
 from typing import Annotated, Literal
 
@@ -30,7 +28,7 @@ from assetbus.consumers.auth import TokenError
 from assetbus.consumers.auth.tokens import DEFAULT_AUDIENCE
 from assetbus.consumers.storage.runs import RunStatus, claim_run, finish_run, get_run
 from assetbus.producers.readiness.ledger import SCOPE_RUNS_CLAIM
-from assetbus.producers.tokens import TokenKey, _signing
+from assetbus.producers.tokens import TokenKey, scoped_token
 
 router = APIRouter(prefix="/execution/runs", tags=["runs"], dependencies=[Depends(version_header)])
 
@@ -46,13 +44,8 @@ RunId = Annotated[str, Path(min_length=1, max_length=250, description="The consu
 def subscriber_token(key: TokenKey, dag_id: str, name: str, *, ttl_seconds: int = SUBSCRIBER_TTL_SECONDS,
                      audience: str = DEFAULT_AUDIENCE) -> str:
     """A signed subscriber token for the runs of `dag_id`, subject `subscriber:<name>`; `key` as for `issue_token`."""
-    if ttl_seconds <= 0:
-        raise ValueError("ttl_seconds must be positive")
-    signing, algorithm, headers = _signing(key)
-    now = int(time.time())
-    claims = {"sub": SUBSCRIBER_SUBJECT + name, "aud": audience, "iat": now, "exp": now + ttl_seconds,
-              "jti": uuid.uuid4().hex, "scope": SCOPE_RUNS_CLAIM, "dag_id": dag_id}
-    return jwt.encode(claims, signing, algorithm=algorithm, headers=headers or None)
+    return scoped_token(key, SUBSCRIBER_SUBJECT + name, SCOPE_RUNS_CLAIM, ttl_seconds=ttl_seconds, audience=audience,
+                        extra_claims={"dag_id": dag_id})
 
 
 @dataclass(frozen=True)
