@@ -36,7 +36,7 @@ from assetbus.consumers.airflow.metrics import BridgeMetrics
 from assetbus.consumers.airflow.outcomes import OutcomePoller
 from assetbus.consumers.airflow.sync import apply_airflow_assets, read_airflow_assets
 from assetbus.consumers.kafka.startup import startup_policy, wait_for_database, wait_for_kafka
-from assetbus.consumers.observe import ProbeServer, start_probes
+from assetbus.consumers.observe.service import Service, cancel_and_wait
 from assetbus.consumers.readiness import DatabaseLedger, ReadinessSubscriber, RunStatus
 from assetbus.consumers.scheduler.topics import create_readiness_topics
 from assetbus.consumers.storage import create_engine, translated
@@ -76,7 +76,7 @@ class BatchSubscriber(ReadinessSubscriber):
         await asyncio.gather(*(self._one(record.value) for record in records))
 
 
-class AirflowBridge:
+class AirflowBridge(Service):
     """`async with AirflowBridge(config) as bridge: await bridge.run_forever()`."""
 
     def __init__(self, config: BridgeConfig, *, engine: AsyncEngine | None = None,
@@ -98,7 +98,6 @@ class AirflowBridge:
         self._started: list[BatchSubscriber] = []
         self._runs: list[asyncio.Task[None]] = []
         self._sync_task: asyncio.Task[None] | None = None
-        self._probes: ProbeServer | None = None
 
     def _subscriber(self, dag_id: str) -> BatchSubscriber:
         return BatchSubscriber(self.config.kafka, dag_id, self.handle, group_id=self.config.group_id,
@@ -169,23 +168,13 @@ class AirflowBridge:
         except BaseException:
             await self.stop()
             raise
-        self._probes = start_probes(self.metrics.registry, self.config)
-
-    @property
-    def metrics_port(self) -> int | None:
-        """The bound port of /metrics, /healthz and /readyz (None: not served)."""
-        return self._probes.port if self._probes is not None else None
+        self.serve_probes(self.metrics.registry, self.config)
 
     async def stop(self) -> None:
         try:
-            if self._probes is not None:
-                self._probes.stop()
-                self._probes = None
-            if self._sync_task is not None:
-                self._sync_task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await self._sync_task
-                self._sync_task = None
+            self.stop_probes()
+            await cancel_and_wait(self._sync_task)
+            self._sync_task = None
             await self.poller.stop()
             while self._started:  # each finishes its signals in flight and commits, then its run task ends
                 await self._started.pop().stop()
@@ -198,13 +187,6 @@ class AirflowBridge:
             await self._airflow.aclose()
             if self._owned_engine:
                 await self._engine.dispose()
-
-    async def __aenter__(self) -> AirflowBridge:
-        await self.start()
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.stop()
 
     async def wait_assigned(self, timeout_s: float = 30.0) -> None:
         for subscriber in self.subscribers:

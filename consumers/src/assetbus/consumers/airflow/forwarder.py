@@ -36,7 +36,7 @@ from assetbus.consumers.airflow.forwarder_config import ForwarderConfig
 from assetbus.consumers.airflow.forwarder_metrics import ForwarderMetrics
 from assetbus.consumers.kafka.shell import ConsumerSettings, ServiceShell
 from assetbus.consumers.kafka.startup import startup_policy, wait_for_database, wait_for_kafka
-from assetbus.consumers.observe import ProbeServer, start_probes
+from assetbus.consumers.observe.service import Service
 from assetbus.consumers.storage import create_engine, translated
 from assetbus.consumers.storage.forwarded import (
     POSTED,
@@ -106,7 +106,7 @@ class AirflowAssets:
         self._known.pop((name, uri), None)
 
 
-class AirflowForwarder:
+class AirflowForwarder(Service):
     """`async with AirflowForwarder(config) as forwarder: await forwarder.run_forever()`."""
 
     def __init__(self, config: ForwarderConfig, *, engine: AsyncEngine | None = None,
@@ -126,7 +126,6 @@ class AirflowForwarder:
                                   name="assetbus-airflow-forwarder")
         self.posted = 0
         """Airflow asset events this process created (found or met again not counted)."""
-        self._probes: ProbeServer | None = None
 
     async def start(self) -> None:
         """Wait for Kafka and PostgreSQL (up to `startup_timeout_s`), join the group, serve the probes."""
@@ -138,29 +137,16 @@ class AirflowForwarder:
         except BaseException:
             await self.stop()
             raise
-        self._probes = start_probes(self.metrics.registry, self.config)
-
-    @property
-    def metrics_port(self) -> int | None:
-        return self._probes.port if self._probes is not None else None
+        self.serve_probes(self.metrics.registry, self.config)
 
     async def stop(self) -> None:
         try:
-            if self._probes is not None:
-                self._probes.stop()
-                self._probes = None
+            self.stop_probes()
             await self.shell.stop()
         finally:
             await self._airflow.aclose()
             if self._owned_engine:
                 await self._engine.dispose()
-
-    async def __aenter__(self) -> AirflowForwarder:
-        await self.start()
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.stop()
 
     async def wait_assigned(self, timeout_s: float = 30.0) -> None:
         await self.shell.wait_assigned(timeout_s)

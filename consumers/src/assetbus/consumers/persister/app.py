@@ -27,7 +27,7 @@ from assetbus.consumers.faults import storage_unavailable
 from assetbus.consumers.kafka.shell import ConsumerSettings, ServiceShell
 from assetbus.consumers.kafka.startup import startup_policy, wait_for_database, wait_for_kafka
 from assetbus.consumers.kafka.topics import core_specs
-from assetbus.consumers.observe import ProbeServer, start_probes
+from assetbus.consumers.observe.service import Service
 from assetbus.consumers.persister.batch import BatchProcessor, BatchResult, Prepared, RawRecord
 from assetbus.consumers.persister.config import PersisterConfig
 from assetbus.consumers.persister.metrics import PersisterMetrics
@@ -45,7 +45,7 @@ def _settle(future: asyncio.Future[Any]) -> None:
         future.exception()
 
 
-class Persister:
+class Persister(Service):
     """The service with an explicit lifecycle: `await start()`, `await stop()`, or `async with`."""
 
     def __init__(self, config: PersisterConfig) -> None:
@@ -57,7 +57,6 @@ class Persister:
         self.publisher: Publisher | None = None
         self.replies: ReplyTopics | None = None
         self.processor = BatchProcessor(self.engine, self.tokens, config.topics, self._missing_topics)
-        self._metrics_server: ProbeServer | None = None
         self.retry = RetryPolicy(initial_s=config.backoff_initial_s, max_s=config.backoff_max_s)
         self.shell = ServiceShell(
             config.kafka,
@@ -162,7 +161,7 @@ class Persister:
         await self.producer.start()
         self.publisher = Publisher(self.producer)
         self.replies = ReplyTopics(self.producer)
-        self._metrics_server = start_probes(self.metrics.registry, self.config)
+        self.serve_probes(self.metrics.registry, self.config)
 
     async def close(self) -> None:
         try:
@@ -170,14 +169,8 @@ class Persister:
                 await self.producer.stop()
                 self.producer = None
         finally:
-            if self._metrics_server is not None:
-                self._metrics_server.stop()
-                self._metrics_server = None
+            self.stop_probes()
             await self.engine.dispose()
-
-    @property
-    def metrics_port(self) -> int | None:
-        return self._metrics_server.port if self._metrics_server is not None else None
 
     async def start(self) -> None:
         """Wait for Kafka and PostgreSQL (up to `startup_timeout_s`), then open and join the group."""
@@ -198,13 +191,6 @@ class Persister:
             await self.shell.stop()
         finally:
             await self.close()
-
-    async def __aenter__(self) -> Persister:
-        await self.start()
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.stop()
 
 
 async def serve(config: PersisterConfig) -> None:

@@ -12,7 +12,6 @@ crash after it leaves runs unpublished: they are sent at the next start, and by 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import logging
 import time
@@ -28,7 +27,7 @@ from assetbus.consumers.kafka.pipelined import PipelinedShell
 from assetbus.consumers.kafka.shell import ConsumerSettings
 from assetbus.consumers.kafka.startup import startup_policy, wait_for_database, wait_for_kafka
 from assetbus.consumers.kafka.topics import TopicCreator, core_specs
-from assetbus.consumers.observe import ProbeServer, start_probes
+from assetbus.consumers.observe.service import Service, cancel_and_wait
 from assetbus.consumers.scheduler.apply import ApplyResult, Routed, apply_events, route_batch
 from assetbus.consumers.scheduler.config import SchedulerConfig
 from assetbus.consumers.scheduler.decode import EventRecord, IncomingEvent, decode_batch
@@ -63,13 +62,12 @@ class SchedulerStats:
     runs: int = 0
 
 
-class Scheduler:
+class Scheduler(Service):
     """The service with an explicit lifecycle: `await start()`, `await stop()`, or `async with`."""
 
     def __init__(self, config: SchedulerConfig, metrics: SchedulerMetrics | None = None) -> None:
         self.config = config
         self.metrics = metrics or SchedulerMetrics()
-        self._probes: ProbeServer | None = None
         # no pre-ping: it was a round trip per batch on the path to readiness; a connection the database
         # dropped fails the batch's first statement instead, and `apply` retries the batch on a new one
         self.engine = create_engine(config.database_url, pre_ping=False)
@@ -158,35 +156,19 @@ class Scheduler:
             await self.producer.stop()
             raise
         self._timer = asyncio.create_task(self._republish_periodically(), name="assetbus-scheduler-republish")
-        self._probes = start_probes(self.metrics.registry, self.config)
-
-    @property
-    def metrics_port(self) -> int | None:
-        return self._probes.port if self._probes is not None else None
+        self.serve_probes(self.metrics.registry, self.config)
 
     async def stop(self) -> None:
         try:
-            if self._timer is not None:
-                self._timer.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await self._timer
+            await cancel_and_wait(self._timer)
             await self.shell.stop()
             if self.publisher is not None:
                 await self.publisher.stop()
         finally:
-            if self._probes is not None:
-                self._probes.stop()
-                self._probes = None
+            self.stop_probes()
             if self.producer is not None:
                 await self.producer.stop()
             await self.engine.dispose()
-
-    async def __aenter__(self) -> Scheduler:
-        await self.start()
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.stop()
 
     async def _republish_periodically(self) -> None:
         assert self.publisher is not None
