@@ -65,10 +65,10 @@ test-airflow: install airflow-venv infra  ## only the tests against a real Airfl
 unit: install  ## only the tests that need no infrastructure
 	$(BIN)/pytest tests/unit
 
-lint: install  ## ruff, the layer contracts (import-linter, pyproject.toml), and mypy strict (the SDK and contract also as Python 3.10)
+lint: install  ## ruff, the layer contracts (import-linter, pyproject.toml), and mypy strict over the packages and tests/ (the SDK and contract also as Python 3.10)
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports --no-logo
-	$(BIN)/mypy src/assetbus schemas/src/assetbus producers/src/assetbus consumers/src/assetbus migrations/src/assetbus
+	$(BIN)/mypy src/assetbus schemas/src/assetbus producers/src/assetbus consumers/src/assetbus migrations/src/assetbus tests
 	$(BIN)/mypy --python-version 3.10 schemas/src/assetbus producers/src/assetbus
 
 screenshots: infra browser-deps  ## regenerate the docs' pictures of /ui (docs/images/ui.png, ui-dag.png) with the browser test

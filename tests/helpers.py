@@ -19,9 +19,9 @@ def not_yet(error: BaseException) -> bool:
     return isinstance(error, KafkaError) and bool(error.retriable)
 
 
-async def wait_for(condition: Callable[[], Awaitable[T]], *, timeout_s: float = 30.0, interval: float = 0.05,
+async def wait_for(condition: Callable[[], Awaitable[T | None]], *, timeout_s: float = 30.0, interval: float = 0.05,
                    what: str = "condition") -> T:
-    """Poll `condition` until it returns a truthy value; fail with `what` after `timeout` seconds.
+    """Poll `condition` until it returns a truthy value (so never None); fail with `what` after `timeout` seconds.
 
     A retriable Kafka error raised by `condition` counts as "not yet"; any other error fails at once."""
     deadline = time.monotonic() + timeout_s

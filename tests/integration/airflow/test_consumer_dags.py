@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import httpx
 import pytest
@@ -33,7 +34,7 @@ async def test_each_ready_partition_gets_one_airflow_run_whose_task_sees_the_key
     keys = [f"region-{uuid.uuid4().hex[:6]}-{i}" for i in range(3)]
     receipts = await emit_partitions(airflow_stack, ORDERS, [(key, None) for key in keys])
 
-    async def finished() -> list[dict[str, object]]:
+    async def finished() -> list[dict[str, Any]]:
         runs = [r for r in await runs_of(stack_engine, "orders_by_partition") if r["partition_key"] in keys]
         return runs if len(runs) == len(keys) and all(r["status"] == "success" for r in runs) else []
 

@@ -9,6 +9,7 @@ import subprocess
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 from sqlalchemy import text
@@ -71,7 +72,7 @@ def bridge(airflow_stack: AirflowStack) -> Iterator[None]:
     airflow_stack.stop_service("declared-bridge")
 
 
-async def rule_of(engine: AsyncEngine, dag_id: str) -> dict[str, object] | None:
+async def rule_of(engine: AsyncEngine, dag_id: str) -> dict[str, Any] | None:
     async with engine.connect() as conn:
         row = (await conn.execute(text("SELECT fileloc, definition, active FROM consumer_dags WHERE dag_id = :d"),
                                   {"d": dag_id})).one_or_none()

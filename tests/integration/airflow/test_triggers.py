@@ -76,7 +76,8 @@ async def test_the_deferrable_sensor_completes_once_the_partition_is_stored(
     airflow_api.trigger("partition_sensed", run_id, {"partition": partition})
 
     def deferred() -> bool:
-        return airflow_api.task_instance("partition_sensed", run_id, "wait_stored")["state"] == "deferred"
+        state: str = airflow_api.task_instance("partition_sensed", run_id, "wait_stored")["state"]
+        return state == "deferred"
 
     await asyncio.to_thread(_wait, deferred, 240, "the sensor to defer")
     await emit_partitions(airflow_stack, SENSED, [(f"{partition}-other", None)])  # another partition: not it

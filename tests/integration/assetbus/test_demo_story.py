@@ -8,9 +8,10 @@ import sys
 from pathlib import Path
 
 from assetbus.schemas import Topics
+from assetbus.settings import Settings
 
 
-async def test_the_demo_runs_end_to_end_and_can_run_again(infra, db_url: str, topics: Topics,  # type: ignore[no-untyped-def]
+async def test_the_demo_runs_end_to_end_and_can_run_again(infra: Settings, db_url: str, topics: Topics,
                                                          token_secret: str, readiness_cleanup: None) -> None:
     env = {**os.environ, "KAFKA_BOOTSTRAP_SERVERS": infra.bootstrap_servers, "DATABASE_URL": db_url,
            "ASSETBUS_TOPIC_PREFIX": topics.prefix, "ASSETBUS_TOKEN_SECRET": token_secret, "COLUMNS": "200"}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-from datetime import date, timedelta
+from datetime import date, datetime, time, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -16,6 +16,7 @@ from assetbus.consumers.storage import count_events
 from assetbus.consumers.storage.runs import list_runs
 from assetbus.producers import AsyncEmitter, task_token
 from assetbus.schemas import AssetRef, Topics
+from assetbus.settings import Settings
 from tests.helpers import wait_for
 
 REPO = Path(__file__).resolve().parents[3]
@@ -24,7 +25,7 @@ ASSETS = {f"warehouse.{name}": f"s3://example/{name}/"  # as the README register
           for name in ("clicks", "fx_rates", "fx_rates_backup", "sales", "daily_sales")}
 
 
-async def assetbus(infra, db_url: str, topics: Topics, secret: str, *args: str) -> tuple[int, str]:  # type: ignore[no-untyped-def]
+async def assetbus(infra: Settings, db_url: str, topics: Topics, secret: str, *args: str) -> tuple[int, str]:
     env = {**os.environ, "KAFKA_BOOTSTRAP_SERVERS": infra.bootstrap_servers, "DATABASE_URL": db_url,
            "ASSETBUS_TOPIC_PREFIX": topics.prefix, "ASSETBUS_TOKEN_SECRET": secret, "COLUMNS": "200"}
     process = await asyncio.create_subprocess_exec(str(Path(sys.executable).parent / "assetbus"), *args, env=env,
@@ -34,10 +35,10 @@ async def assetbus(infra, db_url: str, topics: Topics, secret: str, *args: str) 
 
 
 async def test_sync_list_replay_and_runs_list_from_the_command_line(
-        infra, db_url: str, topics: Topics, token_secret: str, engine: AsyncEngine,  # type: ignore[no-untyped-def]
+        infra: Settings, db_url: str, topics: Topics, token_secret: str, engine: AsyncEngine,
         persister: Persister, readiness_cleanup: None) -> None:
-    def cli(*args: str):  # type: ignore[no-untyped-def]
-        return assetbus(infra, db_url, topics, token_secret, *args)
+    async def cli(*args: str) -> tuple[int, str]:
+        return await assetbus(infra, db_url, topics, token_secret, *args)
 
     missing, out = await cli("dags", "sync", str(WAREHOUSE))
     assert missing == 1 and "unregistered asset" in out
@@ -74,7 +75,5 @@ async def test_sync_list_replay_and_runs_list_from_the_command_line(
     assert code == 0 and "2026-W40" in out and "replay" in out
 
 
-def datetime_at(day: date, zone: ZoneInfo):  # type: ignore[no-untyped-def]
-    from datetime import datetime, time
-
+def datetime_at(day: date, zone: ZoneInfo) -> datetime:
     return datetime.combine(day, time(), tzinfo=zone)

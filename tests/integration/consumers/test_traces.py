@@ -6,7 +6,7 @@ persister, the scheduler and the readiness subscriber all run here, and talk onl
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 
 import pytest
 from opentelemetry import trace
@@ -23,6 +23,7 @@ from assetbus.consumers.scheduler import AssetWait, ConsumerDag, Scheduler
 from assetbus.consumers.storage import register_asset
 from assetbus.producers import AsyncEmitter, task_token
 from assetbus.schemas import AssetRef, ReadinessSignal, Topics
+from assetbus.settings import Settings
 from tests.helpers import wait_for
 
 ORDERS = AssetRef(name="orders", uri="s3://bucket/orders/")
@@ -44,8 +45,9 @@ def spans() -> Iterator[InMemorySpanExporter]:
 
 
 @pytest.fixture
-async def emitter(infra, topics: Topics, token_secret: str, persister: Persister, engine: AsyncEngine,  # type: ignore[no-untyped-def]
-                  scheduler: Scheduler, define_dags) -> AsyncIterator[AsyncEmitter]:
+async def emitter(infra: Settings, topics: Topics, token_secret: str, persister: Persister, engine: AsyncEngine,
+                  scheduler: Scheduler,
+                  define_dags: Callable[..., Awaitable[object]]) -> AsyncIterator[AsyncEmitter]:
     async with engine.begin() as conn:
         await register_asset(conn, ORDERS.name, ORDERS.uri)
     await define_dags(DAG)
@@ -60,7 +62,7 @@ def _named(exported: InMemorySpanExporter, name: str) -> ReadableSpan:
 
 
 async def test_one_trace_spans_emit_stored_signalled_and_handled(
-        infra, topics: Topics, db_url: str, emitter: AsyncEmitter,  # type: ignore[no-untyped-def]
+        infra: Settings, topics: Topics, db_url: str, emitter: AsyncEmitter,
         spans: InMemorySpanExporter) -> None:
     seen: list[tuple[SpanContext, dict[str, object]]] = []
 

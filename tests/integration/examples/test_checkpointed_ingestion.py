@@ -77,7 +77,7 @@ async def test_killed_ingestion_resumes_after_the_last_committed_batch_and_emits
         rows = (await conn.execute(text("SELECT dedupe_key, try_number FROM asset_events ORDER BY id"))).all()
         watermark = (await conn.execute(text("SELECT value FROM asset_state WHERE key = 'watermark'"))).scalar_one()
     assert sorted(key for key, _ in rows) == sorted(f"batch-{n}" for n in range(BATCHES))  # once each
-    by_key = dict(rows)
+    by_key: dict[str, int] = dict(rows)
     assert all(by_key[f"batch-{n}"] == 1 for n in range(killed_after + 1))  # try 2 re-emitted none of them
     assert await committed_batch(engine) == BATCHES - 1
     assert watermark == {"partition": RUN, "batches": BATCHES}

@@ -40,7 +40,7 @@ async def test_a_shell_that_was_never_started_says_so() -> None:
     async def handler(records: object) -> None:
         return None
 
-    shell = ServiceShell(KAFKA, ConsumerSettings(topics=("t",), group_id="g"), handler)  # type: ignore[arg-type]
+    shell = ServiceShell(KAFKA, ConsumerSettings(topics=("t",), group_id="g"), handler)
     with pytest.raises(NotStarted, match="call start\\(\\) first"):
         await shell.run_forever()
 
@@ -63,6 +63,6 @@ async def test_a_signal_loop_that_was_never_started_says_so() -> None:
     async def handler(records: object) -> None:
         return None
 
-    loop = SignalLoop({}, "t", handler, max_records=1, log=logging.getLogger("test"), name="never-started")  # type: ignore[arg-type]
+    loop = SignalLoop({}, "t", handler, max_records=1, log=logging.getLogger("test"), name="never-started")
     with pytest.raises(SdkNotStarted, match="call start\\(\\) first"):
         await loop.run_forever()

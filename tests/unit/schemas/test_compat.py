@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -61,7 +62,11 @@ BASE: dict[str, Any] = {
 }
 
 
-def changed(edit: Any) -> dict[str, Any]:
+Edit = Callable[[dict[str, Any]], object]
+"""Changes a schema in place (what it returns is not used)."""
+
+
+def changed(edit: Edit) -> dict[str, Any]:
     schema = copy.deepcopy(BASE)
     edit(schema)
     return schema
@@ -72,7 +77,7 @@ def props(schema: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-BREAKING = {
+BREAKING: dict[str, Edit] = {
     "removed property": lambda s: props(s).pop("count"),
     "removed nested property": lambda s: s["$defs"]["Ref"]["properties"].pop("name"),
     "newly required property": lambda s: s["required"].append("count"),
@@ -105,7 +110,7 @@ def test_the_finding_names_the_path_and_the_change() -> None:
     assert str(narrowed) == "M.kind: enum narrowed: ['dag'] removed"
 
 
-COMPATIBLE = {
+COMPATIBLE: dict[str, Edit] = {
     "unchanged": lambda s: None,
     "optional property added": lambda s: props(s).__setitem__(
         "traceparent", {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None}),

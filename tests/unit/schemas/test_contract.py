@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from assetbus.schemas import (
     AssetEvent,
@@ -34,7 +34,7 @@ def test_every_message_exports_a_json_schema_with_a_version_field() -> None:
 
 
 @pytest.mark.parametrize("model", MESSAGES_DESCRIBED)
-def test_every_field_is_described(model: type) -> None:
+def test_every_field_is_described(model: type[BaseModel]) -> None:
     missing = [name for name, f in model.model_fields.items() if not f.description]
     assert missing == []
 

@@ -13,6 +13,7 @@ with DAG("forward_daily_rollup", catchup=False, tags=["assetbus-test"],
 
     @task
     def report(**context: Any) -> str | None:
-        return context["dag_run"].partition_key
+        key: str | None = context["dag_run"].partition_key
+        return key
 
     report()

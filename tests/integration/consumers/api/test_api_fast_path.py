@@ -9,6 +9,7 @@ import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
+import fastapi.dependencies.utils
 import fastapi.routing
 import httpx
 import pytest
@@ -92,7 +93,7 @@ async def _answers(app: fastapi.FastAPI, requests: list[tuple[str, str, dict[str
 def counted_dependency_resolution(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """How many times FastAPI resolved a route's dependencies (one entry per request it routed)."""
     calls: list[int] = []
-    original = fastapi.routing.solve_dependencies
+    original = fastapi.dependencies.utils.solve_dependencies  # defined there, called by fastapi.routing
 
     async def counting(*args: Any, **kwargs: Any) -> Any:
         calls.append(1)

@@ -12,6 +12,7 @@ import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from aiokafka import AIOKafkaProducer
@@ -33,7 +34,7 @@ DOCS_IMAGES = Path(__file__).resolve().parents[4] / "docs" / "images"
 WAIT_S = 20
 
 
-def _chrome() -> WebDriver:
+def _chrome() -> webdriver.Chrome:
     binary, driver = shutil.which("chromium"), shutil.which("chromedriver")
     if binary is None or driver is None:
         pytest.fail("chromium and chromium-driver are missing; `make test` installs Debian's packages (browser-deps)")
@@ -66,7 +67,7 @@ def screenshots(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def browser() -> Iterator[WebDriver]:
+def browser() -> Iterator[webdriver.Chrome]:
     driver = _chrome()
     try:
         yield driver
@@ -119,7 +120,7 @@ def _sign_in(driver: WebDriver, url: str, token: str) -> None:
     assert cookie is not None and cookie["httpOnly"] and cookie["sameSite"] == "Strict"
 
 
-def _walk_the_page(driver: WebDriver, url: str, token: str, images: Path) -> list[str]:
+def _walk_the_page(driver: webdriver.Chrome, url: str, token: str, images: Path) -> list[str]:
     """The clicks of an operator; returns what went wrong in the console."""
     _sign_in(driver, url, token)
     assets = _wait_text(driver, "assets", ORDERS.name)
@@ -153,11 +154,13 @@ def _walk_the_page(driver: WebDriver, url: str, token: str, images: Path) -> lis
     _wait_text(driver, "lag", "-persister")
     driver.get(f"{url}/ui#/dead-letters")
     _wait_text(driver, "dead-letters", "not_json")
-    return [entry["message"] for entry in driver.get_log("browser") if entry["level"] in ("SEVERE", "WARNING")]
+    # selenium's ChromiumDriver.get_log has no annotations (a list of {"level", "message", ...} entries)
+    logs: list[dict[str, Any]] = driver.get_log("browser")  # type: ignore[no-untyped-call]
+    return [entry["message"] for entry in logs if entry["level"] in ("SEVERE", "WARNING")]
 
 
 async def test_the_page_shows_the_demo_and_clicks_through_asset_event_run(
-        infra: Settings, db_url: str, topics: Topics, token_secret: str, api_url: str, browser: WebDriver,
+        infra: Settings, db_url: str, topics: Topics, token_secret: str, api_url: str, browser: webdriver.Chrome,
         readiness_cleanup: None, screenshots: Path) -> None:
     docs_before = _docs_pictures(screenshots)
     await _send_garbage(infra.bootstrap_servers, topics)  # the demo's persister dead-letters it

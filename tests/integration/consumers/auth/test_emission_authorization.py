@@ -67,7 +67,7 @@ KINDS = {
 
 
 def token(kind: Kind, scope: str, policy: Any) -> str:
-    claims = {"publish": None} if policy is None else None
+    claims: dict[str, object] | None = {"publish": None} if policy is None else None
     return issue_token(kind.key, kind.source, ttl_seconds=kind.ttl_seconds, scope=scope,
                        publish=policy if policy is not None else "*", extra_claims=claims)
 

@@ -34,7 +34,7 @@ class GatedCommits:
         self.real = consumer.commit
         self.gate = asyncio.Event()
         self.asked: list[dict[TopicPartition, int]] = []
-        consumer.commit = self.commit  # type: ignore[method-assign]
+        consumer.commit = self.commit
 
     async def commit(self, offsets: dict[TopicPartition, int]) -> None:
         self.asked.append(dict(offsets))

@@ -27,7 +27,8 @@ from tests.helpers import wait_for
 @pytest.fixture
 def api_config(api_config: ApiConfig) -> ApiConfig:
     """The shared API config with the lag and dead-letter gauges on (the route tests leave them off)."""
-    return api_config.replace(pipeline_gauges_interval_s=15.0)
+    replaced: ApiConfig = api_config.replace(pipeline_gauges_interval_s=15.0)
+    return replaced
 
 
 async def _get(url: str) -> httpx.Response:

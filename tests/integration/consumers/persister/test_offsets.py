@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -10,6 +12,7 @@ from assetbus.consumers.persister.batch import BatchResult, RawRecord
 from assetbus.consumers.storage import count_events, register_asset
 from assetbus.producers import AsyncEmitter, task_token
 from assetbus.schemas import AssetRef, Topics
+from assetbus.settings import Settings
 from tests.helpers import wait_for
 
 ORDERS = AssetRef(name="orders", uri="s3://bucket/orders/")
@@ -20,7 +23,7 @@ class FailsAfterInsertOnce(Persister):
 
     failures = 0
 
-    async def handle(self, records: tuple[RawRecord, ...]) -> BatchResult:
+    async def handle(self, records: Sequence[RawRecord]) -> BatchResult:
         if self.failures == 0:
             self.failures += 1
             await self._process_until_stored(records)  # the DB transaction commits ...
@@ -42,15 +45,15 @@ async def committed_offsets(bootstrap: str, group: str, topic: str) -> int:
 
 
 async def test_failure_after_insert_redelivers_and_answers_duplicate(
-    infra, persister_config: PersisterConfig, topics: Topics, token_secret: str, engine: AsyncEngine  # type: ignore[no-untyped-def]
+    infra: Settings, persister_config: PersisterConfig, topics: Topics, token_secret: str, engine: AsyncEngine
 ) -> None:
     async with engine.begin() as conn:
         await register_asset(conn, ORDERS.name, ORDERS.uri)
     token = task_token(token_secret, "ingest", "run-1", "load")
-    async with FailsAfterInsertOnce(persister_config) as persister, \
-            AsyncEmitter(infra.bootstrap_servers, token, topics=topics, receipt_timeout_s=20) as emitter:
+    failing = FailsAfterInsertOnce(persister_config)
+    async with failing, AsyncEmitter(infra.bootstrap_servers, token, topics=topics, receipt_timeout_s=20) as emitter:
         receipt = await emitter.emit(ORDERS, dedupe_key="batch-1")
-        assert persister.failures == 1
+        assert failing.failures == 1
     # the redelivered command found its event stored: a duplicate of it, one event in all
     assert receipt.duplicate and receipt.event_id is not None
     async with engine.connect() as conn:
@@ -60,7 +63,7 @@ async def test_failure_after_insert_redelivers_and_answers_duplicate(
 
 
 async def test_no_offset_is_committed_while_the_database_step_has_not_finished(
-    infra, persister_config: PersisterConfig, topics: Topics, token_secret: str, engine: AsyncEngine  # type: ignore[no-untyped-def]
+    infra: Settings, persister_config: PersisterConfig, topics: Topics, token_secret: str, engine: AsyncEngine
 ) -> None:
     async with engine.begin() as conn:
         await register_asset(conn, ORDERS.name, ORDERS.uri)
@@ -78,7 +81,7 @@ async def test_no_offset_is_committed_while_the_database_step_has_not_finished(
 class FailsForever(Persister):
     attempts = 0
 
-    async def handle(self, records: tuple[RawRecord, ...]) -> BatchResult:
+    async def handle(self, records: Sequence[RawRecord]) -> BatchResult:
         self.attempts += 1
         raise RuntimeError("injected: every batch fails before the database step")
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 
 import pytest
@@ -11,10 +12,12 @@ from assetbus.consumers.persister import Persister
 from assetbus.consumers.storage import count_events
 from assetbus.producers import AsyncEmitter, EmissionRejected, task_token
 from assetbus.schemas import AssetRef, ErrorCode, ReceiptStatus, Topics
+from assetbus.settings import Settings
 
 
 @pytest.fixture
-async def emitter(infra, topics: Topics, token_secret: str, persister: Persister):  # type: ignore[no-untyped-def]
+async def emitter(infra: Settings, topics: Topics, token_secret: str,
+                  persister: Persister) -> AsyncIterator[AsyncEmitter]:
     token = task_token(token_secret, "ingest", "run-1", "load", try_number=1)
     async with AsyncEmitter(infra.bootstrap_servers, token, topics=topics, receipt_timeout_s=20) as running:
         yield running

@@ -17,6 +17,7 @@ from assetbus.consumers.storage import register_asset
 from assetbus.consumers.storage.runs import RunRow, get_run, list_runs
 from assetbus.producers import AsyncEmitter, task_token
 from assetbus.schemas import AssetRef, ReadinessSignal, Topics
+from assetbus.settings import Settings
 from tests.helpers import wait_for
 
 ORDERS = AssetRef(name="orders", uri="s3://bucket/orders/")
@@ -25,7 +26,7 @@ Handler = Callable[[ReadinessSignal], Awaitable[None]]
 
 
 @pytest.fixture
-async def emitter(infra, topics: Topics, token_secret: str, persister: Persister, engine: AsyncEngine,  # type: ignore[no-untyped-def]
+async def emitter(infra: Settings, topics: Topics, token_secret: str, persister: Persister, engine: AsyncEngine,
                   scheduler: Scheduler, define_dags: Callable[..., Awaitable[object]]) -> AsyncIterator[AsyncEmitter]:
     """Emits `orders` through the persister; a scheduler fans it out to the `per_batch` DAG."""
     async with engine.begin() as conn:
@@ -37,7 +38,7 @@ async def emitter(infra, topics: Topics, token_secret: str, persister: Persister
 
 
 @pytest.fixture
-def subscriber_for(infra, topics: Topics, db_url: str) -> Callable[[Handler], ReadinessSubscriber]:  # type: ignore[no-untyped-def]
+def subscriber_for(infra: Settings, topics: Topics, db_url: str) -> Callable[[Handler], ReadinessSubscriber]:
     def make(handler: Handler) -> ReadinessSubscriber:
         return ReadinessSubscriber(infra.bootstrap_servers, "per_batch", handler, group_id=f"{topics.prefix}-workers",
                                    ledger=DatabaseLedger(db_url), topics=topics)
@@ -61,7 +62,7 @@ async def status_of(engine: AsyncEngine, run_id: str) -> str:
     return run.status
 
 
-async def republish(infra, topics: Topics, engine: AsyncEngine, run: RunRow) -> None:  # type: ignore[no-untyped-def]
+async def republish(infra: Settings, topics: Topics, engine: AsyncEngine, run: RunRow) -> None:
     """What the scheduler does after a crash between its commit and the broker's ack: the same run again."""
     producer = create_producer(infra.kafka)
     await producer.start()
@@ -73,7 +74,7 @@ async def republish(infra, topics: Topics, engine: AsyncEngine, run: RunRow) -> 
 
 
 async def test_a_republished_signal_is_processed_once_even_after_a_restart(
-        infra, topics: Topics, engine: AsyncEngine, emitter: AsyncEmitter,  # type: ignore[no-untyped-def]
+        infra: Settings, topics: Topics, engine: AsyncEngine, emitter: AsyncEmitter,
         subscriber_for: Callable[[Handler], ReadinessSubscriber]) -> None:
     handled: list[ReadinessSignal] = []
 

@@ -14,6 +14,7 @@ from assetbus.consumers.storage.queue import pending_for_dag
 from assetbus.consumers.storage.runs import RunRow, list_runs
 from assetbus.producers import AsyncEmitter, task_token
 from assetbus.schemas import AssetRef, ReadinessSignal, Topics
+from assetbus.settings import Settings
 from tests.helpers import wait_for
 
 ORDERS = AssetRef(name="orders", uri="s3://bucket/orders/")
@@ -30,7 +31,7 @@ async def assets(engine: AsyncEngine) -> list[AssetRef]:
 
 
 @pytest.fixture
-async def emitter(infra, topics: Topics, token_secret: str, persister: Persister,  # type: ignore[no-untyped-def]
+async def emitter(infra: Settings, topics: Topics, token_secret: str, persister: Persister,
                   assets: list[AssetRef]) -> AsyncIterator[AsyncEmitter]:
     token = task_token(token_secret, "ingest", "run-1", "load")
     async with AsyncEmitter(infra.bootstrap_servers, token, topics=topics, receipt_timeout_s=20) as running:
@@ -63,7 +64,7 @@ def wait_queued(engine: AsyncEngine) -> Callable[[str, int], Awaitable[None]]:
 
 
 @pytest.fixture
-def read_signals(infra, topics: Topics) -> Callable[[str, int], Awaitable[list[ReadinessSignal]]]:  # type: ignore[no-untyped-def]
+def read_signals(infra: Settings, topics: Topics) -> Callable[[str, int], Awaitable[list[ReadinessSignal]]]:
     """`await read_signals(dag_id, n)`: the DAG's readiness topic from the beginning, until n signals."""
 
     async def read(dag_id: str, count: int) -> list[ReadinessSignal]:

@@ -8,9 +8,11 @@ from aiokafka.admin import AIOKafkaAdminClient
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from assetbus.cli.dags import sync_path
+from assetbus.consumers.scheduler import SyncReport
 from assetbus.consumers.storage.dags import SyncChange, list_dags
 from assetbus.consumers.storage.task_assets import attach_task_asset
 from assetbus.schemas import AssetRef, Topics
+from assetbus.settings import Settings
 
 TWO_DAGS = """
 from assetbus.consumers.scheduler import AssetWait, ConsumerDag, HourlyToDaily
@@ -19,12 +21,12 @@ daily = ConsumerDag(dag_id="daily", schedule=AssetWait("clicks", mapping=HourlyT
 """
 
 
-async def sync(tmp_path: Path, infra, db_url: str, topics: Topics):  # type: ignore[no-untyped-def]
+async def sync(tmp_path: Path, infra: Settings, db_url: str, topics: Topics) -> SyncReport:
     return await sync_path(tmp_path, db_url, infra.kafka, topics)
 
 
 async def test_sync_creates_then_is_idempotent_then_updates_and_deactivates(
-        tmp_path: Path, infra, db_url: str, topics: Topics, engine: AsyncEngine,  # type: ignore[no-untyped-def]
+        tmp_path: Path, infra: Settings, db_url: str, topics: Topics, engine: AsyncEngine,
         assets: list[AssetRef], readiness_cleanup: None) -> None:
     dag_file = tmp_path / "dags.py"
     dag_file.write_text(TWO_DAGS.format(zone="UTC"))
@@ -52,7 +54,7 @@ async def test_sync_creates_then_is_idempotent_then_updates_and_deactivates(
 
 
 async def test_a_dag_waiting_for_an_unregistered_asset_is_reported_and_not_synced(
-        tmp_path: Path, infra, db_url: str, topics: Topics, engine: AsyncEngine,  # type: ignore[no-untyped-def]
+        tmp_path: Path, infra: Settings, db_url: str, topics: Topics, engine: AsyncEngine,
         readiness_cleanup: None) -> None:
     (tmp_path / "dags.py").write_text(TWO_DAGS.format(zone="UTC"))
     report = await sync(tmp_path, infra, db_url, topics)
@@ -64,7 +66,7 @@ async def test_a_dag_waiting_for_an_unregistered_asset_is_reported_and_not_synce
 
 
 async def test_a_file_that_fails_to_load_keeps_its_dags_active(
-        tmp_path: Path, infra, db_url: str, topics: Topics, engine: AsyncEngine,  # type: ignore[no-untyped-def]
+        tmp_path: Path, infra: Settings, db_url: str, topics: Topics, engine: AsyncEngine,
         assets: list[AssetRef], readiness_cleanup: None) -> None:
     dag_file = tmp_path / "dags.py"
     dag_file.write_text(TWO_DAGS.format(zone="UTC"))
@@ -83,7 +85,7 @@ loop = ConsumerDag(dag_id="loop", schedule=AssetWait("orders"), outlets=("orders
 
 
 async def test_sync_refuses_a_dag_whose_outlets_feed_its_own_schedule_unless_told_to_warn(
-        tmp_path: Path, infra, db_url: str, topics: Topics, engine: AsyncEngine,  # type: ignore[no-untyped-def]
+        tmp_path: Path, infra: Settings, db_url: str, topics: Topics, engine: AsyncEngine,
         assets: list[AssetRef], readiness_cleanup: None) -> None:
     (tmp_path / "dags.py").write_text(SELF_FEEDING)
     refused = await sync(tmp_path, infra, db_url, topics)
@@ -94,7 +96,7 @@ async def test_sync_refuses_a_dag_whose_outlets_feed_its_own_schedule_unless_tol
 
 
 async def test_a_task_registered_as_an_outlet_of_its_own_dags_input_counts_as_feeding_itself(
-        tmp_path: Path, infra, db_url: str, topics: Topics, engine: AsyncEngine,  # type: ignore[no-untyped-def]
+        tmp_path: Path, infra: Settings, db_url: str, topics: Topics, engine: AsyncEngine,
         assets: list[AssetRef], readiness_cleanup: None) -> None:
     async with engine.begin() as conn:
         await attach_task_asset(conn, "per_batch", "notify", "orders", "outlet")

@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, date, datetime
 
 import pytest
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from assetbus.consumers.scheduler import (
     AllOf,
@@ -15,12 +16,14 @@ from assetbus.consumers.scheduler import (
     HourlyToDaily,
     Identity,
     Scheduler,
+    SchedulerConfig,
     ToUnpartitioned,
 )
 from assetbus.consumers.scheduler.tzcalendar import hours_of_day
 from assetbus.consumers.storage.runs import RunRow
 from assetbus.producers import AsyncEmitter
 from assetbus.schemas import AssetRef, ReadinessSignal, Topics
+from assetbus.settings import Settings
 from tests.helpers import wait_for
 
 from .conftest import CLICKS, CUSTOMERS, ORDERS
@@ -61,7 +64,7 @@ async def test_three_batches_make_three_runs_and_signals_in_order_per_key(
 
 
 async def test_five_queued_unpartitioned_events_coalesce_into_one_run(
-        define_dags: Define, scheduler_config, emitter: AsyncEmitter, runs_of: RunsOf) -> None:  # type: ignore[no-untyped-def]
+        define_dags: Define, scheduler_config: SchedulerConfig, emitter: AsyncEmitter, runs_of: RunsOf) -> None:
     await define_dags(ConsumerDag(dag_id="coalesced", schedule=AssetWait("orders", mapping=ToUnpartitioned())))
     await emit_all(emitter, ORDERS, [{"dedupe_key": f"e{i}"} for i in range(5)])
     async with Scheduler(scheduler_config):  # the run is created only now, with all five queued
@@ -70,7 +73,7 @@ async def test_five_queued_unpartitioned_events_coalesce_into_one_run(
 
 
 async def test_one_run_per_event_policy_gives_five_runs(
-        define_dags: Define, scheduler_config, emitter: AsyncEmitter, runs_of: RunsOf) -> None:  # type: ignore[no-untyped-def]
+        define_dags: Define, scheduler_config: SchedulerConfig, emitter: AsyncEmitter, runs_of: RunsOf) -> None:
     await define_dags(ConsumerDag(dag_id="each", schedule=AssetWait("orders", mapping=ToUnpartitioned()),
                                   coalesce=False))
     await emit_all(emitter, ORDERS, [{"dedupe_key": f"e{i}"} for i in range(5)])
@@ -114,7 +117,7 @@ async def test_a_daily_roll_up_is_ready_only_after_the_last_hour_of_the_day(
 
 
 async def test_an_unmappable_event_is_recorded_as_a_skip_and_the_scheduler_goes_on(
-        define_dags: Define, scheduler: Scheduler, emitter: AsyncEmitter, runs_of: RunsOf, engine,  # type: ignore[no-untyped-def]
+        define_dags: Define, scheduler: Scheduler, emitter: AsyncEmitter, runs_of: RunsOf, engine: AsyncEngine,
         wait_queued: Callable[[str, int], Awaitable[None]]) -> None:
     from assetbus.consumers.storage.queue import list_skips
 
@@ -135,7 +138,7 @@ async def test_an_unmappable_event_is_recorded_as_a_skip_and_the_scheduler_goes_
 
 
 async def test_reading_every_event_again_creates_no_run_twice(
-        define_dags: Define, scheduler_config, emitter: AsyncEmitter, runs_of: RunsOf) -> None:  # type: ignore[no-untyped-def]
+        define_dags: Define, scheduler_config: SchedulerConfig, emitter: AsyncEmitter, runs_of: RunsOf) -> None:
 
     await define_dags(ConsumerDag(dag_id="per_batch", schedule=AssetWait("orders")))
     await emit_all(emitter, ORDERS, [{"partition_key": f"b{i}", "dedupe_key": f"b{i}"} for i in range(10)])
@@ -148,7 +151,7 @@ async def test_reading_every_event_again_creates_no_run_twice(
 
 
 async def test_an_event_ready_on_its_own_is_held_by_its_run_not_queued(
-        define_dags: Define, scheduler: Scheduler, emitter: AsyncEmitter, runs_of: RunsOf, engine,  # type: ignore[no-untyped-def]
+        define_dags: Define, scheduler: Scheduler, emitter: AsyncEmitter, runs_of: RunsOf, engine: AsyncEngine,
         wait_queued: Callable[[str, int], Awaitable[None]]) -> None:
     """A per-event DAG writes the run only; a roll-up's hours wait as queue entries; lineage finds both."""
     from sqlalchemy import text
@@ -159,6 +162,7 @@ async def test_an_event_ready_on_its_own_is_held_by_its_run_not_queued(
                       ConsumerDag(dag_id="per_event", schedule=AssetWait("clicks"), coalesce=False))
     five = datetime(2026, 10, 1, 5, tzinfo=UTC)
     receipt = await emitter.emit(CLICKS, partition_key=five.isoformat(), partition_date=five, dedupe_key="h5")
+    assert receipt.event_id is not None
     (run,) = await wait_runs(runs_of, "per_event", 1)
     await wait_queued("daily", 1)
     async with engine.connect() as conn:
@@ -176,7 +180,7 @@ async def _at_least(scheduler: Scheduler, events: int) -> bool:
 
 
 async def test_an_event_this_database_does_not_hold_is_skipped(
-        infra, topics: Topics, define_dags: Define, scheduler: Scheduler, emitter: AsyncEmitter,  # type: ignore[no-untyped-def]
+        infra: Settings, topics: Topics, define_dags: Define, scheduler: Scheduler, emitter: AsyncEmitter,
         runs_of: RunsOf) -> None:
     """A topic shared with another database carries ids that mean other events here: never a redelivery."""
     import uuid

@@ -9,7 +9,16 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from assetbus.consumers.persister import Persister
-from assetbus.consumers.scheduler import AssetWait, ConsumerDag, HourlyToDaily, Identity, ReplayRange, Scheduler, replay
+from assetbus.consumers.scheduler import (
+    AssetWait,
+    ConsumerDag,
+    HourlyToDaily,
+    Identity,
+    ReplayRange,
+    Scheduler,
+    SchedulerConfig,
+    replay,
+)
 from assetbus.consumers.scheduler.publish import ReadinessPublisher, create_producer
 from assetbus.consumers.scheduler.topics import ReadinessTopics
 from assetbus.consumers.storage import count_events
@@ -17,6 +26,7 @@ from assetbus.consumers.storage.queue import pending_for_dag
 from assetbus.consumers.storage.runs import RunRow
 from assetbus.producers import AsyncEmitter
 from assetbus.schemas import AssetRef, ReadinessSignal, Topics
+from assetbus.settings import Settings
 from tests.helpers import wait_for
 
 from .conftest import CLICKS, ORDERS
@@ -40,7 +50,7 @@ async def emit_all(emitter: AsyncEmitter, asset: AssetRef, fields: list[dict[str
 
 
 async def test_replay_creates_only_the_missing_runs_and_a_dry_run_changes_nothing(
-        define_dags: Callable[..., Awaitable[object]], scheduler_config, emitter: AsyncEmitter,  # type: ignore[no-untyped-def]
+        define_dags: Callable[..., Awaitable[object]], scheduler_config: SchedulerConfig, emitter: AsyncEmitter,
         engine: AsyncEngine, runs_of: Callable[[str], Awaitable[list[RunRow]]]) -> None:
     async with Scheduler(scheduler_config) as scheduler:
         # batches 1-5 are scheduled before the DAG exists: they are never queued for it
@@ -99,7 +109,7 @@ async def test_replay_selects_target_partitions_by_date_range_or_key(
 
 
 async def test_replayed_runs_are_signalled(
-        infra, topics: Topics, define_dags: Callable[..., Awaitable[object]], emitter: AsyncEmitter,  # type: ignore[no-untyped-def]
+        infra: Settings, topics: Topics, define_dags: Callable[..., Awaitable[object]], emitter: AsyncEmitter,
         engine: AsyncEngine, persister: Persister,
         read_signals: Callable[[str, int], Awaitable[list[ReadinessSignal]]]) -> None:
     await emit_all(emitter, ORDERS, [{"partition_key": "batch-9", "dedupe_key": "b9"}])

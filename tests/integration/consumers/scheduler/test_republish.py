@@ -17,6 +17,7 @@ from assetbus.consumers.storage.fanout import write_fanout
 from assetbus.consumers.storage.runs import NewRun, created_run, unpublished_runs
 from assetbus.producers.kafka.producer import create_producer
 from assetbus.schemas import Topics
+from assetbus.settings import Settings
 
 DAG = "per_event"
 
@@ -32,7 +33,7 @@ async def _signals(bootstrap: str, topic: str) -> int:
 
 
 async def test_signals_on_the_broker_before_a_crash_are_marked_not_sent_again(
-        infra, topics: Topics, engine: AsyncEngine,  # type: ignore[no-untyped-def]
+        infra: Settings, topics: Topics, engine: AsyncEngine,
         define_dags: Callable[..., Awaitable[object]]) -> None:
     await define_dags(ConsumerDag(dag_id=DAG, schedule=AssetWait("orders"), coalesce=False))
     new = [NewRun(str(uuid.uuid4()), DAG, f"p{n}", None, 1, [], "scheduler", "[]") for n in range(5)]

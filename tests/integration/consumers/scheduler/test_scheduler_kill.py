@@ -16,6 +16,7 @@ from assetbus.consumers.scheduler import AssetWait, ConsumerDag, Identity
 from assetbus.consumers.storage.runs import RunRow
 from assetbus.producers import AsyncEmitter
 from assetbus.schemas import ReadinessSignal, Topics
+from assetbus.settings import Settings
 from tests.helpers import wait_for
 from tests.integration.consumers.scheduler.processes import start_scheduler
 
@@ -25,7 +26,7 @@ EVENTS = 400
 
 
 async def test_a_killed_scheduler_restarts_without_missing_or_duplicate_runs(
-        infra, db_url: str, topics: Topics, tmp_path: Path, define_dags: Callable[..., Awaitable[object]],  # type: ignore[no-untyped-def]
+        infra: Settings, db_url: str, topics: Topics, tmp_path: Path, define_dags: Callable[..., Awaitable[object]],
         emitter: AsyncEmitter, runs_of: Callable[[str], Awaitable[list[RunRow]]], engine: AsyncEngine,
         read_signals: Callable[[str, int], Awaitable[list[ReadinessSignal]]],
         record_property: Callable[[str, object], None]) -> None:
@@ -79,7 +80,7 @@ async def test_a_killed_scheduler_restarts_without_missing_or_duplicate_runs(
     runs = await runs_of("per_batch")
     assert killed_at < EVENTS, "the kill should land mid-stream"
     assert len(runs) == EVENTS
-    assert sorted(r.partition_key for r in runs) == [f"batch-{n:04d}" for n in range(EVENTS)]
+    assert sorted(r.partition_key or "" for r in runs) == [f"batch-{n:04d}" for n in range(EVENTS)]
     assert {r.generation for r in runs} == {1}
     signals = await read_signals("per_batch", EVENTS)
     assert {s.run_id for s in signals} == {r.run_id for r in runs}  # repeats, if any, carry the same run id
@@ -96,7 +97,7 @@ BACKLOG = 5_000
 
 
 async def test_two_kills_during_a_backlog_send_again_only_what_the_broker_did_not_have(
-        infra, db_url: str, topics: Topics, tmp_path: Path, define_dags: Callable[..., Awaitable[object]],  # type: ignore[no-untyped-def]
+        infra: Settings, db_url: str, topics: Topics, tmp_path: Path, define_dags: Callable[..., Awaitable[object]],
         emitter: AsyncEmitter, runs_of: Callable[[str], Awaitable[list[RunRow]]], engine: AsyncEngine,
         record_property: Callable[[str, object], None]) -> None:
     """5,000 per-partition events already stored, the scheduler killed -9 twice while it works through them."""

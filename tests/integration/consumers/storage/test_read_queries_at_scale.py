@@ -59,7 +59,7 @@ async def _median(conn: AsyncConnection, query: Callable[[], Awaitable[Any]]) ->
 async def test_every_page_is_fast_and_right_with_100k_events(engine: AsyncEngine) -> None:
     await _seed(engine)
     async with engine.connect() as conn:
-        truth = dict((await conn.execute(text(
+        truth: dict[str, int] = dict((await conn.execute(text(
             "SELECT partition_key, max(id) FROM asset_events WHERE asset_id = 1 AND partition_key IS NOT NULL "
             "GROUP BY partition_key"))).all())
         recent = (await conn.execute(text(f"SELECT created_at FROM asset_events WHERE id = {EVENTS - 30}"))).scalar()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -50,6 +51,13 @@ def called_by(dag_id: str, task_id: str) -> Any:
 
 def nobody(session: Any | None) -> None:
     """No execution-API request names a task (no middleware in the api-server, a watcher, a CLI)."""
+
+
+def detail(error: HTTPException) -> dict[str, Any]:
+    """The refusal's JSON detail (FastAPI takes any value there; the attribute is annotated `str` in starlette)."""
+    value: object = error.detail
+    assert isinstance(value, dict), value
+    return value
 
 
 @pytest.fixture
@@ -135,24 +143,24 @@ async def test_expires_at_reaches_assetbus_and_its_retention_cleanup_deletes_the
 async def test_a_value_that_is_not_json_or_too_large_is_a_422(backend: AssetbusStoreBackend) -> None:
     with pytest.raises(HTTPException) as raised:
         await backend.aset(TaskScope("ingest", "run-1", "load"), "k", "not json")
-    assert raised.value.status_code == 422 and raised.value.detail["reason"] == "invalid_value"
+    assert raised.value.status_code == 422 and detail(raised.value)["reason"] == "invalid_value"
     with pytest.raises(HTTPException) as raised:  # Airflow only warns; assetbus refuses
         await backend.aset(TaskScope("ingest", "run-1", "load"), "k", json.dumps("x" * 70_000))
-    assert raised.value.status_code == 422 and raised.value.detail["reason"] == "value_too_large"
+    assert raised.value.status_code == 422 and detail(raised.value)["reason"] == "value_too_large"
 
 
 async def test_an_asset_no_task_declares_is_a_403_in_airflows_error_shape(backend: AssetbusStoreBackend) -> None:
     with pytest.raises(HTTPException) as raised:
         await backend.aset(AssetScope(asset_id=UNDECLARED_ID), "k", "1")
     assert raised.value.status_code == 403
-    assert raised.value.detail["reason"] == "asset_not_registered"
+    assert detail(raised.value)["reason"] == "asset_not_registered"
     assert await backend.aget(AssetScope(asset_id=99), "k") is None  # Airflow knows no such asset
 
 
 async def test_an_asset_assetbus_has_not_attached_the_task_to_is_refused(backend: AssetbusStoreBackend) -> None:
     with pytest.raises(HTTPException) as raised:  # `orders` is not registered in this test's database
         await asyncio.to_thread(backend.get, AssetScope(asset_id=ORDERS_ID), "k")
-    assert raised.value.status_code == 403 and raised.value.detail["reason"] == "asset_not_registered"
+    assert raised.value.status_code == 403 and detail(raised.value)["reason"] == "asset_not_registered"
 
 
 async def test_an_unreachable_api_is_a_503_not_a_500(token_secret: str) -> None:
@@ -166,11 +174,12 @@ async def test_an_unreachable_api_is_a_503_not_a_500(token_secret: str) -> None:
 async def test_a_calling_task_not_registered_with_the_asset_is_refused(api_url: str, token_secret: str) -> None:
     intruder = AssetbusStoreBackend(api_url, token_secret, asset_lookup=airflow_assets,
                                     caller=called_by("reporting", "peek"))
-    for call in (lambda: intruder.aget(AssetScope(asset_id=ORDERS_ID), "k"),
-                 lambda: intruder.aset(AssetScope(asset_id=ORDERS_ID), "k", "1")):
+    calls: list[Callable[[], Awaitable[object]]] = [lambda: intruder.aget(AssetScope(asset_id=ORDERS_ID), "k"),
+                                                    lambda: intruder.aset(AssetScope(asset_id=ORDERS_ID), "k", "1")]
+    for call in calls:
         with pytest.raises(HTTPException) as raised:
             await call()
-        assert raised.value.status_code == 403 and raised.value.detail["reason"] == "asset_not_registered"
+        assert raised.value.status_code == 403 and detail(raised.value)["reason"] == "asset_not_registered"
 
 
 @pytest.mark.usefixtures("orders_outlet")
@@ -179,8 +188,8 @@ async def test_an_unidentified_caller_is_refused_unless_the_declared_rule_is_cho
     strict = AssetbusStoreBackend(api_url, token_secret, asset_lookup=airflow_assets, caller=nobody)
     with pytest.raises(HTTPException) as raised:
         await strict.aset(AssetScope(asset_id=ORDERS_ID), "k", "1")
-    assert raised.value.status_code == 403 and raised.value.detail["reason"] == "caller_not_identified"
-    assert "StateCallerMiddleware" in raised.value.detail["message"]
+    assert raised.value.status_code == 403 and detail(raised.value)["reason"] == "caller_not_identified"
+    assert "StateCallerMiddleware" in detail(raised.value)["message"]
     with pytest.raises(HTTPException):
         await asyncio.to_thread(strict.get, AssetScope(asset_id=ORDERS_ID), "k")
     assert await strict.aget(TaskScope("ingest", "run-1", "load"), "k") is None  # task state needs no caller

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import UTC, datetime
+from typing import Any
 
 from assetbus.consumers.airflow.forwarder import EXTRA_KEY, airflow_extra, assetbus_event_id
 from assetbus.schemas import AssetEvent, AssetRef, Provenance
@@ -34,6 +35,7 @@ def test_the_users_own_assetbus_key_cannot_pass_for_ours() -> None:
 
 def test_an_airflow_event_not_posted_by_the_forwarder_has_no_event_id() -> None:
     assert assetbus_event_id({"extra": {EXTRA_KEY: {"event_id": 41}}}) == 41
-    others = ({"extra": {}}, {"extra": None}, {"extra": {EXTRA_KEY: "x"}}, {"extra": {EXTRA_KEY: {"event_id": "41"}}})
+    others: list[dict[str, Any]] = [{"extra": {}}, {"extra": None}, {"extra": {EXTRA_KEY: "x"}},
+                                    {"extra": {EXTRA_KEY: {"event_id": "41"}}}]
     for other in others:
         assert assetbus_event_id(other) is None

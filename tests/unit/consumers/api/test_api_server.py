@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from pydantic import ValidationError
 
@@ -10,7 +12,7 @@ from assetbus.consumers.api.server import uvicorn_config
 from assetbus.schemas import Topics
 
 
-def _config(**values: object) -> ApiConfig:
+def _config(**values: Any) -> ApiConfig:
     return ApiConfig(kafka={"bootstrap_servers": "127.0.0.1:1"}, database_url="postgresql+asyncpg://x/y",
                      token_secret="s", topics=Topics(), **values)
 

@@ -53,9 +53,9 @@ BATCH = [Record(T, 0, 10), Record(T, 0, 11), Record(T, 1, 5), Record(T, 0, 12), 
 P0, P1, P2 = (TopicPartition(T, p) for p in range(3))
 
 
-def offsets(consumer: FakeConsumer) -> Offsets:
-    kept = Offsets(PersisterMetrics(), revoke_wait_s=0.1)
-    kept.consumer = consumer  # type: ignore[assignment]
+def offsets(consumer: FakeConsumer, metrics: PersisterMetrics | None = None) -> Offsets:
+    kept = Offsets(metrics or PersisterMetrics(), revoke_wait_s=0.1)
+    kept.consumer = consumer
     return kept
 
 
@@ -70,12 +70,12 @@ async def test_a_batch_commits_the_offset_after_its_last_record_of_each_assigned
 
 
 async def test_a_batch_from_before_a_rebalance_is_not_committed() -> None:
-    consumer = FakeConsumer({P0, P1, P2})
-    kept = offsets(consumer)
+    consumer, metrics = FakeConsumer({P0, P1, P2}), PersisterMetrics()
+    kept = offsets(consumer, metrics)
     await kept.on_partitions_assigned({P0, P1, P2})
     assert not await kept.commit(BATCH, generation=0)
     assert consumer.commits == []
-    assert kept._metrics.commit_failures._value.get() == 1
+    assert metrics.registry.get_sample_value("assetbus_persister_offset_commit_failures_total") == 1
 
 
 async def test_a_refused_commit_is_reported_not_raised() -> None:
@@ -99,8 +99,8 @@ async def test_no_rewind_after_a_rebalance_positions_come_from_the_committed_off
 
 
 async def test_lag_counts_records_behind_the_end_of_committed_partitions() -> None:
-    consumer = FakeConsumer({P0, P1, P2})
-    kept = offsets(consumer)
+    consumer, metrics = FakeConsumer({P0, P1, P2}), PersisterMetrics()
+    kept = offsets(consumer, metrics)
     await kept.commit(BATCH, generation=0)
     kept.update_lag()
-    assert kept._metrics.consumer_lag._value.get() == (100 - 13) + (100 - 6) + (100 - 8)
+    assert metrics.registry.get_sample_value("assetbus_persister_consumer_lag") == (100 - 13) + (100 - 6) + (100 - 8)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import MutableMapping
 from typing import Any
 
 import jwt
@@ -23,8 +24,14 @@ async def _seen(path: str, headers: list[tuple[bytes, bytes]], scope_type: str =
     async def app(scope: Any, receive: Any, send: Any) -> None:
         seen.append(await asyncio.to_thread(calling_task_instance_id))  # a sync route runs in a thread
 
+    async def receive() -> MutableMapping[str, Any]:
+        raise AssertionError("the middleware reads no request body")
+
+    async def send(message: MutableMapping[str, Any]) -> None:
+        raise AssertionError("the middleware sends no response")
+
     await StateCallerMiddleware(app)({"type": scope_type, "path": path, "root_path": "", "headers": headers},
-                                     None, None)
+                                     receive, send)
     assert calling_task_instance_id() is None  # only while the request lasts
     return seen[0]
 

@@ -53,7 +53,7 @@ class Endpoint:
         client_id, _, secret = base64.b64decode(encoded).decode().partition(":")
         if scheme != "Basic" or client_id != "assetbus" or secret != "s3cr3t%2Fwith%3Aspecials":
             return httpx.Response(401, json={"error": "invalid_client", "error_description": "bad secret"})
-        body = {"access_token": f"token-{len(self.requests)}", "token_type": "Bearer"}
+        body: dict[str, str | int] = {"access_token": f"token-{len(self.requests)}", "token_type": "Bearer"}
         if self.expires_in is not None:
             body["expires_in"] = self.expires_in
         return httpx.Response(200, json=body)
