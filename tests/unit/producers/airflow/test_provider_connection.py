@@ -127,7 +127,8 @@ def test_an_airflow_older_than_3_3_is_refused_with_one_message() -> None:
 def test_the_airflow_extra_pins_the_task_sdk_of_airflow_3_3() -> None:
     pyproject = tomllib.loads((Path(__file__).resolve().parents[4] / "producers" / "pyproject.toml").read_text())
     assert pyproject["project"]["optional-dependencies"]["airflow"] == [
-        f"apache-airflow-task-sdk>={MIN_TASK_SDK[0]}.{MIN_TASK_SDK[1]}"]
+        f"apache-airflow-task-sdk>={MIN_TASK_SDK[0]}.{MIN_TASK_SDK[1]}",
+        "apache-airflow-providers-common-messaging>=2.0"]  # MessageQueueTrigger(scheme="assetbus"): queues.py
     assert MIN_TASK_SDK == (1, 3) and MIN_AIRFLOW == (3, 3)
     assert pyproject["project"]["entry-points"]["apache_airflow_provider"] == {
         "provider_info": "assetbus.producers.airflow.provider:get_provider_info"}

@@ -3,7 +3,8 @@
 Airflow's ProvidersManager reads it: `airflow providers list` shows assetbus, the connection form offers
 the `assetbus` connection type (its hook gives the form's labels and `test_connection`), and the
 notifier, the triggers (`AssetbusReadinessTrigger` for AssetWatchers), the sensor and the config
-section are listed. Importable without Airflow.
+section are listed; common-messaging's `MessageQueueTrigger` finds the `assetbus` queue among `queues`.
+Importable without Airflow.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ OPERATOR = "assetbus.producers.airflow.operator.AssetbusEmitOperator"
 NOTIFIER = "assetbus.producers.airflow.notifier.AssetbusNotifier"
 TRIGGERS = "assetbus.producers.airflow.triggers"
 SENSORS = "assetbus.producers.airflow.sensors"
+QUEUE_PROVIDER = "assetbus.producers.airflow.queues.AssetbusMessageQueueProvider"
 INTEGRATION = "assetbus"
 
 
@@ -40,6 +42,7 @@ def get_provider_info() -> dict[str, Any]:
         "notifications": [NOTIFIER],
         "triggers": [{"integration-name": INTEGRATION, "python-modules": [TRIGGERS]}],
         "sensors": [{"integration-name": INTEGRATION, "python-modules": [SENSORS]}],
+        "queues": [QUEUE_PROVIDER],
         "config": {
             "assetbus": {
                 "description": "assetbus on Airflow workers.",
