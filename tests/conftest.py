@@ -28,6 +28,17 @@ TEMPLATE_DB = f"assetbus_test_template_{os.getpid()}"
 """One per pytest session, so concurrent sessions on one cluster never drop each other's template."""
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups (`make test`: `-n 2 --dist loadgroup`)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The Airflow tests run one after the other in one worker: they share one Airflow stack (started
+    once, stopped after the last of them), and two Airflows at once would only fight for the cores."""
+    for item in items:
+        if "/integration/airflow/" in str(item.fspath):
+            item.add_marker(pytest.mark.airflow)
+        if item.get_closest_marker("airflow") is not None:
+            item.add_marker(pytest.mark.xdist_group("airflow"))
+
+
 async def drop_database(admin_dsn: str, name: str) -> None:
     """DROP … WITH (FORCE), retried while a backend we may not terminate (autovacuum) holds it."""
     conn = await asyncpg.connect(admin_dsn)

@@ -49,12 +49,6 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
         _RUNNING.pop().stop()  # the fixture's own teardown later drops its database and topics
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        if "/integration/airflow/" in str(item.fspath):
-            item.add_marker(pytest.mark.airflow)
-
-
 async def _create_database(admin: str, name: str) -> None:
     conn = await asyncpg.connect(admin)
     try:
