@@ -34,9 +34,9 @@ infra: install  ## start local Kafka + PostgreSQL unless configured, create topi
 demo: infra  ## the end-to-end story
 	$(BIN)/assetbus demo
 
-test:  ## lint and unit tests first (stopping at once if they fail), then the whole suite against the real broker, database and Airflow (two pytest-xdist workers: the Airflow tests in one, one after the other; the rest in the other)
+test:  ## lint and unit tests first (stopping at once if they fail), then the whole suite against the real broker, database and Airflow (two pytest-xdist workers: the Airflow tests in one, one after the other; the rest beside them)
 	setsid -w $(MAKE) --no-print-directory -j3 -Oline test-setup
-	ASSETBUS_REQUIRE_AIRFLOW=1 $(BIN)/pytest -n 2 --dist loadgroup --durations=15 --ignore=tests/unit
+	ASSETBUS_REQUIRE_AIRFLOW=1 $(BIN)/pytest -n 2 --dist loadscope --durations=15 --ignore=tests/unit
 	$(MAKE) --no-print-directory test-cluster
 
 # Three independent chains at once (the minutes a fresh clone spends before the first integration test):

@@ -6,6 +6,7 @@ import asyncio
 import os
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from typing import Any
 
 import asyncpg
 import pytest
@@ -28,15 +29,41 @@ TEMPLATE_DB = f"assetbus_test_template_{os.getpid()}"
 """One per pytest session, so concurrent sessions on one cluster never drop each other's template."""
 
 
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups (`make test`: `-n 2 --dist loadgroup`)
+AIRFLOW_SCOPE = "airflow"
+
+
+def names_airflow(path: str) -> bool:
+    """Whether a test file belongs to the Airflow group: its path names airflow."""
+    return "airflow" in path.replace("\\", "/").split("/tests/", 1)[-1]
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The Airflow tests run one after the other in one worker: they share one Airflow stack (started
-    once, stopped after the last of them), and two Airflows at once would only fight for the cores."""
     for item in items:
-        if "/integration/airflow/" in str(item.fspath):
+        if "/integration/airflow/" in str(item.path):
             item.add_marker(pytest.mark.airflow)
-        if item.get_closest_marker("airflow") is not None:
-            item.add_marker(pytest.mark.xdist_group("airflow"))
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """The `airflow` marker and the files that hold such tests go together (see `pytest_xdist_make_scheduler`)."""
+    if item.get_closest_marker("airflow") is not None and not names_airflow(str(item.path)):
+        pytest.fail(f"{item.nodeid} is marked airflow: its file's path must name airflow, so that it runs in "
+                    "the Airflow worker", pytrace=False)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """`make test` runs the integration suite in two pytest-xdist workers. The tests in files whose path
+    names airflow are one unit of work, run by one worker one after the other: they share one Airflow
+    stack, started once, and two Airflows at once would only fight for the cores. The other worker takes
+    the other tests, a module at a time (module fixtures are made once). The largest unit goes first."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class AirflowApart(LoadScopeScheduling):  # type: ignore[misc]  # pytest-xdist ships no type information
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return AIRFLOW_SCOPE if names_airflow("/tests/" + path.removeprefix("tests/")) else path
+
+    return AirflowApart(config, log)
 
 
 async def drop_database(admin_dsn: str, name: str) -> None:
