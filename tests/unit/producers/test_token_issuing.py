@@ -47,6 +47,7 @@ def test_the_cli_inspects_a_token_and_fails_on_a_foreign_one(monkeypatch: pytest
     monkeypatch.setenv("ASSETBUS_TOKEN_SECRET", SECRET)
     ours = CliRunner().invoke(app, ["token", "inspect", dag_token(SECRET, "ingest", "run-1")])
     assert ours.exit_code == 0 and json.loads(ours.output)["verified"] == "valid"
+    assert json.loads(ours.output)["kind"] == "emitter (dag)"
     foreign = CliRunner().invoke(app, ["token", "inspect", dag_token("another-secret-of-32-bytes-or-more", "a", "b")])
     assert foreign.exit_code == 1 and "signature" in foreign.output
 
@@ -64,3 +65,19 @@ def test_a_scoped_token_names_its_subject_and_scope_and_no_attempt() -> None:
     assert 0 < claims["exp"] - time.time() <= 60 and "run_id" not in claims
     with pytest.raises(ValueError, match="positive"):
         scoped_token(SECRET, "operator:ana", "ui:read", ttl_seconds=0)
+
+
+@pytest.mark.parametrize(("command", "kind"), [
+    (["token", "operator", "--name", "ana"], "operator"),
+    (["token", "subscriber", "--dag", "daily", "--name", "svc"], "subscriber"),
+    (["token", "worker"], "airflow-worker"),
+])
+def test_the_cli_inspects_tokens_that_name_no_attempt(monkeypatch: pytest.MonkeyPatch, command: list[str],
+                                                       kind: str) -> None:
+    monkeypatch.setenv("ASSETBUS_TOKEN_SECRET", SECRET)
+    minted = CliRunner().invoke(app, command)
+    assert minted.exit_code == 0, minted.output
+    inspected = CliRunner().invoke(app, ["token", "inspect", minted.output.strip()])
+    assert inspected.exit_code == 0, inspected.output
+    report = json.loads(inspected.output)
+    assert (report["kind"], report["verified"]) == (kind, "valid")

@@ -14,14 +14,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated
 
-import jwt
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials
 
 from assetbus.consumers.api.errors import ApiError, ApiErrorCode
 from assetbus.consumers.api.security import bearer
 from assetbus.consumers.auth import TokenError, TokenVerifier
-from assetbus.consumers.auth.tokens import DEFAULT_AUDIENCE, SIGNATURE_INVALID
+from assetbus.consumers.auth.tokens import DEFAULT_AUDIENCE
 from assetbus.producers.tokens import TokenKey, scoped_token
 
 SCOPE_UI_READ = "ui:read"
@@ -61,16 +60,7 @@ class OperatorVerifier(TokenVerifier):
 
     def operator(self, token: str) -> Operator:
         """The token's subject and scopes; raises TokenError when it is forged, expired or malformed."""
-        key, algorithm = self._key(token)
-        try:
-            payload = jwt.decode(token, key, algorithms=[algorithm], audience=self.audience,
-                                 leeway=self.leeway_seconds, options={"require": ["exp", "sub", "aud"]})
-        except jwt.ExpiredSignatureError as error:
-            raise TokenError("token expired: get a new one with `assetbus token operator`") from error
-        except jwt.InvalidSignatureError as error:
-            raise TokenError(SIGNATURE_INVALID) from error
-        except jwt.PyJWTError as error:
-            raise TokenError(f"token is invalid: {error}") from error
+        payload = self.claims(token, expired="token expired: get a new one with `assetbus token operator`")
         scope = payload.get("scope")
         return Operator(subject=str(payload["sub"]), scopes=frozenset(scope.split() if isinstance(scope, str) else ()),
                         expires_at=int(payload["exp"]))

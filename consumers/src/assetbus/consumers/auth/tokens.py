@@ -86,19 +86,28 @@ class TokenVerifier:
             raise TokenError(f"token algorithm {algorithm!r} does not match its key")
         return jwk.key, algorithm
 
-    def verify(self, token: str) -> EmitterClaims:
+    def claims(self, token: str, *, expired: str = "token expired") -> dict[str, Any]:
+        """The claims of a token these keys signed for this audience, not expired (any kind of token: an
+        emitter's, an operator's, a subscriber's, a worker's); raises TokenError, with `expired` as the
+        reason for an expired one."""
         key, algorithm = self._key(token)
         try:
-            payload = jwt.decode(token, key, algorithms=[algorithm], audience=self.audience,
-                                 leeway=self.leeway_seconds, options={"require": ["exp", "sub", "aud"]})
+            payload: dict[str, Any] = jwt.decode(token, key, algorithms=[algorithm], audience=self.audience,
+                                                 leeway=self.leeway_seconds,
+                                                 options={"require": ["exp", "sub", "aud"]})
         except jwt.ExpiredSignatureError as error:
-            raise TokenError("token expired") from error
+            raise TokenError(expired) from error
         except jwt.InvalidAudienceError as error:
             raise TokenError("token audience is not assetbus") from error
         except jwt.InvalidSignatureError as error:
             raise TokenError(SIGNATURE_INVALID) from error
         except jwt.PyJWTError as error:
             raise TokenError(f"token is invalid: {error}") from error
+        return payload
+
+    def verify(self, token: str) -> EmitterClaims:
+        """An emitter token's claims (a task attempt or a DAG run); raises TokenError otherwise."""
+        payload = self.claims(token)
         try:
             return EmitterClaims.model_validate(payload)
         except ValidationError as error:
