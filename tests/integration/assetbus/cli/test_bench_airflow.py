@@ -19,19 +19,11 @@ import asyncpg
 import pytest
 
 from assetbus.benchmarks.airflow import REQUIRED
-from assetbus.infra.airflow import AIRFLOW_VENV
 from assetbus.settings import Settings
 from tests.conftest import _plain_dsn
+from tests.integration.airflow.conftest import require_airflow_venv
 
 pytestmark = [pytest.mark.airflow, pytest.mark.timeout(900)]
-
-
-def require_airflow_venv() -> None:
-    if not (AIRFLOW_VENV / "bin" / "airflow").exists():
-        message = f"no Airflow venv at {AIRFLOW_VENV}: run `make airflow-venv`"
-        if os.environ.get("ASSETBUS_REQUIRE_AIRFLOW") == "1":
-            pytest.fail(message)
-        pytest.skip(message)
 
 
 async def databases(admin: str) -> set[str]:
