@@ -95,8 +95,9 @@ class AirflowBenchOptions:
 
     @classmethod
     def smoke(cls, metadata: str = POSTGRES) -> AirflowBenchOptions:
-        """Tiny sizes: every figure gets a number, in about a minute (most of it Airflow's start)."""
-        return cls(metadata=metadata, samples=3, partitions=5, warmup=1)
+        """Tiny sizes: every figure gets a number, in a minute or two, most of it Airflow's start (one api-server
+        worker: it starts sooner)."""
+        return cls(metadata=metadata, samples=3, partitions=5, warmup=1, airflow_settings=(("api.workers", "1"),))
 
     @property
     def concurrency(self) -> int:

@@ -37,7 +37,8 @@ def airflow(
     airflow_setting: Annotated[list[str] | None, typer.Option(
         "--airflow-setting", help="section.key=value: an Airflow setting over the benchmark's (repeatable), e.g. "
         "scheduler.scheduler_idle_sleep_time=0.2.")] = None,
-    smoke: Annotated[bool, typer.Option(help="Tiny sizes (3 rounds, 5 partitions): checks that every path runs.")]
+    smoke: Annotated[bool, typer.Option(help="Tiny sizes (3 rounds, 5 partitions, one api-server worker): checks "
+                                        "that every path runs.")]
     = False,
     keep_home: Annotated[bool, typer.Option(help="Keep Airflow's home (config, logs) after the run.")] = False,
 ) -> None:
@@ -67,8 +68,8 @@ def airflow(
         fail(problem)
     options = AirflowBenchOptions.smoke(metadata) if smoke else AirflowBenchOptions(
         metadata=metadata, samples=samples, partitions=partitions, warmup=warmup)
-    options = replace(options, bridge_concurrency=bridge_concurrency, airflow_settings=tuple(overrides),
-                      keep_home=keep_home)
+    options = replace(options, bridge_concurrency=bridge_concurrency,
+                      airflow_settings=(*options.airflow_settings, *overrides), keep_home=keep_home)
     if min(options.samples, options.partitions) < 2 or options.warmup < 0 or (bridge_concurrency or 1) < 1:
         fail("--samples and --partitions must be at least 2, --warmup not negative, --bridge-concurrency positive")
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the stack and drop its databases on SIGTERM too

@@ -112,7 +112,7 @@ def progress_printer() -> Callable[[str], None]:
     return progress
 
 
-UNITS = {"per_s": "/s", "_ms": "ms", "_mb": "MB", "us_per_event": "µs", "us_per_emission": "µs"}
+UNITS = {"per_s": "/s", "_ms": "ms", "_mb": "MB", "us_per_event": "µs", "us_per_emission": "µs", "_backlog_s": "s"}
 
 
 def print_report(report: SuiteReport) -> None:

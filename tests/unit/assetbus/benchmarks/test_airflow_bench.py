@@ -68,3 +68,4 @@ def test_every_figure_is_there_and_a_missing_sample_is_left_out() -> None:
 def test_smoke_sizes_are_tiny() -> None:
     smoke = AirflowBenchOptions.smoke()
     assert smoke.samples <= 3 and smoke.partitions <= 5 and smoke.metadata == "postgres"
+    assert smoke.settings()["api.workers"] == "1"  # Airflow starts sooner
