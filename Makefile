@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml producers/pyproject.toml
 
 AIRFLOW_VENV    ?= .venv-airflow
 AIRFLOW_VERSION ?= 3.3.2
-AIRFLOW_STAMP   := $(AIRFLOW_VENV)/.installed-$(AIRFLOW_VERSION)-$(shell cat producers/pyproject.toml schemas/pyproject.toml | cksum | cut -d' ' -f1)
+AIRFLOW_STAMP   := $(AIRFLOW_VENV)/.installed-$(AIRFLOW_VERSION)-postgres-$(shell cat producers/pyproject.toml schemas/pyproject.toml | cksum | cut -d' ' -f1)
 
 .PHONY: install infra demo test test-setup fail-fast test-system test-cluster unit lint screenshots bench compose-check browser-deps down clean airflow-venv test-airflow
 
@@ -22,7 +22,7 @@ install: $(STAMP)  ## the virtualenv with assetbus and its dev tools
 $(AIRFLOW_STAMP): producers/pyproject.toml schemas/pyproject.toml
 	$(PYTHON) -m venv $(AIRFLOW_VENV)
 	$(AIRFLOW_VENV)/bin/python -m pip install -q --upgrade pip
-	$(AIRFLOW_VENV)/bin/python -m pip install -q "apache-airflow==$(AIRFLOW_VERSION)" -e ./schemas -e './producers[airflow]'
+	$(AIRFLOW_VENV)/bin/python -m pip install -q "apache-airflow[postgres]==$(AIRFLOW_VERSION)" -e ./schemas -e './producers[airflow]'
 	@rm -f $(AIRFLOW_VENV)/.installed-*; touch $(AIRFLOW_STAMP)
 
 airflow-venv: $(AIRFLOW_STAMP)  ## Apache Airflow 3 in its own virtualenv, with the assetbus SDK (for the Airflow tests)

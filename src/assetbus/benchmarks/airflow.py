@@ -1,190 +1,307 @@
-"""Measured with real Airflow: emit → Airflow DAG run created (p50, p99), Airflow runs created per second
-through the bridge, and, back to back, Airflow's own path (POST an asset event to Airflow's REST API →
-the asset-triggered DAG run exists).
+"""`assetbus bench airflow`: emit → Airflow, with a real Airflow 3 on PostgreSQL (or SQLite), in one run.
 
-    python -m assetbus.benchmarks.airflow [--latency-samples 60] [--burst 200] [--native-samples 20]
+One stack for the whole run (`AirflowStack`: Airflow's api-server, scheduler, dag-processor and triggerer
+with its metadata DB on a fresh PostgreSQL database, or SQLite; the assetbus persister, API and
+scheduler on a scratch database and topic prefix; the bridge and forwarders started by the benchmark).
+Events are emitted as users emit them: the SDK's `AsyncEmitter` with a task token, to Kafka, stored by
+the persister. Measured:
 
-Starts its own stack (`AirflowStack`: Airflow api-server, scheduler, dag-processor on SQLite, and
-the assetbus persister, API and scheduler on a scratch database and topic prefix) and stops it.
-The bridge target DAG stays paused: Airflow creates its runs but does not execute them, so the
-figures are about run creation. Airflow's own path needs an unpaused DAG, so its runs execute.
+- latency, one sample of each path per round, rounds interleaved so that the machine's load falls on
+  every path alike: emit → the forwarded asset event exists in Airflow; emit → Airflow's own
+  scheduling made the run of a DAG with `schedule=[asset]`; emit → the bridge made the run; Airflow's
+  own REST path, `POST /api/v2/assets/events` → the asset-triggered run exists;
+- runs per second for `partitions` ready partitions: through the bridge (the assetbus scheduler made
+  them ready while no bridge ran, then one bridge starts) and through Airflow's own partitioned
+  scheduling (the events stored while no forwarder ran, then one forwarder posts them and a DAG on
+  `PartitionedAssetTimetable` gets a run per partition key).
+
+Every bench DAG's task is an `EmptyOperator`, which Airflow's scheduler completes without an executor,
+so a run costs Airflow its scheduling on every path and no task process. The measurement of each path
+is in `assetbus.benchmarks.airflow_paths`.
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import json
+import os
+import platform
 import shutil
-import signal
-import statistics
 import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-import httpx
-from sqlalchemy import text
+import asyncpg
+from sqlalchemy.engine import make_url
 
+from assetbus.benchmarks.airflow_paths import DAG_IDS, FORWARDED, ORDERS, AirflowPaths, Burst, Round
 from assetbus.benchmarks.conditions import conditions
 from assetbus.benchmarks.scratch import create_database, drop_database
+from assetbus.benchmarks.stats import percentile
 from assetbus.consumers.storage import create_engine
+from assetbus.infra.airflow import AIRFLOW_VENV, METADATA_DATABASES, POSTGRES
 from assetbus.infra.airflow_stack import AirflowStack
 from assetbus.producers import AsyncEmitter, task_token
-from assetbus.schemas import AssetRef, Topics
+from assetbus.schemas import Topics
 from assetbus.settings import Settings
 from assetbus.topics import delete_topics, ensure_topics
 
 HERE = Path(__file__).parent
-TARGET = "bench_bridge_target"
-NATIVE = "bench_native_consumer"
-ORDERS = AssetRef(name="bench_airflow.orders", uri="bench://airflow/orders")
+BRIDGE_DAG = DAG_IDS[0]
+
+AIRFLOW_SETTINGS: dict[str, str] = {
+    "core.executor": "LocalExecutor",
+    "core.parallelism": "32",
+    "scheduler.scheduler_idle_sleep_time": "1",
+}
+"""Airflow's settings for the benchmark beyond what `LocalAirflow` sets: Airflow 3.3's defaults for what
+decides these paths, so that the figures are what a deployment with default settings gets."""
+API_WORKERS = {POSTGRES: "4", "sqlite": "1"}
+"""Airflow's default of 4 api-server workers on PostgreSQL; one on SQLite (one writer at a time)."""
+BRIDGE_CONCURRENCY = {POSTGRES: 4, "sqlite": 1}
+"""The bridge's `--concurrency` (docs/airflow.md: keep 1 for an Airflow on SQLite, more on PostgreSQL)."""
+SHOWN = ("core.executor", "core.parallelism", "api.workers", "scheduler.scheduler_idle_sleep_time",
+         "dag_processor.refresh_interval", "dag_processor.min_file_process_interval")
+"""The settings printed with the figures (with any `--airflow-setting`)."""
+
+REQUIRED = ("airflow_event_p50_ms", "airflow_event_p99_ms", "airflow_native_run_p50_ms", "airflow_native_run_p99_ms",
+            "airflow_bridge_run_p50_ms", "airflow_bridge_run_p99_ms", "airflow_rest_run_p50_ms",
+            "airflow_rest_run_p99_ms", "airflow_rest_post_p50_ms", "airflow_bridge_runs_per_s",
+            "airflow_bridge_backlog_s", "airflow_native_runs_per_s", "airflow_native_backlog_s",
+            "airflow_forwarded_events_per_s", "airflow_native_lag_p50_ms", "airflow_native_lag_p99_ms")
+"""The figures every run prints (`--json`, and `assetbus bench all` when it runs this benchmark)."""
 
 
-def _percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+@dataclass(frozen=True)
+class AirflowBenchOptions:
+    metadata: str = POSTGRES
+    """Airflow's metadata DB: "postgres" (a fresh database on assetbus's PostgreSQL server) or "sqlite"."""
+    samples: int = 50
+    """Measured rounds: one sample of each latency path per round."""
+    partitions: int = 200
+    """Ready partitions for each runs-per-second figure."""
+    warmup: int = 2
+    """Rounds before the measured ones (connections, consumer groups, first parse), not counted."""
+    bridge_concurrency: int | None = None
+    """The bridge's `--concurrency`; None: `BRIDGE_CONCURRENCY` for the metadata DB."""
+    airflow_settings: tuple[tuple[str, str], ...] = ()
+    """More Airflow settings, ("section.key", value), over the benchmark's."""
+    keep_home: bool = False
+    """Keep Airflow's home (its config and logs) after the run; it is kept anyway when the run fails."""
+
+    @classmethod
+    def smoke(cls, metadata: str = POSTGRES) -> AirflowBenchOptions:
+        """Tiny sizes: every figure gets a number, in a minute or two, most of it Airflow's start (one api-server
+        worker: it starts sooner)."""
+        return cls(metadata=metadata, samples=3, partitions=5, warmup=1, airflow_settings=(("api.workers", "1"),))
+
+    @property
+    def concurrency(self) -> int:
+        return self.bridge_concurrency or BRIDGE_CONCURRENCY[self.metadata]
+
+    def settings(self) -> dict[str, str]:
+        """Airflow's settings the benchmark sets, "section.key" → value (LocalAirflow's others aside)."""
+        return {**AIRFLOW_SETTINGS, "api.workers": API_WORKERS[self.metadata], **dict(self.airflow_settings)}
 
 
-async def _until(condition: Callable[[], Awaitable[object]], interval_s: float) -> None:
-    while True:
-        if await condition():
-            return
-        await asyncio.sleep(interval_s)
+def environment(settings: dict[str, str]) -> dict[str, str]:
+    """Airflow's settings as its environment variables (`AIRFLOW__SECTION__KEY`)."""
+    env = {}
+    for name, value in settings.items():
+        section, _, key = name.partition(".")
+        if not section or not key:
+            raise ValueError(f"an Airflow setting is section.key=value, not {name!r}")
+        env[f"AIRFLOW__{section.upper()}__{key.upper()}"] = value
+    return env
 
 
-class Bench:
-    def __init__(self, stack: AirflowStack) -> None:
-        self.stack = stack
-        self.engine = create_engine(stack.database_url)
-        self.http = httpx.Client(base_url=f"{stack.airflow.url}/api/v2", timeout=60,
-                                 headers={"Authorization": f"Bearer {stack.airflow_token()}"})
+@dataclass
+class AirflowBenchReport:
+    options: AirflowBenchOptions
+    rounds: list[Round] = field(default_factory=list)
+    bridge: Burst | None = None
+    native: Burst | None = None
+    skipped_posts: list[str] = field(default_factory=list)
+    conditions: dict[str, Any] = field(default_factory=dict)
 
-    async def recorded(self, keys: set[str]) -> set[str]:
-        """Which of these partitions have their Airflow run created (the bridge recorded its id)."""
-        async with self.engine.connect() as conn:
-            rows = await conn.execute(text("SELECT partition_key FROM consumer_runs WHERE dag_id = :d AND "
-                                           "external_run_id IS NOT NULL AND partition_key = ANY(:k)"),
-                                      {"d": TARGET, "k": list(keys)})
-            return {row.partition_key for row in rows}
+    def latencies_ms(self, name: str) -> list[float]:
+        return [getattr(r, name) * 1000 for r in self.rounds if getattr(r, name) is not None]
 
-    async def latency(self, emitter: AsyncEmitter, samples: int) -> list[float]:
-        """One emit at a time: from the emit call until Airflow has created the run."""
-        found = []
-        for i in range(samples):
-            key = f"lat-{uuid.uuid4().hex[:6]}-{i}"
-            start = time.perf_counter()
-            await emitter.emit(ORDERS, partition_key=key)
-            await _until(lambda key=key: self.recorded({key}), 0.01)  # type: ignore[misc]
-            found.append(time.perf_counter() - start)
-        return found
-
-    async def burst(self, emitter: AsyncEmitter, count: int) -> tuple[float, float]:
-        """`count` partitions ready while no bridge runs; then one bridge creates their runs.
-        Returns (runs per second from the first created to the last, seconds from bridge start to last)."""
-        self.stack.stop_service("bridge")
-        keys = {f"burst-{uuid.uuid4().hex[:6]}-{i}" for i in range(count)}
-        for key in keys:
-            await emitter.emit_nowait(ORDERS, partition_key=key)
-        async def queued() -> bool:
-            async with self.engine.connect() as conn:
-                found = (await conn.execute(text("SELECT count(*) FROM consumer_runs WHERE dag_id = :d AND "
-                                                 "partition_key = ANY(:k)"), {"d": TARGET, "k": list(keys)})).scalar()
-            return bool(found == count)
-
-        await _until(queued, 0.05)
-        started = time.perf_counter()
-        self.stack.service("bridge", "airflow-bridge", "--dag", TARGET)
-        first: float | None = None
-        while len(done := await self.recorded(keys)) < count:
-            if done and first is None:
-                first = time.perf_counter()
-            await asyncio.sleep(0.02)
-        last = time.perf_counter()
-        first = first or last
-        return (count - 1) / max(last - first, 1e-6), last - started
-
-    def native(self, samples: int) -> list[float]:
-        """Airflow's own path: POST /assets/events, then wait until the asset-triggered run exists."""
-        asset = self.http.get("/assets", params={"name_pattern": "bench_airflow.native"}).json()["assets"][0]
-        found = []
-        for _ in range(samples):
-            before = self.http.get(f"/dags/{NATIVE}/dagRuns", params={"limit": 1}).json()["total_entries"]
-            start = time.perf_counter()
-            posted = self.http.post("/assets/events", json={"asset_id": asset["id"], "extra": {}})
-            if posted.status_code >= 500:  # a busy SQLite: this sample is not a measurement
-                print(f"POST /assets/events answered {posted.status_code}: {posted.text[:200]}", file=sys.stderr)
-                continue
-            while self.http.get(f"/dags/{NATIVE}/dagRuns", params={"limit": 1}).json()["total_entries"] <= before:
-                time.sleep(0.02)
-            found.append(time.perf_counter() - start)
-        return found
-
-    def close(self) -> None:
-        self.http.close()
+    def figures(self) -> dict[str, float]:
+        f: dict[str, float] = {}
+        for name, key in (("event", "event"), ("native_run", "native_run"), ("bridge_run", "bridge_run"),
+                          ("rest_run", "rest_run")):
+            values = self.latencies_ms(name)
+            f[f"airflow_{key}_p50_ms"] = percentile(values, 50)
+            f[f"airflow_{key}_p99_ms"] = percentile(values, 99)
+        f["airflow_rest_post_p50_ms"] = percentile(self.latencies_ms("rest_post"), 50)
+        if self.bridge is not None:
+            f["airflow_bridge_runs_per_s"] = self.bridge.runs_per_s
+            f["airflow_bridge_backlog_s"] = self.bridge.start_to_last_s
+        if self.native is not None:
+            f["airflow_native_runs_per_s"] = self.native.runs_per_s
+            f["airflow_native_backlog_s"] = self.native.start_to_last_s
+            f["airflow_forwarded_events_per_s"] = self.native.events_per_s
+            f["airflow_native_lag_p50_ms"] = percentile(self.native.lag_ms, 50)
+            f["airflow_native_lag_p99_ms"] = percentile(self.native.lag_ms, 99)
+        return f
 
 
-async def measure(args: argparse.Namespace) -> dict[str, Any]:
-    settings = Settings()
+def airflow_version(venv: Path = AIRFLOW_VENV) -> str:
+    found = sorted(venv.glob("lib/python*/site-packages/apache_airflow-*.dist-info"))
+    return found[-1].name.removeprefix("apache_airflow-").removesuffix(".dist-info") if found else "unknown"
+
+
+async def postgres_version(database_url: str) -> str:
+    conn = await asyncpg.connect(make_url(database_url).set(drivername="postgresql")
+                                 .render_as_string(hide_password=False))
+    try:
+        return str(await conn.fetchval("SHOW server_version")).split(" ")[0]
+    finally:
+        await conn.close()
+
+
+def _bench_home() -> tuple[Path, Path, Path]:
     home = Path(tempfile.mkdtemp(prefix="assetbus-bench-airflow-"))
     dags, definitions = home / "dags", home / "consumers"
     shutil.copytree(HERE / "airflow_dags", dags, ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(HERE / "airflow_consumers", definitions, ignore=shutil.ignore_patterns("__pycache__"))
-    name = f"assetbus_bench_af_{uuid.uuid4().hex[:8]}"
+    return home, dags, definitions
+
+
+async def run_airflow_benchmark(settings: Settings, options: AirflowBenchOptions,
+                                progress: Callable[[str], None]) -> AirflowBenchReport:
+    if options.metadata not in METADATA_DATABASES:
+        raise ValueError(f"--metadata is one of {', '.join(METADATA_DATABASES)}, not {options.metadata!r}")
+    if min(options.samples, options.partitions) < 2 or options.warmup < 0:
+        raise ValueError("samples and partitions must be at least 2, warmup not negative")
+    report = AirflowBenchReport(options)
+    load_before = os.getloadavg()
+    started = time.perf_counter()
+    home, dags, definitions = _bench_home()
+    tag = uuid.uuid4().hex[:8]
+    name = f"assetbus_bench_af_{tag}"
     database_url = await create_database(settings.database_url, name)
-    topics = Topics(prefix=f"bench{uuid.uuid4().hex[:8]}")
+    topics = Topics(prefix=f"benchaf{tag}")
     await ensure_topics(settings.kafka, topics)
     secret = uuid.uuid4().hex
     stack = AirflowStack(home=home, dags_folder=dags, consumer_definitions=definitions,
                          bootstrap_servers=settings.bootstrap_servers, database_url=database_url,
-                         topic_prefix=topics.prefix, token_secret=secret, dag_ids=(TARGET, NATIVE))
+                         topic_prefix=topics.prefix, token_secret=secret, dag_ids=DAG_IDS)
+    stack.airflow.metadata = options.metadata
+    stack.airflow.postgres_server = settings.database_url
+    stack.airflow.extra_env = environment(options.settings())
+    engine = create_engine(database_url)
+    failed = True
     try:
+        where = "a fresh PostgreSQL database" if options.metadata == POSTGRES else "SQLite"
+        progress(f"starting Airflow {airflow_version(stack.airflow.venv)} (metadata DB: {where}, LocalExecutor) "
+                 "and assetbus (persister, API, scheduler) …")
+        stack.cli("assets", "register", ORDERS.name, ORDERS.uri)  # the bridge target's asset (no Airflow task has it)
         await asyncio.to_thread(stack.start)
-        bench = Bench(stack)
-        bench.http.patch(f"/dags/{TARGET}", json={"is_paused": True}).raise_for_status()
-        bench.http.patch(f"/dags/{NATIVE}", json={"is_paused": False}).raise_for_status()
-        stack.service("bridge", "airflow-bridge", "--dag", TARGET)
+        progress(f"  up after {time.perf_counter() - started:.0f} s")
         token = task_token(secret, "bench_upstream", "r1", "load")
-        async with AsyncEmitter(settings.bootstrap_servers, token, topics=topics, receipt_timeout_s=30) as emitter:
-            await bench.latency(emitter, 3)  # warm-up: group join, connections
-            latencies = await bench.latency(emitter, args.latency_samples)
-            print("latency (s):", json.dumps([round(v, 3) for v in latencies]), file=sys.stderr, flush=True)
-            rate, burst_s = await bench.burst(emitter, args.burst)
-            print(f"burst: {rate:.2f} runs/s, {burst_s:.1f} s", file=sys.stderr, flush=True)
-        native = await asyncio.to_thread(bench.native, args.native_samples)
-        bench.close()
-        await bench.engine.dispose()
+        async with AsyncEmitter(settings.bootstrap_servers, token, topics=topics, receipt_timeout_s=60) as emitter:
+            paths = AirflowPaths(stack, emitter, engine, bridge_concurrency=options.concurrency)
+            try:
+                await _measure(paths, options, report, progress)
+            finally:
+                await paths.aclose()
+        report.skipped_posts = paths.skipped_posts
+        report.conditions = await _conditions(settings, stack, options, load_before)
+        report.conditions["skipped_posts"] = len(paths.skipped_posts)
+        failed = False
     finally:
-        stack.stop()
-        await drop_database(settings.database_url, name)
-        await delete_topics(settings.kafka, [*topics.core(), topics.readiness(TARGET)])
-        shutil.rmtree(home, ignore_errors=True)
-    ms = [v * 1000 for v in latencies]
-    native_ms = [v * 1000 for v in native]
+        try:
+            await asyncio.to_thread(stack.stop)
+        finally:
+            await engine.dispose()
+            await drop_database(settings.database_url, name)
+            await delete_topics(settings.kafka, [*topics.core(), topics.readiness(BRIDGE_DAG)])
+            if failed or options.keep_home:
+                print(f"Airflow's home (config and logs) kept at {home}", file=sys.stderr)
+            else:
+                shutil.rmtree(home, ignore_errors=True)
+    report.conditions["duration_s"] = round(time.perf_counter() - started, 1)
+    return report
+
+
+async def _measure(paths: AirflowPaths, options: AirflowBenchOptions, report: AirflowBenchReport,
+                   progress: Callable[[str], None]) -> None:
+    await paths.start()
+    paths.start_bridge()
+    paths.start_forwarder("forwarder", FORWARDED)
+    total = options.warmup + options.samples
+    progress(f"latency: {options.warmup} warm-up + {options.samples} rounds, each one emit → forwarded event "
+             "and native run, one emit → bridge run, one POST → run")
+    said = time.monotonic()
+    for i in range(total):
+        sample = Round()
+        await paths.forwarded(sample)
+        await paths.bridged(sample)
+        await paths.rest(sample)
+        if i >= options.warmup:
+            report.rounds.append(sample)
+        if i == total - 1 or time.monotonic() - said > 10:
+            said = time.monotonic()
+            progress(f"  round {i + 1}/{total}: event {_ms(sample.event)}, native run {_ms(sample.native_run)}, "
+                     f"bridge run {_ms(sample.bridge_run)}, REST run {_ms(sample.rest_run)}")
+    paths.stop_service("forwarder")
+
+    progress(f"runs/s through the bridge: {options.partitions:,} ready partitions, then one bridge")
+    report.bridge = await paths.bridge_burst(options.partitions, progress)
+    progress(f"  {report.bridge.runs_per_s:,.1f} runs/s, bridge start → last run {report.bridge.start_to_last_s:.1f} s")
+
+    progress(f"runs/s through Airflow's own scheduling: {options.partitions:,} partition-keyed events, then one "
+             "forwarder")
+    report.native = await paths.native_burst(options.partitions, progress)
+    progress(f"  {report.native.runs_per_s:,.1f} runs/s ({report.native.events_per_s:,.1f} events/s posted), "
+             f"forwarder start → last run {report.native.start_to_last_s:.1f} s")
+
+
+def _ms(seconds: float | None) -> str:
+    return "—" if seconds is None else f"{seconds * 1000:,.0f} ms"
+
+
+async def _conditions(settings: Settings, stack: AirflowStack, options: AirflowBenchOptions,
+                      load_before: tuple[float, float, float]) -> dict[str, Any]:
+    shared = conditions()
+    env = stack.airflow.env()
+    shown = [*SHOWN, *(k for k, _ in options.airflow_settings if k not in SHOWN)]
+    airflow_settings = {name: env.get(next(iter(environment({name: ""})))) for name in shown}
+    postgres = await postgres_version(settings.database_url)
+    metadata = (f"PostgreSQL {postgres} (a database of its own on assetbus's server)" if options.metadata == POSTGRES
+                else "SQLite (a file)")
     return {
-        "emit → Airflow run created (assetbus bridge)": {
-            "samples": len(ms), "p50_ms": round(statistics.median(ms)), "p99_ms": round(_percentile(ms, 0.99)),
-            "max_ms": round(max(ms))},
-        "Airflow runs created per second through one bridge": {
-            "runs": args.burst, "runs_per_s": round(rate, 1), "bridge start → last run s": round(burst_s, 1)},
-        "Airflow's own path: POST /api/v2/assets/events → asset-triggered run exists": {
-            "samples": len(native_ms), "p50_ms": round(statistics.median(native_ms)),
-            "p99_ms": round(_percentile(native_ms, 0.99)), "max_ms": round(max(native_ms))},
-        "conditions": {**conditions(), "airflow": "apache-airflow 3.3.2, SQLite, LocalExecutor, one scheduler, "
-                       "api-server with 1 worker, scheduler_idle_sleep_time 0.2 s"},
+        "airflow": f"apache-airflow {airflow_version(stack.airflow.venv)}",
+        "metadata_db": metadata,
+        "metadata_database": stack.airflow.metadata_database if options.metadata == POSTGRES else None,
+        "airflow_settings": airflow_settings,
+        "bridge_concurrency": options.concurrency,
+        "forwarder": "one process per asset (one asset's events posted in order, one at a time)",
+        "cores": os.cpu_count(),
+        "machine": shared["machine"],
+        "python": platform.python_version(),
+        "kafka": f"{settings.infra.kafka_version} (one broker, same machine)",
+        "postgresql": postgres,
+        "load_average_before": [round(v, 2) for v in load_before],
+        "load_average_after": [round(v, 2) for v in os.getloadavg()],
+        "other_processes_top3": shared["other processes (CPU%, top 3)"],
+        "sizes": {f.name: getattr(options, f.name) for f in fields(options)
+                  if f.name in ("samples", "partitions", "warmup")},
     }
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--latency-samples", type=int, default=60)
-    parser.add_argument("--burst", type=int, default=200)
-    parser.add_argument("--native-samples", type=int, default=20)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # stop the stack on SIGTERM too
-    print(json.dumps(asyncio.run(measure(parser.parse_args())), indent=2))
+    """`python -m assetbus.benchmarks.airflow ARGS` is `assetbus bench airflow ARGS`."""
+    from assetbus.cli.main import main as cli
+
+    sys.argv = ["assetbus", "bench", "airflow", *sys.argv[1:]]
+    cli()
 
 
 if __name__ == "__main__":

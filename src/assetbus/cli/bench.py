@@ -1,10 +1,10 @@
-"""`assetbus bench [emit|persister|scheduler|api|all|scale|soak]`: measured figures, printed with their conditions."""
+"""`assetbus bench [emit|persister|scheduler|api|all|scale|soak|airflow]`: measured figures, with their conditions."""
 
 from __future__ import annotations
 
 import typer
 
-from assetbus.cli import bench_all, bench_api, bench_emit, bench_persister, bench_scale, bench_scheduler
+from assetbus.cli import bench_airflow, bench_all, bench_api, bench_emit, bench_persister, bench_scale, bench_scheduler
 
 app = typer.Typer(help="Benchmarks (run on a quiet machine; figures go to the README).")
 app.command("emit")(bench_emit.emit)
@@ -14,6 +14,7 @@ app.command("api")(bench_api.api)
 app.command("all")(bench_all.all_)
 app.command("scale")(bench_scale.scale)
 app.command("soak")(bench_scale.soak)
+app.command("airflow")(bench_airflow.airflow)
 
 
 @app.callback(invoke_without_command=True)

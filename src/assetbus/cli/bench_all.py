@@ -1,7 +1,10 @@
 """`assetbus bench all [--json]`: every benchmark, one table of figures with their conditions.
 
 The measurement lives in `assetbus.benchmarks.suite` (imported when the command runs). Progress goes
-to stderr; with `--json` the last line on stdout is one JSON object of every figure.
+to stderr; with `--json` the last line on stdout is one JSON object of every figure. The Airflow
+benchmark (`assetbus bench airflow`, at `AIRFLOW_SAMPLES` rounds) runs after the others when the Airflow
+venv with its PostgreSQL driver is there (`make airflow-venv`), or with `--airflow`; `--no-airflow`
+leaves it out, and so does `--smoke` unless `--airflow` is given.
 """
 
 from __future__ import annotations
@@ -16,7 +19,12 @@ from assetbus.cli.common import JSON_OPTION, console, err_console, fail, run, se
 from assetbus.cli.output import json_line
 
 if TYPE_CHECKING:
+    from assetbus.benchmarks.airflow import AirflowBenchReport
     from assetbus.benchmarks.suite import SuiteReport
+
+
+AIRFLOW_SAMPLES = 20
+"""Rounds of the Airflow benchmark in `bench all` (its own default is 50): about 3 minutes with Airflow's start."""
 
 
 def all_(
@@ -24,8 +32,13 @@ def all_(
     smoke: bool = typer.Option(False, help="Tiny sizes (seconds, not minutes): checks that every benchmark runs."),
     rates: str = typer.Option("1000,5000,50", help="Offered emissions/s of the latency runs, comma-separated; "
                                                "the first gives receipt_p50_ms … readiness_p99_ms."),
+    airflow: bool | None = typer.Option(None, "--airflow/--no-airflow", help="Also run `assetbus bench airflow` "
+                                        f"({AIRFLOW_SAMPLES} rounds, 200 partitions; --smoke: its smoke sizes). "
+                                        "Default: when the Airflow venv with its PostgreSQL driver is there, "
+                                        "and not with --smoke."),
 ) -> None:
-    """Every benchmark (emit, persister, scheduler with latency at offered rates, api) in under 10 minutes."""
+    """Every benchmark (emit, persister, scheduler with latency at offered rates, api; then Airflow when its venv is
+    there) in under 10 minutes."""
     from dataclasses import replace
 
     from assetbus.benchmarks.suite import SuiteSizes, run_suite
@@ -39,15 +52,54 @@ def all_(
     sizes = SuiteSizes.smoke() if smoke else SuiteSizes()
     if not smoke or rates != "1000,5000,50":
         sizes = replace(sizes, rates=offered)
+    with_airflow, why = include_airflow(airflow, smoke)
     started = time.perf_counter()
+    progress = progress_printer()
+    if why:
+        progress(why)
     try:
-        report = run(run_suite(settings(), sizes, progress_printer()))
+        report = run(run_suite(settings(), sizes, progress))
     except Exception as error:
         fail(f"bench all failed: {type(error).__name__}: {error}")
+    airflow_report = None
+    if with_airflow:
+        airflow_report = _run_airflow(smoke, progress)
+        report.figures.update(airflow_report.figures())
+        report.conditions["airflow"] = airflow_report.conditions
     report.conditions["duration_s"] = round(time.perf_counter() - started, 1)
     print_report(report)
+    if airflow_report is not None:
+        from assetbus.cli.bench_airflow import print_report as print_airflow_report
+
+        print_airflow_report(airflow_report)
     if as_json:
         print(json_line({**{k: round(v, 2) for k, v in report.figures.items()}, "conditions": report.conditions}))
+
+
+def include_airflow(asked: bool | None, smoke: bool) -> tuple[bool, str]:
+    """Whether `bench all` runs the Airflow benchmark, and a line saying why not when the venv decided."""
+    from assetbus.infra.airflow import AIRFLOW_VENV, postgres_driver_missing
+
+    if asked is False or (asked is None and smoke):
+        return False, ""
+    problem = postgres_driver_missing(AIRFLOW_VENV)
+    if problem is None:
+        return True, ""
+    if asked:
+        fail(f"--airflow: {problem}")
+    return False, f"the Airflow benchmark is left out: {problem}"
+
+
+def _run_airflow(smoke: bool, progress: Callable[[str], None]) -> AirflowBenchReport:
+    from assetbus.benchmarks.airflow import AirflowBenchOptions, run_airflow_benchmark
+
+    options = AirflowBenchOptions.smoke() if smoke else AirflowBenchOptions(samples=AIRFLOW_SAMPLES)
+    progress(f"then airflow: Airflow 3 on PostgreSQL, {options.samples} rounds, {options.partitions} partitions "
+             "(assetbus bench airflow)")
+    try:
+        return run(run_airflow_benchmark(settings(), options, progress))
+    except Exception as error:
+        fail(f"bench all failed in the Airflow benchmark: {type(error).__name__}: {error}")
 
 
 def progress_printer() -> Callable[[str], None]:
@@ -60,7 +112,7 @@ def progress_printer() -> Callable[[str], None]:
     return progress
 
 
-UNITS = {"per_s": "/s", "_ms": "ms", "_mb": "MB", "us_per_event": "µs", "us_per_emission": "µs"}
+UNITS = {"per_s": "/s", "_ms": "ms", "_mb": "MB", "us_per_event": "µs", "us_per_emission": "µs", "_backlog_s": "s"}
 
 
 def print_report(report: SuiteReport) -> None:

@@ -1,11 +1,16 @@
-"""A local Apache Airflow 3 for tests and benchmarks: api-server, scheduler and dag-processor on SQLite.
+"""A local Apache Airflow 3 for tests and benchmarks: api-server, scheduler and dag-processor.
 
-Airflow lives in its own virtualenv (`make airflow-venv` → `.venv-airflow/`, apache-airflow 3.3.x
-with the assetbus SDK installed from ./schemas and ./producers). `LocalAirflow(home, dags_folder)`
-writes a config (SimpleAuthManager with an admin service account and a viewer account, LocalExecutor,
-no examples, DAGs unpaused at creation, quick DAG-folder rescans), migrates the metadata DB, adds the
-connections it is given and starts the three processes; `stop()` ends them (their process groups) and
-nothing else.
+Airflow lives in its own virtualenv (`make airflow-venv` → `.venv-airflow/`, apache-airflow 3.3.x with
+its `postgres` extra, and the assetbus SDK installed from ./schemas and ./producers). `LocalAirflow(home,
+dags_folder)` writes a config (SimpleAuthManager with an admin service account and a viewer account,
+LocalExecutor, no examples, DAGs unpaused at creation, quick DAG-folder rescans), migrates the metadata
+DB, adds the connections it is given and starts the three processes; `stop()` ends them (their process
+groups) and nothing else.
+
+The metadata DB is SQLite in `home` (the default: nothing to create), or, with `metadata="postgres"`, a
+fresh database on a PostgreSQL server (`postgres_server`, by default assetbus's own `DATABASE_URL`),
+created by `launch()` and dropped by `stop()`: what production runs, and what lets Airflow's API server
+and scheduler write at once.
 """
 
 from __future__ import annotations
@@ -20,10 +25,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import asyncpg
 import httpx
+from sqlalchemy.engine import URL, make_url
 
 from assetbus.infra.errors import InfraError
 from assetbus.infra.ports import free_port
+from assetbus.infra.postgres import asyncpg_dsn
+from assetbus.infra.state import run_async
+from assetbus.settings import Settings
 
 REPO = Path(__file__).resolve().parents[3]
 AIRFLOW_VENV = Path(os.environ.get("ASSETBUS_AIRFLOW_VENV", REPO / ".venv-airflow"))
@@ -31,6 +41,8 @@ USERNAME = "assetbus"
 VIEWER = "viewer"
 """A second account with Airflow's read-only role: what any reader of the deployment's Airflow can see."""
 COMPONENTS = ("api-server", "scheduler", "dag-processor")
+SQLITE, POSTGRES = "sqlite", "postgres"
+METADATA_DATABASES = (SQLITE, POSTGRES)
 
 
 def airflow_bin(venv: Path = AIRFLOW_VENV) -> Path:
@@ -38,6 +50,29 @@ def airflow_bin(venv: Path = AIRFLOW_VENV) -> Path:
     if not binary.exists():
         raise InfraError(f"no Airflow at {binary}: run `make airflow-venv` (apache-airflow 3.3 in its own venv)")
     return binary
+
+
+def postgres_driver_missing(venv: Path = AIRFLOW_VENV) -> str | None:
+    """None when Airflow's venv can reach a PostgreSQL metadata DB (psycopg2 for its sync engine, asyncpg for
+    its async one), else why not."""
+    python = venv / "bin" / "python"
+    if not python.exists():
+        return f"no Airflow venv at {venv}: run `make airflow-venv`"
+    done = subprocess.run([str(python), "-c", "import psycopg2, asyncpg"], capture_output=True, timeout=60,
+                          check=False)
+    if done.returncode != 0:
+        return (f"Airflow's venv {venv} has no PostgreSQL driver (psycopg2, asyncpg): run `make airflow-venv` "
+                "(it installs apache-airflow[postgres])")
+    return None
+
+
+def airflow_metadata_url(server: str, database: str) -> URL:
+    """The SQLAlchemy URL Airflow's components use for `database` on the PostgreSQL server of `server` (an
+    assetbus-style URL, `postgresql+asyncpg://…`): psycopg2, libpq's `sslmode` for asyncpg's `ssl`."""
+    url = make_url(server)
+    tls = url.query.get("sslmode") or url.query.get("ssl")
+    query = {"sslmode": tls} if isinstance(tls, str) else {}
+    return url.set(drivername="postgresql+psycopg2", database=database, query=query)
 
 
 @dataclass
@@ -58,6 +93,14 @@ class LocalAirflow:
     viewer_password: str = field(default_factory=lambda: secrets.token_urlsafe(16), repr=False)
     venv: Path = AIRFLOW_VENV
     jwt_secret: str = field(default_factory=lambda: secrets.token_urlsafe(48), repr=False)
+    metadata: str = SQLITE
+    """Airflow's metadata DB: `"sqlite"` (a file in `home`) or `"postgres"` (`metadata_database` on
+    `postgres_server`, created by `launch()`, dropped by `stop()`)."""
+    postgres_server: str | None = field(default=None, repr=False)
+    """A URL of the PostgreSQL server for `"postgres"` (any database on it; its role needs CREATEDB); None:
+    assetbus's `DATABASE_URL` (or the local infrastructure's)."""
+    metadata_database: str = field(default_factory=lambda: f"airflow_{secrets.token_hex(6)}")
+    _database_created: bool = field(default=False, repr=False)
     _processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict, repr=False)
 
     @property
@@ -67,6 +110,18 @@ class LocalAirflow:
     @property
     def username(self) -> str:
         return USERNAME
+
+    @property
+    def metadata_url(self) -> str:
+        """The SQLAlchemy URL of Airflow's metadata DB (what `[database] sql_alchemy_conn` is set to)."""
+        if self.metadata == SQLITE:
+            return f"sqlite:///{self.home / 'airflow.db'}"
+        return airflow_metadata_url(self._server(), self.metadata_database).render_as_string(hide_password=False)
+
+    def _server(self) -> str:
+        if self.postgres_server is None:
+            self.postgres_server = Settings().database_url
+        return self.postgres_server
 
     def token(self, username: str = USERNAME) -> str:
         """A JWT of Airflow's REST API for one of its accounts (the service account, or `VIEWER`)."""
@@ -94,7 +149,7 @@ class LocalAirflow:
             "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": f"{USERNAME}:admin,{VIEWER}:viewer",
             "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(home / "passwords.json"),
             "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"{self.url}/execution/",
-            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home / 'airflow.db'}",
+            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": self.metadata_url,
             "AIRFLOW__API__PORT": str(self.port),
             "AIRFLOW__API__HOST": "127.0.0.1",
             "AIRFLOW__API__WORKERS": "1",
@@ -104,12 +159,16 @@ class LocalAirflow:
             "AIRFLOW__DAG_PROCESSOR__MIN_FILE_PROCESS_INTERVAL": "30",
             "AIRFLOW__DAG_PROCESSOR__PARSING_PROCESSES": "1",
             "AIRFLOW__SCHEDULER__SCHEDULER_IDLE_SLEEP_TIME": "0.2",
-            # two shared cores and SQLite: the API server can be slow to answer a worker (default 5 s)
+            # two shared cores (and SQLite): the API server can be slow to answer a worker (default 5 s)
             "AIRFLOW__WORKERS__EXECUTION_API_TIMEOUT": "60",
             "AIRFLOW__SCHEDULER__ENABLE_HEALTH_CHECK": "False",
             "AIRFLOW__LOGGING__LOGGING_LEVEL": "INFO",
             "AIRFLOW__CORE__DAG_DISCOVERY_SAFE_MODE": "True",
         })
+        if self.metadata == POSTGRES and (tls := make_url(self.metadata_url).query.get("sslmode")):
+            # Airflow derives its async URL from the sync one, query included; asyncpg calls it `ssl`
+            async_url = make_url(self.metadata_url).set(drivername="postgresql+asyncpg", query={"ssl": tls})
+            env["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN_ASYNC"] = async_url.render_as_string(hide_password=False)
         env.update(self.extra_env)
         return env
 
@@ -134,12 +193,17 @@ class LocalAirflow:
             raise
 
     def launch(self) -> None:
-        """Migrate the metadata DB and start the processes, without waiting for them to be healthy."""
+        """Create (PostgreSQL) and migrate the metadata DB and start the processes, without waiting for them
+        to be healthy."""
+        if self.metadata not in METADATA_DATABASES:
+            raise InfraError(f"Airflow's metadata DB is one of {', '.join(METADATA_DATABASES)}, not {self.metadata!r}")
         self._write_config()
-        self._airflow("db", "migrate")
-        for conn_id, definition in self.connections.items():
-            self._airflow("connections", "add", conn_id, "--conn-json", definition)
         try:
+            if self.metadata == POSTGRES:
+                self._create_database()
+            self._airflow("db", "migrate")
+            for conn_id, definition in self.connections.items():
+                self._airflow("connections", "add", conn_id, "--conn-json", definition)
             for component in COMPONENTS:
                 log = (self.home / f"{component}.log").open("ab")
                 args = [str(airflow_bin(self.venv)), component]
@@ -169,16 +233,44 @@ class LocalAirflow:
         raise InfraError(f"Airflow at {self.url} did not become healthy in {timeout_s:.0f}s; see {self.home}/*.log")
 
     def stop(self) -> None:
-        for process in self._processes.values():
-            if process.poll() is None:
-                os.killpg(process.pid, signal.SIGTERM)
-        for process in self._processes.values():
+        """End the processes, then drop the PostgreSQL metadata database that `launch()` created."""
+        try:
+            for process in self._processes.values():
+                if process.poll() is None:
+                    os.killpg(process.pid, signal.SIGTERM)
+            for process in self._processes.values():
+                try:
+                    process.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    os.killpg(process.pid, signal.SIGKILL)
+                    process.wait()
+            self._processes.clear()
+        finally:
+            if self._database_created:
+                self._admin(f'DROP DATABASE IF EXISTS "{self.metadata_database}" WITH (FORCE)', "drop")
+                self._database_created = False
+
+    def _create_database(self) -> None:
+        if self._database_created:
+            return
+        if problem := postgres_driver_missing(self.venv):
+            raise InfraError(problem)
+        self._admin(f'CREATE DATABASE "{self.metadata_database}"', "create")
+        self._database_created = True
+
+    def _admin(self, statement: str, verb: str) -> None:
+        async def execute() -> None:
+            conn = await asyncpg.connect(asyncpg_dsn(self._server()), timeout=30)
             try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
-        self._processes.clear()
+                await conn.execute(statement)
+            finally:
+                await conn.close()
+
+        try:
+            run_async(execute())
+        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as error:
+            raise InfraError(f"cannot {verb} Airflow's metadata database {self.metadata_database} on PostgreSQL at "
+                             f"{make_url(self._server()).host}: {error}") from error
 
     def __enter__(self) -> LocalAirflow:
         self.start()
