@@ -74,7 +74,7 @@ async def emitted(bootstrap_servers: str, prefix: str) -> list[EmissionCommand]:
         await consumer.seek_to_beginning(*partitions)
         end = await consumer.end_offsets(partitions)
         found: list[EmissionCommand] = []
-        while any(await consumer.position(p) < end[p] for p in partitions):
+        while [p for p in partitions if await consumer.position(p) < end[p]]:
             for records in (await consumer.getmany(timeout_ms=1000)).values():
                 found += [EmissionCommand.model_validate_json(record.value) for record in records if record.value]
         return found
