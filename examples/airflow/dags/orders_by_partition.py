@@ -1,18 +1,19 @@
 """A consumer DAG started by assetbus: one Airflow run per ready partition of `airflow_demo.orders`.
 
-`schedule=PartitionedAtRuntime()` lets Airflow accept the run's `partition_key` from the REST API
-(the bridge sets it); `conf["assetbus"]` carries the assetbus run id and the triggering event ids.
-Its readiness rule lives in assetbus (examples/airflow/consumers.py).
+Declared once, here. Its schedule is Airflow 3.3's own `PartitionedAssetTimetable` (the default partition
+mapper is the identity: one run per partition of `orders`), and the tag `assetbus` says the assetbus bridge
+starts its runs: the bridge reads the readiness rule from this timetable. The run's `partition_key` is the
+partition; `conf["assetbus"]` carries the assetbus run id and the triggering events.
 """
 
 from __future__ import annotations
 
-from airflow.sdk import DAG, Asset, PartitionedAtRuntime, task
+from airflow.sdk import DAG, Asset, PartitionedAssetTimetable, task
 
 orders = Asset("airflow_demo.orders", uri="s3://example/orders")
 
-with DAG(dag_id="orders_by_partition", schedule=PartitionedAtRuntime(), catchup=False,
-         tags=["assetbus-example"]):
+with DAG(dag_id="orders_by_partition", schedule=PartitionedAssetTimetable(assets=orders), catchup=False,
+         description="one Airflow run per ready orders partition", tags=["assetbus", "assetbus-example"]):
 
     @task(inlets=[orders])
     def load_partition(**context: object) -> dict[str, object]:

@@ -4,9 +4,12 @@
 one database and topic prefix, and a `LocalAirflow` whose workers know only the Airflow connection
 `assetbus_default`: the API's URL and the worker credential minted by `assetbus token worker` (its
 api-server keeps task and asset state in assetbus: `[state_store] backend = AssetbusStoreBackend`), syncs
-Airflow's assets (`assetbus airflow sync`) and the consumer definitions (`assetbus dags sync`),
-then the scheduler. Airflow's triggerer (deferred sensors, AssetWatchers) runs next to Airflow's other
-components. Bridges are started (and killed) on demand. `stop()` ends what it started.
+Airflow's assets, their tasks and the readiness rules of the consumer DAGs declared once in Airflow (tagged
+`assetbus`, read from their timetables: `assetbus airflow sync --metadata-url`), then the scheduler.
+Consumer definitions in Python files of their own (`consumer_definitions`, `assetbus dags sync`) are synced
+too when given. Airflow's triggerer (deferred sensors, AssetWatchers) runs next to Airflow's other
+components. Bridges are started (and killed) on demand, without `--dag` as `bridge_args()` says. `stop()`
+ends what it started.
 """
 
 from __future__ import annotations
@@ -37,17 +40,19 @@ TRIGGERER_CONN_ID = "assetbus_triggerer"
 """The connection the test DAGs' assetbus triggers and sensors read Kafka and the topic prefix from."""
 
 
-@dataclass
+@dataclass(kw_only=True)
 class AirflowStack:
     home: Path
     dags_folder: Path
-    consumer_definitions: Path
     bootstrap_servers: str
     database_url: str
     topic_prefix: str
     token_secret: str = field(repr=False)
     dag_ids: Sequence[str] = ()
-    """Airflow DAGs that must be parsed before assets are synced."""
+    """Airflow DAGs that must be parsed before assets and readiness rules are synced."""
+    consumer_definitions: Path | None = None
+    """A file or folder of `ConsumerDag` definitions for `assetbus dags sync`; None: every rule comes from
+    the DAGs Airflow tags `assetbus`."""
     api_port: int = field(default_factory=free_port)
     airflow: LocalAirflow = field(init=False)
     worker_credential: str = field(init=False, default="", repr=False)
@@ -68,6 +73,15 @@ class AirflowStack:
     def api_url(self) -> str:
         return f"http://127.0.0.1:{self.api_port}"
 
+    @property
+    def metadata_url(self) -> str:
+        """Airflow's metadata database, where the bridge and the sync read the DAGs' timetables (read-only)."""
+        return f"sqlite:///{self.airflow.home / 'airflow.db'}"
+
+    def bridge_args(self, *more: str) -> tuple[str, ...]:
+        """`assetbus run ARGS` of a bridge serving every DAG Airflow tags `assetbus` (no `--dag`)."""
+        return ("airflow-bridge", "--airflow-metadata-url", self.metadata_url, *more)
+
     def env(self, **more: str) -> dict[str, str]:
         env = dict(os.environ)
         env.update({"DATABASE_URL": self.database_url, "KAFKA_BOOTSTRAP_SERVERS": self.bootstrap_servers,
@@ -78,11 +92,11 @@ class AirflowStack:
         env.update(more)
         return env
 
-    def cli(self, *args: str, **env: str) -> str:
-        """Run `assetbus ARGS` against this stack; its output (InfraError if it fails)."""
+    def cli(self, *args: str, ok: Sequence[int] = (0,), **env: str) -> str:
+        """Run `assetbus ARGS` against this stack; its output (InfraError if it exits with a code not in `ok`)."""
         done = subprocess.run([str(CLI), *args], env=self.env(**env), capture_output=True, text=True,
                               timeout=120, check=False)
-        if done.returncode != 0:
+        if done.returncode not in ok:
             raise InfraError(f"`assetbus {' '.join(args)}` failed ({done.returncode}): {done.stdout}{done.stderr}")
         return done.stdout
 
@@ -114,12 +128,22 @@ class AirflowStack:
             self._wait(lambda: httpx.get(f"{self.api_url}/healthz", timeout=2).status_code == 200, timeout_s,
                        "the assetbus API")
             self._wait(self._dags_parsed, timeout_s, f"Airflow to parse {', '.join(self.dag_ids)}")
-            self.cli("airflow", "sync")
-            self.cli("dags", "sync", str(self.consumer_definitions))
+            self.sync_from_airflow()
+            if self.consumer_definitions is not None:
+                self.cli("dags", "sync", str(self.consumer_definitions))
             self.service("scheduler", "scheduler")
         except BaseException:
             self.stop()
             raise
+
+    def sync_from_airflow(self) -> str:
+        """`assetbus airflow sync --metadata-url`: Airflow's assets and tasks, and the rules of the DAGs tagged
+        `assetbus`. A tagged DAG without a rule (one a test keeps on purpose) makes it exit 1 after writing the
+        others: only an asset that could not be synced fails here."""
+        out = self.cli("airflow", "sync", "--metadata-url", self.metadata_url, ok=(0, 1), COLUMNS="300")
+        if "not synced" in out:
+            raise InfraError(f"`assetbus airflow sync` could not sync an asset:\n{out}")
+        return out
 
     def _triggerer_connection(self) -> str:
         """What the triggerer's assetbus triggers read: Kafka and the topic prefix (they ask the API nothing)."""

@@ -75,17 +75,12 @@ def airflow_stack(infra: Settings, template_db: str) -> Iterator[AirflowStack]:
     dags.mkdir()
     for source in [*(EXAMPLES / "dags").glob("*.py"), *TEST_DAGS.glob("*.py")]:
         shutil.copy(source, dags / source.name)
-    definitions = home / "consumers"
-    definitions.mkdir()
-    for source in [EXAMPLES / "consumers.py", *(TEST_DAGS.parent / "consumers").glob("*.py")]:
-        shutil.copy(source, definitions / source.name)
     name = f"assetbus_af_{uuid.uuid4().hex[:12]}"
     admin = _plain_dsn(infra.database_url)
     asyncio.run(_create_database(admin, name))
     topics = Topics(prefix=f"af{uuid.uuid4().hex[:10]}")
     asyncio.run(ensure_topics(infra.kafka, topics))
-    stack = AirflowStack(home=home, dags_folder=dags, consumer_definitions=definitions,
-                         bootstrap_servers=infra.bootstrap_servers,
+    stack = AirflowStack(home=home, dags_folder=dags, bootstrap_servers=infra.bootstrap_servers,
                          database_url=make_url(infra.database_url).set(database=name)
                          .render_as_string(hide_password=False),
                          topic_prefix=topics.prefix, token_secret="airflow-test-" + uuid.uuid4().hex,

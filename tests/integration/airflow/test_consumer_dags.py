@@ -1,4 +1,8 @@
-"""Readiness starts real Airflow DAG runs through the bridge: one run per partition, and a roll-up."""
+"""Readiness starts real Airflow DAG runs through the bridge: one run per partition, and a roll-up.
+
+The consumer DAGs are the examples (examples/airflow/dags/orders_by_partition.py, daily_clicks_report.py),
+declared once in Airflow: the stack synced their rules from their timetables, and the bridge runs without
+`--dag`, serving every DAG Airflow tags `assetbus`."""
 
 from __future__ import annotations
 
@@ -23,8 +27,7 @@ from tests.integration.airflow.support import HOURLY_CLICKS, ORDERS, emit_partit
 def bridge(airflow_stack: AirflowStack) -> Iterator[str]:
     """The bridge's probes URL (it serves /metrics, /healthz and /readyz)."""
     port = free_port()
-    airflow_stack.service("bridge", "airflow-bridge", "--dag", "orders_by_partition", "--dag", "daily_clicks_report",
-                          "--poll-interval-s", "1", "--metrics-port", str(port))
+    airflow_stack.service("bridge", *airflow_stack.bridge_args("--poll-interval-s", "1", "--metrics-port", str(port)))
     yield f"http://127.0.0.1:{port}"
     airflow_stack.stop_service("bridge")
 

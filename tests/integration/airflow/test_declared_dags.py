@@ -22,6 +22,7 @@ from assetbus.settings import Settings
 from assetbus.topics import delete_topics
 from tests.helpers import wait_for
 from tests.integration.airflow.airflow_api import AirflowApi
+from tests.integration.airflow.conftest import DAG_IDS
 from tests.integration.airflow.support import emit_partitions, runs_of
 
 DECLARED_CLICKS = AssetRef(name="airflow_demo.declared_clicks", uri="s3://example/declared_clicks")
@@ -45,7 +46,8 @@ with DAG(dag_id="{dag_id}", catchup=False, tags=["assetbus"],
 
 @pytest.fixture(scope="module", autouse=True)
 def readiness_topics(infra: Settings, airflow_stack: AirflowStack) -> Iterator[None]:
-    """Delete the readiness topics the bridges created for the DAGs of this module, after it."""
+    """Delete the readiness topics the bridges created for the DAGs of this module, after it (those of the
+    session's DAGs, the examples' consumers among them, are the session's to delete)."""
     yield
 
     async def drop() -> None:
@@ -53,7 +55,7 @@ def readiness_topics(infra: Settings, airflow_stack: AirflowStack) -> Iterator[N
         try:
             async with engine.connect() as conn:
                 rows = await conn.execute(text("SELECT dag_id FROM consumer_dags WHERE fileloc LIKE 'airflow:%'"))
-                dag_ids = [row.dag_id for row in rows]
+                dag_ids = [row.dag_id for row in rows if row.dag_id not in DAG_IDS]
         finally:
             await engine.dispose()
         topics = Topics(prefix=airflow_stack.topic_prefix)
@@ -65,9 +67,8 @@ def readiness_topics(infra: Settings, airflow_stack: AirflowStack) -> Iterator[N
 @pytest.fixture
 def bridge(airflow_stack: AirflowStack) -> Iterator[None]:
     """The bridge without `--dag`, syncing from Airflow every second."""
-    metadata = f"sqlite:///{airflow_stack.home / 'airflow' / 'airflow.db'}"
-    airflow_stack.service("declared-bridge", "airflow-bridge", "--poll-interval-s", "1", "--sync-interval-s", "1",
-                          "--airflow-metadata-url", metadata, "--group-id", f"declared-{uuid.uuid4().hex[:6]}")
+    airflow_stack.service("declared-bridge", *airflow_stack.bridge_args(
+        "--poll-interval-s", "1", "--sync-interval-s", "1", "--group-id", f"declared-{uuid.uuid4().hex[:6]}"))
     yield
     airflow_stack.stop_service("declared-bridge")
 
@@ -132,7 +133,7 @@ async def test_a_dag_deployed_after_the_bridge_started_is_served_without_a_manua
 
 
 def test_a_dag_without_a_readiness_rule_is_named_by_doctor_and_by_the_sync(airflow_stack: AirflowStack) -> None:
-    metadata = f"sqlite:///{airflow_stack.home / 'airflow' / 'airflow.db'}"
+    metadata = airflow_stack.metadata_url
 
     def assetbus(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([str(CLI), *args], env=airflow_stack.env(COLUMNS="300"), capture_output=True,
