@@ -92,7 +92,11 @@ class AirflowStack:
         env.update(more)
         return env
 
-    def cli(self, *args: str, ok: Sequence[int] = (0,), **env: str) -> str:
+    def cli(self, *args: str, **env: str) -> str:
+        """Run `assetbus ARGS` against this stack; its output (InfraError if it fails)."""
+        return self.cli_exiting((0,), *args, **env)
+
+    def cli_exiting(self, ok: Sequence[int], *args: str, **env: str) -> str:
         """Run `assetbus ARGS` against this stack; its output (InfraError if it exits with a code not in `ok`)."""
         done = subprocess.run([str(CLI), *args], env=self.env(**env), capture_output=True, text=True,
                               timeout=120, check=False)
@@ -140,7 +144,7 @@ class AirflowStack:
         """`assetbus airflow sync --metadata-url`: Airflow's assets and tasks, and the rules of the DAGs tagged
         `assetbus`. A tagged DAG without a rule (one a test keeps on purpose) makes it exit 1 after writing the
         others: only an asset that could not be synced fails here."""
-        out = self.cli("airflow", "sync", "--metadata-url", self.metadata_url, ok=(0, 1), COLUMNS="300")
+        out = self.cli_exiting((0, 1), "airflow", "sync", "--metadata-url", self.metadata_url, COLUMNS="300")
         if "not synced" in out:
             raise InfraError(f"`assetbus airflow sync` could not sync an asset:\n{out}")
         return out

@@ -57,10 +57,11 @@ def test_the_only_skipped_command_is_the_install_that_make_airflow_venv_runs() -
     skipped = [step for step in parse_guide(GUIDE) if step.skip and step.lang != "python"]
     assert len(skipped) == 1, [step.source for step in skipped]
     install = skipped[0].source
-    assert '"apache-airflow==3.3.2" "$ASSETBUS_CHECKOUT/schemas" "$ASSETBUS_CHECKOUT/producers[airflow]"' in install
+    packages = '"apache-airflow[postgres]==3.3.2" "$ASSETBUS_CHECKOUT/schemas" "$ASSETBUS_CHECKOUT/producers[airflow]"'
+    assert packages in install
     makefile = (REPO / "Makefile").read_text()
     assert "AIRFLOW_VERSION ?= 3.3.2" in makefile
-    assert '"apache-airflow==$(AIRFLOW_VERSION)" -e ./schemas -e \'./producers[airflow]\'' in makefile
+    assert '"apache-airflow[postgres]==$(AIRFLOW_VERSION)" -e ./schemas -e \'./producers[airflow]\'' in makefile
     hidden = [step for step in parse_guide(GUIDE) if step.hidden]
     assert [step.source.strip() for step in hidden] == ['ln -s "$DOCS_AIRFLOW_VENV" airflow-venv']
 
