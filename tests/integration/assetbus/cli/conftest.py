@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner, Result
 
+from assetbus.cli import common
 from assetbus.cli.main import app
 from assetbus.schemas import Topics
 from assetbus.settings import Settings
@@ -40,6 +41,10 @@ def ops(infra: Settings, db_url: str, topics: Topics, token_secret: str, monkeyp
     monkeypatch.setenv("KAFKA_BOOTSTRAP_SERVERS", infra.bootstrap_servers)
     monkeypatch.setenv("ASSETBUS_TOPIC_PREFIX", topics.prefix)
     monkeypatch.setenv("ASSETBUS_TOKEN_SECRET", token_secret)
+    # The CLI's consoles take their width when first imported, from whatever COLUMNS the worker process had
+    # then (a guide test runs commands at 80): tables the tests read are as wide as their rows.
+    monkeypatch.setattr(common.console, "width", 200)
+    monkeypatch.setattr(common.err_console, "width", 200)
     return Ops(CliRunner())
 
 
