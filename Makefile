@@ -59,8 +59,8 @@ test-system: install
 test-cluster: install  ## failover tests on their own 3-node Kafka cluster (started and stopped by the tests)
 	$(BIN)/pytest tests/cluster -m cluster
 
-test-airflow: install airflow-venv infra  ## only the tests against a real Airflow 3 (marker `airflow`)
-	ASSETBUS_REQUIRE_AIRFLOW=1 $(BIN)/pytest -m airflow tests/integration/airflow
+test-airflow: install airflow-venv infra  ## only the tests against a real Airflow 3 (marker `airflow`: the Airflow suite, the Airflow guide's walk-through, bench airflow)
+	ASSETBUS_REQUIRE_AIRFLOW=1 $(BIN)/pytest -m airflow --ignore=tests/unit
 
 unit: install  ## only the tests that need no infrastructure
 	$(BIN)/pytest tests/unit
