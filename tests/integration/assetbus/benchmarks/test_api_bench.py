@@ -13,4 +13,7 @@ async def test_the_api_benchmark_returns_its_figures(infra: Settings) -> None:
                             "http_emit_per_s", "http_emit_p99_ms"}
     assert all(value > 0 for value in figures.values())
     assert [p.name for p in report.phases] == ["put1", "get1", "put", "get", "emit1", "emit"]
-    assert all(p.api_cpu_us > 0 and p.client_cpu_us > 0 for p in report.phases)
+    # The kernel counts a process's CPU in clock ticks (10 ms): a phase of 40 requests can fall between two
+    # ticks and read 0, so each phase is only non-negative, and the run as a whole must have been measured.
+    assert all(p.api_cpu_us >= 0 and p.client_cpu_us >= 0 for p in report.phases)
+    assert sum(p.api_cpu_us for p in report.phases) > 0 and sum(p.client_cpu_us for p in report.phases) > 0
