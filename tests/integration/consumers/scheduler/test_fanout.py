@@ -52,6 +52,7 @@ async def test_three_batches_make_three_runs_and_signals_in_order_per_key(
     await define_dags(ConsumerDag(dag_id="per_batch", schedule=AssetWait("orders", mapping=Identity())))
     for n in (1, 2, 3):
         await emitter.emit(ORDERS, partition_key=f"batch-{n}", dedupe_key=f"batch-{n}")
+    await wait_runs(runs_of, "per_batch", 3)  # else both writes of batch 1 may wait together: one run (below)
     await emitter.emit(ORDERS, partition_key="batch-1", dedupe_key="batch-1-rerun")  # batch 1 written again
     runs = await wait_runs(runs_of, "per_batch", 4)
     assert [(r.partition_key, r.generation) for r in runs] == [("batch-1", 1), ("batch-2", 1), ("batch-3", 1),
@@ -61,6 +62,17 @@ async def test_three_batches_make_three_runs_and_signals_in_order_per_key(
     batch_1 = [s.generation for s in signals if s.partition_key == "batch-1"]
     assert batch_1 == [1, 2]
     assert all(len(s.events) == 1 and s.events[0].source.task_id == "load" for s in signals)
+
+
+async def test_two_queued_writes_of_one_partition_make_one_run_holding_both(
+        define_dags: Define, scheduler_config: SchedulerConfig, emitter: AsyncEmitter, runs_of: RunsOf) -> None:
+    await define_dags(ConsumerDag(dag_id="per_batch", schedule=AssetWait("orders", mapping=Identity())))
+    first, second, again = [(await emitter.emit(ORDERS, partition_key=key, dedupe_key=dedupe_key)).event_id
+                            for key, dedupe_key in (("batch-1", "b1"), ("batch-2", "b2"), ("batch-1", "b1-rerun"))]
+    async with Scheduler(scheduler_config):  # started only now: the three events arrive in one batch
+        runs = await wait_runs(runs_of, "per_batch", 2)
+    assert [(r.partition_key, r.generation, [e["event_id"] for e in r.events]) for r in runs] == [
+        ("batch-1", 1, [first, again]), ("batch-2", 1, [second])]
 
 
 async def test_five_queued_unpartitioned_events_coalesce_into_one_run(
