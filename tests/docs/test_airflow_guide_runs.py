@@ -1,6 +1,7 @@
 """docs/airflow.md runs as a reader follows it, in order, against a real Airflow 3.3.
 
-The guide's walk-through starts from an empty directory: it configures Airflow, starts assetbus's services and
+The guide's walk-through starts from an empty directory: it configures Airflow (its metadata database on
+assetbus's PostgreSQL server, beside this run's own database, dropped afterwards), starts assetbus's services and
 Airflow's components in the background of the guide's shell, unpauses the example DAGs, triggers the two
 producers and waits for the consumer runs. This test runs every block of the guide with the runner the other
 guides use (tests/docs/runner.py), on this run's own database, topic prefix, token key and ports, and then
@@ -26,6 +27,7 @@ import pytest
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
 from assetbus.infra.airflow import AIRFLOW_VENV
+from assetbus.infra.airflow_db import default_database_name, drop_database
 from assetbus.infra.ports import free_port
 from assetbus.schemas import EmissionCommand, Topics
 from tests.docs.guide import check_something_runs, parse_guide
@@ -46,8 +48,12 @@ def airflow_guide_shell(guide_cwd: Path, guide_env: dict[str, str], warm_cli: Wa
     require_airflow_venv()
     env = {name: value for name, value in guide_env.items() if not name.startswith("AIRFLOW")}
     env.update({"AIRFLOW_PORT": str(free_port()), "DOCS_AIRFLOW_VENV": str(AIRFLOW_VENV)})
-    with Shell(guide_cwd, env, prelude=warm_cli.alias() if warm_cli else "") as shell:
-        yield shell
+    try:
+        with Shell(guide_cwd, env, prelude=warm_cli.alias() if warm_cli else "") as shell:
+            yield shell
+    finally:  # the database the guide's `assetbus airflow metadata-db` made beside this run's own
+        server = guide_env["DATABASE_URL"]
+        asyncio.run(drop_database(server, default_database_name(server)))
 
 
 def airflow_runs(cwd: Path, port: str, dag_id: str) -> list[dict[str, Any]]:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.markup import escape
 
-from assetbus.cli.common import connect, console, fail, run
+from assetbus.cli.common import connect, console, err_console, fail, run, settings
 
 if TYPE_CHECKING:  # imported where used, so that `assetbus --help` stays fast
     from assetbus.consumers.airflow import AirflowAccount, AirflowSyncReport
@@ -74,6 +74,26 @@ async def sync_from_airflow(account: AirflowAccount, database_url: str | None = 
         report = await apply_airflow_assets(conn, found)
         rules = await apply_declared_dags(conn, declared) if declared is not None else None
     return report, rules
+
+
+@app.command("metadata-db")
+def metadata_db(
+    name: str | None = typer.Argument(None, help="The database (default: assetbus's database name + `_airflow`)."),
+) -> None:
+    """Create a database for Airflow's metadata on assetbus's PostgreSQL server (unless it exists) and print
+    its URL for Airflow (`AIRFLOW__DATABASE__SQL_ALCHEMY_CONN`, psycopg2: `pip install apache-airflow[postgres]`)."""
+    from assetbus.infra.airflow_db import airflow_metadata_url, default_database_name, ensure_database
+    from assetbus.infra.errors import InfraError
+
+    server = settings().database_url
+    database = name or default_database_name(server)
+    try:
+        created = run(ensure_database(server, database))
+    except InfraError as error:
+        fail(str(error))
+    err_console.print(f"{'created' if created else 'already there, kept as it is:'} database {database}",
+                      highlight=False)
+    print(airflow_metadata_url(server, database).render_as_string(hide_password=False))
 
 
 @app.command("sync")

@@ -25,13 +25,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import asyncpg
 import httpx
-from sqlalchemy.engine import URL, make_url
+from sqlalchemy.engine import make_url
 
+from assetbus.infra.airflow_db import airflow_metadata_url, create_database, drop_database
 from assetbus.infra.errors import InfraError
 from assetbus.infra.ports import free_port
-from assetbus.infra.postgres import asyncpg_dsn
 from assetbus.infra.state import run_async
 from assetbus.settings import Settings
 
@@ -64,15 +63,6 @@ def postgres_driver_missing(venv: Path = AIRFLOW_VENV) -> str | None:
         return (f"Airflow's venv {venv} has no PostgreSQL driver (psycopg2, asyncpg): run `make airflow-venv` "
                 "(it installs apache-airflow[postgres])")
     return None
-
-
-def airflow_metadata_url(server: str, database: str) -> URL:
-    """The SQLAlchemy URL Airflow's components use for `database` on the PostgreSQL server of `server` (an
-    assetbus-style URL, `postgresql+asyncpg://…`): psycopg2, libpq's `sslmode` for asyncpg's `ssl`."""
-    url = make_url(server)
-    tls = url.query.get("sslmode") or url.query.get("ssl")
-    query = {"sslmode": tls} if isinstance(tls, str) else {}
-    return url.set(drivername="postgresql+psycopg2", database=database, query=query)
 
 
 @dataclass
@@ -247,7 +237,7 @@ class LocalAirflow:
             self._processes.clear()
         finally:
             if self._database_created:
-                self._admin(f'DROP DATABASE IF EXISTS "{self.metadata_database}" WITH (FORCE)', "drop")
+                run_async(drop_database(self._server(), self.metadata_database))
                 self._database_created = False
 
     def _create_database(self) -> None:
@@ -255,22 +245,8 @@ class LocalAirflow:
             return
         if problem := postgres_driver_missing(self.venv):
             raise InfraError(problem)
-        self._admin(f'CREATE DATABASE "{self.metadata_database}"', "create")
+        run_async(create_database(self._server(), self.metadata_database))
         self._database_created = True
-
-    def _admin(self, statement: str, verb: str) -> None:
-        async def execute() -> None:
-            conn = await asyncpg.connect(asyncpg_dsn(self._server()), timeout=30)
-            try:
-                await conn.execute(statement)
-            finally:
-                await conn.close()
-
-        try:
-            run_async(execute())
-        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as error:
-            raise InfraError(f"cannot {verb} Airflow's metadata database {self.metadata_database} on PostgreSQL at "
-                             f"{make_url(self._server()).host}: {error}") from error
 
     def __enter__(self) -> LocalAirflow:
         self.start()
