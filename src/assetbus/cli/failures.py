@@ -87,8 +87,9 @@ def explain(error: BaseException) -> Explained | None:
     if names & {"InvalidPasswordError", "InvalidAuthorizationSpecificationError", "InvalidCatalogNameError"}:
         return Explained(ExitCode.DATABASE_UNREACHABLE, f"PostgreSQL at {database} refused the connection "
                          f"({detail}); check the user, password and database name in DATABASE_URL")
-    if "UnknownTopicOrPartitionError" in names:
-        return Explained(ExitCode.NOT_MIGRATED, f"a topic is missing on {kafka} ({detail}); run `assetbus migrate`")
+    if "UnknownTopicOrPartitionError" in names:  # the outermost says which topics (`ServiceShell.start`)
+        said = next(str(e) for e in chain if type(e).__name__ == "UnknownTopicOrPartitionError")
+        return Explained(ExitCode.NOT_MIGRATED, f"a topic is missing on {kafka} ({said}); run `assetbus migrate`")
     kafka_fault = "aiokafka" in modules or "/aiokafka/" in frames
     if kafka_fault and (names & {"KafkaConnectionError", "KafkaTimeoutError", "NodeNotReadyError",
                                  "RequestTimedOutError"} or any(isinstance(e, OSError) for e in chain)):

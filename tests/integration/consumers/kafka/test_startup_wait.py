@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from assetbus.cli.failures import ExitCode
 from assetbus.consumers.kafka import EXIT_STARTUP_TIMEOUT
 from assetbus.infra.ports import free_port
 from assetbus.schemas import Topics
@@ -65,3 +66,16 @@ async def test_a_persister_started_while_postgresql_is_unreachable_names_the_dat
     assert line.startswith(f"error: PostgreSQL at postgresql+asyncpg://assetbus:***@127.0.0.1:{port}/assetbus is "
                            "unreachable after 3s"), line
     assert "secret-pw" not in everything and "Traceback" not in everything
+
+
+@pytest.mark.parametrize(("service", "topic"), [("persister", "emissions"), ("scheduler", "asset-events")])
+async def test_a_service_whose_topics_were_never_created_names_the_topic_and_asks_for_migrate(
+        infra: Settings, db_url: str, token_secret: str, service: str, topic: str) -> None:
+    prefix = f"never{os.urandom(4).hex()}"  # no `assetbus migrate` ran for it
+    env = {"KAFKA_BOOTSTRAP_SERVERS": infra.bootstrap_servers, "DATABASE_URL": db_url,
+           "ASSETBUS_TOPIC_PREFIX": prefix, "ASSETBUS_TOKEN_SECRET": token_secret}
+    code, out, err = await run_service(env, "run", service, "--startup-timeout-s", "10")
+    assert code == ExitCode.NOT_MIGRATED, out + err
+    (line,) = error_lines(err)
+    assert f"the group {prefix}-{service} subscribes to {prefix}.{topic}, which the broker does not have" in line, err
+    assert line.endswith("run `assetbus migrate`") and "Traceback" not in out + err

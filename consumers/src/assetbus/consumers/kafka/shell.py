@@ -31,7 +31,8 @@ from itertools import chain
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer
-from aiokafka.errors import KafkaError
+from aiokafka.admin import AIOKafkaAdminClient
+from aiokafka.errors import KafkaError, UnknownTopicOrPartitionError
 
 from assetbus.consumers.errors import NotStarted
 from assetbus.consumers.kafka.access import KafkaAccessDenied, access_denied
@@ -116,6 +117,9 @@ class ServiceShell:
         return self._consumer
 
     async def start(self) -> None:
+        if missing := await self._missing_topics():  # aiokafka's consumer would retry for its request timeout
+            raise UnknownTopicOrPartitionError(f"the group {self.settings.group_id} subscribes to "
+                                               f"{', '.join(missing)}, which the broker does not have")
         consumer = AIOKafkaConsumer(**self.consumer_kwargs())
         consumer.subscribe(list(self.settings.topics), listener=self.offsets)
         try:
@@ -126,6 +130,19 @@ class ServiceShell:
         self._consumer = self.offsets.consumer = consumer
         self._stopping.clear()
         self._task = asyncio.create_task(self._run(), name=self._name)
+
+    async def _missing_topics(self) -> list[str]:
+        """The subscribed topics the broker's metadata does not list (none if the broker cannot say now: the
+        consumer's own start then reports what is wrong)."""
+        admin = AIOKafkaAdminClient(**self.connection.client_kwargs(), request_timeout_ms=10_000)
+        try:
+            await admin.start()
+            existing = set(await admin.list_topics())
+        except KafkaError:
+            return []
+        finally:
+            await admin.close()
+        return [topic for topic in self.settings.topics if topic not in existing]
 
     async def stop(self) -> None:
         """Let the batch in flight finish (up to `drain_timeout_s`), stop fetching, leave the group."""
