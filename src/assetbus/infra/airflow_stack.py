@@ -184,7 +184,8 @@ class AirflowStack:
         while time.monotonic() < deadline:
             for name, process in self._services.items():
                 if process.poll() is not None:
-                    raise InfraError(f"assetbus {name} exited ({process.returncode}); see {self.home}/{name}.log")
+                    raise InfraError(f"assetbus {name} exited ({process.returncode}); the end of its log:\n"
+                                     + self.log_tail(name))
             try:
                 if condition():  # type: ignore[operator]
                     return
@@ -192,6 +193,15 @@ class AirflowStack:
                 pass
             time.sleep(0.5)
         raise InfraError(f"timed out after {timeout_s:.0f}s waiting for {what}")
+
+    def wait_service(self, name: str, url: str, timeout_s: float = 120.0) -> None:
+        """Wait until the service `name` answers `url` (its `/readyz`, say) with 200; fail if it exits first."""
+        self._wait(lambda: httpx.get(url, timeout=2).status_code == 200, timeout_s, f"assetbus {name} at {url}")
+
+    def log_tail(self, name: str, chars: int = 3000) -> str:
+        """The end of the service's log (home/NAME.log)."""
+        path = self.home / f"{name}.log"
+        return path.read_text(errors="replace")[-chars:] if path.exists() else f"(no {path})"
 
     def stop_service(self, name: str, sig: int = signal.SIGTERM) -> None:
         """Stop one service (kill -9 with sig=SIGKILL) and wait for it."""

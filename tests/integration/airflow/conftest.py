@@ -13,7 +13,7 @@ import os
 import shutil
 import tempfile
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Generator, Iterator
 from pathlib import Path
 
 import asyncpg
@@ -47,6 +47,19 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
     del item
     if _RUNNING and (nextitem is None or Path(__file__).parent not in Path(str(nextitem.path)).parents):
         _RUNNING.pop().stop()  # the fixture's own teardown later drops its database and topics
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item,
+                               call: pytest.CallInfo[None]) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """A failed test's report ends with the end of every log of the stack (its services', Airflow's): they live
+    in a temporary folder that is gone when CI prints the failure."""
+    report: pytest.TestReport = yield
+    if report.failed and _RUNNING:
+        home = _RUNNING[-1].home
+        for log in sorted([*home.glob("*.log"), *home.glob("airflow/*.log")]):
+            report.sections.append((f"the end of {log.relative_to(home)}", log.read_text(errors="replace")[-2000:]))
+    return report
 
 
 async def _create_database(admin: str, name: str) -> None:

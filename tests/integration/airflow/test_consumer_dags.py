@@ -27,8 +27,10 @@ from tests.integration.airflow.support import HOURLY_CLICKS, ORDERS, emit_partit
 def bridge(airflow_stack: AirflowStack) -> Iterator[str]:
     """The bridge's probes URL (it serves /metrics, /healthz and /readyz)."""
     port = free_port()
+    url = f"http://127.0.0.1:{port}"
     airflow_stack.service("bridge", *airflow_stack.bridge_args("--poll-interval-s", "1", "--metrics-port", str(port)))
-    yield f"http://127.0.0.1:{port}"
+    airflow_stack.wait_service("bridge", f"{url}/readyz")
+    yield url
     airflow_stack.stop_service("bridge")
 
 

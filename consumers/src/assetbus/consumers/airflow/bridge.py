@@ -159,6 +159,9 @@ class AirflowBridge(Service):
             for subscriber in list(self.subscribers):
                 await self._serve(subscriber)
             await self.poller.start()
+            # the probes come up with the work they report on: the first sync below can take long against a
+            # large (or busy) Airflow, and the signals are served meanwhile
+            self.serve_probes(self.metrics.registry, self.config)
             try:
                 await self.sync_once()
             except Exception as error:
@@ -168,7 +171,6 @@ class AirflowBridge(Service):
         except BaseException:
             await self.stop()
             raise
-        self.serve_probes(self.metrics.registry, self.config)
 
     async def stop(self) -> None:
         try:
