@@ -70,6 +70,9 @@ class ConsumerSettings:
     """On `stop()`, how long the batch in flight may take to finish and commit."""
     leave_timeout_s: float = 5.0
     """On `stop()`, how long closing the consumer (leaving the group) may take."""
+    topics_wait_s: float = 10.0
+    """On `start()`, how long the subscribed topics may stay missing from the broker's metadata before the
+    start fails (they are created by `assetbus migrate`)."""
 
 
 class ServiceShell:
@@ -118,8 +121,9 @@ class ServiceShell:
 
     async def start(self) -> None:
         if missing := await self._missing_topics():  # aiokafka's consumer would retry for its request timeout
-            raise UnknownTopicOrPartitionError(f"the group {self.settings.group_id} subscribes to "
-                                               f"{', '.join(missing)}, which the broker does not have")
+            raise UnknownTopicOrPartitionError(
+                f"the group {self.settings.group_id} subscribes to {', '.join(missing)}, which the broker has not "
+                f"listed for {self.settings.topics_wait_s:.0f}s")
         consumer = AIOKafkaConsumer(**self.consumer_kwargs())
         consumer.subscribe(list(self.settings.topics), listener=self.offsets)
         try:
@@ -132,17 +136,22 @@ class ServiceShell:
         self._task = asyncio.create_task(self._run(), name=self._name)
 
     async def _missing_topics(self) -> list[str]:
-        """The subscribed topics the broker's metadata does not list (none if the broker cannot say now: the
-        consumer's own start then reports what is wrong)."""
+        """The subscribed topics the broker's metadata has not listed within `topics_wait_s` (a topic created
+        a moment ago reaches the brokers of a cluster one after the other). None when the broker cannot say
+        now: the consumer's own start then reports what is wrong."""
         admin = AIOKafkaAdminClient(**self.connection.client_kwargs(), request_timeout_ms=10_000)
+        deadline = time.monotonic() + self.settings.topics_wait_s
         try:
             await admin.start()
-            existing = set(await admin.list_topics())
+            while missing := [topic for topic in self.settings.topics if topic not in set(await admin.list_topics())]:
+                if time.monotonic() >= deadline:
+                    return missing
+                await asyncio.sleep(0.25)
+            return []
         except KafkaError:
             return []
         finally:
             await admin.close()
-        return [topic for topic in self.settings.topics if topic not in existing]
 
     async def stop(self) -> None:
         """Let the batch in flight finish (up to `drain_timeout_s`), stop fetching, leave the group."""
