@@ -25,12 +25,12 @@ async def test_a_topic_created_while_the_shell_starts_is_subscribed(infra: Setti
     topic = f"{topics.prefix}.late-{uuid.uuid4().hex[:6]}"
     shell = ServiceShell(infra.kafka, ConsumerSettings(topics=(topic,), group_id=f"{topics.prefix}-late"), nothing)
 
-    async def create_later() -> None:
-        await asyncio.sleep(1.0)  # the shell's start is checking meanwhile
-        await TopicCreator(infra.kafka).ensure([TopicSpec(topic, partitions=2)])
-
+    starting = asyncio.create_task(shell.start())
     try:
-        await asyncio.gather(shell.start(), create_later())
+        await asyncio.sleep(1.0)  # the scenario: the topic comes a second after the start began
+        assert not starting.done(), "the start did not wait for the topic"
+        await TopicCreator(infra.kafka).ensure([TopicSpec(topic, partitions=2)])
+        await starting
         await shell.wait_assigned()
         assert shell.consumer is not None and {tp.topic for tp in shell.consumer.assignment()} == {topic}
     finally:

@@ -38,7 +38,7 @@ from assetbus.consumers.errors import NotStarted
 from assetbus.consumers.kafka.access import KafkaAccessDenied, access_denied
 from assetbus.consumers.kafka.offsets import OffsetMetrics, Offsets
 from assetbus.producers.kafka.connection import KafkaConnection
-from assetbus.producers.kafka.retry import Backoff, RetryPolicy
+from assetbus.producers.kafka.retry import Backoff, RetryPolicy, RetryTimeout, retry_until
 
 __all__ = ["BatchHandler", "ConsumerSettings", "ServiceShell"]
 
@@ -73,6 +73,10 @@ class ConsumerSettings:
     topics_wait_s: float = 10.0
     """On `start()`, how long the subscribed topics may stay missing from the broker's metadata before the
     start fails (they are created by `assetbus migrate`)."""
+
+
+class _NotListed(Exception):
+    """Subscribed topics the broker's metadata does not list (yet)."""
 
 
 class ServiceShell:
@@ -140,18 +144,25 @@ class ServiceShell:
         a moment ago reaches the brokers of a cluster one after the other). None when the broker cannot say
         now: the consumer's own start then reports what is wrong."""
         admin = AIOKafkaAdminClient(**self.connection.client_kwargs(), request_timeout_ms=10_000)
-        deadline = time.monotonic() + self.settings.topics_wait_s
+        missing: list[str] = []
+
+        async def all_listed() -> None:
+            listed = set(await admin.list_topics())
+            missing[:] = [topic for topic in self.settings.topics if topic not in listed]
+            if missing:
+                raise _NotListed(", ".join(missing))
+
         try:
             await admin.start()
-            while missing := [topic for topic in self.settings.topics if topic not in set(await admin.list_topics())]:
-                if time.monotonic() >= deadline:
-                    return missing
-                await asyncio.sleep(0.25)
-            return []
+            await retry_until(all_listed, RetryPolicy(initial_s=0.1, max_s=1.0, timeout_s=self.settings.topics_wait_s),
+                              what="the subscribed topics", retriable=lambda error: isinstance(error, _NotListed))
+        except (RetryTimeout, TimeoutError):  # the wait is over (its last attempt may be cut short)
+            return missing
         except KafkaError:
             return []
         finally:
             await admin.close()
+        return []
 
     async def stop(self) -> None:
         """Let the batch in flight finish (up to `drain_timeout_s`), stop fetching, leave the group."""
