@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,6 +26,15 @@ class Report:
 
     def summary(self) -> str:
         return "\n\n".join(f"{self.guide}:{failure}" for failure in self.failures)
+
+    def announce(self, slowest: int = 5) -> None:
+        """Print the time in steps and the slowest steps; warn of each skipped block (a warning to read, not
+        a failure: pyproject.toml's filterwarnings)."""
+        top = sorted(self.timings, key=lambda t: -t[1])[:slowest]
+        print(f"{self.guide}: {sum(t for _, t in self.timings):.1f}s in steps; slowest (line, s): "
+              + ", ".join(f"{line}: {seconds:.1f}" for line, seconds in top))
+        for skipped in self.skipped:
+            warnings.warn(f"{self.guide}: not run: {skipped}", stacklevel=2)
 
 
 def _script(step: Step, command: Command, blocks: Path, index: int) -> str:

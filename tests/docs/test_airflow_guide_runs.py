@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import warnings
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
@@ -110,11 +109,7 @@ def test_the_airflow_guide_runs_as_written(airflow_guide_shell: Shell) -> None:
     steps = parse_guide(GUIDE)
     check_something_runs(GUIDE.read_text(encoding="utf-8"), steps)
     report = run_guide("docs/airflow.md", steps, airflow_guide_shell)
-    slowest = sorted(report.timings, key=lambda t: -t[1])[:6]
-    print(f"{report.guide}: {sum(t for _, t in report.timings):.1f}s in steps; slowest (line, s): "
-          + ", ".join(f"{line}: {seconds:.1f}" for line, seconds in slowest))
-    for skipped in report.skipped:
-        warnings.warn(f"{report.guide}: not run: {skipped}", stacklevel=1)
+    report.announce(slowest=6)
     if report.failures:
         work = airflow_guide_shell.cwd / WORKDIR
         logs = sorted([*work.glob("*.log"), *work.glob("airflow/*.log")])

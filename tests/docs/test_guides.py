@@ -5,7 +5,6 @@ How to write a guide the collector can run is in docs/README.md.
 
 from __future__ import annotations
 
-import warnings
 from pathlib import Path
 
 import pytest
@@ -30,11 +29,7 @@ def test_guide_runs_as_written(guide: Path, request: pytest.FixtureRequest) -> N
         return
     shell: Shell = request.getfixturevalue("guide_shell")
     report = run_guide(str(guide.relative_to(REPO)), steps, shell)
-    slowest = sorted(report.timings, key=lambda t: -t[1])[:5]
-    print(f"{report.guide}: {sum(t for _, t in report.timings):.1f}s in steps; slowest (line, s): "
-          + ", ".join(f"{line}: {seconds:.1f}" for line, seconds in slowest))
-    for skipped in report.skipped:
-        warnings.warn(f"{report.guide}: not run: {skipped}", stacklevel=1)
+    report.announce()
     if report.failures:
         pytest.fail(report.summary(), pytrace=False)
 

@@ -199,9 +199,14 @@ class AirflowStack:
         self._wait(lambda: httpx.get(url, timeout=2).status_code == 200, timeout_s, f"assetbus {name} at {url}")
 
     def log_tail(self, name: str, chars: int = 3000) -> str:
-        """The end of the service's log (home/NAME.log)."""
+        """The end of a log of the stack: a service's (`bridge`: home/bridge.log) or Airflow's (`airflow/scheduler`)."""
         path = self.home / f"{name}.log"
         return path.read_text(errors="replace")[-chars:] if path.exists() else f"(no {path})"
+
+    def logs(self) -> list[str]:
+        """The names of the stack's logs, for `log_tail`: its services', then Airflow's components'."""
+        return [str(log.relative_to(self.home).with_suffix(""))
+                for log in sorted([*self.home.glob("*.log"), *self.home.glob("airflow/*.log")])]
 
     def stop_service(self, name: str, sig: int = signal.SIGTERM) -> None:
         """Stop one service (kill -9 with sig=SIGKILL) and wait for it."""

@@ -56,9 +56,9 @@ def pytest_runtest_makereport(item: pytest.Item,
     in a temporary folder that is gone when CI prints the failure."""
     report: pytest.TestReport = yield
     if report.failed and _RUNNING:
-        home = _RUNNING[-1].home
-        for log in sorted([*home.glob("*.log"), *home.glob("airflow/*.log")]):
-            report.sections.append((f"the end of {log.relative_to(home)}", log.read_text(errors="replace")[-2000:]))
+        stack = _RUNNING[-1]
+        for name in stack.logs():
+            report.sections.append((f"the end of {name}.log", stack.log_tail(name, 2000)))
     return report
 
 
