@@ -2,7 +2,8 @@
 `OAuthBearerValidatorCallbackHandler` against the JWKS of a local OIDC token server (client credentials, RS256).
 
 The token server runs in a thread of the test process (`http.server`, PyJWT, cryptography); the broker runs from the
-launcher's Kafka jars in its own folder, on ports 49092-49095 (never the shared broker's or the other cluster tests').
+launcher's Kafka jars in its own folder, on ports 28092-28095: never the shared broker's or the other cluster
+tests', and below Linux's ephemeral range (32768-60999), where any client connection may hold a port for a while.
 Both are started and stopped by the test's fixtures; `stop()` may be called any number of times.
 """
 
@@ -29,7 +30,7 @@ from assetbus.settings import InfraSettings
 from tests.cluster.acl_broker import MECHANISM, AclBroker
 
 HOST = "127.0.0.1"
-SASL_PORT, CONTROLLER_PORT, PLAIN_PORT, TOKEN_PORT = 49092, 49093, 49094, 49095
+SASL_PORT, CONTROLLER_PORT, PLAIN_PORT, TOKEN_PORT = 28092, 28093, 28094, 28095
 AUDIENCE = "assetbus-kafka"
 VALIDATOR = "org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler"
 

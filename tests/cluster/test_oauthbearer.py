@@ -38,7 +38,7 @@ from assetbus.producers.kafka import KafkaConnection, OAuthCredentialsRefused
 from assetbus.schemas import AssetRef, ReadinessSignal, ReceiptStatus, Topics
 from assetbus.settings import Settings
 from assetbus.topics import ensure_topics
-from tests.cluster.oauth_broker import OAuthBroker, TokenServer
+from tests.cluster.oauth_broker import SASL_PORT, OAuthBroker, TokenServer
 from tests.helpers import wait_for
 
 ORDERS = AssetRef(name="orders", uri="s3://bucket/orders/")
@@ -83,7 +83,7 @@ async def test_the_pipeline_signs_in_with_oauthbearer_tokens_the_broker_validate
         return broker.connection(client).for_service(client)
 
     assert connection("sdk").describe() == (
-        "127.0.0.1:49092 over SASL_PLAINTEXT as sdk (OAUTHBEARER from 127.0.0.1)")
+        f"127.0.0.1:{SASL_PORT} over SASL_PLAINTEXT as sdk (OAUTHBEARER from 127.0.0.1)")
     await wait_for(lambda: _ensured(connection("cli"), topics), timeout_s=60, what="the topics, over OAUTHBEARER")
     engine = create_engine(db_url)
     try:
