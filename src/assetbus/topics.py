@@ -1,19 +1,19 @@
 """The core topics of a prefix, created explicitly (never by broker auto-creation): `assetbus migrate`, `infra up`.
 
 Creation itself (replication factor, `min.insync.replicas`, the check of existing topics) is the
-services' topic creator, `assetbus.consumers.kafka.topics.TopicCreator`.
+services' topic creator, `assetbus.producers.kafka.topics.TopicCreator`.
 """
 
 from __future__ import annotations
 
-from assetbus.consumers.kafka.topics import (
+from assetbus.producers.kafka.connection import KafkaConnection
+from assetbus.producers.kafka.topics import (
     RETENTION_MS,
     TopicCreator,
     TopicReport,
     core_specs,
     delete_topics,
 )
-from assetbus.producers.kafka.connection import KafkaConnection
 from assetbus.schemas import Topics
 
 __all__ = ["RETENTION_MS", "core_specs", "delete_topics", "ensure_topics"]

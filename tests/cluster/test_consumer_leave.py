@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from aiokafka.admin import AIOKafkaAdminClient
 
-from assetbus.consumers.kafka.shell import ConsumerSettings, ServiceShell
+from assetbus.producers.kafka.shell import ConsumerSettings, ServiceShell
 from assetbus.schemas import Topics
 from tests.cluster.harness import LocalCluster
 

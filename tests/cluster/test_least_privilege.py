@@ -20,7 +20,6 @@ from aiokafka.errors import KafkaError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from assetbus.consumers.api import ApiConfig, create_api
-from assetbus.consumers.kafka.access import EXIT_ACCESS_DENIED
 from assetbus.consumers.persister import Persister, PersisterConfig
 from assetbus.consumers.scheduler import (
     AssetWait,
@@ -35,6 +34,7 @@ from assetbus.consumers.storage import create_engine, register_asset
 from assetbus.plan import PRINCIPALS, Acl, build_plan
 from assetbus.producers import AsyncEmitter, task_token
 from assetbus.producers.kafka import KafkaConnection
+from assetbus.producers.kafka.access import EXIT_ACCESS_DENIED
 from assetbus.schemas import AssetRef, ReadinessSignal, ReceiptStatus, Topics
 from assetbus.settings import Settings
 from assetbus.topics import ensure_topics

@@ -22,8 +22,8 @@ async def sync_path(path: Path, database_url: str, kafka: KafkaConnection, topic
                     allow_self_trigger: bool = False, create_topics: bool = True) -> SyncReport:
     """Load the files, write the definitions in one transaction, create the readiness topics (or, with
     `create_topics=False`, check that they exist: `TopicsNotCreated` names the missing ones)."""
-    from assetbus.consumers.kafka.topics import TopicCreator
     from assetbus.consumers.scheduler import create_readiness_topics, load_dag_files, sync_dags
+    from assetbus.producers.kafka.topics import TopicCreator
 
     loaded = load_dag_files(path)
     async with connect(database_url, transaction=True) as conn:
@@ -41,7 +41,7 @@ def sync(path: Annotated[Path, typer.Argument(help="A DAG file, or a folder sear
     from rich.markup import escape
     from rich.table import Table
 
-    from assetbus.consumers.kafka.topics import TopicsNotCreated
+    from assetbus.producers.kafka.topics import TopicsNotCreated
     from assetbus.schemas import Topics
 
     s = settings()

@@ -18,8 +18,8 @@ def migrate(
     """Create the missing Kafka topics and apply the Alembic migrations (safe to run again)."""
     from sqlalchemy.exc import SQLAlchemyError
 
-    from assetbus.consumers.kafka.topics import TopicCreationFailed
     from assetbus.migrate import upgrade
+    from assetbus.producers.kafka.topics import TopicCreationFailed
     from assetbus.schemas import Topics
     from assetbus.topics import ensure_topics
 

@@ -53,12 +53,12 @@ def replay_command(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
     from rich.table import Table
 
-    from assetbus.consumers.kafka.topics import TopicCreator
     from assetbus.consumers.scheduler import ConsumerDag, ReplayRange, replay
     from assetbus.consumers.scheduler.publish import ReadinessPublisher, create_producer
     from assetbus.consumers.scheduler.topics import ReadinessTopics
     from assetbus.consumers.scheduler.tzcalendar import zone
     from assetbus.consumers.storage import create_engine
+    from assetbus.producers.kafka.topics import TopicCreator
     from assetbus.schemas import Topics
 
     if partitions is not None and (since is not None or until is not None):

@@ -88,8 +88,8 @@ def _freeze_startup_objects() -> None:
 
 
 async def _dependencies_up(config: ApiConfig) -> None:
-    from assetbus.consumers.kafka.startup import startup_policy, wait_for_database, wait_for_kafka
-    from assetbus.consumers.storage import create_engine
+    from assetbus.consumers.storage import create_engine, wait_for_database
+    from assetbus.producers.kafka.startup import startup_policy, wait_for_kafka
 
     policy, log = startup_policy(config.startup_timeout_s), logging.getLogger("assetbus.api")
     engine = create_engine(config.database_url)
@@ -104,7 +104,7 @@ def _serve(service: Coroutine[Any, Any, None]) -> None:
     """Run a service (on uvloop, see `event_loop`); giving up on Kafka or PostgreSQL at start-up is one line
     and exit code 75, no traceback."""
     from assetbus.cli.event_loop import service_loop_factory
-    from assetbus.consumers.kafka.startup import StartupTimeout
+    from assetbus.producers.kafka.startup import StartupTimeout
 
     try:
         factory = service_loop_factory()

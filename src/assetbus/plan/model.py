@@ -22,8 +22,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from assetbus.consumers.kafka.topics import MIN_ISR, core_specs, min_isr_for
 from assetbus.consumers.scheduler.config import READINESS_PARTITIONS
+from assetbus.producers.kafka.topics import MIN_ISR, core_specs, min_isr_for
 from assetbus.schemas import Topics
 
 __all__ = ["PRINCIPALS", "Acl", "Plan", "PlannedTopic", "build_plan"]

@@ -2,22 +2,19 @@
 
 from __future__ import annotations
 
-import logging
-
 import pytest
 
 from assetbus.consumers.api.versioning import UnsupportedVersion, resolve_version
 from assetbus.consumers.auth import KeyNotFound, MissingVerificationKeys, TokenError, TokenVerifier
 from assetbus.consumers.errors import ConsumerError, NotStarted
-from assetbus.consumers.kafka.shell import ConsumerSettings, ServiceShell
 from assetbus.consumers.persister import Persister, PersisterConfig
 from assetbus.consumers.storage.state_statements import AssetNotRegistered
 from assetbus.producers.airflow.store_tokens import MissingSigningKey
 from assetbus.producers.errors import EmitterError
 from assetbus.producers.errors import NotStarted as SdkNotStarted
 from assetbus.producers.kafka.connection import KafkaConnection
+from assetbus.producers.kafka.shell import ConsumerSettings, ServiceShell
 from assetbus.producers.readiness.ledger import LedgerRefused
-from assetbus.producers.readiness.loop import SignalLoop
 from assetbus.schemas import Topics
 
 KAFKA = KafkaConnection(bootstrap_servers=("127.0.0.1:1",))
@@ -41,7 +38,7 @@ async def test_a_shell_that_was_never_started_says_so() -> None:
         return None
 
     shell = ServiceShell(KAFKA, ConsumerSettings(topics=("t",), group_id="g"), handler)
-    with pytest.raises(NotStarted, match="call start\\(\\) first"):
+    with pytest.raises(SdkNotStarted, match="call start\\(\\) first"):
         await shell.run_forever()
 
 
@@ -57,12 +54,3 @@ async def test_a_persister_that_was_never_started_refuses_a_batch() -> None:
 @pytest.mark.parametrize("error", [MissingSigningKey, LedgerRefused, SdkNotStarted])
 def test_the_sdk_errors_are_emitter_errors(error: type[Exception]) -> None:
     assert issubclass(error, EmitterError)
-
-
-async def test_a_signal_loop_that_was_never_started_says_so() -> None:
-    async def handler(records: object) -> None:
-        return None
-
-    loop = SignalLoop({}, "t", handler, max_records=1, log=logging.getLogger("test"), name="never-started")
-    with pytest.raises(SdkNotStarted, match="call start\\(\\) first"):
-        await loop.run_forever()

@@ -10,16 +10,17 @@ by the edge that builds the model (`assetbus.settings.Settings`).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
-from pydantic import Field, model_validator
+from pydantic import BaseModel, Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from assetbus.producers.kafka import ENV_PREFIX, KafkaConnection
+from assetbus.producers.kafka import ENV_PREFIX, ConsumerSettings, KafkaConnection, RetryPolicy
 from assetbus.schemas import Topics
 
-__all__ = ["ENV_FILE", "KafkaSettings", "ServiceSettings", "VerificationKeys", "group_id_field", "group_id_for",
-           "group_instance_id_field", "service_settings_config"]
+__all__ = ["ENV_FILE", "BackoffSettings", "ConsumerGroupSettings", "KafkaSettings", "ProbeSettings",
+           "ServiceSettings", "VerificationKeys", "group_id_field", "group_id_for", "group_instance_id_field",
+           "service_settings_config"]
 
 ENV_FILE = ".env"
 
@@ -83,6 +84,82 @@ class ServiceSettings(BaseSettings):
         """The environment variable of one field."""
         prefix = cls.model_config.get("env_prefix") or ""
         return f"{prefix}{field}".upper()
+
+
+class ProbeSettings(BaseModel):
+    """Where a service serves `/metrics`, `/healthz` and `/readyz` (a mixin of the service models)."""
+
+    metrics_port: int | None = Field(default=None, ge=0, le=65535, description="Serve /metrics, /healthz and "
+                                     "/readyz on this port (0: any free port); unset: no endpoint.")
+    metrics_host: str = Field(default="0.0.0.0", description="Address the metrics and probes endpoint binds to.")
+
+
+class BackoffSettings(BaseModel):
+    """How long a service waits between tries of what is away (the database, Airflow): a mixin of the service
+    models; `retry_policy()` is the toolkit's policy from them."""
+
+    backoff_initial_s: float = Field(default=0.2, gt=0, description="First wait while a dependency is away.")
+    backoff_max_s: float = Field(default=5.0, gt=0, description="Longest wait while a dependency is away.")
+
+    @model_validator(mode="after")
+    def _ordered_backoff(self) -> Any:
+        if self.backoff_max_s < self.backoff_initial_s:
+            raise ValueError("backoff_max_s must not be below backoff_initial_s")
+        return self
+
+    def retry_policy(self) -> RetryPolicy:
+        return RetryPolicy(initial_s=self.backoff_initial_s, max_s=self.backoff_max_s)
+
+
+class ConsumerGroupSettings(BaseModel):
+    """The consumer-group knobs every consuming service has (a mixin of the service models).
+
+    `group_id` defaults to `<topic prefix>-<service>` (`service` names it); `consumer_settings()` is the
+    toolkit shell's settings from them. A service changes a default by declaring the field again."""
+
+    service: ClassVar[str] = "consumer"
+    group_id: str = Field(default="", description="Consumer group shared by this service's processes; default "
+                          "`<topic prefix>-<service>`. A new group re-reads its topic from the start.")
+    group_instance_id: str | None = group_instance_id_field()
+    max_records: int = Field(default=1000, ge=1, description="Largest batch taken from Kafka; its offsets are "
+                             "committed together.")
+    batch_timeout_ms: int = Field(default=50, ge=0, description="How long to wait to fill a batch.")
+    fetch_max_wait_ms: int = Field(default=10, ge=0, description="The broker's long-poll limit per fetch; kept short "
+                                   "so a long poll on idle partitions does not hold back the busy one.")
+    session_timeout_ms: int = Field(default=10_000, ge=6_000, description="How soon the group gives a killed "
+                                    "member's partitions away (the broker's minimum is 6000).")
+    heartbeat_interval_ms: int = Field(default=3_000, ge=100, description="Heartbeats to the group coordinator.")
+    max_poll_interval_ms: int = Field(default=10 * 60 * 1000, ge=1_000, description="A batch stuck longer "
+                                      "(database down) makes this process leave the group; the batch is "
+                                      "redelivered, never committed by us.")
+    rebalance_timeout_ms: int = Field(default=30_000, ge=1_000, description="How long the group waits for members "
+                                      "to rejoin during a rebalance.")
+    revoke_wait_s: float = Field(default=15.0, gt=0, description="On a rebalance, how long the batch in flight may "
+                                 "finish (and commit) before its partitions are given up.")
+    max_partition_fetch_bytes: int = Field(default=1024 * 1024, ge=1024, description="Largest fetch per partition.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _group(cls, data: Any) -> Any:
+        return group_id_for(data, cls.service)
+
+    @model_validator(mode="after")
+    def _consistent_group(self) -> Any:
+        if self.heartbeat_interval_ms >= self.session_timeout_ms:
+            raise ValueError("heartbeat_interval_ms must be below session_timeout_ms")
+        if self.revoke_wait_s * 1000 >= self.rebalance_timeout_ms:
+            raise ValueError("revoke_wait_s must be below rebalance_timeout_ms")
+        return self
+
+    def consumer_settings(self, *topics: str) -> ConsumerSettings:
+        """The toolkit shell's settings for a consumer of `topics` in this service's group."""
+        return ConsumerSettings(
+            topics=topics, group_id=self.group_id, group_instance_id=self.group_instance_id,
+            max_records=self.max_records, batch_timeout_ms=self.batch_timeout_ms,
+            fetch_max_wait_ms=self.fetch_max_wait_ms, session_timeout_ms=self.session_timeout_ms,
+            heartbeat_interval_ms=self.heartbeat_interval_ms, max_poll_interval_ms=self.max_poll_interval_ms,
+            rebalance_timeout_ms=self.rebalance_timeout_ms, revoke_wait_s=self.revoke_wait_s,
+            max_partition_fetch_bytes=self.max_partition_fetch_bytes)
 
 
 class VerificationKeys(ServiceSettings):

@@ -64,9 +64,9 @@ def test_json_output_writes_dates_and_bytes() -> None:
 
 
 def test_the_services_exit_codes_are_the_documented_ones() -> None:
-    from assetbus.consumers.kafka import EXIT_STARTUP_TIMEOUT
-    from assetbus.consumers.kafka.access import EXIT_ACCESS_DENIED
-    from assetbus.consumers.kafka.topics import EXIT_TOPICS_NOT_CREATED
+    from assetbus.producers.kafka import EXIT_STARTUP_TIMEOUT
+    from assetbus.producers.kafka.access import EXIT_ACCESS_DENIED
+    from assetbus.producers.kafka.topics import EXIT_TOPICS_NOT_CREATED
 
     assert (EXIT_STARTUP_TIMEOUT, EXIT_ACCESS_DENIED, EXIT_TOPICS_NOT_CREATED) == (
         ExitCode.STARTUP_TIMEOUT, ExitCode.ACCESS_DENIED, ExitCode.TOPICS_NOT_CREATED)

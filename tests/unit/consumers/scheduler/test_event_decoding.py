@@ -18,6 +18,7 @@ class Record:
     topic: str = "t.asset-events"
     partition: int = 0
     offset: int = 0
+    headers: tuple[tuple[str, bytes], ...] = ()
 
 
 def stored(event_id: int) -> bytes:

@@ -30,7 +30,7 @@ def test_latency_counts_from_the_newest_event_of_a_live_run() -> None:
 
 
 def test_the_consumer_shell_counts_its_offsets_into_them() -> None:
-    from assetbus.consumers.kafka.offsets import OffsetMetrics
+    from assetbus.producers.kafka.offsets import OffsetMetrics
 
     metrics = SchedulerMetrics()
     shell_side: OffsetMetrics = metrics  # what ServiceShell(metrics=...) takes

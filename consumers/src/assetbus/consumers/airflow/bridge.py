@@ -19,8 +19,10 @@ import contextlib
 import logging
 import time
 from collections.abc import Sequence
+from contextlib import AsyncExitStack
 from typing import Any
 
+from prometheus_client import CollectorRegistry
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from assetbus.consumers.airflow.client import AirflowClient
@@ -35,13 +37,12 @@ from assetbus.consumers.airflow.errors import (
 from assetbus.consumers.airflow.metrics import BridgeMetrics
 from assetbus.consumers.airflow.outcomes import OutcomePoller
 from assetbus.consumers.airflow.sync import apply_airflow_assets, read_airflow_assets
-from assetbus.consumers.kafka.startup import startup_policy, wait_for_database, wait_for_kafka
-from assetbus.consumers.observe.service import Service, cancel_and_wait
+from assetbus.consumers.observe.service import Service, cancel_and_wait, every
 from assetbus.consumers.readiness import DatabaseLedger, ReadinessSubscriber, RunStatus
 from assetbus.consumers.scheduler.topics import create_readiness_topics
 from assetbus.consumers.storage import create_engine, translated
 from assetbus.consumers.storage.external_runs import note_run_problem, record_external_run
-from assetbus.producers.kafka.retry import RetryPolicy, retry_until
+from assetbus.producers.kafka.retry import retry_until
 from assetbus.schemas import ReadinessSignal
 
 log = logging.getLogger("assetbus.airflow.bridge")
@@ -82,11 +83,12 @@ class AirflowBridge(Service):
     def __init__(self, config: BridgeConfig, *, engine: AsyncEngine | None = None,
                  metrics: BridgeMetrics | None = None) -> None:
         self.config = config
+        self.log = log
         self.metrics = metrics or BridgeMetrics()
         self._owned_engine = engine is None
         self._engine = engine or create_engine(config.database_url, pool_size=4)
         self._airflow = AirflowClient(config.airflow)
-        self._retry = RetryPolicy(initial_s=config.backoff_initial_s, max_s=config.backoff_max_s)
+        self._retry = config.retry_policy()
         """How long `handle` waits between tries while Airflow cannot take a run (it retries forever)."""
         self.created = 0
         """Airflow runs this process created (existing ones met on redelivery not counted)."""
@@ -100,9 +102,11 @@ class AirflowBridge(Service):
         self._sync_task: asyncio.Task[None] | None = None
 
     def _subscriber(self, dag_id: str) -> BatchSubscriber:
+        topic = self.config.topics.readiness(dag_id)
         return BatchSubscriber(self.config.kafka, dag_id, self.handle, group_id=self.config.group_id,
                                ledger=BridgeLedger(engine=self._engine), topics=self.config.topics,
-                               consumer_name=CONSUMER, concurrency=self.config.concurrency, metrics=self.metrics)
+                               consumer_name=CONSUMER, concurrency=self.config.concurrency, metrics=self.metrics,
+                               settings=self.config.consumer_settings(topic))
 
     @property
     def dag_ids(self) -> list[str]:
@@ -141,54 +145,40 @@ class AirflowBridge(Service):
         self.poller.watch(subscriber.dag_id)
         self._runs.append(asyncio.create_task(subscriber.run_forever(), name=f"assetbus-bridge-{subscriber.dag_id}"))
 
-    async def _sync_loop(self) -> None:
-        while self.config.sync_interval_s > 0:
-            await asyncio.sleep(self.config.sync_interval_s)
-            try:
-                await self.sync_once()
-            except Exception as error:
-                log.warning("cannot sync from Airflow now, trying again in %.1fs: %s",
-                            self.config.sync_interval_s, error)
+    def probed(self) -> tuple[CollectorRegistry, BridgeConfig]:
+        return self.metrics.registry, self.config
 
-    async def start(self) -> None:
-        """Wait for Kafka and PostgreSQL (up to `startup_timeout_s`), join the groups, poll outcomes."""
-        policy = startup_policy(self.config.startup_timeout_s)
-        try:
-            await wait_for_kafka(self.config.kafka, policy, log)
-            await wait_for_database(self._engine, policy, log)
-            for subscriber in list(self.subscribers):
-                await self._serve(subscriber)
-            await self.poller.start()
-            # the probes come up with the work they report on: the first sync below can take long against a
-            # large (or busy) Airflow, and the signals are served meanwhile
-            self.serve_probes(self.metrics.registry, self.config)
-            try:
-                await self.sync_once()
-            except Exception as error:
-                log.warning("cannot sync from Airflow at start-up, trying again in %.1fs: %s",
-                            self.config.sync_interval_s, error)
-            self._sync_task = asyncio.create_task(self._sync_loop(), name="assetbus-bridge-sync")
-        except BaseException:
-            await self.stop()
-            raise
+    async def dependencies(self, stack: AsyncExitStack) -> None:
+        stack.push_async_callback(self._airflow.aclose)
+        await self.wait_for(stack, self.config, engine=self._engine, owned_engine=self._owned_engine)
 
-    async def stop(self) -> None:
+    async def join(self, stack: AsyncExitStack) -> None:
+        """The configured DAGs' subscribers and the outcome poller; the probes come up with them, before the
+        first sync from Airflow (slow against a large or busy Airflow), while signals are served."""
+        stack.push_async_callback(self._stop_subscribers)
+        for subscriber in list(self.subscribers):
+            await self._serve(subscriber)
+        await self.poller.start()
+        stack.push_async_callback(self.poller.stop)
+
+    async def started(self, stack: AsyncExitStack) -> None:
+        """The first sync (a failure is logged and tried again), then one every `sync_interval_s`."""
         try:
-            self.stop_probes()
-            await cancel_and_wait(self._sync_task)
-            self._sync_task = None
-            await self.poller.stop()
-            while self._started:  # each finishes its signals in flight and commits, then its run task ends
-                await self._started.pop().stop()
-            while self._runs:
-                task = self._runs.pop()
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await task
-        finally:
-            await self._airflow.aclose()
-            if self._owned_engine:
-                await self._engine.dispose()
+            await self.sync_once()
+        except Exception as error:
+            log.warning("cannot sync from Airflow at start-up, trying again in %.1fs: %s",
+                        self.config.sync_interval_s, error)
+        if self.config.sync_interval_s > 0:
+            self._sync_task = every(self.config.sync_interval_s, self.sync_once, what="syncing from Airflow", log=log,
+                                    stack=stack)
+
+    async def _stop_subscribers(self) -> None:
+        """Each finishes its signals in flight and commits, then its run task ends."""
+        while self._started:
+            await self._started.pop().stop()
+        while self._runs:
+            with contextlib.suppress(Exception):  # a run task that died: `run_forever` raised its error already
+                await cancel_and_wait(self._runs.pop())
 
     async def wait_assigned(self, timeout_s: float = 30.0) -> None:
         for subscriber in self.subscribers:

@@ -13,13 +13,21 @@ from pydantic import Field, field_validator, model_validator
 from pydantic_settings import NoDecode
 
 from assetbus.consumers.airflow.account import AirflowAccount
-from assetbus.consumers.settings import ServiceSettings, service_settings_config
+from assetbus.consumers.settings import (
+    BackoffSettings,
+    ConsumerGroupSettings,
+    ProbeSettings,
+    ServiceSettings,
+    service_settings_config,
+)
 
 
-class BridgeConfig(ServiceSettings):
-    """The bridge's settings; connection fields and the Airflow account are given by the edge."""
+class BridgeConfig(ServiceSettings, ConsumerGroupSettings, BackoffSettings, ProbeSettings):
+    """The bridge's settings; connection fields and the Airflow account are given by the edge. Its consumer
+    groups (one per DAG's readiness topic) share `group_id`, `<topic prefix>-airflow-bridge` by default."""
 
     model_config = service_settings_config("ASSETBUS_BRIDGE_")
+    service = "airflow-bridge"
 
     airflow: AirflowAccount = Field(repr=False, description="Airflow's API server and the account the bridge "
                                     "creates runs with (given by the edge from ASSETBUS_AIRFLOW_URL and "
@@ -33,8 +41,8 @@ class BridgeConfig(ServiceSettings):
                                              "hold the partition mappers that Airflow's REST API does not show.")
     sync_interval_s: float = Field(default=30.0, ge=0, description="How often Airflow's assets, task "
                                    "registrations and DAG readiness rules are synced (0: only at start-up).")
-    group_id: str = Field(default="assetbus-airflow-bridge", min_length=1,
-                          description="Consumer group shared by bridge processes.")
+    max_records: int = Field(default=100, ge=1, description="Readiness signals fetched per batch and DAG.")
+    batch_timeout_ms: int = Field(default=500, ge=0, description="How long to wait to fill a batch.")
     poll_interval_s: float = Field(default=2.0, gt=0, description="How often the outcomes of open Airflow runs "
                                    "are read.")
     concurrency: int = Field(default=1, ge=1, description="Signals of one fetched batch handled at once (Airflow "
@@ -42,9 +50,6 @@ class BridgeConfig(ServiceSettings):
                              "writes.")
     backoff_initial_s: float = Field(default=0.5, gt=0, description="First wait while Airflow cannot take a run.")
     backoff_max_s: float = Field(default=30.0, gt=0, description="Longest wait while Airflow cannot take a run.")
-    metrics_port: int | None = Field(default=None, ge=0, le=65535, description="Serve /metrics, /healthz and "
-                                     "/readyz on this port (0: any free port); unset: no endpoint.")
-    metrics_host: str = Field(default="0.0.0.0", description="Address the metrics and probes endpoint binds to.")
 
     @field_validator("dag_ids", mode="before")
     @classmethod
@@ -54,8 +59,6 @@ class BridgeConfig(ServiceSettings):
 
     @model_validator(mode="after")
     def _consistent(self) -> BridgeConfig:
-        if self.backoff_max_s < self.backoff_initial_s:
-            raise ValueError("backoff_max_s must not be below backoff_initial_s")
         if any(not dag_id for dag_id in self.dag_ids):
             raise ValueError("a DAG id must not be empty")
         return self

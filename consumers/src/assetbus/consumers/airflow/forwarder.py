@@ -25,17 +25,17 @@ import contextlib
 import logging
 import time
 from collections.abc import Sequence
+from contextlib import AsyncExitStack
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from prometheus_client import CollectorRegistry
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from assetbus.consumers.airflow.client import AirflowClient
 from assetbus.consumers.airflow.errors import AirflowError, AirflowNotFound, AirflowRefused, error_kind
 from assetbus.consumers.airflow.forwarder_config import ForwarderConfig
 from assetbus.consumers.airflow.forwarder_metrics import ForwarderMetrics
-from assetbus.consumers.kafka.shell import ConsumerSettings, ServiceShell
-from assetbus.consumers.kafka.startup import startup_policy, wait_for_database, wait_for_kafka
 from assetbus.consumers.observe.service import Service
 from assetbus.consumers.storage import create_engine, translated
 from assetbus.consumers.storage.forwarded import (
@@ -46,7 +46,8 @@ from assetbus.consumers.storage.forwarded import (
     lock_entry,
     note_attempt,
 )
-from assetbus.producers.kafka.retry import RetryPolicy, retry_until
+from assetbus.producers.kafka.retry import retry_until
+from assetbus.producers.kafka.shell import ServiceShell
 from assetbus.schemas import AssetEvent
 from assetbus.schemas.codecs import decode_event
 
@@ -112,6 +113,7 @@ class AirflowForwarder(Service):
     def __init__(self, config: ForwarderConfig, *, engine: AsyncEngine | None = None,
                  metrics: ForwarderMetrics | None = None) -> None:
         self.config = config
+        self.log = log
         self.metrics = metrics or ForwarderMetrics()
         self._owned_engine = engine is None
         self._engine = engine or create_engine(config.database_url, pool_size=config.concurrency + 2)
@@ -119,34 +121,23 @@ class AirflowForwarder(Service):
         self._assets = AirflowAssets(self._airflow, config.asset_refresh_s)
         self._wanted = frozenset(config.assets)
         self._gate = asyncio.Semaphore(config.concurrency)
-        self._retry = RetryPolicy(initial_s=config.backoff_initial_s, max_s=config.backoff_max_s)
-        settings = ConsumerSettings(topics=(config.topics.asset_events,), group_id=config.group_id,
-                                    max_records=config.max_records)
-        self.shell = ServiceShell(config.kafka, settings, self._on_batch, metrics=self.metrics, log=log,
+        self._retry = config.retry_policy()
+        self.shell = ServiceShell(config.kafka, config.consumer_settings(config.topics.asset_events),
+                                  self._on_batch, metrics=self.metrics, log=log,
                                   name="assetbus-airflow-forwarder")
         self.posted = 0
         """Airflow asset events this process created (found or met again not counted)."""
 
-    async def start(self) -> None:
-        """Wait for Kafka and PostgreSQL (up to `startup_timeout_s`), join the group, serve the probes."""
-        policy = startup_policy(self.config.startup_timeout_s)
-        try:
-            await wait_for_kafka(self.config.kafka, policy, log)
-            await wait_for_database(self._engine, policy, log)
-            await self.shell.start()
-        except BaseException:
-            await self.stop()
-            raise
-        self.serve_probes(self.metrics.registry, self.config)
+    def probed(self) -> tuple[CollectorRegistry, ForwarderConfig]:
+        return self.metrics.registry, self.config
 
-    async def stop(self) -> None:
-        try:
-            self.stop_probes()
-            await self.shell.stop()
-        finally:
-            await self._airflow.aclose()
-            if self._owned_engine:
-                await self._engine.dispose()
+    async def dependencies(self, stack: AsyncExitStack) -> None:
+        stack.push_async_callback(self._airflow.aclose)
+        await self.wait_for(stack, self.config, engine=self._engine, owned_engine=self._owned_engine)
+
+    async def join(self, stack: AsyncExitStack) -> None:
+        await self.shell.start()
+        stack.push_async_callback(self.shell.stop)
 
     async def wait_assigned(self, timeout_s: float = 30.0) -> None:
         await self.shell.wait_assigned(timeout_s)

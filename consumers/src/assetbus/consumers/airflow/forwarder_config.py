@@ -8,17 +8,24 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, field_validator
 from pydantic_settings import NoDecode
 
 from assetbus.consumers.airflow.account import AirflowAccount
-from assetbus.consumers.settings import ServiceSettings, group_id_field, group_id_for, service_settings_config
+from assetbus.consumers.settings import (
+    BackoffSettings,
+    ConsumerGroupSettings,
+    ProbeSettings,
+    ServiceSettings,
+    service_settings_config,
+)
 
 
-class ForwarderConfig(ServiceSettings):
+class ForwarderConfig(ServiceSettings, ConsumerGroupSettings, BackoffSettings, ProbeSettings):
     """The forwarder's settings; connection fields and the Airflow account are given by the edge."""
 
     model_config = service_settings_config("ASSETBUS_FORWARDER_")
+    service = "airflow-forwarder"
 
     airflow: AirflowAccount = Field(repr=False, description="Airflow's API server and the account the forwarder "
                                     "posts asset events with (given by the edge from ASSETBUS_AIRFLOW_URL and "
@@ -26,7 +33,6 @@ class ForwarderConfig(ServiceSettings):
     assets: Annotated[tuple[str, ...], NoDecode] = Field(default=(), json_schema_extra={"option": "--asset"},
                                      description="Forward only the events of these assets (repeatable); none: "
                                      "every asset that Airflow knows.")
-    group_id: str = group_id_field("airflow-forwarder")
     concurrency: int = Field(default=1, ge=1, description="Assets of one fetched batch forwarded at once (one "
                              "asset's events always in order); keep 1 for an Airflow on SQLite.")
     max_records: int = Field(default=200, ge=1, description="Asset events fetched per batch.")
@@ -38,23 +44,9 @@ class ForwarderConfig(ServiceSettings):
     backoff_initial_s: float = Field(default=0.5, gt=0, description="First wait while Airflow cannot take an "
                                      "event.")
     backoff_max_s: float = Field(default=30.0, gt=0, description="Longest wait while Airflow cannot take an event.")
-    metrics_port: int | None = Field(default=None, ge=0, le=65535, description="Serve /metrics, /healthz and "
-                                     "/readyz on this port (0: any free port); unset: no endpoint.")
-    metrics_host: str = Field(default="0.0.0.0", description="Address the metrics and probes endpoint binds to.")
-
-    @model_validator(mode="before")
-    @classmethod
-    def _group(cls, data: Any) -> Any:
-        return group_id_for(data, "airflow-forwarder")
 
     @field_validator("assets", mode="before")
     @classmethod
     def _split(cls, value: Any) -> Any:
         """`ASSETBUS_FORWARDER_ASSETS="a b"` (or comma-separated) names several assets."""
         return tuple(value.replace(",", " ").split()) if isinstance(value, str) else value
-
-    @model_validator(mode="after")
-    def _consistent(self) -> ForwarderConfig:
-        if self.backoff_max_s < self.backoff_initial_s:
-            raise ValueError("backoff_max_s must not be below backoff_initial_s")
-        return self

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
@@ -13,10 +12,10 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from assetbus.consumers.airflow.client import AirflowClient
 from assetbus.consumers.airflow.dagruns import FINAL_STATES, RUN_ID_PREFIX
-from assetbus.consumers.airflow.errors import AirflowError
-from assetbus.consumers.errors import NotStarted, StorageUnavailable
+from assetbus.consumers.errors import NotStarted
 from assetbus.consumers.storage import translated
 from assetbus.consumers.storage.external_runs import OpenExternalRun, open_external_runs, update_external_state
+from assetbus.producers.kafka.periodic import cancel_and_wait, every
 
 log = logging.getLogger("assetbus.airflow.outcomes")
 
@@ -40,27 +39,17 @@ class OutcomePoller:
             self._dag_ids.append(dag_id)
 
     async def start(self) -> None:
-        self._task = asyncio.create_task(self._loop(), name="assetbus-airflow-outcomes")
+        self._task = every(self.interval_s, self.poll_once, what="reading run outcomes from Airflow", log=log,
+                           first_after_s=0)
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        task, self._task = self._task, None
+        await cancel_and_wait(task)
 
     async def run_forever(self) -> None:
         if self._task is None:
             raise NotStarted("the bridge's outcome reader")
         await self._task
-
-    async def _loop(self) -> None:
-        while True:
-            try:
-                await self.poll_once()
-            except (AirflowError, StorageUnavailable) as error:
-                log.warning("cannot read run outcomes now, trying again in %.1fs: %s", self.interval_s, error)
-            await asyncio.sleep(self.interval_s)
 
     async def poll_once(self) -> int:
         """One pass over the open runs; returns how many finished.

@@ -37,12 +37,12 @@ from assetbus.consumers.api.ui import ui_api_router, ui_router
 from assetbus.consumers.api.ui_auth import OperatorVerifier
 from assetbus.consumers.api.versioning import API_VERSIONS, LATEST_VERSION, VERSION_HEADER, ApiVersionMiddleware
 from assetbus.consumers.auth import TokenVerifier
-from assetbus.consumers.kafka.startup import startup_policy, wait_for_database, wait_for_kafka
 from assetbus.consumers.observe.pipeline import PipelineGauges
 from assetbus.consumers.observe.readiness import ReadinessChecks
-from assetbus.consumers.storage import create_engine
+from assetbus.consumers.storage import create_engine, wait_for_database
 from assetbus.consumers.storage.raw_pool import create_raw_pool
 from assetbus.consumers.storage.state_retention import periodic_cleanup
+from assetbus.producers.kafka.startup import startup_policy, wait_for_kafka
 
 DESCRIPTION = f"""Task state, asset state and HTTP emission for assetbus.
 
@@ -65,42 +65,33 @@ def create_api(config: ApiConfig, *, minter: Minter | None = None) -> FastAPI:
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        engine = create_engine(config.database_url, pool_size=config.db_pool_size, max_overflow=0, pre_ping=False)
-        policy = startup_policy(config.startup_timeout_s)
-        await wait_for_kafka(config.kafka, policy, log)
-        await wait_for_database(engine, policy, log)
-        try:
+        """Each piece is closed in reverse as it was opened, whatever fails (a start-up timeout included)."""
+        async with contextlib.AsyncExitStack() as stack:
+            engine = create_engine(config.database_url, pool_size=config.db_pool_size, max_overflow=0,
+                                   pre_ping=False)
+            stack.push_async_callback(engine.dispose)
+            policy = startup_policy(config.startup_timeout_s)
+            await wait_for_kafka(config.kafka, policy, log)
+            await wait_for_database(engine, policy, log)
             raw_pool = await create_raw_pool(config.database_url, size=config.db_pool_size)
-        except BaseException:
-            await engine.dispose()
-            raise
-        gateway = EmissionGateway(config.kafka, config.topics,
-                                  receipt_timeout_s=config.receipt_timeout_s, instance_id=config.instance_id)
-        airflow = AirflowClient(config.airflow) if config.airflow is not None else None
-        gauges = PipelineGauges(kafka, config.topics, registry, interval_s=config.pipeline_gauges_interval_s or 1.0)
-        try:
-            await gateway.start()
-            try:
-                app.state.database = Database(engine, raw_pool)
-                app.state.gateway = gateway
-                app.state.airflow = airflow
-                if config.pipeline_gauges_interval_s is not None:
-                    await gauges.start()
-                async with periodic_cleanup(engine, config.state_cleanup_interval_s,
-                                            batch_size=config.state_cleanup_batch_size):
-                    yield
-            finally:
-                try:
-                    await gauges.stop()
-                finally:
-                    await gateway.stop()
-        finally:
+            stack.push_async_callback(raw_pool.close)
+            airflow = AirflowClient(config.airflow) if config.airflow is not None else None
             if airflow is not None:
-                await airflow.aclose()
-            try:
-                await raw_pool.close()
-            finally:
-                await engine.dispose()
+                stack.push_async_callback(airflow.aclose)
+            gateway = EmissionGateway(config.kafka, config.topics,
+                                      receipt_timeout_s=config.receipt_timeout_s, instance_id=config.instance_id)
+            await gateway.start()
+            stack.push_async_callback(gateway.stop)
+            app.state.database = Database(engine, raw_pool)
+            app.state.gateway = gateway
+            app.state.airflow = airflow
+            if config.pipeline_gauges_interval_s is not None:
+                gauges = PipelineGauges(kafka, config.topics, registry, interval_s=config.pipeline_gauges_interval_s)
+                await gauges.start()
+                stack.push_async_callback(gauges.stop)
+            await stack.enter_async_context(periodic_cleanup(engine, config.state_cleanup_interval_s,
+                                                             batch_size=config.state_cleanup_batch_size))
+            yield
 
     app = FastAPI(title="assetbus execution API", version=LATEST_VERSION, description=DESCRIPTION,
                   lifespan=lifespan)

@@ -14,6 +14,7 @@ from prometheus_client import CollectorRegistry, Gauge
 
 from assetbus.consumers.observe.lag import consumer_group_lag, end_offsets, partitions_of
 from assetbus.producers.kafka import KafkaConnection
+from assetbus.producers.kafka.periodic import every
 from assetbus.schemas import Topics
 
 log = logging.getLogger("assetbus.observe")
@@ -48,7 +49,8 @@ class PipelineGauges:
         self.dead_letters.labels(topic=dlq).set(sum(ends.values()))
 
     async def start(self) -> None:
-        self._task = asyncio.create_task(self._run(), name="assetbus-pipeline-gauges")
+        self._task = every(self._interval_s, self.refresh, what="refreshing the pipeline gauges", log=log,
+                           first_after_s=0)
 
     async def stop(self) -> None:
         """Cancel the refresh loop; one stuck in a Kafka call is left behind after `STOP_WAIT_S`, so that a
@@ -63,10 +65,3 @@ class PipelineGauges:
         elif not task.cancelled() and task.exception() is not None:
             log.warning("the pipeline gauges ended with %r", task.exception())
 
-    async def _run(self) -> None:
-        while True:
-            try:
-                await self.refresh()
-            except Exception as error:  # the broker may be away; the next round tries again
-                log.warning("refreshing the pipeline gauges failed: %s", error)
-            await asyncio.sleep(self._interval_s)

@@ -1,29 +1,84 @@
-"""What every long-running service shares: `async with` runs `start()` and `stop()`, and the probes
-(`/metrics`, `/healthz`, `/readyz`) it serves once started."""
+"""The one service shape: dependencies → open → join → probes, undone in reverse by one `AsyncExitStack`.
+
+Every long-running service (persister, scheduler, Airflow bridge and forwarder) is a `Service`:
+
+- `dependencies(stack)`: wait for Kafka and PostgreSQL (`startup_timeout_s`, exit code 75 after it),
+  with the engine's disposal registered first, so that a start-up timeout leaves nothing open;
+- `open(stack)`: producers, publishers, periodic loops (the toolkit's `every`), each registered on `stack`;
+- `join(stack)`: the consumer groups (the toolkit's shell), last, so that nothing is fetched before the
+  service can handle it;
+- the probes (`/metrics`, `/healthz`, `/readyz`) when `metrics_port` is set;
+- `started(stack)`: work that may take long and that the probes should already report on (the bridge's
+  first sync from Airflow).
+
+`start()` runs the four in order; if any step raises, what was opened is closed in reverse and the
+error propagates. `stop()` closes everything in reverse: the consumer first (its batch in flight
+finishes and commits), then what it published through, then the connections.
+"""
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-from typing import Self
+import logging
+from collections.abc import Iterable
+from contextlib import AsyncExitStack
+from typing import Any, Self
 
 from prometheus_client import CollectorRegistry
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from assetbus.consumers.observe.probes import ProbedService, ProbeServer, start_probes
+from assetbus.consumers.storage import wait_for_database
+from assetbus.producers.kafka.periodic import cancel_and_wait, every
+from assetbus.producers.kafka.startup import startup_policy, wait_for_kafka
+from assetbus.producers.kafka.topics import TopicSpec
 
-__all__ = ["Service", "cancel_and_wait"]
+__all__ = ["Service", "cancel_and_wait", "every"]  # the periodic loop is the toolkit's, re-exported here
 
 
 class Service:
-    """Base of the persister, the scheduler, the bridge and the forwarder."""
+    """Base of the persister, the scheduler, the bridge and the forwarder. `async with` runs `start()` and `stop()`."""
 
+    log: logging.Logger = logging.getLogger("assetbus.service")
     _probes: ProbeServer | None = None
+    _stack: AsyncExitStack | None = None
+
+    # -- the steps a service fills in ------------------------------------------------------------------------
+
+    def probed(self) -> tuple[CollectorRegistry, ProbedService] | None:
+        """The registry and settings of the probes (None: no probes)."""
+        return None
+
+    async def dependencies(self, stack: AsyncExitStack) -> None:
+        """Wait for what the service needs before it opens anything (see `wait_for`)."""
+
+    async def open(self, stack: AsyncExitStack) -> None:
+        """Open producers, publishers and background loops, registering each one's close on `stack`."""
+
+    async def join(self, stack: AsyncExitStack) -> None:
+        """Join the consumer groups, registering each one's stop on `stack`."""
+
+    async def started(self, stack: AsyncExitStack) -> None:
+        """Runs once the probes answer: slow first work that they should already report on."""
+
+    # -- the template ----------------------------------------------------------------------------------------
 
     async def start(self) -> None:
-        raise NotImplementedError
+        """Dependencies → open → join → probes → started; a failure closes what was opened, in reverse."""
+        async with AsyncExitStack() as stack:
+            await self.dependencies(stack)
+            await self.open(stack)
+            await self.join(stack)
+            if (probed := self.probed()) is not None:
+                self._probes = start_probes(*probed)
+                stack.callback(self.stop_probes)
+            await self.started(stack)
+            self._stack = stack.pop_all()
 
     async def stop(self) -> None:
-        raise NotImplementedError
+        """Undo `start()` in reverse (safe to call twice, or after a failed start)."""
+        stack, self._stack = self._stack, None
+        if stack is not None:
+            await stack.aclose()
 
     async def __aenter__(self) -> Self:
         await self.start()
@@ -32,25 +87,26 @@ class Service:
     async def __aexit__(self, *exc: object) -> None:
         await self.stop()
 
+    # -- helpers for the steps -------------------------------------------------------------------------------
+
+    async def wait_for(self, stack: AsyncExitStack, config: Any, *, engine: AsyncEngine | None = None,
+                       owned_engine: bool = True, required: Iterable[TopicSpec] = ()) -> None:
+        """The usual `dependencies`: Kafka (and the `required` topics, when the service may not create them),
+        then PostgreSQL, within `config.startup_timeout_s`. An `owned_engine` is disposed on `stop()`, or at
+        once when the wait fails."""
+        if engine is not None and owned_engine:
+            stack.push_async_callback(engine.dispose)
+        policy = startup_policy(config.startup_timeout_s)
+        await wait_for_kafka(config.kafka, policy, self.log, required=required)
+        if engine is not None:
+            await wait_for_database(engine, policy, self.log)
+
     @property
     def metrics_port(self) -> int | None:
         """The bound port of /metrics, /healthz and /readyz (None: not served)."""
         return self._probes.port if self._probes is not None else None
 
-    def serve_probes(self, registry: CollectorRegistry, config: ProbedService) -> None:
-        """Serve the probes (when `config.metrics_port` is set): the last step of a successful `start()`."""
-        self._probes = start_probes(registry, config)
-
     def stop_probes(self) -> None:
         if self._probes is not None:
             self._probes.stop()
             self._probes = None
-
-
-async def cancel_and_wait(task: asyncio.Task[object] | None) -> None:
-    """Cancel a background task and wait until it has ended (None: nothing to do)."""
-    if task is None:
-        return
-    task.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await task

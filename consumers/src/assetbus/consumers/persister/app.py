@@ -16,17 +16,16 @@ import logging
 import time
 from collections import deque
 from collections.abc import Sequence
+from contextlib import AsyncExitStack
 from typing import Any
 
 from aiokafka import AIOKafkaProducer
+from prometheus_client import CollectorRegistry
 
 from assetbus.consumers.auth import TokenVerifier
 from assetbus.consumers.auth.cache import CachedTokenVerifier
 from assetbus.consumers.errors import NotStarted
 from assetbus.consumers.faults import storage_unavailable
-from assetbus.consumers.kafka.shell import ConsumerSettings, ServiceShell
-from assetbus.consumers.kafka.startup import startup_policy, wait_for_database, wait_for_kafka
-from assetbus.consumers.kafka.topics import core_specs
 from assetbus.consumers.observe.service import Service
 from assetbus.consumers.persister.batch import BatchProcessor, BatchResult, Prepared, RawRecord
 from assetbus.consumers.persister.config import PersisterConfig
@@ -34,8 +33,10 @@ from assetbus.consumers.persister.metrics import PersisterMetrics
 from assetbus.consumers.persister.publish import Publisher, create_producer
 from assetbus.consumers.persister.replies import ReplyTopics
 from assetbus.consumers.storage import create_engine
-from assetbus.producers.kafka.retry import RetryPolicy, retry_until
+from assetbus.producers.kafka.retry import retry_until
 from assetbus.producers.kafka.sender import Delivery, wait_all
+from assetbus.producers.kafka.shell import ServiceShell
+from assetbus.producers.kafka.topics import core_specs
 
 log = logging.getLogger("assetbus.persister")
 
@@ -50,6 +51,7 @@ class Persister(Service):
 
     def __init__(self, config: PersisterConfig) -> None:
         self.config = config
+        self.log = log
         self.metrics = PersisterMetrics()
         self.engine = create_engine(config.database_url, pre_ping=False)  # a dead connection: chunk retried
         self.tokens = CachedTokenVerifier(TokenVerifier.configured(jwks=config.token_jwks, secret=config.token_secret))
@@ -57,16 +59,9 @@ class Persister(Service):
         self.publisher: Publisher | None = None
         self.replies: ReplyTopics | None = None
         self.processor = BatchProcessor(self.engine, self.tokens, config.topics, self._missing_topics)
-        self.retry = RetryPolicy(initial_s=config.backoff_initial_s, max_s=config.backoff_max_s)
+        self.retry = config.retry_policy()
         self.shell = ServiceShell(
-            config.kafka,
-            ConsumerSettings(
-                topics=(config.topics.emissions,), group_id=config.group_id,
-                group_instance_id=config.group_instance_id, max_records=config.max_records,
-                batch_timeout_ms=config.batch_timeout_ms, fetch_max_wait_ms=config.fetch_max_wait_ms,
-                session_timeout_ms=config.session_timeout_ms, heartbeat_interval_ms=config.heartbeat_interval_ms,
-                max_poll_interval_ms=config.max_poll_interval_ms, rebalance_timeout_ms=config.rebalance_timeout_ms,
-                max_partition_fetch_bytes=config.max_partition_fetch_bytes, revoke_wait_s=config.revoke_wait_s),
+            config.kafka, config.consumer_settings(config.topics.emissions),
             self._on_batch, retry=self.retry, metrics=self.metrics, log=log, on_failure=self._failed,
             after_commit=self._committed, name="assetbus-persister")
         self.offsets = self.shell.offsets
@@ -155,42 +150,31 @@ class Persister(Service):
     async def _missing_topics(self, names: set[str]) -> set[str]:
         return await self.replies.missing(names) if self.replies is not None else set()
 
-    async def open(self) -> None:
-        """Everything but the consumer: the producer and the metrics endpoint."""
-        self.producer = create_producer(self.config.kafka, linger_ms=self.config.producer_linger_ms)
-        await self.producer.start()
-        self.publisher = Publisher(self.producer)
-        self.replies = ReplyTopics(self.producer)
-        self.serve_probes(self.metrics.registry, self.config)
+    def probed(self) -> tuple[CollectorRegistry, PersisterConfig]:
+        return self.metrics.registry, self.config
 
-    async def close(self) -> None:
-        try:
-            if self.producer is not None:
-                await self.producer.stop()
-                self.producer = None
-        finally:
-            self.stop_probes()
-            await self.engine.dispose()
+    async def dependencies(self, stack: AsyncExitStack) -> None:
+        """Kafka (and the core topics, when the persister may not create them), then PostgreSQL."""
+        await self.wait_for(stack, self.config, engine=self.engine,
+                            required=() if self.config.create_topics else core_specs(self.config.topics))
 
-    async def start(self) -> None:
-        """Wait for Kafka and PostgreSQL (up to `startup_timeout_s`), then open and join the group."""
-        policy = startup_policy(self.config.startup_timeout_s)
-        try:
-            await wait_for_kafka(self.config.kafka, policy, log,
-                                 required=() if self.config.create_topics else core_specs(self.config.topics))
-            await wait_for_database(self.engine, policy, log)
-            await self.open()
-            await self.shell.start()
-        except BaseException:
-            await self.close()
-            raise
+    async def open(self, stack: AsyncExitStack) -> None:
+        """The producer that receipts, asset events and dead letters go out through."""
+        producer = create_producer(self.config.kafka, linger_ms=self.config.producer_linger_ms)
+        await producer.start()
+        stack.push_async_callback(self._close_producer)
+        self.producer = producer
+        self.publisher = Publisher(producer)
+        self.replies = ReplyTopics(producer)
 
-    async def stop(self) -> None:
-        """Finish the batch in flight (it commits), leave the group, then close the producer."""
-        try:
-            await self.shell.stop()
-        finally:
-            await self.close()
+    async def join(self, stack: AsyncExitStack) -> None:
+        await self.shell.start()
+        stack.push_async_callback(self.shell.stop)  # the batch in flight finishes and commits first
+
+    async def _close_producer(self) -> None:
+        producer, self.producer = self.producer, None
+        if producer is not None:
+            await producer.stop()
 
 
 async def serve(config: PersisterConfig) -> None:

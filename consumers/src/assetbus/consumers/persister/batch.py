@@ -25,7 +25,6 @@ from assetbus.consumers.auth.cache import CachedTokenVerifier, VerifiedToken
 from assetbus.consumers.errors import StorageUnavailable
 from assetbus.consumers.persister.assets import AssetCache
 from assetbus.consumers.persister.validate import check, dedupe_scope, resolve
-from assetbus.consumers.records import KeyedRecord
 from assetbus.consumers.storage import (
     InsertedEvent,
     NewEvent,
@@ -37,6 +36,7 @@ from assetbus.consumers.storage import (
     is_transient,
     transaction,
 )
+from assetbus.producers.kafka.types import KeyedRecord
 from assetbus.producers.tracing import context_of, span_headers
 from assetbus.schemas import DeadLetterReason, ErrorCode, Provenance, ReceiptStatus, SourceKind, Topics
 from assetbus.schemas import deadletters as dlq

@@ -17,7 +17,7 @@ from assetbus.consumers.storage import create_engine, translated
 from assetbus.consumers.storage.runs import RunStatus as StoredStatus
 from assetbus.consumers.storage.runs import claim_run, finish_run
 from assetbus.producers.kafka.retry import RetryPolicy, retry_until
-from assetbus.producers.readiness.ledger import RunStatus
+from assetbus.producers.readiness import RunStatus
 
 log = logging.getLogger("assetbus.readiness")
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 from assetbus.consumers.observe.buckets import LATENCY_BUCKETS, READINESS_BUCKETS
-from assetbus.producers.readiness.subscriber import SubscriberEvents
+from assetbus.producers.kafka.offsets import OffsetCounters, OffsetMetrics
+from assetbus.producers.readiness import SubscriberEvents
 
 
 class SubscriberMetrics(SubscriberEvents):
@@ -43,11 +44,6 @@ class SubscriberMetrics(SubscriberEvents):
     def ready_after(self, dag_id: str, seconds: float) -> None:
         self.readiness_seconds.labels(dag_id=dag_id).observe(seconds)
 
-    def rebalanced(self, dag_id: str) -> None:
-        self.rebalances.labels(dag_id=dag_id).inc()
-
-    def commit_failed(self, dag_id: str) -> None:
-        self.commit_failures.labels(dag_id=dag_id).inc()
-
-    def lag(self, dag_id: str, records: int) -> None:
-        self.consumer_lag.labels(dag_id=dag_id).set(records)
+    def offset_metrics(self, dag_id: str) -> OffsetMetrics:
+        return OffsetCounters(self.rebalances.labels(dag_id=dag_id), self.commit_failures.labels(dag_id=dag_id),
+                              self.consumer_lag.labels(dag_id=dag_id))

@@ -122,7 +122,7 @@ def route_events(index: DagIndex, incoming: Sequence[IncomingEvent]) -> Routed:
 
 
 async def route_batch(index: DagIndex, incoming: Sequence[IncomingEvent], chunk: int = 256) -> Routed:
-    """`route_events`, yielding to the event loop every `chunk` events (`PipelinedShell`)."""
+    """`route_events`, yielding to the event loop every `chunk` events (the shell's prepare stage)."""
     wanted = [e for e in incoming if e.event.asset_name in index.by_asset]
     ordered = sorted((e.event for e in wanted), key=lambda e: e.event_id)
     routed = Routed(index, wanted, [], [])

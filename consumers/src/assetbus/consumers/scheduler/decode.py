@@ -10,8 +10,8 @@ from uuid import UUID
 
 from pydantic import ValidationError
 
-from assetbus.consumers.records import ConsumedRecord
 from assetbus.consumers.scheduler.payload import UpstreamEvent, upstream_event
+from assetbus.producers.kafka.types import ConsumedRecord
 from assetbus.schemas import SUPPORTED_SCHEMA_VERSIONS
 from assetbus.schemas.codecs import EventView, read_event
 
@@ -44,7 +44,7 @@ def decode_events(records: Iterable[EventRecord]) -> tuple[list[IncomingEvent], 
 
 async def decode_batch(records: Sequence[EventRecord], chunk: int = 256) -> tuple[list[IncomingEvent], int]:
     """`decode_events`, yielding to the event loop every `chunk` records (the batch before this one
-    moves on meanwhile: `PipelinedShell`)."""
+    moves on meanwhile: the shell's prepare stage)."""
     events: dict[int, IncomingEvent] = {}
     unreadable = 0
     for start in range(0, len(records), chunk):

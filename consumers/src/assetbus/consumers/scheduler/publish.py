@@ -24,7 +24,6 @@ from opentelemetry.context import Context
 from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from assetbus.consumers.records import ConsumedRecord
 from assetbus.consumers.scheduler.metrics import SchedulerMetrics
 from assetbus.consumers.scheduler.payload import signal_json
 from assetbus.consumers.scheduler.sent import on_the_broker
@@ -35,6 +34,7 @@ from assetbus.producers.kafka.connection import KafkaConnection
 from assetbus.producers.kafka.producer import create_producer
 from assetbus.producers.kafka.retry import RetryPolicy
 from assetbus.producers.kafka.sender import BatchSender, wait_all
+from assetbus.producers.kafka.types import ConsumedRecord
 from assetbus.producers.tracing import context_of, span_headers
 from assetbus.schemas import Topics
 from assetbus.schemas.codecs import read_event

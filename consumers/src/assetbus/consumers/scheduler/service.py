@@ -16,18 +16,16 @@ import dataclasses
 import logging
 import time
 from collections.abc import Sequence
+from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 
 from aiokafka import AIOKafkaProducer
 from aiokafka.errors import KafkaError
 from opentelemetry.context import Context
+from prometheus_client import CollectorRegistry
 
 from assetbus.consumers.errors import NotStarted, StorageUnavailable
-from assetbus.consumers.kafka.pipelined import PipelinedShell
-from assetbus.consumers.kafka.shell import ConsumerSettings
-from assetbus.consumers.kafka.startup import startup_policy, wait_for_database, wait_for_kafka
-from assetbus.consumers.kafka.topics import TopicCreator, core_specs
-from assetbus.consumers.observe.service import Service, cancel_and_wait
+from assetbus.consumers.observe.service import Service, every
 from assetbus.consumers.scheduler.apply import ApplyResult, Routed, apply_events, route_batch
 from assetbus.consumers.scheduler.config import SchedulerConfig
 from assetbus.consumers.scheduler.decode import EventRecord, IncomingEvent, decode_batch
@@ -36,7 +34,10 @@ from assetbus.consumers.scheduler.publish import ReadinessPublisher, create_prod
 from assetbus.consumers.scheduler.registry import DagRegistry
 from assetbus.consumers.scheduler.topics import ReadinessTopics
 from assetbus.consumers.storage import create_engine, translated
-from assetbus.producers.kafka.retry import RetryPolicy, retry_until
+from assetbus.producers.kafka.retry import retry_until
+from assetbus.producers.kafka.shell import ServiceShell
+from assetbus.producers.kafka.startup import startup_policy
+from assetbus.producers.kafka.topics import TopicCreator, core_specs
 
 log = logging.getLogger("assetbus.scheduler")
 
@@ -67,6 +68,7 @@ class Scheduler(Service):
 
     def __init__(self, config: SchedulerConfig, metrics: SchedulerMetrics | None = None) -> None:
         self.config = config
+        self.log = log
         self.metrics = metrics or SchedulerMetrics()
         # no pre-ping: it was a round trip per batch on the path to readiness; a connection the database
         # dropped fails the batch's first statement instead, and `apply` retries the batch on a new one
@@ -77,16 +79,11 @@ class Scheduler(Service):
         self.producer: AIOKafkaProducer | None = None
         self.publisher: ReadinessPublisher | None = None
         self.stats = SchedulerStats()
-        self.retry = RetryPolicy(initial_s=config.backoff_initial_s, max_s=config.backoff_max_s)
-        self._timer: asyncio.Task[None] | None = None
-        self.shell: PipelinedShell[PreparedBatch] = PipelinedShell(
-            config.kafka,
-            ConsumerSettings(
-                topics=(config.topics.asset_events,), group_id=config.group_id,
-                group_instance_id=config.group_instance_id, max_records=config.max_records,
-                batch_timeout_ms=config.batch_timeout_ms, fetch_max_wait_ms=config.fetch_max_wait_ms,
-                session_timeout_ms=config.session_timeout_ms, heartbeat_interval_ms=config.heartbeat_interval_ms),
-            prepare=self.prepare, handle=self._on_batch, retry=self.retry, log=log, name="assetbus-scheduler",
+        self.retry = config.retry_policy()
+        self._logged = SchedulerStats()
+        self.shell: ServiceShell[PreparedBatch] = ServiceShell(
+            config.kafka, config.consumer_settings(config.topics.asset_events),
+            self._on_batch, prepare=self.prepare, retry=self.retry, log=log, name="assetbus-scheduler",
             metrics=self.metrics, on_failure=lambda error: self.metrics.batch_failures.inc())
 
     async def _on_batch(self, batch: PreparedBatch) -> None:
@@ -131,59 +128,50 @@ class Scheduler(Service):
                 log.warning("database unavailable, retrying the batch in %.1fs: %s", delay, error)
                 await asyncio.sleep(delay)
 
-    async def start(self) -> None:
-        """Wait for Kafka and PostgreSQL (up to `startup_timeout_s`), publish what was left, join the group."""
-        policy = startup_policy(self.config.startup_timeout_s)
-        await wait_for_kafka(self.config.kafka, policy, log, required=() if self.config.create_topics else [
-            spec for spec in core_specs(self.config.topics) if spec.name == self.config.topics.asset_events])
-        await wait_for_database(self.engine, policy, log)
+    def probed(self) -> tuple[CollectorRegistry, SchedulerConfig]:
+        return self.metrics.registry, self.config
+
+    async def dependencies(self, stack: AsyncExitStack) -> None:
+        """Kafka (and the asset-events topic, when the scheduler may not create topics), then PostgreSQL."""
+        events = self.config.topics.asset_events
+        await self.wait_for(stack, self.config, engine=self.engine, required=() if self.config.create_topics else [
+            spec for spec in core_specs(self.config.topics) if spec.name == events])
+
+    async def open(self, stack: AsyncExitStack) -> None:
+        """The DAG registry, the readiness topics, the producer and publisher; what a crash left unpublished
+        is sent before the group is joined, and looked for again every `republish_interval_s`."""
         async with translated(), self.engine.connect() as conn:
             await self.registry.refresh(conn)
-        await retry_until(lambda: self.readiness_topics.ensure(self.registry.index.by_id), policy,
-                          what="the readiness topics", retriable=lambda error: isinstance(error, KafkaError),
+        await retry_until(lambda: self.readiness_topics.ensure(self.registry.index.by_id),
+                          startup_policy(self.config.startup_timeout_s), what="the readiness topics",
+                          retriable=lambda error: isinstance(error, KafkaError),
                           log=log)  # a broker may be down while its partitions move to another
-        self.producer = create_producer(self.config.kafka, linger_ms=2, max_batch_bytes=256 * 1024)
-        await self.producer.start()
-        try:
-            self.publisher = ReadinessPublisher(self.producer, self.engine, self.config.topics, self.readiness_topics,
-                                                metrics=self.metrics, connection=self.config.kafka)
-            await self.publisher.publish_pending()
-            self.publisher.start()
-            await self.shell.start()
-        except BaseException:
-            if self.publisher is not None:
-                await self.publisher.stop(flush_timeout_s=0)
-            await self.producer.stop()
-            raise
-        self._timer = asyncio.create_task(self._republish_periodically(), name="assetbus-scheduler-republish")
-        self.serve_probes(self.metrics.registry, self.config)
+        producer = create_producer(self.config.kafka, linger_ms=2, max_batch_bytes=256 * 1024)
+        await producer.start()
+        stack.push_async_callback(producer.stop)
+        self.producer = producer
+        publisher = ReadinessPublisher(producer, self.engine, self.config.topics, self.readiness_topics,
+                                       metrics=self.metrics, connection=self.config.kafka)
+        self.publisher = publisher
+        await publisher.publish_pending()
+        publisher.start()
+        stack.push_async_callback(publisher.stop)
+        self._logged = dataclasses.replace(self.stats)
+        every(self.config.republish_interval_s, self._republish, what="republishing unpublished runs", log=log,
+              stack=stack)
 
-    async def stop(self) -> None:
-        try:
-            await cancel_and_wait(self._timer)
-            await self.shell.stop()
-            if self.publisher is not None:
-                await self.publisher.stop()
-        finally:
-            self.stop_probes()
-            if self.producer is not None:
-                await self.producer.stop()
-            await self.engine.dispose()
+    async def join(self, stack: AsyncExitStack) -> None:
+        await self.shell.start()
+        stack.push_async_callback(self.shell.stop)  # the batch in flight finishes and commits first
 
-    async def _republish_periodically(self) -> None:
+    async def _republish(self) -> None:
         assert self.publisher is not None
-        logged = dataclasses.replace(self.stats)
-        while True:
-            await asyncio.sleep(self.config.republish_interval_s)
-            try:
-                await self.publisher.publish_pending()
-            except Exception as error:  # the next round tries again
-                log.warning("republishing unpublished runs failed: %s", error)
-            if self.stats != logged:
-                logged = dataclasses.replace(self.stats)
-                log.info("scheduler totals: %d batches, %d events, %d runs, %d signals published, %d skipped, "
-                         "%d unreadable, %d foreign", logged.batches, logged.events, logged.runs,
-                         self.publisher.published, logged.skipped, logged.unreadable, logged.foreign)
+        await self.publisher.publish_pending()
+        if self.stats != self._logged:
+            logged = self._logged = dataclasses.replace(self.stats)
+            log.info("scheduler totals: %d batches, %d events, %d runs, %d signals published, %d skipped, "
+                     "%d unreadable, %d foreign", logged.batches, logged.events, logged.runs,
+                     self.publisher.published, logged.skipped, logged.unreadable, logged.foreign)
 
 
 async def serve(config: SchedulerConfig) -> None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 
-from assetbus.consumers.kafka.topics import TopicCreator, TopicSpec
 from assetbus.consumers.scheduler.config import READINESS_PARTITIONS
 from assetbus.producers.kafka.connection import KafkaConnection
+from assetbus.producers.kafka.topics import TopicCreator, TopicSpec
 from assetbus.schemas import Topics
 
 __all__ = ["READINESS_PARTITIONS", "create_readiness_topics"]

@@ -1,7 +1,7 @@
 """The storage layer: tables and queries. The only code in assetbus that writes SQL."""
 
 from assetbus.consumers.storage.assets import AssetRow, assets_by_name, list_assets, register_asset
-from assetbus.consumers.storage.engine import create_engine
+from assetbus.consumers.storage.engine import create_engine, wait_for_database
 from assetbus.consumers.storage.events import (
     InsertedEvent,
     NewEvent,
@@ -32,4 +32,5 @@ __all__ = [
     "register_asset",
     "transaction",
     "translated",
+    "wait_for_database",
 ]

@@ -1,8 +1,18 @@
-"""Engine creation: one async engine per service, asyncpg underneath."""
+"""Engine creation (one async engine per service, asyncpg underneath) and the start-up wait for it."""
 
 from __future__ import annotations
 
+import logging
+
+from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+
+from assetbus.consumers.errors import StorageUnavailable
+from assetbus.consumers.storage.faults import translated
+from assetbus.producers.kafka.retry import RetryPolicy, RetryTimeout, retry_until
+from assetbus.producers.kafka.startup import StartupTimeout
+
+__all__ = ["create_engine", "wait_for_database"]
 
 
 def create_engine(url: str, *, pool_size: int = 5, max_overflow: int = 2, pre_ping: bool = True) -> AsyncEngine:
@@ -18,3 +28,20 @@ def create_engine(url: str, *, pool_size: int = 5, max_overflow: int = 2, pre_pi
     each is a new connect (TCP, TLS, SCRAM). The API uses 0, so a burst waits for a pooled connection.
     """
     return create_async_engine(url, pool_size=pool_size, max_overflow=max_overflow, pool_pre_ping=pre_ping)
+
+
+async def wait_for_database(engine: AsyncEngine, policy: RetryPolicy, log: logging.Logger) -> None:
+    """Return once PostgreSQL answers `SELECT 1`; `StartupTimeout` (one line) when `policy` times out."""
+
+    async def probe() -> None:
+        async with translated(), engine.connect() as conn:
+            await conn.execute(text("SELECT 1"))
+
+    where = engine.url.render_as_string(hide_password=True)
+    try:
+        await retry_until(probe, policy, what=f"PostgreSQL at {where}",
+                          retriable=lambda error: isinstance(error, StorageUnavailable | OSError | TimeoutError),
+                          log=log)
+    except RetryTimeout as error:
+        raise StartupTimeout(f"PostgreSQL at {where} is unreachable after {error.waited_s:.0f}s "
+                             "(check DATABASE_URL)") from error

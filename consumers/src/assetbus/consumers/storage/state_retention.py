@@ -7,15 +7,14 @@ default); `assetbus state cleanup` runs one pass.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from assetbus.consumers.errors import StorageUnavailable
 from assetbus.consumers.storage.state import delete_expired_task_state
+from assetbus.producers.kafka.periodic import every
 
 log = logging.getLogger("assetbus.state.retention")
 
@@ -31,35 +30,18 @@ async def delete_expired_state(engine: AsyncEngine, *, batch_size: int = 0) -> i
             return total
 
 
-async def cleanup_periodically(engine: AsyncEngine, interval_s: float, *, batch_size: int = 0) -> None:
-    """Run a cleanup pass every `interval_s` until cancelled; a failed pass is logged and retried next time."""
-    while True:
-        await asyncio.sleep(interval_s)
-        try:
-            deleted = await delete_expired_state(engine, batch_size=batch_size)
-        except (StorageUnavailable, OSError) as error:
-            log.warning("state cleanup failed, retrying in %.0f s: %s", interval_s, error)
-            continue
-        except Exception:  # a bug in one pass must not stop the service's cleanup
-            log.exception("state cleanup failed")
-            continue
-        if deleted:
-            log.info("deleted %d expired task state rows", deleted)
+async def _cleanup_pass(engine: AsyncEngine, batch_size: int) -> None:
+    deleted = await delete_expired_state(engine, batch_size=batch_size)
+    if deleted:
+        log.info("deleted %d expired task state rows", deleted)
 
 
 @contextlib.asynccontextmanager
 async def periodic_cleanup(engine: AsyncEngine, interval_s: float | None, *, batch_size: int = 0
                            ) -> AsyncIterator[None]:
-    """`cleanup_periodically` in the background while the block runs (not at all if `interval_s` is None);
-    cancelled and awaited on exit."""
-    if interval_s is None:
+    """A cleanup pass every `interval_s` in the background while the block runs (not at all if `interval_s` is
+    None), on the toolkit's periodic loop: a failed pass is logged and tried again next time."""
+    async with contextlib.AsyncExitStack() as stack:
+        if interval_s is not None:
+            every(interval_s, lambda: _cleanup_pass(engine, batch_size), what="state cleanup", log=log, stack=stack)
         yield
-        return
-    task = asyncio.create_task(cleanup_periodically(engine, interval_s, batch_size=batch_size),
-                               name="assetbus-state-cleanup")
-    try:
-        yield
-    finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task

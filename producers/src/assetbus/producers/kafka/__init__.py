@@ -1,6 +1,7 @@
-"""The Kafka client toolkit shared by the SDK and the services: connection, and (see the modules) the
-producer factory, batched sender, reply-topic reader and retry policy. The services add topic
-administration and the consume → handle → commit shell in `assetbus.consumers.kafka`."""
+"""The one Kafka toolkit, shared by the SDK and the services: connection, producer factory, batched sender,
+reply-topic reader, retry policy, topic creation and the one "listed with a leader" check, the consume →
+handle → commit shell with its offsets, access errors and start-up waits. The services consume through it
+and never run a loop of their own (docs/decisions/0001-one-kafka-toolkit.md)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import TYPE_CHECKING
 from assetbus.producers.exports import lazy_exports
 
 if TYPE_CHECKING:
+    from assetbus.producers.kafka.access import EXIT_ACCESS_DENIED, KafkaAccessDenied, access_denied
     from assetbus.producers.kafka.connection import (
         DEFAULT_BOOTSTRAP,
         ENV_PREFIX,
@@ -26,10 +28,28 @@ if TYPE_CHECKING:
         OAuthError,
         OAuthTokenUnavailable,
     )
+    from assetbus.producers.kafka.offsets import OffsetCounters, OffsetMetrics, Offsets, Tallies, batch_ranges
     from assetbus.producers.kafka.producer import create_producer
     from assetbus.producers.kafka.replies import ReplyReader
     from assetbus.producers.kafka.retry import Backoff, RetryPolicy, RetryTimeout, retry_until
     from assetbus.producers.kafka.sender import BatchSender, Delivery, partition_for, wait_all
+    from assetbus.producers.kafka.shell import ServiceShell
+    from assetbus.producers.kafka.startup import EXIT_STARTUP_TIMEOUT, StartupTimeout, startup_policy, wait_for_kafka
+    from assetbus.producers.kafka.topics import (
+        EXIT_TOPICS_NOT_CREATED,
+        TopicCreationFailed,
+        TopicCreator,
+        TopicReport,
+        TopicsNotCreated,
+        TopicsNotListed,
+        TopicSpec,
+        WeakerTopic,
+        core_specs,
+        default_replication,
+        delete_topics,
+        wait_listed,
+    )
+    from assetbus.producers.kafka.types import BatchHandler, ConsumedRecord, ConsumerSettings, KeyedRecord
 else:  # the type checker sees the imports above, not a module __getattr__
     __getattr__, __dir__ = lazy_exports(__name__, {
         ".connection": (
@@ -43,10 +63,23 @@ else:  # the type checker sees the imports above, not a module __getattr__
         ".replies": ("ReplyReader",),
         ".retry": ("Backoff", "RetryPolicy", "RetryTimeout", "retry_until"),
         ".sender": ("BatchSender", "Delivery", "partition_for", "wait_all"),
+        ".access": ("EXIT_ACCESS_DENIED", "KafkaAccessDenied", "access_denied"),
+        ".offsets": ("OffsetCounters", "OffsetMetrics", "Offsets", "Tallies", "batch_ranges"),
+        ".shell": ("ServiceShell",),
+        ".startup": ("EXIT_STARTUP_TIMEOUT", "StartupTimeout", "startup_policy", "wait_for_kafka"),
+        ".topics": ("EXIT_TOPICS_NOT_CREATED", "TopicCreationFailed", "TopicCreator", "TopicReport",
+                    "TopicsNotCreated", "TopicsNotListed", "TopicSpec", "WeakerTopic", "core_specs",
+                    "default_replication", "delete_topics", "wait_listed"),
+        ".types": ("BatchHandler", "ConsumedRecord", "ConsumerSettings", "KeyedRecord"),
     })
 
-__all__ = ["DEFAULT_BOOTSTRAP", "ENV_PREFIX", "Backoff", "BatchSender", "ClientCredentialsTokenProvider", "Delivery",
-           "KafkaConnection", "KafkaToolkitError", "MskIamTokenProvider", "OAuthCredentialsRefused", "OAuthError",
-           "OAuthProvider", "OAuthTokenUnavailable", "ReplyReader", "RetryPolicy", "RetryTimeout", "SaslMechanism",
-           "SecurityProtocol", "TopicMissing", "as_connection", "create_producer", "partition_for", "retry_until",
-           "wait_all"]
+__all__ = ["DEFAULT_BOOTSTRAP", "ENV_PREFIX", "EXIT_ACCESS_DENIED", "EXIT_STARTUP_TIMEOUT", "EXIT_TOPICS_NOT_CREATED",
+           "Backoff", "BatchHandler", "BatchSender", "ClientCredentialsTokenProvider", "ConsumedRecord",
+           "ConsumerSettings", "Delivery", "KafkaAccessDenied", "KafkaConnection", "KafkaToolkitError", "KeyedRecord",
+           "MskIamTokenProvider", "OAuthCredentialsRefused", "OAuthError", "OAuthProvider", "OAuthTokenUnavailable",
+           "OffsetCounters", "OffsetMetrics", "Offsets", "ReplyReader", "RetryPolicy", "RetryTimeout", "SaslMechanism",
+           "SecurityProtocol", "ServiceShell", "StartupTimeout", "Tallies", "TopicCreationFailed", "TopicCreator",
+           "TopicMissing", "TopicReport", "TopicSpec", "TopicsNotCreated", "TopicsNotListed", "WeakerTopic",
+           "access_denied", "as_connection", "batch_ranges", "core_specs", "create_producer", "default_replication",
+           "delete_topics", "partition_for", "retry_until", "startup_policy", "wait_all", "wait_for_kafka",
+           "wait_listed"]

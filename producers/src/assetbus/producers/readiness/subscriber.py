@@ -31,8 +31,9 @@ from opentelemetry.trace import SpanKind
 from pydantic import ValidationError
 
 from assetbus.producers.kafka.connection import KafkaConnection, as_connection
-from assetbus.producers.readiness.ledger import RunLedger, RunStatus
-from assetbus.producers.readiness.loop import LoopEvents, SignalLoop
+from assetbus.producers.kafka.offsets import OffsetMetrics, Tallies
+from assetbus.producers.kafka.shell import ConsumerSettings, ServiceShell
+from assetbus.producers.readiness.ledger import LedgerRefused, RunLedger, RunStatus
 from assetbus.producers.tracing import context_of, tracer
 from assetbus.schemas import ReadinessSignal, Topics
 from assetbus.schemas.codecs import decode_signal
@@ -73,29 +74,9 @@ class SubscriberEvents:
     def ready_after(self, dag_id: str, seconds: float) -> None:
         """From the run's creation by the scheduler to its handler starting here."""
 
-    def rebalanced(self, dag_id: str) -> None:
-        """Partitions assigned."""
-
-    def commit_failed(self, dag_id: str) -> None:
-        """An offset commit that failed or was skipped after a rebalance (its batch comes again)."""
-
-    def lag(self, dag_id: str, records: int) -> None:
-        """Signals on the assigned partitions not yet handled and committed."""
-
-
-class _DagLoopEvents(LoopEvents):
-    def __init__(self, events: SubscriberEvents, dag_id: str) -> None:
-        self._events = events
-        self._dag_id = dag_id
-
-    def rebalanced(self) -> None:
-        self._events.rebalanced(self._dag_id)
-
-    def commit_failed(self) -> None:
-        self._events.commit_failed(self._dag_id)
-
-    def lag(self, records: int) -> None:
-        self._events.lag(self._dag_id, records)
+    def offset_metrics(self, dag_id: str) -> OffsetMetrics:
+        """What the consume shell counts for this DAG (rebalances, failed commits, lag): plain tallies here."""
+        return Tallies()
 
 
 def check_signal(value: bytes | None, dag_id: str, topic: str) -> ReadinessSignal | None:
@@ -150,7 +131,8 @@ class ReadinessSubscriber:
 
     def __init__(self, connection: KafkaConnection | str, dag_id: str, handler: Handler, *, group_id: str,
                  ledger: RunLedger, topics: Topics | None = None, consumer_name: str | None = None,
-                 max_records: int = 100, metrics: SubscriberEvents | None = None) -> None:
+                 max_records: int = 100, metrics: SubscriberEvents | None = None,
+                 settings: ConsumerSettings | None = None) -> None:
         self.topics = topics or Topics()
         self.dag_id = dag_id
         self.topic = self.topics.readiness(dag_id)
@@ -160,15 +142,18 @@ class ReadinessSubscriber:
         self.metrics = metrics or SubscriberEvents()
         self._handler = handler
         self._ledger = ledger
-        kwargs = {**as_connection(connection).client_kwargs("consumer"), "group_id": group_id,
-                  "auto_offset_reset": "earliest", "fetch_max_wait_ms": 10}
-        self.loop = SignalLoop(kwargs, self.topic, self._on_batch, max_records=max_records, log=log,
-                               name=f"assetbus-readiness-{dag_id}", events=_DagLoopEvents(self.metrics, dag_id))
+        if settings is None:  # a service passes its own (`ConsumerGroupSettings.consumer_settings`)
+            settings = ConsumerSettings(topics=(self.topic,), group_id=group_id, max_records=max_records,
+                                        batch_timeout_ms=500, fetch_max_wait_ms=10)
+        self.shell: ServiceShell[Sequence[Any]] = ServiceShell(
+            as_connection(connection), settings, self._on_batch, stop_on=(LedgerRefused,),
+            metrics=self.metrics.offset_metrics(dag_id), log=log, after_commit=self._committed,
+            name=f"assetbus-readiness-{dag_id}")
 
     async def start(self) -> None:
         await self._ledger.start()
         try:
-            await self.loop.start()
+            await self.shell.start()
         except BaseException:
             await self._ledger.stop()
             raise
@@ -176,7 +161,7 @@ class ReadinessSubscriber:
     async def stop(self) -> None:
         """Finish the signals in flight (their offsets are committed), leave the group, close the ledger."""
         try:
-            await self.loop.stop()
+            await self.shell.stop()
         finally:
             await self._ledger.stop()
 
@@ -189,11 +174,14 @@ class ReadinessSubscriber:
 
     async def wait_assigned(self, timeout_s: float = 30.0) -> None:
         """Wait until the group has given this subscriber its partitions (useful before emitting in tests)."""
-        await self.loop.wait_assigned(timeout_s)
+        await self.shell.wait_assigned(timeout_s)
 
     async def run_forever(self) -> None:
         """For scripts: block while the subscriber runs (re-raises if its loop died)."""
-        await self.loop.run_forever()
+        await self.shell.run_forever()
+
+    def _committed(self) -> None:
+        self.shell.offsets.update_lag()
 
     async def _on_batch(self, records: Sequence[Any]) -> None:
         for record in records:

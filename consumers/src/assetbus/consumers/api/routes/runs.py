@@ -27,7 +27,7 @@ from assetbus.consumers.api.versioning import version_header
 from assetbus.consumers.auth import TokenError
 from assetbus.consumers.auth.tokens import DEFAULT_AUDIENCE
 from assetbus.consumers.storage.runs import RunStatus, claim_run, finish_run, get_run
-from assetbus.producers.readiness.ledger import SCOPE_RUNS_CLAIM
+from assetbus.producers.readiness import SCOPE_RUNS_CLAIM
 from assetbus.producers.tokens import TokenKey, scoped_token
 
 router = APIRouter(prefix="/execution/runs", tags=["runs"], dependencies=[Depends(version_header)])

@@ -1,6 +1,7 @@
-"""The one service shell: consume a batch, hand it to an async handler, commit exactly what it handled.
+"""The one consume → handle → commit shell: fetch a batch, hand it to an async handler, commit exactly what it handled.
 
-Used by the persister, the scheduler and the readiness subscriber SDK. Per batch (up to
+Every consumer of assetbus runs on it: the persister, the scheduler, the Airflow bridge and forwarder, and
+the SDK's readiness subscriber. Per batch (up to
 `max_records`, from one `getmany`): the handler runs; if it returns, the batch's own offsets are
 committed (`Offsets`: per partition, only if no rebalance happened meanwhile); if it raises, the
 batch's partitions are rewound and the shell waits per its retry policy (jittered back-off) before
@@ -16,6 +17,21 @@ batch is fetched and handled, and commits exactly the offsets of the batch that 
 the consumer's positions, which are already past the next batch). At most one commit is in flight:
 the next batch's commit waits for it, so commits stay in order. A rebalance, `stop()` and
 `batches` / `after_commit` all count a batch as done only once its commit has returned.
+
+**The prepare stage.** With `prepare`, a batch's CPU work (decoding, routing) runs while the batch
+before it awaits its statements, so the rate is closer to 1 / max(CPU, SQL) than to 1 / (CPU + SQL);
+the handler then takes what `prepare` made. Handling stays strictly one batch after the other, in
+fetch order, and every rule above holds: the next batch is held from its fetch (a rebalance waits for
+both, and one fetched under an older generation is never committed); if a batch fails, the one
+prepared behind it is not handled and both are rewound; a `prepare` that raises is a failed batch; on
+`stop()` a prepared batch not yet handled is released, not committed. Only a batch of at least
+`pipeline_from` records (default: half of `max_records`) is overlapped with the next fetch: a smaller
+one means the shell keeps up, and fetching at once would take a sliver of what arrives meanwhile. A
+`prepare` should yield (`await asyncio.sleep(0)`) every few hundred records.
+
+**Errors that stop the loop.** A handler's error is a failed batch (rewound, retried after the
+back-off), except one of `stop_on` (a refusal that retrying only repeats): it ends the loop, and
+`run_forever` / `until` re-raise it. A missing ACL on fetch (`KafkaAccessDenied`) ends it too.
 """
 
 from __future__ import annotations
@@ -25,66 +41,38 @@ import contextlib
 import logging
 import signal
 import time
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable
 from itertools import chain
-from typing import Any
+from typing import Any, Generic, TypeVar, cast
 
 from aiokafka import AIOKafkaConsumer
 from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.errors import KafkaError, UnknownTopicOrPartitionError
 
-from assetbus.consumers.errors import NotStarted
-from assetbus.consumers.kafka.access import KafkaAccessDenied, access_denied
-from assetbus.consumers.kafka.offsets import OffsetMetrics, Offsets
+from assetbus.producers.errors import NotStarted
+from assetbus.producers.kafka.access import KafkaAccessDenied, access_denied
 from assetbus.producers.kafka.connection import KafkaConnection
-from assetbus.producers.kafka.retry import Backoff, RetryPolicy, RetryTimeout, retry_until
+from assetbus.producers.kafka.offsets import OffsetMetrics, Offsets
+from assetbus.producers.kafka.retry import Backoff, RetryPolicy
+from assetbus.producers.kafka.topics import TopicsNotListed, wait_listed
+from assetbus.producers.kafka.types import ConsumerSettings
 
-__all__ = ["BatchHandler", "ConsumerSettings", "ServiceShell"]
+__all__ = ["ConsumerSettings", "ServiceShell"]  # ConsumerSettings lives in `types` (no aiokafka import)
 
-BatchHandler = Callable[[Sequence[Any]], Awaitable[None]]
-"""Handles one batch of aiokafka `ConsumerRecord`s (in offset order per partition); raise to redeliver it."""
-
-
-@dataclass(frozen=True)
-class ConsumerSettings:
-    """The consumer-group knobs of one shell (the services' configs fill them in)."""
-
-    topics: tuple[str, ...]
-    group_id: str
-    group_instance_id: str | None = None
-    """Static membership (KIP-345): a restart within the session timeout keeps this member's partitions
-    and causes no rebalance. Unique per process (e.g. the pod name of a StatefulSet)."""
-    max_records: int = 1000
-    batch_timeout_ms: int = 50
-    """How long one fetch waits to fill a batch."""
-    fetch_max_wait_ms: int = 50
-    session_timeout_ms: int = 10_000
-    heartbeat_interval_ms: int = 3_000
-    max_poll_interval_ms: int = 10 * 60 * 1000
-    rebalance_timeout_ms: int | None = None
-    max_partition_fetch_bytes: int = 1024 * 1024
-    auto_offset_reset: str = "earliest"
-    revoke_wait_s: float = 15.0
-    drain_timeout_s: float = 10.0
-    """On `stop()`, how long the batch in flight may take to finish and commit."""
-    leave_timeout_s: float = 5.0
-    """On `stop()`, how long closing the consumer (leaving the group) may take."""
-    topics_wait_s: float = 10.0
-    """On `start()`, how long the subscribed topics may stay missing from the broker's metadata before the
-    start fails (they are created by `assetbus migrate`)."""
+Prepared = TypeVar("Prepared")
 
 
-class _NotListed(Exception):
-    """Subscribed topics the broker's metadata does not list (yet)."""
+class ServiceShell(Generic[Prepared]):
+    """One consumer in a group around one handler. Explicit lifecycle: `await start()`, `await stop()`.
 
+    `handler` takes the batch's records, or, with `prepare`, what `prepare` made of them."""
 
-class ServiceShell:
-    """One consumer in a group around one handler. Explicit lifecycle: `await start()`, `await stop()`."""
-
-    def __init__(self, connection: KafkaConnection, settings: ConsumerSettings, handler: BatchHandler, *,
-                 retry: RetryPolicy | None = None, metrics: OffsetMetrics | None = None,
-                 log: logging.Logger | None = None, on_failure: Callable[[BaseException], None] | None = None,
+    def __init__(self, connection: KafkaConnection, settings: ConsumerSettings,
+                 handler: Callable[[Prepared], Awaitable[None]], *,
+                 prepare: Callable[[list[Any]], Awaitable[Prepared]] | None = None, pipeline_from: int | None = None,
+                 stop_on: tuple[type[Exception], ...] = (), retry: RetryPolicy | None = None,
+                 metrics: OffsetMetrics | None = None, log: logging.Logger | None = None,
+                 on_failure: Callable[[BaseException], None] | None = None,
                  after_commit: Callable[[], None] | None = None, name: str = "assetbus-consumer") -> None:
         self.connection = connection
         self.settings = settings
@@ -94,6 +82,11 @@ class ServiceShell:
         self.batches = 0
         self.failures = 0
         self._handler = handler
+        self._prepare = prepare
+        no_overlap = settings.max_records + 1  # without a prepare stage there is nothing to overlap
+        self._pipeline_from = no_overlap if prepare is None else max(
+            1, settings.max_records // 2 if pipeline_from is None else pipeline_from)
+        self._stop_on = stop_on
         self._on_failure = on_failure
         self._after_commit = after_commit
         self._name = name
@@ -140,24 +133,15 @@ class ServiceShell:
         self._task = asyncio.create_task(self._run(), name=self._name)
 
     async def _missing_topics(self) -> list[str]:
-        """The subscribed topics the broker's metadata has not listed within `topics_wait_s` (a topic created
-        a moment ago reaches the brokers of a cluster one after the other). None when the broker cannot say
-        now: the consumer's own start then reports what is wrong."""
+        """The subscribed topics the broker's metadata has not listed within `topics_wait_s`. None when the
+        broker cannot say now: the consumer's own start then reports what is wrong."""
         admin = AIOKafkaAdminClient(**self.connection.client_kwargs(), request_timeout_ms=10_000)
-        missing: list[str] = []
-
-        async def all_listed() -> None:
-            listed = set(await admin.list_topics())
-            missing[:] = [topic for topic in self.settings.topics if topic not in listed]
-            if missing:
-                raise _NotListed(", ".join(missing))
-
         try:
             await admin.start()
-            await retry_until(all_listed, RetryPolicy(initial_s=0.1, max_s=1.0, timeout_s=self.settings.topics_wait_s),
-                              what="the subscribed topics", retriable=lambda error: isinstance(error, _NotListed))
-        except (RetryTimeout, TimeoutError):  # the wait is over (its last attempt may be cut short)
-            return missing
+            await wait_listed(admin, self.settings.topics,
+                              RetryPolicy(initial_s=0.1, max_s=1.0, timeout_s=self.settings.topics_wait_s))
+        except TopicsNotListed as error:
+            return error.missing
         except KafkaError:
             return []
         finally:
@@ -169,11 +153,15 @@ class ServiceShell:
         self._stopping.set()
         try:
             if self._task is not None:
-                with contextlib.suppress(TimeoutError):
+                with contextlib.suppress(asyncio.TimeoutError):  # the builtin one from Python 3.11 on
                     await asyncio.wait_for(self.offsets.idle(), self.settings.drain_timeout_s)
                 self._task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
+                try:
                     await self._task
+                except asyncio.CancelledError:
+                    pass
+                except Exception as error:  # the loop died earlier: `run_forever` / `until` raised it already
+                    self.log.debug("the consume loop had ended: %s: %s", type(error).__name__, error)
                 self._task = None
             if self._committing is not None:  # still committing after the drain timeout: give up on it
                 self._committing.cancel()
@@ -202,11 +190,14 @@ class ServiceShell:
 
     async def wait_assigned(self, timeout_s: float = 30.0) -> None:
         """Wait until the group has given this consumer partitions (re-raises if the loop died)."""
-        async with asyncio.timeout(timeout_s):
-            while self._consumer is None or not self._consumer.assignment():
-                if self._task is not None and self._task.done():
-                    self._task.result()
-                await asyncio.sleep(0.05)
+        deadline = time.monotonic() + timeout_s
+        while self._consumer is None or not self._consumer.assignment():
+            if self._task is not None and self._task.done():
+                self._task.result()
+            if time.monotonic() > deadline:
+                raise asyncio.TimeoutError(f"no partitions of {', '.join(self.settings.topics)} assigned within "
+                                           f"{timeout_s}s")
+            await asyncio.sleep(0.05)
 
     async def run_forever(self) -> None:
         """Block while the loop runs (re-raises if it died)."""
@@ -240,16 +231,58 @@ class ServiceShell:
         assert self._consumer is not None
         consumer = self._consumer
         backoff = self.retry.backoff()
-        while not self._stopping.is_set():
-            records = await self._fetch(consumer, backoff)
-            if records is None:
-                continue
-            if self._stopping.is_set():  # fetched while stopping: not handled, not committed, redelivered
-                break
-            if await self._handle(records, self.offsets.hold(), self._handler(records)):
-                backoff.reset()
-            else:
-                await backoff.sleep()
+        in_flight: tuple[asyncio.Task[bool], list[Any]] | None = None
+        try:
+            while not self._stopping.is_set():
+                records = await self._fetch(consumer, backoff)
+                if records is None or self._stopping.is_set():
+                    if in_flight is not None and in_flight[0].done():
+                        await _settled(in_flight[0].result(), backoff)
+                        in_flight = None
+                    if records is not None:  # fetched while stopping: not handled, not committed, redelivered
+                        break
+                    continue
+                generation = self.offsets.hold()
+                prepared: Prepared | None = None
+                failure: Exception | None = None
+                if self._prepare is None:
+                    prepared = cast(Prepared, records)
+                else:
+                    await asyncio.sleep(0)  # the batch in flight sends its next statement before this is prepared
+                    try:
+                        prepared = await self._prepare(records)
+                    except Exception as error:
+                        failure = error
+                if in_flight is not None:
+                    ok = await in_flight[0]
+                    before, in_flight = in_flight[1], None
+                    if not ok:  # the batch before failed and was rewound: this one goes back with it
+                        self.offsets.rewind([*before, *records], generation)
+                        self.offsets.release()
+                    await _settled(ok, backoff)
+                    if not ok:
+                        continue
+                if failure is not None:
+                    self._failed(records, generation, failure)
+                    self.offsets.release()
+                    await backoff.sleep()
+                    continue
+                if self._stopping.is_set():
+                    self.offsets.release()
+                    break
+                assert prepared is not None
+                in_flight = (asyncio.create_task(self._handle(records, generation, self._handler(prepared)),
+                                                 name=f"{self._name}-batch"), records)
+                if len(records) < self._pipeline_from:  # keeping up: the next fetch waits, and takes all
+                    await _settled(await in_flight[0], backoff)  # that arrives meanwhile, not a sliver now
+                    in_flight = None
+            if in_flight is not None:
+                await in_flight[0]
+        finally:
+            if in_flight is not None and not in_flight[0].done():
+                in_flight[0].cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await in_flight[0]
 
     async def _fetch(self, consumer: AIOKafkaConsumer, backoff: Backoff) -> list[Any] | None:
         """The next batch (each partition's records in offset order), or None if the fetch found none."""
@@ -274,6 +307,8 @@ class ServiceShell:
         try:
             try:
                 await handling
+            except self._stop_on:
+                raise  # ends the loop: retrying would only repeat the refusal
             except Exception as error:
                 self._failed(records, generation, error)
                 return False
@@ -304,3 +339,11 @@ class ServiceShell:
                 self._after_commit()
         finally:
             self.offsets.release()
+
+
+async def _settled(ok: bool, backoff: Backoff) -> None:
+    """After a batch: a success resets the back-off, a failure waits it out before the next fetch."""
+    if ok:
+        backoff.reset()
+    else:
+        await backoff.sleep()

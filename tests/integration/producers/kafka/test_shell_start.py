@@ -10,8 +10,8 @@ import uuid
 import pytest
 from aiokafka.errors import UnknownTopicOrPartitionError
 
-from assetbus.consumers.kafka.shell import ConsumerSettings, ServiceShell
-from assetbus.consumers.kafka.topics import TopicCreator, TopicSpec
+from assetbus.producers.kafka.shell import ConsumerSettings, ServiceShell
+from assetbus.producers.kafka.topics import TopicCreator, TopicSpec
 from assetbus.schemas import Topics
 from assetbus.settings import Settings
 from assetbus.topics import delete_topics

@@ -22,12 +22,15 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener, TopicPartition
 from aiokafka.errors import IllegalStateError, KafkaError
 
-from assetbus.consumers.records import ConsumedRecord
+from assetbus.producers.kafka.types import ConsumedRecord
+
+__all__ = ["OffsetCounters", "OffsetMetrics", "Offsets", "Tallies", "batch_ranges"]
 
 RawRecord = ConsumedRecord
 
@@ -69,6 +72,15 @@ class Tallies:
         self.rebalances = _Tally()
         self.commit_failures = _Tally()
         self.consumer_lag = _Tally()
+
+
+@dataclass(frozen=True, slots=True)
+class OffsetCounters:
+    """`OffsetMetrics` from three metric objects (labelled Prometheus children, say: one set per DAG)."""
+
+    rebalances: _Counter
+    commit_failures: _Counter
+    consumer_lag: _Gauge
 
 
 def batch_ranges(records: Sequence[RawRecord]) -> dict[TopicPartition, tuple[int, int]]:
@@ -137,7 +149,7 @@ class Offsets(ConsumerRebalanceListener):  # type: ignore[misc]
         self._log.info("rebalance: letting the batch in flight finish", extra={"revoked": len(revoked)})
         try:
             await asyncio.wait_for(self._idle.wait(), self._revoke_wait_s)
-        except TimeoutError:
+        except asyncio.TimeoutError:  # not the builtin TimeoutError before Python 3.11
             self._log.warning("rebalance: the batch in flight did not finish in time; it will be redelivered",
                         extra={"waited_s": self._revoke_wait_s})
 

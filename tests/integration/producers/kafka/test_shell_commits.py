@@ -8,7 +8,7 @@ from typing import Any
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
-from assetbus.consumers.kafka.shell import ConsumerSettings, ServiceShell
+from assetbus.producers.kafka.shell import ConsumerSettings, ServiceShell
 from assetbus.schemas import Topics
 from assetbus.settings import Settings
 from tests.helpers import wait_for

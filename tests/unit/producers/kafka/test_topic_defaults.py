@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from assetbus.consumers.kafka import TopicCreator, WeakerTopic, default_replication
-from assetbus.producers.kafka import KafkaConnection
+from assetbus.producers.kafka import KafkaConnection, TopicCreator, WeakerTopic, default_replication
 
 
 @pytest.mark.parametrize(("brokers", "expected"), [(1, (1, 1)), (2, (2, 1)), (3, (3, 2)), (5, (3, 2))])

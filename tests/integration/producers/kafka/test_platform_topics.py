@@ -11,14 +11,14 @@ import pytest
 from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 
-from assetbus.consumers.kafka import ConsumerSettings, ServiceShell, TopicCreator, TopicsNotCreated, core_specs
-from assetbus.consumers.kafka.topics import EXIT_TOPICS_NOT_CREATED
 from assetbus.consumers.scheduler.topics import create_readiness_topics
 from assetbus.plan import build_plan
+from assetbus.producers.kafka import ConsumerSettings, ServiceShell, TopicCreator, TopicsNotCreated, core_specs
+from assetbus.producers.kafka.topics import EXIT_TOPICS_NOT_CREATED
 from assetbus.schemas import Topics
 from assetbus.settings import Settings
 from tests.helpers import wait_for
-from tests.integration.consumers.kafka.test_startup_wait import error_lines, run_service
+from tests.integration.producers.kafka.test_startup_wait import error_lines, run_service
 
 CONFIGS = ("min.insync.replicas", "retention.ms")
 
@@ -90,7 +90,7 @@ async def test_a_static_member_restarted_keeps_its_partitions_without_a_rebalanc
         infra: Settings, topics: Topics) -> None:
     group = f"{topics.prefix}-persister"
 
-    def member(host: str) -> ServiceShell:
+    def member(host: str) -> ServiceShell[Sequence[Any]]:
         async def handle(records: Sequence[Any]) -> None:
             return None
 
@@ -98,7 +98,7 @@ async def test_a_static_member_restarted_keeps_its_partitions_without_a_rebalanc
                                     session_timeout_ms=30_000, heartbeat_interval_ms=1_000, leave_timeout_s=2.0)
         return ServiceShell(infra.kafka.for_service("persister", host=host), settings, handle)
 
-    async def settled(*shells: ServiceShell) -> bool:
+    async def settled(*shells: ServiceShell[Sequence[Any]]) -> bool:
         owned = [s.consumer.assignment() if s.consumer else set() for s in shells]
         return all(owned) and sum(len(o) for o in owned) == 6
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from assetbus.cli.failures import ExitCode
-from assetbus.consumers.kafka import EXIT_STARTUP_TIMEOUT
 from assetbus.infra.ports import free_port
+from assetbus.producers.kafka import EXIT_STARTUP_TIMEOUT
 from assetbus.schemas import Topics
 from assetbus.settings import Settings
 

@@ -15,8 +15,10 @@ records, and a command run right after (a `list_topics`, a first produce) must n
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import Iterable, Mapping
+import time
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,10 +26,14 @@ from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 from aiokafka.errors import KafkaError, TopicAlreadyExistsError, for_code
 
-from assetbus.consumers.errors import ConsumerError
 from assetbus.producers.kafka.connection import KafkaConnection
+from assetbus.producers.kafka.errors import KafkaToolkitError
 from assetbus.producers.kafka.retry import RetryPolicy, RetryTimeout, retry_until
 from assetbus.schemas import Topics
+
+__all__ = ["EXIT_TOPICS_NOT_CREATED", "TopicCreationFailed", "TopicCreator", "TopicReport", "TopicSpec",
+           "TopicsNotCreated", "TopicsNotListed", "WeakerTopic", "core_specs", "default_replication", "delete_topics",
+           "min_isr_for", "wait_listed"]
 
 log = logging.getLogger("assetbus.topics")
 
@@ -38,15 +44,24 @@ EXIT_TOPICS_NOT_CREATED = 78
 """Exit code of a service whose topics are missing while it may not create them (sysexits EX_CONFIG)."""
 
 
-class TopicCreationFailed(ConsumerError):
+class TopicCreationFailed(KafkaToolkitError):
     """The cluster refused to create a topic (for example a replication factor above its broker count)."""
 
 
 class _NotYetVisible(Exception):
-    """A created topic that a metadata answer does not list yet (or lists without a leader)."""
+    """A topic that a metadata answer does not list yet (or lists without a leader)."""
 
 
-class TopicsNotCreated(ConsumerError):
+class TopicsNotListed(KafkaToolkitError):
+    """Topics the cluster's metadata did not list with a leader for every partition within the wait."""
+
+    def __init__(self, missing: list[str], waited_s: float) -> None:
+        super().__init__(f"{', '.join(missing)} not listed by the broker for {waited_s:.0f}s")
+        self.missing = missing
+        self.waited_s = waited_s
+
+
+class TopicsNotCreated(KafkaToolkitError):
     """Topics are missing and this process may not create them (`ASSETBUS_CREATE_TOPICS=false`).
 
     `str()` is one line: the topics, and the command that creates the first one."""
@@ -190,26 +205,11 @@ class TopicCreator:
         return [spec.name for spec in specs if spec.name in created]
 
     async def _until_visible(self, admin: AIOKafkaAdminClient, names: list[str]) -> None:
-        """Wait until a metadata answer lists each of `names` with a leader for every partition."""
-
-        async def listed() -> None:
-            described = {t["topic"]: t for t in await admin.describe_topics(names)}
-            for name in names:
-                topic = described.get(name)
-                if topic is None or topic["error_code"] or not topic["partitions"] or any(
-                        p["leader"] < 0 for p in topic["partitions"]):
-                    raise _NotYetVisible(name)
-
-        def not_yet(error: BaseException) -> bool:
-            return isinstance(error, _NotYetVisible) or (isinstance(error, KafkaError) and error.retriable)
-
         try:
-            await retry_until(listed, self._visible, what="the created topics in the cluster's metadata",
-                              retriable=not_yet)
-        except RetryTimeout as error:
+            await wait_listed(admin, names, self._visible)
+        except TopicsNotListed as error:
             raise TopicCreationFailed(f"created {', '.join(names)} on {self.connection.describe()}, but the "
-                                      f"cluster's metadata did not list them within {error.waited_s:.0f}s: "
-                                      f"{error.last_error}") from error
+                                      f"cluster's metadata did not list them within {error.waited_s:.0f}s") from error
 
     async def _weaker(self, admin: AIOKafkaAdminClient, specs: list[TopicSpec], replication: int,
                       min_isr: int) -> list[WeakerTopic]:
@@ -232,6 +232,39 @@ class TopicCreator:
                         weaker.append(WeakerTopic(resource["resource_name"], MIN_ISR, min_isr,
                                                   int(entry["config_value"])))
         return sorted(weaker, key=lambda w: (w.name, w.setting))
+
+
+async def wait_listed(admin: AIOKafkaAdminClient, names: Sequence[str], policy: RetryPolicy) -> None:
+    """The one "is it there yet" check: return once the cluster's metadata lists each of `names` with a leader
+    for every partition, or raise `TopicsNotListed` (naming those still missing) when `policy` times out.
+
+    A topic created a moment ago reaches the brokers of a cluster one after the other, and a KRaft controller
+    answers CreateTopics before the brokers have applied it. The names are looked up in the full topic list
+    first and only listed ones are described: a metadata request naming a missing topic would have a broker
+    with `auto.create.topics.enable` create it."""
+    missing = list(names)
+    started = time.monotonic()
+
+    async def listed() -> None:
+        present = set(await admin.list_topics())
+        described = {t["topic"]: t for t in await admin.describe_topics([n for n in names if n in present])} \
+            if present.intersection(names) else {}
+        missing[:] = [name for name in names if not _has_leaders(described.get(name))]
+        if missing:
+            raise _NotYetVisible(", ".join(missing))
+
+    def not_yet(error: BaseException) -> bool:
+        return isinstance(error, _NotYetVisible) or (isinstance(error, KafkaError) and error.retriable)
+
+    try:
+        await retry_until(listed, policy, what="the topics in the cluster's metadata", retriable=not_yet)
+    except (RetryTimeout, asyncio.TimeoutError) as error:  # the last attempt may be cut short by the deadline
+        raise TopicsNotListed(missing, time.monotonic() - started) from error
+
+
+def _has_leaders(topic: Mapping[str, Any] | None) -> bool:
+    return topic is not None and not topic["error_code"] and bool(topic["partitions"]) and all(
+        p["leader"] >= 0 for p in topic["partitions"])
 
 
 async def delete_topics(connection: KafkaConnection, names: Iterable[str]) -> None:

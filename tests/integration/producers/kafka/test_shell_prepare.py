@@ -6,13 +6,12 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from assetbus.consumers.kafka.pipelined import PipelinedShell
-from assetbus.consumers.kafka.shell import ConsumerSettings
 from assetbus.producers.kafka.retry import RetryPolicy
+from assetbus.producers.kafka.shell import ConsumerSettings, ServiceShell
 from assetbus.schemas import Topics
 from assetbus.settings import Settings
 from tests.helpers import wait_for
-from tests.integration.consumers.kafka.test_shell_commits import committed_offsets, ends_of, produce
+from tests.integration.producers.kafka.test_shell_commits import committed_offsets, ends_of, produce
 
 RECORDS = 400
 
@@ -28,7 +27,7 @@ def holds(check: Callable[[], bool]) -> Callable[[], Awaitable[bool]]:
     return condition
 
 
-async def run_until_handled(shell: PipelinedShell[list[Any]], handled: list[list[Any]]) -> None:
+async def run_until_handled(shell: ServiceShell[list[Any]], handled: list[list[Any]]) -> None:
     """Start the shell, wait until it handled and committed every record, stop it."""
     await shell.start()
     try:
@@ -65,8 +64,8 @@ async def test_the_next_batch_is_prepared_while_this_one_is_handled(infra: Setti
         handled.append(records)
 
     group = f"{topics.prefix}-pipelined"
-    shell: PipelinedShell[list[Any]] = PipelinedShell(infra.kafka, settings(topics, group), prepare=prepare,
-                                                      handle=handle)
+    shell: ServiceShell[list[Any]] = ServiceShell(infra.kafka, settings(topics, group), handle, prepare=prepare,
+                                                      )
     await run_until_handled(shell, handled)
     assert offsets(handled) == offsets(prepared[:len(handled)])  # handled once each, in fetch order
     assert len(set(offsets(handled))) == RECORDS
@@ -92,8 +91,8 @@ async def test_a_failed_batch_takes_the_prepared_one_back_with_it(infra: Setting
         handled.append(records)
 
     group = f"{topics.prefix}-pipelined-fail"
-    shell: PipelinedShell[list[Any]] = PipelinedShell(
-        infra.kafka, settings(topics, group), prepare=prepare, handle=handle,
+    shell: ServiceShell[list[Any]] = ServiceShell(
+        infra.kafka, settings(topics, group), handle, prepare=prepare,
         retry=RetryPolicy(initial_s=0.01, max_s=0.05))
     await shell.start()
     try:
@@ -120,8 +119,8 @@ async def test_stop_releases_a_prepared_batch_unhandled(infra: Settings, topics:
         handled.append(records)
 
     group = f"{topics.prefix}-pipelined-stop"
-    shell: PipelinedShell[list[Any]] = PipelinedShell(infra.kafka, settings(topics, group), prepare=prepare,
-                                                      handle=handle)
+    shell: ServiceShell[list[Any]] = ServiceShell(infra.kafka, settings(topics, group), handle, prepare=prepare,
+                                                      )
     await shell.start()
     await wait_for(holds(lambda: shell.offsets._holds == 2), what="one batch handled, the next one prepared")
     stopping = asyncio.create_task(shell.stop())
@@ -149,8 +148,8 @@ async def test_a_batch_below_pipeline_from_is_handled_before_the_next_fetch(infr
         handled.append(records)
 
     group = f"{topics.prefix}-pipelined-small"
-    shell: PipelinedShell[list[Any]] = PipelinedShell(infra.kafka, settings(topics, group), prepare=prepare,
-                                                      handle=handle, pipeline_from=41)
+    shell: ServiceShell[list[Any]] = ServiceShell(infra.kafka, settings(topics, group), handle, prepare=prepare,
+                                                      pipeline_from=41)
     await run_until_handled(shell, handled)
     assert during and set(during) == {0}  # nothing was fetched and prepared while a batch was handled
     assert len(set(offsets(handled))) == RECORDS

@@ -11,7 +11,7 @@ import pytest
 from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 
-from assetbus.consumers.kafka import TopicCreationFailed, TopicCreator, TopicSpec, delete_topics
+from assetbus.producers.kafka import TopicCreationFailed, TopicCreator, TopicSpec, delete_topics
 from assetbus.schemas import Topics
 from assetbus.settings import Settings
 from assetbus.topics import core_specs

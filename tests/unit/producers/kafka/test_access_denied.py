@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from aiokafka.errors import GroupAuthorizationFailedError, NodeNotReadyError, TopicAuthorizationFailedError
 
-from assetbus.consumers.kafka.access import access_denied
 from assetbus.producers.kafka import KafkaConnection, SecurityProtocol
+from assetbus.producers.kafka.access import access_denied
 
 SCRAM = KafkaConnection(bootstrap_servers=("k:9096",), security_protocol=SecurityProtocol.SASL_SSL,
                         sasl_mechanism="SCRAM-SHA-512", sasl_username="orders-scheduler", sasl_password="secret")

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from aiokafka.errors import GroupAuthorizationFailedError, TopicAuthorizationFailedError
 
-from assetbus.consumers.errors import ConsumerError
 from assetbus.producers.kafka.connection import KafkaConnection
+from assetbus.producers.kafka.errors import KafkaToolkitError
 
 __all__ = ["EXIT_ACCESS_DENIED", "KafkaAccessDenied", "access_denied"]
 
@@ -18,7 +18,7 @@ EXIT_ACCESS_DENIED = 77
 """Exit code of a service the cluster's ACLs refuse (sysexits EX_NOPERM)."""
 
 
-class KafkaAccessDenied(ConsumerError):
+class KafkaAccessDenied(KafkaToolkitError):
     """The authorizer refused an operation; `str()` is one line naming the missing ACL."""
 
     exit_code = EXIT_ACCESS_DENIED

@@ -1,9 +1,10 @@
-"""Services wait for Kafka and PostgreSQL at start-up instead of crashing with a traceback.
+"""Services wait for Kafka at start-up instead of crashing with a traceback.
 
-Each dependency is probed with the retry policy (jittered back-off, one log line per attempt:
-`waiting for Kafka at ...`). When `timeout_s` passes, `StartupTimeout` carries one clear sentence;
-the CLI prints it and exits with `EXIT_STARTUP_TIMEOUT` (75, EX_TEMPFAIL: try again later). A fault
-that waiting cannot fix (wrong password, untrusted certificate) ends the wait at once.
+The broker is probed with the retry policy (jittered back-off, one log line per attempt: `waiting for
+Kafka at ...`). When `timeout_s` passes, `StartupTimeout` carries one clear sentence; the CLI prints it
+and exits with `EXIT_STARTUP_TIMEOUT` (75, EX_TEMPFAIL: try again later). A fault that waiting cannot fix
+(wrong password, untrusted certificate) ends the wait at once. The database's wait is the storage
+layer's (`assetbus.consumers.storage.wait_for_database`), on the same policy and error.
 """
 
 from __future__ import annotations
@@ -14,23 +15,19 @@ from collections.abc import Iterable
 
 from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.errors import AuthenticationFailedError, UnsupportedSaslMechanismError
-from sqlalchemy import text
-from sqlalchemy.ext.asyncio import AsyncEngine
 
-from assetbus.consumers.errors import ConsumerError, StorageUnavailable
-from assetbus.consumers.faults import translated
-from assetbus.consumers.kafka.topics import TopicCreator, TopicSpec
 from assetbus.producers.kafka.connection import KafkaConnection
 from assetbus.producers.kafka.errors import KafkaToolkitError
 from assetbus.producers.kafka.retry import RetryPolicy, RetryTimeout, retry_until
+from assetbus.producers.kafka.topics import TopicCreator, TopicSpec
 
-__all__ = ["EXIT_STARTUP_TIMEOUT", "StartupTimeout", "startup_policy", "wait_for_database", "wait_for_kafka"]
+__all__ = ["EXIT_STARTUP_TIMEOUT", "StartupTimeout", "startup_policy", "wait_for_kafka"]
 
 EXIT_STARTUP_TIMEOUT = 75
 """Exit code of a service that gave up waiting for Kafka or PostgreSQL (sysexits EX_TEMPFAIL)."""
 
 
-class StartupTimeout(ConsumerError):
+class StartupTimeout(KafkaToolkitError):
     """A dependency was still unreachable when the start-up timeout passed. `str()` is the one line to print."""
 
     retriable = True
@@ -69,20 +66,3 @@ async def wait_for_kafka(connection: KafkaConnection, policy: RetryPolicy, log: 
     required = list(required)
     if required:
         await TopicCreator(connection, create=False).ensure(required, check_existing=False)
-
-
-async def wait_for_database(engine: AsyncEngine, policy: RetryPolicy, log: logging.Logger) -> None:
-    """Return once PostgreSQL answers `SELECT 1`."""
-
-    async def probe() -> None:
-        async with translated(), engine.connect() as conn:
-            await conn.execute(text("SELECT 1"))
-
-    where = engine.url.render_as_string(hide_password=True)
-    try:
-        await retry_until(probe, policy, what=f"PostgreSQL at {where}",
-                          retriable=lambda error: isinstance(error, StorageUnavailable | OSError | TimeoutError),
-                          log=log)
-    except RetryTimeout as error:
-        raise StartupTimeout(f"PostgreSQL at {where} is unreachable after {error.waited_s:.0f}s "
-                             "(check DATABASE_URL)") from error

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from aiokafka import TopicPartition
 from aiokafka.errors import CommitFailedError, IllegalStateError
 
-from assetbus.consumers.kafka.offsets import Offsets, batch_ranges
 from assetbus.consumers.persister.metrics import PersisterMetrics
+from assetbus.producers.kafka.offsets import Offsets, batch_ranges
 
 T = "t.emissions"
 
@@ -20,6 +20,7 @@ class Record:
     offset: int
     key: bytes | None = None
     value: bytes | None = None
+    headers: tuple[tuple[str, bytes], ...] = ()
 
 
 class FakeConsumer:

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from assetbus.consumers.kafka import ConsumerSettings, ServiceShell
 from assetbus.consumers.persister.config import PersisterConfig
 from assetbus.consumers.scheduler.config import SchedulerConfig
-from assetbus.producers.kafka import KafkaConnection
+from assetbus.producers.kafka import ConsumerSettings, KafkaConnection, ServiceShell
 from assetbus.schemas import Topics
 
 DB = "postgresql+asyncpg://u:p@db/assetbus"
@@ -34,11 +33,11 @@ def test_static_membership_and_pass_through_properties_reach_the_consumer(
         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ASSETBUS_SCHEDULER_GROUP_INSTANCE_ID", "scheduler-0")
     config = SchedulerConfig(kafka=KafkaConnection(properties={"client.rack": "eu-west-1a"}), database_url=DB)
-    shell = ServiceShell(config.kafka, ConsumerSettings(topics=("t",), group_id=config.group_id,
+    shell: ServiceShell[object] = ServiceShell(config.kafka, ConsumerSettings(topics=("t",), group_id=config.group_id,
                                                         group_instance_id=config.group_instance_id),
                          handler=lambda records: None)  # type: ignore[arg-type,return-value]
     kwargs = shell.consumer_kwargs()
     assert (kwargs["group_instance_id"], kwargs["client_rack"]) == ("scheduler-0", "eu-west-1a")
-    no_static = ServiceShell(KafkaConnection(), ConsumerSettings(topics=("t",), group_id="g"),
+    no_static: ServiceShell[object] = ServiceShell(KafkaConnection(), ConsumerSettings(topics=("t",), group_id="g"),
                              handler=lambda records: None)  # type: ignore[arg-type,return-value]
     assert "group_instance_id" not in no_static.consumer_kwargs()

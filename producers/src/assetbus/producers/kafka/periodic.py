@@ -1,0 +1,54 @@
+"""The one periodic loop: run an action every interval until cancelled, a failure logged and tried again.
+
+Used for every background round of the services (the scheduler's re-publishing, the bridge's sync from
+Airflow and its outcome reader, the API's state retention and pipeline gauges). A failure is logged once
+per kind in a row (not once per round while a dependency is away), and its recovery once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+from contextlib import AsyncExitStack
+from typing import Any
+
+__all__ = ["cancel_and_wait", "every"]
+
+
+def every(interval_s: float, action: Callable[[], Awaitable[Any]], *, what: str, log: logging.Logger,
+          first_after_s: float | None = None, stack: AsyncExitStack | None = None) -> asyncio.Task[None]:
+    """Run `action` every `interval_s` (the first time after `first_after_s`, default one interval) in a task.
+    With `stack`, the task is cancelled and awaited when the stack closes."""
+
+    async def loop() -> None:
+        failing: str | None = None
+        await asyncio.sleep(interval_s if first_after_s is None else first_after_s)
+        while True:
+            try:
+                await action()
+            except Exception as error:
+                kind = type(error).__name__
+                if kind != failing:
+                    log.warning("%s failed, trying again every %.1fs: %s: %s", what, interval_s, kind, error)
+                failing = kind
+            else:
+                if failing is not None:
+                    log.info("%s works again", what)
+                failing = None
+            await asyncio.sleep(interval_s)
+
+    task = asyncio.create_task(loop(), name=f"assetbus-{what.replace(' ', '-')}")
+    if stack is not None:
+        stack.push_async_callback(cancel_and_wait, task)
+    return task
+
+
+async def cancel_and_wait(task: asyncio.Task[Any] | None) -> None:
+    """Cancel a background task and wait until it has ended (None: nothing to do)."""
+    if task is None:
+        return
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
