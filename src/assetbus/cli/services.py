@@ -94,7 +94,8 @@ async def _dependencies_up(config: ApiConfig) -> None:
     policy, log = startup_policy(config.startup_timeout_s), logging.getLogger("assetbus.api")
     engine = create_engine(config.database_url)
     try:
-        await wait_for_kafka(config.kafka, policy, log)
+        await wait_for_kafka(config.kafka, policy, log, required=config.required_topics(),
+                             migrate_creates=config.create_topics)
         await wait_for_database(engine, policy, log)
     finally:
         await engine.dispose()
@@ -180,7 +181,7 @@ def airflow_bridge(options: dict[str, Any]) -> None:
 
     async def serve() -> None:
         async with AirflowBridge(config) as bridge:
-            await bridge.run_forever()
+            await bridge.until_signalled()
 
     _serve(serve())
 

@@ -5,9 +5,11 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+import time
 from pathlib import Path
 
 import pytest
+from aiokafka.admin import AIOKafkaAdminClient
 
 from assetbus.cli.failures import ExitCode
 from assetbus.infra.ports import free_port
@@ -23,6 +25,15 @@ async def run_service(env: dict[str, str], *args: str, timeout_s: float = 90) ->
                                                    stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
     out, err = await asyncio.wait_for(process.communicate(), timeout_s)
     return process.returncode if process.returncode is not None else -1, out.decode(), err.decode()
+
+
+async def topics_of(infra: Settings, prefix: str) -> list[str]:
+    admin = AIOKafkaAdminClient(**infra.kafka.client_kwargs())
+    await admin.start()
+    try:
+        return [name for name in await admin.list_topics() if name.startswith(f"{prefix}.")]
+    finally:
+        await admin.close()
 
 
 def error_lines(stderr: str) -> list[str]:
@@ -68,15 +79,33 @@ async def test_a_persister_started_while_postgresql_is_unreachable_names_the_dat
     assert "secret-pw" not in everything and "Traceback" not in everything
 
 
-@pytest.mark.parametrize(("service", "topic"), [("persister", "emissions"), ("scheduler", "asset-events")])
-async def test_a_service_whose_topics_were_never_created_names_the_topic_and_asks_for_migrate(
-        infra: Settings, db_url: str, token_secret: str, service: str, topic: str) -> None:
-    prefix = f"never{os.urandom(4).hex()}"  # no `assetbus migrate` ran for it
+SERVICES = {"persister": (), "scheduler": (), "api": (), "airflow-bridge": ("--dag", "orders"),
+            "airflow-forwarder": ()}
+"""Every `assetbus run` service (the bridge and the forwarder with an Airflow account that is never called)."""
+
+
+@pytest.mark.parametrize("create_topics", [True, False], ids=["migrate-creates", "platform-creates"])
+@pytest.mark.parametrize("service", list(SERVICES))
+async def test_a_service_whose_topics_are_missing_exits_at_once_with_one_line_naming_them_and_the_fix(
+        infra: Settings, db_url: str, token_secret: str, service: str, create_topics: bool) -> None:
+    prefix = f"never{os.urandom(4).hex()}"  # no `assetbus migrate` ran for it (or a mistyped prefix)
     env = {"KAFKA_BOOTSTRAP_SERVERS": infra.bootstrap_servers, "DATABASE_URL": db_url,
-           "ASSETBUS_TOPIC_PREFIX": prefix, "ASSETBUS_TOKEN_SECRET": token_secret}
-    code, out, err = await run_service(env, "run", service, "--startup-timeout-s", "10")
-    assert code == ExitCode.NOT_MIGRATED, out + err
+           "ASSETBUS_TOPIC_PREFIX": prefix, "ASSETBUS_TOKEN_SECRET": token_secret,
+           "ASSETBUS_CREATE_TOPICS": str(create_topics).lower(),
+           "ASSETBUS_AIRFLOW_URL": f"http://127.0.0.1:{free_port()}", "ASSETBUS_AIRFLOW_PASSWORD": "never-shown"}
+    if service == "api":
+        del env["ASSETBUS_AIRFLOW_URL"]  # the API would check the account's minting key as well
+    started = time.monotonic()
+    code, out, err = await run_service(env, "run", service, *SERVICES[service], "--startup-timeout-s", "4")
+    took = time.monotonic() - started
     (line,) = error_lines(err)
-    said = f"the group {prefix}-{service} subscribes to {prefix}.{topic}, which the broker has not listed for 10s"
-    assert said in line, err
-    assert line.endswith("run `assetbus migrate`") and "Traceback" not in out + err
+    assert f"missing topic(s) on {infra.bootstrap_servers} over PLAINTEXT: {prefix}." in line, err
+    if create_topics:
+        assert code == ExitCode.NOT_MIGRATED, out + err
+        assert "run `assetbus migrate`" in line
+    else:
+        assert code == ExitCode.TOPICS_NOT_CREATED, out + err
+        assert "ASSETBUS_CREATE_TOPICS=false" in line and "assetbus topics plan" in line
+    assert "Traceback" not in out + err
+    assert took < 4 + 15, f"{service} took {took:.0f}s to give up"  # the start-up timeout, and process start-up
+    assert not await topics_of(infra, prefix), f"{service} created topics of its own"

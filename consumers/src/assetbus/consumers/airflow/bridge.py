@@ -43,6 +43,7 @@ from assetbus.consumers.scheduler.topics import create_readiness_topics
 from assetbus.consumers.storage import create_engine, translated
 from assetbus.consumers.storage.external_runs import note_run_problem, record_external_run
 from assetbus.producers.kafka.retry import retry_until
+from assetbus.producers.kafka.topics import core_specs
 from assetbus.schemas import ReadinessSignal
 
 log = logging.getLogger("assetbus.airflow.bridge")
@@ -150,7 +151,8 @@ class AirflowBridge(Service):
 
     async def dependencies(self, stack: AsyncExitStack) -> None:
         stack.push_async_callback(self._airflow.aclose)
-        await self.wait_for(stack, self.config, engine=self._engine, owned_engine=self._owned_engine)
+        await self.wait_for(stack, self.config, engine=self._engine, owned_engine=self._owned_engine,
+                            required=core_specs(self.config.topics, only=[self.config.topics.asset_events]))
 
     async def join(self, stack: AsyncExitStack) -> None:
         """The configured DAGs' subscribers and the outcome poller; the probes come up with them, before the

@@ -48,6 +48,7 @@ from assetbus.consumers.storage.forwarded import (
 )
 from assetbus.producers.kafka.retry import retry_until
 from assetbus.producers.kafka.shell import ServiceShell
+from assetbus.producers.kafka.topics import core_specs
 from assetbus.schemas import AssetEvent
 from assetbus.schemas.codecs import decode_event
 
@@ -133,7 +134,8 @@ class AirflowForwarder(Service):
 
     async def dependencies(self, stack: AsyncExitStack) -> None:
         stack.push_async_callback(self._airflow.aclose)
-        await self.wait_for(stack, self.config, engine=self._engine, owned_engine=self._owned_engine)
+        await self.wait_for(stack, self.config, engine=self._engine, owned_engine=self._owned_engine,
+                            required=core_specs(self.config.topics, only=[self.config.topics.asset_events]))
 
     async def join(self, stack: AsyncExitStack) -> None:
         await self.shell.start()
@@ -244,4 +246,4 @@ def _is_airflow_error(error: BaseException) -> bool:
 async def serve(config: ForwarderConfig) -> None:
     """`assetbus run airflow-forwarder`: forward until SIGINT or SIGTERM."""
     async with AirflowForwarder(config) as forwarder:
-        await forwarder.shell.until_signalled()
+        await forwarder.until_signalled()

@@ -71,7 +71,8 @@ def create_api(config: ApiConfig, *, minter: Minter | None = None) -> FastAPI:
                                    pre_ping=False)
             stack.push_async_callback(engine.dispose)
             policy = startup_policy(config.startup_timeout_s)
-            await wait_for_kafka(config.kafka, policy, log)
+            await wait_for_kafka(config.kafka, policy, log, required=config.required_topics(),
+                                 migrate_creates=config.create_topics)
             await wait_for_database(engine, policy, log)
             raw_pool = await create_raw_pool(config.database_url, size=config.db_pool_size)
             stack.push_async_callback(raw_pool.close)

@@ -5,12 +5,15 @@ Built once at the edge (`assetbus run api`, tests) and passed in.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
 from assetbus.consumers.airflow.account import AirflowAccount
 from assetbus.consumers.settings import VerificationKeys, service_settings_config
+
+if TYPE_CHECKING:
+    from assetbus.producers.kafka.topics import TopicSpec
 
 
 class ApiConfig(VerificationKeys):
@@ -57,3 +60,9 @@ class ApiConfig(VerificationKeys):
         default="declared", description="What the tokens minted for Airflow may publish: `declared`, the outlets "
         "`assetbus airflow sync` registered for the task (for a DAG-run token: the assets any task of the DAG "
         "declares, inlet or outlet); `any`: every registered asset.")
+
+    def required_topics(self) -> list[TopicSpec]:
+        """The topics the API needs: the emissions it sends HTTP emits to, the receipts it reads answers from."""
+        from assetbus.producers.kafka.topics import core_specs  # aiokafka: not for the CLI's --help
+
+        return core_specs(self.topics, only=[self.topics.emissions, self.topics.receipts])

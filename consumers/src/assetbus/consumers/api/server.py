@@ -20,6 +20,15 @@ from starlette.types import ASGIApp
 from assetbus.consumers.api.config import ApiConfig
 
 
+class _Server(uvicorn.Server):
+    """uvicorn's server, except that a stop by SIGTERM or SIGINT is a clean stop: the process exits 0, as every
+    assetbus service does (uvicorn re-raises the signal once it has shut down, which makes the exit code 143)."""
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        super().handle_exit(sig, frame)
+        self._captured_signals.clear()
+
+
 def uvicorn_config(app: ASGIApp | None, config: ApiConfig, log_level: str) -> uvicorn.Config:
     return uvicorn.Config(app or _no_app, host=config.host, port=config.port, loop=config.loop, http=config.http,
                           access_log=config.access_log, backlog=config.backlog, log_level=log_level.lower(),
@@ -33,7 +42,7 @@ async def _no_app(scope: object, receive: object, send: object) -> None:  # prag
 def serve(build_app: Callable[[int], ASGIApp], config: ApiConfig, log_level: str) -> int:
     """Serve until stopped; the exit code. `build_app(i)` makes worker i's app (in the worker)."""
     if config.workers == 1:
-        server = uvicorn.Server(uvicorn_config(build_app(0), config, log_level))
+        server = _Server(uvicorn_config(build_app(0), config, log_level))
         server.run()
         return 0 if server.started else 1
     sock = uvicorn_config(None, config, log_level).bind_socket()
@@ -43,7 +52,7 @@ def serve(build_app: Callable[[int], ASGIApp], config: ApiConfig, log_level: str
         if pid == 0:  # the worker
             code = 1
             try:
-                server = uvicorn.Server(uvicorn_config(build_app(index), config, log_level))
+                server = _Server(uvicorn_config(build_app(index), config, log_level))
                 server.run(sockets=[sock])
                 code = 0 if server.started else 1
             finally:

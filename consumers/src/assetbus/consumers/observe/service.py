@@ -18,7 +18,9 @@ finishes and commits), then what it published through, then the connections.
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import signal
 from collections.abc import Iterable
 from contextlib import AsyncExitStack
 from typing import Any, Self
@@ -87,17 +89,39 @@ class Service:
     async def __aexit__(self, *exc: object) -> None:
         await self.stop()
 
+    async def run_forever(self) -> None:
+        """Block while the service works; re-raise what ended its work (a consume loop that died, say)."""
+        raise NotImplementedError
+
+    async def until_signalled(self) -> None:
+        """For `assetbus run ...`: block until SIGINT or SIGTERM (then stop with `stop()`: a clean stop, exit code
+        0), or until the service's work ended (its error re-raised)."""
+        stopping = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stopping.set)
+        working = asyncio.ensure_future(self.run_forever())
+        waiter = asyncio.ensure_future(stopping.wait())
+        try:
+            await asyncio.wait({working, waiter}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in (waiter, working):
+                await cancel_and_wait(task)
+        if working.done() and not working.cancelled() and working.exception() is not None:
+            raise working.exception()  # type: ignore[misc]
+
     # -- helpers for the steps -------------------------------------------------------------------------------
 
     async def wait_for(self, stack: AsyncExitStack, config: Any, *, engine: AsyncEngine | None = None,
                        owned_engine: bool = True, required: Iterable[TopicSpec] = ()) -> None:
-        """The usual `dependencies`: Kafka (and the `required` topics, when the service may not create them),
-        then PostgreSQL, within `config.startup_timeout_s`. An `owned_engine` is disposed on `stop()`, or at
-        once when the wait fails."""
+        """The usual `dependencies`: Kafka and the `required` topics (missing ones are named with what creates
+        them: `assetbus migrate`, exit code 6, or with ASSETBUS_CREATE_TOPICS=false the platform, 78), then
+        PostgreSQL, within `config.startup_timeout_s`. An `owned_engine` is disposed on `stop()`, or at once
+        when the wait fails."""
         if engine is not None and owned_engine:
             stack.push_async_callback(engine.dispose)
         policy = startup_policy(config.startup_timeout_s)
-        await wait_for_kafka(config.kafka, policy, self.log, required=required)
+        await wait_for_kafka(config.kafka, policy, self.log, required=required, migrate_creates=config.create_topics)
         if engine is not None:
             await wait_for_database(engine, policy, self.log)
 

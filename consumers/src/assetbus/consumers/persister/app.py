@@ -154,9 +154,8 @@ class Persister(Service):
         return self.metrics.registry, self.config
 
     async def dependencies(self, stack: AsyncExitStack) -> None:
-        """Kafka (and the core topics, when the persister may not create them), then PostgreSQL."""
-        await self.wait_for(stack, self.config, engine=self.engine,
-                            required=() if self.config.create_topics else core_specs(self.config.topics))
+        """Kafka and the core topics, then PostgreSQL."""
+        await self.wait_for(stack, self.config, engine=self.engine, required=core_specs(self.config.topics))
 
     async def open(self, stack: AsyncExitStack) -> None:
         """The producer that receipts, asset events and dead letters go out through."""
@@ -166,6 +165,9 @@ class Persister(Service):
         self.producer = producer
         self.publisher = Publisher(producer)
         self.replies = ReplyTopics(producer)
+
+    async def run_forever(self) -> None:
+        await self.shell.run_forever()
 
     async def join(self, stack: AsyncExitStack) -> None:
         await self.shell.start()
@@ -182,5 +184,5 @@ async def serve(config: PersisterConfig) -> None:
     async with Persister(config) as persister:
         log.info("persister running", extra={"topic": config.topics.emissions, "group": config.group_id,
                                               "kafka": config.kafka.describe()})
-        await persister.shell.until_signalled()
+        await persister.until_signalled()
     log.info("persister stopped")

@@ -132,10 +132,9 @@ class Scheduler(Service):
         return self.metrics.registry, self.config
 
     async def dependencies(self, stack: AsyncExitStack) -> None:
-        """Kafka (and the asset-events topic, when the scheduler may not create topics), then PostgreSQL."""
-        events = self.config.topics.asset_events
-        await self.wait_for(stack, self.config, engine=self.engine, required=() if self.config.create_topics else [
-            spec for spec in core_specs(self.config.topics) if spec.name == events])
+        """Kafka and the asset-events topic, then PostgreSQL."""
+        await self.wait_for(stack, self.config, engine=self.engine,
+                            required=core_specs(self.config.topics, only=[self.config.topics.asset_events]))
 
     async def open(self, stack: AsyncExitStack) -> None:
         """The DAG registry, the readiness topics, the producer and publisher; what a crash left unpublished
@@ -160,6 +159,9 @@ class Scheduler(Service):
         every(self.config.republish_interval_s, self._republish, what="republishing unpublished runs", log=log,
               stack=stack)
 
+    async def run_forever(self) -> None:
+        await self.shell.run_forever()
+
     async def join(self, stack: AsyncExitStack) -> None:
         await self.shell.start()
         stack.push_async_callback(self.shell.stop)  # the batch in flight finishes and commits first
@@ -179,5 +181,5 @@ async def serve(config: SchedulerConfig) -> None:
     async with Scheduler(config) as scheduler:
         log.info("scheduler running: %s → readiness topics (group %s) on %s", config.topics.asset_events,
                  config.group_id, config.kafka.describe())
-        await scheduler.shell.until_signalled()
+        await scheduler.until_signalled()
     log.info("scheduler stopped")

@@ -39,7 +39,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import signal
 import time
 from collections.abc import Awaitable, Callable
 from itertools import chain
@@ -204,28 +203,6 @@ class ServiceShell(Generic[Prepared]):
         if self._task is None:
             raise NotStarted("the service shell")
         await asyncio.shield(self._task)
-
-    async def until_signalled(self) -> None:
-        """For `assetbus run ...`: block until SIGINT or SIGTERM (or until the loop died). Stop with `stop()`."""
-        stopping = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stopping.set)
-        await self.until(stopping)
-
-    async def until(self, stopping: asyncio.Event) -> None:
-        """Block until `stopping` is set or the loop died (then re-raise its error). Stop with `stop()`."""
-        if self._task is None:
-            raise NotStarted("the service shell")
-        waiter = asyncio.create_task(stopping.wait())
-        try:
-            await asyncio.wait({waiter, self._task}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            waiter.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await waiter
-        if self._task.done() and not self._task.cancelled() and self._task.exception() is not None:
-            raise self._task.exception()  # type: ignore[misc]
 
     async def _run(self) -> None:
         assert self._consumer is not None

@@ -19,7 +19,7 @@ from aiokafka.errors import AuthenticationFailedError, UnsupportedSaslMechanismE
 from assetbus.producers.kafka.connection import KafkaConnection
 from assetbus.producers.kafka.errors import KafkaToolkitError
 from assetbus.producers.kafka.retry import RetryPolicy, RetryTimeout, retry_until
-from assetbus.producers.kafka.topics import TopicCreator, TopicSpec
+from assetbus.producers.kafka.topics import TopicSpec, require_topics
 
 __all__ = ["EXIT_STARTUP_TIMEOUT", "StartupTimeout", "startup_policy", "wait_for_kafka"]
 
@@ -45,9 +45,9 @@ def _kafka_retriable(error: BaseException) -> bool:
 
 
 async def wait_for_kafka(connection: KafkaConnection, policy: RetryPolicy, log: logging.Logger, *,
-                         required: Iterable[TopicSpec] = ()) -> None:
-    """Return once a broker of `connection` answers a metadata request, and the `required` topics exist
-    (`TopicsNotCreated` names those that do not: the services pass theirs when they may not create topics)."""
+                         required: Iterable[TopicSpec] = (), migrate_creates: bool = True) -> None:
+    """Return once a broker of `connection` answers a metadata request, and the `required` topics are listed
+    (`TopicsNotCreated` names those that are not, and what creates them: see `require_topics`)."""
 
     async def probe() -> None:
         admin = AIOKafkaAdminClient(**connection.client_kwargs(), request_timeout_ms=5_000)
@@ -63,6 +63,6 @@ async def wait_for_kafka(connection: KafkaConnection, policy: RetryPolicy, log: 
     except RetryTimeout as error:
         raise StartupTimeout(f"Kafka at {connection.describe()} is unreachable after {error.waited_s:.0f}s "
                              "(check KAFKA_BOOTSTRAP_SERVERS and the other KAFKA_* settings)") from error
-    required = list(required)
-    if required:
-        await TopicCreator(connection, create=False).ensure(required, check_existing=False)
+    # part of the start-up wait: a topic created a moment ago may take a moment to be listed by every broker
+    await require_topics(connection, required, migrate_creates=migrate_creates,
+                         wait_s=min(10.0, policy.timeout_s if policy.timeout_s is not None else 10.0))

@@ -31,9 +31,9 @@ from assetbus.producers.kafka.errors import KafkaToolkitError
 from assetbus.producers.kafka.retry import RetryPolicy, RetryTimeout, retry_until
 from assetbus.schemas import Topics
 
-__all__ = ["EXIT_TOPICS_NOT_CREATED", "TopicCreationFailed", "TopicCreator", "TopicReport", "TopicSpec",
-           "TopicsNotCreated", "TopicsNotListed", "WeakerTopic", "core_specs", "default_replication", "delete_topics",
-           "min_isr_for", "wait_listed"]
+__all__ = ["EXIT_NOT_MIGRATED", "EXIT_TOPICS_NOT_CREATED", "TopicCreationFailed", "TopicCreator", "TopicReport",
+           "TopicSpec", "TopicsNotCreated", "TopicsNotListed", "WeakerTopic", "core_specs", "default_replication",
+           "delete_topics", "min_isr_for", "require_topics", "wait_listed"]
 
 log = logging.getLogger("assetbus.topics")
 
@@ -42,6 +42,9 @@ RETENTION_MS = {"receipts": 24 * 3600 * 1000}
 """Receipts are only useful while an emitter waits; everything else keeps the broker default."""
 EXIT_TOPICS_NOT_CREATED = 78
 """Exit code of a service whose topics are missing while it may not create them (sysexits EX_CONFIG)."""
+EXIT_NOT_MIGRATED = 6
+"""Exit code of a service whose topics are missing where assetbus creates them: `assetbus migrate` was not run
+(the CLI's `ExitCode.NOT_MIGRATED`)."""
 
 
 class TopicCreationFailed(KafkaToolkitError):
@@ -62,15 +65,20 @@ class TopicsNotListed(KafkaToolkitError):
 
 
 class TopicsNotCreated(KafkaToolkitError):
-    """Topics are missing and this process may not create them (`ASSETBUS_CREATE_TOPICS=false`).
-
-    `str()` is one line: the topics, and the command that creates the first one."""
+    """Topics a process needs are missing. `str()` is one line naming them, and what creates them: with
+    `ASSETBUS_CREATE_TOPICS=false` (`migrate_creates=False`) the platform's command for the first one (exit
+    code 78), otherwise `assetbus migrate` (exit code 6)."""
 
     exit_code = EXIT_TOPICS_NOT_CREATED
 
     def __init__(self, missing: list[TopicSpec], replication_factor: int, min_insync_replicas: int,
-                 where: str) -> None:
+                 where: str, *, migrate_creates: bool = False) -> None:
         self.missing = [spec.name for spec in missing]
+        if migrate_creates:
+            self.exit_code = EXIT_NOT_MIGRATED
+            super().__init__(f"missing topic(s) on {where}: {', '.join(self.missing)}; run `assetbus migrate` "
+                             "(with the same ASSETBUS_TOPIC_PREFIX), or check the topic prefix")
+            return
         first = missing[0]
         configs = {MIN_ISR: str(min_insync_replicas), **first.configs}
         command = (f"kafka-topics.sh --bootstrap-server ... --create --topic {first.name} --partitions "
@@ -113,9 +121,13 @@ class TopicReport:
 
 
 def core_specs(topics: Topics, extra: dict[str, int] | None = None, *,
-               partitions: int | None = None) -> list[TopicSpec]:
-    """The core topics (and `extra` ones) with their partitions; `partitions` overrides every default but the DLQ's."""
+               partitions: int | None = None, only: Iterable[str] | None = None) -> list[TopicSpec]:
+    """The core topics (and `extra` ones) with their partitions; `partitions` overrides every default but the DLQ's.
+    `only`: just those of these names (what one service needs)."""
     wanted = {**topics.core(), **(extra or {})}
+    if only is not None:
+        names = set(only)
+        wanted = {name: count for name, count in wanted.items() if name in names}
     specs = []
     for name, count in wanted.items():
         if partitions is not None and name != topics.emissions_dlq:
@@ -260,6 +272,30 @@ async def wait_listed(admin: AIOKafkaAdminClient, names: Sequence[str], policy: 
         await retry_until(listed, policy, what="the topics in the cluster's metadata", retriable=not_yet)
     except (RetryTimeout, asyncio.TimeoutError) as error:  # the last attempt may be cut short by the deadline
         raise TopicsNotListed(missing, time.monotonic() - started) from error
+
+
+async def require_topics(connection: KafkaConnection, specs: Iterable[TopicSpec], *, migrate_creates: bool,
+                         wait_s: float = 10.0) -> None:
+    """Return once the cluster lists every topic of `specs` with leaders; otherwise `TopicsNotCreated` names the
+    missing ones after `wait_s` (a topic created a moment ago reaches the brokers one after the other).
+    `migrate_creates`: this installation creates its topics (`assetbus migrate`), so the fix to name is that
+    command; otherwise the platform creates them."""
+    wanted = list(specs)
+    if not wanted:
+        return
+    admin = AIOKafkaAdminClient(**connection.client_kwargs(), request_timeout_ms=10_000)
+    await admin.start()
+    try:
+        try:
+            await wait_listed(admin, [spec.name for spec in wanted],
+                              RetryPolicy(initial_s=0.1, max_s=1.0, timeout_s=wait_s))
+        except TopicsNotListed as error:
+            brokers = len((await admin.describe_cluster())["brokers"])
+            replication, min_isr = default_replication(brokers)
+            raise TopicsNotCreated([spec for spec in wanted if spec.name in error.missing], replication, min_isr,
+                                   connection.describe(), migrate_creates=migrate_creates) from None
+    finally:
+        await admin.close()
 
 
 def _has_leaders(topic: Mapping[str, Any] | None) -> bool:
