@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from assetbus.consumers.errors import StorageUnavailable
 from assetbus.consumers.storage.state import delete_expired_task_state
+from assetbus.producers.kafka.background import in_background
 
 log = logging.getLogger("assetbus.state.retention")
 
@@ -55,11 +56,6 @@ async def periodic_cleanup(engine: AsyncEngine, interval_s: float | None, *, bat
     if interval_s is None:
         yield
         return
-    task = asyncio.create_task(cleanup_periodically(engine, interval_s, batch_size=batch_size),
-                               name="assetbus-state-cleanup")
-    try:
+    async with in_background(cleanup_periodically(engine, interval_s, batch_size=batch_size),
+                             name="assetbus-state-cleanup"):
         yield
-    finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task

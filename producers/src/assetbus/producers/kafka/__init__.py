@@ -1,5 +1,5 @@
 """The Kafka client toolkit shared by the SDK and the services: connection, and (see the modules) the
-producer factory, batched sender, reply-topic reader and retry policy. The services add topic
+producer factory, batched sender, reply-topic reader, retry policy and background task. The services add topic
 administration and the consume → handle → commit shell in `assetbus.consumers.kafka`."""
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from assetbus.producers.exports import lazy_exports
 
 if TYPE_CHECKING:
+    from assetbus.producers.kafka.background import in_background
     from assetbus.producers.kafka.connection import (
         DEFAULT_BOOTSTRAP,
         ENV_PREFIX,
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     from assetbus.producers.kafka.sender import BatchSender, Delivery, partition_for, wait_all
 else:  # the type checker sees the imports above, not a module __getattr__
     __getattr__, __dir__ = lazy_exports(__name__, {
+        ".background": ("in_background",),
         ".connection": (
             "DEFAULT_BOOTSTRAP", "ENV_PREFIX", "KafkaConnection", "OAuthProvider", "SaslMechanism", "SecurityProtocol",
             "as_connection",
@@ -48,5 +50,5 @@ else:  # the type checker sees the imports above, not a module __getattr__
 __all__ = ["DEFAULT_BOOTSTRAP", "ENV_PREFIX", "Backoff", "BatchSender", "ClientCredentialsTokenProvider", "Delivery",
            "KafkaConnection", "KafkaToolkitError", "MskIamTokenProvider", "OAuthCredentialsRefused", "OAuthError",
            "OAuthProvider", "OAuthTokenUnavailable", "ReplyReader", "RetryPolicy", "RetryTimeout", "SaslMechanism",
-           "SecurityProtocol", "TopicMissing", "as_connection", "create_producer", "partition_for", "retry_until",
-           "wait_all"]
+           "SecurityProtocol", "TopicMissing", "as_connection", "create_producer", "in_background", "partition_for",
+           "retry_until", "wait_all"]
