@@ -42,6 +42,7 @@ from assetbus.consumers.scheduler.topics import create_readiness_topics
 from assetbus.consumers.storage import create_engine, translated
 from assetbus.consumers.storage.external_runs import note_run_problem, record_external_run
 from assetbus.producers.kafka.retry import RetryPolicy, retry_until
+from assetbus.producers.readiness.ledger import FinishResult
 from assetbus.schemas import ReadinessSignal
 
 log = logging.getLogger("assetbus.airflow.bridge")
@@ -50,11 +51,14 @@ CONSUMER = "airflow-bridge"
 
 
 class BridgeLedger(DatabaseLedger):
-    """A returned handler does not finish the run: Airflow's outcome does (see OutcomePoller)."""
+    """A returned handler does not finish the run: Airflow's outcome does (see OutcomePoller). The run stays
+    `running` under the bridge's lease until that lease expires; a signal redelivered after that claims
+    it again and meets the Airflow run that exists (run creation is idempotent)."""
 
-    async def finish(self, run_id: str, status: RunStatus, detail: str | None = None) -> None:
+    async def finish(self, run_id: str, fence: int, status: RunStatus, detail: str | None = None) -> FinishResult:
         if status is not RunStatus.SUCCESS:
-            await super().finish(run_id, status, detail)
+            return await super().finish(run_id, fence, status, detail)
+        return FinishResult.RECORDED
 
 
 class BatchSubscriber(ReadinessSubscriber):
