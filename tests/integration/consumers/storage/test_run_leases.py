@@ -10,8 +10,11 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from assetbus.consumers.airflow.bridge import BridgeLedger
 from assetbus.consumers.scheduler import AssetWait, ConsumerDag
 from assetbus.consumers.storage.runs import RunClaim, RunStatus, claim_run, finish_run, get_run, renew_run
+from assetbus.producers.readiness import Claim, ClaimState, FinishResult
+from assetbus.producers.readiness import RunStatus as Outcome
 from tests.helpers import wait_for
 
 pytestmark = pytest.mark.integration
@@ -79,3 +82,19 @@ async def test_claims_racing_on_many_connections_give_the_run_to_one(engine: Asy
     answers = await asyncio.gather(*(claim(engine, run, f"c{i}") for i in range(8)))
     winners = [a for a in answers if a.claimed]
     assert len(winners) == 1 and winners[0].run.attempts == 1
+
+
+async def test_the_bridge_hands_a_run_to_airflow_and_releases_its_lease(db_url: str, engine: AsyncEngine,
+                                                                       run: str) -> None:
+    ledger = BridgeLedger(db_url, lease_s=600)
+    try:
+        held = await ledger.claim(run, "airflow-bridge")
+        assert await ledger.finish(run, held.fence, Outcome.SUCCESS) is FinishResult.RECORDED
+        async with engine.connect() as conn:
+            handed = await get_run(conn, run)
+        assert handed is not None and handed.status == "running"  # until Airflow's outcome comes back
+        again = await ledger.claim(run, "airflow-bridge")  # a redelivered signal: meets the Airflow run
+        assert (held, again) == (Claim(ClaimState.CLAIMED, 1), Claim(ClaimState.CLAIMED, 2))
+        assert await ledger.finish(run, held.fence, Outcome.FAILED, "late") is FinishResult.STALE_FENCE
+    finally:
+        await ledger.stop()

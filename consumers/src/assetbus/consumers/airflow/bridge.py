@@ -52,13 +52,13 @@ CONSUMER = "airflow-bridge"
 
 class BridgeLedger(DatabaseLedger):
     """A returned handler does not finish the run: Airflow's outcome does (see OutcomePoller). The run stays
-    `running` under the bridge's lease until that lease expires; a signal redelivered after that claims
-    it again and meets the Airflow run that exists (run creation is idempotent)."""
+    `running` and the bridge releases its lease, so a redelivered signal claims it again at once and meets
+    the Airflow run that exists (run creation is idempotent)."""
 
     async def finish(self, run_id: str, fence: int, status: RunStatus, detail: str | None = None) -> FinishResult:
         if status is not RunStatus.SUCCESS:
             return await super().finish(run_id, fence, status, detail)
-        return FinishResult.RECORDED
+        return FinishResult.RECORDED if await self.release(run_id, fence) else FinishResult.STALE_FENCE
 
 
 class BatchSubscriber(ReadinessSubscriber):

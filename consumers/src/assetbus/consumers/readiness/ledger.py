@@ -62,6 +62,14 @@ class DatabaseLedger:
                 return await renew_run(conn, run_id, fence, self.lease_s) is not None
         return await self._retrying(go)
 
+    async def release(self, run_id: str, fence: int) -> bool:
+        """End the lease of `fence` now, leaving the run `running` (its outcome comes from elsewhere): the next
+        claim takes it at once. False: that fence no longer holds the run."""
+        async def go() -> bool:
+            async with translated(), self._engine.begin() as conn:
+                return await renew_run(conn, run_id, fence, 0) is not None
+        return await self._retrying(go)
+
     async def finish(self, run_id: str, fence: int, status: RunStatus, detail: str | None = None) -> FinishResult:
         async def go() -> FinishResult:
             async with translated(), self._engine.begin() as conn:

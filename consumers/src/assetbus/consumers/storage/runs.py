@@ -218,7 +218,8 @@ async def renew_run(conn: AsyncConnection, run_id: str, fence: int, lease_s: flo
     that fence no longer holds the run (another claim took it, or it finished): the holder lost it.
 
     A lease that expired without another claim is still the holder's (no one else has a fence), so its
-    renewal succeeds: the fence, not the clock, decides who holds a run."""
+    renewal succeeds: the fence, not the clock, decides who holds a run. `lease_s=0` ends the lease now
+    (the run stays `running`; the next claim takes it at once)."""
     row = (await conn.execute(text(
         "UPDATE consumer_runs SET lease_until = now() + make_interval(secs => :lease_s) "
         "WHERE run_id = :r AND attempts = :fence AND status = 'running' RETURNING lease_until"),
