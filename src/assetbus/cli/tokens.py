@@ -179,7 +179,7 @@ def subscriber(
     ttl: Annotated[int | None, typer.Option("--ttl", help="Lifetime in seconds (default: 30 days).")] = None,
 ) -> None:
     """Mint a subscriber token (scope `runs:claim`, one DAG) and print it: a downstream service's
-    `ApiLedger` claims and finishes that DAG's runs with it, and can neither emit nor touch state."""
+    `ApiLedger` claims, renews and finishes that DAG's runs with it, and can neither emit nor touch state."""
     from assetbus.consumers.api.routes.runs import SUBSCRIBER_TTL_SECONDS, subscriber_token
 
     key, ttl = _service_key_and_ttl(ttl, SUBSCRIBER_TTL_SECONDS)

@@ -4,9 +4,10 @@ partition once across a kill -9, claiming runs through the execution API (no dat
 The service runs in a fresh venv built from the wheels (as in test_sdk_alone.py), as a subprocess;
 persister, scheduler and API run in this test's process on the test's database and topics. The
 handler writes `start <partition>` and `done <partition>` lines to a file, the ledger
-`claim <run> <claimed>`. The third partition's handler blocks, and the service is killed with
-SIGKILL while it does; a restarted service must finish it, skip the runs that finished (also when
-their signal is published again) and never finish any run twice.
+`claim <run> <state>`. The third partition's handler blocks, and the service is killed with
+SIGKILL while it does; a restarted service must finish it once the dead one's lease (3 s here) has
+expired, skip the runs that finished (also when their signal is published again) and never finish
+any run twice.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ CONSUMER = "orders-service"
 COMMON = """
 import asyncio, os, sys
 from pathlib import Path
-from assetbus.producers.readiness import ApiLedger
+from assetbus.producers.readiness import ApiLedger, Claim
 from assetbus.schemas import ReadinessSignal, Topics
 
 out = Path(os.environ["OUT"])
@@ -51,12 +52,12 @@ def note(line: str) -> None:
         os.fsync(f.fileno())
 
 class NotingLedger(ApiLedger):
-    async def claim(self, run_id: str, consumer: str) -> bool:
-        claimed = await super().claim(run_id, consumer)
-        note(f"claim {run_id} {claimed}")
-        return claimed
+    async def claim(self, run_id: str, consumer: str) -> Claim:
+        claim = await super().claim(run_id, consumer)
+        note(f"claim {run_id} {claim.state.value}")
+        return claim
 
-ledger = NotingLedger(os.environ["API_URL"], os.environ["SUBSCRIBER_TOKEN"])
+ledger = NotingLedger(os.environ["API_URL"], os.environ["SUBSCRIBER_TOKEN"], lease_s=3)
 
 async def handle(signal: ReadinessSignal) -> None:
     note(f"start {signal.partition_key}")
@@ -175,7 +176,7 @@ async def test_an_sdk_only_service_handles_each_partition_once_across_a_kill_9(
         await service.start()
         await wait_for(lambda: _has(service, "done batch-3"), timeout_s=60, what="batch 3 finished after the restart")
         await wait_for(lambda: _all_success(engine), what="every run recorded as success")
-        await wait_for(lambda: _has(service, f"claim {first.run_id} False"), what="the repeat of batch 1 skipped")
+        await wait_for(lambda: _has(service, f"claim {first.run_id} finished"), what="the repeat of batch 1 skipped")
     finally:
         await service.stop()
 

@@ -1,5 +1,5 @@
-"""`POST /execution/runs/{run_id}/claim` and `.../finish` on the real database: the once-per-run claim of
-downstream subscribers, and who may make it (a subscriber token of the run's own DAG, nothing else)."""
+"""`POST /execution/runs/{run_id}/claim`, `.../renew` and `.../finish` on the real database: the leased,
+fenced claim of downstream subscribers, and who may make it (a subscriber token of the run's own DAG)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from assetbus.consumers.api.ui_auth import operator_token
 from assetbus.consumers.scheduler import AssetWait, ConsumerDag
 from assetbus.consumers.storage.runs import get_run
 from assetbus.producers import task_token
+from tests.helpers import wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -36,24 +37,59 @@ def bearer(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
 
 
+def without_lease_time(answer: dict[str, object]) -> dict[str, object]:
+    assert answer.pop("lease_until") is not None
+    return answer
+
+
 async def test_a_run_is_claimed_until_it_finishes_and_then_never_again(
         api_client: httpx.AsyncClient, engine: AsyncEngine, token_secret: str, runs: None) -> None:
     auth = bearer(subscriber_token(token_secret, "daily", "svc"))
     first = await api_client.post("/execution/runs/run-d/claim", json={"consumer": "svc"}, headers=auth)
     assert first.status_code == 200, first.text
-    assert first.json() == {"claimed": True, "status": "running", "attempts": 1}
-    again = await api_client.post("/execution/runs/run-d/claim", json={"consumer": "svc"}, headers=auth)
-    assert again.json() == {"claimed": True, "status": "running", "attempts": 2}  # a restart mid-handler
+    assert without_lease_time(first.json()) == {"claimed": True, "status": "running", "attempts": 1, "fence": 1}
+    again = await api_client.post("/execution/runs/run-d/claim", json={"consumer": "other"}, headers=auth)
+    assert without_lease_time(again.json()) == {"claimed": False, "status": "running", "attempts": 1, "fence": None}
 
-    done = await api_client.post("/execution/runs/run-d/finish", json={"status": "success"}, headers=auth)
-    assert done.json() == {"recorded": True}
-    repeat = await api_client.post("/execution/runs/run-d/finish", json={"status": "failed"}, headers=auth)
-    assert repeat.json() == {"recorded": False}
+    done = await api_client.post("/execution/runs/run-d/finish", json={"status": "success", "fence": 1}, headers=auth)
+    assert done.json() == {"recorded": True, "reason": None}
+    repeat = await api_client.post("/execution/runs/run-d/finish", json={"status": "failed", "fence": 1}, headers=auth)
+    assert repeat.json() == {"recorded": False, "reason": "stale_fence"}
     after = await api_client.post("/execution/runs/run-d/claim", json={"consumer": "svc"}, headers=auth)
-    assert after.json() == {"claimed": False, "status": "success", "attempts": 2}
+    assert after.json() == {"claimed": False, "status": "success", "attempts": 1, "fence": None, "lease_until": None}
     async with engine.connect() as conn:
         stored = await get_run(conn, "run-d")
     assert stored is not None and (stored.status, stored.consumer) == ("success", "svc")
+
+
+async def test_a_lapsed_lease_is_claimed_with_a_new_fence_and_the_old_fence_is_refused(
+        api_client: httpx.AsyncClient, token_secret: str, runs: None) -> None:
+    auth = bearer(subscriber_token(token_secret, "daily", "svc"))
+    first = await api_client.post("/execution/runs/run-d/claim", json={"consumer": "a", "lease_s": 1}, headers=auth)
+    assert first.json()["fence"] == 1
+    renewed = await api_client.post("/execution/runs/run-d/renew", json={"fence": 1, "lease_s": 1}, headers=auth)
+    assert renewed.status_code == 200 and renewed.json()["renewed"] is True, renewed.text
+
+    async def taken_over() -> dict[str, object] | None:
+        answer = await api_client.post("/execution/runs/run-d/claim", json={"consumer": "b"}, headers=auth)
+        body: dict[str, object] = answer.json()
+        return body if body["claimed"] else None
+
+    second = await wait_for(taken_over, what="the lapsed lease to be claimed", timeout_s=10)
+    assert (second["fence"], second["attempts"]) == (2, 2)
+    stale_renewal = await api_client.post("/execution/runs/run-d/renew", json={"fence": 1}, headers=auth)
+    assert stale_renewal.json() == {"renewed": False, "lease_until": None}
+    stale = await api_client.post("/execution/runs/run-d/finish", json={"status": "success", "fence": 1},
+                                  headers=auth)
+    assert stale.json() == {"recorded": False, "reason": "stale_fence"}
+    current = await api_client.post("/execution/runs/run-d/finish", json={"status": "success", "fence": 2},
+                                    headers=auth)
+    assert current.json() == {"recorded": True, "reason": None}
+    bad = await api_client.post("/execution/runs/run-d/claim", json={"consumer": "b", "lease_s": 0}, headers=auth)
+    assert bad.status_code == 422
+    other_dag = await api_client.post("/execution/runs/run-w/renew", json={"fence": 1},
+                                      headers=bearer(subscriber_token(token_secret, "weekly", "svc")))
+    assert other_dag.json() == {"renewed": False, "lease_until": None}  # its own DAG's run, never claimed
 
 
 async def test_only_a_subscriber_token_of_the_runs_dag_may_claim_it(

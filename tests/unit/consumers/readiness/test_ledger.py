@@ -10,6 +10,7 @@ import pytest
 
 from assetbus.consumers.readiness import ledger as ledger_module
 from assetbus.consumers.readiness.ledger import DatabaseLedger
+from assetbus.producers.readiness import Claim, ClaimState
 
 
 class FlakyEngine:
@@ -31,8 +32,8 @@ class FlakyEngine:
         return None
 
 
-async def claimed(conn: object, run_id: str, consumer: str) -> str:
-    return run_id
+async def claimed(conn: object, run_id: str, consumer: str, lease_s: float) -> None:
+    return None  # what the database answers for an unknown run
 
 
 async def test_a_claim_is_retried_until_the_database_answers(monkeypatch: pytest.MonkeyPatch,
@@ -41,7 +42,7 @@ async def test_a_claim_is_retried_until_the_database_answers(monkeypatch: pytest
     engine = FlakyEngine(failures=3)
     ledger = DatabaseLedger(engine=engine, backoff_initial_s=0.001, backoff_max_s=0.002)  # type: ignore[arg-type]
     with caplog.at_level(logging.WARNING, logger="assetbus.readiness"):
-        assert await ledger.claim("run-1", "c") is True
+        assert await ledger.claim("run-1", "c") == Claim(ClaimState.UNKNOWN)
     assert engine.attempts == 4
     waits = [r.getMessage() for r in caplog.records if r.getMessage().startswith("waiting for the database")]
     assert len(waits) == 3, waits

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import httpx
 import pytest
 
-from assetbus.producers.kafka.retry import RetryPolicy
-from assetbus.producers.readiness import ApiLedger, LedgerRefused, RunStatus
+from assetbus.producers.kafka.retry import RetryPolicy, RetryTimeout
+from assetbus.producers.readiness import ApiLedger, Claim, ClaimState, FinishResult, LedgerRefused, RunStatus
 
 FAST = RetryPolicy(initial_s=0.001, max_s=0.002)
 
@@ -20,39 +21,50 @@ def ledger_answering(*answers: httpx.Response, seen: list[httpx.Request]) -> Api
         seen.append(request)
         return queue.pop(0)
 
-    return ApiLedger("http://api.test/", "the-token", retry=FAST, transport=httpx.MockTransport(respond))
+    return ApiLedger("http://api.test/", "the-token", retry=FAST, lease_s=30, transport=httpx.MockTransport(respond))
 
 
-async def test_a_claim_posts_the_consumer_with_the_token_and_reads_the_answer() -> None:
+async def test_a_claim_posts_the_consumer_and_lease_with_the_token_and_reads_the_answer() -> None:
     seen: list[httpx.Request] = []
-    ledger = ledger_answering(httpx.Response(200, json={"claimed": True, "status": "running", "attempts": 1}),
-                              httpx.Response(200, json={"claimed": False, "status": "success", "attempts": 1}),
-                              seen=seen)
-    assert await ledger.claim("run/1", "workers") is True
-    assert await ledger.claim("run/1", "workers") is False
+    ledger = ledger_answering(
+        httpx.Response(200, json={"claimed": True, "status": "running", "attempts": 3, "fence": 3}),
+        httpx.Response(200, json={"claimed": False, "status": "running", "attempts": 3, "fence": None}),
+        httpx.Response(200, json={"claimed": False, "status": "success", "attempts": 3, "fence": None}),
+        seen=seen)
+    assert await ledger.claim("run/1", "workers") == Claim(ClaimState.CLAIMED, 3)
+    assert await ledger.claim("run/1", "workers") == Claim(ClaimState.HELD)
+    assert await ledger.claim("run/1", "workers") == Claim(ClaimState.FINISHED)
     await ledger.stop()
     assert seen[0].method == "POST"
     assert seen[0].url.raw_path == b"/execution/runs/run%2F1/claim"
     assert seen[0].headers["Authorization"] == "Bearer the-token"
     assert "Assetbus-API-Version" in seen[0].headers
-    assert json.loads(seen[0].content) == {"consumer": "workers"}
+    assert json.loads(seen[0].content) == {"consumer": "workers", "lease_s": 30}
 
 
-async def test_a_finish_sends_the_outcome_and_detail() -> None:
+async def test_a_renewal_and_a_finish_send_the_fence_and_read_a_refusal() -> None:
     seen: list[httpx.Request] = []
-    ledger = ledger_answering(httpx.Response(200, json={"recorded": True}), seen=seen)
-    await ledger.finish("r1", RunStatus.FAILED, "ValueError: boom")
+    ledger = ledger_answering(httpx.Response(200, json={"renewed": True, "lease_until": "2026-12-02T20:00:00Z"}),
+                              httpx.Response(200, json={"renewed": False, "lease_until": None}),
+                              httpx.Response(200, json={"recorded": True, "reason": None}),
+                              httpx.Response(200, json={"recorded": False, "reason": "stale_fence"}), seen=seen)
+    assert await ledger.renew("r1", 2) is True
+    assert await ledger.renew("r1", 2) is False
+    assert await ledger.finish("r1", 2, RunStatus.FAILED, "ValueError: boom") is FinishResult.RECORDED
+    assert await ledger.finish("r1", 2, RunStatus.SUCCESS) is FinishResult.STALE_FENCE
     await ledger.stop()
-    assert seen[0].url.path == "/execution/runs/r1/finish"
-    assert json.loads(seen[0].content) == {"status": "failed", "detail": "ValueError: boom"}
+    assert [r.url.path for r in seen] == ["/execution/runs/r1/renew"] * 2 + ["/execution/runs/r1/finish"] * 2
+    assert json.loads(seen[0].content) == {"fence": 2, "lease_s": 30}
+    assert json.loads(seen[2].content) == {"status": "failed", "detail": "ValueError: boom", "fence": 2}
 
 
 async def test_an_unavailable_api_is_retried_until_it_answers() -> None:
     seen: list[httpx.Request] = []
     ledger = ledger_answering(httpx.Response(503), httpx.Response(502),
-                              httpx.Response(200, json={"claimed": True, "status": "running", "attempts": 1}),
+                              httpx.Response(200, json={"claimed": True, "status": "running", "attempts": 1,
+                                                        "fence": 1}),
                               seen=seen)
-    assert await ledger.claim("r1", "workers") is True
+    assert await ledger.claim("r1", "workers") == Claim(ClaimState.CLAIMED, 1)
     await ledger.stop()
     assert len(seen) == 3
 
@@ -61,7 +73,19 @@ async def test_an_unknown_run_is_skipped_and_a_refusal_raises() -> None:
     seen: list[httpx.Request] = []
     ledger = ledger_answering(httpx.Response(404, json={"code": "not_found"}),
                               httpx.Response(403, json={"code": "insufficient_scope"}), seen=seen)
-    assert await ledger.claim("r1", "workers") is False
+    assert await ledger.claim("r1", "workers") == Claim(ClaimState.UNKNOWN)
     with pytest.raises(LedgerRefused, match="403"):
         await ledger.claim("r2", "workers")
+    await ledger.stop()
+
+
+async def test_a_policy_with_a_deadline_gives_up_on_an_api_that_stays_unavailable() -> None:
+    def unavailable(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(503)
+
+    policy = RetryPolicy(initial_s=0.001, max_s=0.002, timeout_s=0.05)
+    ledger = ApiLedger("http://api.test/", "the-token", retry=policy, transport=httpx.MockTransport(unavailable))
+    async with asyncio.timeout(5):
+        with pytest.raises(RetryTimeout, match="run ledger at http://api"):
+            await ledger.claim("r1", "workers")
     await ledger.stop()

@@ -44,6 +44,7 @@ from assetbus.consumers.storage import create_engine, translated
 from assetbus.consumers.storage.external_runs import note_run_problem, record_external_run
 from assetbus.producers.kafka.retry import retry_until
 from assetbus.producers.kafka.topics import core_specs
+from assetbus.producers.readiness import FinishResult
 from assetbus.schemas import ReadinessSignal
 
 log = logging.getLogger("assetbus.airflow.bridge")
@@ -52,11 +53,14 @@ CONSUMER = "airflow-bridge"
 
 
 class BridgeLedger(DatabaseLedger):
-    """A returned handler does not finish the run: Airflow's outcome does (see OutcomePoller)."""
+    """A returned handler does not finish the run: Airflow's outcome does (see OutcomePoller). The run stays
+    `running` and the bridge releases its lease, so a redelivered signal claims it again at once and meets
+    the Airflow run that exists (run creation is idempotent)."""
 
-    async def finish(self, run_id: str, status: RunStatus, detail: str | None = None) -> None:
+    async def finish(self, run_id: str, fence: int, status: RunStatus, detail: str | None = None) -> FinishResult:
         if status is not RunStatus.SUCCESS:
-            await super().finish(run_id, status, detail)
+            return await super().finish(run_id, fence, status, detail)
+        return FinishResult.RECORDED if await self.release(run_id, fence) else FinishResult.STALE_FENCE
 
 
 class BatchSubscriber(ReadinessSubscriber):

@@ -1,37 +1,42 @@
 """`DatabaseLedger`: a subscriber's run ledger straight on `consumer_runs`, for processes that hold the database.
 
-The SDK's `ApiLedger` (downstream services) reaches the same two storage functions through the
-execution API. A claim is one atomic UPDATE, so a re-published signal, a second subscriber process
-or a restarted one never runs a finished run again, and `assetbus runs list` shows each run's outcome.
+The SDK's `ApiLedger` (downstream services) reaches the same storage functions through the execution
+API. A claim is a lease with a fencing token, and each of claim, renew and finish is one conditional
+UPDATE: a re-published signal, a second subscriber process or a restarted one never runs a finished
+run again, nor a run another holder's live lease covers; `assetbus runs list` shows each run's outcome.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
+from typing import TypeVar
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from assetbus.consumers.faults import storage_unavailable
 from assetbus.consumers.storage import create_engine, translated
 from assetbus.consumers.storage.runs import RunStatus as StoredStatus
-from assetbus.consumers.storage.runs import claim_run, finish_run
+from assetbus.consumers.storage.runs import claim_run, finish_run, renew_run
 from assetbus.producers.kafka.retry import RetryPolicy, retry_until
-from assetbus.producers.readiness import RunStatus
+from assetbus.producers.readiness import DEFAULT_LEASE_S, FINISHED, Claim, ClaimState, FinishResult, RunStatus
 
 log = logging.getLogger("assetbus.readiness")
+
+T = TypeVar("T")
 
 
 class DatabaseLedger:
     """Claims and outcomes in PostgreSQL; waits (with back-off) while the database is unavailable."""
 
     def __init__(self, database_url: str | None = None, *, engine: AsyncEngine | None = None,
-                 backoff_initial_s: float = 0.2, backoff_max_s: float = 5.0) -> None:
+                 backoff_initial_s: float = 0.2, backoff_max_s: float = 5.0, lease_s: float = DEFAULT_LEASE_S) -> None:
         if engine is None and database_url is None:
             raise ValueError("DatabaseLedger needs a database_url or an engine")
         self._owned = engine is None
         self._engine = engine if engine is not None else create_engine(database_url or "", pool_size=2)
         self._retry = RetryPolicy(initial_s=backoff_initial_s, max_s=backoff_max_s)
+        self.lease_s = lease_s
 
     async def start(self) -> None:
         return None
@@ -40,19 +45,38 @@ class DatabaseLedger:
         if self._owned:
             await self._engine.dispose()
 
-    async def claim(self, run_id: str, consumer: str) -> bool:
-        async def go() -> bool:
+    async def claim(self, run_id: str, consumer: str) -> Claim:
+        async def go() -> Claim:
             async with translated(), self._engine.begin() as conn:
-                return await claim_run(conn, run_id, consumer) is not None
+                found = await claim_run(conn, run_id, consumer, self.lease_s)
+            if found is None:
+                return Claim(ClaimState.UNKNOWN)
+            if found.claimed:
+                return Claim(ClaimState.CLAIMED, found.run.attempts)
+            return Claim(ClaimState.FINISHED if RunStatus(found.run.status) in FINISHED else ClaimState.HELD)
         return await self._retrying(go)
 
-    async def finish(self, run_id: str, status: RunStatus, detail: str | None = None) -> None:
+    async def renew(self, run_id: str, fence: int) -> bool:
         async def go() -> bool:
             async with translated(), self._engine.begin() as conn:
-                return await finish_run(conn, run_id, StoredStatus(status.value), detail)
-        if not await self._retrying(go):
-            log.warning("run %s was not running when its outcome %s was reported", run_id, status.value)
+                return await renew_run(conn, run_id, fence, self.lease_s) is not None
+        return await self._retrying(go)
 
-    async def _retrying(self, operation: Callable[[], Awaitable[bool]]) -> bool:
+    async def release(self, run_id: str, fence: int) -> bool:
+        """End the lease of `fence` now, leaving the run `running` (its outcome comes from elsewhere): the next
+        claim takes it at once. False: that fence no longer holds the run."""
+        async def go() -> bool:
+            async with translated(), self._engine.begin() as conn:
+                return await renew_run(conn, run_id, fence, 0) is not None
+        return await self._retrying(go)
+
+    async def finish(self, run_id: str, fence: int, status: RunStatus, detail: str | None = None) -> FinishResult:
+        async def go() -> FinishResult:
+            async with translated(), self._engine.begin() as conn:
+                recorded = await finish_run(conn, run_id, StoredStatus(status.value), detail, fence=fence)
+            return FinishResult.RECORDED if recorded else FinishResult.STALE_FENCE
+        return await self._retrying(go)
+
+    async def _retrying(self, operation: Callable[[], Awaitable[T]]) -> T:
         return await retry_until(operation, self._retry, what="the database", retriable=storage_unavailable, log=log)
 

@@ -20,7 +20,8 @@ class SubscriberMetrics(SubscriberEvents):
         self.registry = registry or CollectorRegistry()
         r = self.registry
         self.signals = Counter("assetbus_subscriber_signals", "Readiness signals taken from the topic, by outcome "
-                               "(success, failed, duplicate, unreadable).", ["dag_id", "outcome"], registry=r)
+                               "(success, failed, duplicate, unreadable, lease_lost).", ["dag_id", "outcome"],
+                               registry=r)
         self.handler_seconds = Histogram("assetbus_subscriber_handler_seconds", "Duration of the handler per run.",
                                          ["dag_id"], buckets=LATENCY_BUCKETS, registry=r)
         self.readiness_seconds = Histogram("assetbus_subscriber_readiness_latency_seconds",
@@ -31,6 +32,9 @@ class SubscriberMetrics(SubscriberEvents):
                                   registry=r)
         self.rebalances = Counter("assetbus_subscriber_rebalances", "Partition assignments received.", ["dag_id"],
                                   registry=r)
+        self.leases_lost = Counter("assetbus_subscriber_leases_lost", "Handlers that lost their run's lease while "
+                                   "they ran (another claim took the run; their outcome was refused).", ["dag_id"],
+                                   registry=r)
         self.commit_failures = Counter("assetbus_subscriber_offset_commit_failures",
                                        "Offset commits that failed or were skipped after a rebalance.", ["dag_id"],
                                        registry=r)
@@ -47,3 +51,6 @@ class SubscriberMetrics(SubscriberEvents):
     def offset_metrics(self, dag_id: str) -> OffsetMetrics:
         return OffsetCounters(self.rebalances.labels(dag_id=dag_id), self.commit_failures.labels(dag_id=dag_id),
                               self.consumer_lag.labels(dag_id=dag_id))
+
+    def lease_lost(self, dag_id: str) -> None:
+        self.leases_lost.labels(dag_id=dag_id).inc()

@@ -1,5 +1,12 @@
 """Consumer runs: created by the scheduler (or replay), published as readiness, claimed and finished
 by the readiness subscriber SDK. At most one run per (dag, target partition, generation).
+
+A claim is a **lease with a fencing token**: `claim_run` sets a run `running` for its holder, bumps
+`attempts` (the fence) and sets `lease_until`; a second claim is refused while that lease is live,
+and succeeds with a new fence once it has expired (the holder died, or stopped renewing). The holder
+renews the lease while its handler runs (`renew_run`) and reports the outcome with its fence
+(`finish_run`); both are refused once another claim has taken the run. Each is one conditional
+UPDATE: two subscribers racing are ordered by the row lock, never by the code around it.
 """
 
 from __future__ import annotations
@@ -73,6 +80,18 @@ class RunRow:
     """The run's id in the orchestrator that runs it (an Airflow dag_run_id), if one does."""
     external_state: str | None = None
     """The orchestrator's last reported state of that run (queued, running, success, failed)."""
+    lease_until: datetime | None = None
+    """When the holder's claim of a running run expires (None: not running, or claimed before leases)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunClaim:
+    """What a claim found: the run after the statement, and whether this claim holds it now."""
+
+    claimed: bool
+    """True: the caller holds the run, with fence `run.attempts` until `run.lease_until`. False: the run
+    has finished (`run.status`), or another holder's lease is live (`running`): not claimed."""
+    run: RunRow
 
 
 PUBLISHED = "NOT EXISTS (SELECT 1 FROM unpublished_batches u WHERE consumer_runs.id = ANY(u.run_ids))"
@@ -80,14 +99,15 @@ PUBLISHED = "NOT EXISTS (SELECT 1 FROM unpublished_batches u WHERE consumer_runs
 
 _COLUMNS = ("id, run_id, dag_id, partition_key, partition_date, generation, events::text AS events, origin, status, "
             f"{PUBLISHED} AS published, attempts, consumer, detail, created_at, started_at, finished_at, "
-            "external_run_id, external_state")
+            "external_run_id, external_state, lease_until")
 
 
 def _run(row: Any) -> RunRow:
     return RunRow(row.id, row.run_id, row.dag_id, loaded_key(row.partition_key), row.partition_date, row.generation,
                   json.loads(row.events), row.origin, row.status, row.published, row.attempts, row.consumer,
                   row.detail, row.created_at, row.started_at, row.finished_at, row.events,
-                  external_run_id=row.external_run_id, external_state=row.external_state)
+                  external_run_id=row.external_run_id, external_state=row.external_state,
+                  lease_until=row.lease_until)
 
 
 def created_run(new: NewRun, row_id: int, created_at: datetime | None) -> RunRow:
@@ -169,21 +189,53 @@ async def targets_with_runs(conn: AsyncConnection, dag_id: str, keys: Iterable[s
     return {loaded_key(key) for key in rows.scalars()}
 
 
-async def claim_run(conn: AsyncConnection, run_id: str, consumer: str) -> RunRow | None:
-    """Mark a run `running` for `consumer` unless it has finished. None: finished already, or unknown."""
-    row = (await conn.execute(text(f"""
-        UPDATE consumer_runs SET status = 'running', attempts = attempts + 1, consumer = :consumer,
-                                 started_at = now(), finished_at = NULL, detail = NULL
-        WHERE run_id = :r AND status NOT IN ('success', 'failed') RETURNING {_COLUMNS}"""),
-        {"r": run_id, "consumer": consumer})).one_or_none()
-    return _run(row) if row is not None else None
+_CLAIM = text(f"""
+WITH claimed AS (
+  UPDATE consumer_runs SET status = 'running', attempts = attempts + 1, consumer = :consumer,
+                           started_at = now(), finished_at = NULL, detail = NULL,
+                           lease_until = now() + make_interval(secs => :lease_s)
+  WHERE run_id = :r AND (status = 'queued' OR (status = 'running' AND (lease_until IS NULL OR lease_until <= now())))
+  RETURNING {_COLUMNS}
+)
+SELECT true AS claimed, * FROM claimed
+UNION ALL
+SELECT false AS claimed, {_COLUMNS} FROM consumer_runs WHERE run_id = :r AND NOT EXISTS (SELECT 1 FROM claimed)""")
 
 
-async def finish_run(conn: AsyncConnection, run_id: str, status: RunStatus, detail: str | None = None) -> bool:
-    """Record the outcome of a claimed run. False if it was not running."""
-    rows = await conn.execute(text("UPDATE consumer_runs SET status = :status, detail = :detail, finished_at = now() "
-                                   "WHERE run_id = :r AND status = 'running' RETURNING id"),
-                              {"r": run_id, "status": status.value, "detail": detail})
+async def claim_run(conn: AsyncConnection, run_id: str, consumer: str, lease_s: float) -> RunClaim | None:
+    """Take the lease of a run for `consumer` for `lease_s` seconds: one statement. None: an unknown run.
+
+    Claimed when the run is `queued`, or `running` under a lease that has expired (or a claim from before
+    leases, which has none); the fence (`attempts`) goes up by one. Not claimed when it has finished, or
+    another holder's lease is live: the answer then shows the run as it stands (as of the statement's
+    snapshot: a holder that took it a moment ago may show as `queued`; it is not claimed all the same)."""
+    row = (await conn.execute(_CLAIM, {"r": run_id, "consumer": consumer, "lease_s": float(lease_s)})).one_or_none()
+    return RunClaim(row.claimed, _run(row)) if row is not None else None
+
+
+async def renew_run(conn: AsyncConnection, run_id: str, fence: int, lease_s: float) -> datetime | None:
+    """Extend the lease of the holder of `fence` to `lease_s` seconds from now; its new expiry, or None if
+    that fence no longer holds the run (another claim took it, or it finished): the holder lost it.
+
+    A lease that expired without another claim is still the holder's (no one else has a fence), so its
+    renewal succeeds: the fence, not the clock, decides who holds a run. `lease_s=0` ends the lease now
+    (the run stays `running`; the next claim takes it at once)."""
+    row = (await conn.execute(text(
+        "UPDATE consumer_runs SET lease_until = now() + make_interval(secs => :lease_s) "
+        "WHERE run_id = :r AND attempts = :fence AND status = 'running' RETURNING lease_until"),
+        {"r": run_id, "fence": fence, "lease_s": float(lease_s)})).one_or_none()
+    return row.lease_until if row is not None else None
+
+
+async def finish_run(conn: AsyncConnection, run_id: str, status: RunStatus, detail: str | None = None,
+                     *, fence: int | None) -> bool:
+    """Record the outcome of a claimed run; False (nothing changed) unless it is running under `fence`.
+
+    `fence=None` records the outcome of whichever claim holds it: for callers from before leases only."""
+    rows = await conn.execute(text("UPDATE consumer_runs SET status = :status, detail = :detail, finished_at = now(), "
+                                   "lease_until = NULL WHERE run_id = :r AND status = 'running' "
+                                   "AND (CAST(:fence AS integer) IS NULL OR attempts = :fence) RETURNING id"),
+                              {"r": run_id, "status": status.value, "detail": detail, "fence": fence})
     return rows.one_or_none() is not None
 
 

@@ -83,6 +83,7 @@ consumer_runs = Table(
     Column("external_run_id", Text),
     Column("external_state", Text),
     Column("event_id", BigInteger),  # a run ready at its one event: that event, which has no queue row (0009)
+    Column("lease_until", DateTime(timezone=True)),  # when the holder's claim of a running run expires (0013)
     UniqueConstraint("dag_id", "partition_key", "generation"),
     Index("uq_consumer_runs_event_id", "event_id", "dag_id", unique=True,
           postgresql_where=text("event_id IS NOT NULL")),
@@ -90,7 +91,8 @@ consumer_runs = Table(
     Index("ix_consumer_runs_external_open", "dag_id", "id",
           postgresql_where=text("external_run_id IS NOT NULL AND status = 'running'")),
 )
-"""At most one run per (dag, target partition, generation)."""
+"""At most one run per (dag, target partition, generation). A claim is a lease: `attempts` is its fence
+(bumped per successful claim), `lease_until` its expiry (see `storage.runs.claim_run`)."""
 
 unpublished_batches = Table(
     "unpublished_batches",

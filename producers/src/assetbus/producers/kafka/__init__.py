@@ -29,6 +29,7 @@ if TYPE_CHECKING:
         OAuthTokenUnavailable,
     )
     from assetbus.producers.kafka.offsets import OffsetCounters, OffsetMetrics, Offsets, Tallies, batch_ranges
+    from assetbus.producers.kafka.periodic import cancel_and_wait, every, in_background
     from assetbus.producers.kafka.producer import create_producer
     from assetbus.producers.kafka.replies import ReplyReader
     from assetbus.producers.kafka.retry import Backoff, RetryPolicy, RetryTimeout, retry_until
@@ -52,6 +53,7 @@ if TYPE_CHECKING:
     from assetbus.producers.kafka.types import BatchHandler, ConsumedRecord, ConsumerSettings, KeyedRecord
 else:  # the type checker sees the imports above, not a module __getattr__
     __getattr__, __dir__ = lazy_exports(__name__, {
+        ".periodic": ("cancel_and_wait", "every", "in_background"),
         ".connection": (
             "DEFAULT_BOOTSTRAP", "ENV_PREFIX", "KafkaConnection", "OAuthProvider", "SaslMechanism", "SecurityProtocol",
             "as_connection",
@@ -80,6 +82,6 @@ __all__ = ["DEFAULT_BOOTSTRAP", "ENV_PREFIX", "EXIT_ACCESS_DENIED", "EXIT_STARTU
            "OffsetCounters", "OffsetMetrics", "Offsets", "ReplyReader", "RetryPolicy", "RetryTimeout", "SaslMechanism",
            "SecurityProtocol", "ServiceShell", "StartupTimeout", "Tallies", "TopicCreationFailed", "TopicCreator",
            "TopicMissing", "TopicReport", "TopicSpec", "TopicsNotCreated", "TopicsNotListed", "WeakerTopic",
-           "access_denied", "as_connection", "batch_ranges", "core_specs", "create_producer", "default_replication",
-           "delete_topics", "partition_for", "retry_until", "startup_policy", "wait_all", "wait_for_kafka",
-           "wait_listed"]
+           "access_denied", "as_connection", "batch_ranges", "cancel_and_wait", "core_specs", "create_producer",
+           "default_replication", "delete_topics", "every", "in_background", "partition_for", "retry_until",
+           "startup_policy", "wait_all", "wait_for_kafka", "wait_listed"]

@@ -1,4 +1,5 @@
-"""The one periodic loop: run an action every interval until cancelled, a failure logged and tried again.
+"""Background work of the services: the one periodic loop (`every`: run an action every interval until
+cancelled, a failure logged and tried again) and `in_background` (a coroutine for the length of a block).
 
 Used for every background round of the services (the scheduler's re-publishing, the bridge's sync from
 Airflow and its outcome reader, the API's state retention and pipeline gauges). A failure is logged once
@@ -10,11 +11,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from contextlib import AsyncExitStack
 from typing import Any
 
-__all__ = ["cancel_and_wait", "every"]
+__all__ = ["cancel_and_wait", "every", "in_background"]
 
 
 def every(interval_s: float, action: Callable[[], Awaitable[Any]], *, what: str, log: logging.Logger,
@@ -52,3 +53,14 @@ async def cancel_and_wait(task: asyncio.Task[Any] | None) -> None:
     task.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await task
+
+
+@contextlib.asynccontextmanager
+async def in_background(work: Coroutine[Any, Any, None], *, name: str) -> AsyncIterator[None]:
+    """Run `work` as a task named `name` while the block runs; on exit, cancel it and wait until it has
+    ended, so no task outlives its owner."""
+    task = asyncio.create_task(work, name=name)
+    try:
+        yield
+    finally:
+        await cancel_and_wait(task)

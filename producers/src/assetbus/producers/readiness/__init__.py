@@ -2,12 +2,17 @@
 
 `ReadinessSubscriber` (aiokafka) or `subscribe_readiness` on a FastStream `KafkaBroker`
 (`assetbus.producers.readiness.faststream`, extra `assetbus-sdk[faststream]`), with a run ledger:
-`ApiLedger` (claims through the execution API with a subscriber token) or `MemoryLedger`.
+`ApiLedger` (leases runs through the execution API with a subscriber token) or `MemoryLedger`.
 """
 
 from assetbus.producers.readiness.ledger import (
+    DEFAULT_LEASE_S,
+    FINISHED,
     SCOPE_RUNS_CLAIM,
     ApiLedger,
+    Claim,
+    ClaimState,
+    FinishResult,
     LedgerRefused,
     MemoryLedger,
     RunLedger,
@@ -22,5 +27,6 @@ from assetbus.producers.readiness.subscriber import (
     run_once,
 )
 
-__all__ = ["SCOPE_RUNS_CLAIM", "ApiLedger", "Handler", "LedgerRefused", "MemoryLedger", "ReadinessSubscriber",
-           "RunLedger", "RunStatus", "Skipped", "SubscriberEvents", "SubscriberStats", "run_once"]
+__all__ = ["DEFAULT_LEASE_S", "FINISHED", "SCOPE_RUNS_CLAIM", "ApiLedger", "Claim", "ClaimState", "FinishResult",
+           "Handler", "LedgerRefused", "MemoryLedger", "ReadinessSubscriber", "RunLedger", "RunStatus", "Skipped",
+           "SubscriberEvents", "SubscriberStats", "run_once"]

@@ -1,16 +1,27 @@
 """Run ledgers: where a subscriber claims a run before its handler and records the outcome after.
 
-`ApiLedger` (the default for downstream services) claims and finishes runs through the execution
-API with a subscriber token (`assetbus token subscriber`: scope `runs:claim`, one DAG). The API runs
-one atomic `UPDATE ... WHERE status NOT IN ('success', 'failed')` on `consumer_runs`, so a
-re-published signal, a second subscriber process or a restarted one never runs a finished run again,
-and `assetbus runs list` shows each run's outcome. The service holds no database credentials.
-`MemoryLedger` dedupes within one process only (tests, scripts).
+A claim is a **lease with a fencing token**. A successful claim returns the run's fence (a number
+that goes up with every successful claim of it); the holder renews the lease while its handler runs
+(`renew`, every third of `lease_s`) and reports the outcome with its fence (`finish`). While the
+lease is live a second claim is refused (`ClaimState.HELD`: the subscriber waits and claims again);
+once it has expired (the holder died, or stopped renewing) a claim succeeds with a new fence, and the
+old holder's renewal and outcome are refused (`renew` False, `FinishResult.STALE_FENCE`). A finished
+run is never claimed again.
+
+`ApiLedger` (the default for downstream services) claims, renews and finishes runs through the
+execution API with a subscriber token (`assetbus token subscriber`: scope `runs:claim`, one DAG).
+The API runs each as one conditional `UPDATE ... RETURNING` on `consumer_runs`, so subscriber
+processes, consumer groups and restarts agree, and `assetbus runs list` shows each run's outcome.
+The service holds no database credentials. `MemoryLedger` does the same within one process only
+(tests, scripts).
 """
 
 from __future__ import annotations
 
 import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Protocol
 from urllib.parse import quote
@@ -18,13 +29,16 @@ from urllib.parse import quote
 import httpx
 
 from assetbus.producers.errors import EmitterError
-from assetbus.producers.kafka.retry import RetryPolicy
+from assetbus.producers.kafka.retry import RetryPolicy, retry_until
 from assetbus.producers.state.protocol import default_headers
 
 log = logging.getLogger("assetbus.readiness")
 
 SCOPE_RUNS_CLAIM = "runs:claim"
-"""The scope of a subscriber token: may claim and finish the runs of the one DAG it names."""
+"""The scope of a subscriber token: may claim, renew and finish the runs of the one DAG it names."""
+
+DEFAULT_LEASE_S = 60.0
+"""How long a claim holds a run unless renewed: the longest a crashed holder keeps the run from others."""
 
 
 class RunStatus(str, Enum):
@@ -36,26 +50,89 @@ class RunStatus(str, Enum):
     FAILED = "failed"
 
 
+FINISHED = (RunStatus.SUCCESS, RunStatus.FAILED)
+
+
+class ClaimState(str, Enum):
+    """What a claim found."""
+
+    CLAIMED = "claimed"
+    """The caller holds the run (with `Claim.fence`): run the handler."""
+    HELD = "held"
+    """Another holder's lease is live: do not run the handler now; claim again later (it finishes, or
+    its lease expires)."""
+    FINISHED = "finished"
+    """The run has an outcome already: skip its signal."""
+    UNKNOWN = "unknown"
+    """The ledger does not know the run: skip its signal."""
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A ledger's answer to a claim."""
+
+    state: ClaimState
+    fence: int = 0
+    """The fencing token of this holding (when `CLAIMED`): pass it to `renew` and `finish`."""
+
+    @property
+    def claimed(self) -> bool:
+        return self.state is ClaimState.CLAIMED
+
+
+class FinishResult(str, Enum):
+    """What a reported outcome did."""
+
+    RECORDED = "recorded"
+    """The run's outcome is stored."""
+    STALE_FENCE = "stale_fence"
+    """Refused, nothing changed: the fence no longer holds the run (its lease expired and another claim
+    took it, or it has finished already)."""
+
+
 class LedgerRefused(EmitterError):
     """The ledger refused the subscriber for good (a bad token, a run of another DAG): retrying cannot help."""
 
 
 class RunLedger(Protocol):
+    lease_s: float
+    """How long a claim or a renewal holds a run."""
+
     async def start(self) -> None: ...
     async def stop(self) -> None: ...
-    async def claim(self, run_id: str, consumer: str) -> bool:
-        """True: run the handler. False: the run has finished already (or is unknown): skip it."""
+    async def claim(self, run_id: str, consumer: str) -> Claim:
+        """Take the run's lease for `consumer` (see `ClaimState` for the answers)."""
         ...
-    async def finish(self, run_id: str, status: RunStatus, detail: str | None = None) -> None: ...
+    async def renew(self, run_id: str, fence: int) -> bool:
+        """Extend the lease of the holder of `fence` by `lease_s`. False: that fence lost the run."""
+        ...
+    async def finish(self, run_id: str, fence: int, status: RunStatus, detail: str | None = None) -> FinishResult:
+        """Record the outcome of the holding `fence`; refused (`STALE_FENCE`) once that holding has lost the run."""
+        ...
+
+
+class _Unavailable(EmitterError):
+    retriable = True
+
+
+def _transient(error: BaseException) -> bool:
+    return isinstance(error, (httpx.TransportError, _Unavailable))
 
 
 class ApiLedger:
-    """Claims and outcomes through the execution API; waits (with back-off) while the API is unreachable
-    or unavailable (5xx), raises `LedgerRefused` on a refusal (401, 403, 4xx)."""
+    """Claims, renewals and outcomes through the execution API; raises `LedgerRefused` on a refusal
+    (401, 403, other 4xx).
+
+    While the API is unreachable or unavailable (a transport error, 5xx, 429) each call is retried
+    with `retry_until` and `retry` (default: back-off from 0.2 s up to 5 s, **no deadline**: a signal
+    waits for the API rather than being skipped, and its offset stays uncommitted meanwhile). With a
+    `RetryPolicy(timeout_s=...)` a call gives up with `RetryTimeout`, and the subscriber's loop rewinds
+    the batch and fetches it again after its own back-off."""
 
     def __init__(self, api_url: str, token: str, *, timeout_s: float = 10.0, retry: RetryPolicy | None = None,
-                 transport: httpx.AsyncBaseTransport | None = None) -> None:
+                 lease_s: float = DEFAULT_LEASE_S, transport: httpx.AsyncBaseTransport | None = None) -> None:
         self.api_url = api_url.rstrip("/")
+        self.lease_s = lease_s
         self._token = token
         self._timeout_s = timeout_s
         self._retry = retry or RetryPolicy(initial_s=0.2, max_s=5.0)
@@ -72,48 +149,61 @@ class ApiLedger:
             await self._client.aclose()
             self._client = None
 
-    async def claim(self, run_id: str, consumer: str) -> bool:
-        answer = await self._post(run_id, "claim", {"consumer": consumer})
+    async def claim(self, run_id: str, consumer: str) -> Claim:
+        answer = await self._post(run_id, "claim", {"consumer": consumer, "lease_s": self.lease_s})
         if answer is None:
             log.warning("run %s is unknown to the API at %s; skipping its signal", run_id, self.api_url)
-            return False
-        return bool(answer["claimed"])
+            return Claim(ClaimState.UNKNOWN)
+        if answer["claimed"]:
+            return Claim(ClaimState.CLAIMED, int(answer.get("fence") or answer["attempts"]))  # an API before leases
+        return Claim(ClaimState.FINISHED if RunStatus(answer["status"]) in FINISHED else ClaimState.HELD)
 
-    async def finish(self, run_id: str, status: RunStatus, detail: str | None = None) -> None:
-        answer = await self._post(run_id, "finish", {"status": status.value, "detail": detail})
-        if answer is None or not answer["recorded"]:
-            log.warning("run %s was not running when its outcome %s was reported", run_id, status.value)
+    async def renew(self, run_id: str, fence: int) -> bool:
+        answer = await self._post(run_id, "renew", {"fence": fence, "lease_s": self.lease_s})
+        return answer is not None and bool(answer["renewed"])
+
+    async def finish(self, run_id: str, fence: int, status: RunStatus, detail: str | None = None) -> FinishResult:
+        answer = await self._post(run_id, "finish", {"status": status.value, "detail": detail, "fence": fence})
+        return FinishResult.RECORDED if answer is not None and answer["recorded"] else FinishResult.STALE_FENCE
 
     async def _post(self, run_id: str, action: str, body: dict[str, Any]) -> dict[str, Any] | None:
         """The answer's JSON; None on 404 (an unknown run). Retries transport errors and 5xx answers."""
         await self.start()
-        assert self._client is not None
+        client = self._client
+        assert client is not None
         path = f"/execution/runs/{quote(run_id, safe='')}/{action}"
-        backoff = self._retry.backoff()
-        while True:
-            try:
-                response = await self._client.post(path, json=body)
-            except httpx.TransportError as error:
-                problem = f"{type(error).__name__}: {error}"
-            else:
-                if response.status_code == 404:
-                    return None
-                if response.is_success:
-                    answer: dict[str, Any] = response.json()
-                    return answer
-                if response.status_code < 500 and response.status_code != 429:
-                    raise LedgerRefused(f"{action} of run {run_id} refused by {self.api_url}: "
-                                        f"{response.status_code} {response.text[:500]}")
-                problem = f"HTTP {response.status_code}"
-            delay = await backoff.sleep()
-            log.warning("run ledger at %s unavailable (%s); retried after %.1fs", self.api_url, problem, delay)
+
+        async def post() -> dict[str, Any] | None:
+            response = await client.post(path, json=body)
+            if response.status_code == 404:
+                return None
+            if response.is_success:
+                answer: dict[str, Any] = response.json()
+                return answer
+            if response.status_code < 500 and response.status_code != 429:
+                raise LedgerRefused(f"{action} of run {run_id} refused by {self.api_url}: "
+                                    f"{response.status_code} {response.text[:500]}")
+            raise _Unavailable(f"HTTP {response.status_code}")
+
+        return await retry_until(post, self._retry, what=f"the run ledger at {self.api_url}", retriable=_transient,
+                                 log=log)
+
+
+@dataclass
+class _Holding:
+    status: RunStatus
+    fence: int = 0
+    lease_until: float = 0.0
 
 
 class MemoryLedger:
-    """Dedupe by run id within this process; outcomes are kept in `outcomes`."""
+    """The same leases and fences within this process (`clock`: monotonic seconds); outcomes in `outcomes`."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, lease_s: float = DEFAULT_LEASE_S, clock: Callable[[], float] = time.monotonic) -> None:
+        self.lease_s = lease_s
         self.outcomes: dict[str, RunStatus] = {}
+        self._clock = clock
+        self._runs: dict[str, _Holding] = {}
 
     async def start(self) -> None:
         return None
@@ -121,11 +211,31 @@ class MemoryLedger:
     async def stop(self) -> None:
         return None
 
-    async def claim(self, run_id: str, consumer: str) -> bool:
-        if self.outcomes.get(run_id) in (RunStatus.SUCCESS, RunStatus.FAILED):
-            return False
+    async def claim(self, run_id: str, consumer: str) -> Claim:
+        run = self._runs.setdefault(run_id, _Holding(RunStatus.QUEUED))
+        if run.status in FINISHED:
+            return Claim(ClaimState.FINISHED)
+        if run.status is RunStatus.RUNNING and run.lease_until > self._clock():
+            return Claim(ClaimState.HELD)
+        run.status, run.fence, run.lease_until = RunStatus.RUNNING, run.fence + 1, self._clock() + self.lease_s
         self.outcomes[run_id] = RunStatus.RUNNING
+        return Claim(ClaimState.CLAIMED, run.fence)
+
+    async def renew(self, run_id: str, fence: int) -> bool:
+        run = self._holding(run_id, fence)
+        if run is None:
+            return False
+        run.lease_until = self._clock() + self.lease_s
         return True
 
-    async def finish(self, run_id: str, status: RunStatus, detail: str | None = None) -> None:
-        self.outcomes[run_id] = status
+    async def finish(self, run_id: str, fence: int, status: RunStatus, detail: str | None = None) -> FinishResult:
+        run = self._holding(run_id, fence)
+        if run is None:
+            return FinishResult.STALE_FENCE
+        run.status = self.outcomes[run_id] = status
+        return FinishResult.RECORDED
+
+    def _holding(self, run_id: str, fence: int) -> _Holding | None:
+        """The run if `fence` holds it (running, not claimed again since; an expired lease nobody took counts)."""
+        run = self._runs.get(run_id)
+        return run if run is not None and run.status is RunStatus.RUNNING and run.fence == fence else None

@@ -10,11 +10,12 @@ async with ReadinessSubscriber(KafkaConnection.from_environ(), "orders_daily", h
     await subscriber.run_forever()
 ```
 
-Per signal, in order within each Kafka partition: claim the run in the ledger (skip it if it has
-finished: a re-published or redelivered signal), run the handler, record `success` (it returned)
-or `failed` (it raised). The loop commits a batch's offsets once every signal in it is recorded.
-A crash mid-handler leaves the offsets uncommitted and the run `running`: the signals come again,
-finished runs are skipped, and the interrupted run is retried (at least once).
+Per signal, in order within each Kafka partition: claim the run's lease in the ledger (skip it if it
+has finished: a re-published or redelivered signal; wait while another subscriber holds it), run the
+handler while renewing the lease, record `success` (it returned) or `failed` (it raised) with the
+claim's fence. The loop commits a batch's offsets once every signal in it is recorded. A crash
+mid-handler leaves the offsets uncommitted and the run `running`: the signals come again, finished
+runs are skipped, and the interrupted run is retried (at least once) once its lease has expired.
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ from pydantic import ValidationError
 from assetbus.producers.kafka.connection import KafkaConnection, as_connection
 from assetbus.producers.kafka.offsets import OffsetMetrics, Tallies
 from assetbus.producers.kafka.shell import ConsumerSettings, ServiceShell
-from assetbus.producers.readiness.ledger import LedgerRefused, RunLedger, RunStatus
+from assetbus.producers.readiness.lease import claim_when_free, renewing
+from assetbus.producers.readiness.ledger import FinishResult, LedgerRefused, RunLedger, RunStatus
 from assetbus.producers.tracing import context_of, tracer
 from assetbus.schemas import ReadinessSignal, Topics
 from assetbus.schemas.codecs import decode_signal
@@ -50,6 +52,8 @@ class Skipped(str, Enum):
     """The run finished already (or the ledger does not know it)."""
     UNREADABLE = "unreadable"
     """Not a readiness signal of this DAG."""
+    LEASE_LOST = "lease_lost"
+    """The handler ran, but its lease expired and another claim took the run: its outcome was refused."""
 
 
 @dataclass
@@ -59,6 +63,7 @@ class SubscriberStats:
     failed: int = 0
     duplicates: int = 0
     unreadable: int = 0
+    lease_lost: int = 0
 
 
 class SubscriberEvents:
@@ -73,6 +78,9 @@ class SubscriberEvents:
 
     def ready_after(self, dag_id: str, seconds: float) -> None:
         """From the run's creation by the scheduler to its handler starting here."""
+
+    def lease_lost(self, dag_id: str) -> None:
+        """A handler lost its run's lease while it ran (its outcome is refused; another claim holds the run)."""
 
     def offset_metrics(self, dag_id: str) -> OffsetMetrics:
         """What the consume shell counts for this DAG (rebalances, failed commits, lag): plain tallies here."""
@@ -97,33 +105,51 @@ async def run_once(ledger: RunLedger, signal: ReadinessSignal, handler: Handler,
     """Claim the signal's run, run the handler, record its outcome. `Skipped.DUPLICATE` if the run finished.
 
     The one place the once-per-run rule is written: the plain subscriber and the FastStream
-    integration both call it. A handler's exception is recorded as `failed` (and not raised);
-    a ledger's error is raised (the signal must come again). With `context` (the trace context the
-    signal's record carried) the handler runs in an `assetbus handle` span, its child."""
-    if not await ledger.claim(signal.run_id, consumer):
+    integration both call it. The claim is a lease: while another subscriber holds the run, this one
+    waits (`claim_when_free`); while the handler runs, the lease is renewed. If the lease is lost anyway
+    (it expired and another claim took the run), the loss is logged and reported (`lease_lost`), the
+    outcome is refused by the ledger, and the result is `Skipped.LEASE_LOST`. A handler's exception is
+    recorded as `failed` (and not raised); a ledger's error is raised (the signal must come again). With
+    `context` (the trace context the signal's record carried) the handler runs in an `assetbus handle`
+    span, its child."""
+    claim = await claim_when_free(ledger, signal.run_id, consumer)
+    if not claim.claimed:
         log.info("run %s of %s has finished already (or is unknown to the ledger); skipping the signal",
                  signal.run_id, signal.dag_id)
         return Skipped.DUPLICATE
     if events is not None:
         events.ready_after(signal.dag_id, max(0.0, time.time() - signal.created_at.timestamp()))
+    lost: list[bool] = []
+
+    def lease_lost() -> None:
+        log.warning("run %s of %s: the lease (fence %d) was lost while its handler ran: another claim holds the "
+                    "run now; this outcome will be refused", signal.run_id, signal.dag_id, claim.fence)
+        lost.append(True)
+        if events is not None:
+            events.lease_lost(signal.dag_id)
+
+    status, detail = RunStatus.SUCCESS, None
     started = time.perf_counter()
     try:
-        if context is None:
-            await handler(signal)
-        else:
-            with tracer.start_as_current_span("assetbus handle", context, kind=SpanKind.CONSUMER,
-                                              attributes={"assetbus.dag_id": signal.dag_id,
-                                                          "assetbus.run_id": signal.run_id}):
+        async with renewing(ledger, signal.run_id, claim.fence, lease_lost):
+            if context is None:
                 await handler(signal)
+            else:
+                with tracer.start_as_current_span("assetbus handle", context, kind=SpanKind.CONSUMER,
+                                                  attributes={"assetbus.dag_id": signal.dag_id,
+                                                              "assetbus.run_id": signal.run_id}):
+                    await handler(signal)
     except Exception as error:
         log.exception("handler failed for run %s of %s", signal.run_id, signal.dag_id)
-        await ledger.finish(signal.run_id, RunStatus.FAILED, f"{type(error).__name__}: {error}"[:2000])
-        return RunStatus.FAILED
+        status, detail = RunStatus.FAILED, f"{type(error).__name__}: {error}"[:2000]
     finally:
         if events is not None:
             events.handled(signal.dag_id, time.perf_counter() - started)
-    await ledger.finish(signal.run_id, RunStatus.SUCCESS)
-    return RunStatus.SUCCESS
+    if await ledger.finish(signal.run_id, claim.fence, status, detail) is FinishResult.STALE_FENCE:
+        if not lost:
+            lease_lost()
+        return Skipped.LEASE_LOST
+    return status
 
 
 class ReadinessSubscriber:
@@ -199,6 +225,8 @@ class ReadinessSubscriber:
             self.stats.unreadable += 1
         elif outcome is Skipped.DUPLICATE:
             self.stats.duplicates += 1
+        elif outcome is Skipped.LEASE_LOST:
+            self.stats.lease_lost += 1
         elif outcome is RunStatus.FAILED:
             self.stats.failed += 1
         else:

@@ -1,17 +1,23 @@
-"""`POST /execution/runs/{run_id}/claim` and `.../finish`: the run ledger of downstream subscribers.
+"""`POST /execution/runs/{run_id}/claim`, `.../renew` and `.../finish`: the run ledger of downstream subscribers.
 
-A subscriber claims a consumer run before its handler and records the outcome after it (see
-`assetbus.producers.readiness`). The claim is the storage layer's one atomic UPDATE on
-`consumer_runs` (`claim_run`): it answers `claimed: false` for a run that has finished, so a
-re-published signal, a second subscriber process or a restarted one never handles a finished run
-again. The subscriber holds a **subscriber token** (`assetbus token subscriber`): scope `runs:claim`
-and a `dag_id` claim, no provenance (the persister and the state routes refuse it), signed with the
-installation's minting key. It may claim and finish the runs of its own DAG only.
+A subscriber claims a consumer run before its handler, renews the claim while the handler runs and
+records the outcome after it (see `assetbus.producers.readiness`). A claim is a lease with a fencing
+token, and each route is one of the storage layer's conditional UPDATEs on `consumer_runs`
+(`claim_run`, `renew_run`, `finish_run`): a claim answers `claimed: false` for a run that has
+finished (skip it) or that another holder's live lease covers (`status: running`: claim again
+later), so a re-published signal, a second subscriber process or a restarted one never handles a
+finished run again, nor one that is being handled; a renewal or an outcome with a stale fence is
+refused (`renewed: false`, `recorded: false` with `reason: stale_fence`).
+
+The subscriber holds a **subscriber token** (`assetbus token subscriber`): scope `runs:claim` and a
+`dag_id` claim, no provenance (the persister and the state routes refuse it), signed with the
+installation's minting key. It may claim, renew and finish the runs of its own DAG only.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Annotated, Literal
 
 import jwt
@@ -26,8 +32,8 @@ from assetbus.consumers.api.ui_auth import OperatorVerifier
 from assetbus.consumers.api.versioning import version_header
 from assetbus.consumers.auth import TokenError
 from assetbus.consumers.auth.tokens import DEFAULT_AUDIENCE
-from assetbus.consumers.storage.runs import RunStatus, claim_run, finish_run, get_run
-from assetbus.producers.readiness import SCOPE_RUNS_CLAIM
+from assetbus.consumers.storage.runs import RunStatus, claim_run, finish_run, get_run, renew_run
+from assetbus.producers.readiness import DEFAULT_LEASE_S, SCOPE_RUNS_CLAIM, FinishResult
 from assetbus.producers.tokens import TokenKey, scoped_token
 
 router = APIRouter(prefix="/execution/runs", tags=["runs"], dependencies=[Depends(version_header)])
@@ -79,25 +85,54 @@ async def subscriber(request: Request,
 CurrentSubscriber = Annotated[Subscriber, Depends(subscriber)]
 
 
+LeaseSeconds = Annotated[float, Field(ge=1, le=86400, description="How long the claim holds the run unless renewed "
+                                      "(seconds): the longest a crashed holder keeps the run from others.")]
+Fence = Annotated[int, Field(ge=1, description="The fencing token the claim returned (`fence`).")]
+
+
 class ClaimRequest(BaseModel):
     consumer: str = Field(min_length=1, max_length=250, description="Who claims the run (the subscriber's "
                           "consumer name; shown by `assetbus runs list`).")
+    lease_s: LeaseSeconds = DEFAULT_LEASE_S
 
 
 class ClaimOut(BaseModel):
-    claimed: bool = Field(description="True: run the handler now. False: the run has finished: skip its signal.")
+    claimed: bool = Field(description="True: run the handler now, renewing the lease. False: the run has finished "
+                                      "(skip its signal), or another holder's lease is live (`status` running: "
+                                      "claim again later).")
     status: RunStatus = Field(description="The run's status after this request.")
     attempts: int = Field(description="How many times the run has been claimed.")
+    fence: int | None = Field(default=None, description="When claimed: the fencing token of this claim, to pass "
+                                                        "to `renew` and `finish`.")
+    lease_until: datetime | None = Field(default=None, description="When the holder's lease expires unless "
+                                                                   "renewed (a running run).")
+
+
+class RenewRequest(BaseModel):
+    fence: Fence
+    lease_s: LeaseSeconds = DEFAULT_LEASE_S
+
+
+class RenewOut(BaseModel):
+    renewed: bool = Field(description="False: the fence no longer holds the run (another claim took it after the "
+                                      "lease expired, or it finished): the holder has lost it.")
+    lease_until: datetime | None = Field(default=None, description="The lease's new expiry, when renewed.")
 
 
 class FinishRequest(BaseModel):
     status: Literal[RunStatus.SUCCESS, RunStatus.FAILED] = Field(description="`success`: the handler returned; "
                                                                               "`failed`: it raised.")
     detail: str | None = Field(default=None, max_length=2000, description="What failed (for `failed`).")
+    fence: Fence | None = Field(default=None, description="The claim's fencing token: the outcome is refused unless "
+                                "that claim still holds the run. Absent (clients from before leases): recorded if "
+                                "the run is running, whoever holds it.")
 
 
 class FinishOut(BaseModel):
-    recorded: bool = Field(description="False if the run was not running (finished already): nothing changed.")
+    recorded: bool = Field(description="False: nothing changed (see `reason`).")
+    reason: FinishResult | None = Field(default=None, description="Why not recorded: `stale_fence`, the fence no "
+                                        "longer holds the run (its lease expired and another claim took it), or the "
+                                        "run is not running (finished already).")
 
 
 async def _own_run(db: Db, run_id: str, caller: Subscriber) -> None:
@@ -112,17 +147,25 @@ async def _own_run(db: Db, run_id: str, caller: Subscriber) -> None:
 
 
 @router.post("/{run_id}/claim", response_model=ClaimOut, responses=responses(401, 403, 404, 503),
-             summary="Claim a consumer run before handling its signal (needs a subscriber token)")
+             summary="Claim (lease) a consumer run before handling its signal (needs a subscriber token)")
 async def claim(run_id: RunId, body: ClaimRequest, caller: CurrentSubscriber, db: Db) -> ClaimOut:
     await _own_run(db, run_id, caller)  # a run's DAG never changes: checking it first is race-free
     async with db.statement() as conn:
-        claimed = await claim_run(conn, run_id, body.consumer)
-    if claimed is not None:
-        return ClaimOut(claimed=True, status=RunStatus(claimed.status), attempts=claimed.attempts)
+        found = await claim_run(conn, run_id, body.consumer, body.lease_s)
+    if found is None:
+        raise ApiError(404, ApiErrorCode.NOT_FOUND, f"no consumer run {run_id!r}")
+    run = found.run
+    return ClaimOut(claimed=found.claimed, status=RunStatus(run.status), attempts=run.attempts,
+                    fence=run.attempts if found.claimed else None, lease_until=run.lease_until)
+
+
+@router.post("/{run_id}/renew", response_model=RenewOut, responses=responses(401, 403, 404, 503),
+             summary="Extend the lease of a claimed consumer run while its handler runs (needs a subscriber token)")
+async def renew(run_id: RunId, body: RenewRequest, caller: CurrentSubscriber, db: Db) -> RenewOut:
+    await _own_run(db, run_id, caller)
     async with db.statement() as conn:
-        run = await get_run(conn, run_id)
-    assert run is not None
-    return ClaimOut(claimed=False, status=RunStatus(run.status), attempts=run.attempts)
+        lease_until = await renew_run(conn, run_id, body.fence, body.lease_s)
+    return RenewOut(renewed=lease_until is not None, lease_until=lease_until)
 
 
 @router.post("/{run_id}/finish", response_model=FinishOut, responses=responses(401, 403, 404, 503),
@@ -130,5 +173,5 @@ async def claim(run_id: RunId, body: ClaimRequest, caller: CurrentSubscriber, db
 async def finish(run_id: RunId, body: FinishRequest, caller: CurrentSubscriber, db: Db) -> FinishOut:
     await _own_run(db, run_id, caller)
     async with db.statement() as conn:
-        recorded = await finish_run(conn, run_id, RunStatus(body.status), body.detail)
-    return FinishOut(recorded=recorded)
+        recorded = await finish_run(conn, run_id, RunStatus(body.status), body.detail, fence=body.fence)
+    return FinishOut(recorded=recorded, reason=None if recorded else FinishResult.STALE_FENCE)
