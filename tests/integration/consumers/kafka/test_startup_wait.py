@@ -14,6 +14,7 @@ from assetbus.consumers.kafka import EXIT_STARTUP_TIMEOUT
 from assetbus.infra.ports import free_port
 from assetbus.schemas import Topics
 from assetbus.settings import Settings
+from tests.untrusted_tls import untrusted_tls_server
 
 ASSETBUS = str(Path(sys.executable).parent / "assetbus")
 
@@ -80,3 +81,22 @@ async def test_a_service_whose_topics_were_never_created_names_the_topic_and_ask
     said = f"the group {prefix}-{service} subscribes to {prefix}.{topic}, which the broker has not listed for 10s"
     assert said in line, err
     assert line.endswith("run `assetbus migrate`") and "Traceback" not in out + err
+
+
+async def test_a_persister_that_does_not_trust_the_brokers_certificate_exits_with_one_line_and_no_traceback(
+        db_url: str, topics: Topics, token_secret: str, tmp_path: Path) -> None:
+    """Every handshake fails (the CA given is not the one that signed the certificate): aiokafka reports
+    each, and nothing else may report it again (uvloop left the failure in a future nobody awaited, and
+    asyncio logged it as `Future exception was never retrieved` with a traceback)."""
+    with untrusted_tls_server(tmp_path) as server:
+        env = {"KAFKA_BOOTSTRAP_SERVERS": server.address, "KAFKA_SECURITY_PROTOCOL": "SASL_SSL",
+               "KAFKA_SASL_MECHANISM": "SCRAM-SHA-512", "KAFKA_SASL_USERNAME": "assetbus",
+               "KAFKA_SASL_PASSWORD": "never-shown", "KAFKA_SSL_CAFILE": str(server.other_ca),
+               "DATABASE_URL": db_url, "ASSETBUS_TOPIC_PREFIX": topics.prefix, "ASSETBUS_TOKEN_SECRET": token_secret}
+        code, out, err = await run_service(env, "run", "persister", "--startup-timeout-s", "4")
+    everything = out + err
+    assert code == EXIT_STARTUP_TIMEOUT, everything
+    (line,) = error_lines(err)
+    assert f"Kafka at {server.address} over SASL_SSL as assetbus (SCRAM-SHA-512)" in line, err
+    assert "Traceback" not in everything and "never retrieved" not in everything, everything
+    assert "never-shown" not in everything

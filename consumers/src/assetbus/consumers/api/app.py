@@ -6,6 +6,7 @@ pieces (producer + reply reader) and closes them in reverse order, whatever happ
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator
@@ -38,6 +39,7 @@ from assetbus.consumers.api.ui_auth import OperatorVerifier
 from assetbus.consumers.api.versioning import API_VERSIONS, LATEST_VERSION, VERSION_HEADER, ApiVersionMiddleware
 from assetbus.consumers.auth import TokenVerifier
 from assetbus.consumers.kafka.startup import startup_policy, wait_for_database, wait_for_kafka
+from assetbus.consumers.observe import loop_errors
 from assetbus.consumers.observe.pipeline import PipelineGauges
 from assetbus.consumers.observe.readiness import ReadinessChecks
 from assetbus.consumers.storage import create_engine
@@ -65,6 +67,7 @@ def create_api(config: ApiConfig, *, minter: Minter | None = None) -> FastAPI:
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        loop_errors.install(asyncio.get_running_loop())  # uvicorn's loop: a failed TLS connection is reported once
         engine = create_engine(config.database_url, pool_size=config.db_pool_size, max_overflow=0, pre_ping=False)
         policy = startup_policy(config.startup_timeout_s)
         await wait_for_kafka(config.kafka, policy, log)
