@@ -33,6 +33,8 @@ class UntrustedServer:
     port: int
     other_ca: Path
     """A CA file that did not sign the server's certificate (what a client given the wrong CA has)."""
+    certificate: Path
+    """The server's own (self-signed) certificate: as a CA file, it makes the server trusted."""
 
     @property
     def address(self) -> str:
@@ -72,7 +74,7 @@ def untrusted_tls_server(folder: Path) -> Iterator[UntrustedServer]:
     thread = threading.Thread(target=serve, daemon=True)
     thread.start()
     try:
-        yield UntrustedServer(listener.getsockname()[1], other_ca)
+        yield UntrustedServer(listener.getsockname()[1], other_ca, cert)
     finally:
         stop.set()
         thread.join(5)
