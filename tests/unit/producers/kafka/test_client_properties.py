@@ -135,3 +135,24 @@ async def test_a_compression_passes_validation_exactly_when_aiokafkas_producer_t
             AIOKafkaProducer(compression_type=codec)
     else:
         await AIOKafkaProducer(**connection.client_kwargs("producer")).stop()  # never started: nothing to send
+
+
+def test_an_emitters_compression_argument_is_checked_the_same_way(monkeypatch: pytest.MonkeyPatch) -> None:
+    from aiokafka import codec as codecs
+
+    from assetbus.producers.dispatch import DispatchConfig
+
+    monkeypatch.setattr(codecs, "has_zstd", lambda: False)
+    with pytest.raises(ValueError, match=r"^compression is zstd, whose codec is not installed: pip install cramjam"):
+        DispatchConfig(compression="zstd")
+    assert DispatchConfig(compression="gzip").compression == "gzip"
+
+
+async def test_an_explicit_none_wins_over_the_connections_compression() -> None:
+    from assetbus.producers.kafka.producer import create_producer
+
+    producer = create_producer(KafkaConnection(properties={"compression.type": "gzip"}), compression="none")
+    try:
+        assert producer._compression_type is None
+    finally:
+        await producer.stop()
