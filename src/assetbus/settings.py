@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from assetbus.consumers.settings import ENV_FILE, KafkaSettings
@@ -87,6 +87,17 @@ class ConnectionSettings(BaseSettings):
         default=True, alias="ASSETBUS_CREATE_TOPICS", description="ASSETBUS_CREATE_TOPICS=false: never create "
         "topics (migrate, dags sync and the scheduler check them and name the missing ones)."
     )
+
+    @field_validator("kafka_bootstrap_servers", "database_url")
+    @classmethod
+    def _not_empty(cls, value: str | None, info: ValidationInfo) -> str | None:
+        """Set but empty is a mistake (an unfilled template, `VAR=` in a unit file), never "the local one":
+        unset the variable for that."""
+        if value is not None and not value.strip():
+            variable = str(info.field_name).upper()
+            raise ValueError(f"{variable} is set but empty; give a value, or unset {variable} to use the local "
+                             "infrastructure of `assetbus infra up`")
+        return value
 
     def bootstrap(self, infra: InfraSettings) -> str:
         return self.kafka_bootstrap_servers or infra.local_bootstrap()

@@ -5,58 +5,43 @@ stdlib selector loop; on two cores shared with Kafka and PostgreSQL that is late
 docs/benchmarks.md, "Where the time goes"). Only the services (`assetbus run ...`) use it: the
 SDK runs on whatever loop the task code has.
 
-uvloop's SSL protocol can write to a TCP transport that is already closed when a TLS connection is
-torn down mid-handshake (a refused SASL login, a broker closing the socket): the write raises
-`RuntimeError: ... the handler is closed` and uvloop reports it as a "Fatal error on SSL protocol"
-with a traceback (MagicStack/uvloop issues #68, #471). The connection was already gone, so nothing
-is lost; the services log it as one debug line instead, and every other loop error as before.
+Either loop gets the services' exception handler (`assetbus.consumers.observe.loop_errors`): a failed
+TLS connection that the loop reports a second time (a handshake's exception in a future nobody awaits
+any more, a write to an already closed transport) is one debug line, not an asyncio traceback; every
+other loop error is reported as before.
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
 import os
 from collections.abc import Callable
-from typing import Any
+
+from assetbus.consumers.observe.loop_errors import install
 
 ENV = "ASSETBUS_EVENT_LOOP"
 """`uvloop` (the default) or `asyncio`."""
-
-log = logging.getLogger("assetbus.loop")
-
-
-def closed_transport_write(context: dict[str, Any]) -> bool:
-    """Whether a loop error is uvloop's write to an SSL connection's already closed TCP transport."""
-    error = context.get("exception")
-    return (isinstance(error, RuntimeError) and "the handler is closed" in str(error)
-            and "SSL" in str(context.get("message", "")))
-
-
-def _handle_loop_error(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
-    if closed_transport_write(context):
-        log.debug("a TLS connection was closed while uvloop still wrote to it: %s", context.get("exception"))
-        return
-    loop.default_exception_handler(context)
 
 
 def _uvloop() -> asyncio.AbstractEventLoop:
     import uvloop
 
-    loop = uvloop.new_event_loop()
-    loop.set_exception_handler(_handle_loop_error)
-    return loop
+    return install(uvloop.new_event_loop())
 
 
-def service_loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
-    """uvloop's loop factory, or None (the stdlib loop) when asked for or when uvloop is not installed."""
+def _asyncio() -> asyncio.AbstractEventLoop:
+    return install(asyncio.new_event_loop())
+
+
+def service_loop_factory() -> Callable[[], asyncio.AbstractEventLoop]:
+    """uvloop's loop factory, or the stdlib loop's when asked for or when uvloop is not installed."""
     choice = os.environ.get(ENV, "uvloop").strip().lower()
     if choice == "asyncio":
-        return None
+        return _asyncio
     if choice != "uvloop":
         raise ValueError(f"{ENV} must be 'uvloop' or 'asyncio', not {choice!r}")
     try:
         import uvloop  # noqa: F401
     except ImportError:  # pragma: no cover - a dependency of the assetbus distribution
-        return None
+        return _asyncio
     return _uvloop

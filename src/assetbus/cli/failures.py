@@ -25,7 +25,8 @@ class ExitCode(IntEnum):
     DATABASE_UNREACHABLE = 4
     """PostgreSQL could not be reached or refused the login (DATABASE_URL)."""
     KAFKA_UNREACHABLE = 5
-    """No Kafka broker answered (KAFKA_BOOTSTRAP_SERVERS)."""
+    """No Kafka broker answered (KAFKA_BOOTSTRAP_SERVERS), or a service found its certificate untrusted
+    (KAFKA_SSL_CAFILE)."""
     NOT_MIGRATED = 6
     """The database schema or the topics are missing: run `assetbus migrate`."""
     STARTUP_TIMEOUT = 75

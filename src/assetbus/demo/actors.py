@@ -80,7 +80,7 @@ async def ingest_orders(emitter: AsyncEmitter, state: DemoState, show: Show) -> 
         receipts.append(receipt)
         show("ingest_orders", f"batch {batch} committed ({local(hour)}) → {receipt.status.value}, "
                               f"event {receipt.event_id}")
-        if batch == FIRST_BATCH + 2:  # a retry after a lost receipt sends the same batch again
+        if batch == FIRST_BATCH + 2:  # a retry emits the same batch again: another command, the same dedupe key
             again = await emitter.emit(ORDERS, raise_on_reject=False, **fields)  # type: ignore[arg-type]
             receipts.append(again)
             show("ingest_orders", f"batch {batch} sent again (a retry) → {again.status.value} of event "

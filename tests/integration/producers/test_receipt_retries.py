@@ -36,7 +36,7 @@ async def test_a_lost_receipt_is_retried_with_the_same_command_and_stores_one_ev
         receipt = await asyncio.wait_for(future, 30)
 
     events = await stored_events(engine)
-    assert receipt.status is ReceiptStatus.DUPLICATE  # the resend found the event the first send stored
+    assert receipt.status is ReceiptStatus.ACCEPTED  # the resend found its own event, stored by the first send
     assert [e["id"] for e in events] == [receipt.event_id]
     assert events[0]["dedupe_key"] == "batch-41"
 

@@ -40,6 +40,15 @@ def test_a_retry_re_emitting_a_dedupe_key_is_a_duplicate_of_the_first_event() ->
     assert len(bus.events) == 1
 
 
+def test_the_same_command_answered_again_is_accepted_with_its_event() -> None:
+    bus = InMemoryEmitter()
+    with bus.task():
+        first = orders.emit(dedupe_key="batch-41")
+    again = bus.answer(bus.commands[0])  # a resend: the same command id
+    assert again.accepted and (again.event_id, again.timestamp) == (first.event_id, first.timestamp)
+    assert len(bus.events) == 1
+
+
 def test_the_same_dedupe_key_in_another_task_is_a_new_event() -> None:
     bus = InMemoryEmitter()
     with bus.task(task_id="a"):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from assetbus.producers.kafka import ENV_PREFIX, ConsumerSettings, KafkaConnection, RetryPolicy
@@ -74,6 +74,13 @@ class ServiceSettings(BaseSettings):
     create_topics: bool = Field(default=True, description="Create missing topics (given by the edge from "
                                 "ASSETBUS_CREATE_TOPICS); false: a missing topic stops the service at start-up, "
                                 "named, with how to create it.")
+
+    @field_validator("database_url")
+    @classmethod
+    def _database_named(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("DATABASE_URL is empty: give the URL of PostgreSQL")
+        return value
 
     def replace(self, **changes: Any) -> Any:
         """A validated copy with `changes` applied (the models are frozen)."""

@@ -25,6 +25,7 @@ from aiokafka import AIOKafkaProducer
 from assetbus.producers.errors import EmitterClosed, EmitterError, ReceiptTimeout
 from assetbus.producers.kafka.connection import KafkaConnection
 from assetbus.producers.kafka.producer import create_producer
+from assetbus.producers.kafka.properties import check_compression
 from assetbus.producers.outbox import Outbox
 from assetbus.producers.receipts import ReceiptListener
 from assetbus.producers.tracing import Header, span_headers
@@ -45,7 +46,13 @@ class DispatchConfig:
     linger_ms: int = 5
     max_batch_bytes: int = 512 * 1024
     compression: str | None = None
+    """Record batch compression (`gzip`, `snappy`, `lz4`, `zstd`; None: the connection's `compression.type`). A
+    codec that is not installed is refused here, naming the package, not when the producer starts."""
     stop_flush_timeout_s: float = 30.0
+
+    def __post_init__(self) -> None:
+        if self.compression is not None:
+            check_compression(self.compression, "compression")
 
 
 @dataclass

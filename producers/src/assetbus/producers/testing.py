@@ -7,7 +7,8 @@
 
 It answers like the persister: the same client-side checks (they run before it is reached),
 token/body agreement, registered assets by name *and* URI, and the dedupe scopes (a repeated
-dedupe key in the same task, across tries, is a `duplicate` naming the first event).
+dedupe key in the same task, across tries, is a `duplicate` naming the first event; the same command
+sent again is `accepted` with its event, as it was the first time).
 """
 
 from __future__ import annotations
@@ -176,9 +177,10 @@ class InMemoryEmitter:
         scope = command.source.dedupe_scope() if command.dedupe_key else "command"
         key = command.dedupe_key or str(command.command_id)
         event = self._stored.get((command.asset.name, scope, key))
-        status = ReceiptStatus.DUPLICATE
+        status = ReceiptStatus.ACCEPTED
+        if event is not None and event.command_id != command.command_id:
+            status = ReceiptStatus.DUPLICATE  # another command's event (the same command again gets its own)
         if event is None:
-            status = ReceiptStatus.ACCEPTED
             event = AssetEvent(event_id=next(self._ids), asset=command.asset, extra=command.extra,
                                partition_key=command.partition_key, partition_date=command.partition_date,
                                dedupe_key=key, command_id=command.command_id, source=command.source,

@@ -147,7 +147,7 @@ _RANDOM_ID = re.compile(rb'"correlation_id":"[^"]*"')
 
 
 def _emit_requests(secret: str) -> list[tuple[str, str, dict[str, str], Any]]:
-    """Emits that the fast path answers (accepted, duplicate, every kind of rejection) and those it leaves to
+    """Emits that the fast path answers (accepted, a resend, duplicate, every kind of rejection) and those it leaves to
     FastAPI; each good emit names its command id, so both runs send the same commands."""
     auth = {"Authorization": f"Bearer {task_token(secret, DAG, RUN, TASK)}"}
     json_auth = {**auth, "Content-Type": "application/json"}
@@ -159,7 +159,8 @@ def _emit_requests(secret: str) -> list[tuple[str, str, dict[str, str], Any]]:
             "partition_date": "2026-10-01T00:00:00+00:00", "dedupe_key": "batch-41", "command_id": ids[0]}
     return [
         ("POST", EMIT, auth, good),  # accepted
-        ("POST", EMIT, auth, good),  # duplicate of it
+        ("POST", EMIT, auth, good),  # its resend: accepted again, with the same event
+        ("POST", EMIT, auth, {**good, "command_id": ids[10]}),  # another command, same dedupe key: duplicate
         ("POST", EMIT, auth, {"asset": ORDERS, "dedupe_key": "batch-42"}),  # accepted, a random command id
         ("POST", EMIT, auth, {"asset": ORDERS, "command_id": ids[1], "source": {"dag_id": "evil"}}),  # ignored
         ("POST", EMIT, {"Authorization": f"Bearer {dag_token(secret, DAG, RUN)}"},
@@ -225,10 +226,11 @@ async def test_the_fast_path_answers_every_emit_as_fastapi_does(
     await _reset_events(engine)
     slow = await _answers(create_api(api_config.model_copy(update={"fast_path": False})), requests)
     for case, (fast_answer, slow_answer) in enumerate(zip(fast, slow, strict=True)):
-        random_id = case == 2
+        random_id = case == 3
         assert _comparable(fast_answer, random_id) == _comparable(slow_answer, random_id), requests[case][:3]
-    assert [status for status, *_ in fast[:9]] == [200, 200, 200, 200, 200, 404, 422, 413, 422]
-    assert [b'"status":"accepted"' in body for *_, body in fast[:2]] == [True, False]  # then the duplicate
+    assert [status for status, *_ in fast[:10]] == [200, 200, 200, 200, 200, 200, 404, 422, 413, 422]
+    assert fast[1][2] == fast[0][2]  # the resend is answered with the first receipt, byte for byte
+    assert [b'"status":"accepted"' in body for *_, body in fast[:3]] == [True, True, False]  # then the duplicate
     assert {400, 401, 403, 405} <= {status for status, *_ in fast}
 
 

@@ -14,8 +14,10 @@ from aiokafka.admin import AIOKafkaAdminClient
 from assetbus.cli.failures import ExitCode
 from assetbus.infra.ports import free_port
 from assetbus.producers.kafka import EXIT_STARTUP_TIMEOUT
+from assetbus.producers.kafka.startup import EXIT_BROKER_NOT_TRUSTED
 from assetbus.schemas import Topics
 from assetbus.settings import Settings
+from tests.untrusted_tls import untrusted_tls_server
 
 ASSETBUS = str(Path(sys.executable).parent / "assetbus")
 
@@ -109,3 +111,28 @@ async def test_a_service_whose_topics_are_missing_exits_at_once_with_one_line_na
     assert "Traceback" not in out + err
     assert took < 4 + 15, f"{service} took {took:.0f}s to give up"  # the start-up timeout, and process start-up
     assert not await topics_of(infra, prefix), f"{service} created topics of its own"
+
+
+async def test_a_persister_that_does_not_trust_the_brokers_certificate_stops_at_once_with_one_line(
+        db_url: str, topics: Topics, token_secret: str, tmp_path: Path) -> None:
+    """Every handshake fails (the CA given did not sign the broker's certificate): waiting cannot fix that,
+    so the start ends at its first attempt, naming the broker, the reason and the setting. Nothing else
+    reports it again (uvloop left the failure in a future nobody awaited, and asyncio logged it as
+    `Future exception was never retrieved` with a traceback)."""
+    with untrusted_tls_server(tmp_path) as server:
+        env = {"KAFKA_BOOTSTRAP_SERVERS": server.address, "KAFKA_SECURITY_PROTOCOL": "SASL_SSL",
+               "KAFKA_SASL_MECHANISM": "SCRAM-SHA-512", "KAFKA_SASL_USERNAME": "assetbus",
+               "KAFKA_SASL_PASSWORD": "never-shown", "KAFKA_SSL_CAFILE": str(server.other_ca),
+               "DATABASE_URL": db_url, "ASSETBUS_TOPIC_PREFIX": topics.prefix, "ASSETBUS_TOKEN_SECRET": token_secret}
+        started = time.monotonic()
+        code, out, err = await run_service(env, "run", "persister", "--startup-timeout-s", "60")
+        took = time.monotonic() - started
+    everything = out + err
+    assert code == EXIT_BROKER_NOT_TRUSTED, everything
+    assert took < 30, f"the start waited {took:.0f}s for what waiting cannot fix"
+    assert error_lines(err) == [
+        f"error: Kafka at {server.address} over SASL_SSL as assetbus (SCRAM-SHA-512) is not trusted: the certificate "
+        f"of {server.address} failed verification (self-signed certificate); check KAFKA_SSL_CAFILE (and "
+        "KAFKA_SSL_CHECK_HOSTNAME)"], err
+    assert "Traceback" not in everything and "never retrieved" not in everything, everything
+    assert "never-shown" not in everything

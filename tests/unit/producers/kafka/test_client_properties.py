@@ -88,3 +88,71 @@ def test_a_connection_with_properties_stays_hashable_and_equal_to_its_copy() -> 
     connection = KafkaConnection(properties={"metadata.max.age.ms": "1000", "client.rack": "r1"})
     assert hash(connection) == hash(KafkaConnection.model_validate(connection.model_dump()))
     assert dict(connection.properties) == {"client.rack": "r1", "metadata.max.age.ms": "1000"}
+
+
+CODECS = ["snappy", "lz4", "zstd"]
+"""The compression types whose codec aiokafka finds only when cramjam is installed."""
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_a_compression_whose_codec_is_not_installed_is_refused_naming_the_setting_and_the_package(
+        monkeypatch: pytest.MonkeyPatch, codec: str) -> None:
+    from aiokafka import codec as codecs
+
+    monkeypatch.setattr(codecs, f"has_{codec}", lambda: False)
+    with pytest.raises(ValidationError, match=rf"'compression\.type' is {codec}, whose codec is not installed: "
+                                              r"pip install cramjam"):
+        KafkaConnection.from_environ({"KAFKA_PROPERTIES": f"compression.type={codec}"})
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_a_compression_whose_codec_is_installed_reaches_the_producer(monkeypatch: pytest.MonkeyPatch,
+                                                                     codec: str) -> None:
+    from aiokafka import codec as codecs
+
+    monkeypatch.setattr(codecs, f"has_{codec}", lambda: True)
+    connection = KafkaConnection(properties={"compression.type": codec})
+    assert connection.client_kwargs("producer")["compression_type"] == codec
+
+
+def test_gzip_needs_nothing_none_is_the_default_and_an_unknown_compression_is_refused() -> None:
+    assert KafkaConnection(properties={"compression.type": "gzip"}).client_kwargs("producer")["compression_type"] \
+        == "gzip"
+    assert "compression_type" not in KafkaConnection(properties={"compression.type": "none"}).client_kwargs("producer")
+    with pytest.raises(ValidationError, match=r"'compression\.type' must be one of none, gzip, snappy, lz4, zstd, "
+                                              r"not 'brotli'"):
+        KafkaConnection(properties={"compression.type": "brotli"})
+
+
+@pytest.mark.parametrize("codec", ["none", "gzip", *CODECS])
+async def test_a_compression_passes_validation_exactly_when_aiokafkas_producer_takes_it(codec: str) -> None:
+    from aiokafka import AIOKafkaProducer
+
+    try:
+        connection = KafkaConnection(properties={"compression.type": codec})
+    except ValidationError:
+        with pytest.raises((RuntimeError, ValueError)):  # what the persister crashed with at start
+            AIOKafkaProducer(compression_type=codec)
+    else:
+        await AIOKafkaProducer(**connection.client_kwargs("producer")).stop()  # never started: nothing to send
+
+
+def test_an_emitters_compression_argument_is_checked_the_same_way(monkeypatch: pytest.MonkeyPatch) -> None:
+    from aiokafka import codec as codecs
+
+    from assetbus.producers.dispatch import DispatchConfig
+
+    monkeypatch.setattr(codecs, "has_zstd", lambda: False)
+    with pytest.raises(ValueError, match=r"^compression is zstd, whose codec is not installed: pip install cramjam"):
+        DispatchConfig(compression="zstd")
+    assert DispatchConfig(compression="gzip").compression == "gzip"
+
+
+async def test_an_explicit_none_wins_over_the_connections_compression() -> None:
+    from assetbus.producers.kafka.producer import create_producer
+
+    producer = create_producer(KafkaConnection(properties={"compression.type": "gzip"}), compression="none")
+    try:
+        assert producer._compression_type is None
+    finally:
+        await producer.stop()

@@ -6,6 +6,7 @@ pieces (producer + reply reader) and closes them in reverse order, whatever happ
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator
@@ -37,6 +38,7 @@ from assetbus.consumers.api.ui import ui_api_router, ui_router
 from assetbus.consumers.api.ui_auth import OperatorVerifier
 from assetbus.consumers.api.versioning import API_VERSIONS, LATEST_VERSION, VERSION_HEADER, ApiVersionMiddleware
 from assetbus.consumers.auth import TokenVerifier
+from assetbus.consumers.observe import loop_errors
 from assetbus.consumers.observe.pipeline import PipelineGauges
 from assetbus.consumers.observe.readiness import ReadinessChecks
 from assetbus.consumers.storage import create_engine, wait_for_database
@@ -66,6 +68,7 @@ def create_api(config: ApiConfig, *, minter: Minter | None = None) -> FastAPI:
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         """Each piece is closed in reverse as it was opened, whatever fails (a start-up timeout included)."""
+        loop_errors.install(asyncio.get_running_loop())  # uvicorn's loop: a failed TLS connection is reported once
         async with contextlib.AsyncExitStack() as stack:
             engine = create_engine(config.database_url, pool_size=config.db_pool_size, max_overflow=0,
                                    pre_ping=False)

@@ -235,6 +235,10 @@ class BatchProcessor:
                 traces: dict[str, Context] | None = None) -> None:
         """Receipts for every command, and one asset event per scope key (the hot loop of the service).
 
+        A command whose event is stored is `accepted` when that event is its own (stored by this record or by
+        an earlier delivery of the same command id: a redelivery or a resend gets the answer the first
+        delivery got), `duplicate` when another command stored it under the same dedupe key.
+
         A traced command's receipt and event carry the context of an `assetbus store` span, a child of its emission's.
         """
         fragments, events_topic = self._fragments, self._topics.asset_events
@@ -249,28 +253,28 @@ class BatchProcessor:
             key = event.scope_key
             new = inserted.get(key)
             original = originals.get(key) if new is None else None
+            command_id = command.command_id_text
             if new is not None:
-                first = first_of_scope[key] is event
+                own = first_of_scope[key].command_id == command_id
                 event_id, timestamp, asset_name = new.id, new.created_at, command.asset_name
             elif original is not None:
-                first = False
+                own = str(original.command_id) == command_id
                 event_id, timestamp, asset_name = original.id, original.created_at, original.asset_name
             else:
                 result.reject(Rejection(
                     command.command_id, command.reply_to, command.producer_id, ErrorCode.INTERNAL,
                     "the event could not be stored; retrying the same command is safe", command.asset_name))
                 continue
-            if first:
+            if own:
                 accepted += 1
             else:
                 duplicate += 1
-            command_id = command.command_id_text
             traced = traces.get(command_id) if traces else None
             headers = span_headers("assetbus store", traced) if traced is not None else ()
             if timestamp != last_time:
                 last_time, timestamp_json = timestamp, json_datetime(timestamp)
             receipts.append(_outgoing((command.reply_to, command.producer_id.encode(), receipt_bytes(
-                command_id, "accepted" if first else "duplicate", event_id, timestamp_json, asset_name,
+                command_id, "accepted" if own else "duplicate", event_id, timestamp_json, asset_name,
                 event.dedupe_key), headers)))
             if event_id in published:
                 continue

@@ -21,16 +21,17 @@ class PersisterMetrics:
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
         self.registry = registry or CollectorRegistry()
         r = self.registry
-        self.accepted = Counter("assetbus_persister_accepted", "Commands stored as a new event.", registry=r)
+        self.accepted = Counter("assetbus_persister_accepted",
+                                "Commands answered accepted: stored as a new event (or handled again).", registry=r)
         self.duplicate = Counter("assetbus_persister_duplicate",
-                                 "Commands whose dedupe scope was already stored (answered with the original).",
+                                 "Commands whose dedupe scope another command stored (answered with the original).",
                                  registry=r)
         self.rejected = Counter("assetbus_persister_rejected", "Commands answered with a rejected receipt.",
                                 ["code"], registry=r)
         self.dead_lettered = Counter("assetbus_persister_dead_lettered",
                                      "Records sent to the dead-letter topic.", ["reason"], registry=r)
         self.events_published = Counter("assetbus_persister_events_published",
-                                        "Asset events published (republished for duplicates too).", registry=r)
+                                        "Asset events published (republished for repeats too).", registry=r)
         self.batch_size = Histogram("assetbus_persister_batch_size", "Records per batch taken from Kafka.",
                                     buckets=BATCH_SIZE_BUCKETS, registry=r)
         self.db_commit_seconds = Histogram("assetbus_persister_db_commit_seconds",

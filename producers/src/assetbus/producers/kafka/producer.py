@@ -23,9 +23,9 @@ def create_producer(connection: KafkaConnection, *, linger_ms: int = 5, max_batc
     """An idempotent, acks=all producer for `connection` (not started: `await producer.start()`).
 
     The connection's pass-through properties (`request.timeout.ms`, `compression.type`, ...) win over
-    these defaults; an explicit `compression` wins over the property."""
+    these defaults; an explicit `compression` wins over the property (`none`: no compression)."""
     kwargs: dict[str, Any] = {"linger_ms": linger_ms, "max_batch_size": max_batch_bytes,
                               "request_timeout_ms": request_timeout_ms, **connection.client_kwargs("producer")}
     if compression is not None:
-        kwargs["compression_type"] = compression
+        kwargs["compression_type"] = None if compression == "none" else compression
     return AIOKafkaProducer(**kwargs, enable_idempotence=True, acks="all")

@@ -3,7 +3,9 @@
 Properties come from a `client.properties`-style file (`KAFKA_PROPERTIES_FILE`) and from
 `KAFKA_PROPERTIES` (`key=value` pairs separated by `;` or new lines); the inline ones win. Only the
 keys below are understood. A key that assetbus sets itself (`acks`, `group.id`, ...) names the
-setting that owns it; any other unknown key is refused, so a typo never goes silently unused.
+setting that owns it; any other unknown key is refused, so a typo never goes silently unused. A
+`compression.type` whose codec is not installed is refused too, naming the package (aiokafka would
+only find out when the first producer starts).
 """
 
 from __future__ import annotations
@@ -13,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-__all__ = ["CLIENT_PROPERTIES", "OWNED_PROPERTIES", "ClientProperty", "ClientRole", "parse_properties",
-           "properties_kwargs", "read_properties_file", "validate_properties"]
+__all__ = ["CLIENT_PROPERTIES", "COMPRESSION_TYPES", "OWNED_PROPERTIES", "ClientProperty", "ClientRole",
+           "check_compression", "parse_properties", "properties_kwargs", "read_properties_file", "validate_properties"]
 
 ClientRole = Literal["producer", "consumer", "admin"]
 ALL: frozenset[ClientRole] = frozenset({"producer", "consumer", "admin"})
@@ -72,6 +74,22 @@ OWNED_PROPERTIES: dict[str, str] = {
 }
 """Keys assetbus sets itself, with the setting to use instead."""
 
+COMPRESSION_TYPES = ("none", "gzip", "snappy", "lz4", "zstd")
+"""The values of `compression.type` that aiokafka's producer takes (`none`: no compression)."""
+
+
+def check_compression(value: str, setting: str) -> None:
+    """Refuse a compression type that aiokafka does not know, or whose codec is not installed (snappy, lz4
+    and zstd need cramjam), with a ValueError naming `setting` and the package to install."""
+    if value not in COMPRESSION_TYPES:
+        raise ValueError(f"{setting} must be one of {', '.join(COMPRESSION_TYPES)}, not {value!r}")
+    from aiokafka import codec  # what aiokafka's producer checks when it starts
+
+    installed = {"snappy": codec.has_snappy, "lz4": codec.has_lz4, "zstd": codec.has_zstd}.get(value)
+    if installed is not None and not installed():
+        raise ValueError(f"{setting} is {value}, whose codec is not installed: pip install cramjam "
+                         f"(aiokafka's {value} extra), or choose gzip or none")
+
 
 def parse_properties(text: str, *, separators: str = "\n") -> dict[str, str]:
     """`key=value` (or `key: value`) entries; blank lines and `#`/`!` comments are skipped."""
@@ -111,6 +129,8 @@ def validate_properties(properties: Mapping[str, str]) -> dict[str, str]:
             raise ValueError(f"unknown Kafka client property {key!r}; assetbus passes through: "
                              + ", ".join(sorted(CLIENT_PROPERTIES)))
         _convert(key, known, value)
+        if key == "compression.type":
+            check_compression(value, f"Kafka client property {key!r}")
     return dict(properties)
 
 
@@ -133,6 +153,8 @@ def properties_kwargs(properties: Mapping[str, str], role: ClientRole | None) ->
     kwargs: dict[str, int | str | bool] = {}
     for key, value in properties.items():
         known = CLIENT_PROPERTIES[key]
+        if key == "compression.type" and value == "none":  # aiokafka's spelling of it is None, its default
+            continue
         if (role is None and known.roles == ALL) or (role is not None and wanted <= known.roles):
             kwargs[known.kwarg] = _convert(key, known, value)
     return kwargs

@@ -5,23 +5,30 @@ Kafka at ...`). When `timeout_s` passes, `StartupTimeout` carries one clear sent
 and exits with `EXIT_STARTUP_TIMEOUT` (75, EX_TEMPFAIL: try again later). A fault that waiting cannot fix
 (wrong password, untrusted certificate) ends the wait at once. The database's wait is the storage
 layer's (`assetbus.consumers.storage.wait_for_database`), on the same policy and error.
+
+aiokafka keeps only "Unable to bootstrap" of a failed TLS handshake, so when a TLS connection cannot
+bootstrap, the wait asks the first broker for a handshake itself: a certificate that fails
+verification is `BrokerNotTrusted`, one line naming the broker, the reason and KAFKA_SSL_CAFILE.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import ssl
 from collections.abc import Iterable
 
 from aiokafka.admin import AIOKafkaAdminClient
-from aiokafka.errors import AuthenticationFailedError, UnsupportedSaslMechanismError
+from aiokafka.errors import AuthenticationFailedError, KafkaConnectionError, UnsupportedSaslMechanismError
 
 from assetbus.producers.kafka.connection import KafkaConnection
 from assetbus.producers.kafka.errors import KafkaToolkitError
 from assetbus.producers.kafka.retry import RetryPolicy, RetryTimeout, retry_until
 from assetbus.producers.kafka.topics import TopicSpec, require_topics
 
-__all__ = ["EXIT_STARTUP_TIMEOUT", "StartupTimeout", "startup_policy", "wait_for_kafka"]
+__all__ = ["EXIT_BROKER_NOT_TRUSTED", "EXIT_STARTUP_TIMEOUT", "BrokerNotTrusted", "StartupTimeout", "startup_policy",
+           "wait_for_kafka"]
 
 EXIT_STARTUP_TIMEOUT = 75
 """Exit code of a service that gave up waiting for Kafka or PostgreSQL (sysexits EX_TEMPFAIL)."""
@@ -34,6 +41,37 @@ class StartupTimeout(KafkaToolkitError):
     exit_code = EXIT_STARTUP_TIMEOUT
 
 
+EXIT_BROKER_NOT_TRUSTED = 5
+"""Exit code of a service whose broker's certificate fails verification (the CLI's `KAFKA_UNREACHABLE`)."""
+
+
+class BrokerNotTrusted(KafkaToolkitError):
+    """A broker's TLS certificate failed verification (another CA, a host name it does not name). `str()` is
+    the one line to print."""
+
+    retriable = False
+    exit_code = EXIT_BROKER_NOT_TRUSTED
+
+
+async def _certificate_refusal(connection: KafkaConnection, timeout_s: float = 5.0) -> str | None:
+    """Why the first broker's certificate fails verification under `connection`'s TLS settings, or None (it
+    passes, or the broker cannot be reached to tell)."""
+    context = connection.ssl_context()
+    if context is None:
+        return None
+    host, _, port = connection.bootstrap_servers[0].rpartition(":")
+    try:
+        _, writer = await asyncio.wait_for(asyncio.open_connection(host.strip("[]"), int(port), ssl=context), timeout_s)
+    except ssl.SSLCertVerificationError as error:
+        return error.verify_message or str(error)
+    except (OSError, asyncio.TimeoutError):
+        return None
+    writer.close()
+    with contextlib.suppress(OSError, asyncio.TimeoutError):
+        await asyncio.wait_for(writer.wait_closed(), timeout_s)
+    return None
+
+
 def startup_policy(timeout_s: float, *, initial_s: float = 0.5, max_s: float = 5.0) -> RetryPolicy:
     return RetryPolicy(initial_s=initial_s, max_s=max(initial_s, max_s), timeout_s=timeout_s)
 
@@ -41,7 +79,8 @@ def startup_policy(timeout_s: float, *, initial_s: float = 0.5, max_s: float = 5
 def _kafka_retriable(error: BaseException) -> bool:
     if isinstance(error, KafkaToolkitError):  # refused OAuth credentials, say
         return error.retriable
-    return not isinstance(error, AuthenticationFailedError | UnsupportedSaslMechanismError | ssl.SSLError)
+    return not isinstance(error, AuthenticationFailedError | UnsupportedSaslMechanismError | ssl.SSLError
+                          | BrokerNotTrusted)
 
 
 async def wait_for_kafka(connection: KafkaConnection, policy: RetryPolicy, log: logging.Logger, *,
@@ -54,6 +93,13 @@ async def wait_for_kafka(connection: KafkaConnection, policy: RetryPolicy, log: 
         try:
             await admin.start()
             await admin.describe_cluster()
+        except KafkaConnectionError:
+            refused = await _certificate_refusal(connection)
+            if refused is not None:
+                raise BrokerNotTrusted(f"Kafka at {connection.describe()} is not trusted: the certificate of "
+                                       f"{connection.bootstrap_servers[0]} failed verification ({refused}); check "
+                                       "KAFKA_SSL_CAFILE (and KAFKA_SSL_CHECK_HOSTNAME)") from None
+            raise
         finally:
             await admin.close()
 
