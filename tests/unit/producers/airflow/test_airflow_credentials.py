@@ -11,6 +11,7 @@ import pytest
 
 from assetbus.producers.airflow import Attempt, TokenRequestFailed, TokenSource, WorkerAccess, worker_access
 from assetbus.producers.airflow import connection as airflow_connection
+from tests.unit.producers.airflow.token_api import answer_token_requests
 
 ATTEMPT = Attempt(dag_id="ingest", run_id="r1", task_id="load", map_index=-1, try_number=1,
                   ti_id="0199c2b6-8f5e-7a3c-9d41-5b6e7f8a9b0c")
@@ -47,10 +48,10 @@ def test_without_the_connection_the_environment_is_the_fallback(monkeypatch: pyt
 
 
 def test_no_credential_sends_no_request_and_says_where_to_put_one(monkeypatch: pytest.MonkeyPatch) -> None:
-    def refuse(*args: Any, **kwargs: Any) -> None:
+    def refuse(*args: Any, **kwargs: Any) -> httpx.Response:
         raise AssertionError("no request without a credential")
 
-    monkeypatch.setattr(httpx, "post", refuse)
+    answer_token_requests(monkeypatch, refuse)
     with pytest.raises(TokenRequestFailed, match="assetbus_default") as raised:
         TokenSource(WorkerAccess("http://api:8321", None)).credentials(ATTEMPT)
     assert raised.value.code == "missing_token"
@@ -64,16 +65,16 @@ def test_the_token_request_carries_the_credential_as_its_bearer(monkeypatch: pyt
         return httpx.Response(200, json={"token": "t", "expires_at": "2099-01-01T00:00:00Z",
                                          "bootstrap_servers": "kafka:9092", "topic_prefix": "assetbus"})
 
-    monkeypatch.setattr(httpx, "post", post)
+    answer_token_requests(monkeypatch, post)
     credentials = TokenSource(WorkerAccess("http://api:8321", "worker-credential")).credentials(ATTEMPT)
     assert credentials.token == "t"
     assert sent[0]["url"] == "http://api:8321/airflow/tokens"
-    assert sent[0]["headers"] == {"Authorization": "Bearer worker-credential"}
+    assert sent[0]["headers"]["Authorization"] == "Bearer worker-credential"
     assert sent[0]["json"]["ti_id"] == ATTEMPT.ti_id
 
 
 def test_a_refused_credential_names_where_it_came_from(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(httpx, "post", lambda url, **kwargs: httpx.Response(
+    answer_token_requests(monkeypatch, lambda url, **kwargs: httpx.Response(
         403, json={"code": "insufficient_scope", "message": "the token lacks scope 'airflow:worker'"}))
     with pytest.raises(TokenRequestFailed, match="assetbus token worker") as raised:
         TokenSource(WorkerAccess("http://api:8321", "an-emitter-token", "connection assetbus_default")

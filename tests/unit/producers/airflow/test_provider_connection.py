@@ -20,6 +20,7 @@ from assetbus.producers.airflow.connection import InvalidConnection, WorkerAcces
 from assetbus.producers.airflow.provider import get_provider_info
 from assetbus.producers.airflow.runtime import MIN_AIRFLOW, MIN_TASK_SDK, mismatch
 from assetbus.producers.kafka.connection import SecurityProtocol
+from tests.unit.producers.airflow.token_api import answer_token_requests
 
 ATTEMPT = Attempt(dag_id="ingest", run_id="r1", task_id="load", map_index=-1, try_number=1,
                   ti_id="0199c2b6-8f5e-7a3c-9d41-5b6e7f8a9b0c")
@@ -77,7 +78,7 @@ def test_a_kafka_connection_that_cannot_be_used_is_refused_with_where_it_is(monk
 
 
 def _answer(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(httpx, "post", lambda url, **kwargs: httpx.Response(200, json={
+    answer_token_requests(monkeypatch, lambda url, **kwargs: httpx.Response(200, json={
         "token": "t", "expires_at": "2099-01-01T00:00:00Z", "bootstrap_servers": "api-named:9092",
         "topic_prefix": "api-prefix"}))
 

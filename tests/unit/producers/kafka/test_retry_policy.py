@@ -37,6 +37,38 @@ def test_an_inconsistent_policy_is_refused() -> None:
         RetryPolicy(jitter=1.5)
 
 
+class Transient(ConnectionError):
+    """A transient fault by the toolkit's convention (aiokafka's): its `retriable` attribute is true."""
+
+    retriable = True
+
+
+async def test_by_default_only_an_error_marked_retriable_is_retried() -> None:
+    calls = 0
+
+    async def plain() -> None:
+        nonlocal calls
+        calls += 1
+        raise ConnectionError("no retriable attribute")
+
+    with pytest.raises(ConnectionError):
+        await retry_until(plain, RetryPolicy(initial_s=0.001, max_s=0.002, timeout_s=5), what="plain")
+    assert calls == 1
+
+
+async def test_a_policy_with_max_attempts_gives_up_after_that_many() -> None:
+    calls = 0
+
+    async def down() -> None:
+        nonlocal calls
+        calls += 1
+        raise Transient("refused")
+
+    with pytest.raises(RetryTimeout) as caught:
+        await retry_until(down, RetryPolicy(initial_s=0.001, max_s=0.002, max_attempts=4), what="Kafka")
+    assert calls == 4 and caught.value.attempts == 4
+
+
 async def test_retry_until_returns_once_the_operation_succeeds() -> None:
     calls = 0
 
@@ -44,7 +76,7 @@ async def test_retry_until_returns_once_the_operation_succeeds() -> None:
         nonlocal calls
         calls += 1
         if calls < 3:
-            raise ConnectionError("not yet")
+            raise Transient("not yet")
         return "up"
 
     assert await retry_until(flaky, RetryPolicy(initial_s=0.001, max_s=0.002), what="flaky") == "up"
@@ -53,12 +85,12 @@ async def test_retry_until_returns_once_the_operation_succeeds() -> None:
 
 async def test_retry_until_gives_up_after_the_deadline_with_the_last_error() -> None:
     async def down() -> None:
-        raise ConnectionError("refused")
+        raise Transient("refused")
 
     with pytest.raises(RetryTimeout) as caught:
         await retry_until(down, RetryPolicy(initial_s=0.01, max_s=0.05, timeout_s=0.2), what="Kafka")
     assert caught.value.attempts >= 2
-    assert isinstance(caught.value.last_error, ConnectionError)
+    assert isinstance(caught.value.last_error, Transient)
     assert str(caught.value).startswith("Kafka not available after")
 
 
@@ -87,7 +119,7 @@ async def test_an_error_that_is_not_retriable_propagates_at_once() -> None:
 
 
 async def test_retry_until_hands_each_retried_failure_and_its_delay_to_on_retry() -> None:
-    failures = [ConnectionError("one"), ConnectionError("two")]
+    failures = [Transient("one"), Transient("two")]
     seen: list[tuple[str, float]] = []
 
     async def operation() -> str:

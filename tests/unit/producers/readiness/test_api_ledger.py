@@ -8,7 +8,8 @@ import json
 import httpx
 import pytest
 
-from assetbus.producers.kafka.retry import RetryPolicy, RetryTimeout
+from assetbus.producers.api_client import ApiUnavailable
+from assetbus.producers.kafka.retry import RetryPolicy
 from assetbus.producers.readiness import ApiLedger, Claim, ClaimState, FinishResult, LedgerRefused, RunStatus
 
 FAST = RetryPolicy(initial_s=0.001, max_s=0.002)
@@ -86,6 +87,23 @@ async def test_a_policy_with_a_deadline_gives_up_on_an_api_that_stays_unavailabl
     policy = RetryPolicy(initial_s=0.001, max_s=0.002, timeout_s=0.05)
     ledger = ApiLedger("http://api.test/", "the-token", retry=policy, transport=httpx.MockTransport(unavailable))
     async with asyncio.timeout(5):
-        with pytest.raises(RetryTimeout, match="run ledger at http://api"):
+        with pytest.raises(ApiUnavailable, match="execution API at http://api.test answered 503") as raised:
             await ledger.claim("r1", "workers")
+    assert raised.value.status == 503 and raised.value.retriable
+    await ledger.stop()
+
+
+async def test_a_bounded_policy_counts_attempts_and_a_refused_connection_is_tried_again() -> None:
+    seen: list[int] = []
+
+    def flaky(request: httpx.Request) -> httpx.Response:
+        seen.append(1)
+        if len(seen) < 3:
+            raise httpx.ConnectError("refused", request=request)
+        return httpx.Response(200, json={"claimed": True, "fence": 1, "status": "running"})
+
+    policy = RetryPolicy(initial_s=0.001, max_s=0.002, max_attempts=3)
+    ledger = ApiLedger("http://api.test/", "the-token", retry=policy, transport=httpx.MockTransport(flaky))
+    assert await ledger.claim("r1", "workers") == Claim(ClaimState.CLAIMED, 1)
+    assert len(seen) == 3
     await ledger.stop()

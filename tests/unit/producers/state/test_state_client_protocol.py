@@ -273,10 +273,10 @@ def test_succeeded_posts_on_success_and_returns_how_many_keys_went() -> None:
 
 
 def test_the_waits_between_connection_attempts_are_the_shared_retry_policys(monkeypatch: pytest.MonkeyPatch) -> None:
-    from assetbus.producers.state.protocol import CONNECT_RETRY
+    from assetbus.producers.state.protocol import connect_policy
 
     waits: list[float] = []
-    monkeypatch.setattr("assetbus.producers.state.sync.time.sleep", waits.append)
+    monkeypatch.setattr("assetbus.producers.api_client.time.sleep", waits.append)
 
     def handler(request: httpx.Request) -> httpx.Response:
         raise httpx.ConnectError("refused", request=request)
@@ -285,7 +285,7 @@ def test_the_waits_between_connection_attempts_are_the_shared_retry_policys(monk
                          http=httpx.Client(base_url="http://api", transport=httpx.MockTransport(handler)))
     with pytest.raises(StateUnavailable):
         client.task_state.get("k")
-    policy = CONNECT_RETRY
+    policy = connect_policy(3)
     ceilings = [policy.initial_s * policy.multiplier**n for n in range(3)]
     assert len(waits) == 3
     assert all((1 - policy.jitter) * c <= w <= c for w, c in zip(waits, ceilings, strict=True)), waits

@@ -11,7 +11,6 @@ crash after it leaves runs unpublished: they are sent at the next start, and by 
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import logging
 import time
@@ -24,7 +23,8 @@ from aiokafka.errors import KafkaError
 from opentelemetry.context import Context
 from prometheus_client import CollectorRegistry
 
-from assetbus.consumers.errors import NotStarted, StorageUnavailable
+from assetbus.consumers.errors import NotStarted
+from assetbus.consumers.faults import storage_unavailable
 from assetbus.consumers.observe.service import Service, every
 from assetbus.consumers.scheduler.apply import ApplyResult, Routed, apply_events, route_batch
 from assetbus.consumers.scheduler.config import SchedulerConfig
@@ -118,15 +118,12 @@ class Scheduler(Service):
 
     async def apply(self, events: Sequence[IncomingEvent], routed: Routed | None = None) -> ApplyResult:
         """The batch's DB transaction, retried while the database is unavailable."""
-        backoff = self.retry.backoff()
-        while True:
-            try:
-                async with translated(), self.engine.begin() as conn:
-                    return await apply_events(conn, self.registry, events, routed)
-            except StorageUnavailable as error:
-                delay = backoff.next_delay()
-                log.warning("database unavailable, retrying the batch in %.1fs: %s", delay, error)
-                await asyncio.sleep(delay)
+
+        async def transaction() -> ApplyResult:
+            async with translated(), self.engine.begin() as conn:
+                return await apply_events(conn, self.registry, events, routed)
+
+        return await retry_until(transaction, self.retry, what="the database", retriable=storage_unavailable, log=log)
 
     def probed(self) -> tuple[CollectorRegistry, SchedulerConfig]:
         return self.metrics.registry, self.config

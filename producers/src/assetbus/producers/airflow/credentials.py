@@ -21,13 +21,14 @@ import httpx
 
 from assetbus.producers.airflow.attempt import Attempt
 from assetbus.producers.airflow.connection import CONN_ID, ENV_WORKER_TOKEN, WorkerAccess, worker_access
+from assetbus.producers.api_client import API_RETRY, ApiUnavailable, SyncExecutionApi
 from assetbus.producers.errors import EmitterError
 from assetbus.producers.kafka.connection import KafkaConnection
+from assetbus.producers.kafka.retry import RetryPolicy
 
 ROUTE = "/airflow/tokens"
 _CREDENTIAL_REFUSED = {"missing_token", "invalid_token", "insufficient_scope"}
 RENEW_BEFORE_S = 120.0
-RETRIES = 5
 
 
 class TokenRequestFailed(EmitterError):
@@ -71,10 +72,12 @@ class TokenSource:
     """
 
     def __init__(self, access: WorkerAccess | None = None, *, timeout_s: float = 10.0,
-                 conn_id: str = CONN_ID) -> None:
+                 conn_id: str = CONN_ID, http: httpx.Client | None = None, retry: RetryPolicy = API_RETRY) -> None:
         self.access = access
         self.conn_id = conn_id
         self.timeout_s = timeout_s
+        self.retry = retry
+        self._http = http
         self._cache: dict[tuple[object, ...], Credentials] = {}
         self._lock = threading.Lock()
 
@@ -91,34 +94,27 @@ class TokenSource:
         access = self.access or worker_access(self.conn_id)
         if access.credential is None:
             raise TokenRequestFailed(NO_CREDENTIAL, code="missing_token")
-        headers = {"Authorization": f"Bearer {access.credential}"}
-        delay = 0.5
-        for remaining in range(RETRIES - 1, -1, -1):
-            try:
-                response = httpx.post(access.api_url + ROUTE, json=attempt.request(), headers=headers,
-                                      timeout=self.timeout_s)
-            except httpx.HTTPError as error:
-                failure = TokenRequestFailed(f"the assetbus API at {access.api_url} did not answer: {error}",
-                                             retriable=True)
-            else:
-                if response.status_code == 200:
-                    body = response.json()
-                    expires = datetime.fromisoformat(body["expires_at"].replace("Z", "+00:00")).timestamp()
-                    return Credentials(body["token"], expires, _kafka(access, body["bootstrap_servers"]),
-                                       access.topic_prefix or os.environ.get("ASSETBUS_TOPIC_PREFIX")
-                                       or body["topic_prefix"])
-                code, message = _reason(response)
-                hint = (f" (the worker credential from {access.source} is not accepted: mint a new one with "
-                        f"`assetbus token worker`)" if code in _CREDENTIAL_REFUSED else "")
-                failure = TokenRequestFailed(f"the assetbus API refused a token for {attempt.dag_id}/"
-                                             f"{attempt.run_id}/{attempt.task_id or '(dag run)'}: "
-                                             f"{response.status_code} {code}: {message}{hint}", code=code,
-                                             retriable=response.status_code >= 500)
-            if not failure.retriable or remaining == 0:
-                raise failure
-            time.sleep(delay)
-            delay = min(delay * 2, 5.0)
-        raise AssertionError("unreachable")
+        api = SyncExecutionApi(access.api_url, access.credential, timeout_s=self.timeout_s, retry=self.retry,
+                               http=self._http)
+        try:  # a token request may be repeated: the SDK's one retry rule retries what is transient
+            response = api.request("POST", ROUTE, repeatable=True, json=attempt.request())
+        except ApiUnavailable as error:
+            raise TokenRequestFailed(f"the assetbus API at {access.api_url} did not answer: {error}",
+                                     retriable=True) from error
+        finally:
+            if self._http is None:
+                api.close()
+        if response.status_code == 200:
+            body = response.json()
+            expires = datetime.fromisoformat(body["expires_at"].replace("Z", "+00:00")).timestamp()
+            return Credentials(body["token"], expires, _kafka(access, body["bootstrap_servers"]),
+                               access.topic_prefix or os.environ.get("ASSETBUS_TOPIC_PREFIX") or body["topic_prefix"])
+        code, message = _reason(response)
+        hint = (f" (the worker credential from {access.source} is not accepted: mint a new one with "
+                f"`assetbus token worker`)" if code in _CREDENTIAL_REFUSED else "")
+        raise TokenRequestFailed(f"the assetbus API refused a token for {attempt.dag_id}/{attempt.run_id}/"
+                                 f"{attempt.task_id or '(dag run)'}: {response.status_code} {code}: {message}{hint}",
+                                 code=code)
 
 
 def _kafka(access: WorkerAccess, named_by_api: str) -> KafkaConnection:

@@ -18,7 +18,7 @@ from typing import TypeVar
 
 from assetbus.producers.kafka.errors import KafkaToolkitError
 
-__all__ = ["Backoff", "RetryPolicy", "RetryTimeout", "retry_until"]
+__all__ = ["Backoff", "RetryPolicy", "RetryTimeout", "retriable", "retry_until"]
 
 T = TypeVar("T")
 
@@ -46,10 +46,13 @@ class RetryPolicy:
     """Each delay is drawn uniformly from [(1 - jitter) * d, d]: 0 is no jitter, 1 "full jitter". The default
     0.5 spreads processes that retry together while keeping the total wait close to the plain back-off's."""
     timeout_s: float | None = None
-    """Give up after this long in total (None: retry forever)."""
+    """Give up after this long in total (None: no time bound)."""
+    max_attempts: int | None = None
+    """Give up after this many attempts (None: no count bound)."""
 
     def __post_init__(self) -> None:
-        if self.initial_s < 0 or self.max_s < self.initial_s or self.multiplier < 1 or not 0 <= self.jitter <= 1:
+        if self.initial_s < 0 or self.max_s < self.initial_s or self.multiplier < 1 or not 0 <= self.jitter <= 1 \
+                or (self.max_attempts is not None and self.max_attempts < 1):
             raise ValueError(f"inconsistent retry policy: {self}")
 
     def backoff(self, rng: random.Random | None = None) -> Backoff:
@@ -81,15 +84,22 @@ class Backoff:
         self.attempts = 0
 
 
+def retriable(error: BaseException) -> bool:
+    """aiokafka's convention, and every assetbus error's: an error whose `retriable` attribute is true is transient
+    (a broker moving, a database restarting, an API answering 503); anything else is final."""
+    return bool(getattr(error, "retriable", False))
+
+
 async def retry_until(operation: Callable[[], Awaitable[T]], policy: RetryPolicy, *, what: str,
-                      retriable: Callable[[BaseException], bool] = lambda error: isinstance(error, Exception),
+                      retriable: Callable[[BaseException], bool] = retriable,
                       log: logging.Logger | None = None,
                       on_retry: Callable[[BaseException, float], None] | None = None) -> T:
     """Run `operation` until it succeeds, sleeping per `policy` between failures that are `retriable`.
 
     Each failure logs one line (`waiting for <what>: ...; retrying in ...`) when given a `log`, and is
     passed with the coming delay to `on_retry` (metrics, a caller's own log line). Raises `RetryTimeout`
-    once `policy.timeout_s` has passed; a failure that is not retriable propagates at once.
+    once `policy.timeout_s` has passed; a failure that is not `retriable` (by default: whose `retriable`
+    attribute is not true) propagates at once.
     """
     backoff = policy.backoff()
     started = time.monotonic()
@@ -100,10 +110,14 @@ async def retry_until(operation: Callable[[], Awaitable[T]], policy: RetryPolicy
             remaining = max(0.001, policy.timeout_s - (time.monotonic() - started))
             return await asyncio.wait_for(operation(), remaining)
         except Exception as error:
+            waited = time.monotonic() - started
+            if isinstance(error, asyncio.TimeoutError) and policy.timeout_s is not None and waited >= policy.timeout_s:
+                raise RetryTimeout(what, waited, backoff.attempts + 1, error) from error  # cut at the deadline
             if not retriable(error):
                 raise
-            waited = time.monotonic() - started
             delay = backoff.next_delay()
+            if policy.max_attempts is not None and backoff.attempts >= policy.max_attempts:
+                raise RetryTimeout(what, waited, backoff.attempts, error) from error
             if policy.timeout_s is not None:
                 remaining = policy.timeout_s - waited
                 if remaining <= 0:

@@ -28,9 +28,9 @@ from urllib.parse import quote
 
 import httpx
 
+from assetbus.producers.api_client import ExecutionApi
 from assetbus.producers.errors import EmitterError
-from assetbus.producers.kafka.retry import RetryPolicy, retry_until
-from assetbus.producers.state.protocol import default_headers
+from assetbus.producers.kafka.retry import RetryPolicy
 
 log = logging.getLogger("assetbus.readiness")
 
@@ -111,23 +111,16 @@ class RunLedger(Protocol):
         ...
 
 
-class _Unavailable(EmitterError):
-    retriable = True
-
-
-def _transient(error: BaseException) -> bool:
-    return isinstance(error, (httpx.TransportError, _Unavailable))
-
-
 class ApiLedger:
     """Claims, renewals and outcomes through the execution API; raises `LedgerRefused` on a refusal
     (401, 403, other 4xx).
 
-    While the API is unreachable or unavailable (a transport error, 5xx, 429) each call is retried
-    with `retry_until` and `retry` (default: back-off from 0.2 s up to 5 s, **no deadline**: a signal
-    waits for the API rather than being skipped, and its offset stays uncommitted meanwhile). With a
-    `RetryPolicy(timeout_s=...)` a call gives up with `RetryTimeout`, and the subscriber's loop rewinds
-    the batch and fetches it again after its own back-off."""
+    Requests go through the SDK's execution-API client (`assetbus.producers.api_client`) and its one retry
+    rule: while the API is unreachable or unavailable (a transport error, 5xx, 429) a call is retried per
+    `retry` (default: back-off from 0.2 s up to 5 s, **no bound**: a signal waits for the API rather than
+    being skipped, and its offset stays uncommitted meanwhile). With a bounded policy (`timeout_s`,
+    `max_attempts`) a call gives up with `ApiUnavailable`, and the subscriber's loop rewinds the batch and
+    fetches it again after its own back-off."""
 
     def __init__(self, api_url: str, token: str, *, timeout_s: float = 10.0, retry: RetryPolicy | None = None,
                  lease_s: float = DEFAULT_LEASE_S, transport: httpx.AsyncBaseTransport | None = None) -> None:
@@ -137,17 +130,17 @@ class ApiLedger:
         self._timeout_s = timeout_s
         self._retry = retry or RetryPolicy(initial_s=0.2, max_s=5.0)
         self._transport = transport
-        self._client: httpx.AsyncClient | None = None
+        self._api: ExecutionApi | None = None
 
     async def start(self) -> None:
-        if self._client is None:
-            self._client = httpx.AsyncClient(base_url=self.api_url, headers=default_headers(self._token),
-                                             timeout=self._timeout_s, transport=self._transport)
+        if self._api is None:
+            self._api = ExecutionApi(self.api_url, self._token, timeout_s=self._timeout_s, retry=self._retry,
+                                     transport=self._transport)
 
     async def stop(self) -> None:
-        if self._client is not None:
-            await self._client.aclose()
-            self._client = None
+        if self._api is not None:
+            await self._api.aclose()
+            self._api = None
 
     async def claim(self, run_id: str, consumer: str) -> Claim:
         answer = await self._post(run_id, "claim", {"consumer": consumer, "lease_s": self.lease_s})
@@ -167,26 +160,18 @@ class ApiLedger:
         return FinishResult.RECORDED if answer is not None and answer["recorded"] else FinishResult.STALE_FENCE
 
     async def _post(self, run_id: str, action: str, body: dict[str, Any]) -> dict[str, Any] | None:
-        """The answer's JSON; None on 404 (an unknown run). Retries transport errors and 5xx answers."""
+        """The answer's JSON; None on 404 (an unknown run). The client retries transport errors and 5xx."""
         await self.start()
-        client = self._client
-        assert client is not None
-        path = f"/execution/runs/{quote(run_id, safe='')}/{action}"
-
-        async def post() -> dict[str, Any] | None:
-            response = await client.post(path, json=body)
-            if response.status_code == 404:
-                return None
-            if response.is_success:
-                answer: dict[str, Any] = response.json()
-                return answer
-            if response.status_code < 500 and response.status_code != 429:
-                raise LedgerRefused(f"{action} of run {run_id} refused by {self.api_url}: "
-                                    f"{response.status_code} {response.text[:500]}")
-            raise _Unavailable(f"HTTP {response.status_code}")
-
-        return await retry_until(post, self._retry, what=f"the run ledger at {self.api_url}", retriable=_transient,
-                                 log=log)
+        assert self._api is not None
+        response = await self._api.request("POST", f"/execution/runs/{quote(run_id, safe='')}/{action}",
+                                           repeatable=True, json=body)
+        if response.status_code == 404:
+            return None
+        if not response.is_success:
+            raise LedgerRefused(f"{action} of run {run_id} refused by {self.api_url}: "
+                                f"{response.status_code} {response.text[:500]}")
+        answer: dict[str, Any] = response.json()
+        return answer
 
 
 @dataclass

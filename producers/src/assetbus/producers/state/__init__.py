@@ -8,6 +8,7 @@
 `AsyncStateClient` has the same shape with `await`.
 """
 
+from assetbus.producers.api_client import API_VERSION
 from assetbus.producers.state.aio import AsyncAsset, AsyncAssetState, AsyncStateClient, AsyncTaskState
 from assetbus.producers.state.errors import (
     InvalidStateRequest,
@@ -18,7 +19,7 @@ from assetbus.producers.state.errors import (
     StateUnavailable,
     ValueTooLarge,
 )
-from assetbus.producers.state.protocol import API_VERSION, StateValue, own_ti_id
+from assetbus.producers.state.protocol import StateValue, own_ti_id
 from assetbus.producers.state.sync import Asset, AssetState, StateClient, TaskState
 
 __all__ = [

@@ -2,26 +2,25 @@
 
 from __future__ import annotations
 
-import asyncio
 from datetime import datetime
 from typing import Any
 
 import httpx
 
+from assetbus.producers.api_client import ApiUnavailable, ExecutionApi
 from assetbus.producers.state.protocol import (
-    CONNECT_RETRY,
     Call,
     StateValue,
     Target,
     asset_name,
     conditions,
+    connect_policy,
     own_ti_id,
     read_cleared,
     read_deleted,
     read_entry,
     read_written,
-    request_kwargs,
-    retry_delay,
+    unreachable,
 )
 
 
@@ -88,7 +87,7 @@ class AsyncStateClient:
                  http: httpx.AsyncClient | None = None) -> None:
         self.token = token
         self.connect_retries = connect_retries
-        self._http = http or httpx.AsyncClient(base_url=base_url, timeout=timeout_s)
+        self._api = ExecutionApi(base_url, token, timeout_s=timeout_s, http=http, retry=connect_policy(connect_retries))
         self._task_state: AsyncTaskState | None = None
 
     @property
@@ -102,18 +101,16 @@ class AsyncStateClient:
         return AsyncAsset(self, asset_name(asset))
 
     async def send(self, call: Call) -> httpx.Response:
-        """One request; a connection that could not even be opened is retried (nothing was sent)."""
-        kwargs = request_kwargs(call, self.token)
-        backoff = CONNECT_RETRY.backoff()
-        while True:
-            try:
-                return await self._http.request(call.method, call.path, **kwargs)
-            except httpx.HTTPError as error:
-                delay = retry_delay(error, backoff, self.connect_retries)
-            await asyncio.sleep(delay)
+        """One request through the SDK's execution-API client: a connection that could not even be opened is
+        retried `connect_retries` times (nothing was sent); a write is never repeated blindly."""
+        try:
+            return await self._api.request(call.method, call.path, repeatable=False, json=call.json,
+                                           params=call.params, headers=call.headers)
+        except ApiUnavailable as error:
+            raise unreachable(error) from error
 
     async def aclose(self) -> None:
-        await self._http.aclose()
+        await self._api.aclose()
 
     async def __aenter__(self) -> AsyncStateClient:
         return self

@@ -19,7 +19,7 @@ import httpx
 import jwt
 from pydantic import ValidationError
 
-from assetbus.producers.kafka.retry import Backoff, RetryPolicy
+from assetbus.producers.kafka.retry import RetryPolicy
 from assetbus.producers.state.errors import (
     InvalidStateRequest,
     StateConflict,
@@ -30,9 +30,6 @@ from assetbus.producers.state.errors import (
     ValueTooLarge,
 )
 from assetbus.schemas import AssetRef, Provenance, SourceKind, task_instance_id
-
-API_VERSION = "2026-11-29"
-"""The API version this client was written for (sent as `Assetbus-API-Version`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,28 +53,9 @@ class Call:
     json: dict[str, Any] | None = None
 
 
-def default_headers(token: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer {token}", "Assetbus-API-Version": API_VERSION}
-
-
-def request_kwargs(call: Call, token: str) -> dict[str, Any]:
-    """The keyword arguments of `httpx.(Async)Client.request` for `call`, sent with `token`."""
-    kwargs: dict[str, Any] = {"params": call.params, "headers": {**default_headers(token), **call.headers}}
-    if call.json is not None:
-        kwargs["json"] = call.json
-    return kwargs
-
-
-CONNECT_RETRY = RetryPolicy(initial_s=0.2, max_s=2.0)
-"""The delays between attempts to open a connection to the API (the clients' `connect_retries` bound the count)."""
-
-
-def retry_delay(error: httpx.HTTPError, backoff: Backoff, retries: int) -> float:
-    """Seconds to wait before trying again after `error` (from `backoff`, one of `CONNECT_RETRY`'s): only
-    a connection that could not be opened is retried, `retries` times; otherwise StateUnavailable."""
-    if isinstance(error, httpx.ConnectError) and backoff.attempts < retries:
-        return backoff.next_delay()
-    raise unreachable(error) from error
+def connect_policy(retries: int) -> RetryPolicy:
+    """The state clients' policy: a connection that could not be opened is tried `retries` more times."""
+    return RetryPolicy(initial_s=0.2, max_s=2.0, max_attempts=retries + 1)
 
 
 def own_ti_id(token: str) -> UUID:
@@ -232,8 +210,8 @@ def _code(response: httpx.Response) -> str | None:
     return _reason(body)[0]
 
 
-def unreachable(error: httpx.HTTPError) -> StateUnavailable:
-    return StateUnavailable(f"the execution API cannot be reached: {type(error).__name__}: {error}", retriable=True)
+def unreachable(error: Exception) -> StateUnavailable:
+    return StateUnavailable(f"the execution API cannot be reached: {error}", retriable=True)
 
 
 def asset_name(asset: object) -> str:

@@ -2,26 +2,25 @@
 
 from __future__ import annotations
 
-import time
 from datetime import datetime
 from typing import Any
 
 import httpx
 
+from assetbus.producers.api_client import ApiUnavailable, SyncExecutionApi
 from assetbus.producers.state.protocol import (
-    CONNECT_RETRY,
     Call,
     StateValue,
     Target,
     asset_name,
     conditions,
+    connect_policy,
     own_ti_id,
     read_cleared,
     read_deleted,
     read_entry,
     read_written,
-    request_kwargs,
-    retry_delay,
+    unreachable,
 )
 
 
@@ -87,7 +86,8 @@ class StateClient:
                  http: httpx.Client | None = None) -> None:
         self.token = token
         self.connect_retries = connect_retries
-        self._http = http or httpx.Client(base_url=base_url, timeout=timeout_s)
+        self._api = SyncExecutionApi(base_url, token, timeout_s=timeout_s, http=http,
+                                     retry=connect_policy(connect_retries))
         self._task_state: TaskState | None = None
 
     @property
@@ -101,18 +101,15 @@ class StateClient:
         return Asset(self, asset_name(asset))
 
     def send(self, call: Call) -> httpx.Response:
-        """One request; a connection that could not even be opened is retried (nothing was sent)."""
-        kwargs = request_kwargs(call, self.token)
-        backoff = CONNECT_RETRY.backoff()
-        while True:
-            try:
-                return self._http.request(call.method, call.path, **kwargs)
-            except httpx.HTTPError as error:
-                delay = retry_delay(error, backoff, self.connect_retries)
-            time.sleep(delay)
+        """As `AsyncStateClient.send`."""
+        try:
+            return self._api.request(call.method, call.path, repeatable=False, json=call.json, params=call.params,
+                                     headers=call.headers)
+        except ApiUnavailable as error:
+            raise unreachable(error) from error
 
     def close(self) -> None:
-        self._http.close()
+        self._api.close()
 
     def __enter__(self) -> StateClient:
         return self

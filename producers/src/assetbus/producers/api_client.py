@@ -1,0 +1,173 @@
+"""The one client of the execution API in the SDK, with one retry rule. The state client, the run ledger and
+the Airflow token source send their requests through it (async `ExecutionApi`, sync `SyncExecutionApi`).
+
+The rule, the same for every call:
+
+- a connection that could not be opened (nothing was sent) is tried again;
+- a request that was sent but got no answer, or a `5xx` / `429` answer, is tried again only when the call
+  may be repeated (`repeatable=True`: a claim, a token request); a state write is not repeated blindly,
+  its caller hears `ApiUnavailable`;
+- the delays and the bound come from a `RetryPolicy` (jittered back-off; `timeout_s` and `max_attempts`);
+- every other answer (`2xx`, `4xx`) is the caller's to read.
+
+Each request carries the bearer token and the API version this SDK was written for.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import httpx
+
+from assetbus.producers.errors import EmitterError
+from assetbus.producers.kafka.retry import RetryPolicy
+
+__all__ = ["API_RETRY", "API_VERSION", "ApiUnavailable", "ExecutionApi", "SyncExecutionApi", "api_headers"]
+
+API_VERSION = "2026-11-29"
+"""The API version this SDK was written for (sent as `Assetbus-API-Version`)."""
+
+API_RETRY = RetryPolicy(initial_s=0.2, max_s=5.0, max_attempts=5)
+"""The default policy: five attempts, 0.2 s doubling to 5 s apart (jittered)."""
+
+
+class ApiUnavailable(EmitterError):
+    """The execution API could not be reached, or answered 5xx/429, and the policy gave up (or the call may not
+    be repeated). `status` is the last answer's code (None: no answer); `response` the last answer, if any."""
+
+    retriable = True
+
+    def __init__(self, message: str, *, status: int | None = None, response: httpx.Response | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.response = response
+
+
+def api_headers(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}", "Assetbus-API-Version": API_VERSION}
+
+
+def _again(outcome: httpx.Response | httpx.HTTPError, repeatable: bool) -> bool:
+    """The rule: whether this outcome of one attempt is tried again."""
+    if isinstance(outcome, httpx.ConnectError):
+        return True  # nothing was sent
+    if isinstance(outcome, httpx.HTTPError):
+        return repeatable and isinstance(outcome, httpx.TransportError)
+    return repeatable and (outcome.status_code >= 500 or outcome.status_code == 429)
+
+
+def _unavailable(base_url: str, outcome: httpx.Response | httpx.HTTPError) -> ApiUnavailable:
+    if isinstance(outcome, httpx.Response):
+        return ApiUnavailable(f"the execution API at {base_url} answered {outcome.status_code}: {outcome.text[:300]}",
+                              status=outcome.status_code, response=outcome)
+    return ApiUnavailable(f"the execution API at {base_url} cannot be reached: {type(outcome).__name__}: {outcome}")
+
+
+class _Attempts:
+    """The rule and the policy over the attempts of one call: after each outcome, wait or be done."""
+
+    def __init__(self, base_url: str, policy: RetryPolicy, repeatable: bool) -> None:
+        self.base_url = base_url
+        self.policy = policy
+        self.repeatable = repeatable
+        self.backoff = policy.backoff()
+        self.started = time.monotonic()
+
+    def after(self, outcome: httpx.Response | httpx.HTTPError) -> float | None:
+        """The wait before the next attempt, or None: this outcome is the call's (see `result`)."""
+        if not _again(outcome, self.repeatable):
+            return None
+        delay = self.backoff.next_delay()
+        spent = self.policy.max_attempts is not None and self.backoff.attempts >= self.policy.max_attempts
+        if self.policy.timeout_s is not None:
+            spent = spent or time.monotonic() - self.started + delay > self.policy.timeout_s
+        return None if spent else delay
+
+    def result(self, outcome: httpx.Response | httpx.HTTPError) -> httpx.Response:
+        """The answer for the caller (2xx, 4xx, or the 5xx of a call that may not be repeated), else
+        `ApiUnavailable`."""
+        if isinstance(outcome, httpx.Response) and ((outcome.status_code < 500 and outcome.status_code != 429)
+                                                    or not self.repeatable):
+            return outcome
+        raise _unavailable(self.base_url, outcome)
+
+
+def _sent(token: str, json: Any, params: Mapping[str, str] | None, headers: Mapping[str, str] | None
+          ) -> dict[str, Any]:
+    sent: dict[str, Any] = {"params": dict(params or {}), "headers": {**api_headers(token), **(headers or {})}}
+    if json is not None:
+        sent["json"] = json
+    return sent
+
+
+class ExecutionApi:
+    """Async requests to the execution API as one token (`async with`, or `aclose()`)."""
+
+    def __init__(self, base_url: str, token: str, *, timeout_s: float = 10.0, retry: RetryPolicy = API_RETRY,
+                 http: httpx.AsyncClient | None = None, transport: httpx.AsyncBaseTransport | None = None) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.token = token
+        self.retry = retry
+        self._http = http or httpx.AsyncClient(base_url=self.base_url, timeout=timeout_s, transport=transport)
+
+    async def request(self, method: str, path: str, *, repeatable: bool, json: Any = None,
+                      params: Mapping[str, str] | None = None, headers: Mapping[str, str] | None = None
+                      ) -> httpx.Response:
+        """The answer (2xx or 4xx, or 5xx of a call that may not be repeated); `ApiUnavailable` when the API
+        stayed away, within the policy."""
+        attempts, sent = _Attempts(self.base_url, self.retry, repeatable), _sent(self.token, json, params, headers)
+        while True:
+            outcome: httpx.Response | httpx.HTTPError
+            try:
+                outcome = await self._http.request(method, path, **sent)
+            except httpx.HTTPError as error:
+                outcome = error
+            if (delay := attempts.after(outcome)) is None:
+                return attempts.result(outcome)
+            await asyncio.sleep(delay)
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def __aenter__(self) -> ExecutionApi:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+class SyncExecutionApi:
+    """The same, blocking (task code without an event loop, Airflow's workers)."""
+
+    def __init__(self, base_url: str, token: str, *, timeout_s: float = 10.0, retry: RetryPolicy = API_RETRY,
+                 http: httpx.Client | None = None) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.token = token
+        self.retry = retry
+        self._http = http or httpx.Client(base_url=self.base_url, timeout=timeout_s)
+
+    def request(self, method: str, path: str, *, repeatable: bool, json: Any = None,
+                params: Mapping[str, str] | None = None, headers: Mapping[str, str] | None = None) -> httpx.Response:
+        """As `ExecutionApi.request`."""
+        attempts, sent = _Attempts(self.base_url, self.retry, repeatable), _sent(self.token, json, params, headers)
+        while True:
+            outcome: httpx.Response | httpx.HTTPError
+            try:
+                outcome = self._http.request(method, path, **sent)
+            except httpx.HTTPError as error:
+                outcome = error
+            if (delay := attempts.after(outcome)) is None:
+                return attempts.result(outcome)
+            time.sleep(delay)
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> SyncExecutionApi:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
