@@ -246,3 +246,23 @@ def test_the_service_monitor_scrapes_every_services_port(rendered: dict[str, lis
     for service in of_kind(everything, "Service"):
         assert selector.items() <= service["metadata"]["labels"].items()
         assert {port["name"] for port in service["spec"]["ports"]} <= scraped
+
+
+@pytest.mark.parametrize(("values", "refusal"), [
+    ("persister:\n  metricPort: 9464\n", "additional properties 'metricPort' not allowed"),
+    ("api:\n  port: http\n", "got string, want integer"),
+    ("kafka:\n  securityProtocol: TLS\n", "securityProtocol"),
+])
+def test_a_misspelt_or_mistyped_value_is_refused_by_the_charts_schema(values: str, refusal: str,
+                                                                      tmp_path: Any) -> None:
+    file = tmp_path / "values.yaml"
+    file.write_text(values)
+    result = helm("template", "ab", "--values", str(file))
+    assert result.returncode != 0 and refusal in result.stderr, result.stderr
+
+
+def test_the_bridge_and_forwarder_need_airflow(tmp_path: Any) -> None:
+    file = tmp_path / "values.yaml"
+    file.write_text("bridge:\n  enabled: true\n")
+    result = helm("template", "ab", "--values", str(file))
+    assert result.returncode != 0 and "bridge.enabled needs airflow.url" in result.stderr, result.stderr
