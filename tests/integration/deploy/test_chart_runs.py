@@ -1,12 +1,13 @@
 """Render and run: what the Helm chart renders is run here as a cluster would run it, without a cluster.
 
-The chart is rendered with every service on, pointed at the local Kafka and PostgreSQL (a fresh, never
-migrated database and a fresh topic prefix), secrets by reference to a Secret this test holds and token keys
-mounted as files. The migrate Job's command runs first; then every Deployment's container command runs as a
-local process with exactly the environment its manifest gives it (Secret references resolved, mounted paths
-pointing at folders holding the Secrets' files). Every liveness, readiness and start-up probe must answer on
-the port the manifest declares, and an emission must flow end to end through those processes: HTTP emit on
-the API → Kafka → persister → receipt back to the API, and the stored event on to the scheduler.
+The chart is rendered pointed at the local Kafka and PostgreSQL (a fresh, never migrated database and a
+fresh topic prefix), with secrets by reference to a Secret this test holds: once with every service on and
+the token keys mounted as files, once with the default services and the development token secret. The
+migrate Job's command runs first; then every Deployment's container command runs as a local process with
+exactly the environment its manifest gives it (Secret references resolved, mounted paths pointing at
+folders holding the Secrets' files). Every liveness, readiness and start-up probe must answer on the port
+the manifest declares, and an emission must flow end to end through those processes: HTTP emit on the API
+→ Kafka → persister → receipt back to the API, and the stored event on to the scheduler.
 """
 
 from __future__ import annotations
@@ -111,23 +112,42 @@ def _tails(logs: Path) -> str:
                      for log in sorted(logs.glob("*.log")))
 
 
-def chart_values(infra: Settings, topics: Topics, ports: list[int], airflow_port: int) -> dict[str, Any]:
+def chart_values(infra: Settings, topics: Topics, ports: list[int], airflow_port: int, *,
+                 everything: bool) -> dict[str, Any]:
+    """Every service on with the token keys as mounted files, or the defaults' three services with the
+    development token secret from the Secret."""
     persister, scheduler, api, bridge, forwarder = ports
-    return {
+    values: dict[str, Any] = {
         "kafka": {"bootstrapServers": infra.bootstrap_servers},
         "topicPrefix": topics.prefix,
         "secret": {"existingSecret": SECRET},
-        "tokens": {"jwksSecret": "assetbus-jwks", "signingKeySecret": "assetbus-signing-key"},
-        "airflow": {"url": f"http://127.0.0.1:{airflow_port}"},  # nothing listens there: Airflow is down
         "logFormat": "kv",
         "persister": {"metricsPort": persister, "env": {"ASSETBUS_PERSISTER_BATCH_TIMEOUT_MS": "20"}},
         "scheduler": {"metricsPort": scheduler},
         "api": {"port": api, "env": {"ASSETBUS_API_PIPELINE_GAUGES_INTERVAL_S": "2"}},
-        "bridge": {"enabled": True, "metricsPort": bridge},
-        "forwarder": {"enabled": True, "metricsPort": forwarder},
-        "metrics": {"serviceMonitor": {"enabled": True}, "prometheusRule": {"enabled": True}},
-        "networkPolicy": {"enabled": True},
     }
+    if everything:
+        values.update({
+            "tokens": {"jwksSecret": "assetbus-jwks", "signingKeySecret": "assetbus-signing-key"},
+            "airflow": {"url": f"http://127.0.0.1:{airflow_port}"},  # nothing listens there: Airflow is down
+            "bridge": {"enabled": True, "metricsPort": bridge},
+            "forwarder": {"enabled": True, "metricsPort": forwarder},
+            "metrics": {"serviceMonitor": {"enabled": True}, "prometheusRule": {"enabled": True}},
+            "networkPolicy": {"enabled": True},
+        })
+    return values
+
+
+def cluster_secrets(db_url: str, folder: Path, *, everything: bool) -> Secrets:
+    """The Secrets the cluster would hold: the one the services read (by reference), and the key files."""
+    if not everything:
+        return Secrets({SECRET: {"DATABASE_URL": db_url, "ASSETBUS_TOKEN_SECRET": "chart-" + uuid.uuid4().hex}})
+    private_key, jwks = _key_pair(folder)
+    return Secrets({
+        SECRET: {"DATABASE_URL": db_url, "ASSETBUS_AIRFLOW_TOKEN": "an-airflow-token"},
+        "assetbus-jwks": {"jwks.json": jwks},
+        "assetbus-signing-key": {"signing-key.pem": private_key},
+    })
 
 
 async def _answers(client: httpx.AsyncClient, url: str) -> bool:
@@ -144,16 +164,12 @@ async def _metric(client: httpx.AsyncClient, port: int, sample: str) -> float:
     return sum(values)
 
 
+@pytest.mark.parametrize("everything", [True, False], ids=["every-service-key-files", "defaults-token-secret"])
 async def test_what_the_chart_renders_runs_answers_its_probes_and_carries_an_emission(
-        infra: Settings, empty_db_url: str, fresh_prefix: Topics, tmp_path: Path) -> None:
+        infra: Settings, empty_db_url: str, fresh_prefix: Topics, tmp_path: Path, everything: bool) -> None:
     ports = free_ports(6)
-    objects = render(chart_values(infra, fresh_prefix, ports[:5], ports[5]), tmp=tmp_path)
-    private_key, jwks = _key_pair(tmp_path)
-    secrets = Secrets({
-        SECRET: {"DATABASE_URL": empty_db_url, "ASSETBUS_AIRFLOW_TOKEN": "an-airflow-token"},
-        "assetbus-jwks": {"jwks.json": jwks},
-        "assetbus-signing-key": {"signing-key.pem": private_key},
-    })
+    objects = render(chart_values(infra, fresh_prefix, ports[:5], ports[5], everything=everything), tmp=tmp_path)
+    secrets = cluster_secrets(empty_db_url, tmp_path, everything=everything)
     scratch, logs = tmp_path / "volumes", tmp_path / "logs"
     logs.mkdir()
 
@@ -166,7 +182,8 @@ async def test_what_the_chart_renders_runs_answers_its_probes_and_carries_an_emi
     assert "database: at head" in migrated.stdout or "database: migrated" in migrated.stdout, migrated.stdout
 
     services = {component(d): local_container(d, secrets, scratch) for d in of_kind(objects, "Deployment")}
-    assert sorted(services) == ["api", "bridge", "forwarder", "persister", "scheduler"]
+    assert sorted(services) == (["api", "bridge", "forwarder", "persister", "scheduler"] if everything
+                                else ["api", "persister", "scheduler"])
     with running(list(services.values()), logs) as processes:
         async with httpx.AsyncClient() as client:
             for name, container in services.items():
