@@ -18,10 +18,13 @@ fi
 echo "building helm $VERSION from its Go module into $DEST (once; about two minutes)" >&2
 mkdir -p "$(dirname "$DEST")"
 BUILD=$(mktemp -d "$DEST.building.XXXXXX")
+chmod 755 "$BUILD"
 trap 'rm -rf "$BUILD"' EXIT
 GOBIN="$BUILD" GOFLAGS=-mod=mod go install -trimpath \
   -ldflags "-s -w -X helm.sh/helm/v3/internal/version.version=$VERSION" "helm.sh/helm/v3/cmd/helm@$VERSION" >&2
 "$BUILD/helm" version --short >&2
-rm -rf "$DEST" && mv "$BUILD" "$DEST"   # whole or not at all: a stopped build leaves no half binary behind
-trap - EXIT
+# Whole or not at all: a stopped build leaves no half binary behind, and of two builds at once the second
+# finds the first one's in place.
+if mv -T "$BUILD" "$DEST" 2>/dev/null; then trap - EXIT; fi
+[ -x "$DEST/helm" ] || { echo "could not put helm into $DEST" >&2; exit 1; }
 echo "$DEST/helm"
