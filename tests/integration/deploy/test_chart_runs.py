@@ -158,10 +158,10 @@ async def _answers(client: httpx.AsyncClient, url: str) -> bool:
 
 
 async def _metric(client: httpx.AsyncClient, port: int, sample: str) -> float:
-    """The value of one sample line of a service's /metrics (0 if it is not there yet)."""
+    """The sum of one sample's lines (all its labels) in a service's /metrics (0 if it is not there yet)."""
     text = (await client.get(f"http://127.0.0.1:{port}/metrics", timeout=5)).text
-    values = [float(line.rsplit(" ", 1)[1]) for line in text.splitlines() if line.startswith(sample + " ")]
-    return sum(values)
+    return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
+               if line.startswith((sample + " ", sample + "{")))
 
 
 @pytest.mark.parametrize("everything", [True, False], ids=["every-service-key-files", "defaults-token-secret"])
@@ -207,7 +207,8 @@ async def test_what_the_chart_renders_runs_answers_its_probes_and_carries_an_emi
 async def _emit_end_to_end(client: httpx.AsyncClient, services: dict[str, LocalContainer], tmp_path: Path,
                            logs: Path) -> None:
     """An operator registers an asset in the API's pod; a task emits over HTTP with a token minted by the key
-    the API holds; the persister stores it and its receipt comes back; the scheduler applies the event."""
+    the API holds; the persister stores it and its receipt comes back; the scheduler applies the event (and
+    the forwarder, where it runs, takes it to the Airflow that is down)."""
     api = services["api"]
     operator = {**base_environment(), **api.env}
     cli = str(Path(sys.executable).with_name("assetbus"))
@@ -237,3 +238,10 @@ async def _emit_end_to_end(client: httpx.AsyncClient, services: dict[str, LocalC
         return await _metric(client, scheduler_port, "assetbus_scheduler_events_total") >= 1
 
     await wait_for(scheduled, timeout_s=30, interval=0.2, what="the scheduler to apply the stored event")
+    if "forwarder" in services:  # it took the stored event too, and tries the Airflow that is down
+        forwarder_port = services["forwarder"].ports["metrics"]
+
+        async def forwarding() -> bool:
+            return await _metric(client, forwarder_port, "assetbus_forwarder_airflow_errors_total") >= 1
+
+        await wait_for(forwarding, timeout_s=30, interval=0.2, what="the forwarder to try Airflow with the event")
