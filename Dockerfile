@@ -25,8 +25,10 @@ RUN pip install --no-cache-dir --no-deps ./schemas ./producers . && assetbus --h
 ENV ASSETBUS_HOME=/tmp/assetbus
 USER nobody
 EXPOSE 8321
-HEALTHCHECK --interval=10s --timeout=5s --retries=5 \
-  CMD python -c "import sys, urllib.request; urllib.request.urlopen('http://127.0.0.1:8321/health', timeout=3)" || exit 1
+# One health check for every role: it reads the container's command and asks that role's /readyz on its own
+# port (the API's HTTP port; the persister's, scheduler's, bridge's or forwarder's --metrics-port or
+# ASSETBUS_<SERVICE>_METRICS_PORT). A one-shot command (migrate) or a service without a probe port counts as healthy.
+HEALTHCHECK --interval=10s --timeout=5s --retries=5 CMD ["python", "-m", "assetbus.healthcheck"]
 # /ui and /ui/api/* need an operator token (sign-in is always on): mint one where the signing key or
 # the local secret is, e.g. `docker compose exec api assetbus token operator` (docs/ui.md).
 CMD ["assetbus", "run", "api", "--host", "0.0.0.0", "--port", "8321"]

@@ -8,7 +8,7 @@ AIRFLOW_VENV    ?= .venv-airflow
 AIRFLOW_VERSION ?= 3.3.2
 AIRFLOW_STAMP   := $(AIRFLOW_VENV)/.installed-$(AIRFLOW_VERSION)-postgres-$(shell cat producers/pyproject.toml schemas/pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: install infra demo test test-setup fail-fast test-system test-cluster unit lint screenshots bench compose-check browser-deps down clean airflow-venv test-airflow
+.PHONY: install infra demo test test-setup fail-fast test-system test-cluster unit lint screenshots bench compose-check browser-deps helm down clean airflow-venv test-airflow
 
 $(STAMP): pyproject.toml producers/pyproject.toml schemas/pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "assetbus needs Python 3.11 or newer")'
@@ -35,16 +35,16 @@ demo: infra  ## the end-to-end story
 	$(BIN)/assetbus demo
 
 test:  ## lint and unit tests first (stopping at once if they fail), then the whole suite against the real broker, database and Airflow (two pytest-xdist workers: the Airflow tests in one, one after the other; the rest beside them)
-	setsid -w $(MAKE) --no-print-directory -j3 -Oline test-setup
+	setsid -w $(MAKE) --no-print-directory -j4 -Oline test-setup
 	ASSETBUS_REQUIRE_AIRFLOW=1 $(BIN)/pytest -n 2 --dist loadscope --durations=15 --ignore=tests/unit
 	$(MAKE) --no-print-directory test-cluster
 
-# Three independent chains at once (the minutes a fresh clone spends before the first integration test):
+# Four independent chains at once (the minutes a fresh clone spends before the first integration test):
 # lint, then the unit tests; the Airflow venv; the Debian packages and the infrastructure, one after the other
-# (apt holds a lock). The first chain fails fast: on a lint error or the first failing unit test it stops the
-# other two (`kill 0` reaches only this group: `make test` starts it in its own session with setsid), so a
-# broken change is reported within minutes, not after the Airflow install and the broker's start.
-test-setup: fail-fast airflow-venv test-system
+# (apt holds a lock); helm for the chart's tests. The first chain fails fast: on a lint error or the first failing
+# unit test it stops the others (`kill 0` reaches only this group: `make test` starts it in its own session with
+# setsid), so a broken change is reported within minutes, not after the Airflow install and the broker's start.
+test-setup: fail-fast airflow-venv test-system helm
 
 fail-fast: install
 	@$(MAKE) --no-print-directory lint && $(BIN)/pytest -q -x tests/unit || \
@@ -83,6 +83,10 @@ compose-check:  ## docker-compose.yml is valid (needs no Docker engine)
 	  { echo "docker-compose is missing and could not be installed (apt-get as root)"; exit 1; }; }
 	ASSETBUS_TOKEN_SECRET=compose-check docker-compose -f docker-compose.yml config -q
 	@echo "docker-compose.yml is valid"
+
+helm:  ## helm for the Helm chart's tests, built once from its Go module into ~/.cache/assetbus/helm (deploy/helm/get-helm.sh)
+	@deploy/helm/get-helm.sh >/dev/null || { code=$$?; [ $$code -eq 3 ] && echo "the Helm chart's tests will skip: no Go to build helm with"; \
+	  [ $$code -eq 3 ]; }
 
 browser-deps:  ## headless Chromium and its driver for the /ui browser test (Debian packages)
 	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || { echo "installing Debian's chromium and chromium-driver for the browser test"; \

@@ -66,3 +66,30 @@ async def statements_on(pool: Any) -> AsyncIterator[list[str]]:
         yield statements
     finally:
         await each_connection(lambda conn: conn.remove_query_logger(log))
+
+
+def exported_metric_names() -> set[str]:
+    """Every sample name the services export (counters with _total, histograms with _bucket...): what a
+    dashboard, an alert rule or an autoscaler may query."""
+    from prometheus_client import CollectorRegistry
+
+    from assetbus.consumers.airflow.forwarder_metrics import ForwarderMetrics
+    from assetbus.consumers.airflow.metrics import BridgeMetrics
+    from assetbus.consumers.api.probes import ApiMetrics
+    from assetbus.consumers.observe.pipeline import PipelineGauges
+    from assetbus.consumers.persister import PersisterMetrics
+    from assetbus.consumers.readiness import SubscriberMetrics
+    from assetbus.consumers.scheduler.metrics import SchedulerMetrics
+    from assetbus.producers.kafka import KafkaConnection
+    from assetbus.schemas import Topics
+
+    registries = [PersisterMetrics().registry, SchedulerMetrics().registry, SubscriberMetrics().registry,
+                  ApiMetrics().registry, BridgeMetrics().registry, ForwarderMetrics().registry, CollectorRegistry()]
+    PipelineGauges(KafkaConnection(bootstrap_servers="127.0.0.1:1"), Topics(), registries[-1])
+    names: set[str] = set()
+    for registry in registries:
+        for family in registry.collect():
+            names.add(family.name)
+            for suffix in ("_total", "_bucket", "_count", "_sum", "_created"):
+                names.add(family.name + suffix)
+    return names

@@ -6,6 +6,7 @@ Runs the documented example (examples/airflow/test_offline.py) in the Airflow ve
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -103,3 +104,39 @@ def test_asset_emit_is_opt_in_and_refuses_airflows_own(airflow_home: Path) -> No
     done = subprocess.run([str(AIRFLOW_VENV / "bin" / "python"), "-c", IN_AIRFLOW], env=env, capture_output=True,
                           text=True, timeout=300, check=False)
     assert done.returncode == 0 and done.stdout.strip().endswith("ok"), (done.stdout + done.stderr)[-3000:]
+
+
+CONNECTION_FORM = '''
+import json
+import warnings
+
+from airflow.providers_manager import ProvidersManager
+
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    manager = ProvidersManager()
+    behaviour = manager.field_behaviours.get("assetbus")
+    widgets = {name: info.field for name, info in manager.connection_form_widgets.items()
+               if name.startswith("extra__assetbus__")}
+    hook = manager.hooks["assetbus"]
+print(json.dumps({"behaviour": behaviour, "widgets": widgets, "hook_name": hook.hook_name if hook else None,
+                  "warnings": [str(w.message) for w in caught if "assetbus" in str(w.message).lower()]}))
+'''
+
+
+def test_airflow_reads_the_connection_form_from_the_provider_info(airflow_home: Path) -> None:
+    """Airflow's ProvidersManager builds the `assetbus` form from the provider info (conn-fields,
+    ui-field-behaviour, hook-name), typed, with no deprecation warning about the hook."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "VIRTUAL_ENV", "PYTHONPATH"))}
+    env["AIRFLOW_HOME"] = str(airflow_home)
+    done = subprocess.run([str(AIRFLOW_VENV / "bin" / "python"), "-c", CONNECTION_FORM], env=env,
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+    form = json.loads(done.stdout.strip().splitlines()[-1])
+    assert form["hook_name"] == "assetbus" and form["warnings"] == []
+    assert form["behaviour"]["hidden_fields"] == ["schema", "login", "port"]
+    assert form["behaviour"]["relabeling"] == {"host": "assetbus API URL", "password": "Worker credential"}
+    widgets = form["widgets"]
+    assert set(widgets) == {"extra__assetbus__topic_prefix", "extra__assetbus__kafka_conn_id"}
+    assert widgets["extra__assetbus__topic_prefix"]["schema"]["title"] == "Topic prefix"
+    assert widgets["extra__assetbus__kafka_conn_id"]["schema"]["type"] == ["string", "null"]

@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from assetbus.settings import InfraSettings
+from tests.helpers import exported_metric_names
 
 COMPOSE = Path(__file__).resolve().parents[3] / "docker-compose.yml"
 
@@ -32,30 +33,6 @@ def test_compose_kafka_is_the_launchers_version() -> None:
 
 
 DEPLOY = COMPOSE.parent / "deploy"
-
-
-def _our_metric_names() -> set[str]:
-    """Every sample name the services export (counters with _total, histograms with _bucket...)."""
-    from prometheus_client import CollectorRegistry
-
-    from assetbus.consumers.api.probes import ApiMetrics
-    from assetbus.consumers.observe.pipeline import PipelineGauges
-    from assetbus.consumers.persister import PersisterMetrics
-    from assetbus.consumers.readiness import SubscriberMetrics
-    from assetbus.consumers.scheduler.metrics import SchedulerMetrics
-    from assetbus.producers.kafka import KafkaConnection
-    from assetbus.schemas import Topics
-
-    registries = [PersisterMetrics().registry, SchedulerMetrics().registry, SubscriberMetrics().registry,
-                  ApiMetrics().registry, CollectorRegistry()]
-    PipelineGauges(KafkaConnection(bootstrap_servers="127.0.0.1:1"), Topics(), registries[-1])
-    names: set[str] = set()
-    for registry in registries:
-        for family in registry.collect():
-            names.add(family.name)
-            for suffix in ("_total", "_bucket", "_count", "_sum", "_created"):
-                names.add(family.name + suffix)
-    return names
 
 
 def test_prometheus_scrapes_every_service_where_it_serves_metrics() -> None:
@@ -84,7 +61,7 @@ def test_grafana_is_provisioned_with_the_dashboard_and_every_panel_queries_a_met
     datasource = yaml.safe_load((DEPLOY / "grafana" / "provisioning" / "datasources" / "prometheus.yml").read_text())
     uid = datasource["datasources"][0]["uid"]
     dashboard = json.loads((DEPLOY / "grafana" / "dashboards" / "assetbus.json").read_text())
-    exported = _our_metric_names()
+    exported = exported_metric_names()
     queried = set()
     for panel in dashboard["panels"]:
         assert panel["datasource"]["uid"] == uid

@@ -110,11 +110,52 @@ def test_the_distribution_registers_the_provider_info_airflow_reads() -> None:
     info = entry.load()()
     assert info == get_provider_info()
     assert (info["package-name"], info["versions"]) == ("assetbus-sdk", [version("assetbus-sdk")])
-    assert info["connection-types"] == [{"hook-class-name": "assetbus.producers.airflow.hook.AssetbusHook",
-                                         "connection-type": "assetbus"}]
+    (connection,) = info["connection-types"]
+    assert (connection["hook-class-name"], connection["connection-type"], connection["hook-name"]) == (
+        "assetbus.producers.airflow.hook.AssetbusHook", "assetbus", "assetbus")
+    assert info["hooks"] == [{"integration-name": "assetbus", "python-modules": ["assetbus.producers.airflow.hook"]}]
+    assert info["operators"] == [{"integration-name": "assetbus",
+                                  "python-modules": ["assetbus.producers.airflow.operator"]}]
     assert info["notifications"] == ["assetbus.producers.airflow.notifier.AssetbusNotifier"]
     option = info["config"]["assetbus"]["options"]["conn_id"]
     assert {"description", "version_added", "type", "example", "default"} <= option.keys()
+
+
+CONN_FIELD_KEYS = {"label", "description", "schema"}
+SCHEMA_TYPES = {"string", "integer", "boolean", "number", "object", "array", "null"}
+STANDARD_FIELDS = {"description", "host", "port", "login", "password", "schema", "extra"}
+
+
+def test_the_connection_form_is_declared_by_airflows_conventions() -> None:
+    """Airflow (3.2 and newer) reads the form from the provider info without importing the hook: typed
+    `conn-fields` (label, JSON-schema `schema`, kept in the extra under their names) and a kebab-case
+    `ui-field-behaviour` for the standard fields; the hook no longer defines the deprecated form methods. The
+    two fields are the extras the tests above read (`topic_prefix`, `kafka_conn_id`)."""
+    (connection,) = get_provider_info()["connection-types"]
+    fields = connection["conn-fields"]
+    assert set(fields) == {"topic_prefix", "kafka_conn_id"}
+    for name, field in fields.items():
+        assert {"label", "schema"} <= set(field) <= CONN_FIELD_KEYS, name
+        assert isinstance(field["label"], str) and field["label"], name
+        types = field["schema"]["type"]
+        assert set(types if isinstance(types, list) else [types]) <= SCHEMA_TYPES, name
+        assert "string" in types and "format" not in field["schema"], f"{name} is plain text, not a secret"
+    behaviour = connection["ui-field-behaviour"]
+    assert set(behaviour) == {"hidden-fields", "relabeling", "placeholders"}
+    assert set(behaviour["hidden-fields"]) <= STANDARD_FIELDS
+    assert set(behaviour["relabeling"]) | set(behaviour["placeholders"]) <= STANDARD_FIELDS - set(
+        behaviour["hidden-fields"])
+    assert all(isinstance(text, str) for text in [*behaviour["relabeling"].values(),
+                                                  *behaviour["placeholders"].values()])
+    json.loads(behaviour["placeholders"]["extra"])
+    hook_source = (Path(__file__).resolve().parents[4] / "producers" / "src" / "assetbus" / "producers" / "airflow"
+                   / "hook.py").read_text()
+    assert "def get_ui_field_behaviour" not in hook_source and "def get_connection_form_widgets" not in hook_source
+
+
+def test_the_sdk_is_classified_as_an_airflow_provider() -> None:
+    pyproject = tomllib.loads((Path(__file__).resolve().parents[4] / "producers" / "pyproject.toml").read_text())
+    assert "Framework :: Apache Airflow :: Provider" in pyproject["project"]["classifiers"]
 
 
 def test_an_airflow_older_than_3_3_is_refused_with_one_message() -> None:

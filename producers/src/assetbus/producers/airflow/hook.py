@@ -1,4 +1,5 @@
-"""`AssetbusHook`: the `assetbus` connection type (form, `test_connection()`) and a hook to emit with.
+"""`AssetbusHook`: the `assetbus` connection type (`test_connection()`; its form is declared in the provider
+info, `provider.py`) and a hook to emit with.
 
     from assetbus.producers.airflow.hook import AssetbusHook
 
@@ -14,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import json
 from collections.abc import Coroutine, Mapping
 from typing import Any, TypeVar
 
@@ -46,18 +46,6 @@ class AssetbusHook(BaseHook):  # type: ignore[misc]
         super().__init__(**kwargs)
         self.assetbus_conn_id = assetbus_conn_id or default_conn_id()
         self.timeout_s = timeout_s
-
-    @classmethod
-    def get_ui_field_behaviour(cls) -> dict[str, Any]:
-        return {
-            "hidden_fields": ["schema", "login", "port"],
-            "relabeling": {"host": "assetbus API URL", "password": "Worker credential"},
-            "placeholders": {
-                "host": "http://assetbus-api:8321",
-                "password": "the output of `assetbus token worker`",
-                "extra": json.dumps({"topic_prefix": "assetbus", "kafka_conn_id": "kafka_default"}),
-            },
-        }
 
     def access(self) -> WorkerAccess:
         """The connection as read now: the API, the credential, Kafka and the topic prefix."""

@@ -1,9 +1,11 @@
 """The Airflow provider's metadata (`apache_airflow_provider` entry point of assetbus-sdk).
 
 Airflow's ProvidersManager reads it: `airflow providers list` shows assetbus, the connection form offers
-the `assetbus` connection type (its hook gives the form's labels and `test_connection`), and the
-notifier, the triggers (`AssetbusReadinessTrigger` for AssetWatchers), the sensor and the config
-section are listed; common-messaging's `MessageQueueTrigger` finds the `assetbus` queue among `queues`.
+the `assetbus` connection type, declared by Airflow's conventions (`hook-name`, the typed `conn-fields`
+`topic_prefix` and `kafka_conn_id` kept in the connection's extra, and `ui-field-behaviour` for the
+standard fields: read without importing the hook), the hook (`test_connection`), the operator, the
+notifier, the triggers (`AssetbusReadinessTrigger` for AssetWatchers), the sensor and the config section
+are listed; common-messaging's `MessageQueueTrigger` finds the `assetbus` queue among `queues`.
 Importable without Airflow.
 """
 
@@ -20,6 +22,27 @@ TRIGGERS = "assetbus.producers.airflow.triggers"
 SENSORS = "assetbus.producers.airflow.sensors"
 QUEUE_PROVIDER = "assetbus.producers.airflow.queues.AssetbusMessageQueueProvider"
 INTEGRATION = "assetbus"
+CONN_FIELDS: dict[str, dict[str, Any]] = {
+    "topic_prefix": {
+        "label": "Topic prefix",
+        "description": "Prefix of the assetbus topics (<prefix>.emissions, ...); empty: the API's.",
+        "schema": {"type": ["string", "null"], "pattern": "^[A-Za-z0-9._-]+$", "maxLength": 200},
+    },
+    "kafka_conn_id": {
+        "label": "Kafka connection id",
+        "description": "An Airflow connection holding the Kafka client settings (a kafka_default-style config, "
+                       "or an assetbus `kafka` extra); empty: the `kafka` extra, the environment, or the API's.",
+        "schema": {"type": ["string", "null"]},
+    },
+}
+"""The connection's own fields, typed; Airflow keeps them in the connection's extra under these names
+(`connection.py` reads them there)."""
+UI_FIELD_BEHAVIOUR: dict[str, Any] = {
+    "hidden-fields": ["schema", "login", "port"],
+    "relabeling": {"host": "assetbus API URL", "password": "Worker credential"},
+    "placeholders": {"host": "http://assetbus-api:8321", "password": "the output of `assetbus token worker`",
+                     "extra": '{"kafka": {"bootstrap_servers": "kafka:9092"}}'},
+}
 
 
 def _version() -> str:
@@ -38,7 +61,10 @@ def get_provider_info() -> dict[str, Any]:
                        "PostgreSQL): receipts that mean stored, dedupe that survives retries, per-partition runs.",
         "versions": [_version()],
         "integrations": [{"integration-name": INTEGRATION, "tags": ["service"]}],
-        "connection-types": [{"hook-class-name": HOOK, "connection-type": "assetbus"}],
+        "connection-types": [{"hook-class-name": HOOK, "connection-type": "assetbus", "hook-name": "assetbus",
+                              "conn-fields": CONN_FIELDS, "ui-field-behaviour": UI_FIELD_BEHAVIOUR}],
+        "hooks": [{"integration-name": INTEGRATION, "python-modules": [HOOK.rsplit(".", 1)[0]]}],
+        "operators": [{"integration-name": INTEGRATION, "python-modules": [OPERATOR.rsplit(".", 1)[0]]}],
         "notifications": [NOTIFIER],
         "triggers": [{"integration-name": INTEGRATION, "python-modules": [TRIGGERS]}],
         "sensors": [{"integration-name": INTEGRATION, "python-modules": [SENSORS]}],
