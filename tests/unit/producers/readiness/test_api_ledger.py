@@ -87,7 +87,7 @@ async def test_a_policy_with_a_deadline_gives_up_on_an_api_that_stays_unavailabl
     policy = RetryPolicy(initial_s=0.001, max_s=0.002, timeout_s=0.05)
     ledger = ApiLedger("http://api.test/", "the-token", retry=policy, transport=httpx.MockTransport(unavailable))
     async with asyncio.timeout(5):
-        with pytest.raises(ApiUnavailable, match="execution API at http://api.test answered 503") as raised:
+        with pytest.raises(ApiUnavailable, match=r"execution API at http://api\.test answered 503") as raised:
             await ledger.claim("r1", "workers")
     assert raised.value.status == 503 and raised.value.retriable
     await ledger.stop()
