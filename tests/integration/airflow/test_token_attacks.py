@@ -103,10 +103,11 @@ async def test_no_airflow_account_guessed_or_listed_run_ids_get_no_dag_run_token
     await _first_emitted(stack_engine, held_run)
     async with httpx.AsyncClient(base_url=airflow_stack.api_url, timeout=60) as http:
         listed = await http.get("/ui/api/events", params={"asset": HELD["name"]})
-    # the operator page lists run ids to anyone today (its sign-in is another change): take them as given
-    run_ids = {e["run_id"] for e in listed.json() if e.get("run_id")} if listed.status_code == 200 else set()
+    # the operator page lists run ids only to an operator token: an anonymous caller reads none
+    assert (listed.status_code, listed.json()["code"]) == (401, "missing_token"), listed.text
+    # and a run id known anyway (guessed, or the real one read elsewhere) buys no token without the credential
     guessed = {"scheduled__2026-01-01T00:00:00+00:00", "manual__2026-01-01T00:00:00+00:00", held_run.run_id}
-    for run_id in run_ids | guessed:
+    for run_id in guessed:
         answer = await _try_to_emit_as(airflow_stack, {"kind": "dag", "dag_id": DAG, "run_id": run_id})
         assert (answer.status_code, answer.json()["code"]) == (401, "missing_token"), (run_id, answer.text)
 
