@@ -17,6 +17,7 @@ from assetbus.consumers.api.ui_auth import operator_token
 from assetbus.consumers.observe import ProbeServer, ReadinessChecks, migration_heads
 from assetbus.consumers.persister import Persister, PersisterConfig
 from assetbus.consumers.scheduler import Scheduler, SchedulerConfig
+from assetbus.infra.ports import free_port
 from assetbus.migrate import alembic_config
 from assetbus.producers.kafka import KafkaConnection
 from assetbus.schemas import Topics
@@ -114,3 +115,22 @@ async def test_the_persister_serves_its_probes_beside_its_metrics(persister_conf
     assert (alive.status_code, alive.json()["detail"]) == (200, "event loop turning")
     assert ready.status_code == 200 and ready.json()["status"] == "ready", ready.text
     assert "assetbus_persister_db_commit_seconds_bucket" in metrics.text
+
+
+async def test_readiness_is_per_role_a_broker_outage_degrades_the_api_but_stops_the_persister(
+        db_url: str, topics: Topics, token_secret: str) -> None:
+    """The API serves task and asset state from PostgreSQL alone: with the broker away it stays ready
+    (`degraded`, 200) so a load balancer keeps it; the persister, which can do nothing without Kafka, is not."""
+    from assetbus.consumers.api import create_api
+
+    away = KafkaConnection(bootstrap_servers=f"127.0.0.1:{free_port()}")
+    app = create_api(ApiConfig(kafka=away, database_url=db_url, topics=topics, token_secret=token_secret))
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://api") as client:
+        answer = await client.get("/readyz")
+    body = answer.json()
+    assert (answer.status_code, body["status"]) == (200, "degraded"), answer.text
+    assert not body["checks"]["broker"]["ok"] and body["checks"]["database"]["ok"]
+
+    persister_side = ReadinessChecks(broker=away, database_url=db_url, timeout_s=3)
+    report = await persister_side.check()
+    assert not report.ready and report.status == "not_ready"

@@ -110,7 +110,9 @@ def create_api(config: ApiConfig, *, minter: Minter | None = None) -> FastAPI:
     app.state.minter = minter
     app.state.kafka = kafka
     app.state.topics = config.topics
-    app.state.readiness = ReadinessChecks(broker=kafka, database_url=config.database_url)
+    # the state routes need PostgreSQL only: a broker outage degrades the API (emits answer 503), it stays ready
+    app.state.readiness = ReadinessChecks(broker=kafka, database_url=config.database_url,
+                                          degraded_without=frozenset({"broker"}))
     app.state.metrics_registry = registry
     install_handlers(app)
     app.include_router(task_state_router)

@@ -74,7 +74,8 @@ class CheckOut(BaseModel):
 
 
 class Ready(BaseModel):
-    status: str = Field(description="`ready`, or `not_ready` (then the status code is 503).")
+    status: str = Field(description="`ready`; `degraded` (200: the broker is away, so HTTP emits answer 503 while "
+                        "task and asset state are served); or `not_ready` (then the status code is 503).")
     checks: dict[str, CheckOut] = Field(description="broker, database and migrations, each with its result.")
 
 
@@ -83,7 +84,8 @@ async def healthz() -> Alive:
     return Alive(status="alive")
 
 
-@router.get("/readyz", response_model=Ready, summary="Readiness: broker, database and migrations head (no token)",
+@router.get("/readyz", response_model=Ready, summary="Readiness: database and migrations head; the broker degrades "
+            "(no token)",
             responses={503: {"model": Ready, "description": "A dependency is not ready; `checks` says which."}})
 async def readyz(request: Request) -> Any:
     checks: ReadinessChecks = request.app.state.readiness

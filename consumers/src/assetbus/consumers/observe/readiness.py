@@ -1,6 +1,11 @@
 """The readiness check behind every `/readyz`: the broker answers, the database answers, and its schema
 is at the migrations' head. Each check opens its own short-lived connection (a real round trip,
 from any event loop or thread); results are cached for a moment so a busy prober costs little.
+
+Readiness is per role: a service is ready when it can serve what it serves. A check named in
+`degraded_without` is reported but does not make the service unready (`status: "degraded"`, HTTP 200):
+the API serves task and asset state from PostgreSQL alone, so a broker outage degrades it (HTTP emits
+answer 503) rather than taking every API pod out of a load balancer.
 """
 
 from __future__ import annotations
@@ -28,13 +33,21 @@ class CheckResult:
 @dataclass(frozen=True, slots=True)
 class ReadinessReport:
     checks: dict[str, CheckResult] = field(default_factory=dict)
+    degraded_without: frozenset[str] = frozenset()
+    """Checks whose failure degrades the service but leaves it ready."""
 
     @property
     def ready(self) -> bool:
-        return all(check.ok for check in self.checks.values())
+        return all(check.ok or name in self.degraded_without for name, check in self.checks.items())
+
+    @property
+    def status(self) -> str:
+        if not self.ready:
+            return "not_ready"
+        return "ready" if all(check.ok for check in self.checks.values()) else "degraded"
 
     def as_json(self) -> dict[str, object]:
-        return {"status": "ready" if self.ready else "not_ready",
+        return {"status": self.status,
                 "checks": {name: {"ok": c.ok, "detail": c.detail, "seconds": round(c.seconds, 4)}
                            for name, c in self.checks.items()}}
 
@@ -43,8 +56,9 @@ class ReadinessChecks:
     """`await check()` → ReadinessReport. `broker=None` / `database_url=None` leave that check out."""
 
     def __init__(self, *, broker: KafkaConnection | None, database_url: str | None, timeout_s: float = 5.0,
-                 cache_s: float = 1.0) -> None:
+                 cache_s: float = 1.0, degraded_without: frozenset[str] = frozenset()) -> None:
         self._broker = broker
+        self._degraded_without = degraded_without
         self._dsn = None if database_url is None else \
             make_url(database_url).set(drivername="postgresql").render_as_string(hide_password=False)
         self._timeout_s = timeout_s
@@ -74,7 +88,7 @@ class ReadinessChecks:
                            f"{sorted(self._heads)}: run `assetbus migrate`", 0.0)
             else:
                 checks["migrations"] = CheckResult(True, f"at head {', '.join(sorted(revisions))}", 0.0)
-        report = ReadinessReport(checks)
+        report = ReadinessReport(checks, self._degraded_without)
         self._last = (time.monotonic(), report)
         return report
 
