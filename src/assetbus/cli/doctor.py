@@ -165,6 +165,17 @@ async def _airflow_rules(dags: list[str]) -> list[Check]:
     return [Check("airflow DAG rules", "ok", f"{len(tagged)} DAG(s) tagged {AIRFLOW_TAG!r}, each with a rule")]
 
 
+def _verdict(checks: list[Check]) -> str:
+    """The closing line: what failed, else what to look at, else that everything passed."""
+    failed = sum(c.status == "fail" for c in checks)
+    warned = sum(c.status == "warn" for c in checks)
+    if failed:
+        return f"[bold red]{failed} check(s) failed[/]" + (f", {warned} warning(s)" if warned else "")
+    if warned:
+        return f"[yellow]no check failed; {warned} warning(s) to look at[/]"
+    return "[green]all checks passed[/]"
+
+
 def doctor(as_json: bool = JSON_OPTION) -> None:
     """Check broker, database, migrations, topics and their settings, versions and clock skew; say what to fix."""
     from rich.markup import escape
@@ -184,6 +195,6 @@ def doctor(as_json: bool = JSON_OPTION) -> None:
         for c in checks:
             table.add_row(c.name, f"[{style[c.status]}]{c.status}[/]", escape(c.detail), escape(c.fix or "-"))
         console.print(table)
-        console.print(f"[bold red]{len(failed)} check(s) failed[/]" if failed else "[green]all checks passed[/]")
+        console.print(_verdict(checks))
     if failed:
         raise typer.Exit(1)
