@@ -21,6 +21,7 @@ from assetbus.benchmarks.conditions import conditions
 from assetbus.benchmarks.emit import EmitBenchOptions, EmitReport, run_emit_benchmark
 from assetbus.benchmarks.persister import BenchOptions, BenchReport
 from assetbus.benchmarks.persister import run_benchmark as run_persister_benchmark
+from assetbus.benchmarks.pg_ceiling import CeilingOptions, run_pg_ceiling
 from assetbus.benchmarks.processes import ProcessSampler
 from assetbus.benchmarks.scheduler import SchedulerBenchOptions, SchedulerBenchReport
 from assetbus.benchmarks.scheduler import run_benchmark as run_scheduler_benchmark
@@ -28,7 +29,8 @@ from assetbus.settings import Settings
 
 REQUIRED = ("receipted_per_s", "emit_receipted_per_s", "receipt_p50_ms", "receipt_p99_ms", "readiness_p50_ms",
             "readiness_p99_ms", "scheduler_events_per_s", "api_get_per_s", "api_get_p99_ms", "api_put_per_s",
-            "http_emit_per_s", "persister_peak_rss_mb", "scheduler_peak_rss_mb")
+            "http_emit_per_s", "persister_peak_rss_mb", "scheduler_peak_rss_mb", "pg_ceiling_rows_per_s",
+            "persister_share_of_pg_ceiling")
 """The keys `bench all --json` always prints (latencies at the first offered rate, 1,000/s by default)."""
 
 
@@ -85,6 +87,10 @@ async def run_suite(settings: Settings, sizes: SuiteSizes, progress: Callable[[s
     with ProcessSampler(infra=True).running() as sampler:
         report.persister = p = await run_persister_benchmark(settings, BenchOptions(commands=sizes.persister_commands))
     f["receipted_per_s"] = p.events_per_s
+    progress(f"2b/4 PostgreSQL's own rate for the same write (the ceiling), {sizes.persister_commands:,} rows")
+    ceiling = await run_pg_ceiling(settings, CeilingOptions(rows=sizes.persister_commands), progress)
+    f.update(ceiling.figures())
+    f["persister_share_of_pg_ceiling"] = p.events_per_s / ceiling.rows_per_s if ceiling.rows_per_s else 0.0
     f["persister_peak_rss_mb"] = p.peak_rss_mb
     f["persister_cpu_us_per_event"] = p.run_cpu_s / max(p.stored, 1) * 1e6
     if persisters := sampler.by_role("persister"):
@@ -92,7 +98,8 @@ async def run_suite(settings: Settings, sizes: SuiteSizes, progress: Callable[[s
         kafka_s, postgres_s = sampler.infra_cpu_between(end - p.run_s, end)
         f["kafka_cpu_us_per_event"] = kafka_s / max(p.stored, 1) * 1e6
         f["postgres_cpu_us_per_event"] = postgres_s / max(p.stored, 1) * 1e6
-    progress(f"  {p.events_per_s:,.0f} events/s durable + receipted, peak RSS {p.peak_rss_mb:.0f} MB")
+    progress(f"  {p.events_per_s:,.0f} events/s durable + receipted, peak RSS {p.peak_rss_mb:.0f} MB; the ceiling "
+             f"{ceiling.rows_per_s:,.0f} rows/s, so {f['persister_share_of_pg_ceiling']:.2f} of it")
 
     first, *more = sizes.rates
     progress(f"3/4 scheduler: {sizes.scheduler_events:,} pre-loaded events, then {first:,}/s offered for "

@@ -1,14 +1,24 @@
-"""`assetbus bench [emit|persister|scheduler|api|all|scale|soak|airflow]`: measured figures, with their conditions."""
+"""`assetbus bench [emit|persister|pg-ceiling|scheduler|api|all|scale|soak|airflow]`: figures with their conditions."""
 
 from __future__ import annotations
 
 import typer
 
-from assetbus.cli import bench_airflow, bench_all, bench_api, bench_emit, bench_persister, bench_scale, bench_scheduler
+from assetbus.cli import (
+    bench_airflow,
+    bench_all,
+    bench_api,
+    bench_emit,
+    bench_persister,
+    bench_pg_ceiling,
+    bench_scale,
+    bench_scheduler,
+)
 
 app = typer.Typer(help="Benchmarks (run on a quiet machine; figures go to the README).")
 app.command("emit")(bench_emit.emit)
 app.command("persister")(bench_persister.persister)
+app.command("pg-ceiling")(bench_pg_ceiling.pg_ceiling)
 app.command("scheduler")(bench_scheduler.scheduler)
 app.command("api")(bench_api.api)
 app.command("all")(bench_all.all_)
