@@ -13,6 +13,7 @@ from pydantic import Field, field_validator, model_validator
 from pydantic_settings import NoDecode
 
 from assetbus.consumers.airflow.account import AirflowAccount
+from assetbus.consumers.scheduler.config import readiness_partitions_field
 from assetbus.consumers.settings import ServiceSettings, service_settings_config
 
 
@@ -33,6 +34,9 @@ class BridgeConfig(ServiceSettings):
                                              "hold the partition mappers that Airflow's REST API does not show.")
     sync_interval_s: float = Field(default=30.0, ge=0, description="How often Airflow's assets, task "
                                    "registrations and DAG readiness rules are synced (0: only at start-up).")
+    readiness_partitions: int = readiness_partitions_field(
+        "the bridge creates for a DAG it serves before the scheduler has created it (set it as the scheduler's "
+        "ASSETBUS_SCHEDULER_READINESS_PARTITIONS; ASSETBUS_CREATE_TOPICS=false: none)")
     group_id: str = Field(default="assetbus-airflow-bridge", min_length=1,
                           description="Consumer group shared by bridge processes.")
     poll_interval_s: float = Field(default=2.0, gt=0, description="How often the outcomes of open Airflow runs "

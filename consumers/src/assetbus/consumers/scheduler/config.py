@@ -21,6 +21,11 @@ READINESS_PARTITIONS = 3
 """Partitions of a readiness topic: signals of one target partition key stay in order on one of them."""
 
 
+def readiness_partitions_field(who: str) -> Any:
+    """The `readiness_partitions` setting of a service that creates readiness topics (`who` does)."""
+    return Field(default=READINESS_PARTITIONS, ge=1, description=f"Partitions of each readiness topic {who}.")
+
+
 class SchedulerConfig(ServiceSettings):
     """The scheduler's settings; connection fields are given by the edge, the rest have defaults."""
 
@@ -34,8 +39,7 @@ class SchedulerConfig(ServiceSettings):
     fetch_max_wait_ms: int = Field(default=10, ge=0, description="The broker's long-poll limit per fetch; kept short "
                                    "so the hot partition is not held back by a long poll on the idle ones (it is "
                                    "a fixed wait on the path to readiness: 10 ms costs ~100 small fetches/s idle).")
-    readiness_partitions: int = Field(default=READINESS_PARTITIONS, ge=1,
-                                      description="Partitions of each readiness topic the scheduler creates.")
+    readiness_partitions: int = readiness_partitions_field("the scheduler creates")
     republish_interval_s: float = Field(default=5.0, gt=0, description="How often unpublished runs (a crash after "
                                         "the commit, a replay) are looked for, besides after each batch.")
     session_timeout_ms: int = Field(default=10_000, ge=6_000, description="How soon the group gives a killed "
