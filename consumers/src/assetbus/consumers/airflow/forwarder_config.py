@@ -35,6 +35,9 @@ class ForwarderConfig(ServiceSettings):
     search_slack_s: float = Field(default=600.0, ge=0, description="When resolving an unconfirmed intent, "
                                   "Airflow's events of the asset are searched from this long before the intent "
                                   "was written (clock skew between assetbus's database and Airflow).")
+    lease_s: float = Field(default=60.0, gt=0, description="How long a forwarder's lease on an event it is posting "
+                           "lasts: another forwarder (a rebalance) waits that long for a forwarder killed mid-request. "
+                           "It must outlast a POST with a token refresh (more than 3 times the Airflow timeout).")
     backoff_initial_s: float = Field(default=0.5, gt=0, description="First wait while Airflow cannot take an "
                                      "event.")
     backoff_max_s: float = Field(default=30.0, gt=0, description="Longest wait while Airflow cannot take an event.")
@@ -57,4 +60,7 @@ class ForwarderConfig(ServiceSettings):
     def _consistent(self) -> ForwarderConfig:
         if self.backoff_max_s < self.backoff_initial_s:
             raise ValueError("backoff_max_s must not be below backoff_initial_s")
+        if self.lease_s <= 3 * self.airflow.timeout_s:
+            raise ValueError(f"lease_s ({self.lease_s:g}) must be more than 3 times the Airflow timeout "
+                             f"({self.airflow.timeout_s:g} s): a lease must outlast a POST with a token refresh")
         return self
