@@ -21,7 +21,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -154,17 +154,24 @@ class AirflowStack:
         return json.dumps({"conn_type": "assetbus", "host": self.api_url, "extra": {
             "topic_prefix": self.topic_prefix, "kafka": {"bootstrap_servers": self.bootstrap_servers}}})
 
-    def _start_triggerer(self) -> None:
+    def _start_triggerer(self, env: Mapping[str, str] | None = None) -> None:
         """Airflow's triggerer (deferred tasks, AssetWatchers), in the Airflow venv like its other components."""
         log = (self.airflow.home / "triggerer.log").open("ab")
-        self._triggerer = subprocess.Popen([str(airflow_bin(self.airflow.venv)), "triggerer"], env=self.airflow.env(),
-                                           stdout=log, stderr=log, start_new_session=True)
+        self._triggerer = subprocess.Popen([str(airflow_bin(self.airflow.venv)), "triggerer"],
+                                           env={**self.airflow.env(), **(env or {})}, stdout=log, stderr=log,
+                                           start_new_session=True)
 
-    def _stop_triggerer(self) -> None:
+    def restart_triggerer(self, sig: int = signal.SIGTERM, env: Mapping[str, str] | None = None) -> None:
+        """Stop Airflow's triggerer (kill -9 of its supervisor and runner with sig=SIGKILL) and start it again,
+        with `env` added to its environment."""
+        self._stop_triggerer(sig)
+        self._start_triggerer(env)
+
+    def _stop_triggerer(self, sig: int = signal.SIGTERM) -> None:
         process, self._triggerer = self._triggerer, None
         if process is None or process.poll() is not None:
             return
-        os.killpg(process.pid, signal.SIGTERM)
+        os.killpg(process.pid, sig)
         try:
             process.wait(timeout=20)
         except subprocess.TimeoutExpired:

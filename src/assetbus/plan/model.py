@@ -8,7 +8,9 @@ code does on the wire:
 - `persister`: reads commands in its group, writes receipts, asset events and dead letters;
 - `scheduler`: reads asset events in its group, writes readiness signals (creates readiness topics
   unless ASSETBUS_CREATE_TOPICS=false);
-- `bridge` (the Airflow bridge): reads readiness signals in its group;
+- `bridge` (the Airflow bridge): reads readiness signals in its group (creates readiness topics of the DAGs it
+  serves unless ASSETBUS_CREATE_TOPICS=false), and at start-up describes the asset-events topic (a prefix
+  without it is not an installation: the bridge refuses to start);
 - `api` (HTTP emit gateway, /ui, lag metrics): writes commands, reads receipts, describes topics and groups;
 - `cli` (the operator's `migrate`, `dags sync`, `replay`, `dlq replay`, `events`, `lag`).
 
@@ -129,7 +131,8 @@ def _acls(topics: Topics, who: dict[str, str], create: bool, bridge_group: str) 
         *topic("scheduler", topics.asset_events, "Read"),
         group("scheduler", f"{topics.prefix}-scheduler", "Read"),
         *topic("scheduler", readiness, "Write", *creates, pattern="prefixed"),
-        *topic("bridge", readiness, "Read", pattern="prefixed"),
+        *topic("bridge", topics.asset_events, "Describe"),
+        *topic("bridge", readiness, "Read", *creates, pattern="prefixed"),
         group("bridge", bridge_group, "Read"),
         *topic("api", topics.emissions, "Write"),
         *topic("api", topics.receipts, "Read"),

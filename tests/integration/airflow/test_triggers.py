@@ -2,7 +2,8 @@
 
 - An `AssetWatcher` whose trigger is `AssetbusReadinessTrigger` starts an asset-triggered run of
   `readiness_watched` from a readiness signal on assetbus's readiness topic
-  (tests/integration/airflow/dags/readiness_watched.py).
+  (tests/integration/airflow/dags/readiness_watched.py); a triggerer killed with -9 after it took the
+  signal's event and before Airflow's database had it loses nothing: the restarted one hands it over once.
 - A deferrable `AssetbusPartitionSensor` defers (no worker slot held) until assetbus stores the partition it
   waits for, then succeeds with that stored event (tests/integration/airflow/dags/partition_sensed.py).
 """
@@ -11,10 +12,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal as signals
 import subprocess
 import time
 import uuid
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from aiokafka import AIOKafkaProducer
@@ -28,6 +31,8 @@ from tests.integration.airflow.airflow_api import AirflowApi
 from tests.integration.airflow.support import emit_partitions
 
 WATCHED = "readiness_watched"
+HOLD_ENV = "ASSETBUS_TRIGGER_TEST_HOLD"
+"""assetbus.producers.airflow.triggers.HOLD_ENV (that module needs Airflow, which this venv has not)."""
 SENSED = AssetRef(name="airflow_test.sensed", uri="s3://example/sensed")
 
 
@@ -42,20 +47,35 @@ def _wait(condition: Any, timeout_s: float, what: str) -> Any:
         time.sleep(1.0)
 
 
+def _signal(partition_key: str) -> ReadinessSignal:
+    return ReadinessSignal(run_id=f"rs-{uuid.uuid4().hex[:8]}", dag_id=WATCHED, partition_key=partition_key,
+                           generation=1, events=[], created_at=datetime.now(UTC), origin="scheduler")
+
+
+async def _publish(stack: AirflowStack, topic: str, signal: ReadinessSignal) -> None:
+    producer = AIOKafkaProducer(bootstrap_servers=stack.bootstrap_servers)
+    await producer.start()
+    try:
+        await producer.send_and_wait(topic, signal.model_dump_json().encode(),
+                                     key=(signal.partition_key or "").encode())
+    finally:
+        await producer.stop()
+
+
+def _asset_events_of(airflow_api: AirflowApi, run_id: str) -> list[dict[str, Any]]:
+    """Airflow's asset events whose payload is the readiness signal `run_id`."""
+    events: list[dict[str, Any]] = airflow_api.get("/assets/events", limit=1000,
+                                                   order_by="-timestamp")["asset_events"]
+    return [e for e in events if ((e.get("extra") or {}).get("payload") or {}).get("run_id") == run_id]
+
+
 async def test_a_readiness_signal_starts_an_asset_triggered_run_through_an_asset_watcher(
         airflow_stack: AirflowStack, airflow_api: AirflowApi, infra: Settings) -> None:
     topics = Topics(prefix=airflow_stack.topic_prefix)
     await ensure_topics(infra.kafka, topics, {topics.readiness(WATCHED): 1})
     before = {run["dag_run_id"] for run in airflow_api.runs(WATCHED)}
-    signal = ReadinessSignal(run_id=f"rs-{uuid.uuid4().hex[:8]}", dag_id=WATCHED, partition_key="2026-11-30",
-                             generation=1, events=[], created_at=datetime.now(UTC), origin="scheduler")
-    producer = AIOKafkaProducer(bootstrap_servers=airflow_stack.bootstrap_servers)
-    await producer.start()
-    try:
-        await producer.send_and_wait(topics.readiness(WATCHED), signal.model_dump_json().encode(),
-                                     key=b"2026-11-30")
-    finally:
-        await producer.stop()
+    signal = _signal("2026-11-30")
+    await _publish(airflow_stack, topics.readiness(WATCHED), signal)
 
     def new_run() -> dict[str, Any] | None:
         runs = [run for run in airflow_api.runs(WATCHED) if run["dag_run_id"] not in before]
@@ -67,6 +87,36 @@ async def test_a_readiness_signal_starts_an_asset_triggered_run_through_an_asset
     assert finished["state"] == "success"
     seen = airflow_api.xcom(WATCHED, run["dag_run_id"], "consume")
     assert {"run_id": signal.run_id, "partition_key": "2026-11-30"} in seen
+
+
+async def test_a_signal_taken_by_a_triggerer_killed_before_airflow_stored_it_reaches_airflow_once(
+        airflow_stack: AirflowStack, airflow_api: AirflowApi, infra: Settings, tmp_path: Path) -> None:
+    topics = Topics(prefix=airflow_stack.topic_prefix)
+    await ensure_topics(infra.kafka, topics, {topics.readiness(WATCHED): 1})
+    signal = _signal("2026-12-01")
+    hold = tmp_path / "hold"
+    hold.write_text(signal.run_id)
+    # the triggerer blocks once it has taken this signal's event, before the event is in Airflow's database
+    airflow_stack.restart_triggerer(env={HOLD_ENV: str(hold)})
+    await _publish(airflow_stack, topics.readiness(WATCHED), signal)
+    await asyncio.to_thread(_wait, lambda: hold.read_text() == "held", 240, "the triggerer to take the signal")
+    airflow_stack.restart_triggerer(signals.SIGKILL, env={HOLD_ENV: str(hold)})  # kill -9 in the window
+    assert _asset_events_of(airflow_api, signal.run_id) == []  # the kill came before Airflow stored it
+
+    await asyncio.to_thread(_wait, lambda: _asset_events_of(airflow_api, signal.run_id), 240,
+                            "the restarted triggerer to hand the signal over")
+
+    def consumed() -> dict[str, Any] | None:
+        for run in airflow_api.runs(WATCHED):
+            if run["state"] == "success" and {"run_id": signal.run_id, "partition_key": "2026-12-01"} \
+                    in airflow_api.xcom(WATCHED, run["dag_run_id"], "consume"):
+                return run
+        return None
+
+    await asyncio.to_thread(_wait, consumed, 240, "a run of readiness_watched that consumed the signal")
+    await asyncio.sleep(5)  # a second hand-over would be stored by now
+    events = _asset_events_of(airflow_api, signal.run_id)
+    assert len(events) == 1, events
 
 
 async def test_the_deferrable_sensor_completes_once_the_partition_is_stored(

@@ -9,7 +9,9 @@ A run stays `running` until `OutcomePoller` reads Airflow's final state.
 
 Every `sync_interval_s` (and at start-up) the bridge syncs Airflow's assets and task registrations, and,
 given Airflow's metadata database, the readiness rules of the DAGs Airflow tags `assetbus` (`declared`).
-Without `dag_ids` it serves every such DAG, and starts serving a DAG deployed after it started.
+Without `dag_ids` it serves every such DAG, and starts serving a DAG deployed after it started. It refuses to
+start on a prefix whose core topics do not exist, and creates a readiness topic only as the scheduler would
+(`bridge_topics`).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from typing import Any
 from prometheus_client import CollectorRegistry
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from assetbus.consumers.airflow.bridge_topics import BridgeReadinessTopics
 from assetbus.consumers.airflow.client import AirflowClient
 from assetbus.consumers.airflow.config import BridgeConfig
 from assetbus.consumers.airflow.dagruns import CreatedRun, trigger_run
@@ -39,7 +42,6 @@ from assetbus.consumers.airflow.outcomes import OutcomePoller
 from assetbus.consumers.airflow.sync import apply_airflow_assets, read_airflow_assets
 from assetbus.consumers.observe.service import Service, cancel_and_wait, every
 from assetbus.consumers.readiness import DatabaseLedger, ReadinessSubscriber, RunStatus
-from assetbus.consumers.scheduler.topics import create_readiness_topics
 from assetbus.consumers.storage import create_engine, translated
 from assetbus.consumers.storage.external_runs import note_run_problem, record_external_run
 from assetbus.producers.kafka.retry import retry_until
@@ -95,6 +97,8 @@ class AirflowBridge(Service):
         self._airflow = AirflowClient(config.airflow)
         self._retry = config.retry_policy()
         """How long `handle` waits between tries while Airflow cannot take a run (it retries forever)."""
+        self._readiness_topics = BridgeReadinessTopics(config.kafka, config.topics, create=config.create_topics,
+                                                       partitions=config.readiness_partitions)
         self.created = 0
         """Airflow runs this process created (existing ones met on redelivery not counted)."""
         self.subscribers = [self._subscriber(dag_id) for dag_id in config.dag_ids]
@@ -134,9 +138,8 @@ class AirflowBridge(Service):
                 if self.without_rule.get(dag_id) != reason:
                     log.warning("Airflow DAG %s is tagged assetbus but has no readiness rule: %s", dag_id, reason)
             self.without_rule = report.without_rule
-        new = [dag_id for dag_id in found if dag_id not in self.dag_ids]
+        new = await self._readiness_topics.available([dag_id for dag_id in found if dag_id not in self.dag_ids])
         if new:
-            await create_readiness_topics(self.config.kafka, self.config.topics, new)
             for dag_id in new:
                 await self._serve(self._subscriber(dag_id))
             log.info("serving Airflow DAG(s) %s", ", ".join(new))
@@ -157,6 +160,7 @@ class AirflowBridge(Service):
         stack.push_async_callback(self._airflow.aclose)
         await self.wait_for(stack, self.config, engine=self._engine, owned_engine=self._owned_engine,
                             required=core_specs(self.config.topics, only=[self.config.topics.asset_events]))
+        await self._readiness_topics.ensure(self.config.dag_ids)  # the DAGs given: served from the start
 
     async def join(self, stack: AsyncExitStack) -> None:
         """The configured DAGs' subscribers and the outcome poller; the probes come up with them, before the

@@ -13,6 +13,7 @@ from pydantic import Field, field_validator, model_validator
 from pydantic_settings import NoDecode
 
 from assetbus.consumers.airflow.account import AirflowAccount
+from assetbus.consumers.scheduler.config import readiness_partitions_field
 from assetbus.consumers.settings import (
     BackoffSettings,
     ConsumerGroupSettings,
@@ -43,6 +44,9 @@ class BridgeConfig(ServiceSettings, ConsumerGroupSettings, BackoffSettings, Prob
                                    "registrations and DAG readiness rules are synced (0: only at start-up).")
     max_records: int = Field(default=100, ge=1, description="Readiness signals fetched per batch and DAG.")
     batch_timeout_ms: int = Field(default=500, ge=0, description="How long to wait to fill a batch.")
+    readiness_partitions: int = readiness_partitions_field(
+        "the bridge creates for a DAG it serves before the scheduler has created it (set it as the scheduler's "
+        "ASSETBUS_SCHEDULER_READINESS_PARTITIONS; ASSETBUS_CREATE_TOPICS=false: none)")
     poll_interval_s: float = Field(default=2.0, gt=0, description="How often the outcomes of open Airflow runs "
                                    "are read.")
     concurrency: int = Field(default=1, ge=1, description="Signals of one fetched batch handled at once (Airflow "

@@ -7,10 +7,13 @@ key, the command id, the partition date, the storage time and the emitter's prov
 
 Exactly once, although Airflow's route has no idempotency key: per event, a ledger row
 (`storage.forwarded`) is committed as an *intent* before the POST and confirmed with Airflow's event id
-after it. The POST runs while the row is locked, so two forwarders (a rebalance) never post one event
-together. Whenever it is not certain that no earlier POST of the event reached Airflow (the intent was
-there already: a forwarder killed mid-request, or a previous attempt that failed without a clear
-answer), Airflow's events of the asset are searched for the assetbus event id before posting again.
+after it. No transaction, row lock or database connection is held while Airflow is called: the forwarder
+takes the intent's lease in a short transaction, calls Airflow, and records the answer in another, so two
+forwarders (a rebalance) never post one event together, the second waiting for the lease of the first to
+end (`lease_s`, longer than any call to Airflow can take). Whenever it is not certain that no earlier POST
+of the event reached Airflow (the intent was there already: a forwarder killed mid-request, or a previous
+attempt that failed without a clear answer), Airflow's events of the asset are searched for the assetbus
+event id before posting again.
 A redelivered event already `posted` is skipped.
 
 Order per asset is kept: asset events are keyed by asset name, so one asset's events come in order from
@@ -23,7 +26,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
+import socket
 import time
+import uuid
 from collections.abc import Sequence
 from contextlib import AsyncExitStack
 from datetime import UTC, datetime, timedelta
@@ -36,15 +42,18 @@ from assetbus.consumers.airflow.client import AirflowClient
 from assetbus.consumers.airflow.errors import AirflowError, AirflowNotFound, AirflowRefused, error_kind
 from assetbus.consumers.airflow.forwarder_config import ForwarderConfig
 from assetbus.consumers.airflow.forwarder_metrics import ForwarderMetrics
+from assetbus.consumers.errors import ConsumerError
 from assetbus.consumers.observe.service import Service
 from assetbus.consumers.storage import create_engine, translated
 from assetbus.consumers.storage.forwarded import (
+    INTENT,
     POSTED,
     REFUSED,
+    LedgerEntry,
     claim_intent,
     finish_entry,
-    lock_entry,
     note_attempt,
+    take_lease,
 )
 from assetbus.producers.kafka.retry import retry_until
 from assetbus.producers.kafka.shell import ServiceShell
@@ -57,6 +66,12 @@ log = logging.getLogger("assetbus.airflow.forwarder")
 EXTRA_KEY = "assetbus"
 """The key of `extra` in Airflow that holds what assetbus knows of the event (reserved: an emitter's own
 `assetbus` key is replaced)."""
+
+
+class EntryLeased(ConsumerError):
+    """Another forwarder holds the lease of the event's intent (a rebalance): wait for it to finish or run out."""
+
+    retriable = True
 
 
 def airflow_extra(event: AssetEvent) -> dict[str, Any]:
@@ -112,13 +127,15 @@ class AirflowForwarder(Service):
     """`async with AirflowForwarder(config) as forwarder: await forwarder.run_forever()`."""
 
     def __init__(self, config: ForwarderConfig, *, engine: AsyncEngine | None = None,
-                 metrics: ForwarderMetrics | None = None) -> None:
+                 metrics: ForwarderMetrics | None = None, airflow: AirflowClient | None = None) -> None:
         self.config = config
         self.log = log
         self.metrics = metrics or ForwarderMetrics()
         self._owned_engine = engine is None
         self._engine = engine or create_engine(config.database_url, pool_size=config.concurrency + 2)
-        self._airflow = AirflowClient(config.airflow)
+        self._airflow = airflow or AirflowClient(config.airflow)
+        self._owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        """This process's name on the leases it takes."""
         self._assets = AirflowAssets(self._airflow, config.asset_refresh_s)
         self._wanted = frozenset(config.assets)
         self._gate = asyncio.Semaphore(config.concurrency)
@@ -181,27 +198,29 @@ class AirflowForwarder(Service):
         async def attempt() -> str:
             nonlocal uncertain
             try:
-                async with translated(), self._engine.begin() as conn:
-                    entry = await lock_entry(conn, event.event_id)
-                    if entry.state != "intent":
+                # each step with the database is a short transaction of its own; Airflow is called between them
+                entry = await self._lease(event.event_id)
+                if entry.state != INTENT:
+                    return "existing"
+                if uncertain:
+                    found = await self._search(asset_id, event.event_id, entry.created_at)
+                    if found is not None:
+                        await self._finish(event.event_id, POSTED, found)
+                        log.info("event %s was in Airflow already (asset event %s)", event.event_id, found)
+                        return "found"
+                    if (await self._lease(event.event_id)).state != INTENT:  # renewed for the POST
                         return "existing"
-                    if uncertain:
-                        found = await self._search(asset_id, event.event_id, entry.created_at)
-                        if found is not None:
-                            await finish_entry(conn, event.event_id, POSTED, found)
-                            log.info("event %s was in Airflow already (asset event %s)", event.event_id, found)
-                            return "found"
-                    uncertain = True  # from here on, a failure leaves it open whether Airflow has the event
-                    try:
-                        airflow_id = await self._post(asset_id, event)
-                    except (AirflowRefused, AirflowNotFound) as error:
-                        if isinstance(error, AirflowNotFound):
-                            self._assets.forget(event.asset.name, event.asset.uri)
-                        await finish_entry(conn, event.event_id, REFUSED, detail=str(error)[:1000])
-                        self.metrics.airflow_errors.labels(kind="refused").inc()
-                        log.error("Airflow refused event %s of %s: %s", event.event_id, event.asset.name, error)
-                        return "refused"
-                    await finish_entry(conn, event.event_id, POSTED, airflow_id)
+                uncertain = True  # from here on, a failure leaves it open whether Airflow has the event
+                try:
+                    airflow_id = await self._post(asset_id, event)
+                except (AirflowRefused, AirflowNotFound) as error:
+                    if isinstance(error, AirflowNotFound):
+                        self._assets.forget(event.asset.name, event.asset.uri)
+                    await self._finish(event.event_id, REFUSED, detail=str(error)[:1000])
+                    self.metrics.airflow_errors.labels(kind="refused").inc()
+                    log.error("Airflow refused event %s of %s: %s", event.event_id, event.asset.name, error)
+                    return "refused"
+                await self._finish(event.event_id, POSTED, airflow_id)
             except AirflowError as error:
                 with contextlib.suppress(Exception):  # the ledger notes the failure; the retry does not depend on it
                     async with translated(), self._engine.begin() as conn:
@@ -212,11 +231,28 @@ class AirflowForwarder(Service):
             return "posted"
 
         return await retry_until(attempt, self._retry, what=f"forwarding event {event.event_id} of "
-                                 f"{event.asset.name} to Airflow", retriable=_is_airflow_error,
+                                 f"{event.asset.name} to Airflow",
+                                 retriable=lambda error: isinstance(error, AirflowError | EntryLeased),
                                  on_retry=self._airflow_failed)
+
+    async def _lease(self, event_id: int) -> LedgerEntry:
+        """The event's ledger entry, its intent leased to this process (EntryLeased: another holds it)."""
+        async with translated(), self._engine.begin() as conn:
+            entry = await take_lease(conn, event_id, self._owner, self.config.lease_s)
+        if entry is None:
+            raise EntryLeased(f"another forwarder holds the lease of event {event_id}")
+        return entry
+
+    async def _finish(self, event_id: int, state: str, airflow_event_id: int | None = None,
+                      detail: str | None = None) -> None:
+        async with translated(), self._engine.begin() as conn:
+            await finish_entry(conn, event_id, state, airflow_event_id, detail)
 
     def _airflow_failed(self, error: BaseException, delay: float) -> None:
         """One failed call to Airflow: counted by kind, one log line with the coming delay."""
+        if isinstance(error, EntryLeased):
+            log.info("%s; trying again in %.1fs", error, delay)
+            return
         kind = error_kind(error)
         self.metrics.airflow_errors.labels(kind=kind).inc()
         log.warning("Airflow failed (%s), retrying in %.1fs: %s", kind, delay, error)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 from pydantic_settings import NoDecode
 
 from assetbus.consumers.airflow.account import AirflowAccount
@@ -41,6 +41,9 @@ class ForwarderConfig(ServiceSettings, ConsumerGroupSettings, BackoffSettings, P
     search_slack_s: float = Field(default=600.0, ge=0, description="When resolving an unconfirmed intent, "
                                   "Airflow's events of the asset are searched from this long before the intent "
                                   "was written (clock skew between assetbus's database and Airflow).")
+    lease_s: float = Field(default=60.0, gt=0, description="How long a forwarder's lease on an event it is posting "
+                           "lasts: another forwarder (a rebalance) waits that long for a forwarder killed mid-request. "
+                           "It must outlast a POST with a token refresh (more than 3 times the Airflow timeout).")
     backoff_initial_s: float = Field(default=0.5, gt=0, description="First wait while Airflow cannot take an "
                                      "event.")
     backoff_max_s: float = Field(default=30.0, gt=0, description="Longest wait while Airflow cannot take an event.")
@@ -50,3 +53,10 @@ class ForwarderConfig(ServiceSettings, ConsumerGroupSettings, BackoffSettings, P
     def _split(cls, value: Any) -> Any:
         """`ASSETBUS_FORWARDER_ASSETS="a b"` (or comma-separated) names several assets."""
         return tuple(value.replace(",", " ").split()) if isinstance(value, str) else value
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ForwarderConfig:
+        if self.lease_s <= 3 * self.airflow.timeout_s:
+            raise ValueError(f"lease_s ({self.lease_s:g}) must be more than 3 times the Airflow timeout "
+                             f"({self.airflow.timeout_s:g} s): a lease must outlast a POST with a token refresh")
+        return self

@@ -5,6 +5,8 @@ Built once at the edge (`assetbus run scheduler`, the demo, tests) and passed in
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import Field
 
 from assetbus.consumers.settings import (
@@ -17,6 +19,11 @@ from assetbus.consumers.settings import (
 
 READINESS_PARTITIONS = 3
 """Partitions of a readiness topic: signals of one target partition key stay in order on one of them."""
+
+
+def readiness_partitions_field(who: str) -> Any:
+    """The `readiness_partitions` setting of a service that creates readiness topics (`who` does)."""
+    return Field(default=READINESS_PARTITIONS, ge=1, description=f"Partitions of each readiness topic {who}.")
 
 
 class SchedulerConfig(ServiceSettings, ConsumerGroupSettings, BackoffSettings, ProbeSettings):
@@ -32,7 +39,6 @@ class SchedulerConfig(ServiceSettings, ConsumerGroupSettings, BackoffSettings, P
                                    "so the hot partition is not held back by a long poll on the idle ones (it is "
                                    "a fixed wait on the path to readiness: 10 ms costs ~100 small fetches/s idle).")
     heartbeat_interval_ms: int = Field(default=2_000, ge=100, description="Heartbeats to the group coordinator.")
-    readiness_partitions: int = Field(default=READINESS_PARTITIONS, ge=1,
-                                      description="Partitions of each readiness topic the scheduler creates.")
+    readiness_partitions: int = readiness_partitions_field("the scheduler creates")
     republish_interval_s: float = Field(default=5.0, gt=0, description="How often unpublished runs (a crash after "
                                         "the commit, a replay) are looked for, besides after each batch.")

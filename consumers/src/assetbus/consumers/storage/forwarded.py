@@ -1,9 +1,13 @@
-"""The Airflow forwarder's ledger: one row per stored event it forwards to Airflow (migration 0011).
+"""The Airflow forwarder's ledger: one row per stored event it forwards to Airflow (migrations 0011, 0014).
 
 A row is written as an *intent* (`state = 'intent'`) and committed before the event is posted to
 Airflow; it becomes `posted` with Airflow's event id once Airflow has answered. An intent that was
 never confirmed (a forwarder killed mid-request, a lost answer) is resolved by searching Airflow
 for the assetbus event id before posting again. `refused` rows are events Airflow answered 4xx to.
+
+While a forwarder calls Airflow for an intent it holds the intent's *lease* (`lease_owner`, until
+`lease_until`), taken and released in short transactions: no row lock and no connection is held
+across the call, and another forwarder waits for the lease to end instead of posting the event too.
 """
 
 from __future__ import annotations
@@ -29,6 +33,8 @@ airflow_forwarded = Table(
     Column("detail", Text),
     Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
     Column("finished_at", DateTime(timezone=True)),
+    Column("lease_owner", Text),
+    Column("lease_until", DateTime(timezone=True)),
 )
 
 
@@ -47,26 +53,38 @@ async def claim_intent(conn: AsyncConnection, event_id: int, airflow_asset_id: i
     return inserted.first() is not None
 
 
-async def lock_entry(conn: AsyncConnection, event_id: int) -> LedgerEntry:
-    """The entry of `event_id`, locked until the transaction ends (one forwarder at a time per event)."""
-    row = (await conn.execute(text(
-        "SELECT event_id, state, created_at FROM airflow_forwarded WHERE event_id = :e FOR UPDATE"),
-        {"e": event_id})).one()
-    return LedgerEntry(row.event_id, row.state, row.created_at)
+async def take_lease(conn: AsyncConnection, event_id: int, owner: str, lease_s: float) -> LedgerEntry | None:
+    """Lease the intent of `event_id` to `owner` for `lease_s` seconds (taken, or renewed if `owner` holds it).
+
+    Returns the entry; a finished one (posted, refused) comes back as it is, with no lease taken. None: another
+    owner's lease has not run out."""
+    leased = (await conn.execute(text(
+        "UPDATE airflow_forwarded SET lease_owner = :o, "
+        "lease_until = now() + CAST(:s AS double precision) * interval '1 second' "
+        "WHERE event_id = :e AND state = 'intent' "
+        "AND (lease_owner IS NULL OR lease_owner = :o OR lease_until < now()) "
+        "RETURNING event_id, state, created_at"), {"e": event_id, "o": owner, "s": lease_s})).first()
+    if leased is not None:
+        return LedgerEntry(leased.event_id, leased.state, leased.created_at)
+    row = (await conn.execute(text("SELECT event_id, state, created_at FROM airflow_forwarded WHERE event_id = :e"),
+                              {"e": event_id})).one()
+    return LedgerEntry(row.event_id, row.state, row.created_at) if row.state != INTENT else None
 
 
 async def finish_entry(conn: AsyncConnection, event_id: int, state: str, airflow_event_id: int | None = None,
                        detail: str | None = None) -> None:
-    """Record the entry's end: `posted` (with Airflow's event id) or `refused` (with why)."""
+    """Record the end of an intent: `posted` (with Airflow's event id) or `refused` (with why); its lease ends."""
     await conn.execute(text(
-        "UPDATE airflow_forwarded SET state = :s, airflow_event_id = :a, detail = :d, finished_at = now() "
-        "WHERE event_id = :e"), {"e": event_id, "s": state, "a": airflow_event_id, "d": detail})
+        "UPDATE airflow_forwarded SET state = :s, airflow_event_id = :a, detail = :d, finished_at = now(), "
+        "lease_owner = NULL, lease_until = NULL WHERE event_id = :e AND state = 'intent'"),
+        {"e": event_id, "s": state, "a": airflow_event_id, "d": detail})
 
 
 async def note_attempt(conn: AsyncConnection, event_id: int, detail: str) -> None:
-    """Count a failed attempt (the entry stays an intent) and say why."""
-    await conn.execute(text("UPDATE airflow_forwarded SET attempts = attempts + 1, detail = :d "
-                            "WHERE event_id = :e AND state = 'intent'"), {"e": event_id, "d": detail[:1000]})
+    """Count a failed attempt (the entry stays an intent, its lease ends) and say why."""
+    await conn.execute(text("UPDATE airflow_forwarded SET attempts = attempts + 1, detail = :d, lease_owner = NULL, "
+                            "lease_until = NULL WHERE event_id = :e AND state = 'intent'"),
+                       {"e": event_id, "d": detail[:1000]})
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,7 +2,8 @@
 
 - `AssetbusReadinessTrigger` (a `BaseEventTrigger`, for Airflow 3's event-driven scheduling): each
   readiness signal of an assetbus consumer DAG (`<prefix>.readiness.<dag_id>`) becomes an Airflow asset
-  event, through an `AssetWatcher`:
+  event, through an `AssetWatcher`. It runs in the triggerer's ack mode (`ReadinessStream`): a signal's offset
+  is committed once Airflow has stored its event, never before:
 
       ready = Asset("orders_ready", watchers=[AssetWatcher(
           name="orders_ready", trigger=AssetbusReadinessTrigger(dag_id="orders_by_partition"))])
@@ -21,25 +22,37 @@ Kafka and the topic prefix come from the `assetbus` connection's `kafka` (or `ka
 from __future__ import annotations
 
 import asyncio
-import itertools
+import logging
 import os
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Hashable, Sequence
 from typing import Any
 
-from aiokafka import AIOKafkaConsumer
+from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
 from airflow.triggers.base import BaseEventTrigger, BaseTrigger, TriggerEvent
+from airflow.triggers.shared_stream import AdvanceItem, SharedStreamProducer, reject_shared_stream_event
+from pydantic import ValidationError
 
 from assetbus.producers.airflow.connection import default_conn_id, worker_access
 from assetbus.producers.errors import EmitterError
 from assetbus.producers.kafka.connection import KafkaConnection
+from assetbus.producers.kafka.errors import TopicMissing
+from assetbus.producers.kafka.retry import RetryPolicy, RetryTimeout, retry_until
 from assetbus.schemas import AssetEvent, ReadinessSignal, Topics
 
 _HERE = __name__
+log = logging.getLogger(__name__)
 TOPIC_POLL_S = 2.0
 
 
 class TriggerSetupError(EmitterError):
-    """The triggerer cannot tell which Kafka or topic prefix to read."""
+    """The triggerer cannot tell which Kafka or topic prefix to read, or the topic does not exist."""
+
+
+class SignalNotStored(EmitterError):
+    """Airflow did not confirm that a readiness signal's event is in its database; the stream reads it again."""
+
+    retriable = True
 
 
 async def _kafka_and_topics(conn_id: str | None) -> tuple[KafkaConnection, Topics]:
@@ -58,20 +71,114 @@ async def _kafka_and_topics(conn_id: str | None) -> tuple[KafkaConnection, Topic
     return kafka, Topics(prefix=prefix)
 
 
-async def _topic_exists(consumer: AIOKafkaConsumer, topic: str) -> None:
-    """Return once the brokers know `topic` (polled every TOPIC_POLL_S)."""
-    for _ in itertools.count():
-        if topic in await consumer.topics():
+TOPIC_WAIT = RetryPolicy(initial_s=0.5, max_s=TOPIC_POLL_S, timeout_s=300.0)
+"""How long a readiness watcher waits for its topic before it fails (Airflow then starts it again)."""
+HOLD_ENV = "ASSETBUS_TRIGGER_TEST_HOLD"
+"""Tests only: a file holding a signal's run id. Once the triggerer has taken the event of that signal, the
+trigger writes `held` into the file and blocks the triggerer's event loop, before Airflow's database has the
+event: the window a kill -9 of the triggerer must not lose a signal in."""
+
+
+async def _wait_for_topic(consumer: AIOKafkaConsumer, topic: str, policy: RetryPolicy) -> None:
+    """Return once the brokers list `topic`; TriggerSetupError naming it once `policy` gives up."""
+    async def listed() -> None:
+        if topic not in await consumer.topics():
+            raise TopicMissing(topic, "readiness topic")
+
+    def first_miss(error: BaseException, delay: float) -> None:
+        del error, delay
+        if not announced:
+            announced.append(True)
+            log.info("waiting for the readiness topic %s (created when the assetbus scheduler has the consumer "
+                     "DAG; up to %.0fs)", topic, policy.timeout_s or 0)
+
+    announced: list[bool] = []
+    try:
+        await retry_until(listed, policy, what=f"the readiness topic {topic}",
+                          retriable=lambda error: isinstance(error, TopicMissing), on_retry=first_miss)
+    except RetryTimeout as error:
+        raise TriggerSetupError(f"the readiness topic {topic} does not exist after {error.waited_s:.0f}s: the "
+                                f"assetbus scheduler creates it once it has the consumer DAG; check the DAG id and "
+                                f"the connection's topic_prefix") from error
+
+
+def _hold_after_handoff(signal: ReadinessSignal) -> None:
+    """The test hook of HOLD_ENV (a no-op unless the triggerer's environment sets it)."""
+    path = os.environ.get(HOLD_ENV)
+    if not path or not os.path.exists(path):
+        return
+    with open(path, encoding="utf-8") as file:
+        if file.read().strip() != signal.run_id:
             return
-        await asyncio.sleep(TOPIC_POLL_S)
+    with open(path, "w", encoding="utf-8") as file:
+        file.write("held")
+    while True:  # blocks the event loop on purpose: the event stays in the runner's memory until a kill
+        time.sleep(1.0)
+
+
+class ReadinessStream(SharedStreamProducer):  # type: ignore[misc]
+    """The broker side of `AssetbusReadinessTrigger` in Airflow's ack mode: one consumer per watcher.
+
+    It yields each readiness record with its position, and commits a position only when Airflow reports
+    that every trigger event made from the records up to it is in Airflow's database (`advance`). A record
+    Airflow did not confirm (the event's write failed, or timed out) fails the stream: the triggerer starts
+    the trigger again, which reads on from the last committed position.
+    """
+
+    def __init__(self, *, dag_id: str, conn_id: str | None, group_id: str,
+                 topic_wait: RetryPolicy = TOPIC_WAIT) -> None:
+        self.dag_id = dag_id
+        self.conn_id = conn_id
+        self.group_id = group_id
+        self.topic_wait = topic_wait
+        self._consumer: AIOKafkaConsumer | None = None
+
+    async def open_stream(self) -> AsyncIterator[tuple[ConsumerRecord, tuple[TopicPartition, int]]]:
+        kafka, topics = await _kafka_and_topics(self.conn_id)
+        topic = topics.readiness(self.dag_id)
+        consumer = AIOKafkaConsumer(group_id=self.group_id, enable_auto_commit=False, auto_offset_reset="earliest",
+                                    **kafka.client_kwargs("consumer"))
+        self._consumer = consumer
+        await consumer.start()
+        await _wait_for_topic(consumer, topic, self.topic_wait)
+        consumer.subscribe([topic])
+        async for record in consumer:
+            if record.value is not None:  # a tombstone is passed by: the next commit covers its offset
+                yield record, (TopicPartition(record.topic, record.partition), record.offset)
+
+    def get_advance_lane(self, broker_payload: tuple[TopicPartition, int]) -> TopicPartition:
+        return broker_payload[0]
+
+    async def advance(self, batch: Sequence[AdvanceItem]) -> None:
+        """Commit past the batch (one partition's records, in order) if Airflow stored all of their events."""
+        assert self._consumer is not None
+        position: tuple[TopicPartition, int] | None = None
+        for item in batch:
+            partition, offset = item.broker_payload
+            outcome = item.outcome
+            if outcome.failed or not (outcome.acked or outcome.rejected):
+                if position is not None:
+                    await self._consumer.commit({position[0]: position[1] + 1})
+                raise SignalNotStored(f"the readiness signal at {partition.topic}[{partition.partition}] offset "
+                                      f"{offset} did not reach Airflow's database; reading again from there")
+            position = (partition, offset)
+        if position is not None:
+            await self._consumer.commit({position[0]: position[1] + 1})
+
+    async def aclose(self) -> None:
+        consumer, self._consumer = self._consumer, None
+        if consumer is not None:
+            await consumer.stop()
 
 
 class AssetbusReadinessTrigger(BaseEventTrigger):  # type: ignore[misc]
     """Fire an event for each readiness signal of the assetbus consumer DAG `dag_id` (for an AssetWatcher).
 
     The triggerer reads the signals in the consumer group `group_id` (default
-    `assetbus-watcher.<dag_id>`), from the oldest one not yet handed to Airflow, and commits a signal's
-    offset after Airflow took its event: a triggerer restart can hand a signal over twice, never lose it.
+    `assetbus-watcher.<dag_id>`), from the oldest one not yet in Airflow's database. It runs in Airflow's
+    ack mode (`ReadinessStream`): a signal's offset is committed only once Airflow has stored its asset
+    event, so a triggerer killed at any point can hand a signal over twice, never lose it. A record that is
+    not a readiness signal is logged and passed by.
     """
 
     def __init__(self, dag_id: str, *, conn_id: str | None = None, group_id: str | None = None) -> None:
@@ -85,26 +192,32 @@ class AssetbusReadinessTrigger(BaseEventTrigger):  # type: ignore[misc]
         return f"{_HERE}.AssetbusReadinessTrigger", {"dag_id": self.dag_id, "conn_id": self.conn_id,
                                                      "group_id": self.group_id}
 
+    def shared_stream_key(self) -> Hashable:
+        return (f"{_HERE}.AssetbusReadinessTrigger", self.dag_id, self.conn_id, self.group_id)
+
+    @classmethod
+    def create_shared_stream_producer(cls, kwargs: dict[str, Any]) -> ReadinessStream:
+        return ReadinessStream(dag_id=kwargs["dag_id"], conn_id=kwargs.get("conn_id"),
+                               group_id=kwargs.get("group_id") or f"assetbus-watcher.{kwargs['dag_id']}")
+
+    async def filter_shared_stream(self, shared_stream: AsyncIterator[ConsumerRecord]) -> AsyncIterator[TriggerEvent]:
+        async for record in shared_stream:
+            try:
+                signal = ReadinessSignal.model_validate_json(record.value)
+            except ValidationError as error:
+                self.log.error("passing by the record at %s[%d] offset %d: not a readiness signal: %s",
+                               record.topic, record.partition, record.offset, str(error)[:300])
+                reject_shared_stream_event()
+                continue
+            yield TriggerEvent(signal.model_dump(mode="json"))
+            _hold_after_handoff(signal)
+
     async def run(self) -> AsyncIterator[TriggerEvent]:
-        kafka, topics = await _kafka_and_topics(self.conn_id)
-        topic = topics.readiness(self.dag_id)
-        consumer = AIOKafkaConsumer(group_id=self.group_id, enable_auto_commit=False, auto_offset_reset="earliest",
-                                    **kafka.client_kwargs("consumer"))
-        await consumer.start()
-        try:
-            if topic not in await consumer.topics():
-                self.log.info("waiting for the readiness topic %s (created when the assetbus scheduler has the "
-                              "consumer DAG)", topic)
-                await _topic_exists(consumer, topic)
-            consumer.subscribe([topic])
-            async for message in consumer:
-                if message.value is None:
-                    continue
-                signal = ReadinessSignal.model_validate_json(message.value)
-                yield TriggerEvent(signal.model_dump(mode="json"))
-                await consumer.commit()
-        finally:
-            await consumer.stop()
+        """Not used: Airflow 3.3's triggerer runs this trigger through `filter_shared_stream` (ack mode), the
+        one way it can commit a signal only after Airflow stored it."""
+        raise TriggerSetupError("AssetbusReadinessTrigger runs in Airflow 3.3's triggerer, through its shared "
+                                "stream in ack mode (filter_shared_stream), never through run()")
+        yield  # an async generator, like every trigger's run()
 
 
 class AssetbusPartitionTrigger(BaseTrigger):  # type: ignore[misc]

@@ -76,8 +76,8 @@ class TopicsNotCreated(KafkaToolkitError):
         self.missing = [spec.name for spec in missing]
         if migrate_creates:
             self.exit_code = EXIT_NOT_MIGRATED
-            super().__init__(f"missing topic(s) on {where}: {', '.join(self.missing)}; run `assetbus migrate` "
-                             "(with the same ASSETBUS_TOPIC_PREFIX), or check the topic prefix")
+            super().__init__(f"missing topic(s) on {where}: {', '.join(self.missing)}; run `assetbus migrate`, or "
+                             "check ASSETBUS_TOPIC_PREFIX (a mistyped prefix names topics nobody created)")
             return
         first = missing[0]
         configs = {MIN_ISR: str(min_insync_replicas), **first.configs}
