@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import typer
 
@@ -14,6 +14,8 @@ from assetbus.cli.output import print_json
 
 STALE_INTENT_S = 300.0
 """An Airflow forwarder intent open longer than this is a warning (the forwarder is stopped or blocked)."""
+DOUBLE_SERVED_S = 24 * 3600
+"""How far back `doctor` looks for events forwarded for an asset that a bridge-served DAG waits on."""
 
 MAX_SKEW_S = 2.0
 """More than this between this machine's clock and the database's is a warning: event times are the
@@ -78,12 +80,16 @@ async def _database() -> tuple[list[Check], list[str]]:
 
 
 async def _forwarder() -> list[Check]:
-    """The Airflow forwarder's ledger: what it posted, and intents left open for long."""
-    from assetbus.consumers.storage.forwarded import forwarder_status
+    """The Airflow forwarder's ledger: what it posted, intents left open for long, and events it posted for an
+    asset that a DAG served by the bridge waits on (that DAG then ran twice in Airflow)."""
+    from assetbus.consumers.airflow.declared import bridge_served_assets
+    from assetbus.consumers.storage.forwarded import forwarder_status, posted_by_asset
 
     try:
         async with connect() as conn:
             status = await forwarder_status(conn)
+            posted = await posted_by_asset(conn, datetime.now(UTC) - timedelta(seconds=DOUBLE_SERVED_S))
+            served = await bridge_served_assets(conn)
     except Exception as error:  # a database behind the migrations: reported by the migrations check
         return [Check("airflow forwarder", "warn", f"ledger unreadable: {type(error).__name__}",
                       "run `assetbus migrate`")]
@@ -92,6 +98,13 @@ async def _forwarder() -> list[Check]:
                       "posts stored events as Airflow asset events)")]
     detail = (f"{status.posted} event(s) posted to Airflow, last at {status.last_posted or '-'}; "
               f"{status.refused} refused; {status.open_intents} open intent(s)")
+    if twice := sorted(asset for asset in posted if asset in served):
+        dags = sorted({dag for asset in twice for dag in served[asset]})
+        return [Check("airflow forwarder", "fail", f"events of {', '.join(twice)} were posted to Airflow in the last "
+                      f"{DOUBLE_SERVED_S // 3600} h, and the bridge serves {', '.join(dags)}, which wait on them: "
+                      "Airflow started those DAGs twice (the bridge's run and an asset-triggered one)",
+                      "run a forwarder that leaves those assets to the bridge (this release does), or limit it "
+                      "with --asset; then check those DAGs' runs in Airflow")]
     stale = status.oldest_intent is not None and \
         (datetime.now(UTC) - status.oldest_intent).total_seconds() > STALE_INTENT_S
     if status.refused or stale:

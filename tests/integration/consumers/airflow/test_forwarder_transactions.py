@@ -150,3 +150,26 @@ async def test_no_transaction_lock_or_connection_is_held_while_airflow_takes_the
         return (row.state, row.airflow_event_id, row.lease_owner) == ("posted", AIRFLOW_EVENT_ID, None)
 
     await wait_for(posted, what="the ledger to record Airflow's event id")
+
+
+async def test_the_events_of_an_asset_a_bridge_served_dag_waits_on_are_left_to_the_bridge(
+        infra: Settings, db_url: str, topics: Topics, engine: AsyncEngine, forwarder_engine: AsyncEngine,
+        stored: AssetEvent) -> None:
+    """The bridge starts that DAG's runs itself; forwarding the event too would make Airflow's scheduler start a
+    second, asset-triggered run of it. Once no bridge-served DAG waits on the asset, its events go to Airflow."""
+    from assetbus.consumers.airflow.declared import FILELOC_PREFIX
+    from assetbus.consumers.scheduler import AssetWait, ConsumerDag
+    from assetbus.consumers.storage.dags import deactivate_dags, upsert_dag
+
+    dag = ConsumerDag(dag_id="served_by_the_bridge", schedule=AssetWait(FEED.name))
+    async with engine.begin() as conn:
+        await upsert_dag(conn, dag.dag_id, FILELOC_PREFIX + dag.dag_id, json.dumps(dag.definition()),
+                         dag.fingerprint(), dag.coalesce)
+    airflow = HeldAirflow()
+    airflow.release()
+    assert await _forwarder(infra, db_url, topics, forwarder_engine, airflow).forward(stored) == "bridge_served"
+    assert airflow.posts == []
+    async with engine.begin() as conn:
+        await deactivate_dags(conn, [dag.dag_id])
+    assert await _forwarder(infra, db_url, topics, forwarder_engine, airflow).forward(stored) == "posted"
+    assert len(airflow.posts) == 1

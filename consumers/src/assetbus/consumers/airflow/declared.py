@@ -30,6 +30,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from assetbus.consumers.airflow.client import AirflowClient
 from assetbus.consumers.airflow.timetables import Translation, translate_timetable
+from assetbus.consumers.scheduler.dag import ConsumerDag
 from assetbus.consumers.storage import assets_by_name
 from assetbus.consumers.storage.dags import SyncChange, deactivate_dags, list_dags, upsert_dag
 
@@ -122,6 +123,17 @@ async def apply_declared_dags(conn: AsyncConnection, found: list[Translation]) -
             if row.fileloc.startswith(FILELOC_PREFIX) and row.dag_id not in report.changes]
     report.deactivated = await deactivate_dags(conn, gone)
     return report
+
+
+async def bridge_served_assets(conn: AsyncConnection) -> dict[str, list[str]]:
+    """The assets that the active rules written from Airflow (the DAGs the bridge serves) wait on, each with
+    those DAGs."""
+    served: dict[str, list[str]] = {}
+    for row in await list_dags(conn, active_only=True):
+        if row.fileloc.startswith(FILELOC_PREFIX):
+            for name in ConsumerDag.from_definition(row.definition).assets:
+                served.setdefault(name, []).append(row.dag_id)
+    return served
 
 
 async def airflow_driven_dags(conn: AsyncConnection) -> list[str]:

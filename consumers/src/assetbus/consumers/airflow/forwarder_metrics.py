@@ -16,7 +16,8 @@ class ForwarderMetrics:
         self.events = Counter("assetbus_forwarder_events", "Stored events handled, by outcome: posted (new in "
                               "Airflow), found (an unconfirmed intent found in Airflow), existing (already "
                               "posted, met again), refused (Airflow answered 4xx), unknown_asset (not in Airflow), "
-                              "skipped (not a forwarded asset).", ["outcome"], registry=r)
+                              "skipped (not a forwarded asset), bridge_served (a DAG the Airflow bridge serves waits "
+                              "on the asset: the bridge starts its runs).", ["outcome"], registry=r)
         self.airflow_errors = Counter("assetbus_forwarder_airflow_errors", "Airflow requests that failed and are "
                                       "retried, by kind (unavailable, auth, not_found, refused).", ["kind"],
                                       registry=r)

@@ -106,3 +106,12 @@ async def forwarder_status(conn: AsyncConnection) -> ForwarderStatus:
         "max(finished_at) FILTER (WHERE state = 'posted') AS last_posted FROM airflow_forwarded"))).one()
     return ForwarderStatus(int(row.posted), int(row.refused), int(row.open_intents), row.oldest_intent,
                            row.last_posted)
+
+
+async def posted_by_asset(conn: AsyncConnection, since: datetime) -> dict[str, int]:
+    """Events posted to Airflow since `since`, counted by assetbus asset name."""
+    rows = await conn.execute(text(
+        "SELECT a.name, count(*) AS posted FROM airflow_forwarded f JOIN asset_events e ON e.id = f.event_id "
+        "JOIN assets a ON a.id = e.asset_id WHERE f.state = :posted AND f.finished_at >= :since GROUP BY a.name"),
+        {"posted": POSTED, "since": since})
+    return {row.name: int(row.posted) for row in rows}
