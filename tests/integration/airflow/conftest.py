@@ -34,7 +34,8 @@ REPO = Path(__file__).resolve().parents[3]
 EXAMPLES = REPO / "examples" / "airflow"
 TEST_DAGS = Path(__file__).parent / "dags"
 DAG_IDS = ("ingest_orders", "orders_by_partition", "daily_clicks_report", "orders_replica", "state_checkpoint",
-           "held_attempt", "asset_state_intruder", "callback_emits", "readiness_watched", "partition_sensed")
+           "held_attempt", "asset_state_intruder", "callback_emits", "readiness_watched", "partition_sensed",
+           "mapped_emits")
 
 
 _RUNNING: list[AirflowStack] = []

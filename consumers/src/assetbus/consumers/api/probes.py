@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from assetbus.consumers.observe.buckets import LATENCY_BUCKETS
+from assetbus.consumers.observe.build_info import register_build_info
 from assetbus.consumers.observe.readiness import ReadinessChecks
 
 router = APIRouter(tags=["service"])
@@ -28,6 +29,7 @@ class ApiMetrics:
 
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
         self.registry = registry or CollectorRegistry()
+        register_build_info(self.registry)
         self.requests = Counter("assetbus_api_requests", "HTTP requests answered, by route and status.",
                                 ["method", "route", "status"], registry=self.registry)
         self.seconds = Histogram("assetbus_api_request_seconds", "Time to answer an HTTP request, by route.",
