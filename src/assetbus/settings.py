@@ -16,6 +16,7 @@ from pydantic import Field, SecretStr, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from assetbus.consumers.settings import ENV_FILE, KafkaSettings
+from assetbus.consumers.storage.urls import engine_url
 from assetbus.producers.kafka import KafkaConnection
 from assetbus.security_settings import SecuritySettings
 
@@ -112,17 +113,15 @@ class ConnectionSettings(BaseSettings):
 
 
 def normalize_db_url(url: str) -> str:
-    """Accept plain `postgresql://` URLs and use the asyncpg driver for them.
+    """Accept plain `postgresql://` URLs and use the asyncpg driver for them (`storage.urls.engine_url`).
 
     libpq's `sslmode=` (as managed PostgreSQL services hand out URLs) becomes asyncpg's `ssl=`, which
     takes the same values (`require`, `verify-full`, ...): SQLAlchemy passes query parameters to
-    `asyncpg.connect` as keywords, and it has no `sslmode`.
+    `asyncpg.connect` as keywords, and it has no `sslmode`. A libpq host list
+    (`postgresql://u:pw@db-a:5432,db-b:5432/db?target_session_attrs=read-write`, a primary and its
+    standby) becomes the dialect's `host=db-a:5432&host=db-b:5432`.
     """
-    for plain in ("postgresql://", "postgres://"):
-        if url.startswith(plain):
-            url = "postgresql+asyncpg://" + url[len(plain) :]
-            break
-    return rename_query_parameter(url, "sslmode", "ssl")
+    return engine_url(url)
 
 
 def rename_query_parameter(url: str, old: str, new: str) -> str:

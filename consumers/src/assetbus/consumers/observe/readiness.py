@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 
 import asyncpg
 from aiokafka.admin import AIOKafkaAdminClient
-from sqlalchemy.engine import make_url
 
+from assetbus.consumers.storage.urls import asyncpg_dsn
 from assetbus.migrations.heads import migration_heads
 from assetbus.producers.kafka import KafkaConnection
 
@@ -45,8 +45,7 @@ class ReadinessChecks:
     def __init__(self, *, broker: KafkaConnection | None, database_url: str | None, timeout_s: float = 5.0,
                  cache_s: float = 1.0) -> None:
         self._broker = broker
-        self._dsn = None if database_url is None else \
-            make_url(database_url).set(drivername="postgresql").render_as_string(hide_password=False)
+        self._dsn = None if database_url is None else asyncpg_dsn(database_url)
         self._timeout_s = timeout_s
         self._cache_s = cache_s
         self._heads = migration_heads() if database_url is not None else set()
