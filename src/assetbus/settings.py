@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import TYPE_CHECKING
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from pydantic import Field, SecretStr, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -24,7 +23,7 @@ if TYPE_CHECKING:
     from assetbus.producers.tokens import TokenKey
 
 __all__ = ["ApiSettings", "ConnectionSettings", "InfraSettings", "SecuritySettings", "Settings", "TopicSettings",
-           "normalize_db_url", "rename_query_parameter"]
+           "normalize_db_url"]
 
 DEFAULT_KAFKA_PORT = 19092
 DEFAULT_KAFKA_CONTROLLER_PORT = 19093
@@ -122,19 +121,6 @@ def normalize_db_url(url: str) -> str:
     standby) becomes the dialect's `host=db-a:5432&host=db-b:5432`.
     """
     return engine_url(url)
-
-
-def rename_query_parameter(url: str, old: str, new: str) -> str:
-    """`url` with its query parameter `old` named `new` (unchanged if it has no `old`, or has a `new`)."""
-    parts = urlsplit(url)
-    pairs = parse_qsl(parts.query, keep_blank_values=True)
-    names = {name for name, _ in pairs}
-    if old not in names or new in names:
-        return url
-    query = urlencode([(new if name == old else name, value) for name, value in pairs])
-    return urlunsplit(parts._replace(query=query))
-
-
 
 
 class TopicSettings(BaseSettings):
