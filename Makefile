@@ -56,7 +56,7 @@ test-system: install
 	@if [ "$${ASSETBUS_TEST_INFRA:-}" = testcontainers ]; then echo "tests start their own containers (testcontainers)"; \
 	else $(MAKE) --no-print-directory infra; fi
 
-test-cluster: install  ## failover tests on their own 3-node Kafka cluster (started and stopped by the tests)
+test-cluster: install  ## failover tests on their own 3-node Kafka cluster and PostgreSQL primary + standby (started and stopped by the tests)
 	$(BIN)/pytest tests/cluster -m cluster
 
 test-airflow: install airflow-venv infra  ## only the tests against a real Airflow 3 (marker `airflow`: the Airflow suite, the Airflow guide's walk-through, bench airflow)

@@ -7,13 +7,14 @@ import asyncio
 from alembic import command
 from alembic.config import Config
 
+from assetbus.consumers.storage.urls import engine_url
 from assetbus.migrations import MIGRATIONS_DIR
 
 
 def alembic_config(db_url: str) -> Config:
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS_DIR))
-    config.set_main_option("sqlalchemy.url", db_url.replace("%", "%%"))
+    config.set_main_option("sqlalchemy.url", engine_url(db_url).replace("%", "%%"))
     return config
 
 

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import TYPE_CHECKING
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from pydantic import Field, SecretStr, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from assetbus.consumers.settings import ENV_FILE, KafkaSettings
+from assetbus.consumers.storage.urls import engine_url
 from assetbus.producers.kafka import KafkaConnection
 from assetbus.security_settings import SecuritySettings
 
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from assetbus.producers.tokens import TokenKey
 
 __all__ = ["ApiSettings", "ConnectionSettings", "InfraSettings", "SecuritySettings", "Settings", "TopicSettings",
-           "normalize_db_url", "rename_query_parameter"]
+           "normalize_db_url"]
 
 DEFAULT_KAFKA_PORT = 19092
 DEFAULT_KAFKA_CONTROLLER_PORT = 19093
@@ -112,30 +112,15 @@ class ConnectionSettings(BaseSettings):
 
 
 def normalize_db_url(url: str) -> str:
-    """Accept plain `postgresql://` URLs and use the asyncpg driver for them.
+    """Accept plain `postgresql://` URLs and use the asyncpg driver for them (`storage.urls.engine_url`).
 
     libpq's `sslmode=` (as managed PostgreSQL services hand out URLs) becomes asyncpg's `ssl=`, which
     takes the same values (`require`, `verify-full`, ...): SQLAlchemy passes query parameters to
-    `asyncpg.connect` as keywords, and it has no `sslmode`.
+    `asyncpg.connect` as keywords, and it has no `sslmode`. A libpq host list
+    (`postgresql://u:pw@db-a:5432,db-b:5432/db?target_session_attrs=read-write`, a primary and its
+    standby) becomes the dialect's `host=db-a:5432&host=db-b:5432`.
     """
-    for plain in ("postgresql://", "postgres://"):
-        if url.startswith(plain):
-            url = "postgresql+asyncpg://" + url[len(plain) :]
-            break
-    return rename_query_parameter(url, "sslmode", "ssl")
-
-
-def rename_query_parameter(url: str, old: str, new: str) -> str:
-    """`url` with its query parameter `old` named `new` (unchanged if it has no `old`, or has a `new`)."""
-    parts = urlsplit(url)
-    pairs = parse_qsl(parts.query, keep_blank_values=True)
-    names = {name for name, _ in pairs}
-    if old not in names or new in names:
-        return url
-    query = urlencode([(new if name == old else name, value) for name, value in pairs])
-    return urlunsplit(parts._replace(query=query))
-
-
+    return engine_url(url)
 
 
 class TopicSettings(BaseSettings):

@@ -21,6 +21,7 @@ from assetbus.schemas import Topics
 from assetbus.settings import ConnectionSettings, Settings
 from assetbus.topics import delete_topics, ensure_topics
 from tests.cluster.harness import LocalCluster, cluster_settings
+from tests.cluster.pg_pair import PgPair, started_pair
 from tests.integration.consumers.persister.streams import PersisterProcess
 
 
@@ -95,3 +96,10 @@ async def persisters(db_url: str, cluster_topics: Topics, token_secret: str,
     yield start
     for process in started:
         await process.stop()
+
+
+@pytest.fixture
+def pg_pair() -> Iterator[PgPair]:
+    """A fresh primary + synchronous standby on ports of their own, migrated; stopped and removed afterwards."""
+    with started_pair() as pair:
+        yield pair

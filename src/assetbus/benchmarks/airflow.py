@@ -36,13 +36,13 @@ from pathlib import Path
 from typing import Any
 
 import asyncpg
-from sqlalchemy.engine import make_url
 
 from assetbus.benchmarks.airflow_paths import DAG_IDS, FORWARDED, ORDERS, AirflowPaths, Burst, Round
 from assetbus.benchmarks.conditions import conditions
 from assetbus.benchmarks.scratch import create_database, drop_database
 from assetbus.benchmarks.stats import percentile
 from assetbus.consumers.storage import create_engine
+from assetbus.consumers.storage.urls import asyncpg_dsn
 from assetbus.infra.airflow import AIRFLOW_VENV, METADATA_DATABASES, POSTGRES
 from assetbus.infra.airflow_stack import AirflowStack
 from assetbus.producers import AsyncEmitter, task_token
@@ -157,8 +157,7 @@ def airflow_version(venv: Path = AIRFLOW_VENV) -> str:
 
 
 async def postgres_version(database_url: str) -> str:
-    conn = await asyncpg.connect(make_url(database_url).set(drivername="postgresql")
-                                 .render_as_string(hide_password=False))
+    conn = await asyncpg.connect(asyncpg_dsn(database_url))
     try:
         return str(await conn.fetchval("SHOW server_version")).split(" ")[0]
     finally:

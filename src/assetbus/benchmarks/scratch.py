@@ -9,6 +9,7 @@ from contextlib import asynccontextmanager
 import asyncpg
 from sqlalchemy.engine import make_url
 
+from assetbus.consumers.storage.urls import asyncpg_dsn
 from assetbus.migrate import upgrade_async
 from assetbus.schemas import Topics
 from assetbus.settings import Settings
@@ -28,8 +29,7 @@ async def drop_database(admin_url: str, name: str) -> None:
 
 
 async def _admin_execute(admin_url: str, statement: str) -> None:
-    plain = make_url(admin_url).set(drivername="postgresql").render_as_string(hide_password=False)
-    conn = await asyncpg.connect(plain)
+    conn = await asyncpg.connect(asyncpg_dsn(admin_url))
     try:
         await conn.execute(statement)
     finally:

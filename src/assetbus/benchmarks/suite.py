@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import asyncpg
-from sqlalchemy.engine import make_url
 
 from assetbus.benchmarks.api import ApiBenchOptions, ApiBenchReport, run_api_benchmark
 from assetbus.benchmarks.conditions import conditions
@@ -25,6 +24,7 @@ from assetbus.benchmarks.pg_ceiling import CeilingOptions, run_pg_ceiling
 from assetbus.benchmarks.processes import ProcessSampler
 from assetbus.benchmarks.scheduler import SchedulerBenchOptions, SchedulerBenchReport
 from assetbus.benchmarks.scheduler import run_benchmark as run_scheduler_benchmark
+from assetbus.consumers.storage.urls import asyncpg_dsn
 from assetbus.settings import Settings
 
 REQUIRED = ("receipted_per_s", "emit_receipted_per_s", "receipt_p50_ms", "receipt_p99_ms", "readiness_p50_ms",
@@ -153,8 +153,7 @@ async def run_suite(settings: Settings, sizes: SuiteSizes, progress: Callable[[s
 
 
 async def _postgres_version(database_url: str) -> str:
-    conn = await asyncpg.connect(make_url(database_url).set(drivername="postgresql")
-                                 .render_as_string(hide_password=False))
+    conn = await asyncpg.connect(asyncpg_dsn(database_url))
     try:
         return str(await conn.fetchval("SHOW server_version"))
     finally:

@@ -13,8 +13,8 @@ import re
 import asyncpg
 from sqlalchemy.engine import URL, make_url
 
+from assetbus.consumers.storage.urls import asyncpg_dsn
 from assetbus.infra.errors import InfraError
-from assetbus.infra.postgres import asyncpg_dsn
 
 __all__ = ["airflow_metadata_url", "create_database", "default_database_name", "drop_database", "ensure_database"]
 

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import asyncpg
 
+from assetbus.consumers.storage.urls import asyncpg_dsn
 from assetbus.infra.errors import InfraError
 from assetbus.infra.state import PostgresRecord, Progress, ServiceStatus, run_async, tcp_open, wait_until
-from assetbus.settings import InfraSettings, rename_query_parameter
+from assetbus.settings import InfraSettings
 
 HOST = "127.0.0.1"
 READY_TIMEOUT = 30.0
@@ -74,15 +75,6 @@ def installed_versions() -> list[str]:
     root = Path("/usr/lib/postgresql")
     found = [p.name for p in root.iterdir() if (p / "bin" / "postgres").exists()] if root.is_dir() else []
     return sorted(found, key=_version_key)
-
-
-def asyncpg_dsn(url: str) -> str:
-    """SQLAlchemy-style URL -> a DSN asyncpg accepts (`ssl=` is `sslmode=` there, as in libpq)."""
-    for prefix in ("postgresql+asyncpg://", "postgres://"):
-        if url.startswith(prefix):
-            url = "postgresql://" + url[len(prefix) :]
-            break
-    return rename_query_parameter(url, "ssl", "sslmode")
 
 
 def try_connect(dsn: str, timeout: float = 5.0) -> str | None:

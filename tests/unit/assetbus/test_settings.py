@@ -7,7 +7,7 @@ import pytest
 from pydantic import ValidationError
 
 from assetbus.consumers.persister import PersisterConfig
-from assetbus.infra.postgres import asyncpg_dsn
+from assetbus.consumers.storage.urls import asyncpg_dsn
 from assetbus.settings import ConnectionSettings, normalize_db_url
 
 

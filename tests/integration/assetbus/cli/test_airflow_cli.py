@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncpg
 from sqlalchemy.engine import make_url
 
+from assetbus.consumers.storage.urls import asyncpg_dsn
 from assetbus.infra.airflow_db import drop_database
-from assetbus.infra.postgres import asyncpg_dsn
 from tests.integration.assetbus.cli.conftest import Ops
 
 

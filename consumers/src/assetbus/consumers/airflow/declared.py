@@ -33,6 +33,7 @@ from assetbus.consumers.airflow.timetables import Translation, translate_timetab
 from assetbus.consumers.scheduler.dag import ConsumerDag
 from assetbus.consumers.storage import assets_by_name
 from assetbus.consumers.storage.dags import SyncChange, deactivate_dags, list_dags, upsert_dag
+from assetbus.consumers.storage.urls import asyncpg_dsn
 
 AIRFLOW_TAG = "assetbus"
 """The Airflow DAG tag that makes a DAG assetbus-driven (its runs are started by the bridge)."""
@@ -77,8 +78,7 @@ async def read_serialized_timetables(metadata_url: str, dag_ids: Collection[str]
     if scheme == "sqlite":
         rows = await asyncio.to_thread(_read_sqlite, metadata_url.split(":///", 1)[1], ids)
     elif scheme in ("postgresql", "postgres"):
-        plain = "postgresql" + metadata_url[metadata_url.index("://"):]
-        conn = await asyncpg.connect(plain)
+        conn = await asyncpg.connect(asyncpg_dsn(metadata_url))
         try:
             rows = [tuple(r) for r in await conn.fetch(
                 "SELECT dag_id, data::text, data_compressed FROM serialized_dag WHERE dag_id = ANY($1) "

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 
 import asyncpg
 from aiokafka.admin import AIOKafkaAdminClient
-from sqlalchemy.engine import make_url
 
+from assetbus.consumers.storage.urls import asyncpg_dsn
 from assetbus.migrations.heads import migration_heads
 from assetbus.producers.kafka import KafkaConnection
 
@@ -59,8 +59,7 @@ class ReadinessChecks:
                  cache_s: float = 1.0, degraded_without: frozenset[str] = frozenset()) -> None:
         self._broker = broker
         self._degraded_without = degraded_without
-        self._dsn = None if database_url is None else \
-            make_url(database_url).set(drivername="postgresql").render_as_string(hide_password=False)
+        self._dsn = None if database_url is None else asyncpg_dsn(database_url)
         self._timeout_s = timeout_s
         self._cache_s = cache_s
         self._heads = migration_heads() if database_url is not None else set()

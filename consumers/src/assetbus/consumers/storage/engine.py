@@ -9,6 +9,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from assetbus.consumers.errors import StorageUnavailable
 from assetbus.consumers.storage.faults import translated
+from assetbus.consumers.storage.urls import engine_url
 from assetbus.producers.kafka.retry import RetryPolicy, RetryTimeout, retry_until
 from assetbus.producers.kafka.startup import StartupTimeout
 
@@ -24,10 +25,13 @@ def create_engine(url: str, *, pool_size: int = 5, max_overflow: int = 2, pre_pi
     persister retries the chunk), SQLAlchemy invalidates the pool on that disconnect, and the next
     checkout gets a fresh connection.
 
+    `url` may name several hosts (`storage.urls`): with `target_session_attrs=read-write` each new
+    connection goes to the one that takes writes, so after a standby's promotion the pool heals onto it.
+
     `max_overflow` connections are opened beyond `pool_size` under a peak and closed when returned:
     each is a new connect (TCP, TLS, SCRAM). The API uses 0, so a burst waits for a pooled connection.
     """
-    return create_async_engine(url, pool_size=pool_size, max_overflow=max_overflow, pool_pre_ping=pre_ping)
+    return create_async_engine(engine_url(url), pool_size=pool_size, max_overflow=max_overflow, pool_pre_ping=pre_ping)
 
 
 async def wait_for_database(engine: AsyncEngine, policy: RetryPolicy, log: logging.Logger) -> None:

@@ -20,6 +20,7 @@ import asyncpg
 from sqlalchemy.engine import make_url
 
 from assetbus.consumers.storage.faults import translated
+from assetbus.consumers.storage.urls import engine_url
 
 _SQLALCHEMY_ONLY = ("prepared_statement_cache_size", "prepared_statement_name_func", "async_fallback")
 """Connect arguments SQLAlchemy's asyncpg dialect reads from the URL itself (asyncpg would refuse them)."""
@@ -28,7 +29,8 @@ _SQLALCHEMY_ONLY = ("prepared_statement_cache_size", "prepared_statement_name_fu
 def connect_arguments(database_url: str) -> dict[str, Any]:
     """The `asyncpg.connect` keywords of a SQLAlchemy URL (`postgresql+asyncpg://…?ssl=require`), as the
     engine would connect (the dialect's own translation: host, port, user, password, database, ssl, …)."""
-    url = make_url(database_url).set(drivername="postgresql+asyncpg")  # the engine's driver, whatever the URL says
+    # The engine's driver whatever the URL says; a libpq host list becomes the dialect's `host=h:p` parameters.
+    url = make_url(engine_url(database_url)).set(drivername="postgresql+asyncpg")
     _, kwargs = url.get_dialect()().create_connect_args(url)
     return {name: value for name, value in kwargs.items() if name not in _SQLALCHEMY_ONLY}
 
