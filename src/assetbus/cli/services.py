@@ -179,11 +179,7 @@ def airflow_bridge(options: dict[str, Any]) -> None:
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per Airflow request otherwise
     config = build(BridgeConfig, options, **_connection("bridge", token=False), airflow=airflow_account())
 
-    async def serve() -> None:
-        async with AirflowBridge(config) as bridge:
-            await bridge.until_signalled()
-
-    _serve(serve())
+    _serve(AirflowBridge(config).serve_until_signalled())
 
 
 @app.command("airflow-forwarder")

@@ -310,5 +310,4 @@ def _is_airflow_error(error: BaseException) -> bool:
 
 async def serve(config: ForwarderConfig) -> None:
     """`assetbus run airflow-forwarder`: forward until SIGINT or SIGTERM."""
-    async with AirflowForwarder(config) as forwarder:
-        await forwarder.until_signalled()
+    await AirflowForwarder(config).serve_until_signalled()

@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from contextlib import AsyncExitStack
 from typing import Any, Self
 
@@ -93,13 +93,25 @@ class Service:
         """Block while the service works; re-raise what ended its work (a consume loop that died, say)."""
         raise NotImplementedError
 
-    async def until_signalled(self) -> None:
-        """For `assetbus run ...`: block until SIGINT or SIGTERM (then stop with `stop()`: a clean stop, exit code
-        0), or until the service's work ended (its error re-raised)."""
+    async def serve_until_signalled(self, on_started: Callable[[], None] | None = None) -> None:
+        """For `assetbus run ...`: start, block until SIGINT or SIGTERM (or until the service's work ended: its
+        error re-raised), then stop: a clean stop, exit code 0. The signals are caught from before the start, so
+        one that comes while the service starts (its probes may already answer) stops it once it has started."""
         stopping = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stopping.set)
+        try:
+            async with self:
+                if on_started is not None:
+                    on_started()
+                if not stopping.is_set():
+                    await self._until(stopping)
+        finally:
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.remove_signal_handler(sig)
+
+    async def _until(self, stopping: asyncio.Event) -> None:
         working = asyncio.ensure_future(self.run_forever())
         waiter = asyncio.ensure_future(stopping.wait())
         try:

@@ -181,8 +181,6 @@ class Persister(Service):
 
 async def serve(config: PersisterConfig) -> None:
     """Run a persister until SIGINT or SIGTERM (`assetbus run persister`)."""
-    async with Persister(config) as persister:
-        log.info("persister running", extra={"topic": config.topics.emissions, "group": config.group_id,
-                                              "kafka": config.kafka.describe()})
-        await persister.until_signalled()
+    await Persister(config).serve_until_signalled(lambda: log.info("persister running", extra={
+        "topic": config.topics.emissions, "group": config.group_id, "kafka": config.kafka.describe()}))
     log.info("persister stopped")

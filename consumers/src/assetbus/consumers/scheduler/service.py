@@ -175,8 +175,7 @@ class Scheduler(Service):
 
 async def serve(config: SchedulerConfig) -> None:
     """Run a scheduler until SIGINT or SIGTERM (`assetbus run scheduler`)."""
-    async with Scheduler(config) as scheduler:
-        log.info("scheduler running: %s → readiness topics (group %s) on %s", config.topics.asset_events,
-                 config.group_id, config.kafka.describe())
-        await scheduler.until_signalled()
+    await Scheduler(config).serve_until_signalled(lambda: log.info(
+        "scheduler running: %s → readiness topics (group %s) on %s", config.topics.asset_events, config.group_id,
+        config.kafka.describe()))
     log.info("scheduler stopped")
