@@ -141,6 +141,8 @@ def _strimzi_user(principal: str, plan: Plan) -> str:
         if name == principal or not name or any(c in name for c in ",+=\\"):
             raise ValueError(f"{roles}: Strimzi's TLS users are the principal User:CN=<name> (the User Operator "
                              f"issues a certificate whose subject is CN=<name>), not {principal}")
+        if len(name) > 64:
+            raise ValueError(f"{roles}: {name!r} is longer than a certificate's CN may be (64 characters)")
         return name
     name = principal.removeprefix("User:")
     if name == principal or not name:

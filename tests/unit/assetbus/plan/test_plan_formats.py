@@ -102,6 +102,8 @@ def test_a_principal_strimzi_cannot_manage_is_refused_with_the_role() -> None:
         render(plan, "strimzi")
     with pytest.raises(ValueError, match="sdk: a Strimzi KafkaUser is the principal User:<name>"):
         render(build_plan(Topics(), principals={"sdk": "Group:tasks"}), "strimzi")
+    with pytest.raises(ValueError, match=r"api: 'a+' is longer than a certificate's CN may be"):
+        render(build_plan(Topics(), principals={"api": "User:CN=" + "a" * 65}, user_auth="tls"), "strimzi")
 
 
 def test_roles_sharing_a_principal_are_one_strimzi_user() -> None:
