@@ -34,6 +34,9 @@ def plan(
     = "my-cluster",
     principal: Annotated[list[str] | None, typer.Option("--principal", help=PRINCIPAL_HELP)] = None,
     user_auth: Annotated[str, typer.Option("--user-auth", help=USER_AUTH_HELP)] = "scram-sha-512",
+    subscriber_groups: Annotated[str | None, typer.Option(
+        "--subscriber-groups", help="What the group ids of readiness subscribers start with (their Read ACL is "
+        "prefixed on it; default <prefix>-subscriber.).")] = None,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file instead of stdout.")]
     = None,
 ) -> None:
@@ -59,7 +62,7 @@ def plan(
                            min_insync_replicas=wanted.min_insync_replicas, partitions=wanted.partitions,
                            readiness_partitions=SchedulerConfig.model_fields["readiness_partitions"].get_default(),
                            create_topics=s.create_topics, principals=parse_principals(principal or ()),
-                           user_auth=auth)
+                           user_auth=auth, subscriber_groups_prefix=subscriber_groups)
         text = render(built, fmt, strimzi_cluster=strimzi_cluster)
     except ValueError as error:
         fail(str(error))

@@ -136,11 +136,13 @@ def build_plan(topics: Topics, dag_ids: Iterable[str] = (), *, replication_facto
                min_insync_replicas: int | None = None, partitions: int | None = None,
                readiness_partitions: int = READINESS_PARTITIONS, create_topics: bool = True,
                bridge_group: str | None = None, forwarder_group: str | None = None,
-               principals: dict[str, str] | None = None, user_auth: UserAuth = "scram-sha-512") -> Plan:
+               subscriber_groups_prefix: str | None = None, principals: dict[str, str] | None = None,
+               user_auth: UserAuth = "scram-sha-512") -> Plan:
     """Every topic of the installation (the core ones, and one readiness topic per DAG in `dag_ids`) and every ACL.
 
     The bridge's and forwarder's groups default to theirs, `<prefix>-airflow-bridge` and
-    `<prefix>-airflow-forwarder`; `principals` names some roles' principals otherwise."""
+    `<prefix>-airflow-forwarder`, and readiness subscribers' groups start with `<prefix>-subscriber.` unless
+    `subscriber_groups_prefix` says otherwise; `principals` names some roles' principals otherwise."""
     min_isr = min_insync_replicas or min_isr_for(replication_factor)
     purposes = {topics.emissions: "EmissionCommands, keyed by asset name: emitters -> persister",
                 topics.receipts: "Receipts, keyed by producer id: persister -> emitters",
@@ -158,7 +160,8 @@ def build_plan(topics: Topics, dag_ids: Iterable[str] = (), *, replication_facto
         plan.topics.append(PlannedTopic(topics.readiness(dag_id), readiness_partitions, replication_factor,
                                         {MIN_ISR: str(min_isr)}, f"ReadinessSignals of consumer DAG {dag_id}"))
     groups = {"bridge": bridge_group or f"{topics.prefix}-airflow-bridge",
-              "forwarder": forwarder_group or f"{topics.prefix}-airflow-forwarder"}
+              "forwarder": forwarder_group or f"{topics.prefix}-airflow-forwarder",
+              "subscriber": subscriber_groups_prefix or subscriber_groups(topics.prefix)}
     plan.acls = sorted(set(_acls(topics, who, create_topics, groups)))  # roles may share a principal
     return plan
 
@@ -200,7 +203,7 @@ def _acls(topics: Topics, who: dict[str, str], create: bool, groups: dict[str, s
         group("triggerer", watcher_groups(topics.prefix), "Read", pattern="prefixed"),
         *topic("triggerer", topics.asset_events, "Read"),
         *topic("subscriber", readiness, "Read", pattern="prefixed"),
-        group("subscriber", subscriber_groups(topics.prefix), "Read", pattern="prefixed"),
+        group("subscriber", groups["subscriber"], "Read", pattern="prefixed"),
     ]
 
 

@@ -81,8 +81,12 @@ def test_principals_and_user_auth_are_set_from_the_cli(default_environment: None
     assert users["persister"]["metadata"]["name"] == "ingest" and users["sdk"]["metadata"]["name"] == "tasks"
     assert users["scheduler"]["metadata"]["name"] == "assetbus-scheduler"
     assert {u["spec"]["authentication"]["type"] for u in users.values()} == {"tls"}
-    planned = json.loads(CliRunner().invoke(app, ["topics", "plan", "--principal", "sdk=User:CN=tasks,O=acme"]).output)
+    planned = json.loads(CliRunner().invoke(app, ["topics", "plan", "--principal", "sdk=User:CN=tasks,O=acme",
+                                                  "--subscriber-groups", "reports-"]).output)
     assert planned["principals"]["sdk"]["principal"] == "User:CN=tasks,O=acme"
+    assert {(a["resource_type"], a["pattern_type"], a["resource_name"])
+            for a in planned["principals"]["subscriber"]["acls"]} == {("group", "prefixed", "reports-"),
+                                                                       ("topic", "prefixed", "assetbus.readiness.")}
 
 
 @pytest.mark.parametrize(("options", "says"), [
