@@ -11,7 +11,14 @@ from assetbus.cli.common import connect, fail, run, settings
 
 app = typer.Typer(help="Topics and ACLs, for platforms that provision them.", no_args_is_help=True)
 
-FORMAT_HELP = "json or yaml (the plan), strimzi (KafkaTopic and KafkaUser resources) or terraform (Mongey/kafka)."
+FORMAT_HELP = ("json or yaml (the plan), strimzi (KafkaTopic and KafkaUser resources, kafka.strimzi.io/v1) or "
+               "terraform (Terraform's JSON syntax for the Mongey/kafka provider: save it as *.tf.json).")
+PRINCIPAL_HELP = ("A role's Kafka principal, ROLE=PRINCIPAL (repeat the option), e.g. "
+                  "persister=User:CN=persister,O=acme; default User:<prefix>-<role> (User:CN=<prefix>-<role> with "
+                  "--user-auth tls). Roles: sdk, persister, scheduler, bridge, forwarder, api, cli, triggerer, "
+                  "subscriber.")
+USER_AUTH_HELP = ("How the principals authenticate: scram-sha-512, tls (client certificates) or none (OAuth: "
+                  "Strimzi users without an authentication block, whose ACLs the User Operator manages).")
 
 
 @app.command("plan")
@@ -25,17 +32,25 @@ def plan(
         help="Replicas of every topic (default: ASSETBUS_TOPIC_REPLICATION_FACTOR, else 3).", min=1)] = None,
     strimzi_cluster: Annotated[str, typer.Option(help="The strimzi.io/cluster label of the resources.")]
     = "my-cluster",
+    principal: Annotated[list[str] | None, typer.Option("--principal", help=PRINCIPAL_HELP)] = None,
+    user_auth: Annotated[str, typer.Option("--user-auth", help=USER_AUTH_HELP)] = "scram-sha-512",
+    subscriber_groups: Annotated[str | None, typer.Option(
+        "--subscriber-groups", help="What the group ids of readiness subscribers start with (their Read ACL is "
+        "prefixed on it; default <prefix>-subscriber.).")] = None,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file instead of stdout.")]
     = None,
 ) -> None:
     """Print every topic (partitions, replication, min ISR, retention, configs) and the ACLs each principal needs
     (ASSETBUS_TOPIC_PREFIX, ASSETBUS_TOPIC_* and ASSETBUS_CREATE_TOPICS apply). Nothing connects to Kafka."""
     from assetbus.consumers.scheduler.config import SchedulerConfig
-    from assetbus.plan import FORMATS, build_plan, render
+    from assetbus.plan import FORMATS, USER_AUTHS, build_plan, parse_principals, render
     from assetbus.schemas import Topics
 
     if fmt not in FORMATS:
         fail(f"--format must be one of {', '.join(FORMATS)}, not {fmt!r}")
+    auth = next((known for known in USER_AUTHS if known == user_auth), None)
+    if auth is None:
+        fail(f"--user-auth must be one of {', '.join(USER_AUTHS)}, not {user_auth!r}")
     s = settings()
     wanted = s.topic_settings
     dag_ids = list(dag or ())
@@ -46,10 +61,11 @@ def plan(
                            replication_factor=replication_factor or wanted.replication_factor or 3,
                            min_insync_replicas=wanted.min_insync_replicas, partitions=wanted.partitions,
                            readiness_partitions=SchedulerConfig.model_fields["readiness_partitions"].get_default(),
-                           create_topics=s.create_topics)
+                           create_topics=s.create_topics, principals=parse_principals(principal or ()),
+                           user_auth=auth, subscriber_groups_prefix=subscriber_groups)
+        text = render(built, fmt, strimzi_cluster=strimzi_cluster)
     except ValueError as error:
         fail(str(error))
-    text = render(built, fmt, strimzi_cluster=strimzi_cluster)
     if output is None:
         typer.echo(text, nl=False)
     else:

@@ -11,8 +11,17 @@ code does on the wire:
 - `bridge` (the Airflow bridge): reads readiness signals in its group (creates readiness topics of the DAGs it
   serves unless ASSETBUS_CREATE_TOPICS=false), and at start-up describes the asset-events topic (a prefix
   without it is not an installation: the bridge refuses to start);
+- `forwarder` (the Airflow forwarder): reads asset events in its group;
 - `api` (HTTP emit gateway, /ui, lag metrics): writes commands, reads receipts, describes topics and groups;
-- `cli` (the operator's `migrate`, `dags sync`, `replay`, `dlq replay`, `events`, `lag`).
+- `cli` (the operator's `migrate`, `dags sync`, `replay`, `dlq replay`, `events`, `lag`);
+- `triggerer` (Airflow's triggerer): its readiness watchers read readiness signals in the groups
+  `<prefix>-watcher.<dag_id>`, and the partition sensor's trigger reads asset events by assignment (no group);
+- `subscriber` (downstream readiness subscribers of the SDK): read readiness signals in groups named
+  `<prefix>-subscriber.<name>` (their own choice of name).
+
+Every group id derives from the topic prefix, so two installations on one cluster never share a group or an ACL.
+The principals default to `User:<prefix>-<role>` (`User:CN=<prefix>-<role>` for TLS client certificates);
+each can be named otherwise (`principals`).
 
 Readiness topics are one per consumer DAG, so their ACLs are PREFIXED on `<prefix>.readiness.`: adding a
 DAG adds partitions, never ACLs.
@@ -28,21 +37,53 @@ from assetbus.consumers.scheduler.config import READINESS_PARTITIONS
 from assetbus.producers.kafka.topics import MIN_ISR, core_specs, min_isr_for
 from assetbus.schemas import Topics
 
-__all__ = ["PRINCIPALS", "Acl", "Plan", "PlannedTopic", "build_plan"]
+__all__ = ["PRINCIPALS", "USER_AUTHS", "Acl", "Plan", "PlannedTopic", "UserAuth", "build_plan", "default_principal",
+           "parse_principals", "subscriber_groups", "watcher_groups"]
 
 Resource = Literal["topic", "group", "cluster"]
 Pattern = Literal["literal", "prefixed"]
 Operation = Literal["Read", "Write", "Create", "Describe", "DescribeConfigs"]
+UserAuth = Literal["scram-sha-512", "tls", "none"]
+USER_AUTHS: tuple[UserAuth, ...] = ("scram-sha-512", "tls", "none")
+"""How the principals authenticate: SCRAM-SHA-512 users, TLS client certificates (`User:CN=<name>`), or none
+that Kafka manages (OAuth: the identity provider names the principal)."""
 
 PRINCIPALS = {
     "sdk": "task code, callbacks and notifiers emitting through the SDK",
     "persister": "assetbus run persister",
     "scheduler": "assetbus run scheduler",
     "bridge": "assetbus run airflow-bridge",
+    "forwarder": "assetbus run airflow-forwarder",
     "api": "assetbus run api (HTTP emit gateway, /ui, metrics)",
     "cli": "the operator's assetbus CLI (migrate, dags sync, replay, dlq, events, lag)",
+    "triggerer": "Airflow's triggerer (AssetbusReadinessTrigger watchers, AssetbusPartitionSensor)",
+    "subscriber": "downstream readiness subscribers (the SDK's ReadinessSubscriber, subscribe_readiness)",
 }
 """Who needs ACLs, by role; the Kafka principal is `User:<prefix>-<role>` unless named otherwise."""
+
+
+def default_principal(prefix: str, role: str, user_auth: UserAuth = "scram-sha-512") -> str:
+    """`User:<prefix>-<role>`; with TLS client certificates the principal is the certificate's subject,
+    `User:CN=<prefix>-<role>`."""
+    return f"User:CN={prefix}-{role}" if user_auth == "tls" else f"User:{prefix}-{role}"
+
+
+def parse_principals(values: Iterable[str]) -> dict[str, str]:
+    """`role=Type:name` options (`--principal persister=User:CN=persister,O=acme`) as role → principal; a
+    ValueError names what is wrong."""
+    principals: dict[str, str] = {}
+    for value in values:
+        role, sep, principal = value.partition("=")
+        role = role.strip()
+        if not sep or role not in PRINCIPALS:
+            raise ValueError(f"--principal takes ROLE=PRINCIPAL with ROLE one of {', '.join(PRINCIPALS)}, "
+                             f"not {value!r}")
+        kind, colon, name = principal.partition(":")
+        if not colon or not kind or not name:
+            raise ValueError(f"--principal {role}=...: a Kafka principal is TYPE:NAME (User:{role}), not "
+                             f"{principal!r}")
+        principals[role] = principal
+    return principals
 
 
 @dataclass(frozen=True)
@@ -75,11 +116,16 @@ class Plan:
     create_topics: bool
     principals: dict[str, str]
     """Role → Kafka principal (`User:...`)."""
+    user_auth: UserAuth = "scram-sha-512"
     topics: list[PlannedTopic] = field(default_factory=list)
     acls: list[Acl] = field(default_factory=list)
 
     def acls_of(self, role: str) -> list[Acl]:
+        """The ACLs of `role`'s principal (a principal shared by roles has the ACLs of each)."""
         return [acl for acl in self.acls if acl.principal == self.principals[role]]
+
+    def roles_of(self, principal: str) -> list[str]:
+        return [role for role, named in self.principals.items() if named == principal]
 
     @property
     def partition_replicas(self) -> int:
@@ -89,27 +135,38 @@ class Plan:
 def build_plan(topics: Topics, dag_ids: Iterable[str] = (), *, replication_factor: int = 3,
                min_insync_replicas: int | None = None, partitions: int | None = None,
                readiness_partitions: int = READINESS_PARTITIONS, create_topics: bool = True,
-               bridge_group: str = "assetbus-airflow-bridge",
-               principals: dict[str, str] | None = None) -> Plan:
-    """Every topic of the installation (the core ones, and one readiness topic per DAG in `dag_ids`) and every ACL."""
+               bridge_group: str | None = None, forwarder_group: str | None = None,
+               subscriber_groups_prefix: str | None = None, principals: dict[str, str] | None = None,
+               user_auth: UserAuth = "scram-sha-512") -> Plan:
+    """Every topic of the installation (the core ones, and one readiness topic per DAG in `dag_ids`) and every ACL.
+
+    The bridge's and forwarder's groups default to theirs, `<prefix>-airflow-bridge` and
+    `<prefix>-airflow-forwarder`, and readiness subscribers' groups start with `<prefix>-subscriber.` unless
+    `subscriber_groups_prefix` says otherwise; `principals` names some roles' principals otherwise."""
     min_isr = min_insync_replicas or min_isr_for(replication_factor)
     purposes = {topics.emissions: "EmissionCommands, keyed by asset name: emitters -> persister",
                 topics.receipts: "Receipts, keyed by producer id: persister -> emitters",
                 topics.asset_events: "stored AssetEvents, keyed by asset name: persister -> scheduler",
                 topics.emissions_dlq: "unreadable commands with the reason in headers: persister"}
-    who = {role: f"User:{topics.prefix}-{role}" for role in PRINCIPALS} | (principals or {})
-    plan = Plan(topics.prefix, create_topics, who)
+    unknown = set(principals or {}) - set(PRINCIPALS)
+    if unknown:
+        raise ValueError(f"no role {', '.join(sorted(unknown))}: the roles are {', '.join(PRINCIPALS)}")
+    who = {role: default_principal(topics.prefix, role, user_auth) for role in PRINCIPALS} | (principals or {})
+    plan = Plan(topics.prefix, create_topics, who, user_auth)
     for spec in core_specs(topics, partitions=partitions):
         plan.topics.append(PlannedTopic(spec.name, spec.partitions, replication_factor,
                                         {MIN_ISR: str(min_isr), **spec.configs}, purposes[spec.name]))
     for dag_id in sorted(set(dag_ids)):
         plan.topics.append(PlannedTopic(topics.readiness(dag_id), readiness_partitions, replication_factor,
                                         {MIN_ISR: str(min_isr)}, f"ReadinessSignals of consumer DAG {dag_id}"))
-    plan.acls = sorted(_acls(topics, who, create_topics, bridge_group))
+    groups = {"bridge": bridge_group or f"{topics.prefix}-airflow-bridge",
+              "forwarder": forwarder_group or f"{topics.prefix}-airflow-forwarder",
+              "subscriber": subscriber_groups_prefix or subscriber_groups(topics.prefix)}
+    plan.acls = sorted(set(_acls(topics, who, create_topics, groups)))  # roles may share a principal
     return plan
 
 
-def _acls(topics: Topics, who: dict[str, str], create: bool, bridge_group: str) -> list[Acl]:
+def _acls(topics: Topics, who: dict[str, str], create: bool, groups: dict[str, str]) -> list[Acl]:
     readiness = topics.prefix + ".readiness."
     everything = topics.prefix + "."
 
@@ -133,11 +190,28 @@ def _acls(topics: Topics, who: dict[str, str], create: bool, bridge_group: str) 
         *topic("scheduler", readiness, "Write", *creates, pattern="prefixed"),
         *topic("bridge", topics.asset_events, "Describe"),
         *topic("bridge", readiness, "Read", *creates, pattern="prefixed"),
-        group("bridge", bridge_group, "Read"),
+        group("bridge", groups["bridge"], "Read"),
+        *topic("forwarder", topics.asset_events, "Read"),
+        group("forwarder", groups["forwarder"], "Read"),
         *topic("api", topics.emissions, "Write"),
         *topic("api", topics.receipts, "Read"),
         *topic("api", everything, "Describe", pattern="prefixed"),
         group("api", f"{topics.prefix}-", "Describe", pattern="prefixed"),
         *topic("cli", everything, "Read", "Write", "DescribeConfigs", *creates, pattern="prefixed"),
         group("cli", f"{topics.prefix}-", "Describe", pattern="prefixed"),
+        *topic("triggerer", readiness, "Read", pattern="prefixed"),
+        group("triggerer", watcher_groups(topics.prefix), "Read", pattern="prefixed"),
+        *topic("triggerer", topics.asset_events, "Read"),
+        *topic("subscriber", readiness, "Read", pattern="prefixed"),
+        group("subscriber", groups["subscriber"], "Read", pattern="prefixed"),
     ]
+
+
+def watcher_groups(prefix: str) -> str:
+    """What the groups of Airflow's readiness watchers start with: `<prefix>-watcher.<dag_id>` by default."""
+    return f"{prefix}-watcher."
+
+
+def subscriber_groups(prefix: str) -> str:
+    """What the groups of readiness subscribers start with in the plan: `<prefix>-subscriber.<name>`."""
+    return f"{prefix}-subscriber."

@@ -108,7 +108,7 @@ def test_airflow_finds_the_assetbus_queue_in_both_forms(airflow_stack: AirflowSt
     assert "assetbus.producers.airflow.queues.AssetbusMessageQueueProvider" in found["queues"]
     trigger = "assetbus.producers.airflow.triggers.AssetbusReadinessTrigger"
     assert found["scheme"] == found["queue"] == \
-        [trigger, {"dag_id": "orders", "conn_id": "c", "group_id": "assetbus-watcher.orders"}]
+        [trigger, {"dag_id": "orders", "conn_id": "c", "group_id": None}]
     assert found["queue_and_kwargs"] == [trigger, {"dag_id": "orders", "conn_id": None, "group_id": "g"}]
     assert found["error"] == ("assetbus queue 'assetbus://orders': 'orders' is not a kind of assetbus queue (the "
                               "one kind is 'readiness'); expected assetbus://readiness/<dag_id>[?conn_id=<connection>"

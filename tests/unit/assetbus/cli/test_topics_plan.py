@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import pytest
@@ -63,17 +62,41 @@ def test_the_sdk_may_only_write_commands_and_read_receipts() -> None:
 def test_strimzi_and_terraform_carry_every_topic_and_acl() -> None:
     plan = build_plan(Topics(), ["orders_daily"])
     documents = list(yaml.safe_load_all(render(plan, "strimzi", strimzi_cluster="prod")))
-    kafka_topics = {d["spec"]["topicName"]: d for d in documents if d["kind"] == "KafkaTopic"}
+    kafka_topics = {d["spec"].get("topicName", d["metadata"]["name"]): d for d in documents
+                    if d["kind"] == "KafkaTopic"}
     assert set(kafka_topics) == {t.name for t in plan.topics}
-    assert kafka_topics["assetbus.readiness.orders_daily"]["metadata"]["name"] == "assetbus.readiness.orders-daily"
     assert kafka_topics["assetbus.receipts"]["spec"]["config"]["retention.ms"] == "86400000"
     users = [d for d in documents if d["kind"] == "KafkaUser"]
-    assert {u["metadata"]["labels"]["strimzi.io/cluster"] for u in users} == {"prod"}
     assert sum(len(acl["operations"]) for u in users for acl in u["spec"]["authorization"]["acls"]) == len(plan.acls)
-    terraform = render(plan, "terraform")
-    assert len(re.findall(r'^resource "kafka_topic"', terraform, re.M)) == len(plan.topics)
-    labels = re.findall(r'^resource "kafka_acl" "([^"]+)"', terraform, re.M)
-    assert len(labels) == len(set(labels)) == len(plan.acls)
+    terraform = json.loads(render(plan, "terraform"))["resource"]
+    assert len(terraform["kafka_topic"]) == len(plan.topics) and len(terraform["kafka_acl"]) == len(plan.acls)
+
+
+def test_principals_and_user_auth_are_set_from_the_cli(default_environment: None) -> None:
+    result = CliRunner().invoke(app, ["topics", "plan", "--format", "strimzi", "--user-auth", "tls",
+                                      "--principal", "persister=User:CN=ingest", "--principal", "sdk=User:CN=tasks"])
+    assert result.exit_code == 0, result.output
+    users = {d["metadata"]["annotations"]["assetbus.io/roles"]: d for d in yaml.safe_load_all(result.output)
+             if d["kind"] == "KafkaUser"}
+    assert users["persister"]["metadata"]["name"] == "ingest" and users["sdk"]["metadata"]["name"] == "tasks"
+    assert users["scheduler"]["metadata"]["name"] == "assetbus-scheduler"
+    assert {u["spec"]["authentication"]["type"] for u in users.values()} == {"tls"}
+    planned = json.loads(CliRunner().invoke(app, ["topics", "plan", "--principal", "sdk=User:CN=tasks,O=acme",
+                                                  "--subscriber-groups", "reports-"]).output)
+    assert planned["principals"]["sdk"]["principal"] == "User:CN=tasks,O=acme"
+    assert {(a["resource_type"], a["pattern_type"], a["resource_name"])
+            for a in planned["principals"]["subscriber"]["acls"]} == {("group", "prefixed", "reports-"),
+                                                                       ("topic", "prefixed", "assetbus.readiness.")}
+
+
+@pytest.mark.parametrize(("options", "says"), [
+    (["--user-auth", "kerberos"], "--user-auth must be one of scram-sha-512, tls, none, not 'kerberos'"),
+    (["--principal", "airflow=User:a"], "--principal takes ROLE=PRINCIPAL with ROLE one of sdk, persister"),
+    (["--format", "strimzi", "--user-auth", "tls", "--principal", "sdk=User:tasks"],
+     "sdk: Strimzi's TLS users are the principal User:CN=<name>")])
+def test_a_wrong_principal_or_user_auth_is_one_line(default_environment: None, options: list[str], says: str) -> None:
+    result = CliRunner().invoke(app, ["topics", "plan", *options])
+    assert result.exit_code == 1 and says in result.output, result.output
 
 
 def test_an_unknown_format_is_one_line(default_environment: None) -> None:

@@ -125,7 +125,7 @@ class ReadinessStream(SharedStreamProducer):  # type: ignore[misc]
     the trigger again, which reads on from the last committed position.
     """
 
-    def __init__(self, *, dag_id: str, conn_id: str | None, group_id: str,
+    def __init__(self, *, dag_id: str, conn_id: str | None, group_id: str | None,
                  topic_wait: RetryPolicy = TOPIC_WAIT) -> None:
         self.dag_id = dag_id
         self.conn_id = conn_id
@@ -136,7 +136,8 @@ class ReadinessStream(SharedStreamProducer):  # type: ignore[misc]
     async def open_stream(self) -> AsyncIterator[tuple[ConsumerRecord, tuple[TopicPartition, int]]]:
         kafka, topics = await _kafka_and_topics(self.conn_id)
         topic = topics.readiness(self.dag_id)
-        consumer = AIOKafkaConsumer(group_id=self.group_id, enable_auto_commit=False, auto_offset_reset="earliest",
+        consumer = AIOKafkaConsumer(group_id=self.group_id or f"{topics.prefix}-watcher.{self.dag_id}",
+                                    enable_auto_commit=False, auto_offset_reset="earliest",
                                     **kafka.client_kwargs("consumer"))
         self._consumer = consumer
         await consumer.start()
@@ -174,8 +175,8 @@ class ReadinessStream(SharedStreamProducer):  # type: ignore[misc]
 class AssetbusReadinessTrigger(BaseEventTrigger):  # type: ignore[misc]
     """Fire an event for each readiness signal of the assetbus consumer DAG `dag_id` (for an AssetWatcher).
 
-    The triggerer reads the signals in the consumer group `group_id` (default
-    `assetbus-watcher.<dag_id>`), from the oldest one not yet in Airflow's database. It runs in Airflow's
+    The triggerer reads the signals in the consumer group `group_id` (default `<prefix>-watcher.<dag_id>`, with
+    the topic prefix the triggerer reads), from the oldest one not yet in Airflow's database. It runs in Airflow's
     ack mode (`ReadinessStream`): a signal's offset is committed only once Airflow has stored its asset
     event, so a triggerer killed at any point can hand a signal over twice, never lose it. A record that is
     not a readiness signal is logged and passed by.
@@ -186,7 +187,7 @@ class AssetbusReadinessTrigger(BaseEventTrigger):  # type: ignore[misc]
         Topics().readiness(dag_id)  # a DAG id that cannot name a topic fails when the DAG is parsed
         self.dag_id = dag_id
         self.conn_id = conn_id
-        self.group_id = group_id or f"assetbus-watcher.{dag_id}"
+        self.group_id = group_id
 
     def serialize(self) -> tuple[str, dict[str, Any]]:
         return f"{_HERE}.AssetbusReadinessTrigger", {"dag_id": self.dag_id, "conn_id": self.conn_id,
@@ -198,7 +199,7 @@ class AssetbusReadinessTrigger(BaseEventTrigger):  # type: ignore[misc]
     @classmethod
     def create_shared_stream_producer(cls, kwargs: dict[str, Any]) -> ReadinessStream:
         return ReadinessStream(dag_id=kwargs["dag_id"], conn_id=kwargs.get("conn_id"),
-                               group_id=kwargs.get("group_id") or f"assetbus-watcher.{kwargs['dag_id']}")
+                               group_id=kwargs.get("group_id"))
 
     async def filter_shared_stream(self, shared_stream: AsyncIterator[ConsumerRecord]) -> AsyncIterator[TriggerEvent]:
         async for record in shared_stream:
