@@ -6,11 +6,15 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
 
 import typer
 
 from assetbus.cli.common import JSON_OPTION, connect, console, kafka_connection, run, settings
 from assetbus.cli.output import print_json
+
+if TYPE_CHECKING:
+    from assetbus.consumers.storage.health import DatabaseStatus
 
 STALE_INTENT_S = 300.0
 """An Airflow forwarder intent open longer than this is a warning (the forwarder is stopped or blocked)."""
@@ -76,7 +80,24 @@ async def _database() -> tuple[list[Check], list[str]]:
     checks.append(Check("clock skew", "ok" if abs(skew) <= MAX_SKEW_S + (ended - started) else "warn", detail,
                         "" if abs(skew) <= MAX_SKEW_S else "synchronize the clocks (NTP) of this machine and the "
                         "database server"))
-    return [*checks, *await _forwarder()], status.active_dags
+    return [*checks, *_synchronous_standby(status), *await _forwarder()], status.active_dags
+
+
+def _synchronous_standby(status: DatabaseStatus) -> list[Check]:
+    """With `synchronous_standby_names` set, every commit waits for a standby it names: none connected in
+    sync (or quorum) state means the persister's commits, and so the receipts, stall."""
+    if not status.synchronous_standby_names:
+        return []
+    waiting_for = f"synchronous_standby_names = {status.synchronous_standby_names!r}"
+    if synchronous := status.synchronous_standbys():
+        connected = ", ".join(f"{name} ({state}, {sync})" for name, state, sync in synchronous)
+        return [Check("synchronous standby", "ok", f"{waiting_for}; connected: {connected}")]
+    if any(state is None for _, state, _ in status.standbys):
+        return [Check("synchronous standby", "warn", f"{waiting_for}; {len(status.standbys)} standby(s) connected, "
+                      "their state unreadable by this role", "GRANT pg_monitor TO the DATABASE_URL role")]
+    return [Check("synchronous standby", "fail", f"{waiting_for}: commits wait for a synchronous standby that is "
+                  "not connected: receipts stall", "start the standby, or remove it from synchronous_standby_names "
+                  "(ALTER SYSTEM, then SELECT pg_reload_conf())")]
 
 
 async def _forwarder() -> list[Check]:

@@ -167,6 +167,17 @@ class ReplicaPair:
         if not wait_until(lambda: not any(pid_alive(p) for p in (pid, *children)), 10.0, 0.02):
             raise InfraError(f"The primary (pid {pid}) survived kill -9.")
 
+    def stop_standby(self) -> None:
+        """Stop the standby (fast shutdown): the primary's commits then wait for it."""
+        self._run(self._bin("pg_ctl"), "-D", str(self.standby.data_dir), "-m", "fast", "-w", "stop",
+                  what="stopping the standby")
+
+    def start_standby(self) -> None:
+        """Start the standby again and wait until it streams in sync (the waiting commits then return)."""
+        self._start(self.standby)
+        if not wait_until(self.in_sync, READY_TIMEOUT, 0.1):
+            raise InfraError(f"The standby did not become synchronous again; see {self.standby.log_file}.")
+
     def promote(self) -> None:
         """Promote the standby and let it commit without waiting for a standby of its own."""
         self._run(self._bin("pg_ctl"), "-D", str(self.standby.data_dir), "-w", "-t", str(int(READY_TIMEOUT)),

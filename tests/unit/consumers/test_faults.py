@@ -31,6 +31,7 @@ def wrapped(error: BaseException, *, invalidated: bool = False) -> sa_exc.DBAPIE
     asyncpg.exceptions.TooManyConnectionsError("sorry, too many clients already"),
     asyncpg.exceptions.ReadOnlySQLTransactionError("cannot execute INSERT in a read-only transaction"),
     ConnectionRefusedError(111, "Connection refused"),
+    asyncpg.exceptions.TargetServerAttributeNotMatched("None of the hosts match the target attribute requirement"),
 ])
 def test_connection_and_resource_faults_are_transient_raw_or_wrapped(error: BaseException) -> None:
     assert is_transient(error)

@@ -38,11 +38,15 @@ def _transient_code(code: str | None) -> bool:
 def is_transient(error: BaseException) -> bool:
     """True for connection losses, shutdowns, lack of resources, serialization failures and deadlocks.
 
+    A multi-host URL with `target_session_attrs=read-write` whose hosts all answer read-only
+    (`TargetServerAttributeNotMatched`) is transient too: a standby's promotion may be under way.
+
     Everything else (a constraint, a type, a value PostgreSQL refuses) is a fact about the data:
     retrying it cannot help.
     """
     if isinstance(error, (ConnectionError, OSError, asyncpg.exceptions.ConnectionDoesNotExistError,
-                          asyncpg.exceptions.InterfaceError, asyncpg.exceptions.CannotConnectNowError)):
+                          asyncpg.exceptions.InterfaceError, asyncpg.exceptions.CannotConnectNowError,
+                          asyncpg.exceptions.TargetServerAttributeNotMatched)):
         return True
     if isinstance(error, asyncpg.PostgresError):
         return _transient_code(_sqlstate(error))

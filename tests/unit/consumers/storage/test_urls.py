@@ -10,7 +10,7 @@ from asyncpg import connect_utils
 from sqlalchemy.engine import make_url
 
 from assetbus.consumers.storage.raw_pool import connect_arguments
-from assetbus.consumers.storage.urls import asyncpg_dsn, engine_url
+from assetbus.consumers.storage.urls import asyncpg_dsn, engine_url, host_list, wants_writes
 from assetbus.settings import ConnectionSettings, InfraSettings
 
 LIBPQ = "postgresql://ann:s%40cret@db-a:5432,db-b:6543/assets?target_session_attrs=read-write&sslmode=require"
@@ -80,3 +80,11 @@ def test_repeated_host_parameters_alone_would_lose_hosts_in_asyncpg() -> None:
 @pytest.mark.parametrize("given", [LIBPQ, ENGINE])
 def test_database_url_in_either_spelling_reaches_every_service_as_the_engine_url(given: str) -> None:
     assert ConnectionSettings(database_url=given).db_url(InfraSettings()) == ENGINE
+
+
+@pytest.mark.parametrize("given", [LIBPQ, ENGINE])
+def test_the_hosts_a_url_names_and_whether_it_asks_for_writes(given: str) -> None:
+    assert host_list(given) == ["db-a:5432", "db-b:6543"]
+    assert wants_writes(given)
+    assert host_list("postgresql://ann@db-a/assets") == ["db-a:5432"]
+    assert not wants_writes("postgresql://ann@db-a/assets?target_session_attrs=any")

@@ -9,7 +9,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from assetbus.consumers.errors import StorageUnavailable
 from assetbus.consumers.storage.faults import translated
-from assetbus.consumers.storage.urls import engine_url
+from assetbus.consumers.storage.urls import engine_url, host_list, wants_writes
 from assetbus.producers.kafka.retry import RetryPolicy, RetryTimeout, retry_until
 from assetbus.producers.kafka.startup import StartupTimeout
 
@@ -35,17 +35,28 @@ def create_engine(url: str, *, pool_size: int = 5, max_overflow: int = 2, pre_pi
 
 
 async def wait_for_database(engine: AsyncEngine, policy: RetryPolicy, log: logging.Logger) -> None:
-    """Return once PostgreSQL answers `SELECT 1`; `StartupTimeout` (one line) when `policy` times out."""
+    """Return once PostgreSQL answers `SELECT 1`; `StartupTimeout` (one line) when `policy` times out.
+
+    A URL that asks for a host taking writes (`target_session_attrs=read-write`) waits while every host
+    is a standby or away (a promotion may be under way); giving up, the line names the hosts tried.
+    """
 
     async def probe() -> None:
         async with translated(), engine.connect() as conn:
             await conn.execute(text("SELECT 1"))
 
-    where = engine.url.render_as_string(hide_password=True)
+    url = engine.url.render_as_string(hide_password=True)
+    writes = wants_writes(url)
+    hosts = ", ".join(host_list(engine.url.render_as_string(hide_password=False)))
+    where = f"a writable PostgreSQL among {hosts}" if writes else f"PostgreSQL at {url}"
     try:
-        await retry_until(probe, policy, what=f"PostgreSQL at {where}",
+        await retry_until(probe, policy, what=where,
                           retriable=lambda error: isinstance(error, StorageUnavailable | OSError | TimeoutError),
                           log=log)
     except RetryTimeout as error:
-        raise StartupTimeout(f"PostgreSQL at {where} is unreachable after {error.waited_s:.0f}s "
+        if writes:
+            raise StartupTimeout(f"PostgreSQL: none of the hosts tried ({hosts}) accepts writes after "
+                                 f"{error.waited_s:.0f}s: each is a read-only standby or unreachable "
+                                 "(check DATABASE_URL, or whether a promotion is under way)") from error
+        raise StartupTimeout(f"PostgreSQL at {url} is unreachable after {error.waited_s:.0f}s "
                              "(check DATABASE_URL)") from error

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-__all__ = ["DEFAULT_PORT", "asyncpg_dsn", "engine_url"]
+__all__ = ["DEFAULT_PORT", "asyncpg_dsn", "engine_url", "host_list", "wants_writes"]
 
 DEFAULT_PORT = 5432
 _PLAIN_SCHEMES = ("postgresql", "postgres")
@@ -101,3 +101,18 @@ def asyncpg_dsn(url: str) -> str:
         netloc = userinfo + ",".join(_join_host(*_split_host(h)) for h in query_hosts)
         pairs = [(name, value) for name, value in pairs if name not in ("host", "port")]
     return _rebuilt(url, netloc, pairs, rename=("ssl", "sslmode"))
+
+
+def host_list(url: str) -> list[str]:
+    """The `host:port` of every host a DATABASE_URL (either spelling) names, in the order they are tried."""
+    parts = urlsplit(asyncpg_dsn(url))
+    _, hosts = _authority_hosts(parts.netloc)
+    if not hosts:
+        hosts = [_split_host(value) for name, value in parse_qsl(parts.query) if name == "host"]
+    return [_join_host(host, port) for host, port in hosts]
+
+
+def wants_writes(url: str) -> bool:
+    """The URL asks the driver for a host that takes writes (`target_session_attrs=read-write` or `primary`)."""
+    attrs = [value for name, value in parse_qsl(urlsplit(url).query) if name == "target_session_attrs"]
+    return bool(attrs) and attrs[-1] in ("read-write", "primary")
