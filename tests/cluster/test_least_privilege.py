@@ -43,7 +43,6 @@ from tests.helpers import wait_for
 
 ORDERS = AssetRef(name="orders", uri="s3://bucket/orders/")
 DAG = ConsumerDag(dag_id="orders_daily", schedule=AssetWait("orders"))
-BRIDGE_GROUP = "assetbus-airflow-bridge"
 
 
 @pytest.fixture(scope="module")
@@ -136,7 +135,8 @@ async def _pipeline(broker: AclBroker, principals: dict[str, str], topics: Topic
             await wait_for(lag_of_every_group, timeout_s=30, what="the API's lag gauges of both groups")
 
         bridge = AIOKafkaConsumer(topics.readiness(DAG.dag_id), **connection("bridge").client_kwargs("consumer"),
-                                  group_id=BRIDGE_GROUP, enable_auto_commit=False, auto_offset_reset="earliest")
+                                  group_id=f"{topics.prefix}-airflow-bridge",  # the bridge's default group
+                                  enable_auto_commit=False, auto_offset_reset="earliest")
         await bridge.start()
         try:
             signals: list[ReadinessSignal] = []
