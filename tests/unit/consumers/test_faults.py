@@ -32,6 +32,7 @@ def wrapped(error: BaseException, *, invalidated: bool = False) -> sa_exc.DBAPIE
     asyncpg.exceptions.ReadOnlySQLTransactionError("cannot execute INSERT in a read-only transaction"),
     ConnectionRefusedError(111, "Connection refused"),
     asyncpg.exceptions.TargetServerAttributeNotMatched("None of the hosts match the target attribute requirement"),
+    asyncpg.exceptions.InternalClientError("cannot switch to state 12; another operation (2) is in progress"),
 ])
 def test_connection_and_resource_faults_are_transient_raw_or_wrapped(error: BaseException) -> None:
     assert is_transient(error)

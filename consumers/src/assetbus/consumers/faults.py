@@ -39,14 +39,17 @@ def is_transient(error: BaseException) -> bool:
     """True for connection losses, shutdowns, lack of resources, serialization failures and deadlocks.
 
     A multi-host URL with `target_session_attrs=read-write` whose hosts all answer read-only
-    (`TargetServerAttributeNotMatched`) is transient too: a standby's promotion may be under way.
+    (`TargetServerAttributeNotMatched`) is transient too: a standby's promotion may be under way. So is
+    asyncpg's `InternalClientError` ("cannot switch to state 12; another operation is in progress"): a
+    pooled connection whose last operation the loss of its server interrupted; the connection is dropped.
 
     Everything else (a constraint, a type, a value PostgreSQL refuses) is a fact about the data:
     retrying it cannot help.
     """
     if isinstance(error, (ConnectionError, OSError, asyncpg.exceptions.ConnectionDoesNotExistError,
                           asyncpg.exceptions.InterfaceError, asyncpg.exceptions.CannotConnectNowError,
-                          asyncpg.exceptions.TargetServerAttributeNotMatched)):
+                          asyncpg.exceptions.TargetServerAttributeNotMatched,
+                          asyncpg.exceptions.InternalClientError)):
         return True
     if isinstance(error, asyncpg.PostgresError):
         return _transient_code(_sqlstate(error))

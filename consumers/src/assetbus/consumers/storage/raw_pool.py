@@ -19,7 +19,7 @@ from typing import Any
 import asyncpg
 from sqlalchemy.engine import make_url
 
-from assetbus.consumers.storage.faults import translated
+from assetbus.consumers.storage.faults import is_transient, translated
 from assetbus.consumers.storage.urls import engine_url
 
 _SQLALCHEMY_ONLY = ("prepared_statement_cache_size", "prepared_statement_name_func", "async_fallback")
@@ -51,6 +51,12 @@ async def create_raw_pool(database_url: str, *, size: int) -> asyncpg.Pool:
 @contextlib.asynccontextmanager
 async def raw_connection(pool: asyncpg.Pool) -> AsyncIterator[asyncpg.Connection]:
     """A pooled connection; transient driver errors (connect, connection lost, shutdown) become
-    StorageUnavailable. A connection that died is replaced by the pool on release."""
+    StorageUnavailable. A connection that died, or whose operation such a fault interrupted, is terminated
+    before its release (the pool opens a new one): asyncpg would otherwise hand it out again mid-operation."""
     async with translated(), pool.acquire() as conn:
-        yield conn
+        try:
+            yield conn
+        except Exception as error:
+            if is_transient(error):
+                conn.terminate()
+            raise
