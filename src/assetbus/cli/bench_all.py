@@ -115,13 +115,20 @@ def progress_printer() -> Callable[[str], None]:
 UNITS = {"per_s": "/s", "_ms": "ms", "_mb": "MB", "us_per_event": "µs", "us_per_emission": "µs", "_backlog_s": "s"}
 
 
+def cell(value: float, unit: str) -> str:
+    """A figure as the table shows it: a share or ratio (no unit, under 1) to two places, so 0.56 is not 0.6."""
+    if not unit and value < 1:
+        return f"{value:.2f}"
+    return f"{value:,.1f} {unit}" if value < 100 else f"{value:,.0f} {unit}"
+
+
 def print_report(report: SuiteReport) -> None:
     from rich.table import Table
 
     table = Table("figure (JSON key)", "value", title="assetbus bench all", title_justify="left")
     for key, value in report.figures.items():
         unit = next((u for suffix, u in UNITS.items() if key.endswith(suffix) or suffix in key), "")
-        table.add_row(key, f"{value:,.1f} {unit}" if value < 100 else f"{value:,.0f} {unit}")
+        table.add_row(key, cell(value, unit))
     console.print(table)
     c = report.conditions
     console.print(f"  conditions: {c['cores']} cores ({c['machine']}), Python {c['python']}, "
