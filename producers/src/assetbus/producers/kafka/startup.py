@@ -6,9 +6,11 @@ and exits with `EXIT_STARTUP_TIMEOUT` (75, EX_TEMPFAIL: try again later). A faul
 (wrong password, untrusted certificate) ends the wait at once. The database's wait is the storage
 layer's (`assetbus.consumers.storage.wait_for_database`), on the same policy and error.
 
-aiokafka keeps only "Unable to bootstrap" of a failed TLS handshake, so when a TLS connection cannot
-bootstrap, the wait asks the first broker for a handshake itself: a certificate that fails
-verification is `BrokerNotTrusted`, one line naming the broker, the reason and KAFKA_SSL_CAFILE.
+aiokafka keeps only "Unable to bootstrap" of a failed TLS handshake or SASL authentication (it logs the
+cause and tries the next broker), so when a connection cannot bootstrap, the wait asks the first broker
+itself: a certificate that fails verification is `BrokerNotTrusted`, one line naming the broker, the
+reason and KAFKA_SSL_CAFILE (exit code 5); a user name and password the broker refuses is
+`CredentialsRefused`, one line naming the user, the mechanism and the settings (exit code 77).
 """
 
 from __future__ import annotations
@@ -20,15 +22,22 @@ import ssl
 from collections.abc import Iterable
 
 from aiokafka.admin import AIOKafkaAdminClient
-from aiokafka.errors import AuthenticationFailedError, KafkaConnectionError, UnsupportedSaslMechanismError
+from aiokafka.conn import create_conn
+from aiokafka.errors import (
+    AuthenticationFailedError,
+    KafkaConnectionError,
+    SaslAuthenticationFailed,
+    UnsupportedSaslMechanismError,
+)
 
 from assetbus.producers.kafka.connection import KafkaConnection
 from assetbus.producers.kafka.errors import KafkaToolkitError
+from assetbus.producers.kafka.oauth import EXIT_CREDENTIALS_REFUSED
 from assetbus.producers.kafka.retry import RetryPolicy, RetryTimeout, retry_until
 from assetbus.producers.kafka.topics import TopicSpec, require_topics
 
-__all__ = ["EXIT_BROKER_NOT_TRUSTED", "EXIT_STARTUP_TIMEOUT", "BrokerNotTrusted", "StartupTimeout", "startup_policy",
-           "wait_for_kafka"]
+__all__ = ["EXIT_BROKER_NOT_TRUSTED", "EXIT_CREDENTIALS_REFUSED", "EXIT_STARTUP_TIMEOUT", "BrokerNotTrusted",
+           "CredentialsRefused", "StartupTimeout", "startup_policy", "wait_for_kafka"]
 
 EXIT_STARTUP_TIMEOUT = 75
 """Exit code of a service that gave up waiting for Kafka or PostgreSQL (sysexits EX_TEMPFAIL)."""
@@ -51,6 +60,35 @@ class BrokerNotTrusted(KafkaToolkitError):
 
     retriable = False
     exit_code = EXIT_BROKER_NOT_TRUSTED
+
+
+class CredentialsRefused(KafkaToolkitError):
+    """The broker refused the SASL user name and password (SCRAM or PLAIN). `str()` is the one line to print;
+    it names the user and the mechanism, never the password."""
+
+    retriable = False
+    exit_code = EXIT_CREDENTIALS_REFUSED
+
+
+async def _credentials_refusal(connection: KafkaConnection, timeout_s: float = 10.0) -> str | None:
+    """Why the first broker refuses `connection`'s SASL user name and password, or None (it accepts them, the
+    connection uses no password, or the broker cannot be reached to tell)."""
+    if connection.sasl_mechanism in (None, "OAUTHBEARER"):
+        return None  # OAuth's refusals come from the identity provider: `OAuthCredentialsRefused`
+    kwargs = connection.client_kwargs()
+    host, _, port = connection.bootstrap_servers[0].rpartition(":")
+    try:
+        conn = await create_conn(host.strip("[]"), int(port), request_timeout_ms=int(timeout_s * 1000),
+                                 ssl_context=kwargs.get("ssl_context"), security_protocol=kwargs["security_protocol"],
+                                 sasl_mechanism=kwargs["sasl_mechanism"],
+                                 sasl_plain_username=kwargs["sasl_plain_username"],
+                                 sasl_plain_password=kwargs["sasl_plain_password"])
+    except (SaslAuthenticationFailed, AuthenticationFailedError, UnsupportedSaslMechanismError) as error:
+        return str(error)
+    except Exception:  # unreachable, or a TLS fault (`_certificate_refusal` tells that one): waiting may help
+        return None
+    conn.close()
+    return None
 
 
 async def _certificate_refusal(connection: KafkaConnection, timeout_s: float = 5.0) -> str | None:
@@ -79,8 +117,7 @@ def startup_policy(timeout_s: float, *, initial_s: float = 0.5, max_s: float = 5
 def _kafka_retriable(error: BaseException) -> bool:
     if isinstance(error, KafkaToolkitError):  # refused OAuth credentials, say
         return error.retriable
-    return not isinstance(error, AuthenticationFailedError | UnsupportedSaslMechanismError | ssl.SSLError
-                          | BrokerNotTrusted)
+    return not isinstance(error, AuthenticationFailedError | UnsupportedSaslMechanismError | ssl.SSLError)
 
 
 async def wait_for_kafka(connection: KafkaConnection, policy: RetryPolicy, log: logging.Logger, *,
@@ -99,6 +136,11 @@ async def wait_for_kafka(connection: KafkaConnection, policy: RetryPolicy, log: 
                 raise BrokerNotTrusted(f"Kafka at {connection.describe()} is not trusted: the certificate of "
                                        f"{connection.bootstrap_servers[0]} failed verification ({refused}); check "
                                        "KAFKA_SSL_CAFILE (and KAFKA_SSL_CHECK_HOSTNAME)") from None
+            why = await _credentials_refusal(connection)
+            if why is not None:
+                raise CredentialsRefused(f"Kafka at {connection.describe()} refused the credentials of "
+                                         f"{connection.sasl_username!r} ({why}); check KAFKA_SASL_USERNAME and "
+                                         "KAFKA_SASL_PASSWORD") from None
             raise
         finally:
             await admin.close()
