@@ -100,6 +100,7 @@ async def test_the_api_answers_the_probes_and_counts_requests_by_route(api_clien
     assert 'assetbus_api_requests_total{method="GET",route="/ui/api/events/{event_id}",status="404"} 1.0' in text
     assert "assetbus_api_request_seconds_bucket" in text
     assert "assetbus_build_info{" in text
+    assert "# TYPE assetbus_log_lines_suppressed_total counter" in text
 
     async def dead_letter_gauge() -> bool:  # the pipeline gauges' first refresh runs as the API starts
         metrics = (await api_client.get("/metrics")).text
@@ -117,6 +118,7 @@ async def test_the_persister_serves_its_probes_beside_its_metrics(persister_conf
     assert ready.status_code == 200 and ready.json()["status"] == "ready", ready.text
     assert "assetbus_persister_db_commit_seconds_bucket" in metrics.text
     assert 'assetbus_build_info{python=' in metrics.text and 'version="' in metrics.text
+    assert "# TYPE assetbus_log_lines_suppressed_total counter" in metrics.text
 
 
 async def test_readiness_is_per_role_a_broker_outage_degrades_the_api_but_stops_the_persister(

@@ -19,6 +19,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from assetbus.consumers.observe.buckets import LATENCY_BUCKETS
 from assetbus.consumers.observe.build_info import register_build_info
+from assetbus.consumers.observe.logs import register_log_counts
 from assetbus.consumers.observe.readiness import ReadinessChecks
 
 router = APIRouter(tags=["service"])
@@ -30,6 +31,7 @@ class ApiMetrics:
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
         self.registry = registry or CollectorRegistry()
         register_build_info(self.registry)
+        register_log_counts(self.registry)
         self.requests = Counter("assetbus_api_requests", "HTTP requests answered, by route and status.",
                                 ["method", "route", "status"], registry=self.registry)
         self.seconds = Histogram("assetbus_api_request_seconds", "Time to answer an HTTP request, by route.",

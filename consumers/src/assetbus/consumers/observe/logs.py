@@ -3,14 +3,33 @@
 `log.warning("dead letter", extra={"reason": "not_json", "source_offset": 17})` prints
 `ts=2026-10-01T12:00:00.123Z level=WARNING logger=assetbus.persister msg="dead letter" reason=not_json
 source_offset=17` (on one line).
+
+A library's warning or error said again and again (a broker away: aiokafka logs every failed connection
+and fetch, about 200 lines a second on a three-node cluster) is said once, then at most once per
+`REPEAT_EVERY_S` per logger, level and message template, with `suppressed=N` telling how many like it were
+not printed. `assetbus_log_lines_suppressed_total{logger,level}` on every `/metrics` counts them. The
+`assetbus.*` loggers are not limited: their lines are one per event (a dead letter) or limited where they
+repeat (`producers.kafka.periodic`).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import threading
+import time
+import weakref
+from collections import Counter
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from typing import Any
+
+from prometheus_client import CollectorRegistry
+from prometheus_client.core import CounterMetricFamily
+from prometheus_client.registry import Collector
+
+REPEAT_EVERY_S = 10.0
+_REMEMBERED = 1024
 
 _STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {"message", "asctime", "taskName"}
 
@@ -51,10 +70,71 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(_fields(record), default=str, ensure_ascii=False)
 
 
+class RepeatLimiter(logging.Filter):
+    """Passes a warning or error, then none like it (same logger, level and message template) for `every_s`;
+    the next one carries `suppressed=N`. Lines below WARNING, and those of the `exempt` loggers and their
+    children, always pass. Thread-safe (the probes' server logs from its own thread)."""
+
+    def __init__(self, every_s: float = REPEAT_EVERY_S, clock: Callable[[], float] = time.monotonic,
+                 exempt: tuple[str, ...] = ("assetbus",)) -> None:
+        super().__init__()
+        self.every_s = every_s
+        self._exempt = exempt
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._last: dict[tuple[str, int, str], tuple[float, int]] = {}
+        self.suppressed: Counter[tuple[str, str]] = Counter()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno < logging.WARNING or record.name.split(".", 1)[0] in self._exempt:
+            return True
+        key, now = (record.name, record.levelno, str(record.msg)), self._clock()
+        with self._lock:
+            said_at, skipped = self._last.get(key, (None, 0))
+            if said_at is not None and now - said_at < self.every_s:
+                self._last[key] = (said_at, skipped + 1)
+                self.suppressed[(record.name, record.levelname)] += 1
+                return False
+            if len(self._last) >= _REMEMBERED:  # messages formatted before logging: forget the quiet ones
+                self._last = {k: v for k, v in self._last.items() if now - v[0] < self.every_s}
+            self._last[key] = (now, 0)
+        if skipped:
+            record.suppressed = skipped
+        return True
+
+
+REPEATS = RepeatLimiter()
+"""The process's limiter: `configure` puts it on the log handler, and `register_log_counts` exports its counts."""
+
+
+class _SuppressedLines(Collector):
+    def __init__(self, limiter: RepeatLimiter) -> None:
+        self._limiter = limiter
+
+    def collect(self) -> Iterator[CounterMetricFamily]:
+        family = CounterMetricFamily("assetbus_log_lines_suppressed", "Warning and error lines not printed because "
+                                     "one like them was printed less than 10 s before.", labels=["logger", "level"])
+        for (logger, level), count in sorted(self._limiter.suppressed.items()):
+            family.add_metric([logger, level], count)
+        yield family
+
+
+_COUNTED: weakref.WeakSet[CollectorRegistry] = weakref.WeakSet()
+
+
+def register_log_counts(registry: CollectorRegistry, limiter: RepeatLimiter = REPEATS) -> None:
+    """Add `assetbus_log_lines_suppressed_total` to `registry` (once)."""
+    if registry not in _COUNTED:
+        registry.register(_SuppressedLines(limiter))
+        _COUNTED.add(registry)
+
+
 def configure(level: str = "INFO", fmt: str = "kv") -> None:
-    """Route all logging to stderr in the chosen format (`kv` or `json`)."""
+    """Route all logging to stderr in the chosen format (`kv` or `json`), repeated warnings and errors limited
+    by `REPEATS`."""
     handler = logging.StreamHandler()
     handler.setFormatter(JsonFormatter() if fmt == "json" else KeyValueFormatter())
+    handler.addFilter(REPEATS)
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())

@@ -28,6 +28,7 @@ from prometheus_client import CollectorRegistry, make_wsgi_app
 from prometheus_client.exposition import ThreadingWSGIServer
 
 from assetbus.consumers.observe.build_info import register_build_info
+from assetbus.consumers.observe.logs import register_log_counts
 from assetbus.consumers.observe.readiness import ReadinessChecks
 from assetbus.producers.kafka import KafkaConnection
 
@@ -146,6 +147,7 @@ def start_probes(registry: CollectorRegistry, config: ProbedService) -> ProbeSer
     if config.metrics_port is None:
         return None
     register_build_info(registry)
+    register_log_counts(registry)
     checks = ReadinessChecks(broker=config.kafka, database_url=config.database_url)
     probes = ProbeServer(registry, config.metrics_port, config.metrics_host, checks=checks)
     probes.start()
