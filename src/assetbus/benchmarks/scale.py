@@ -5,6 +5,8 @@
 2. **Persisters in one group**: `persister_group.run_group` with 1, 2, … processes.
 3. **Schedulers in one group** (`--schedulers`): `scheduler_group.run_scheduler_group` with 1, 2, …
    processes sharing the asset-events partitions.
+4. **What users grow** (`--dags`, `--partitions`, `--backlog`; `scale_growth`): consumer DAGs registered,
+   distinct partitions stored, a backlog replayed to a new consumer DAG.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from dataclasses import dataclass, field
 
 from assetbus.benchmarks.persister_group import GroupReport, run_group
 from assetbus.benchmarks.processes import ProcessSampler
+from assetbus.benchmarks.scale_growth import GrowthReport, run_growth
 from assetbus.benchmarks.scheduler import SchedulerBenchOptions, SchedulerBenchReport
 from assetbus.benchmarks.scheduler_group import SchedulerGroupReport, run_scheduler_group
 from assetbus.benchmarks.scheduler_latency import measure_latency
@@ -33,6 +36,14 @@ class ScaleOptions:
     schedulers: tuple[int, ...] = ()
     """Scheduler processes in one group, one run each (none by default)."""
     scheduler_events: int = 20_000
+    dags: tuple[int, ...] = ()
+    """Consumer DAGs registered, one scheduler run each (none by default)."""
+    dag_events: int = 20_000
+    partitions: tuple[int, ...] = ()
+    """Partitions whose history is stored before a latency run, one run each (none by default)."""
+    partition_rate: int = 1_000
+    backlog: tuple[int, ...] = ()
+    """Stored events replayed to a new consumer DAG, one replay each (none by default)."""
 
 
 @dataclass
@@ -60,6 +71,7 @@ class ScaleReport:
     rates: list[RateRow] = field(default_factory=list)
     groups: list[GroupReport] = field(default_factory=list)
     scheduler_groups: list[SchedulerGroupReport] = field(default_factory=list)
+    growth: GrowthReport = field(default_factory=GrowthReport)
     load_before: tuple[float, float, float] = (0.0, 0.0, 0.0)
     load_after: tuple[float, float, float] = (0.0, 0.0, 0.0)
 
@@ -91,5 +103,8 @@ async def run_scale(settings: Settings, options: ScaleOptions, progress: Callabl
         report.scheduler_groups.append(s)
         progress(f"  {s.events_per_s:,.0f} events/s, {s.cpu_us_per_event:.0f} µs CPU per event, "
                  f"load {s.load_after[0]:.2f}")
+    report.growth = await run_growth(settings, dags=options.dags, dag_events=options.dag_events,
+                                     partitions=options.partitions, partition_rate=options.partition_rate,
+                                     seconds=options.seconds, backlog=options.backlog, progress=progress)
     report.load_after = os.getloadavg()
     return report

@@ -20,9 +20,12 @@ import os
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from datetime import timedelta
+from pathlib import Path
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from assetbus.benchmarks.conditions import conditions
 from assetbus.benchmarks.scheduler_latency import measure_latency
@@ -38,7 +41,8 @@ from assetbus.schemas.codecs import encode_command
 from assetbus.settings import Settings
 from assetbus.topics import delete_topics, ensure_topics
 
-__all__ = ["LatencyRun", "SchedulerBenchOptions", "SchedulerBenchReport", "run_benchmark"]
+__all__ = ["BacklogRun", "LatencyRun", "SchedulerBenchOptions", "SchedulerBenchReport", "apply_backlog",
+           "run_benchmark"]
 
 Phase = Callable[[Settings, SchedulerBenchOptions, Topics, str, SchedulerBenchReport], Awaitable[None]]
 
@@ -74,32 +78,51 @@ async def _throughput(settings: Settings, options: SchedulerBenchOptions, topics
     engine = create_engine(db_url)
     try:
         await prepare(settings, topics, engine)
-        await _preload(settings, topics, db_url, options.events)
-        async with service(settings, topics, db_url, *_scheduler_args(topics, options),
-                           profile=options.profile) as watch, _signals_counter(settings, topics) as signalled:
-            deadline = time.perf_counter() + options.timeout_s
-            first: tuple[float, int, float] | None = None  # when signals were first seen, how many, CPU then
-            while (done := await signalled()) < options.events:
-                if done and first is None:
-                    first = (time.perf_counter(), done, watch.cpu_s())
-                if time.perf_counter() > deadline:
-                    raise RuntimeError(f"timed out with {done} of {options.events} signals")
-                await asyncio.sleep(0.02)
-            finished, cpu = time.perf_counter(), watch.cpu_s()
-            while True:  # each run is marked published after the broker's ack: wait for the last marks
-                if await published(engine, IDENTITY.dag_id) >= options.events:
-                    break
-                await asyncio.sleep(0.05)
-        report.peak_rss_mb = max(report.peak_rss_mb, watch.peak_rss / 2**20)
-        if first is None:
-            raise RuntimeError("every event was applied before the first look: pre-load more events (--events)")
-        # timed from the first runs seen: scheduler start-up and group join are left out
-        report.throughput_events, report.throughput_s = options.events - first[1], finished - first[0]
-        report.throughput_cpu_s = cpu - first[2]
+        run = await apply_backlog(settings, topics, db_url, engine, options.events, _scheduler_args(topics, options),
+                                  profile=options.profile, timeout_s=options.timeout_s)
+        report.peak_rss_mb = max(report.peak_rss_mb, run.peak_rss_mb)
+        report.throughput_events, report.throughput_s, report.throughput_cpu_s = run.events, run.seconds, run.cpu_s
         for dag in (IDENTITY, DAILY):
             report.runs_created[dag.dag_id] = await published(engine, dag.dag_id)
     finally:
         await engine.dispose()
+
+
+@dataclass(frozen=True)
+class BacklogRun:
+    """A scheduler process applying a pre-loaded backlog: events timed, seconds, its CPU then, its peak RSS."""
+
+    events: int
+    seconds: float
+    cpu_s: float
+    peak_rss_mb: float
+
+
+async def apply_backlog(settings: Settings, topics: Topics, db_url: str, engine: AsyncEngine, n: int,
+                        scheduler_args: list[str], *, profile: Path | None = None,
+                        timeout_s: float = 300.0) -> BacklogRun:
+    """Store n events (the DAGs are prepared already), then time one scheduler process from its first
+    signal of the per-event DAG to the n-th, and until every one of them is marked published."""
+    await _preload(settings, topics, db_url, n)
+    async with service(settings, topics, db_url, *scheduler_args, profile=profile) as watch, \
+            _signals_counter(settings, topics) as signalled:
+        deadline = time.perf_counter() + timeout_s
+        first: tuple[float, int, float] | None = None  # when signals were first seen, how many, CPU then
+        while (done := await signalled()) < n:
+            if done and first is None:
+                first = (time.perf_counter(), done, watch.cpu_s())
+            if time.perf_counter() > deadline:
+                raise RuntimeError(f"timed out with {done} of {n} signals")
+            await asyncio.sleep(0.02)
+        finished, cpu = time.perf_counter(), watch.cpu_s()
+        while True:  # each run is marked published after the broker's ack: wait for the last marks
+            if await published(engine, IDENTITY.dag_id) >= n:
+                break
+            await asyncio.sleep(0.05)
+    if first is None:
+        raise RuntimeError("every event was applied before the first look: pre-load more events (--events)")
+    # timed from the first runs seen: scheduler start-up and group join are left out
+    return BacklogRun(n - first[1], finished - first[0], cpu - first[2], watch.peak_rss / 2**20)
 
 
 @contextlib.asynccontextmanager

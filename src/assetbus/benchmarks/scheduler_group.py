@@ -25,6 +25,7 @@ from aiokafka.admin import AIOKafkaAdminClient
 from assetbus.benchmarks.process_watch import ProcessWatch
 from assetbus.benchmarks.scheduler_setup import START, service
 from assetbus.benchmarks.scratch import scratch_pipeline
+from assetbus.benchmarks.stats import per_second, us_per
 from assetbus.consumers.observe.lag import partitions_of
 from assetbus.consumers.persister import Persister, PersisterConfig
 from assetbus.consumers.scheduler import AssetWait, ConsumerDag, Identity, LoadedDag, LoadResult, sync_dags
@@ -52,11 +53,11 @@ class SchedulerGroupReport:
 
     @property
     def events_per_s(self) -> float:
-        return self.events / self.seconds if self.seconds else 0.0
+        return per_second(self.events, self.seconds)
 
     @property
     def cpu_us_per_event(self) -> float:
-        return self.cpu_s / self.events * 1e6 if self.events else float("nan")
+        return us_per(self.cpu_s, self.events)
 
 
 def one_asset_per_partition(partitions: int) -> list[AssetRef]:

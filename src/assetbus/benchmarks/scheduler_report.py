@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from assetbus.benchmarks.stats import per_second, us_per
+
 
 @dataclass(frozen=True)
 class SchedulerBenchOptions:
@@ -75,11 +77,11 @@ class SchedulerBenchReport:
 
     @property
     def events_per_s(self) -> float:
-        return self.throughput_events / self.throughput_s if self.throughput_s else 0.0
+        return per_second(self.throughput_events, self.throughput_s)
 
     @property
     def cpu_us_per_event(self) -> float:
-        return self.throughput_cpu_s / self.throughput_events * 1e6 if self.throughput_events else float("nan")
+        return us_per(self.throughput_cpu_s, self.throughput_events)
 
     def at(self, rate: int) -> LatencyRun | None:
         return next((run for run in self.latency if run.rate == rate), None)

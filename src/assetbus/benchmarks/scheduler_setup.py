@@ -7,7 +7,7 @@ import contextlib
 import os
 import signal
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -38,13 +38,16 @@ DAILY = ConsumerDag(dag_id="bench.daily", schedule=AssetWait(ASSET.name, mapping
 START = datetime(2026, 1, 1, tzinfo=UTC)
 
 
-async def prepare(settings: Settings, topics: Topics, engine: AsyncEngine) -> None:
-    """Register the asset, sync both DAGs, create their readiness topics."""
+async def prepare(settings: Settings, topics: Topics, engine: AsyncEngine,
+                  dags: Sequence[ConsumerDag] = (IDENTITY, DAILY), assets: Sequence[AssetRef] = (ASSET,)) -> None:
+    """Register the assets, sync the DAGs (by default the per-event and the daily one), create their readiness
+    topics (those created already, with fewer partitions say, are kept)."""
     async with engine.begin() as conn:
-        await register_asset(conn, ASSET.name, ASSET.uri)
-        loaded = LoadResult(root="/bench", dags=[LoadedDag(dag, "/bench/dags.py") for dag in (IDENTITY, DAILY)])
+        for asset in assets:
+            await register_asset(conn, asset.name, asset.uri)
+        loaded = LoadResult(root="/bench", dags=[LoadedDag(dag, "/bench/dags.py") for dag in dags])
         await sync_dags(conn, loaded)
-    await create_readiness_topics(settings.kafka, topics, [IDENTITY.dag_id, DAILY.dag_id])
+    await create_readiness_topics(settings.kafka, topics, [dag.dag_id for dag in dags])
 
 
 @asynccontextmanager

@@ -11,3 +11,13 @@ def percentile(values: Iterable[float], p: float) -> float:
     if not ordered:
         return float("nan")
     return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
+
+
+def per_second(count: float, seconds: float) -> float:
+    """A rate; 0 when no time was measured."""
+    return count / seconds if seconds else 0.0
+
+
+def us_per(cpu_s: float, count: float) -> float:
+    """CPU microseconds per item; NaN when there were none."""
+    return cpu_s / count * 1e6 if count else float("nan")

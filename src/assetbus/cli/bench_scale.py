@@ -8,12 +8,17 @@ from __future__ import annotations
 
 import os
 from dataclasses import asdict
+from typing import TYPE_CHECKING
 
 import typer
 
 from assetbus.cli.bench_all import load_text, progress_printer
 from assetbus.cli.common import JSON_OPTION, console, fail, run, settings
 from assetbus.cli.output import json_line
+
+if TYPE_CHECKING:
+    from assetbus.benchmarks.scale import ScaleOptions
+    from assetbus.benchmarks.scale_growth import GrowthReport
 
 
 def _ints(text: str, option: str) -> tuple[int, ...]:
@@ -36,16 +41,36 @@ def scale(
     schedulers: str = typer.Option("", help="Scheduler processes in one consumer group, comma-separated, e.g. "
                                             "1,2,3 ('': none)."),
     scheduler_events: int = typer.Option(20_000, help="Events per scheduler-group run."),
+    dags: str = typer.Option("", help="Consumer DAGs registered, comma-separated, e.g. 1,100,1000 ('': none); "
+                                      "each event matches two of them."),
+    dag_events: int = typer.Option(20_000, help="Events applied per --dags run."),
+    partitions: str = typer.Option("", help="Distinct partitions stored before a latency run, comma-separated, "
+                                            "e.g. 1000,100000,1000000 ('': none)."),
+    partition_rate: int = typer.Option(1_000, help="Offered emissions/s of each --partitions latency run "
+                                                   "(for --seconds)."),
+    backlog: str = typer.Option("", help="Stored events replayed to a new consumer DAG, comma-separated, "
+                                         "e.g. 1000000 ('': none)."),
+    smoke: bool = typer.Option(False, "--smoke", help="Only the --dags, --partitions and --backlog tables, at "
+                               "tiny sizes (a check that they run, not a measurement)."),
 ) -> None:
-    """Offered rate against receipt and readiness p50/p99, events/s with 1, 2, 3 persisters in one group, and
-    (`--schedulers`) with 1, 2, 3 schedulers in one group."""
+    """Offered rate against receipt and readiness p50/p99, events/s with 1, 2, 3 persisters in one group,
+    (`--schedulers`) with 1, 2, 3 schedulers in one group, and how the scheduler's cost grows with consumer
+    DAGs (`--dags`), partitions (`--partitions`) and a replayed backlog (`--backlog`)."""
     from rich.table import Table
 
     from assetbus.benchmarks.scale import ScaleOptions, run_scale
 
+    if min(dag_events, partition_rate) < 1:
+        fail("--dag-events and --partition-rate must be positive")
     options = ScaleOptions(rates=_ints(rates, "--rates"), seconds=seconds,
                            persisters=_ints(persisters, "--persisters"), commands=commands,
-                           schedulers=_ints(schedulers, "--schedulers"), scheduler_events=scheduler_events)
+                           schedulers=_ints(schedulers, "--schedulers"), scheduler_events=scheduler_events,
+                           dags=_ints(dags, "--dags"), dag_events=dag_events,
+                           partitions=_ints(partitions, "--partitions"), partition_rate=partition_rate,
+                           backlog=_ints(backlog, "--backlog"))
+    if smoke:
+        options = ScaleOptions(rates=(), persisters=(), seconds=1.5, dags=(1, 3), dag_events=4_000,
+                               partitions=(100, 1_000), partition_rate=200, backlog=(500,))
     try:
         report = run(run_scale(settings(), options, progress_printer()))
     except Exception as error:
@@ -59,14 +84,16 @@ def scale(
                       f"{f['signals_measured']:,.0f} of {f['emitted']:,.0f}",
                       f"{f['persister_peak_rss_mb']:.0f} / {f['scheduler_peak_rss_mb']:.0f} MB",
                       f"{f['load_average_before']:.2f} → {f['load_average_after']:.2f}")
-    console.print(table)
+    if report.rates:
+        console.print(table)
     groups = Table("persisters", "events/s", "CPU per event (all)", "peak RSS (each)", "rebalances during run",
                    "load before → after", title=f"persisters in one group, {options.commands:,} commands of 1 KiB",
                    title_justify="left")
     for g in report.groups:
         groups.add_row(str(g.persisters), f"[bold]{g.events_per_s:,.0f}[/]", f"{g.cpu_us_per_event:.0f} µs",
                        f"{g.peak_rss_mb:.0f} MB", str(g.rebalances), f"{g.load_before[0]:.2f} → {g.load_after[0]:.2f}")
-    console.print(groups)
+    if report.groups:
+        console.print(groups)
     if report.scheduler_groups:
         scheduler_table = Table("schedulers", "events/s", "CPU per event (all)", "peak RSS (largest)",
                                 "load before → after", title=f"schedulers in one group, {options.scheduler_events:,} "
@@ -77,6 +104,7 @@ def scale(
                                     f"{sg.cpu_us_per_event:.0f} µs", f"{sg.peak_rss_mb:.0f} MB",
                                     f"{sg.load_before[0]:.2f} → {sg.load_after[0]:.2f}")
         console.print(scheduler_table)
+    _print_growth(report.growth, options)
     console.print(f"  conditions: {os.cpu_count()} cores shared by the emitter, the services, Kafka and PostgreSQL; "
                   f"load average {load_text(report.load_before)} before, {load_text(report.load_after)} after; "
                   f"each rate offered {options.seconds:g} s", highlight=False)
@@ -88,8 +116,42 @@ def scale(
                                          "events_per_s": sg.events_per_s, "cpu_us_per_event": sg.cpu_us_per_event,
                                          "peak_rss_mb": sg.peak_rss_mb, "load_average_before": sg.load_before,
                                          "load_average_after": sg.load_after} for sg in report.scheduler_groups],
+                         **report.growth.figures(),
                          "load_average_before": report.load_before, "load_average_after": report.load_after,
                          "cores": os.cpu_count()}))
+
+
+def _print_growth(growth: GrowthReport, options: ScaleOptions) -> None:
+    from rich.table import Table
+
+    if growth.dags:
+        table = Table("DAGs registered", "matching per event", "events/s", "CPU per event", "peak RSS",
+                      title=f"consumer DAGs registered: one scheduler applies {options.dag_events:,} stored events",
+                      title_justify="left")
+        for d in growth.dags:
+            table.add_row(f"{d.dags:,}", str(d.matching), f"[bold]{d.events_per_s:,.0f}[/]",
+                          f"{d.cpu_us_per_event:.0f} µs", f"{d.run.peak_rss_mb:.0f} MB")
+        console.print(table)
+    if growth.partitions:
+        table = Table("partitions stored", "readiness p50 / p99", "signals measured", "scheduler peak RSS",
+                      "partition_queue", "consumer_runs", "asset_events",
+                      title=f"distinct partitions: their history stored, then {options.partition_rate:,}/s offered "
+                      f"for {options.seconds:g} s on new ones (table rows and size after)", title_justify="left")
+        for p in growth.partitions:
+            sizes = [f"{p.tables[t][0]:,} rows, {p.tables[t][1]:,.0f} MB"
+                     for t in ("partition_queue", "consumer_runs", "asset_events")]
+            table.add_row(f"{p.partitions:,}", f"{p.readiness_p50_ms:,.0f} / {p.readiness_p99_ms:,.0f} ms",
+                          f"{p.signals:,}", f"{p.scheduler_peak_rss_mb:.0f} MB", *sizes)
+        console.print(table)
+    if growth.backlog:
+        table = Table("stored events", "runs created", "seconds", "events/s", "peak RSS",
+                      title="a backlog replayed to a new per-event consumer DAG (`replay`, its own process)",
+                      title_justify="left")
+        for b in growth.backlog:
+            f = b.figures()
+            table.add_row(f"{b.events:,}", f"{b.runs:,}", f"{b.seconds:.1f}", f"[bold]{f['events_per_s']:,.0f}[/]",
+                          f"{b.peak_rss_mb:.0f} MB")
+        console.print(table)
 
 
 def soak(

@@ -59,3 +59,23 @@ async def test_bench_soak_samples_windows_until_every_event_is_signalled(infra: 
     assert all(w["persister_rss_mb"] > 0 and w["scheduler_rss_mb"] > 0 for w in windows)
     assert report["load_average_before"] and report["load_average_after"]
     assert "signalled 600" in stderr
+
+
+async def test_bench_scale_smoke_measures_dags_partitions_and_a_replayed_backlog(infra: Settings) -> None:
+    figures, stderr = await _bench(infra, "scale", "--smoke")
+    assert figures["rates"] == [] and figures["persisters"] == []
+    assert [d["dags"] for d in figures["dags"]] == [1, 3]
+    assert [d["matching_per_event"] for d in figures["dags"]] == [1, 2]
+    assert all(d["events"] > 0 and d["events_per_s"] > 0 and d["cpu_us_per_event"] > 0 and d["peak_rss_mb"] > 0
+               for d in figures["dags"])
+    assert [p["partitions"] for p in figures["partitions"]] == [100, 1_000]
+    for row in figures["partitions"]:
+        assert 0 < row["readiness_p50_ms"] <= row["readiness_p99_ms"]
+        # the stored history, plus the run's own events (and its warm-up)
+        assert row["tables"]["asset_events"]["rows"] > row["partitions"]
+        assert row["tables"]["consumer_runs"]["rows"] > row["partitions"]
+        assert row["tables"]["partition_queue"]["rows"] >= row["partitions"]
+    [backlog] = figures["backlog"]
+    assert backlog["events"] == 500 and backlog["runs_created"] == 500
+    assert backlog["events_per_s"] > 0 and backlog["peak_rss_mb"] > 0
+    assert "1,000 partitions stored" in stderr and "500 stored events replayed" in stderr

@@ -17,7 +17,7 @@ def run(origin: str, *stored: datetime, dag_id: str = "daily") -> RunRow:
 def test_latency_counts_from_the_newest_event_of_a_live_run() -> None:
     now = datetime.now(UTC)
     live = run("scheduler", now - timedelta(hours=1), now - timedelta(seconds=2))
-    assert newest_event_time(live) == now - timedelta(seconds=2)
+    assert newest_event_time(live) == (now - timedelta(seconds=2)).timestamp()
     metrics = SchedulerMetrics()
     metrics.applied(events=3, unreadable=1, skipped=0, runs=[live], seconds=0.01)
     metrics.published([live, run("replay", now - timedelta(days=30))])

@@ -57,6 +57,12 @@ class ConsumerDag(BaseModel):
         """The asset waits of the schedule, by asset name."""
         return {wait.asset: wait for wait in self.schedule.waits()}
 
+    @cached_property
+    def ready_at_any_event(self) -> bool:
+        """The schedule is one asset wait whose mapping makes a target ready at any one event: its condition
+        holds for a target exactly when something is queued there (the planner's shortcut)."""
+        return isinstance(self.schedule, AssetWait) and self.schedule.mapping.any_event
+
     @property
     def assets(self) -> list[str]:
         return sorted(self.waits)

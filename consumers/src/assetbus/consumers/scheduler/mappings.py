@@ -71,6 +71,11 @@ class _Mapping(BaseModel):
         """Upstream slots the target needs; None means any single event makes it ready."""
         return None
 
+    @property
+    def any_event(self) -> bool:
+        """Whether `window` is None for every target (any one mapped event makes its target ready)."""
+        return type(self).window is _Mapping.window
+
     def describe(self) -> str:
         raise NotImplementedError
 
@@ -128,6 +133,10 @@ class StaticMap(_Mapping):
         if target is None:
             return Unmappable(SkipReason.UNMAPPED_KEY, f"no entry for partition key {key!r}")
         return Mapped(target, None, key)
+
+    @property
+    def any_event(self) -> bool:
+        return not self.require_all
 
     def window(self, target_key: str | None) -> frozenset[str] | None:
         if not self.require_all:

@@ -65,13 +65,22 @@ class SchedulerMetrics:
         runs = list(runs)
         for dag_id, n in Tally(run.dag_id for run in runs).items():
             self.signals_published.labels(dag_id=dag_id).inc(n)
+        observe = self.readiness_seconds.observe
         for run in runs:
-            stored = newest_event_time(run)
-            if run.origin == ORIGIN_SCHEDULER and stored is not None:
-                self.readiness_seconds.observe(max(0.0, now - stored.timestamp()))
+            if run.origin == ORIGIN_SCHEDULER:
+                stored = newest_event_time(run)
+                if stored is not None:
+                    observe(max(0.0, now - stored))
 
 
-def newest_event_time(run: RunRow) -> datetime | None:
-    """When the newest triggering event of a run was stored."""
-    times = [datetime.fromisoformat(str(e["timestamp"])) for e in run.events if e.get("timestamp")]
-    return max((t if t.tzinfo else t.replace(tzinfo=UTC) for t in times), default=None)
+def newest_event_time(run: RunRow) -> float | None:
+    """When the newest triggering event of a run was stored (a Unix time)."""
+    newest: float | None = None
+    for event in run.events:
+        text = event.get("timestamp")
+        if text:
+            when = datetime.fromisoformat(str(text))
+            stamp = (when if when.tzinfo else when.replace(tzinfo=UTC)).timestamp()
+            if newest is None or stamp > newest:
+                newest = stamp
+    return newest

@@ -12,13 +12,13 @@ No I/O here: the scheduler and replay call these inside their database transacti
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
 from assetbus.consumers.scheduler.conditions import Progress
 from assetbus.consumers.scheduler.dag import ConsumerDag
-from assetbus.consumers.scheduler.mappings import SkipReason, Unmappable
+from assetbus.consumers.scheduler.mappings import Mapped, SkipReason, Unmappable
 from assetbus.consumers.scheduler.payload import UpstreamEvent
 
 TargetKey = tuple[str, str | None]
@@ -74,8 +74,13 @@ class RunPlan:
         return [pending.entry.event for pending in self.entries]
 
 
+Route = tuple[str, Callable[[str | None, datetime | None], Mapped | Unmappable]]
+"""(dag id, its mapping's `map` for one asset): what routing an event of that asset to that DAG takes."""
+
+
 class DagIndex:
-    """The active consumer DAGs, by id and by the assets they wait on."""
+    """The active consumer DAGs, by id and by the assets they wait on, with each asset's routes compiled once
+    (per load of the definitions)."""
 
     def __init__(self, dags: Iterable[ConsumerDag]) -> None:
         self.by_id: dict[str, ConsumerDag] = {dag.dag_id: dag for dag in dags}
@@ -83,6 +88,9 @@ class DagIndex:
         for dag in self.by_id.values():
             for asset in dag.assets:
                 self.by_asset.setdefault(asset, []).append(dag)
+        self.routes: dict[str, tuple[Route, ...]] = {
+            asset: tuple((dag.dag_id, dag.mapping_for(asset).map) for dag in waiting)
+            for asset, waiting in self.by_asset.items()}
 
     def __len__(self) -> int:
         return len(self.by_id)
@@ -91,20 +99,27 @@ class DagIndex:
         """Map each event for each DAG waiting on its asset, except for the DAG whose own run emitted it."""
         entries: list[QueueEntry] = []
         skips: list[Skip] = []
+        routes = self.routes
         for event in events:
+            asset = event.asset_name
+            found = routes.get(asset)
+            if found is None:
+                continue
             emitter = event.payload.get("source") or {}
-            for dag in self.by_asset.get(event.asset_name, ()):
-                if emitter.get("dag_id") == dag.dag_id:
-                    skips.append(Skip(dag.dag_id, event, SkipReason.SELF_TRIGGER,
-                                      f"emitted by run {emitter.get('run_id')!r} of {dag.dag_id} itself; a DAG "
+            emitted_by = emitter.get("dag_id")
+            for dag_id, mapping in found:
+                if emitted_by == dag_id:
+                    skips.append(Skip(dag_id, event, SkipReason.SELF_TRIGGER,
+                                      f"emitted by run {emitter.get('run_id')!r} of {dag_id} itself; a DAG "
                                       "does not trigger itself"))
                     continue
-                mapped = dag.mapping_for(event.asset_name).map(event.partition_key, event.partition_date)
-                if isinstance(mapped, Unmappable):
-                    skips.append(Skip(dag.dag_id, event, mapped.reason, mapped.detail))
+                mapped = mapping(event.partition_key, event.partition_date)
+                if type(mapped) is Mapped:
+                    entries.append(QueueEntry(dag_id, mapped.target_key, mapped.target_date, asset, mapped.slot,
+                                              event))
                 else:
-                    entries.append(QueueEntry(dag.dag_id, mapped.target_key, mapped.target_date, event.asset_name,
-                                              mapped.slot, event))
+                    assert isinstance(mapped, Unmappable)
+                    skips.append(Skip(dag_id, event, mapped.reason, mapped.detail))
         return entries, skips
 
 
@@ -118,6 +133,10 @@ def arrived(entries: Iterable[PendingEntry]) -> dict[str, frozenset[str]]:
 
 def plan_runs(dag: ConsumerDag, target_key: str | None, ordered: Sequence[PendingEntry]) -> list[RunPlan]:
     """The runs to create for one target partition from its queued entries, given in arrival order."""
+    if dag.ready_at_any_event:  # the condition holds as soon as one entry is queued
+        if not ordered:
+            return []
+        return [_plan(dag, target_key, ordered)] if dag.coalesce else [_plan(dag, target_key, (e,)) for e in ordered]
     if dag.coalesce:
         if ordered and dag.schedule.holds(arrived(ordered), target_key):
             return [_plan(dag, target_key, ordered)]

@@ -33,6 +33,24 @@ def utc_slot(instant: datetime) -> str:
 def hours_of_day(day: date, tz_name: str) -> tuple[datetime, ...]:
     """The starts of the local hours of `day` in `tz_name` (23, 24 or 25 of them), as aware instants."""
     tz = zone(tz_name)
+    return _plain_day(day, tz) or _scanned_day(day, tz)
+
+
+def _plain_day(day: date, tz: ZoneInfo) -> tuple[datetime, ...] | None:
+    """The 24 hours of a day without an offset change (most days): local midnight and the 24 hours after it,
+    in UTC steps, all at one offset and ending at the next local midnight. None for any other day."""
+    first = datetime.combine(day, time(), tzinfo=tz).astimezone(UTC)
+    hours = [(first + timedelta(hours=k)).astimezone(tz) for k in range(25)]
+    offset = hours[0].utcoffset()
+    start, end = hours[0], hours[24]
+    if (start.date() != day or start.hour or start.minute or end.date() != day + timedelta(days=1) or end.hour
+            or end.minute or any(hour.utcoffset() != offset for hour in hours)):
+        return None
+    return tuple(hours[:24])
+
+
+def _scanned_day(day: date, tz: ZoneInfo) -> tuple[datetime, ...]:
+    """Every local hour start of `day`, found on the 15-minute grid of UTC instants around it (any day)."""
     naive_midnight = datetime.combine(day, time())
     start = (naive_midnight - timedelta(hours=3)).replace(tzinfo=tz).astimezone(UTC)
     end = (naive_midnight + timedelta(hours=27)).replace(tzinfo=tz).astimezone(UTC)

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from assetbus.schemas.codecs.text import IsoTimes, plain_json
+from assetbus.schemas.codecs.text import IsoTimes, json_str
 from assetbus.schemas.provenance import Provenance
 from assetbus.schemas.readiness import ReadinessSignal
 from assetbus.schemas.version import SCHEMA_VERSION
@@ -43,15 +43,13 @@ def json_array(items_json: Iterable[str]) -> str:
 def signal_bytes(run_id: str, dag_id: str, partition_key: str | None, partition_date: datetime | None,
                  generation: int, created_at: datetime, origin: str | None, events_json: str,
                  times: IsoTimes | None = None) -> bytes:
-    """A readiness signal around its triggering events (`events_json`: a JSON array of payloads).
-    `times`: format the timestamps once per object across a batch of signals."""
+    """A readiness signal around its triggering events (`events_json`: a JSON array of payloads), assembled
+    from JSON fragments. `times`: format the timestamps once per object across a batch of signals."""
     iso = _iso if times is None else times.iso
-    head = plain_json({
-        "schema_version": SCHEMA_VERSION, "run_id": run_id, "dag_id": dag_id, "partition_key": partition_key,
-        "partition_date": iso(partition_date), "generation": generation, "created_at": iso(created_at),
-        "origin": origin,
-    })
-    return f'{head[:-1]},"events":{events_json}}}'.encode()
+    return (f'{{"schema_version":{SCHEMA_VERSION},"run_id":{json_str(run_id)},"dag_id":{json_str(dag_id)},'
+            f'"partition_key":{json_str(partition_key)},"partition_date":{json_str(iso(partition_date))},'
+            f'"generation":{int(generation)},"created_at":{json_str(iso(created_at))},"origin":{json_str(origin)},'
+            f'"events":{events_json}}}').encode()
 
 
 def encode_signal(signal: ReadinessSignal) -> bytes:
