@@ -7,8 +7,19 @@ STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml producers/pyproject.toml
 AIRFLOW_VENV    ?= .venv-airflow
 AIRFLOW_VERSION ?= 3.3.2
 AIRFLOW_STAMP   := $(AIRFLOW_VENV)/.installed-$(AIRFLOW_VERSION)-postgres-$(shell cat producers/pyproject.toml schemas/pyproject.toml | cksum | cut -d' ' -f1)
+AIRFLOW_SDK     := $(AIRFLOW_VENV)/.sdk-wheels
 
-.PHONY: install infra demo test test-setup fail-fast test-system test-cluster unit lint screenshots bench compose-check browser-deps helm down clean airflow-venv test-airflow
+# The wheels of the three distributions. The SDK's two are rebuilt when any file of theirs changes (not only their
+# pyproject), and the Airflow venv reinstalls them then: the Airflow tests run the SDK as users install it.
+DIST         := dist
+SDK_SOURCES  := $(shell find schemas/src producers/src -type f -not -name '*.pyc' -not -path '*/__pycache__/*') \
+                schemas/pyproject.toml schemas/README.md producers/pyproject.toml producers/README.md
+SDK_WHEELS   := $(DIST)/.sdk-wheels
+ROOT_SOURCES := $(shell find src/assetbus consumers/src migrations/src -type f -not -name '*.pyc' -not -path '*/__pycache__/*') \
+                pyproject.toml README.md
+ROOT_WHEEL   := $(DIST)/.root-wheel
+
+.PHONY: install infra demo test test-setup fail-fast test-system test-cluster unit lint screenshots bench compose-check browser-deps helm down clean airflow-venv test-airflow wheels
 
 $(STAMP): pyproject.toml producers/pyproject.toml schemas/pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "assetbus needs Python 3.11 or newer")'
@@ -19,13 +30,35 @@ $(STAMP): pyproject.toml producers/pyproject.toml schemas/pyproject.toml
 
 install: $(STAMP)  ## the virtualenv with assetbus and its dev tools
 
-$(AIRFLOW_STAMP): producers/pyproject.toml schemas/pyproject.toml
+# Built with the interpreter's own pip (each in an isolated build environment), so the Airflow chain of `make test`
+# does not wait for the dev virtualenv.
+$(SDK_WHEELS): $(SDK_SOURCES)
+	@mkdir -p $(DIST)
+	@rm -f $(DIST)/assetbus_schemas-*.whl $(DIST)/assetbus_sdk-*.whl
+	$(PYTHON) -m pip wheel -q --no-deps --disable-pip-version-check -w $(DIST) ./schemas ./producers
+	@touch $@
+
+$(ROOT_WHEEL): $(ROOT_SOURCES)
+	@mkdir -p $(DIST)
+	@rm -f $(DIST)/assetbus-*.whl
+	$(PYTHON) -m pip wheel -q --no-deps --disable-pip-version-check -w $(DIST) .
+	@touch $@
+
+wheels: install $(SDK_WHEELS) $(ROOT_WHEEL)  ## the wheels of assetbus-schemas, assetbus-sdk and assetbus in dist/, checked by twine
+	$(BIN)/twine check --strict $(DIST)/*.whl
+
+$(AIRFLOW_STAMP): producers/pyproject.toml schemas/pyproject.toml $(SDK_WHEELS)
 	$(PYTHON) -m venv $(AIRFLOW_VENV)
 	$(AIRFLOW_VENV)/bin/python -m pip install -q --upgrade pip
-	$(AIRFLOW_VENV)/bin/python -m pip install -q "apache-airflow[postgres]==$(AIRFLOW_VERSION)" -e ./schemas -e './producers[airflow]'
+	cd $(DIST) && ../$(AIRFLOW_VENV)/bin/python -m pip install -q "apache-airflow[postgres]==$(AIRFLOW_VERSION)" \
+	  assetbus_schemas-*.whl "$$(ls assetbus_sdk-*.whl)[airflow]"
 	@rm -f $(AIRFLOW_VENV)/.installed-*; touch $(AIRFLOW_STAMP)
 
-airflow-venv: $(AIRFLOW_STAMP)  ## Apache Airflow 3 in its own virtualenv, with the assetbus SDK (for the Airflow tests)
+$(AIRFLOW_SDK): $(SDK_WHEELS) $(AIRFLOW_STAMP)  # a changed source: the rebuilt wheels replace the installed ones
+	$(AIRFLOW_VENV)/bin/python -m pip install -q --no-deps --force-reinstall $(DIST)/assetbus_schemas-*.whl $(DIST)/assetbus_sdk-*.whl
+	@touch $@
+
+airflow-venv: $(AIRFLOW_SDK)  ## Apache Airflow 3 in its own virtualenv, with the assetbus SDK installed from its wheels (for the Airflow tests)
 
 infra: install  ## start local Kafka + PostgreSQL unless configured, create topics, migrate
 	$(BIN)/assetbus infra up
@@ -40,11 +73,12 @@ test:  ## lint and unit tests first (stopping at once if they fail), then the wh
 	$(MAKE) --no-print-directory test-cluster
 
 # Four independent chains at once (the minutes a fresh clone spends before the first integration test):
-# lint, then the unit tests; the Airflow venv; the Debian packages and the infrastructure, one after the other
-# (apt holds a lock); helm for the chart's tests. The first chain fails fast: on a lint error or the first failing
+# lint, then the unit tests; the SDK's wheels, then the Airflow venv from them (and the three wheels checked by
+# twine); the Debian packages and the infrastructure, one after the other (apt holds a lock); helm for the chart's
+# tests. The first chain fails fast: on a lint error or the first failing
 # unit test it stops the others (`kill 0` reaches only this group: `make test` starts it in its own session with
 # setsid), so a broken change is reported within minutes, not after the Airflow install and the broker's start.
-test-setup: fail-fast airflow-venv test-system helm
+test-setup: fail-fast airflow-venv wheels test-system helm
 
 fail-fast: install
 	@$(MAKE) --no-print-directory lint && $(BIN)/pytest -q -x tests/unit || \
@@ -97,4 +131,4 @@ down:  ## stop what `make infra` started
 	$(BIN)/assetbus infra down
 
 clean: down
-	rm -rf $(VENV)
+	rm -rf $(VENV) $(DIST)

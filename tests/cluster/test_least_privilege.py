@@ -1,24 +1,34 @@
 """Least privilege on a broker with KRaft's StandardAuthorizer: one SCRAM user per service, exactly the ACLs
 `assetbus topics plan` lists. The operator's CLI creates the topics, emissions through the SDK and through the
-API's HTTP gateway are stored and answered, the API's metrics read every group's lag, the scheduler creates
-the DAG's readiness topic and signals it, and the bridge's group reads the signals. With one ACL removed,
-the service that needs it stops with one line naming it."""
+API's HTTP gateway are stored and answered, the API's metrics read every group's lag, the scheduler sends the
+run a crash left unpublished (reading its readiness topic's tail first) and signals the new ones, the
+forwarder posts the events of its asset to Airflow as asset events (and passes over the others), and the bridge
+creates one Airflow run per signal, in a real Airflow 3.3 (its api-server, scheduler and dag-processor, from
+`.venv-airflow`). With one ACL removed, the service that needs it stops with one line naming it; a refusal that
+stops part of a running service's work (the scheduler's re-publishing) makes its `/readyz` answer 503 naming
+the ACL."""
 
 from __future__ import annotations
 
 import asyncio
 import os
 import sys
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
-from aiokafka import AIOKafkaConsumer
+from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.errors import KafkaError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from assetbus.consumers.airflow.account import AirflowAccount
+from assetbus.consumers.airflow.bridge import AirflowBridge
+from assetbus.consumers.airflow.config import BridgeConfig
+from assetbus.consumers.airflow.forwarder import AirflowForwarder
+from assetbus.consumers.airflow.forwarder_config import ForwarderConfig
 from assetbus.consumers.api import ApiConfig, create_api
 from assetbus.consumers.persister import Persister, PersisterConfig
 from assetbus.consumers.scheduler import (
@@ -30,24 +40,71 @@ from assetbus.consumers.scheduler import (
     SchedulerConfig,
     sync_dags,
 )
+from assetbus.consumers.scheduler.config import READINESS_PARTITIONS
+from assetbus.consumers.scheduler.payload import signal_json
+from assetbus.consumers.scheduler.topics import ReadinessTopics
 from assetbus.consumers.storage import create_engine, register_asset
+from assetbus.consumers.storage.fanout import write_fanout
+from assetbus.consumers.storage.runs import NewRun, created_run, unpublished_runs
+from assetbus.infra.airflow import POSTGRES, LocalAirflow
 from assetbus.plan import PRINCIPALS, Acl, build_plan
 from assetbus.producers import AsyncEmitter, task_token
-from assetbus.producers.kafka import KafkaConnection
+from assetbus.producers.kafka import KafkaConnection, create_producer, partition_for
 from assetbus.producers.kafka.access import EXIT_ACCESS_DENIED
-from assetbus.schemas import AssetRef, ReadinessSignal, ReceiptStatus, Topics
+from assetbus.schemas import AssetRef, ReceiptStatus, Topics
 from assetbus.settings import Settings
 from assetbus.topics import ensure_topics
 from tests.cluster.acl_broker import AclBroker
 from tests.helpers import wait_for
 
-ORDERS = AssetRef(name="orders", uri="s3://bucket/orders/")
+ORDERS = AssetRef(name="orders", uri="s3://bucket/orders")  # as Airflow writes it (no trailing slash)
+SHIPMENTS = AssetRef(name="shipments", uri="s3://bucket/shipments")
+"""An asset no consumer DAG of assetbus waits on: the forwarder's, posted to Airflow as an asset event."""
 DAG = ConsumerDag(dag_id="orders_daily", schedule=AssetWait("orders"))
+SENT, CRASHED = "2026-11-29", "2026-11-30"
+"""The partitions of two runs a scheduler's crash left unpublished: SENT's signal had reached the broker (it is
+found there and only marked), CRASHED's had not (it is sent)."""
+AIRFLOW_DAG = f'''
+from airflow.sdk import DAG, Asset, PartitionedAssetTimetable, task
+
+orders = Asset("{ORDERS.name}", uri="{ORDERS.uri}")
+shipments = Asset("{SHIPMENTS.name}", uri="{SHIPMENTS.uri}")
+
+with DAG(dag_id="{DAG.dag_id}", schedule=PartitionedAssetTimetable(assets=orders), catchup=False,
+         is_paused_upon_creation=True):  # paused: the bridge creates its runs, which stay queued
+
+    @task(inlets=[orders], outlets=[shipments])
+    def load() -> None:
+        print("loading")
+
+    load()
+'''
+"""The consumer DAG in Airflow whose runs the bridge starts."""
 
 
 @pytest.fixture(scope="module")
 def topics() -> Topics:  # the broker's SCRAM users are named after it, so it is fixed before the broker starts
     return Topics(prefix=f"l{uuid.uuid4().hex[:10]}")
+
+
+@pytest.fixture(scope="module")
+def airflow(infra: Settings, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalAirflow]:
+    """A real Airflow 3.3 (`.venv-airflow`) with the consumer DAG parsed: the bridge's Airflow."""
+    home = tmp_path_factory.mktemp("airflow")
+    (home / "dags").mkdir()
+    (home / "dags" / "orders_daily.py").write_text(AIRFLOW_DAG)
+    local = LocalAirflow(home, home / "dags", metadata=POSTGRES, postgres_server=infra.database_url)
+    local.start()
+    try:
+        http = httpx.Client(base_url=f"{local.url}/api/v2", timeout=30,
+                            headers={"Authorization": f"Bearer {local.token()}"})
+        deadline = time.monotonic() + 180
+        while http.get(f"/dags/{DAG.dag_id}").status_code != 200:  # parsed by the dag-processor
+            assert time.monotonic() < deadline, f"Airflow did not parse {DAG.dag_id}; see {home}/dag-processor.log"
+            time.sleep(0.5)
+        yield local
+    finally:
+        local.stop()
 
 
 @pytest.fixture(scope="module")
@@ -62,7 +119,7 @@ def broker(infra: Settings, topics: Topics, tmp_path_factory: pytest.TempPathFac
 
 
 async def test_the_pipeline_runs_with_exactly_the_planned_acls_and_a_removed_one_is_named(
-        broker: AclBroker, topics: Topics, db_url: str, token_secret: str) -> None:
+        broker: AclBroker, topics: Topics, db_url: str, token_secret: str, airflow: LocalAirflow) -> None:
     plan = build_plan(topics, [DAG.dag_id], replication_factor=1)
     await broker.grant(plan.acls)
 
@@ -74,12 +131,8 @@ async def test_the_pipeline_runs_with_exactly_the_planned_acls_and_a_removed_one
     await wait_for(lambda: _ensured(cli, topics), timeout_s=30, what="the ACLs to take effect for the CLI")
     engine = create_engine(db_url)
     try:
-        async with engine.begin() as conn:
-            await register_asset(conn, ORDERS.name, ORDERS.uri)
-            loaded = LoadResult(root="/dags/orders.py", dags=[LoadedDag(DAG, "/dags/orders.py")],
-                                files=["/dags/orders.py"])
-            await sync_dags(conn, loaded)
-        await _pipeline(broker, plan.principals, topics, db_url, token_secret, engine)
+        await _left_by_a_crash(engine, broker, topics)
+        await _pipeline(broker, plan.principals, topics, db_url, token_secret, engine, airflow)
     finally:
         await engine.dispose()
 
@@ -96,6 +149,92 @@ async def test_the_pipeline_runs_with_exactly_the_planned_acls_and_a_removed_one
     assert "Traceback" not in output
 
 
+async def test_a_refusal_that_stops_the_schedulers_republishing_fails_its_readyz_naming_the_acl(
+        broker: AclBroker, topics: Topics, db_url: str) -> None:
+    plan = build_plan(topics, [DAG.dag_id], replication_factor=1)
+    await broker.grant(plan.acls)
+    missing = Acl(plan.principals["scheduler"], "topic", "prefixed", f"{topics.prefix}.readiness.", "Read")
+    assert missing in plan.acls
+    await broker.revoke([missing])
+    user = plan.principals["scheduler"].removeprefix("User:")
+    kafka = broker.connection(user).for_service("scheduler")
+    cli = broker.connection(plan.principals["cli"].removeprefix("User:")).for_service("cli")
+    await wait_for(lambda: _ensured(cli, topics), timeout_s=30, what="the ACLs to take effect for the CLI")
+    engine = create_engine(db_url)
+    try:
+        await _left_by_a_crash(engine, broker, topics)
+        config = SchedulerConfig(kafka=kafka, database_url=db_url, topics=topics, republish_interval_s=0.5,
+                                 metrics_port=0, metrics_host="127.0.0.1")
+        async with Scheduler(config) as scheduler, httpx.AsyncClient(
+                base_url=f"http://127.0.0.1:{scheduler.metrics_port}") as probes:
+            named = (f"denies {missing.principal} Read on topic '{topics.readiness(DAG.dag_id)}': add that ACL")
+
+            async def refused() -> dict[str, object] | None:
+                answer = await probes.get("/readyz")
+                body: dict[str, object] = answer.json()
+                return body if answer.status_code == 503 else None
+
+            report = await wait_for(refused, timeout_s=60, what="the scheduler's /readyz to fail")
+            checks = report["checks"]
+            assert isinstance(checks, dict)
+            assert not checks["kafka_access"]["ok"] and named in checks["kafka_access"]["detail"], report
+            assert [name for name, check in checks.items() if not check["ok"]] == ["kafka_access"], report
+            metrics = (await probes.get("/metrics")).text
+            assert (f'assetbus_kafka_access_denied{{operation="Read",principal="{missing.principal}",'
+                    f'resource="topic \'{topics.readiness(DAG.dag_id)}\'",work="republishing unpublished runs"}} 1.0'
+                    in metrics), metrics
+
+            await broker.grant([missing])  # the one ACL the plan adds for this: the run is sent, /readyz is 200
+
+            async def ready_and_sent() -> bool:
+                async with engine.connect() as conn:
+                    left = await unpublished_runs(conn)
+                return (await probes.get("/readyz")).status_code == 200 and not left
+
+            await wait_for(ready_and_sent, timeout_s=60, what="the run left unpublished to be sent once granted")
+            assert "assetbus_kafka_access_denied{" not in (await probes.get("/metrics")).text
+    finally:
+        await engine.dispose()
+
+
+async def _left_by_a_crash(engine: AsyncEngine, broker: AclBroker, topics: Topics) -> None:
+    """The assets registered, the DAG synced, and what a scheduler killed between its transaction and the
+    broker's acks leaves behind: two runs committed and still unpublished, one of whose signals (SENT) reached
+    the broker before the kill (written here by the platform's admin, as the scheduler had sent it)."""
+    async with engine.begin() as conn:
+        await register_asset(conn, ORDERS.name, ORDERS.uri)
+        await register_asset(conn, SHIPMENTS.name, SHIPMENTS.uri)
+        loaded = LoadResult(root="/dags/orders.py", dags=[LoadedDag(DAG, "/dags/orders.py")],
+                            files=["/dags/orders.py"])
+        await sync_dags(conn, loaded)
+        new = [NewRun(str(uuid.uuid4()), DAG.dag_id, key, None, 1, [], "scheduler", "[]") for key in (SENT, CRASHED)]
+        written = await write_fanout(conn, new, [], [])
+    sent = created_run(new[0], written.run_ids[new[0].run_id], written.created_at)
+    admin = broker.admin_connection()
+    await ReadinessTopics(admin, topics).ensure([DAG.dag_id])
+    producer = create_producer(admin)
+    await producer.start()
+    try:
+        topic = topics.readiness(DAG.dag_id)
+        partition = partition_for(SENT.encode(), sorted(await producer.partitions_for(topic)))
+        await producer.send_and_wait(topic, signal_json(sent), key=SENT.encode(), partition=partition)
+    finally:
+        await producer.stop()
+    async with engine.connect() as conn:
+        assert sorted(run.partition_key or "" for run in await unpublished_runs(conn)) == [SENT, CRASHED]
+
+
+async def _signals_on(broker: AclBroker, topic: str) -> int:
+    """How many records the readiness topic holds (its end offsets), as the platform's admin reads them."""
+    consumer = AIOKafkaConsumer(**broker.admin_connection().client_kwargs("consumer"), group_id=None)
+    await consumer.start()
+    try:
+        parts = [TopicPartition(topic, p) for p in range(READINESS_PARTITIONS)]
+        return int(sum((await consumer.end_offsets(parts)).values()))
+    finally:
+        await consumer.stop()
+
+
 async def _ensured(cli: KafkaConnection, topics: Topics) -> bool:
     try:
         await ensure_topics(cli, topics)
@@ -105,7 +244,7 @@ async def _ensured(cli: KafkaConnection, topics: Topics) -> bool:
 
 
 async def _pipeline(broker: AclBroker, principals: dict[str, str], topics: Topics, db_url: str, token_secret: str,
-                    engine: AsyncEngine) -> None:
+                    engine: AsyncEngine, airflow: LocalAirflow) -> None:
     def connection(role: str) -> KafkaConnection:
         return broker.connection(principals[role].removeprefix("User:")).for_service(role)
 
@@ -115,12 +254,18 @@ async def _pipeline(broker: AclBroker, principals: dict[str, str], topics: Topic
                                 republish_interval_s=1.0)
     api = ApiConfig(kafka=connection("api"), database_url=db_url, token_secret=token_secret, topics=topics,
                     receipt_timeout_s=30, pipeline_gauges_interval_s=0.5)
+    account = AirflowAccount(url=airflow.url, username=airflow.username, password=airflow.password)
+    forwarder = AirflowForwarder(ForwarderConfig(kafka=connection("forwarder"), database_url=db_url, topics=topics,
+                                                 assets=(SHIPMENTS.name,), airflow=account))
+    bridge = AirflowBridge(BridgeConfig(kafka=connection("bridge"), database_url=db_url, topics=topics,
+                                        dag_ids=(DAG.dag_id,), poll_interval_s=1.0, airflow=account))
     app = create_api(api)
-    async with Persister(persister), Scheduler(scheduler), app.router.lifespan_context(app):
+    async with Persister(persister), Scheduler(scheduler), forwarder, bridge, app.router.lifespan_context(app):
         token = task_token(token_secret, "ingest", "run-1", "load")
         async with AsyncEmitter(connection("sdk"), token, topics=topics, receipt_timeout_s=30) as emitter:
             receipt = await emitter.emit(ORDERS, partition_key="2026-12-01", dedupe_key="batch-1")
-        assert receipt.status == ReceiptStatus.ACCEPTED
+            shipped = await emitter.emit(SHIPMENTS, dedupe_key="shipment-1")
+        assert (receipt.status, shipped.status) == (ReceiptStatus.ACCEPTED, ReceiptStatus.ACCEPTED)
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://api.test") as http:
             response = await http.post("/execution/asset-events/emit", headers={"Authorization": f"Bearer {token}"},
                                        json={"asset": ORDERS.model_dump(mode="json"), "partition_key": "2026-12-02",
@@ -129,29 +274,36 @@ async def _pipeline(broker: AclBroker, principals: dict[str, str], topics: Topic
 
             async def lag_of_every_group() -> bool:
                 metrics = (await http.get("/metrics")).text
-                return all(f'assetbus_consumer_group_lag{{group="{topics.prefix}-{service}"' in metrics
-                           for service in ("persister", "scheduler"))
+                return all(f'assetbus_consumer_group_lag{{group="{topics.prefix}-{service}",topic="{topic}"}} 0.0'
+                           in metrics for service, topic in (("persister", topics.emissions),
+                                                             ("scheduler", topics.asset_events),
+                                                             ("airflow-forwarder", topics.asset_events)))
 
-            await wait_for(lag_of_every_group, timeout_s=30, what="the API's lag gauges of both groups")
+            await wait_for(lag_of_every_group, timeout_s=30, what="every group's commits, in the API's lag gauges")
+            assert (forwarder.posted, forwarder.metrics.events.labels(outcome="skipped")._value.get()) == (1, 2)
+            assert (await http.get("/readyz")).json()["checks"]["kafka_access"]["ok"]
 
-        bridge = AIOKafkaConsumer(topics.readiness(DAG.dag_id), **connection("bridge").client_kwargs("consumer"),
-                                  group_id=f"{topics.prefix}-airflow-bridge",  # the bridge's default group
-                                  enable_auto_commit=False, auto_offset_reset="earliest")
-        await bridge.start()
-        try:
-            signals: list[ReadinessSignal] = []
+            async with httpx.AsyncClient(base_url=f"{airflow.url}/api/v2", timeout=30,
+                                         headers={"Authorization": f"Bearer {airflow.token()}"}) as rest:
+                async def airflow_runs() -> list[str] | None:
+                    runs = (await rest.get(f"/dags/{DAG.dag_id}/dagRuns", params={"limit": 100})).json()["dag_runs"]
+                    keys = sorted(str(run["partition_key"]) for run in runs)
+                    return keys if len(keys) >= 4 else None
 
-            async def signalled() -> bool:
-                batches = await bridge.getmany(timeout_ms=500)
-                signals.extend(ReadinessSignal.model_validate_json(r.value) for rs in batches.values() for r in rs)
-                return len(signals) >= 2
+                created = await wait_for(airflow_runs, timeout_s=120, interval=0.5,
+                                         what="the bridge's Airflow runs, one per readiness signal")
+            assert created == [SENT, CRASHED, "2026-12-01", "2026-12-02"]
+            assert await _signals_on(broker, topics.readiness(DAG.dag_id)) == 4  # SENT's was not sent again
+            bridge_lag = (f'assetbus_consumer_group_lag{{group="{topics.prefix}-airflow-bridge",'
+                          f'topic="{topics.readiness(DAG.dag_id)}"}} 0.0')
 
-            await wait_for(signalled, timeout_s=60, what="the readiness signals, read by the bridge")
-            await bridge.commit()
-        finally:
-            await bridge.stop()
-        assert sorted((s.dag_id, s.partition_key) for s in signals) == [(DAG.dag_id, "2026-12-01"),
-                                                                        (DAG.dag_id, "2026-12-02")]
+            async def bridge_committed() -> bool:
+                return bridge_lag in (await http.get("/metrics")).text
+
+            await wait_for(bridge_committed, timeout_s=30, what="the bridge's commits, in the API's lag gauges")
+        assert bridge.created == 4
+        async with engine.connect() as conn:
+            assert await unpublished_runs(conn) == []
 
 
 async def _run_persister(broker: AclBroker, user: str, topics: Topics, db_url: str,

@@ -125,6 +125,7 @@ def api(options: dict[str, Any]) -> None:
     OpenAPI at /docs and /openapi.json."""
     from assetbus.consumers.airflow.minting import Minter
     from assetbus.consumers.api import create_api
+    from assetbus.consumers.api.multiprocess import prepare_multiprocess
     from assetbus.consumers.api.server import serve as serve_api
     from assetbus.consumers.observe import logs
     from assetbus.producers.tokens import dag_token, task_token
@@ -132,6 +133,7 @@ def api(options: dict[str, Any]) -> None:
     log = build(LogSettings, options)
     logs.configure(log.log_level, log.log_format)
     config = build(ApiConfig, options, **_connection("api"), airflow=optional_airflow_account())
+    prepare_multiprocess(config.workers)  # /metrics sums the workers' request counters
     minter = None
     if config.airflow is not None:  # the token endpoint signs with the SDK's functions and the minting key
         key = _signing_key("api")

@@ -7,7 +7,8 @@ code does on the wire:
 - `sdk` (task code, callbacks): writes commands, reads its receipts by assignment (no group);
 - `persister`: reads commands in its group, writes receipts, asset events and dead letters;
 - `scheduler`: reads asset events in its group, writes readiness signals (creates readiness topics
-  unless ASSETBUS_CREATE_TOPICS=false);
+  unless ASSETBUS_CREATE_TOPICS=false) and reads their tails by assignment (no group): runs a crash left
+  unpublished are sent again only when their signal is not there already;
 - `bridge` (the Airflow bridge): reads readiness signals in its group (creates readiness topics of the DAGs it
   serves unless ASSETBUS_CREATE_TOPICS=false), and at start-up describes the asset-events topic (a prefix
   without it is not an installation: the bridge refuses to start);
@@ -187,7 +188,7 @@ def _acls(topics: Topics, who: dict[str, str], create: bool, groups: dict[str, s
         *topic("persister", topics.emissions_dlq, "Write"),
         *topic("scheduler", topics.asset_events, "Read"),
         group("scheduler", f"{topics.prefix}-scheduler", "Read"),
-        *topic("scheduler", readiness, "Write", *creates, pattern="prefixed"),
+        *topic("scheduler", readiness, "Read", "Write", *creates, pattern="prefixed"),
         *topic("bridge", topics.asset_events, "Describe"),
         *topic("bridge", readiness, "Read", *creates, pattern="prefixed"),
         group("bridge", groups["bridge"], "Read"),

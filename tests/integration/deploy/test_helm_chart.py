@@ -228,7 +228,7 @@ def test_alerts_and_autoscalers_query_metrics_the_services_export(rendered: dict
     (rules,) = of_kind(everything, "PrometheusRule")
     alerts = {rule["alert"]: rule["expr"] for group in rules["spec"]["groups"] for rule in group["rules"]}
     assert {"AssetbusServiceDown", "AssetbusConsumerLag", "AssetbusDeadLetters", "AssetbusReceiptLatency",
-            "AssetbusForwarderErrors"} <= set(alerts)
+            "AssetbusForwarderErrors", "AssetbusKafkaAccessDenied"} <= set(alerts)
     queries = [rule["expr"] for group in rules["spec"]["groups"] for rule in group["rules"]]
     queries += [o["spec"]["triggers"][0]["metadata"]["query"] for o in of_kind(everything, "ScaledObject")]
     for query in queries:

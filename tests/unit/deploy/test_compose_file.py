@@ -61,17 +61,27 @@ def test_grafana_is_provisioned_with_the_dashboard_and_every_panel_queries_a_met
     datasource = yaml.safe_load((DEPLOY / "grafana" / "provisioning" / "datasources" / "prometheus.yml").read_text())
     uid = datasource["datasources"][0]["uid"]
     dashboard = json.loads((DEPLOY / "grafana" / "dashboards" / "assetbus.json").read_text())
+    (variable,) = dashboard["templating"]["list"]  # any Prometheus of the importing Grafana; the provisioned one first
+    assert (variable["name"], variable["type"], variable["query"]) == ("datasource", "datasource", "prometheus")
+    assert variable["current"]["value"] == uid
     exported = exported_metric_names()
-    queried = set()
+    queried: dict[str, set[str]] = {}
     for panel in dashboard["panels"]:
-        assert panel["datasource"]["uid"] == uid
+        assert panel["datasource"]["uid"] == "${datasource}", panel["title"]
         for target in panel["targets"]:
-            queried |= set(re.findall(r"assetbus_[a-z_]+", target["expr"]))
-    assert queried - exported == set()
+            assert target["datasource"]["uid"] == "${datasource}", panel["title"]
+            queried.setdefault(panel["title"], set()).update(re.findall(r"assetbus_[a-z_]+", target["expr"]))
+    everything = set().union(*queried.values())
+    assert everything - exported == set()
     for wanted in ("assetbus_persister_accepted_total", "assetbus_scheduler_readiness_latency_seconds_bucket",
                    "assetbus_scheduler_runs_created_total", "assetbus_consumer_group_lag",
-                   "assetbus_persister_db_commit_seconds_bucket", "assetbus_persister_dead_lettered_total"):
-        assert wanted in queried
+                   "assetbus_persister_db_commit_seconds_bucket", "assetbus_persister_dead_lettered_total",
+                   "assetbus_dead_letters_total", "assetbus_kafka_access_denied"):
+        assert wanted in everything
+    for service in ("bridge", "forwarder"):  # each has panels of its own, on its own metrics
+        own = {title: names for title, names in queried.items() if title.lower().startswith(service)}
+        assert len(own) >= 2 and all(any(service in name or "subscriber" in name for name in names)
+                                     for names in own.values()), own
 
 
 def test_the_compose_api_can_mint_the_operator_token_its_page_accepts(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -61,7 +61,11 @@ def test_the_only_skipped_command_is_the_install_that_make_airflow_venv_runs() -
     assert packages in install
     makefile = (REPO / "Makefile").read_text()
     assert "AIRFLOW_VERSION ?= 3.3.2" in makefile
-    assert '"apache-airflow[postgres]==$(AIRFLOW_VERSION)" -e ./schemas -e \'./producers[airflow]\'' in makefile
+    # the same two directories, built as wheels (what pip does with a directory) and installed from them
+    assert "pip wheel -q --no-deps --disable-pip-version-check -w $(DIST) ./schemas ./producers" in makefile
+    assert ('"apache-airflow[postgres]==$(AIRFLOW_VERSION)" \\\n\t  assetbus_schemas-*.whl '
+            '"$$(ls assetbus_sdk-*.whl)[airflow]"') in makefile
+    assert " -e ./producers" not in makefile.split("$(AIRFLOW_STAMP):", 1)[1].split("\n\n", 1)[0]
     hidden = [step for step in parse_guide(GUIDE) if step.hidden]
     assert [step.source.strip() for step in hidden] == ['ln -s "$DOCS_AIRFLOW_VENV" airflow-venv']
 

@@ -47,7 +47,8 @@ async def test_the_scheduler_serves_metrics_and_is_ready_at_the_migrations_head(
     assert alive.status_code == 200 and alive.json()["status"] == "alive"
     assert ready.status_code == 200, ready.text
     checks = ready.json()["checks"]
-    assert {name: c["ok"] for name, c in checks.items()} == {"broker": True, "database": True, "migrations": True}
+    assert {name: c["ok"] for name, c in checks.items()} == {"broker": True, "database": True, "migrations": True,
+                                                                 "kafka_access": True}
     assert checks["migrations"]["detail"] == f"at head {', '.join(sorted(migration_heads()))}"
     assert "assetbus_scheduler_readiness_latency_seconds_bucket" in metrics.text
     assert "assetbus_scheduler_consumer_lag" in metrics.text
@@ -102,11 +103,11 @@ async def test_the_api_answers_the_probes_and_counts_requests_by_route(api_clien
     assert "assetbus_build_info{" in text
     assert "# TYPE assetbus_log_lines_suppressed_total counter" in text
 
-    async def dead_letter_gauge() -> bool:  # the pipeline gauges' first refresh runs as the API starts
+    async def dead_letter_counter() -> bool:  # the pipeline gauges' first refresh runs as the API starts
         metrics = (await api_client.get("/metrics")).text
-        return f'assetbus_dead_letters{{topic="{topics.emissions_dlq}"}} 0.0' in metrics
+        return f'assetbus_dead_letters_total{{topic="{topics.emissions_dlq}"}} 0.0' in metrics
 
-    await wait_for(dead_letter_gauge, what="the dead-letter gauge of this prefix")
+    await wait_for(dead_letter_counter, what="the dead-letter counter of this prefix")
 
 
 async def test_the_persister_serves_its_probes_beside_its_metrics(persister_config: PersisterConfig) -> None:

@@ -169,7 +169,7 @@ class AirflowForwarder(Service):
         self._retry = config.retry_policy()
         self.shell = ServiceShell(config.kafka, config.consumer_settings(config.topics.asset_events),
                                   self._on_batch, metrics=self.metrics, log=log,
-                                  name="assetbus-airflow-forwarder")
+                                  name="assetbus-airflow-forwarder", refusals=self.refusals)
         self.posted = 0
         """Airflow asset events this process created (found or met again not counted)."""
 

@@ -39,11 +39,13 @@ from assetbus.consumers.api.ui_auth import OperatorVerifier
 from assetbus.consumers.api.versioning import API_VERSIONS, LATEST_VERSION, VERSION_HEADER, ApiVersionMiddleware
 from assetbus.consumers.auth import TokenVerifier
 from assetbus.consumers.observe import loop_errors
+from assetbus.consumers.observe.access import register_refusals
 from assetbus.consumers.observe.pipeline import PipelineGauges
 from assetbus.consumers.observe.readiness import ReadinessChecks
 from assetbus.consumers.storage import create_engine, wait_for_database
 from assetbus.consumers.storage.raw_pool import create_raw_pool
 from assetbus.consumers.storage.state_retention import periodic_cleanup
+from assetbus.producers.kafka.access import AccessRefusals
 from assetbus.producers.kafka.startup import startup_policy, wait_for_kafka
 
 DESCRIPTION = f"""Task state, asset state and HTTP emission for assetbus.
@@ -90,7 +92,8 @@ def create_api(config: ApiConfig, *, minter: Minter | None = None) -> FastAPI:
             app.state.gateway = gateway
             app.state.airflow = airflow
             if config.pipeline_gauges_interval_s is not None:
-                gauges = PipelineGauges(kafka, config.topics, registry, interval_s=config.pipeline_gauges_interval_s)
+                gauges = PipelineGauges(kafka, config.topics, registry, interval_s=config.pipeline_gauges_interval_s,
+                                        refusals=refusals)
                 await gauges.start()
                 stack.push_async_callback(gauges.stop)
             await stack.enter_async_context(periodic_cleanup(engine, config.state_cleanup_interval_s,
@@ -110,9 +113,12 @@ def create_api(config: ApiConfig, *, minter: Minter | None = None) -> FastAPI:
     app.state.minter = minter
     app.state.kafka = kafka
     app.state.topics = config.topics
-    # the state routes need PostgreSQL only: a broker outage degrades the API (emits answer 503), it stays ready
+    # the state routes need PostgreSQL only: a broker outage degrades the API (emits answer 503), it stays ready;
+    # a refusal by the cluster's ACLs does not (it lasts until the ACL is added)
+    refusals = AccessRefusals()
+    register_refusals(registry, refusals)
     app.state.readiness = ReadinessChecks(broker=kafka, database_url=config.database_url,
-                                          degraded_without=frozenset({"broker"}))
+                                          degraded_without=frozenset({"broker"}), access=refusals)
     app.state.metrics_registry = registry
     install_handlers(app)
     app.include_router(task_state_router)

@@ -3,7 +3,8 @@
 `/readyz` runs the shared readiness checks (broker, database, migrations head) in the API's loop;
 `/health` stays as the seed's liveness alias. Besides its HTTP metrics the API exports the
 pipeline-wide gauges of `PipelineGauges` (consumer-group lag, dead letters), refreshed in the
-background, so one scrape target shows how far behind every group is.
+background, so one scrape target shows how far behind every group is. Under `--workers N` the request
+metrics are summed over the workers (`assetbus.consumers.api.multiprocess`).
 """
 
 from __future__ import annotations
@@ -14,9 +15,11 @@ from typing import Any
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.multiprocess import MultiProcessCollector
 from pydantic import BaseModel, Field
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from assetbus.consumers.api.multiprocess import multiprocess_dir
 from assetbus.consumers.observe.buckets import LATENCY_BUCKETS
 from assetbus.consumers.observe.build_info import register_build_info
 from assetbus.consumers.observe.logs import register_log_counts
@@ -26,16 +29,22 @@ router = APIRouter(tags=["service"])
 
 
 class ApiMetrics:
-    """Requests by route template and status, and their duration."""
+    """Requests by route template and status, and their duration. With `PROMETHEUS_MULTIPROC_DIR` set (and no
+    `registry` given) they are written to that directory and `registry` serves their sums over every worker."""
 
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
         self.registry = registry or CollectorRegistry()
+        shared = multiprocess_dir() if registry is None else None
+        own: CollectorRegistry | None = self.registry
+        if shared is not None:
+            MultiProcessCollector(self.registry, path=shared)  # type: ignore[no-untyped-call]
+            own = None  # in the directory's files, read back through the collector
         register_build_info(self.registry)
         register_log_counts(self.registry)
         self.requests = Counter("assetbus_api_requests", "HTTP requests answered, by route and status.",
-                                ["method", "route", "status"], registry=self.registry)
+                                ["method", "route", "status"], registry=own)
         self.seconds = Histogram("assetbus_api_request_seconds", "Time to answer an HTTP request, by route.",
-                                 ["method", "route"], buckets=LATENCY_BUCKETS, registry=self.registry)
+                                 ["method", "route"], buckets=LATENCY_BUCKETS, registry=own)
 
 
 class RequestMetricsMiddleware:

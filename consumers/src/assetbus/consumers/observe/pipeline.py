@@ -1,19 +1,27 @@
-"""Pipeline-wide gauges for Prometheus: every consumer group's lag and the dead letters waiting.
+"""Pipeline-wide metrics for Prometheus: every consumer group's lag (a gauge) and the records ever written to
+the dead-letter topic (a counter, `assetbus_dead_letters_total`: alert on its `increase()`).
 
-A background task refreshes them from the broker every `interval_s` (a scrape never waits on
-Kafka); explicit lifecycle: `await start()` / `await stop()`. The API exports them.
+A background task refreshes them from the broker every `interval_s` (a scrape never waits on Kafka) and a
+scrape reads the last snapshot (a collector, not metric objects: the values are the broker's, the same in
+every process, so under the API's multiprocess mode each worker serves its own snapshot and nothing is
+summed). Explicit lifecycle: `await start()` / `await stop()`. The API exports them. Without Describe on the
+groups or topics, the refresh is refused: recorded in `refusals` (the API's `/readyz` names the ACL).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Iterator
 
 from aiokafka import TopicPartition
-from prometheus_client import CollectorRegistry, Gauge
+from prometheus_client import CollectorRegistry
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
 
 from assetbus.consumers.observe.lag import consumer_group_lag, end_offsets, partitions_of
 from assetbus.producers.kafka import KafkaConnection
+from assetbus.producers.kafka.access import AccessRefusals, naming_refusals
 from assetbus.producers.kafka.periodic import every
 from assetbus.schemas import Topics
 
@@ -24,33 +32,47 @@ STOP_WAIT_S = 5.0
 """How long `stop()` waits for a refresh in flight to notice its cancellation."""
 
 
-class PipelineGauges:
-    def __init__(self, connection: KafkaConnection, topics: Topics, registry: CollectorRegistry, *,
-                 interval_s: float = 15.0) -> None:
+class PipelineGauges(Collector):
+    def __init__(self, connection: KafkaConnection, topics: Topics, registry: CollectorRegistry | None, *,
+                 interval_s: float = 15.0, refusals: AccessRefusals | None = None) -> None:
         self._connection = connection
         self._topics = topics
         self._interval_s = interval_s
-        self.group_lag = Gauge("assetbus_consumer_group_lag", "Records a consumer group has not committed yet, "
-                               "per group and topic (from the broker).", ["group", "topic"], registry=registry)
-        self.dead_letters = Gauge("assetbus_dead_letters", "Records ever written to the dead-letter topic (the sum "
-                                  "of its end offsets; alert on its increase).",
-                                  ["topic"], registry=registry)
+        self._refusals = refusals
+        self.group_lag: dict[tuple[str, str], int] = {}
+        """(group, topic) → records the group has not committed yet, as last read."""
+        self.dead_letters: dict[str, int] = {}
+        """dead-letter topic → records ever written to it (the sum of its end offsets), as last read."""
         self._task: asyncio.Task[None] | None = None
+        if registry is not None:
+            registry.register(self)
+
+    def collect(self) -> Iterator[Metric]:
+        lag = GaugeMetricFamily("assetbus_consumer_group_lag", "Records a consumer group has not committed yet, "
+                                "per group and topic (from the broker).", labels=["group", "topic"])
+        for (group, topic), value in sorted(self.group_lag.items()):
+            lag.add_metric([group, topic], value)
+        dead = CounterMetricFamily("assetbus_dead_letters", "Records ever written to the dead-letter topic (the "
+                                   "sum of its end offsets, from the broker; alert on its increase).",
+                                   labels=["topic"])
+        for topic, value in sorted(self.dead_letters.items()):
+            dead.add_metric([topic], value)
+        yield lag
+        yield dead
 
     async def refresh(self) -> None:
-        groups = await consumer_group_lag(self._connection, topic_prefix=self._topics.prefix)
-        self.group_lag.clear()
-        for group in groups:
-            for topic, lag in group.by_topic().items():
-                self.group_lag.labels(group=group.group_id, topic=topic).set(lag)
         dlq = self._topics.emissions_dlq
-        partitions = (await partitions_of(self._connection, [dlq])).get(dlq, [])
-        ends = await end_offsets(self._connection, [TopicPartition(dlq, p) for p in partitions])
-        self.dead_letters.labels(topic=dlq).set(sum(ends.values()))
+        with naming_refusals(self._connection, "Describe", topics=(dlq,)):
+            groups = await consumer_group_lag(self._connection, topic_prefix=self._topics.prefix)
+            partitions = (await partitions_of(self._connection, [dlq])).get(dlq, [])
+            ends = await end_offsets(self._connection, [TopicPartition(dlq, p) for p in partitions])
+        self.group_lag = {(group.group_id, topic): value for group in groups
+                          for topic, value in group.by_topic().items()}
+        self.dead_letters = {dlq: sum(ends.values())}
 
     async def start(self) -> None:
         self._task = every(self._interval_s, self.refresh, what="refreshing the pipeline gauges", log=log,
-                           first_after_s=0)
+                           first_after_s=0, refusals=self._refusals)
 
     async def stop(self) -> None:
         """Cancel the refresh loop; one stuck in a Kafka call is left behind after `STOP_WAIT_S`, so that a
@@ -64,4 +86,3 @@ class PipelineGauges:
             log.warning("the pipeline gauges did not stop within %.0f s; leaving their refresh behind", STOP_WAIT_S)
         elif not task.cancelled() and task.exception() is not None:
             log.warning("the pipeline gauges ended with %r", task.exception())
-

@@ -27,10 +27,12 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 from prometheus_client import CollectorRegistry, make_wsgi_app
 from prometheus_client.exposition import ThreadingWSGIServer
 
+from assetbus.consumers.observe.access import register_refusals
 from assetbus.consumers.observe.build_info import register_build_info
 from assetbus.consumers.observe.logs import register_log_counts
 from assetbus.consumers.observe.readiness import ReadinessChecks
 from assetbus.producers.kafka import KafkaConnection
+from assetbus.producers.kafka.access import AccessRefusals
 
 log = logging.getLogger("assetbus.observe")
 
@@ -141,14 +143,17 @@ class ProbedService(Protocol):
     def database_url(self) -> str: ...
 
 
-def start_probes(registry: CollectorRegistry, config: ProbedService) -> ProbeServer | None:
-    """The service's probes, started from inside its event loop, checking its broker and database;
-    None when `config.metrics_port` is unset."""
+def start_probes(registry: CollectorRegistry, config: ProbedService,
+                 refusals: AccessRefusals | None = None) -> ProbeServer | None:
+    """The service's probes, started from inside its event loop, checking its broker and database (and the
+    cluster's refusals of its work); None when `config.metrics_port` is unset."""
     if config.metrics_port is None:
         return None
     register_build_info(registry)
     register_log_counts(registry)
-    checks = ReadinessChecks(broker=config.kafka, database_url=config.database_url)
+    if refusals is not None:
+        register_refusals(registry, refusals)
+    checks = ReadinessChecks(broker=config.kafka, database_url=config.database_url, access=refusals)
     probes = ProbeServer(registry, config.metrics_port, config.metrics_host, checks=checks)
     probes.start()
     return probes

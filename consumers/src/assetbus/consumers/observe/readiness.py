@@ -6,6 +6,10 @@ Readiness is per role: a service is ready when it can serve what it serves. A ch
 `degraded_without` is reported but does not make the service unready (`status: "degraded"`, HTTP 200):
 the API serves task and asset state from PostgreSQL alone, so a broker outage degrades it (HTTP emits
 answer 503) rather than taking every API pod out of a load balancer.
+
+With `access`, the refusals the service's work holds now (`AccessRefusals`: the cluster's authorizer refused
+a consumer, the scheduler's re-publishing, the API's lag gauges) are the `kafka_access` check: it fails naming
+each missing ACL, and it is never a degradation (retrying does not add an ACL).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from aiokafka.admin import AIOKafkaAdminClient
 from assetbus.consumers.storage.urls import asyncpg_dsn
 from assetbus.migrations.heads import migration_heads
 from assetbus.producers.kafka import KafkaConnection
+from assetbus.producers.kafka.access import AccessRefusals
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,8 +61,10 @@ class ReadinessChecks:
     """`await check()` → ReadinessReport. `broker=None` / `database_url=None` leave that check out."""
 
     def __init__(self, *, broker: KafkaConnection | None, database_url: str | None, timeout_s: float = 5.0,
-                 cache_s: float = 1.0, degraded_without: frozenset[str] = frozenset()) -> None:
+                 cache_s: float = 1.0, degraded_without: frozenset[str] = frozenset(),
+                 access: AccessRefusals | None = None) -> None:
         self._broker = broker
+        self._access = access
         self._degraded_without = degraded_without
         self._dsn = None if database_url is None else asyncpg_dsn(database_url)
         self._timeout_s = timeout_s
@@ -87,6 +94,9 @@ class ReadinessChecks:
                            f"{sorted(self._heads)}: run `assetbus migrate`", 0.0)
             else:
                 checks["migrations"] = CheckResult(True, f"at head {', '.join(sorted(revisions))}", 0.0)
+        if self._access is not None:
+            refused = self._access.detail()
+            checks["kafka_access"] = CheckResult(not refused, refused or "no refusal by the cluster's ACLs", 0.0)
         report = ReadinessReport(checks, self._degraded_without)
         self._last = (time.monotonic(), report)
         return report

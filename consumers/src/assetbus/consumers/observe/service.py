@@ -11,6 +11,10 @@ Every long-running service (persister, scheduler, Airflow bridge and forwarder) 
 - `started(stack)`: work that may take long and that the probes should already report on (the bridge's
   first sync from Airflow).
 
+A refusal by the cluster's ACLs that stops some of the service's work is recorded in `refusals` (its consumer
+shell, its periodic loops through `self.every`, its publishers): `/readyz` answers 503 naming the ACL to add, and
+`assetbus_kafka_access_denied` shows it, until the work succeeds again.
+
 `start()` runs the four in order; if any step raises, what was opened is closed in reverse and the
 error propagates. `stop()` closes everything in reverse: the consumer first (its batch in flight
 finishes and commits), then what it published through, then the connections.
@@ -21,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from contextlib import AsyncExitStack
 from typing import Any, Self
 
@@ -30,6 +34,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from assetbus.consumers.observe.probes import ProbedService, ProbeServer, start_probes
 from assetbus.consumers.storage import wait_for_database
+from assetbus.producers.kafka.access import AccessRefusals
 from assetbus.producers.kafka.periodic import cancel_and_wait, every
 from assetbus.producers.kafka.startup import startup_policy, wait_for_kafka
 from assetbus.producers.kafka.topics import TopicSpec
@@ -43,6 +48,14 @@ class Service:
     log: logging.Logger = logging.getLogger("assetbus.service")
     _probes: ProbeServer | None = None
     _stack: AsyncExitStack | None = None
+    _refusals: AccessRefusals | None = None
+
+    @property
+    def refusals(self) -> AccessRefusals:
+        """What the cluster's ACLs refuse this service now (its `/readyz` fails while any is held)."""
+        if self._refusals is None:
+            self._refusals = AccessRefusals()
+        return self._refusals
 
     # -- the steps a service fills in ------------------------------------------------------------------------
 
@@ -71,7 +84,7 @@ class Service:
             await self.open(stack)
             await self.join(stack)
             if (probed := self.probed()) is not None:
-                self._probes = start_probes(*probed)
+                self._probes = start_probes(*probed, refusals=self.refusals)
                 stack.callback(self.stop_probes)
             await self.started(stack)
             self._stack = stack.pop_all()
@@ -123,6 +136,12 @@ class Service:
             raise working.exception()  # type: ignore[misc]
 
     # -- helpers for the steps -------------------------------------------------------------------------------
+
+    def every(self, interval_s: float, action: Callable[[], Awaitable[Any]], *, what: str, stack: AsyncExitStack,
+              first_after_s: float | None = None) -> asyncio.Task[None]:
+        """The toolkit's periodic loop, with its refused rounds recorded in `refusals`, cancelled with `stack`."""
+        return every(interval_s, action, what=what, log=self.log, first_after_s=first_after_s, stack=stack,
+                     refusals=self.refusals)
 
     async def wait_for(self, stack: AsyncExitStack, config: Any, *, engine: AsyncEngine | None = None,
                        owned_engine: bool = True, required: Iterable[TopicSpec] = ()) -> None:

@@ -63,7 +63,7 @@ class Persister(Service):
         self.shell = ServiceShell(
             config.kafka, config.consumer_settings(config.topics.emissions),
             self._on_batch, retry=self.retry, metrics=self.metrics, log=log, on_failure=self._failed,
-            after_commit=self._committed, name="assetbus-persister")
+            after_commit=self._committed, name="assetbus-persister", refusals=self.refusals)
         self.offsets = self.shell.offsets
 
     async def _on_batch(self, records: Sequence[RawRecord]) -> None:

@@ -10,6 +10,9 @@ the next start and on a timer (also runs a replay created). Runs whose signal re
 before the crash (acknowledged, or in flight, but not marked yet) are found on the tail of their
 readiness partitions (`sent.on_the_broker`) and marked instead of sent again. A run always keeps
 its run id, so a repeated signal is recognisable by subscribers.
+
+A refusal by the cluster's ACLs (no Write on a readiness topic; no Read, which the tail read needs) is raised
+as `KafkaAccessDenied` naming it, and the background sender records it in `refusals` while it lasts.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from assetbus.consumers.scheduler.sent import on_the_broker
 from assetbus.consumers.scheduler.topics import ReadinessTopics
 from assetbus.consumers.storage.faults import translated
 from assetbus.consumers.storage.runs import RunRow, mark_published, unpublished_runs
+from assetbus.producers.kafka.access import AccessRefusals, naming_refusals
 from assetbus.producers.kafka.connection import KafkaConnection
 from assetbus.producers.kafka.producer import create_producer
 from assetbus.producers.kafka.retry import RetryPolicy
@@ -44,6 +48,8 @@ __all__ = ["ReadinessPublisher", "create_producer", "traced_events"]
 
 log = logging.getLogger("assetbus.scheduler")
 
+SENDING = "publishing readiness signals"
+
 
 class ReadinessPublisher:
     """Sends signals for runs and records that the broker has them. `publish()` sends now;
@@ -51,7 +57,8 @@ class ReadinessPublisher:
 
     def __init__(self, producer: AIOKafkaProducer, engine: AsyncEngine, topics: Topics,
                  readiness_topics: ReadinessTopics, *, max_backlog: int = 50_000, retry_s: float = 0.5,
-                 metrics: SchedulerMetrics | None = None, connection: KafkaConnection | None = None) -> None:
+                 metrics: SchedulerMetrics | None = None, connection: KafkaConnection | None = None,
+                 refusals: AccessRefusals | None = None) -> None:
         self._producer = producer
         self._engine = engine
         self._topics = topics
@@ -76,6 +83,7 @@ class ReadinessPublisher:
         self._busy = 0
         """Sends and marking transactions in progress."""
         self._metrics = metrics
+        self._refusals = refusals or AccessRefusals()
         self._connection = connection
         """Where to look for signals sent before a crash (`publish_pending`); None: send every unpublished run."""
         self.published = 0
@@ -179,6 +187,7 @@ class ReadinessPublisher:
                 async with self._lock:
                     await self._send(runs)
             except Exception as error:  # kept in order at the front; they are in the database anyway
+                self._refusals.noted(SENDING, error)
                 log.warning("publishing %d readiness signal(s) failed, retrying: %s", len(runs), error)
                 self._backlog[:0] = runs
                 await backoff.sleep()
@@ -187,6 +196,7 @@ class ReadinessPublisher:
             finally:
                 self._busy -= 1
             backoff.reset()
+            self._refusals.noted(SENDING, None)
             self._acked.extend(run.id for run in runs)
             self._marking.set()
             self._maybe_idle()
@@ -238,7 +248,12 @@ class ReadinessPublisher:
         except BaseException:
             sender.discard_open()
             raise
-        await wait_all(await sender.send_open())
+        if self._connection is None:
+            await wait_all(await sender.send_open())
+        else:
+            with naming_refusals(self._connection, "Write",
+                                 topics=tuple(sorted({self._topics.readiness(run.dag_id) for run in runs}))):
+                await wait_all(await sender.send_open())
         self.published += len(runs)
         if self._metrics is not None:
             self._metrics.published(runs)

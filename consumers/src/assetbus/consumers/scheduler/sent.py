@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
+from assetbus.producers.kafka.access import naming_refusals
 from assetbus.producers.kafka.connection import KafkaConnection
 
 Place = tuple[str, int]
@@ -27,7 +28,8 @@ Place = tuple[str, int]
 
 async def on_the_broker(connection: KafkaConnection, runs: Iterable[tuple[str, Place]], *, margin: int = 100,
                         timeout_ms: int = 10_000) -> set[str]:
-    """The run ids among `(run id, place)` whose signal is among the last records of its partition."""
+    """The run ids among `(run id, place)` whose signal is among the last records of its partition. Without Read
+    on a readiness topic: `KafkaAccessDenied` naming it."""
     wanted: dict[Place, set[str]] = {}
     for run_id, place in runs:
         wanted.setdefault(place, set()).add(run_id)
@@ -36,17 +38,18 @@ async def on_the_broker(connection: KafkaConnection, runs: Iterable[tuple[str, P
     consumer = AIOKafkaConsumer(**connection.client_kwargs(), group_id=None, enable_auto_commit=False)
     await consumer.start()
     try:
-        parts = {place: TopicPartition(*place) for place in wanted}
-        consumer.assign(list(parts.values()))
-        ends = await consumer.end_offsets(list(parts.values()))
-        begins = await consumer.beginning_offsets(list(parts.values()))
-        open_parts: dict[TopicPartition, int] = {}
-        for place, tp in parts.items():
-            start = max(begins[tp], ends[tp] - 2 * len(wanted[place]) - margin)
-            if start < ends[tp]:
-                consumer.seek(tp, start)
-                open_parts[tp] = ends[tp]
-        return await _read_until(consumer, open_parts, lambda tp: wanted[(tp.topic, tp.partition)], timeout_ms)
+        with naming_refusals(connection, "Read", topics=tuple(sorted({topic for topic, _ in wanted}))):
+            parts = {place: TopicPartition(*place) for place in wanted}
+            consumer.assign(list(parts.values()))
+            ends = await consumer.end_offsets(list(parts.values()))
+            begins = await consumer.beginning_offsets(list(parts.values()))
+            open_parts: dict[TopicPartition, int] = {}
+            for place, tp in parts.items():
+                start = max(begins[tp], ends[tp] - 2 * len(wanted[place]) - margin)
+                if start < ends[tp]:
+                    consumer.seek(tp, start)
+                    open_parts[tp] = ends[tp]
+            return await _read_until(consumer, open_parts, lambda tp: wanted[(tp.topic, tp.partition)], timeout_ms)
     finally:
         await consumer.stop()
 

@@ -25,7 +25,7 @@ from prometheus_client import CollectorRegistry
 
 from assetbus.consumers.errors import NotStarted
 from assetbus.consumers.faults import storage_unavailable
-from assetbus.consumers.observe.service import Service, every
+from assetbus.consumers.observe.service import Service
 from assetbus.consumers.scheduler.apply import ApplyResult, Routed, apply_events, route_batch
 from assetbus.consumers.scheduler.config import SchedulerConfig
 from assetbus.consumers.scheduler.decode import EventRecord, IncomingEvent, decode_batch
@@ -34,12 +34,15 @@ from assetbus.consumers.scheduler.publish import ReadinessPublisher, create_prod
 from assetbus.consumers.scheduler.registry import DagRegistry
 from assetbus.consumers.scheduler.topics import ReadinessTopics
 from assetbus.consumers.storage import create_engine, translated
+from assetbus.producers.kafka.access import KafkaAccessDenied
 from assetbus.producers.kafka.retry import retry_until
 from assetbus.producers.kafka.shell import ServiceShell
 from assetbus.producers.kafka.startup import startup_policy
 from assetbus.producers.kafka.topics import TopicCreator, core_specs
 
 log = logging.getLogger("assetbus.scheduler")
+
+REPUBLISHING = "republishing unpublished runs"
 
 
 @dataclass(slots=True)
@@ -84,7 +87,7 @@ class Scheduler(Service):
         self.shell: ServiceShell[PreparedBatch] = ServiceShell(
             config.kafka, config.consumer_settings(config.topics.asset_events),
             self._on_batch, prepare=self.prepare, retry=self.retry, log=log, name="assetbus-scheduler",
-            metrics=self.metrics, on_failure=lambda error: self.metrics.batch_failures.inc())
+            metrics=self.metrics, on_failure=lambda error: self.metrics.batch_failures.inc(), refusals=self.refusals)
 
     async def _on_batch(self, batch: PreparedBatch) -> None:
         """Raising rewinds the batch: it is delivered again, and its events are no-ops the second time."""
@@ -147,14 +150,17 @@ class Scheduler(Service):
         stack.push_async_callback(producer.stop)
         self.producer = producer
         publisher = ReadinessPublisher(producer, self.engine, self.config.topics, self.readiness_topics,
-                                       metrics=self.metrics, connection=self.config.kafka)
+                                       metrics=self.metrics, connection=self.config.kafka, refusals=self.refusals)
         self.publisher = publisher
-        await publisher.publish_pending()
+        try:
+            with self.refusals.watching(REPUBLISHING):
+                await publisher.publish_pending()
+        except KafkaAccessDenied as denied:  # the service still schedules; /readyz names the ACL until granted
+            log.error("runs left unpublished cannot be sent: %s", denied)
         publisher.start()
         stack.push_async_callback(publisher.stop)
         self._logged = dataclasses.replace(self.stats)
-        every(self.config.republish_interval_s, self._republish, what="republishing unpublished runs", log=log,
-              stack=stack)
+        self.every(self.config.republish_interval_s, self._republish, what=REPUBLISHING, stack=stack)
 
     async def run_forever(self) -> None:
         await self.shell.run_forever()

@@ -10,7 +10,13 @@ from typing import TYPE_CHECKING
 from assetbus.producers.exports import lazy_exports
 
 if TYPE_CHECKING:
-    from assetbus.producers.kafka.access import EXIT_ACCESS_DENIED, KafkaAccessDenied, access_denied
+    from assetbus.producers.kafka.access import (
+        EXIT_ACCESS_DENIED,
+        AccessRefusals,
+        KafkaAccessDenied,
+        access_denied,
+        naming_refusals,
+    )
     from assetbus.producers.kafka.connection import (
         DEFAULT_BOOTSTRAP,
         ENV_PREFIX,
@@ -65,7 +71,8 @@ else:  # the type checker sees the imports above, not a module __getattr__
         ".replies": ("ReplyReader",),
         ".retry": ("Backoff", "RetryPolicy", "RetryTimeout", "retry_until"),
         ".sender": ("BatchSender", "Delivery", "partition_for", "wait_all"),
-        ".access": ("EXIT_ACCESS_DENIED", "KafkaAccessDenied", "access_denied"),
+        ".access": ("EXIT_ACCESS_DENIED", "AccessRefusals", "KafkaAccessDenied", "access_denied",
+                    "naming_refusals"),
         ".offsets": ("OffsetCounters", "OffsetMetrics", "Offsets", "Tallies", "batch_ranges"),
         ".shell": ("ServiceShell",),
         ".startup": ("EXIT_STARTUP_TIMEOUT", "StartupTimeout", "startup_policy", "wait_for_kafka"),
@@ -76,12 +83,13 @@ else:  # the type checker sees the imports above, not a module __getattr__
     })
 
 __all__ = ["DEFAULT_BOOTSTRAP", "ENV_PREFIX", "EXIT_ACCESS_DENIED", "EXIT_STARTUP_TIMEOUT", "EXIT_TOPICS_NOT_CREATED",
-           "Backoff", "BatchHandler", "BatchSender", "ClientCredentialsTokenProvider", "ConsumedRecord",
-           "ConsumerSettings", "Delivery", "KafkaAccessDenied", "KafkaConnection", "KafkaToolkitError", "KeyedRecord",
-           "MskIamTokenProvider", "OAuthCredentialsRefused", "OAuthError", "OAuthProvider", "OAuthTokenUnavailable",
-           "OffsetCounters", "OffsetMetrics", "Offsets", "ReplyReader", "RetryPolicy", "RetryTimeout", "SaslMechanism",
-           "SecurityProtocol", "ServiceShell", "StartupTimeout", "Tallies", "TopicCreationFailed", "TopicCreator",
-           "TopicMissing", "TopicReport", "TopicSpec", "TopicsNotCreated", "TopicsNotListed", "WeakerTopic",
-           "access_denied", "as_connection", "batch_ranges", "cancel_and_wait", "core_specs", "create_producer",
-           "default_replication", "delete_topics", "every", "in_background", "partition_for", "retry_until",
-           "startup_policy", "wait_all", "wait_for_kafka", "wait_listed"]
+           "AccessRefusals", "Backoff", "BatchHandler", "BatchSender", "ClientCredentialsTokenProvider",
+           "ConsumedRecord", "ConsumerSettings", "Delivery", "KafkaAccessDenied", "KafkaConnection",
+           "KafkaToolkitError", "KeyedRecord", "MskIamTokenProvider", "OAuthCredentialsRefused", "OAuthError",
+           "OAuthProvider", "OAuthTokenUnavailable", "OffsetCounters", "OffsetMetrics", "Offsets", "ReplyReader",
+           "RetryPolicy", "RetryTimeout", "SaslMechanism", "SecurityProtocol", "ServiceShell", "StartupTimeout",
+           "Tallies", "TopicCreationFailed", "TopicCreator", "TopicMissing", "TopicReport", "TopicSpec",
+           "TopicsNotCreated", "TopicsNotListed", "WeakerTopic", "access_denied", "as_connection", "batch_ranges",
+           "cancel_and_wait", "core_specs", "create_producer", "default_replication", "delete_topics", "every",
+           "in_background", "naming_refusals", "partition_for", "retry_until", "startup_policy", "wait_all",
+           "wait_for_kafka", "wait_listed"]

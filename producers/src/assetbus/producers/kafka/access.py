@@ -1,18 +1,33 @@
-"""A refusal by the cluster's authorizer, named: which principal may not do what on which resource.
+"""A refusal by the cluster's authorizer, named: which principal may not do what on which resource; and the
+refusals a running service holds now, which its `/readyz` reports.
 
 A missing ACL is not transient: a consumer that retried it would spin with a warning per fetch. The
 shell stops on it instead, and the service exits with one line naming the ACL to add (the ACLs of each
-service are listed by `assetbus topics plan`).
+service are listed by `assetbus topics plan`). Background work that a refusal stops (the scheduler's
+re-publishing of runs a crash left unpublished, the API's lag gauges) keeps trying, and records the
+refusal in the service's `AccessRefusals` while it lasts: `/readyz` answers 503 naming the ACL, and
+`assetbus_kafka_access_denied` is 1 for that work, until a round succeeds.
+
+```python
+refusals = AccessRefusals()
+with refusals.watching("republishing unpublished runs"), naming_refusals(connection, "Read", topics=(topic,)):
+    ...  # a TopicAuthorizationFailedError in here is recorded as "... denies User:x Read on topic 'topic' ..."
+```
 """
 
 from __future__ import annotations
 
-from aiokafka.errors import GroupAuthorizationFailedError, TopicAuthorizationFailedError
+import contextlib
+import threading
+from collections.abc import Iterator
+
+from aiokafka.errors import GroupAuthorizationFailedError, KafkaError, TopicAuthorizationFailedError
 
 from assetbus.producers.kafka.connection import KafkaConnection
 from assetbus.producers.kafka.errors import KafkaToolkitError
 
-__all__ = ["EXIT_ACCESS_DENIED", "KafkaAccessDenied", "access_denied"]
+__all__ = ["EXIT_ACCESS_DENIED", "AccessRefusals", "KafkaAccessDenied", "access_denied", "denial_in",
+           "naming_refusals"]
 
 EXIT_ACCESS_DENIED = 77
 """Exit code of a service the cluster's ACLs refuse (sysexits EX_NOPERM)."""
@@ -31,13 +46,95 @@ class KafkaAccessDenied(KafkaToolkitError):
         self.resource = resource
 
 
-def access_denied(error: BaseException, connection: KafkaConnection, *, group_id: str,
-                  topics: tuple[str, ...]) -> KafkaAccessDenied | None:
-    """The named refusal behind a consumer's `error`, or None if it is not an authorization error."""
+def access_denied(error: BaseException, connection: KafkaConnection, *, group_id: str | None = None,
+                  topics: tuple[str, ...] = (), operation: str = "Read") -> KafkaAccessDenied | None:
+    """The named refusal behind a client's `error` (`operation` on the group, or on the topics the broker named,
+    else on `topics`), or None if it is not an authorization error."""
     principal = f"User:{connection.sasl_username}" if connection.sasl_username else "this client"
     if isinstance(error, GroupAuthorizationFailedError):
-        return KafkaAccessDenied(principal, "Read", f"group '{group_id}'", connection.describe())
+        named = group_id or next(iter(_named(error)), "?")
+        return KafkaAccessDenied(principal, operation, f"group '{named}'",
+                                 connection.describe())
     if isinstance(error, TopicAuthorizationFailedError):
-        names = ", ".join(f"'{name}'" for name in topics)
-        return KafkaAccessDenied(principal, "Read", f"topic {names}", connection.describe())
+        names = ", ".join(f"'{name}'" for name in (_named(error) or sorted(topics)))
+        return KafkaAccessDenied(principal, operation, f"topic {names or '?'}", connection.describe())
     return None
+
+
+def _named(error: KafkaError) -> list[str]:
+    """The resource names aiokafka put in an authorization error (a name, or a set of them), if any."""
+    found = error.args[0] if error.args else None
+    if isinstance(found, str):
+        return [found] if found and " " not in found else []
+    if isinstance(found, (set, frozenset, list, tuple)):
+        return sorted(str(name) for name in found)
+    return []
+
+
+def denial_in(error: BaseException) -> KafkaAccessDenied | None:
+    """The `KafkaAccessDenied` in `error`'s chain (itself, its cause or context), or None."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        if isinstance(current, KafkaAccessDenied):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
+
+
+@contextlib.contextmanager
+def naming_refusals(connection: KafkaConnection, operation: str, *, topics: tuple[str, ...] = (),
+                    group_id: str | None = None) -> Iterator[None]:
+    """Re-raise an authorization error of the block as a `KafkaAccessDenied` naming `operation` on the resource."""
+    try:
+        yield
+    except KafkaError as error:
+        if (denied := access_denied(error, connection, group_id=group_id, topics=topics,
+                                    operation=operation)) is not None:
+            raise denied from error
+        raise
+
+
+class AccessRefusals:
+    """The refusals that stop some of a service's work now, by the name of the work. Thread-safe: the probes
+    read it from their own thread."""
+
+    def __init__(self) -> None:
+        self._held: dict[str, KafkaAccessDenied] = {}
+        self._lock = threading.Lock()
+
+    def refused(self, work: str, denied: KafkaAccessDenied) -> None:
+        with self._lock:
+            self._held[work] = denied
+
+    def cleared(self, work: str) -> None:
+        with self._lock:
+            self._held.pop(work, None)
+
+    def current(self) -> dict[str, KafkaAccessDenied]:
+        with self._lock:
+            return dict(self._held)
+
+    def noted(self, work: str, error: BaseException | None) -> KafkaAccessDenied | None:
+        """After a round of `work`: record the refusal in `error` (None: the round succeeded, clear it)."""
+        denied = None if error is None else denial_in(error)
+        if denied is not None:
+            self.refused(work, denied)
+        elif error is None:
+            self.cleared(work)
+        return denied
+
+    @contextlib.contextmanager
+    def watching(self, work: str) -> Iterator[None]:
+        """Record a refusal that ends the block (re-raised); a block that completes clears `work`'s refusal."""
+        try:
+            yield
+        except BaseException as error:
+            self.noted(work, error)
+            raise
+        self.cleared(work)
+
+    def detail(self) -> str:
+        """One line per refusal: `<work>: <what to add>` (empty when none is held)."""
+        return "; ".join(f"{work}: {denied}" for work, denied in sorted(self.current().items()))

@@ -3,7 +3,9 @@ cancelled, a failure logged and tried again) and `in_background` (a coroutine fo
 
 Used for every background round of the services (the scheduler's re-publishing, the bridge's sync from
 Airflow and its outcome reader, the API's state retention and pipeline gauges). A failure is logged once
-per kind in a row (not once per round while a dependency is away), and its recovery once.
+per kind in a row (not once per round while a dependency is away), and its recovery once. With `refusals`,
+a round that the cluster's authorizer refuses is recorded there (the service's `/readyz` names the missing ACL)
+until a round succeeds.
 """
 
 from __future__ import annotations
@@ -15,13 +17,17 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from contextlib import AsyncExitStack
 from typing import Any
 
+from assetbus.producers.kafka.access import AccessRefusals
+
 __all__ = ["cancel_and_wait", "every", "in_background"]
 
 
 def every(interval_s: float, action: Callable[[], Awaitable[Any]], *, what: str, log: logging.Logger,
-          first_after_s: float | None = None, stack: AsyncExitStack | None = None) -> asyncio.Task[None]:
+          first_after_s: float | None = None, stack: AsyncExitStack | None = None,
+          refusals: AccessRefusals | None = None) -> asyncio.Task[None]:
     """Run `action` every `interval_s` (the first time after `first_after_s`, default one interval) in a task.
-    With `stack`, the task is cancelled and awaited when the stack closes."""
+    With `stack`, the task is cancelled and awaited when the stack closes; with `refusals`, a refused round is
+    recorded there under `what`, and cleared by the next round that succeeds."""
 
     async def loop() -> None:
         failing: str | None = None
@@ -30,11 +36,15 @@ def every(interval_s: float, action: Callable[[], Awaitable[Any]], *, what: str,
             try:
                 await action()
             except Exception as error:
+                if refusals is not None:
+                    refusals.noted(what, error)
                 kind = type(error).__name__
                 if kind != failing:
                     log.warning("%s failed, trying again every %.1fs: %s: %s", what, interval_s, kind, error)
                 failing = kind
             else:
+                if refusals is not None:
+                    refusals.noted(what, None)
                 if failing is not None:
                     log.info("%s works again", what)
                 failing = None

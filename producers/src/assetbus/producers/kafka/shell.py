@@ -31,7 +31,8 @@ one means the shell keeps up, and fetching at once would take a sliver of what a
 
 **Errors that stop the loop.** A handler's error is a failed batch (rewound, retried after the
 back-off), except one of `stop_on` (a refusal that retrying only repeats): it ends the loop, and
-`run_forever` / `until` re-raise it. A missing ACL on fetch (`KafkaAccessDenied`) ends it too.
+`run_forever` / `until` re-raise it. A missing ACL on fetch (`KafkaAccessDenied`) ends it too, recorded in
+`refusals` (the service's `/readyz` names it) when given.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.errors import KafkaError, UnknownTopicOrPartitionError
 
 from assetbus.producers.errors import NotStarted
-from assetbus.producers.kafka.access import KafkaAccessDenied, access_denied
+from assetbus.producers.kafka.access import AccessRefusals, KafkaAccessDenied, access_denied
 from assetbus.producers.kafka.connection import KafkaConnection
 from assetbus.producers.kafka.offsets import OffsetMetrics, Offsets
 from assetbus.producers.kafka.retry import Backoff, RetryPolicy
@@ -72,7 +73,8 @@ class ServiceShell(Generic[Prepared]):
                  stop_on: tuple[type[Exception], ...] = (), retry: RetryPolicy | None = None,
                  metrics: OffsetMetrics | None = None, log: logging.Logger | None = None,
                  on_failure: Callable[[BaseException], None] | None = None,
-                 after_commit: Callable[[], None] | None = None, name: str = "assetbus-consumer") -> None:
+                 after_commit: Callable[[], None] | None = None, name: str = "assetbus-consumer",
+                 refusals: AccessRefusals | None = None) -> None:
         self.connection = connection
         self.settings = settings
         self.log = log or logging.getLogger("assetbus.kafka")
@@ -89,6 +91,7 @@ class ServiceShell(Generic[Prepared]):
         self._on_failure = on_failure
         self._after_commit = after_commit
         self._name = name
+        self.refusals = refusals
         self._consumer: AIOKafkaConsumer | None = None
         self._task: asyncio.Task[None] | None = None
         self._committing: asyncio.Task[None] | None = None
@@ -275,7 +278,10 @@ class ServiceShell(Generic[Prepared]):
         return list(chain.from_iterable(fetched.values())) if fetched else None
 
     def _denied(self, error: KafkaError) -> KafkaAccessDenied | None:
-        return access_denied(error, self.connection, group_id=self.settings.group_id, topics=self.settings.topics)
+        denied = access_denied(error, self.connection, group_id=self.settings.group_id, topics=self.settings.topics)
+        if denied is not None and self.refusals is not None:
+            self.refusals.refused(f"consuming in group {self.settings.group_id}", denied)
+        return denied
 
     async def _handle(self, records: list[Any], generation: int, handling: Awaitable[None]) -> bool:
         """Await the handler's work on a held batch; on success hand the batch to a background commit
