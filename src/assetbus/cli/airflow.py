@@ -61,19 +61,17 @@ def optional_airflow_account() -> AirflowAccount | None:
 
 async def sync_from_airflow(account: AirflowAccount, database_url: str | None = None,
                             dag_ids: list[str] | None = None,
-                            metadata_url: str | None = None) -> tuple[AirflowSyncReport, DeclaredReport | None]:
-    """Assets and registrations; with Airflow's metadata database also the rules of DAGs tagged `assetbus`."""
+                            metadata_url: str | None = None) -> tuple[AirflowSyncReport, DeclaredReport]:
+    """Assets and registrations, and the rules of the DAGs tagged `assetbus` (registered by the provider's cluster
+    policy, or read from Airflow's metadata database when its URL is given)."""
+    from functools import partial
+
     from assetbus.consumers.airflow import AirflowClient
-    from assetbus.consumers.airflow.declared import apply_declared_dags, read_declared_dags
-    from assetbus.consumers.airflow.sync import apply_airflow_assets, read_airflow_assets
+    from assetbus.consumers.airflow.declared import sync_from_airflow as sync
 
     async with AirflowClient(account) as airflow:
-        found = await read_airflow_assets(airflow, dag_ids or None)
-        declared = await read_declared_dags(airflow, metadata_url) if metadata_url else None
-    async with connect(database_url, transaction=True) as conn:
-        report = await apply_airflow_assets(conn, found)
-        rules = await apply_declared_dags(conn, declared) if declared is not None else None
-    return report, rules
+        return await sync(airflow, partial(connect, database_url, transaction=True), dag_ids=dag_ids or None,
+                          metadata_url=metadata_url)
 
 
 @app.command("metadata-db")
@@ -105,11 +103,14 @@ def sync(
                                         "ASSETBUS_AIRFLOW_TOKEN or ASSETBUS_AIRFLOW_AUTH instead)."),
     dag: Annotated[list[str] | None, typer.Option("--dag", help="Only the assets of these DAGs (repeatable).")] = None,
     metadata_url: str | None = typer.Option(None, "--metadata-url", envvar="ASSETBUS_AIRFLOW_METADATA_URL",
-                                            help="Airflow's metadata database (read-only): also sync the readiness "
-                                            "rules of the DAGs Airflow tags `assetbus` from their timetables."),
+                                            help="Airflow's metadata database (read-only), optional: read the "
+                                            "readiness rules of the DAGs Airflow tags `assetbus` from their "
+                                            "serialized timetables rather than from what the provider's cluster "
+                                            "policy registered."),
     watch: float = typer.Option(0.0, "--watch", help="Sync again every this many seconds, until interrupted."),
 ) -> None:
-    """Register every asset Airflow knows and attach the tasks that declare it (idempotent)."""
+    """Register every asset Airflow knows, attach the tasks that declare it, and activate the readiness rules of
+    the DAGs tagged `assetbus` (idempotent; Airflow's REST API is all it needs)."""
     import time
 
     from assetbus.consumers.airflow import AirflowError
@@ -124,14 +125,15 @@ def sync(
             console.print(f"[yellow]{escape(str(error))}[/]")
         else:
             _print_sync(account, report, rules)
-            if not watch and not (report.ok and (rules is None or not rules.without_rule)):
+            without = [dag_id for dag_id in rules.without_rule if not dag or dag_id in dag]  # --dag: only theirs
+            if not watch and not (report.ok and not without):
                 raise typer.Exit(1)
         if not watch:
             return
         time.sleep(watch)
 
 
-def _print_sync(account: AirflowAccount, report: AirflowSyncReport, rules: DeclaredReport | None) -> None:
+def _print_sync(account: AirflowAccount, report: AirflowSyncReport, rules: DeclaredReport) -> None:
     from rich.table import Table
     table = Table("asset", "result", "tasks attached", title=f"airflow sync from {account.url}", title_justify="left")
     attached: dict[str, list[str]] = {}
@@ -144,8 +146,6 @@ def _print_sync(account: AirflowAccount, report: AirflowSyncReport, rules: Decla
     for name, reason in report.errors.items():
         table.add_row(escape(name), "[red]not synced[/]", escape(reason))
     console.print(table)
-    if rules is None:
-        return
     dags = Table("Airflow DAG", "readiness rule", title="DAGs tagged assetbus", title_justify="left")
     for dag_id, change in sorted(rules.changes.items()):
         dags.add_row(escape(dag_id), change.value)

@@ -193,9 +193,10 @@ async def _airflow_rules(dags: list[str]) -> list[Check]:
     without = sorted(set(tagged) - set(dags))
     if without:
         return [Check("airflow DAG rules", "warn", f"tagged {AIRFLOW_TAG!r} in Airflow but without a readiness "
-                      f"rule: {', '.join(without)}", "schedule them with a PartitionedAssetTimetable whose mappers "
-                      "assetbus translates (the bridge logs why not), and let the bridge or `assetbus airflow "
-                      "sync --metadata-url` sync them")]
+                      f"rule: {', '.join(without)}", "the bridge's log says why, one line per DAG: "
+                      "`Airflow DAG <dag_id> is tagged assetbus but has no readiness rule: <why>`; a rule the "
+                      "dag-processor could not register is named in its log of the DAG's file: `cannot register "
+                      "the readiness rule of Airflow DAG <dag_id> with the assetbus API ...`")]
     return [Check("airflow DAG rules", "ok", f"{len(tagged)} DAG(s) tagged {AIRFLOW_TAG!r}, each with a rule")]
 
 

@@ -110,8 +110,9 @@ def worker(
     api_url: Annotated[str | None, typer.Option("--api-url", help="The assetbus API the workers ask for tokens "
                                                 "(the connection's host, for --format env).")] = None,
 ) -> None:
-    """Mint the Airflow worker credential: the password of the Airflow connection `assetbus_default`. It may only
-    ask `POST /airflow/tokens` for attempts Airflow vouches for; it cannot emit or touch state."""
+    """Mint the Airflow worker credential: the password of the Airflow connection `assetbus_default`. It may ask
+    `POST /airflow/tokens` for attempts Airflow vouches for and register Airflow DAGs' readiness rules; it cannot
+    emit or touch state."""
 
     from assetbus.consumers.airflow.workers import (
         DEFAULT_WORKER_TTL_SECONDS,

@@ -150,3 +150,55 @@ def test_a_dag_without_a_readiness_rule_is_named_by_doctor_and_by_the_sync(airfl
     rules = checks["airflow DAG rules"]
     assert rules["status"] == "warn" and "declared_weekly_fan_out" in rules["detail"]
     assert "declared_daily_clicks" not in rules["detail"]  # its rule was read from its timetable
+
+
+def dag_processor_log(stack: AirflowStack, dag_file: str) -> str:
+    """What Airflow's dag-processor logged while parsing `dag_file` (its per-file logs, every parse)."""
+    return "".join(path.read_text(errors="replace")
+                   for path in sorted((stack.airflow.home / "logs" / "dag_processor").rglob(f"{dag_file}.log*")))
+
+
+@pytest.mark.timeout(600)
+async def test_without_the_metadata_database_a_dag_deployed_while_the_bridge_runs_gets_one_run_per_ready_partition(
+        airflow_stack: AirflowStack, airflow_api: AirflowApi, stack_engine: AsyncEngine) -> None:
+    """The bridge is given Airflow's REST API only; the rule comes from the provider's cluster policy, which
+    registers it from the dag-processor as Airflow parses the new file."""
+    name = "rest-only-bridge"
+    airflow_stack.service(name, "airflow-bridge", "--poll-interval-s", "1", "--sync-interval-s", "1",
+                          "--group-id", f"rest-only-{uuid.uuid4().hex[:6]}")
+    try:
+        suffix = uuid.uuid4().hex[:6]
+        dag_id, asset = f"rest_only_regions_{suffix}", f"airflow_demo.rest_only_regions_{suffix}"
+        (airflow_stack.dags_folder / f"{dag_id}.py").write_text(LATE_DAG.format(dag_id=dag_id, asset=asset))
+        rule = await wait_for(lambda: rule_of(stack_engine, dag_id), timeout_s=180, interval=0.5,
+                              what="the new DAG's rule, registered by the cluster policy and activated by the bridge")
+        assert rule["fileloc"] == f"airflow:{dag_id}"
+        assert rule["definition"]["schedule"]["mapping"] == {"kind": "static", "mapping": {"eu": "eu", "us": "us"},
+                                                             "require_all": False}
+        assert f"registered the readiness rule of Airflow DAG {dag_id}" in dag_processor_log(airflow_stack,
+                                                                                          f"{dag_id}.py")
+        ref = AssetRef(name=asset, uri=f"s3://example/{asset}")
+        await emit_partitions(airflow_stack, ref, [("eu", None), ("mars", None), ("us", None)])
+
+        async def done() -> list[dict[str, object]]:
+            runs = await runs_of(stack_engine, dag_id)
+            return runs if len(runs) == 2 and all(r["status"] == "success" for r in runs) else []
+
+        runs = await wait_for(done, timeout_s=240, interval=1, what="a run per ready partition to succeed")
+        assert sorted(str(r["partition_key"]) for r in runs) == ["eu", "us"]  # mars is not an allowed key
+        assert sorted(r["partition_key"] for r in airflow_api.runs(dag_id)) == ["eu", "us"]
+
+        # a tagged DAG with no rule to learn: the bridge says so, the dag-processor says why, doctor points there
+        said = "Airflow DAG declared_weekly_fan_out is tagged assetbus but has no readiness rule: no readiness rule " \
+               "registered for it"
+        assert said in airflow_stack.log_tail(name, chars=1_000_000)
+        refused = dag_processor_log(airflow_stack, "declared_weekly_fan_out.py")
+        assert "cannot register the readiness rule of Airflow DAG declared_weekly_fan_out" in refused
+        assert "422 untranslatable_timetable" in refused and "FanOutMapper" in refused
+        doctor = await asyncio.to_thread(subprocess.run, [str(CLI), "doctor", "--json"], env=airflow_stack.env(),
+                                         capture_output=True, text=True, timeout=120, check=False)
+        check = {c["name"]: c for c in json.loads(doctor.stdout)["checks"]}["airflow DAG rules"]
+        assert "declared_weekly_fan_out" in check["detail"]
+        assert "`Airflow DAG <dag_id> is tagged assetbus but has no readiness rule: <why>`" in check["fix"]
+    finally:
+        airflow_stack.stop_service(name)

@@ -15,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from assetbus.infra.airflow import airflow_bin
 from assetbus.infra.airflow_stack import AirflowStack
+from assetbus.infra.ports import free_port
 from examples.airflow import connections
 from tests.integration.airflow.airflow_api import AirflowApi
 from tests.integration.airflow.support import events_of
@@ -27,6 +28,20 @@ def airflow(stack: AirflowStack, *args: str, **env: str) -> subprocess.Completed
     """`airflow ARGS` as the stack's components run it (its home, metadata DB and environment)."""
     return subprocess.run([str(airflow_bin()), *args], env={**stack.airflow.env(), **env}, capture_output=True,
                           text=True, timeout=300, check=False)
+
+
+def without_kafka_variables(stack: AirflowStack) -> dict[str, str]:
+    """The stack's Airflow environment without KAFKA_*: only the connection and the API name Kafka."""
+    return {k: v for k, v in stack.airflow.env().items() if not k.startswith("KAFKA_")}
+
+
+def connections_test(stack: AirflowStack, conn_id: str) -> subprocess.CompletedProcess[str]:
+    """`airflow connections test CONN_ID`, its lines unwrapped (rich wraps the message of a failure)."""
+    done = subprocess.run([str(airflow_bin()), "connections", "test", conn_id],
+                          env={**without_kafka_variables(stack), **TEST_CONNECTION}, capture_output=True, text=True,
+                          timeout=300, check=False)
+    done.stdout = " ".join(done.stdout.split())
+    return done
 
 
 def add_connection(stack: AirflowStack, conn_id: str, definition: dict[str, object]) -> None:
@@ -63,6 +78,41 @@ def test_connections_test_passes_on_the_workers_connection(airflow_stack: Airflo
     done = airflow(airflow_stack, "connections", "test", "assetbus_default", **TEST_CONNECTION)
     assert done.returncode == 0, done.stdout + done.stderr[-2000:]
     assert "Connection success" in done.stdout
+    # the message the CLI does not print on success, from the hook in Airflow's venv (the connection from its
+    # metadata database, as the CLI reads it)
+    said = subprocess.run([str(airflow_bin().parent / "python"), "-c", "from assetbus.producers.airflow.hook import "
+                           "AssetbusHook; print(AssetbusHook().test_connection())"],
+                          env={**without_kafka_variables(airflow_stack), "_AIRFLOW_PROCESS_CONTEXT": "server"},
+                          capture_output=True, text=True, timeout=120, check=False).stdout
+    # no Kafka in the connection: a task's emitter uses the brokers and prefix the API names, and those are checked
+    assert f"a task's emitter reaches Kafka at {airflow_stack.bootstrap_servers}" in said, said
+    assert f"the topics of prefix {airflow_stack.topic_prefix!r}" in said
+    assert "not for the triggerer: the triggerer has no Kafka for assetbus" in said
+
+
+def test_connections_test_fails_on_a_mistyped_prefix_without_kafka_settings_naming_where_each_came_from(
+        airflow_stack: AirflowStack) -> None:
+    conn_id = f"assetbus_typo_{uuid.uuid4().hex[:6]}"
+    add_connection(airflow_stack, conn_id, {"conn_type": "assetbus", "host": airflow_stack.api_url,
+                                            "password": airflow_stack.worker_credential,
+                                            "extra": {"topic_prefix": "ordrs"}})
+    failed = connections_test(airflow_stack, conn_id)
+    assert failed.returncode == 1, failed.stdout
+    assert "has no topic ordrs.emissions, ordrs.receipts, ordrs.asset-events" in failed.stdout, failed.stdout
+    assert f"the `topic_prefix` extra of connection {conn_id}" in failed.stdout
+    assert f"the brokers the assetbus API at {airflow_stack.api_url} names" in failed.stdout
+
+
+def test_connections_test_fails_on_kafka_settings_that_do_not_connect(airflow_stack: AirflowStack) -> None:
+    conn_id = f"assetbus_nobroker_{uuid.uuid4().hex[:6]}"
+    nobody = f"127.0.0.1:{free_port()}"
+    add_connection(airflow_stack, conn_id, {"conn_type": "assetbus", "host": airflow_stack.api_url,
+                                            "password": airflow_stack.worker_credential,
+                                            "extra": {"kafka": {"bootstrap_servers": nobody}}})
+    failed = connections_test(airflow_stack, conn_id)
+    assert failed.returncode == 1, failed.stdout
+    assert f"Kafka at {nobody} over PLAINTEXT, which a task's emitter will use" in failed.stdout, failed.stdout
+    assert f"the `kafka` (or `kafka_conn_id`) extra of connection {conn_id}" in failed.stdout
 
 
 def test_connections_test_checks_kafka_named_by_reference(airflow_stack: AirflowStack, by_reference: str) -> None:
@@ -72,7 +122,7 @@ def test_connections_test_checks_kafka_named_by_reference(airflow_stack: Airflow
     add_connection(airflow_stack, wrong_prefix, {
         "conn_type": "assetbus", "host": airflow_stack.api_url, "password": airflow_stack.worker_credential,
         "extra": {"topic_prefix": "no-such-prefix", "kafka_conn_id": "kafka_by_reference"}})
-    failed = airflow(airflow_stack, "connections", "test", wrong_prefix, **TEST_CONNECTION)
+    failed = connections_test(airflow_stack, wrong_prefix)
     assert failed.returncode == 1 and "has no topic no-such-prefix.emissions" in failed.stdout, failed.stdout
 
 

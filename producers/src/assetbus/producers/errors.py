@@ -95,11 +95,21 @@ class BrokerUnavailable(EmitterError):
 
     retriable = True
 
+    connection: KafkaConnection | None = None
+    """The Kafka settings the emitter could not start on (`starting`)."""
+    topic_prefix: str | None = None
+    cause: BaseException | None = None
+
     @classmethod
-    def starting(cls, connection: KafkaConnection, error: BaseException) -> BrokerUnavailable:
-        """The error for an emitter that could not start on `connection` (described without secrets)."""
-        return cls(f"cannot start the emitter on {connection.describe()} (set by KAFKA_BOOTSTRAP_SERVERS and the "
-                   f"other KAFKA_* variables): {type(error).__name__}: {error}")
+    def starting(cls, connection: KafkaConnection, error: BaseException, topic_prefix: str | None = None, *,
+                 where: str = "KAFKA_BOOTSTRAP_SERVERS and the other KAFKA_* variables") -> BrokerUnavailable:
+        """The error for an emitter that could not start on `connection` (described without secrets) for
+        `topic_prefix`; `where` says where those settings came from."""
+        prefix = f" for topic prefix {topic_prefix!r}" if topic_prefix is not None else ""
+        found = cls(f"cannot start the emitter on {connection.describe()}{prefix} (set by {where}): "
+                    f"{type(error).__name__}: {error}")
+        found.connection, found.topic_prefix, found.cause = connection, topic_prefix, error
+        return found
 
 
 class EmissionRejected(EmitterError):

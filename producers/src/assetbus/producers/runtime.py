@@ -95,7 +95,7 @@ class EmitterRuntime:
                 except EmitterError:
                     raise
                 except Exception as error:  # aiokafka raises several unrelated types for "cannot connect"
-                    raise BrokerUnavailable.starting(connection, error) from error
+                    raise BrokerUnavailable.starting(connection, error, topics.prefix) from error
                 dispatcher = self._dispatchers[key] = candidate
         return dispatcher
 

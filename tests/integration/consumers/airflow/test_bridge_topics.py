@@ -23,6 +23,9 @@ from aiokafka.admin import AIOKafkaAdminClient
 
 from assetbus.consumers.airflow import AirflowAccount, AirflowBridge, BridgeConfig
 from assetbus.consumers.airflow import bridge as bridge_module
+from assetbus.consumers.airflow.declared import DeclaredReport
+from assetbus.consumers.airflow.sync import AirflowSyncReport
+from assetbus.consumers.storage.dags import SyncChange
 from assetbus.infra.ports import free_port
 from assetbus.producers.kafka import KafkaConnection
 from assetbus.schemas import Topics
@@ -47,14 +50,10 @@ async def dropped(infra: Settings, topics: Topics, dag: str) -> AsyncIterator[No
 def airflow_serves(monkeypatch: pytest.MonkeyPatch, dag: str) -> None:
     """Airflow, as the bridge's sync reads it: no assets, and `dag` tagged `assetbus` with a rule."""
 
-    async def no_assets(*args: object, **kwargs: object) -> list[object]:
-        return []
+    async def tagged(*args: object, **kwargs: object) -> tuple[AirflowSyncReport, DeclaredReport]:
+        return AirflowSyncReport(), DeclaredReport(changes={dag: SyncChange.UNCHANGED})
 
-    async def tagged(*args: object) -> list[str]:
-        return [dag]
-
-    monkeypatch.setattr(bridge_module, "read_airflow_assets", no_assets)
-    monkeypatch.setattr(bridge_module, "airflow_driven_dags", tagged)
+    monkeypatch.setattr(bridge_module, "sync_from_airflow", tagged)
 
 
 def _config(infra: Settings, db_url: str, topics: Topics, **more: Any) -> BridgeConfig:

@@ -5,6 +5,7 @@ refusal of an Airflow older than 3.3."""
 from __future__ import annotations
 
 import json
+import re
 import tomllib
 from importlib.metadata import entry_points, version
 from pathlib import Path
@@ -75,6 +76,54 @@ def test_a_kafka_connection_that_cannot_be_used_is_refused_with_where_it_is(monk
                                                                      "security_protocol": "SASL_SSL"}}})
     with pytest.raises(InvalidConnection, match="`kafka` extra of connection assetbus_default"):
         worker_access()
+
+
+OIDC = {"bootstrap.servers": "b1:9093", "security.protocol": "SASL_SSL", "sasl.mechanism": "OAUTHBEARER",
+        "sasl.oauthbearer.method": "oidc", "sasl.oauthbearer.token.endpoint.url": "https://idp.example/token",
+        "sasl.oauthbearer.client.id": "worker", "sasl.oauthbearer.client.secret": "from-the-vault",
+        "sasl.oauthbearer.scope": "kafka", "sasl.oauthbearer.extensions": "logicalCluster=lkc-1,identityPoolId=pool-2"}
+"""A kafka_default connection's extra for an OIDC broker, in librdkafka's names."""
+
+
+def test_librdkafka_oauthbearer_becomes_the_oidc_token_provider(monkeypatch: pytest.MonkeyPatch) -> None:
+    _connections(monkeypatch, assetbus_default={"extra": {"kafka_conn_id": "kafka_default"}},
+                 kafka_default={"extra": json.dumps(OIDC)})
+    kafka = worker_access().kafka
+    assert kafka is not None and (kafka.sasl_mechanism, kafka.sasl_oauth_provider) == ("OAUTHBEARER", "oidc")
+    assert (kafka.sasl_oauth_token_url, kafka.sasl_oauth_client_id, kafka.sasl_oauth_scope) == (
+        "https://idp.example/token", "worker", "kafka")
+    assert kafka.sasl_oauth_client_secret is not None
+    assert kafka.sasl_oauth_client_secret.get_secret_value() == "from-the-vault"
+    assert kafka.sasl_oauth_extensions == (("identityPoolId", "pool-2"), ("logicalCluster", "lkc-1"))
+    assert "from-the-vault" not in repr(kafka) and "from-the-vault" not in kafka.describe()
+
+
+def test_an_incomplete_oauthbearer_config_is_refused_in_librdkafkas_names() -> None:
+    config = {key: value for key, value in OIDC.items() if key != "sasl.oauthbearer.client.secret"}
+    with pytest.raises(InvalidConnection, match=re.escape("sasl.oauthbearer.client.secret")) as refused:
+        airflow_connection.kafka_from_config(config, "the Kafka connection kafka_default")
+    assert "KAFKA_" not in str(refused.value)
+    with pytest.raises(InvalidConnection, match=re.escape("sasl.oauthbearer.method='default'")):
+        airflow_connection.kafka_from_config({**OIDC, "sasl.oauthbearer.method": "default"}, "k")
+
+
+def test_client_properties_pass_through_as_kafka_properties_does() -> None:
+    kafka = airflow_connection.kafka_from_config({"bootstrap.servers": "b:9092", "client.rack": "euw1-az1",
+                                                  "request.timeout.ms": 45000, "group.id": "the-providers-own"}, "k")
+    assert dict(kafka.properties) == {"client.rack": "euw1-az1", "request.timeout.ms": "45000"}
+    assert kafka.client_kwargs("consumer")["client_rack"] == "euw1-az1"
+    assert kafka.client_kwargs("producer")["request_timeout_ms"] == 45000
+
+
+@pytest.mark.parametrize(("config", "named"), [
+    ({"bootstrap.servers": "b:9092", "linger.ms": "5"}, "unknown Kafka client property 'linger.ms'"),
+    ({"bootstrap.servers": "b:9092", "sasl.jaas.config": "x"}, "'sasl.jaas.config' is set by assetbus"),
+    ({"bootstrap_server": "b:9092"}, "unknown Kafka setting 'bootstrap_server'"),
+    ({"bootstrap.servers": "b:9092", "request.timeout.ms": "soon"}, "'request.timeout.ms' must be an integer"),
+])
+def test_an_unknown_or_misplaced_key_is_refused_by_name_never_dropped(config: dict[str, Any], named: str) -> None:
+    with pytest.raises(InvalidConnection, match=re.escape(named)):
+        airflow_connection.kafka_from_config(config, "the Kafka connection kafka_default")
 
 
 def _answer(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -7,9 +7,12 @@ account (401/403/5xx), the handler backs off and tries again: the offset is not 
 no signal is lost, and a bridge killed at any point meets the existing run on redelivery.
 A run stays `running` until `OutcomePoller` reads Airflow's final state.
 
-Every `sync_interval_s` (and at start-up) the bridge syncs Airflow's assets and task registrations, and,
-given Airflow's metadata database, the readiness rules of the DAGs Airflow tags `assetbus` (`declared`).
-Without `dag_ids` it serves every such DAG, and starts serving a DAG deployed after it started. It refuses to
+Every `sync_interval_s` (and at start-up) the bridge syncs Airflow's assets and task registrations and the
+readiness rules of the DAGs Airflow tags `assetbus` (`declared`): those the provider's cluster policy
+registered from Airflow's dag-processor, or, given Airflow's metadata database, those read from it. It needs
+only Airflow's REST API. Without `dag_ids` it serves every such DAG, and starts serving a DAG deployed after
+it started; a tagged DAG it has no rule for is named in its log (`... is tagged assetbus but has no readiness
+rule: <why>`). It refuses to
 start on a prefix whose core topics do not exist, and creates a readiness topic only as the scheduler would
 (`bridge_topics`).
 """
@@ -20,18 +23,18 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from contextlib import AsyncExitStack
 from typing import Any
 
 from prometheus_client import CollectorRegistry
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from assetbus.consumers.airflow.bridge_topics import BridgeReadinessTopics
 from assetbus.consumers.airflow.client import AirflowClient
 from assetbus.consumers.airflow.config import BridgeConfig
 from assetbus.consumers.airflow.dagruns import CreatedRun, trigger_run
-from assetbus.consumers.airflow.declared import airflow_driven_dags, apply_declared_dags, read_declared_dags
+from assetbus.consumers.airflow.declared import sync_from_airflow
 from assetbus.consumers.airflow.errors import (
     AirflowError,
     AirflowRefused,
@@ -39,7 +42,6 @@ from assetbus.consumers.airflow.errors import (
 )
 from assetbus.consumers.airflow.metrics import BridgeMetrics
 from assetbus.consumers.airflow.outcomes import OutcomePoller
-from assetbus.consumers.airflow.sync import apply_airflow_assets, read_airflow_assets
 from assetbus.consumers.observe.service import Service, cancel_and_wait, every
 from assetbus.consumers.readiness import DatabaseLedger, ReadinessSubscriber, RunStatus
 from assetbus.consumers.storage import create_engine, translated
@@ -124,20 +126,15 @@ class AirflowBridge(Service):
 
     async def sync_once(self) -> list[str]:
         """Sync assets, registrations and readiness rules from Airflow; serve new DAGs. Returns the new ones."""
-        assets = await read_airflow_assets(self._airflow)
-        url = self.config.airflow_metadata_url
-        declared = await read_declared_dags(self._airflow, url) if url else None
-        async with translated(), self._engine.begin() as conn:
-            synced = await apply_airflow_assets(conn, assets)
-            report = await apply_declared_dags(conn, declared) if declared is not None else None
-            found = await airflow_driven_dags(conn) if not self.config.dag_ids else []
+        synced, report = await sync_from_airflow(self._airflow, self._transaction,
+                                                 metadata_url=self.config.airflow_metadata_url)
+        found = report.active if not self.config.dag_ids else []
         for name, reason in synced.errors.items():
             log.warning("asset %s not synced from Airflow: %s", name, reason)
-        if report is not None:
-            for dag_id, reason in report.without_rule.items():
-                if self.without_rule.get(dag_id) != reason:
-                    log.warning("Airflow DAG %s is tagged assetbus but has no readiness rule: %s", dag_id, reason)
-            self.without_rule = report.without_rule
+        for dag_id, reason in report.without_rule.items():
+            if self.without_rule.get(dag_id) != reason:
+                log.warning("Airflow DAG %s is tagged assetbus but has no readiness rule: %s", dag_id, reason)
+        self.without_rule = report.without_rule
         new = await self._readiness_topics.available([dag_id for dag_id in found if dag_id not in self.dag_ids])
         if new:
             for dag_id in new:
@@ -152,6 +149,11 @@ class AirflowBridge(Service):
         self._started.append(subscriber)
         self.poller.watch(subscriber.dag_id)
         self._runs.append(asyncio.create_task(subscriber.run_forever(), name=f"assetbus-bridge-{subscriber.dag_id}"))
+
+    @contextlib.asynccontextmanager
+    async def _transaction(self) -> AsyncIterator[AsyncConnection]:
+        async with translated(), self._engine.begin() as conn:
+            yield conn
 
     def probed(self) -> tuple[CollectorRegistry, BridgeConfig]:
         return self.metrics.registry, self.config

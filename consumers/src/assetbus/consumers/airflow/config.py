@@ -36,10 +36,11 @@ class BridgeConfig(ServiceSettings, ConsumerGroupSettings, BackoffSettings, Prob
     dag_ids: Annotated[tuple[str, ...], NoDecode] = Field(default=(), json_schema_extra={"option": "--dag"},
                                      description="Only these Airflow DAGs (repeatable); each one's readiness rule "
                                      "is the assetbus consumer DAG of the same id. Unset: every DAG Airflow tags "
-                                     "`assetbus`, with the rule read from its own timetable, found as they appear.")
-    airflow_metadata_url: str | None = Field(default=None, repr=False, description="Airflow's metadata database "
-                                             "(sqlite:///... or postgresql://...), read-only: the serialized DAGs "
-                                             "hold the partition mappers that Airflow's REST API does not show.")
+                                     "`assetbus`, with the rule of its own timetable, found as they appear.")
+    airflow_metadata_url: str | None = Field(default=None, repr=False, description="Optional: Airflow's metadata "
+                                             "database (sqlite:///... or postgresql://...), read-only, to read the "
+                                             "partition mappers from its serialized DAGs instead of the rules the "
+                                             "provider's cluster policy registers from Airflow's dag-processor.")
     sync_interval_s: float = Field(default=30.0, ge=0, description="How often Airflow's assets, task "
                                    "registrations and DAG readiness rules are synced (0: only at start-up).")
     max_records: int = Field(default=100, ge=1, description="Readiness signals fetched per batch and DAG.")

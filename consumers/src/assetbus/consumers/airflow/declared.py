@@ -6,9 +6,14 @@ its own `PartitionedAssetTimetable`, translated by `timetables.translate_timetab
 What Airflow 3.3.2's public REST API exposes of a DAG's schedule (`GET /api/v2/dags`, `/dags/{id}/details`)
 is `timetable_summary` ("Partitioned Asset"), `timetable_partitioned`, `timetable_description` and
 `asset_expression`; it has no partition mapper (`partition_mapper_config`, `default_partition_mapper`).
-Those exist only in the serialized DAG, which no public route returns. So the DAG list and tags come
-from the REST API, and the timetable from the `serialized_dag` table of Airflow's metadata database,
-read-only (`airflow_metadata_url`: `sqlite:///...` or `postgresql://...`).
+So the DAG list and tags come from the REST API, and the timetable from one of two places:
+
+- **registered** (the default, and all that managed Airflow allows): the provider's cluster policy
+  (`assetbus.producers.airflow.policy`) runs in Airflow's dag-processor, where each DAG is parsed, and
+  `PUT /airflow/dags/{dag_id}/rule` stores the rule its timetable translates to, inactive until a sync
+  here sees the DAG tagged in Airflow's REST API (`registered_translations`);
+- **Airflow's metadata database** (`airflow_metadata_url`: `sqlite:///...` or `postgresql://...`, read-only),
+  the `serialized_dag` table, when it is given: a fallback for an Airflow without the policy.
 
 Rules written from Airflow have `fileloc` `airflow:<dag_id>`; one whose DAG lost the tag, went stale or
 lost its rule is deactivated (never deleted).
@@ -20,7 +25,8 @@ import asyncio
 import json
 import sqlite3
 import zlib
-from collections.abc import Collection
+from collections.abc import Callable, Collection
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -29,16 +35,25 @@ import asyncpg
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from assetbus.consumers.airflow.client import AirflowClient
+from assetbus.consumers.airflow.sync import AirflowSyncReport, apply_airflow_assets, read_airflow_assets
 from assetbus.consumers.airflow.timetables import Translation, translate_timetable
 from assetbus.consumers.scheduler.dag import ConsumerDag
 from assetbus.consumers.storage import assets_by_name
-from assetbus.consumers.storage.dags import SyncChange, deactivate_dags, list_dags, upsert_dag
+from assetbus.consumers.storage.dags import SyncChange, deactivate_dags, get_dag, list_dags, upsert_dag
 from assetbus.consumers.storage.urls import asyncpg_dsn
 
 AIRFLOW_TAG = "assetbus"
 """The Airflow DAG tag that makes a DAG assetbus-driven (its runs are started by the bridge)."""
 FILELOC_PREFIX = "airflow:"
 """`consumer_dags.fileloc` of a rule read from an Airflow DAG."""
+NOT_REGISTERED = ("no readiness rule registered for it: the assetbus cluster policy registers one when Airflow's "
+                  "dag-processor parses the DAG (assetbus-sdk[airflow] installed there, its assetbus connection "
+                  "reaching the assetbus API; the dag-processor's log of the DAG file says why not), or give "
+                  "Airflow's metadata database (--airflow-metadata-url)")
+"""Why a tagged DAG has no rule when no registration and no metadata database gave one."""
+
+Transaction = Callable[[], AbstractAsyncContextManager[AsyncConnection]]
+"""Opens one database transaction (the bridge's engine, the CLI's `connect`)."""
 
 
 @dataclass
@@ -93,14 +108,48 @@ async def read_serialized_timetables(metadata_url: str, dag_ids: Collection[str]
     return found
 
 
-async def read_declared_dags(airflow: AirflowClient, metadata_url: str) -> list[Translation]:
-    """Every live Airflow DAG tagged `assetbus`, with the rule its timetable translates to (or why none)."""
+async def read_tagged_dags(airflow: AirflowClient) -> dict[str, str]:
+    """Every live Airflow DAG tagged `assetbus`, with its description (Airflow's public REST API only)."""
     listed = await airflow.pages("/dags", "dags", params={"tags": [AIRFLOW_TAG], "exclude_stale": True})
-    dags = {d["dag_id"]: d for d in listed if not d.get("is_stale")
+    return {d["dag_id"]: d.get("description") or "" for d in listed if not d.get("is_stale")
             and AIRFLOW_TAG in {t.get("name") for t in d.get("tags", [])}}
-    timetables = await read_serialized_timetables(metadata_url, dags)
-    return [translate_timetable(dag_id, timetables.get(dag_id), description=dags[dag_id].get("description") or "")
-            for dag_id in sorted(dags)]
+
+
+async def read_declared_dags(airflow: AirflowClient, metadata_url: str) -> list[Translation]:
+    """Every live Airflow DAG tagged `assetbus`, with the rule its serialized timetable translates to (or why
+    none), read from Airflow's metadata database."""
+    tagged = await read_tagged_dags(airflow)
+    timetables = await read_serialized_timetables(metadata_url, tagged)
+    return [translate_timetable(dag_id, timetables.get(dag_id), description=tagged[dag_id])
+            for dag_id in sorted(tagged)]
+
+
+async def registered_translations(conn: AsyncConnection, tagged: Collection[str]) -> list[Translation]:
+    """The rules registered for the tagged DAGs (by the cluster policy, or written from Airflow before, active
+    or not); a tagged DAG without one is reported as NOT_REGISTERED."""
+    found = []
+    for dag_id in sorted(tagged):
+        row = await get_dag(conn, dag_id)
+        if row is None or row.fileloc != FILELOC_PREFIX + dag_id:
+            found.append(Translation(dag_id, None, NOT_REGISTERED))
+        else:
+            found.append(Translation(dag_id, ConsumerDag.from_definition(row.definition)))
+    return found
+
+
+async def sync_from_airflow(airflow: AirflowClient, transaction: Transaction, *, dag_ids: Collection[str] | None = None,
+                            metadata_url: str | None = None) -> tuple[AirflowSyncReport, DeclaredReport]:
+    """Airflow's assets and task registrations (of `dag_ids` only, if given), then the rules of the DAGs tagged
+    `assetbus`: registered ones, or, given `metadata_url`, those read from Airflow's metadata database. Reads
+    Airflow first, then writes in one transaction."""
+    assets = await read_airflow_assets(airflow, dag_ids)
+    declared = await read_declared_dags(airflow, metadata_url) if metadata_url else None
+    tagged = await read_tagged_dags(airflow) if declared is None else {}
+    async with transaction() as conn:
+        synced = await apply_airflow_assets(conn, assets)
+        if declared is None:
+            declared = await registered_translations(conn, tagged)
+        return synced, await apply_declared_dags(conn, declared)
 
 
 async def apply_declared_dags(conn: AsyncConnection, found: list[Translation]) -> DeclaredReport:

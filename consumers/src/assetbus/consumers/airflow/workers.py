@@ -3,7 +3,10 @@
 Knowing a running attempt's ids proves nothing: Airflow shows them to every reader of its REST API.
 So `POST /airflow/tokens` also needs this credential, a signed token with one scope,
 `airflow:worker`. It cannot emit (no `emit`) and cannot touch state (no `ti:self`, and it names no
-task). All it may do is ask for the token of an attempt or DAG run that Airflow vouches for.
+task). It may ask for the token of an attempt or DAG run that Airflow vouches for; besides, Airflow's
+dag-processor registers with it the readiness rules of the DAGs tagged `assetbus` (`PUT
+/airflow/dags/{dag_id}/rule`, which the bridge activates only for DAGs Airflow's REST API lists tagged), and
+a connection test reads the Kafka and topic prefix the API names to workers (`GET /airflow/kafka`).
 
 It is minted once per deployment (`assetbus token worker`), with the minting key, and kept where
 Airflow keeps secrets: the password of the Airflow connection `assetbus_default`, read by the worker

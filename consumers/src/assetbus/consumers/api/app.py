@@ -27,6 +27,8 @@ from assetbus.consumers.api.models import BODY_MAX_BYTES
 from assetbus.consumers.api.probes import ApiMetrics, RequestMetricsMiddleware
 from assetbus.consumers.api.probes import router as probes_router
 from assetbus.consumers.api.routes import (
+    airflow_rules_router,
+    airflow_settings_router,
     airflow_tokens_router,
     asset_state_router,
     emit_router,
@@ -126,6 +128,8 @@ def create_api(config: ApiConfig, *, minter: Minter | None = None) -> FastAPI:
     app.include_router(emit_router)
     app.include_router(runs_router)
     app.include_router(airflow_tokens_router)
+    app.include_router(airflow_rules_router)
+    app.include_router(airflow_settings_router)
     app.include_router(probes_router)
     app.include_router(ui_router)
     app.include_router(ui_api_router)

@@ -45,6 +45,8 @@ class ApiErrorCode(StrEnum):
     AIRFLOW_NOT_CONFIGURED = "airflow_not_configured"
     AIRFLOW_UNAVAILABLE = "airflow_unavailable"
     ATTEMPT_NOT_RUNNING = "attempt_not_running"
+    UNTRANSLATABLE_TIMETABLE = "untranslatable_timetable"
+    NOT_AN_AIRFLOW_RULE = "not_an_airflow_rule"
 
 
 class ErrorBody(BaseModel):
@@ -180,6 +182,7 @@ _DESCRIPTIONS = {
     401: "Missing, forged, expired token or wrong audience.",
     403: "The token may not touch this task instance or asset, or lacks the scope.",
     404: "Unknown key, with the reason.",
+    409: "The resource belongs to something else (a consumer DAG synced from a file, not from Airflow).",
     412: "Compare-and-set failed: the stored version is not the expected one.",
     413: "The value (or body) is larger than the limit.",
     422: "Malformed input (a state store value: null, NaN or Infinity, or larger than the limit).",

@@ -61,6 +61,29 @@ async def upsert_dag(conn: AsyncConnection, dag_id: str, fileloc: str, definitio
     return SyncChange.UPDATED if row.was_active else SyncChange.REACTIVATED
 
 
+_REGISTER = text("""
+INSERT INTO consumer_dags (dag_id, fileloc, definition, fingerprint, coalesce, active)
+VALUES (:dag_id, :fileloc, CAST(:definition AS jsonb), :fingerprint, :coalesce, false)
+ON CONFLICT (dag_id) DO UPDATE
+   SET definition = EXCLUDED.definition, fingerprint = EXCLUDED.fingerprint, coalesce = EXCLUDED.coalesce,
+       updated_at = now()
+ WHERE consumer_dags.fileloc = EXCLUDED.fileloc AND consumer_dags.fingerprint <> EXCLUDED.fingerprint
+RETURNING (xmax = 0) AS inserted
+""")
+
+
+async def register_dag(conn: AsyncConnection, dag_id: str, fileloc: str, definition_json: str, fingerprint: str,
+                       coalesce: bool) -> SyncChange:
+    """Store a definition without activating it: a new one is inactive until `upsert_dag` activates it, an
+    existing one of the same `fileloc` keeps its state (an active one changes at once). A row of another
+    `fileloc` is left alone (UNCHANGED: check the owner first)."""
+    row = (await conn.execute(_REGISTER, {"dag_id": dag_id, "fileloc": fileloc, "definition": definition_json,
+                                          "fingerprint": fingerprint, "coalesce": coalesce})).one_or_none()
+    if row is None:
+        return SyncChange.UNCHANGED
+    return SyncChange.CREATED if row.inserted else SyncChange.UPDATED
+
+
 async def deactivate_dags(conn: AsyncConnection, dag_ids: Iterable[str]) -> list[str]:
     """Deactivate (never delete: runs and history keep pointing at them). Returns those that were active."""
     wanted = sorted(set(dag_ids))

@@ -12,7 +12,10 @@ names say secret (`sasl_password`, `ssl_key_password`) in task logs. Its fields:
   `security_protocol`, `sasl_mechanism`, `sasl_username`, `sasl_password`, `ssl_cafile`, ...), or
   extra `kafka_conn_id`: another Airflow connection holding it, either an `assetbus`-style `kafka`
   extra or a `kafka_default`-style config dict (`bootstrap.servers`, `security.protocol`,
-  `sasl.mechanism(s)`, `sasl.username`, `sasl.password`, `ssl.ca.location`, ...).
+  `sasl.mechanism(s)`, `sasl.username`, `sasl.password`, `ssl.ca.location`, ...; `sasl.oauthbearer.method=oidc`
+  with `sasl.oauthbearer.token.endpoint.url`, `.client.id`, `.client.secret`, `.scope` and `.extensions` for
+  OAUTHBEARER; the client properties `KAFKA_PROPERTIES` takes, such as `client.rack`; any other key is
+  refused by name).
   Without either, the brokers the API names (with `KAFKA_*` from the environment as a fallback).
 
 When Airflow has no such connection (or is not installed), the environment is the fallback:
@@ -30,7 +33,13 @@ from typing import Any
 from pydantic import ValidationError
 
 from assetbus.producers.errors import EmitterError
-from assetbus.producers.kafka.connection import KafkaConnection
+from assetbus.producers.kafka.connection import ENV_PREFIX, KafkaConnection
+from assetbus.producers.kafka.properties import (
+    CLIENT_PROPERTIES,
+    OWNED_PROPERTIES,
+    parse_properties,
+    validate_properties,
+)
 
 __all__ = [
     "CONN_ID",
@@ -42,6 +51,7 @@ __all__ = [
     "WorkerAccess",
     "default_conn_id",
     "kafka_from_config",
+    "settings_source",
     "worker_access",
 ]
 
@@ -58,13 +68,25 @@ _LIBRDKAFKA_KEYS = {
     "sasl.mechanisms": "sasl_mechanism",
     "sasl.username": "sasl_username",
     "sasl.password": "sasl_password",
+    "sasl.oauthbearer.token.endpoint.url": "sasl_oauth_token_url",
+    "sasl.oauthbearer.client.id": "sasl_oauth_client_id",
+    "sasl.oauthbearer.client.secret": "sasl_oauth_client_secret",
+    "sasl.oauthbearer.scope": "sasl_oauth_scope",
+    "sasl.oauthbearer.extensions": "sasl_oauth_extensions",
+    "https.ca.location": "sasl_oauth_cafile",
     "ssl.ca.location": "ssl_cafile",
     "ssl.certificate.location": "ssl_certfile",
     "ssl.key.location": "ssl_keyfile",
     "ssl.key.password": "ssl_key_password",
+    "ssl.endpoint.identification.algorithm": "ssl_check_hostname",
     "client.id": "client_id",
 }
-"""A `kafka_default`-style connection's config dict (librdkafka's names) → KafkaConnection's fields."""
+"""A `kafka_default`-style connection's config dict (librdkafka's names) → KafkaConnection's fields. The
+OAUTHBEARER ones (`sasl.oauthbearer.method=oidc`) become the OIDC token provider's settings."""
+_PER_CLIENT = frozenset(key for key, owner in OWNED_PROPERTIES.items()
+                        if owner.startswith(("ASSETBUS_<SERVICE>", "nothing:")))
+"""librdkafka keys that assetbus sets itself for each of its clients (`group.id`, `acks`, ...): a connection
+shared with the apache-kafka provider may hold them for that provider's clients; assetbus does not read them."""
 
 
 class InvalidConnection(EmitterError):
@@ -122,17 +144,58 @@ def _extra(connection: Any, conn_id: str) -> dict[str, Any]:
 
 def kafka_from_config(config: Mapping[str, Any], where: str) -> KafkaConnection:
     """A KafkaConnection from an inline `kafka` extra (our field names) or a kafka_default-style config dict
-    (librdkafka's dotted names; the ones assetbus has no use for, such as `group.id`, are ignored)."""
-    values = {_LIBRDKAFKA_KEYS.get(key, key): value for key, value in config.items()
-              if key in _LIBRDKAFKA_KEYS or "." not in key}
-    if isinstance(values.get("security_protocol"), str):
-        values["security_protocol"] = values["security_protocol"].upper()
+    (librdkafka's dotted names): the connection's own keys become its fields, the client properties that
+    `KAFKA_PROPERTIES` takes (`client.rack`, `request.timeout.ms`, ...) pass through, the keys assetbus sets
+    per client (`group.id`, ...) are left to the clients they are for; any other key is refused by name."""
     try:
+        values = _fields(config)
         return KafkaConnection.model_validate(values)
     except ValidationError as error:
         problem = error.errors()[0]
         field_name = ".".join(str(part) for part in problem["loc"]) or "kafka"
-        raise InvalidConnection(f"{where}: {field_name}: {problem['msg']}") from None
+        message = f"{field_name}: {problem['msg']}"
+        if any("." in key for key in config):  # said in the names the connection uses, not the environment's
+            for key, name in _LIBRDKAFKA_KEYS.items():
+                message = message.replace(ENV_PREFIX + name.upper(), key)
+        raise InvalidConnection(f"{where}: {message}") from None
+    except ValueError as error:
+        raise InvalidConnection(f"{where}: {error}") from None
+
+
+def _fields(config: Mapping[str, Any]) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    properties: dict[str, str] = {}
+    for key, value in config.items():
+        if key in _LIBRDKAFKA_KEYS:
+            values[_LIBRDKAFKA_KEYS[key]] = value
+        elif key == "sasl.oauthbearer.method":
+            if str(value).lower() != "oidc":
+                raise ValueError(f"sasl.oauthbearer.method={value!r}: assetbus takes OAUTHBEARER tokens from an OIDC "
+                                 f"token endpoint (`oidc`, with sasl.oauthbearer.token.endpoint.url, .client.id and "
+                                 f".client.secret) or MSK IAM (`sasl_oauth_provider: aws-msk-iam`)")
+            values["sasl_oauth_provider"] = "oidc"
+        elif key in CLIENT_PROPERTIES:
+            properties[key] = str(value).lower() if isinstance(value, bool) else str(value)
+        elif key in _PER_CLIENT:
+            continue
+        elif "." in key:
+            validate_properties({key: str(value)})  # names the setting that owns the key, or lists what passes
+        elif key not in KafkaConnection.model_fields:
+            raise ValueError(f"unknown Kafka setting {key!r}; the connection's fields are: "
+                             + ", ".join(sorted(KafkaConnection.model_fields)))
+        else:
+            values[key] = value
+    if isinstance(values.get("security_protocol"), str):
+        values["security_protocol"] = values["security_protocol"].upper()
+    if isinstance(values.get("sasl_oauth_extensions"), str):  # librdkafka's `k1=v1,k2=v2`
+        values["sasl_oauth_extensions"] = values["sasl_oauth_extensions"].replace(",", ";")
+    if "ssl.endpoint.identification.algorithm" in config:
+        values["ssl_check_hostname"] = str(config["ssl.endpoint.identification.algorithm"]).lower() == "https"
+    if properties:
+        inline = values.get("properties") or {}
+        inline = parse_properties(inline, separators=";\n") if isinstance(inline, str) else dict(inline)
+        values["properties"] = {**inline, **properties}
+    return values
 
 
 def _kafka(extra: Mapping[str, Any], conn_id: str) -> KafkaConnection | None:
@@ -172,6 +235,24 @@ def worker_access(conn_id: str = CONN_ID) -> WorkerAccess:
     return WorkerAccess((_url(connection) or env_url).rstrip("/"),
                         getattr(connection, "password", None) or env_credential, f"connection {conn_id}",
                         kafka=_kafka(extra, conn_id), topic_prefix=str(prefix) if prefix else None)
+
+
+def settings_source(access: WorkerAccess) -> str:
+    """Where a worker's emitter takes Kafka and the topic prefix from (the order `credentials` follows), for
+    messages: the connection's extras, this process's environment, or the assetbus API's answer."""
+    env = os.environ
+    kafka = _first((access.kafka is not None, f"the `kafka` (or `kafka_conn_id`) extra of {access.source}"),
+                   (bool(env.get("KAFKA_BOOTSTRAP_SERVERS")),
+                    "KAFKA_BOOTSTRAP_SERVERS and the other KAFKA_* variables"),
+                   default=f"the brokers the assetbus API at {access.api_url} names ({access.source} names no Kafka)")
+    prefix = _first((access.topic_prefix is not None, f"the `topic_prefix` extra of {access.source}"),
+                    (bool(env.get("ASSETBUS_TOPIC_PREFIX")), "ASSETBUS_TOPIC_PREFIX"),
+                    default=f"the assetbus API at {access.api_url}")
+    return f"Kafka from {kafka}; topic prefix from {prefix}"
+
+
+def _first(*choices: tuple[bool, str], default: str) -> str:
+    return next((said for holds, said in choices if holds), default)
 
 
 def default_conn_id() -> str:

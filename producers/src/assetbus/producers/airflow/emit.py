@@ -22,12 +22,12 @@ from typing import TYPE_CHECKING, Any
 from typing_extensions import Unpack
 
 from assetbus.producers.airflow.attempt import Attempt, asset_ref, attempt_from_context, running_attempt
-from assetbus.producers.airflow.connection import default_conn_id
+from assetbus.producers.airflow.connection import default_conn_id, settings_source, worker_access
 from assetbus.producers.airflow.credentials import token_source
 from assetbus.producers.airflow.runtime import check_airflow_version
 from assetbus.producers.assets import Asset as Handle
 from assetbus.producers.context import EmissionContext, task_context
-from assetbus.producers.errors import EmitterError, InvalidEmission
+from assetbus.producers.errors import BrokerUnavailable, EmitterError, InvalidEmission
 from assetbus.producers.options import SendOptions
 from assetbus.schemas import Receipt
 
@@ -66,10 +66,17 @@ def attempt_context(attempt: Attempt, conn_id: str | None = None) -> Iterator[Em
         with offline as context:
             yield context
         return
-    credentials = token_source(conn_id or default_conn_id()).credentials(attempt)
-    with task_context(credentials.token, kafka=credentials.kafka, topic_prefix=credentials.topic_prefix,
-                      outlets=attempt.publishable) as context:
-        yield context
+    conn_id = conn_id or default_conn_id()
+    credentials = token_source(conn_id).credentials(attempt)
+    try:
+        with task_context(credentials.token, kafka=credentials.kafka, topic_prefix=credentials.topic_prefix,
+                          outlets=attempt.publishable) as context:
+            yield context
+    except BrokerUnavailable as error:  # say which connection set what the emitter could not start on
+        if error.connection is None or error.cause is None:
+            raise
+        raise BrokerUnavailable.starting(error.connection, error.cause, error.topic_prefix,
+                                         where=settings_source(worker_access(conn_id))) from error.cause
 
 
 def _attempt(context: Mapping[str, Any] | None) -> Attempt:

@@ -6,15 +6,19 @@ info, `provider.py`) and a hook to emit with.
     AssetbusHook().emit(orders, partition_key="batch-41", dedupe_key="batch-41")
 
 The connection's fields are described in `connection.py`. `test_connection()` (the UI's and REST API's
-Test button with `[core] test_connection = Enabled`, or `airflow connections test`) checks that the API
-answers, that it accepts the worker credential, and, when the connection names Kafka, that the brokers
-answer and hold the emissions topic.
+Test button with `[core] test_connection = Enabled`, or `airflow connections test`) checks what tasks will
+need: that the API answers, accepts the worker credential and mints tokens; that the Kafka a task's emitter
+will use (the connection's, this process's `KAFKA_*`, or the brokers the API names) answers and holds the
+topics of the prefix it will use (`<prefix>.emissions`, `.receipts`, `.asset-events`); and the same for the
+Kafka and prefix the triggerer's watchers and sensors read (the connection's, or the environment's; without
+them it says so, and passes).
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import os
 from collections.abc import Coroutine, Mapping
 from typing import Any, TypeVar
 
@@ -22,9 +26,17 @@ import httpx
 from airflow.sdk import BaseHook
 from typing_extensions import Unpack
 
-from assetbus.producers.airflow.connection import CONN_TYPE, WorkerAccess, default_conn_id, worker_access
+from assetbus.producers.airflow.connection import (
+    CONN_TYPE,
+    WorkerAccess,
+    default_conn_id,
+    settings_source,
+    worker_access,
+)
 from assetbus.producers.airflow.credentials import _CREDENTIAL_REFUSED, ROUTE, _reason
+from assetbus.producers.airflow.credentials import _kafka as emitter_kafka
 from assetbus.producers.airflow.emit import aemit, emit
+from assetbus.producers.api_client import SyncExecutionApi
 from assetbus.producers.kafka.connection import KafkaConnection
 from assetbus.producers.options import SendOptions
 from assetbus.schemas import Receipt, Topics
@@ -32,6 +44,8 @@ from assetbus.schemas import Receipt, Topics
 PROBE = {"kind": "dag", "dag_id": "assetbus_connection_test", "run_id": "assetbus_connection_test"}
 """A token request for a DAG run that does not exist: the API refuses it as not running (403
 `attempt_not_running`) once it has accepted the credential, and with 401 / `insufficient_scope` before."""
+WORKER_KAFKA = "/airflow/kafka"
+"""The API's route naming the Kafka and topic prefix it gives workers with their tokens."""
 
 
 class AssetbusHook(BaseHook):  # type: ignore[misc]
@@ -68,38 +82,18 @@ class AssetbusHook(BaseHook):  # type: ignore[misc]
                            raise_on_reject=raise_on_reject, **options)
 
     def test_connection(self) -> tuple[bool, str]:
-        """(True, what was checked) or (False, the first problem found)."""
+        """(True, what was checked) or (False, the first problem found): the API and the worker credential, then
+        the Kafka and topic prefix a task's emitter will use, then the triggerer's."""
         try:
             access = self.access()
-            checked = [self._check_api(access)]
-            if access.kafka is not None:
-                checked.append(_run(_check_kafka(access.kafka, access.topic_prefix)))
+            checked = [_check_api(access, self.timeout_s)]
+            checked.append(_run(_check_kafka(*_emitter_settings(access, self.timeout_s), "a task's emitter")))
+            checked.append(_run(_check_triggerer(self.assetbus_conn_id)))
         except _Failed as failure:
             return False, str(failure)
         except Exception as error:  # the UI shows the message of whatever went wrong
             return False, f"{type(error).__name__}: {error}"
         return True, "; ".join(checked)
-
-    def _check_api(self, access: WorkerAccess) -> str:
-        if access.credential is None:
-            raise _Failed(f"connection {self.assetbus_conn_id} has no worker credential (its password): "
-                          f"`assetbus token worker` mints one")
-        try:
-            health = httpx.get(access.api_url + "/healthz", timeout=self.timeout_s)
-            probe = httpx.post(access.api_url + ROUTE, json=PROBE, timeout=self.timeout_s,
-                               headers={"Authorization": f"Bearer {access.credential}"})
-        except httpx.HTTPError as error:
-            raise _Failed(f"the assetbus API at {access.api_url} did not answer: {error}") from None
-        if health.status_code != 200:
-            raise _Failed(f"the assetbus API at {access.api_url} is not healthy: {health.status_code}")
-        code, message = _reason(probe)
-        if probe.status_code == 401 or code in _CREDENTIAL_REFUSED:
-            raise _Failed(f"the assetbus API at {access.api_url} refuses the worker credential: "
-                          f"{probe.status_code} {code}: {message}")
-        if probe.status_code == 403 and code == "attempt_not_running":
-            return f"the assetbus API at {access.api_url} accepts the worker credential"
-        raise _Failed(f"the assetbus API at {access.api_url} accepts the worker credential but cannot mint "
-                      f"tokens: {probe.status_code} {code}: {message}")
 
 
 class _Failed(Exception):
@@ -119,22 +113,72 @@ def _run(coroutine: Coroutine[Any, Any, T]) -> T:
         return pool.submit(asyncio.run, coroutine).result()
 
 
-async def _check_kafka(kafka: KafkaConnection, topic_prefix: str | None) -> str:
+def _check_api(access: WorkerAccess, timeout_s: float) -> str:
+    """The API answers, accepts the worker credential and mints tokens (it refuses one for a run that does not
+    exist only after accepting the credential)."""
+    if access.credential is None:
+        raise _Failed(f"{access.source} has no worker credential (its password): `assetbus token worker` mints one")
+    try:
+        health = httpx.get(access.api_url + "/healthz", timeout=timeout_s)
+        probe = httpx.post(access.api_url + ROUTE, json=PROBE, timeout=timeout_s,
+                           headers={"Authorization": f"Bearer {access.credential}"})
+    except httpx.HTTPError as error:
+        raise _Failed(f"the assetbus API at {access.api_url} did not answer: {error}") from None
+    if health.status_code != 200:
+        raise _Failed(f"the assetbus API at {access.api_url} is not healthy: {health.status_code}")
+    code, message = _reason(probe)
+    if probe.status_code == 401 or code in _CREDENTIAL_REFUSED:
+        raise _Failed(f"the assetbus API at {access.api_url} refuses the worker credential: "
+                      f"{probe.status_code} {code}: {message}")
+    if probe.status_code == 403 and code == "attempt_not_running":
+        return f"the assetbus API at {access.api_url} accepts the worker credential"
+    raise _Failed(f"the assetbus API at {access.api_url} accepts the worker credential but cannot mint "
+                  f"tokens: {probe.status_code} {code}: {message}")
+
+
+def _emitter_settings(access: WorkerAccess, timeout_s: float) -> tuple[KafkaConnection, Topics, str]:
+    """The Kafka and topics a task's emitter will use, as `credentials` picks them (the connection, this
+    process's environment, then what the API names with a token: asked of `GET /airflow/kafka`)."""
+    assert access.credential is not None  # checked by _check_api
+    with SyncExecutionApi(access.api_url, access.credential, timeout_s=timeout_s) as api:
+        response = api.request("GET", WORKER_KAFKA, repeatable=True)
+    if response.status_code != 200:
+        code, message = _reason(response)
+        raise _Failed(f"the assetbus API at {access.api_url} does not name its Kafka ({WORKER_KAFKA}): "
+                      f"{response.status_code} {code}: {message}")
+    named = response.json()
+    prefix = access.topic_prefix or os.environ.get("ASSETBUS_TOPIC_PREFIX") or str(named["topic_prefix"])
+    return emitter_kafka(access, str(named["bootstrap_servers"])), Topics(prefix=prefix), settings_source(access)
+
+
+async def _check_triggerer(conn_id: str) -> str:
+    """The Kafka and topic prefix the triggerer's assetbus triggers (AssetWatchers, the partition sensor) read:
+    only the connection and the triggerer's environment; none is a note, not a failure (tasks emit without)."""
+    from assetbus.producers.airflow.triggers import TriggerSetupError, _kafka_and_topics
+
+    try:
+        kafka, topics = await _kafka_and_topics(conn_id)
+    except TriggerSetupError as error:
+        return f"not for the triggerer: {error}"
+    return await _check_kafka(kafka, topics, f"the connection {conn_id} (or the environment)", "the triggerer")
+
+
+async def _check_kafka(kafka: KafkaConnection, topics: Topics, source: str, who: str) -> str:
+    """The brokers answer with these settings and hold the prefix's topics that `who` needs."""
     from aiokafka import AIOKafkaConsumer
     from aiokafka.errors import KafkaError
 
-    consumer = AIOKafkaConsumer(**kafka.client_kwargs(), request_timeout_ms=10_000)
+    consumer = AIOKafkaConsumer(**kafka.client_kwargs("consumer"), request_timeout_ms=10_000)
     try:
         await asyncio.wait_for(consumer.start(), 20)
-        topics = await consumer.topics()
+        found = await consumer.topics()
     except (KafkaError, OSError, asyncio.TimeoutError) as error:
-        raise _Failed(f"Kafka at {kafka.describe()} did not answer: {type(error).__name__}: {error}") from None
+        raise _Failed(f"Kafka at {kafka.describe()}, which {who} will use ({source}), did not answer: "
+                      f"{type(error).__name__}: {error}") from None
     finally:
         await consumer.stop()
-    if topic_prefix is None:
-        return f"Kafka at {kafka.describe()} answers"
-    emissions = Topics(prefix=topic_prefix).emissions
-    if emissions not in topics:
-        raise _Failed(f"Kafka at {kafka.describe()} has no topic {emissions} (is the topic prefix "
-                      f"{topic_prefix!r} right?)")
-    return f"Kafka at {kafka.describe()} answers and holds {emissions}"
+    missing = [topic for topic in (topics.emissions, topics.receipts, topics.asset_events) if topic not in found]
+    if missing:
+        raise _Failed(f"Kafka at {kafka.describe()} has no topic {', '.join(missing)}: is the topic prefix "
+                      f"{topics.prefix!r} that {who} will use right? ({source}; `assetbus migrate` creates them)")
+    return f"{who} reaches Kafka at {kafka.describe()} and the topics of prefix {topics.prefix!r}"

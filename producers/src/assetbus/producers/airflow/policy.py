@@ -1,0 +1,99 @@
+"""The provider's cluster policy: each DAG tagged `assetbus` registers its readiness rule where Airflow parses it.
+
+Airflow loads it through the `airflow.policy` entry point of assetbus-sdk (`pip install 'assetbus-sdk[airflow]'`
+where DAGs are parsed is all it takes, also on MWAA, Cloud Composer and Astronomer, whose metadata database
+nobody else may read). `dag_policy` runs for every DAG Airflow bags; in Airflow's dag-processor
+(`airflow dag-processor` and the parsing processes it starts), for a DAG tagged `assetbus`, it sends the DAG's
+timetable, serialized as Airflow serializes it, to the assetbus API (`PUT /airflow/dags/{dag_id}/rule`), as the
+worker credential of the `assetbus` connection, through the SDK's one execution-API client. The API translates
+it into the DAG's readiness rule; the bridge serves the DAG once Airflow's REST API lists it tagged.
+
+It never fails a DAG: a policy that raises would stop Airflow from loading the DAG, so every problem (no
+connection or credential, the API away, a timetable with no assetbus equivalent) is one warning in the
+dag-processor's log of the DAG's file, naming the DAG, and the DAG loads as it is. Elsewhere (a worker parsing
+the DAG to run a task, `dag.test()`, a test's DagBag) it does nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from typing import Any
+
+from airflow.policies import hookimpl
+
+from assetbus.producers.kafka.retry import RetryPolicy
+
+__all__ = ["RULE_PATH", "TAG", "dag_policy", "in_dag_processor", "register_rule"]
+
+TAG = "assetbus"
+"""The DAG tag that hands a DAG to assetbus (the server's `consumers.airflow.declared.AIRFLOW_TAG`)."""
+RULE_PATH = "/airflow/dags/{dag_id}/rule"
+REGISTER_RETRY = RetryPolicy(initial_s=0.2, max_s=1.0, max_attempts=2)
+"""A parse must not wait long: two tries of at most 3 s each, then a warning (the next parse tries again)."""
+REGISTER_TIMEOUT_S = 3.0
+
+_unreachable: set[str] = set()
+"""APIs that did not answer in this process (a parsing process handles one file): its other DAGs do not wait."""
+
+log = logging.getLogger("assetbus.airflow.policy")
+
+
+def in_dag_processor() -> bool:
+    """Whether this process is Airflow's dag-processor (the command and the parsing processes it forks)."""
+    return "dag-processor" in sys.argv[1:3]
+
+
+def _timetable(dag: Any) -> dict[str, Any]:
+    from airflow.serialization.encoders import encode_timetable
+
+    encoded: dict[str, Any] = encode_timetable(dag.timetable)
+    return encoded
+
+
+def register_rule(dag: Any, conn_id: str | None = None) -> dict[str, Any] | None:
+    """Register `dag`'s readiness rule with the assetbus API named by the `assetbus` connection; the API's answer,
+    or None after logging why not (never raises)."""
+    from assetbus.producers.airflow.connection import default_conn_id, worker_access
+    from assetbus.producers.api_client import ApiUnavailable, SyncExecutionApi
+
+    dag_id, where = dag.dag_id, "the assetbus API"
+    try:
+        access = worker_access(conn_id or default_conn_id())
+        where = f"the assetbus API at {access.api_url} ({access.source})"
+        if access.credential is None:
+            log.warning("cannot register the readiness rule of Airflow DAG %s with %s: no worker credential (the "
+                        "connection's password; `assetbus token worker` mints one)", dag_id, where)
+            return None
+        if access.api_url in _unreachable:
+            log.warning("cannot register the readiness rule of Airflow DAG %s with %s: it did not answer for "
+                        "another DAG of this file", dag_id, where)
+            return None
+        body = {"timetable": _timetable(dag), "description": dag.description or ""}
+        with SyncExecutionApi(access.api_url, access.credential, timeout_s=REGISTER_TIMEOUT_S,
+                              retry=REGISTER_RETRY) as api:
+            response = api.request("PUT", RULE_PATH.format(dag_id=dag_id), repeatable=True, json=body)
+        json_body = response.headers.get("content-type", "").startswith("application/json")
+        answer: dict[str, Any] = response.json() if json_body else {}
+    except ApiUnavailable as error:
+        _unreachable.add(access.api_url)
+        log.warning("cannot register the readiness rule of Airflow DAG %s with %s: %s", dag_id, where, error)
+        return None
+    except Exception as error:  # a policy that raises fails the DAG's import: say it, and let the DAG load
+        log.warning("cannot register the readiness rule of Airflow DAG %s with %s: %s: %s", dag_id, where,
+                    type(error).__name__, error)
+        return None
+    if response.status_code != 200:
+        log.warning("cannot register the readiness rule of Airflow DAG %s with %s: %s %s: %s", dag_id, where,
+                    response.status_code, answer.get("code", "-"), answer.get("message", response.text[:300]))
+        return None
+    log.info("registered the readiness rule of Airflow DAG %s with %s (%s%s)", dag_id, where, answer.get("change"),
+             "" if answer.get("active") else "; served once the bridge sees the DAG tagged in Airflow")
+    return answer
+
+
+@hookimpl  # type: ignore[untyped-decorator]  # pluggy's marker: Any where Airflow is not installed
+def dag_policy(dag: Any) -> None:
+    """Airflow's cluster policy hook: in the dag-processor, register the rule of a DAG tagged `assetbus`."""
+    if TAG in (getattr(dag, "tags", None) or ()) and in_dag_processor():
+        register_rule(dag)
