@@ -68,3 +68,12 @@ def test_a_triggering_event_payload_is_the_event_it_stands_for(event: Triggering
     payload = json.loads(payload_json(event))
     assert payload.keys() == json.loads(event.model_dump_json()).keys()
     assert TriggeringEvent.model_validate(payload) == TriggeringEvent.model_validate_json(event.model_dump_json())
+
+
+@settings(max_examples=200)
+@given(event=triggering_events())
+def test_a_payload_assembled_from_fragments_is_the_same_text_as_its_plain_json(event: TriggeringEvent) -> None:
+    payload = codecs.triggering_event(event.event_id, event.asset_name, event.partition_key, event.partition_date,
+                                      codecs.source_dict(event.source), event.timestamp)
+    source_json = codecs.Fragments().source(payload["source"])
+    assert codecs.triggering_event_json(payload, source_json) == codecs.plain_json(payload)

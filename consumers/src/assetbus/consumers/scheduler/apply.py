@@ -72,7 +72,8 @@ async def queue_and_plan(conn: AsyncConnection, dags: Mapping[str, ConsumerDag],
     if not locked:
         await lock_targets(conn, targets)
     state = await read_targets(conn, [(e.dag_id, e.event.event_id) for e in entries], targets)
-    fresh = [e for e in entries if (e.dag_id, e.event.event_id) not in state.known]
+    known = state.known
+    fresh = [e for e in entries if (e.dag_id, e.event.event_id) not in known] if known else entries
     if not fresh:
         return outcome
     queued: dict[TargetKey, list[PendingEntry]] = {}

@@ -279,10 +279,11 @@ class DailyToMonthly(_DailyRollup):
 def _hour_to_day(instant: datetime, timezone: str) -> Mapped | None:
     """An hour's local day, None if `instant` (in UTC) does not start an hour there (cached: the same hours
     are mapped again for every DAG and batch)."""
-    if not cal.is_hour_start(instant, timezone):
+    local = instant.astimezone(cal.zone(timezone))
+    if local.minute or local.second or local.microsecond:  # `cal.is_hour_start`, on the instant converted once
         return None
-    day = instant.astimezone(cal.zone(timezone)).date()
-    return Mapped(day.isoformat(), cal.day_start(day, timezone), cal.utc_slot(instant))
+    day = local.date()
+    return Mapped(day.isoformat(), cal.day_start(day, timezone), instant.isoformat())  # `cal.utc_slot`: in UTC
 
 
 @lru_cache(maxsize=4096)

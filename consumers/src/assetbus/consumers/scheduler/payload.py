@@ -14,7 +14,14 @@ from datetime import datetime
 from typing import Any
 
 from assetbus.consumers.storage.runs import RunRow
-from assetbus.schemas.codecs import json_array, plain_json, signal_bytes, triggering_event
+from assetbus.schemas.codecs import (
+    Fragments,
+    json_array,
+    plain_json,
+    signal_bytes,
+    triggering_event,
+    triggering_event_json,
+)
 from assetbus.schemas.codecs.text import IsoTimes
 
 
@@ -31,11 +38,16 @@ class UpstreamEvent:
     """`payload` serialized once: reused by the queue row, the run row and the signal."""
 
 
+_FRAGMENTS = Fragments()
+"""Sources' JSON, shared by the events of one emitter (bounded)."""
+
+
 def upstream_event(event_id: int, asset_name: str, partition_key: str | None, partition_date: datetime | None,
                    source: dict[str, Any], timestamp: datetime) -> UpstreamEvent:
     """An UpstreamEvent whose payload is the TriggeringEvent JSON (`source` already in JSON form)."""
     payload = triggering_event(event_id, asset_name, partition_key, partition_date, source, timestamp)
-    return UpstreamEvent(event_id, asset_name, partition_key, partition_date, payload, plain_json(payload))
+    return UpstreamEvent(event_id, asset_name, partition_key, partition_date, payload,
+                         triggering_event_json(payload, _FRAGMENTS.source(source)))
 
 
 def from_stored(text: str) -> UpstreamEvent:

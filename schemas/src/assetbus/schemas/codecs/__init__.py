@@ -29,6 +29,7 @@ from assetbus.schemas.codecs.readiness import (
     signal_bytes,
     source_dict,
     triggering_event,
+    triggering_event_json,
 )
 from assetbus.schemas.codecs.receipts import decode_receipt, encode_receipt, receipt_bytes, rejection_bytes
 from assetbus.schemas.codecs.text import (
@@ -78,4 +79,5 @@ __all__ = [
     "source_tuple",
     "strict_json",
     "triggering_event",
+    "triggering_event_json",
 ]

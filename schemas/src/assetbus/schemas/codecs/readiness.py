@@ -35,6 +35,15 @@ def triggering_event(event_id: int, asset_name: str, partition_key: str | None, 
             "partition_date": _iso(partition_date), "source": source, "timestamp": _iso(timestamp)}
 
 
+def triggering_event_json(payload: dict[str, Any], source_json: str) -> str:
+    """`plain_json(payload)` of a `triggering_event` payload, assembled from JSON fragments (the same text);
+    `source_json`: its source's JSON, which many events share (see `Fragments.source`)."""
+    return (f'{{"event_id":{int(payload["event_id"])},"asset_name":{json_str(payload["asset_name"])},'
+            f'"partition_key":{json_str(payload["partition_key"])},'
+            f'"partition_date":{json_str(payload["partition_date"])},"source":{source_json},'
+            f'"timestamp":{json_str(payload["timestamp"])}}}')
+
+
 def json_array(items_json: Iterable[str]) -> str:
     """The JSON array of values serialized one by one."""
     return "[" + ",".join(items_json) + "]"

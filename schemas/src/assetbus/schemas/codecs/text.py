@@ -81,23 +81,30 @@ class Fragments:
     def __init__(self) -> None:
         self._assets: dict[tuple[str, str], str] = {}
         self._times: dict[datetime, str] = {}
+        self._sources: dict[tuple[Any, ...], str] = {}
+
+    def source(self, source: dict[str, Any]) -> str:
+        """A Provenance's JSON object (`source_dict` form: its six keys in order), by `plain_json`."""
+        key = tuple(source.values())
+        known = self._sources.get(key)
+        return known if known is not None else _remember(self._sources, key, plain_json(source))
 
     def asset(self, name: str, uri: str) -> str:
         key = (name, uri)
         known = self._assets.get(key)
-        if known is None:
-            if len(self._assets) >= CACHE_LIMIT:
-                self._assets.clear()
-            known = self._assets[key] = json_asset(name, uri)
-        return known
+        return known if known is not None else _remember(self._assets, key, json_asset(name, uri))
 
     def time(self, value: datetime) -> str:
         known = self._times.get(value)
-        if known is None:
-            if len(self._times) >= CACHE_LIMIT:
-                self._times.clear()
-            known = self._times[value] = json_datetime(value)
-        return known
+        return known if known is not None else _remember(self._times, value, json_datetime(value))
+
+
+def _remember(cache: dict[Any, str], key: Any, value: str) -> str:
+    """Keep `value` under `key`, starting the cache over when it is full (bounded memory)."""
+    if len(cache) >= CACHE_LIMIT:
+        cache.clear()
+    cache[key] = value
+    return value
 
 
 class IsoTimes:
