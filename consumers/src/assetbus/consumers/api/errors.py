@@ -45,6 +45,9 @@ class ApiErrorCode(StrEnum):
     AIRFLOW_NOT_CONFIGURED = "airflow_not_configured"
     AIRFLOW_UNAVAILABLE = "airflow_unavailable"
     ATTEMPT_NOT_RUNNING = "attempt_not_running"
+    ATTEMPT_ENDED = "attempt_ended"
+    ATTESTATION_REQUIRED = "attestation_required"
+    CREDENTIAL_REVOKED = "credential_revoked"
 
 
 class ErrorBody(BaseModel):

@@ -25,6 +25,7 @@ from typing_extensions import Unpack
 from assetbus.producers.airflow.connection import CONN_TYPE, WorkerAccess, default_conn_id, worker_access
 from assetbus.producers.airflow.credentials import _CREDENTIAL_REFUSED, ROUTE, _reason
 from assetbus.producers.airflow.emit import aemit, emit
+from assetbus.producers.airflow.identity_checks import identity_report
 from assetbus.producers.kafka.connection import KafkaConnection
 from assetbus.producers.options import SendOptions
 from assetbus.schemas import Receipt, Topics
@@ -71,7 +72,7 @@ class AssetbusHook(BaseHook):  # type: ignore[misc]
         """(True, what was checked) or (False, the first problem found)."""
         try:
             access = self.access()
-            checked = [self._check_api(access)]
+            checked = [self._check_api(access), identity_report()]
             if access.kafka is not None:
                 checked.append(_run(_check_kafka(access.kafka, access.topic_prefix)))
         except _Failed as failure:
