@@ -15,9 +15,10 @@ the persister. Measured:
   scheduling (the events stored while no forwarder ran, then one forwarder posts them and a DAG on
   `PartitionedAssetTimetable` gets a run per partition key).
 
-Every bench DAG's task is an `EmptyOperator`, which Airflow's scheduler completes without an executor,
-so a run costs Airflow its scheduling on every path and no task process. The measurement of each path
-is in `assetbus.benchmarks.airflow_paths`.
+Every bench DAG's task on these paths is an `EmptyOperator`, which Airflow's scheduler completes without an
+executor, so a run costs Airflow its scheduling on every path and no task process. With `--first-emits N`,
+a task's first `emit()` is timed too, in each identity mode (`assetbus.benchmarks.airflow_identity`). The
+measurement of each path is in `assetbus.benchmarks.airflow_paths`.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from typing import Any
 
 import asyncpg
 
+from assetbus.benchmarks.airflow_identity import FIRST_EMIT_DAG, first_emits
 from assetbus.benchmarks.airflow_paths import DAG_IDS, FORWARDED, ORDERS, AirflowPaths, Burst, Round
 from assetbus.benchmarks.conditions import conditions
 from assetbus.benchmarks.scratch import create_database, drop_database
@@ -92,6 +94,10 @@ class AirflowBenchOptions:
     """More Airflow settings, ("section.key", value), over the benchmark's."""
     keep_home: bool = False
     """Keep Airflow's home (its config and logs) after the run; it is kept anyway when the run fails."""
+    first_emits: int = 0
+    """A task's first `emit()` per identity mode, runs alternating (`airflow_identity`); 0: not measured."""
+    only_first_emits: bool = False
+    """Measure the first emits only (no latency rounds, no bursts)."""
 
     @classmethod
     def smoke(cls, metadata: str = POSTGRES) -> AirflowBenchOptions:
@@ -127,6 +133,8 @@ class AirflowBenchReport:
     native: Burst | None = None
     skipped_posts: list[str] = field(default_factory=list)
     conditions: dict[str, Any] = field(default_factory=dict)
+    first_emit_ms: dict[str, list[float]] = field(default_factory=dict)
+    """A task's first `emit()` (ms) per identity mode: `attested`, `credential`."""
 
     def latencies_ms(self, name: str) -> list[float]:
         return [getattr(r, name) * 1000 for r in self.rounds if getattr(r, name) is not None]
@@ -139,6 +147,8 @@ class AirflowBenchReport:
             f[f"airflow_{key}_p50_ms"] = percentile(values, 50)
             f[f"airflow_{key}_p99_ms"] = percentile(values, 99)
         f["airflow_rest_post_p50_ms"] = percentile(self.latencies_ms("rest_post"), 50)
+        for mode, values in self.first_emit_ms.items():
+            f[f"airflow_first_emit_{mode}_p50_ms"] = percentile(values, 50)
         if self.bridge is not None:
             f["airflow_bridge_runs_per_s"] = self.bridge.runs_per_s
             f["airflow_bridge_backlog_s"] = self.bridge.start_to_last_s
@@ -190,7 +200,7 @@ async def run_airflow_benchmark(settings: Settings, options: AirflowBenchOptions
     secret = uuid.uuid4().hex
     stack = AirflowStack(home=home, dags_folder=dags, consumer_definitions=definitions,
                          bootstrap_servers=settings.bootstrap_servers, database_url=database_url,
-                         topic_prefix=topics.prefix, token_secret=secret, dag_ids=DAG_IDS)
+                         topic_prefix=topics.prefix, token_secret=secret, dag_ids=(*DAG_IDS, FIRST_EMIT_DAG))
     stack.airflow.metadata = options.metadata
     stack.airflow.postgres_server = settings.database_url
     stack.airflow.extra_env = environment(options.settings())
@@ -232,6 +242,11 @@ async def run_airflow_benchmark(settings: Settings, options: AirflowBenchOptions
 async def _measure(paths: AirflowPaths, options: AirflowBenchOptions, report: AirflowBenchReport,
                    progress: Callable[[str], None]) -> None:
     await paths.start()
+    if options.first_emits:
+        progress(f"a task's first emit(): {options.first_emits} runs per identity mode, alternating")
+        report.first_emit_ms = await first_emits(paths, options.first_emits, progress)
+        if options.only_first_emits:
+            return
     paths.start_bridge()
     paths.start_forwarder("forwarder", FORWARDED)
     total = options.warmup + options.samples

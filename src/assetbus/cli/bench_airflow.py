@@ -41,6 +41,11 @@ def airflow(
                                         "that every path runs.")]
     = False,
     keep_home: Annotated[bool, typer.Option(help="Keep Airflow's home (config, logs) after the run.")] = False,
+    first_emits: Annotated[int, typer.Option(help="Also time a task's first emit() (its token included) in each "
+                                             "identity mode, attested and credential: this many runs per mode, "
+                                             "alternating.")] = 0,
+    only_first_emits: Annotated[bool, typer.Option(help="Measure only the first emits (no latency rounds, no "
+                                                   "bursts).")] = False,
 ) -> None:
     """emit → Airflow event, native run, bridge run; Airflow's own REST path; runs/s through the bridge and through
     Airflow's own scheduling. Needs the Airflow venv (`make airflow-venv`) next to Kafka and PostgreSQL."""
@@ -69,7 +74,10 @@ def airflow(
     options = AirflowBenchOptions.smoke(metadata) if smoke else AirflowBenchOptions(
         metadata=metadata, samples=samples, partitions=partitions, warmup=warmup)
     options = replace(options, bridge_concurrency=bridge_concurrency,
-                      airflow_settings=(*options.airflow_settings, *overrides), keep_home=keep_home)
+                      airflow_settings=(*options.airflow_settings, *overrides), keep_home=keep_home,
+                      first_emits=first_emits, only_first_emits=only_first_emits)
+    if only_first_emits and first_emits < 1:
+        fail("--only-first-emits needs --first-emits N (N >= 1)")
     if min(options.samples, options.partitions) < 2 or options.warmup < 0 or (bridge_concurrency or 1) < 1:
         fail("--samples and --partitions must be at least 2, --warmup not negative, --bridge-concurrency positive")
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the stack and drop its databases on SIGTERM too
@@ -90,6 +98,16 @@ def print_report(report: AirflowBenchReport) -> None:
     from assetbus.benchmarks.stats import percentile
 
     o, c = report.options, report.conditions
+    if report.first_emit_ms:
+        first = Table("identity mode", "p50", "p90", "min", "max", "runs", title="a task's first emit() (its token "
+                      "included), runs alternating", title_justify="left")
+        for mode, values in report.first_emit_ms.items():
+            first.add_row(mode, f"[bold]{_ms(percentile(values, 50))}[/]", _ms(percentile(values, 90)),
+                          _ms(min(values, default=float("nan"))), _ms(max(values, default=float("nan"))),
+                          str(len(values)))
+        console.print(first)
+    if o.only_first_emits:
+        return
     table = Table("path", "p50", "p99", "max", "samples", title=f"assetbus bench airflow: latency, {o.samples} "
                   "interleaved rounds", title_justify="left")
     for name, label in PATHS:

@@ -200,6 +200,40 @@ async def _airflow_rules(dags: list[str]) -> list[Check]:
     return [Check("airflow DAG rules", "ok", f"{len(tagged)} DAG(s) tagged {AIRFLOW_TAG!r}, each with a rule")]
 
 
+ENV_MINTER_IDENTITY = "ASSETBUS_API_AIRFLOW_IDENTITY"
+
+
+def _airflow_identity() -> list[Check]:
+    """With ASSETBUS_AIRFLOW_URL set: the identity mode the Airflow minter runs in and why, and whether the API
+    at ASSETBUS_API_URL verifies what this machine's signing key signs (the key `AssetbusStoreBackend` needs)."""
+    import os
+
+    from assetbus.producers.airflow.identity_checks import key_findings
+    from assetbus.security_settings import SecurityConfigError
+    from assetbus.settings import AirflowSettings, ApiSettings
+
+    if not AirflowSettings().url:
+        return []
+    mode = os.environ.get(ENV_MINTER_IDENTITY, "").strip() or "attested"
+    why = f"{ENV_MINTER_IDENTITY}={mode}" if os.environ.get(ENV_MINTER_IDENTITY) else "the default"
+    if mode not in ("attested", "credential"):
+        return [Check("airflow identity", "fail", f"{ENV_MINTER_IDENTITY}={mode!r}",
+                      "set it to attested (the default) or credential")]
+    checks = [Check("airflow identity", "ok", f"{mode} ({why}): " + (
+        "task tokens only from attestations of AssetbusStoreBackend in Airflow's api-server; the worker "
+        "credential gets DAG-run tokens" if mode == "attested" else
+        "task tokens for the worker credential after Airflow's attempt check"))]
+    try:
+        key = settings().signing_key
+    except SecurityConfigError:
+        return [*checks, Check("airflow identity: signing key", "warn", "no signing key here to check against the "
+                               "API", "run the doctor with the api-server's ASSETBUS_TOKEN_SIGNING_KEY")]
+    for finding in key_findings(key, ApiSettings().url):
+        checks.append(Check(f"airflow identity: {finding.name}", "ok" if finding.ok else "fail", finding.detail,
+                            finding.fix))
+    return checks
+
+
 def _verdict(checks: list[Check]) -> str:
     """The closing line: what failed, else what to look at, else that everything passed."""
     failed = sum(c.status == "fail" for c in checks)
@@ -218,7 +252,7 @@ def doctor(as_json: bool = JSON_OPTION) -> None:
 
     async def go() -> list[Check]:
         database, dags = await _database()
-        return [*_versions(), *database, *await _kafka(dags), *await _airflow_rules(dags)]
+        return [*_versions(), *database, *await _kafka(dags), *await _airflow_rules(dags), *_airflow_identity()]
 
     checks = run(go())
     failed = [c for c in checks if c.status == "fail"]

@@ -1,5 +1,5 @@
-"""`assetbus token issue | worker | operator | subscriber | inspect | keygen`: mint and read emitter, worker,
-operator and subscriber tokens, make signing keys."""
+"""`assetbus token issue | worker | revoke | operator | subscriber | inspect | keygen`: mint and read emitter,
+worker, operator and subscriber tokens, revoke one, make signing keys."""
 
 from __future__ import annotations
 
@@ -141,6 +141,36 @@ def worker(
     else:
         connection = json.dumps({"conn_type": "assetbus", "host": api_url, "password": token})
         typer.echo(f"export AIRFLOW_CONN_ASSETBUS_DEFAULT={shlex.quote(connection)}")
+
+
+@app.command("revoke")
+def revoke_token(
+    token: Annotated[str, typer.Argument(help="The token to withdraw (a worker credential, say).")],
+    reason: Annotated[str, typer.Option("--reason", help="Why, kept with the revocation.")] = "",
+) -> None:
+    """Revoke one token by its `jti` (a worker credential, say): the Airflow minter refuses it from the next
+    request on (401 `credential_revoked`), with no key rotation. The token must verify with this
+    installation's keys."""
+    from assetbus.cli.common import connect, run
+    from assetbus.consumers.auth import TokenError, TokenVerifier
+    from assetbus.consumers.storage.revocations import revoke
+    from assetbus.security_settings import SecurityConfigError
+
+    try:
+        keys = settings().verification_keys
+        claims = TokenVerifier.configured(jwks=keys["token_jwks"], secret=keys["token_secret"]).claims(token)
+    except (SecurityConfigError, TokenError) as error:
+        fail(f"not a token of this installation: {error}")
+    jti, subject = claims.get("jti"), str(claims.get("sub"))
+    if not isinstance(jti, str) or not jti:
+        fail("the token has no `jti`: it cannot be revoked by itself (rotate the signing key instead)")
+
+    async def go() -> bool:
+        async with connect(transaction=True) as conn:
+            return await revoke(conn, jti, subject, reason)
+
+    added = run(go())
+    typer.echo(f"revoked {subject} (jti {jti})" if added else f"{subject} (jti {jti}) was already revoked")
 
 
 @app.command("operator")

@@ -53,6 +53,8 @@ class AirflowStack:
     consumer_definitions: Path | None = None
     """A file or folder of `ConsumerDag` definitions for `assetbus dags sync`; None: every rule comes from
     the DAGs Airflow tags `assetbus`."""
+    service_env: Mapping[str, str] = field(default_factory=dict)
+    """More environment for assetbus's services and CLI (the minter's `ASSETBUS_API_AIRFLOW_*`, say)."""
     api_port: int = field(default_factory=free_port)
     airflow: LocalAirflow = field(init=False)
     worker_credential: str = field(init=False, default="", repr=False)
@@ -89,6 +91,7 @@ class AirflowStack:
                     "ASSETBUS_API_PORT": str(self.api_port), "ASSETBUS_AIRFLOW_URL": self.airflow.url,
                     "ASSETBUS_AIRFLOW_USERNAME": self.airflow.username,
                     "ASSETBUS_AIRFLOW_PASSWORD": self.airflow.password})
+        env.update(self.service_env)
         env.update(more)
         return env
 
@@ -124,13 +127,14 @@ class AirflowStack:
             self.airflow.connections = {CONN_ID: json.dumps({"conn_type": "assetbus", "host": self.api_url,
                                                              "password": self.worker_credential}),
                                         TRIGGERER_CONN_ID: self._triggerer_connection()}
-            self.airflow.launch()
-            self._start_triggerer()
             self.service("persister", "persister")
             self.service("api", "api")
-            self.airflow.wait_healthy(timeout_s)
+            # the api-server checks at start that its backend can mint through this API (identity_checks.py)
             self._wait(lambda: httpx.get(f"{self.api_url}/healthz", timeout=2).status_code == 200, timeout_s,
                        "the assetbus API")
+            self.airflow.launch()
+            self._start_triggerer()
+            self.airflow.wait_healthy(timeout_s)
             self._wait(self._dags_parsed, timeout_s, f"Airflow to parse {', '.join(self.dag_ids)}")
             self.sync_from_airflow()
             if self.consumer_definitions is not None:

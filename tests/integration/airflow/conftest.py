@@ -29,14 +29,19 @@ from assetbus.settings import Settings
 from assetbus.topics import delete_topics, ensure_topics
 from tests.conftest import TEMPLATE_DB, _plain_dsn, drop_database
 from tests.integration.airflow.airflow_api import AirflowApi
+from tests.integration.airflow.support import second_api
 
 REPO = Path(__file__).resolve().parents[3]
 EXAMPLES = REPO / "examples" / "airflow"
 TEST_DAGS = Path(__file__).parent / "dags"
 DAG_IDS = ("ingest_orders", "orders_by_partition", "daily_clicks_report", "orders_replica", "state_checkpoint",
            "held_attempt", "asset_state_intruder", "callback_emits", "readiness_watched", "partition_sensed",
-           "mapped_emits")
+           "mapped_emits", "attested_intruder", "attested_bypass", "attested_replay")
 
+
+ATTESTED_LIFETIMES = {"ASSETBUS_API_AIRFLOW_CALLBACK_GRACE_S": "30", "ASSETBUS_API_AIRFLOW_ATTESTED_TTL_S": "20"}
+"""Short lifetimes of attested tokens, so that a replay after its attempt's end plus the grace is quick to test
+(test_attested_identity.py); the SDK renews a running attempt's token every 10 s."""
 
 _RUNNING: list[AirflowStack] = []
 """The session's stack while it runs: stopped after the last Airflow test, not at the session's end, so
@@ -98,7 +103,7 @@ def airflow_stack(infra: Settings, template_db: str) -> Iterator[AirflowStack]:
                          database_url=make_url(infra.database_url).set(database=name)
                          .render_as_string(hide_password=False),
                          topic_prefix=topics.prefix, token_secret="airflow-test-" + uuid.uuid4().hex,
-                         dag_ids=DAG_IDS)
+                         dag_ids=DAG_IDS, service_env=ATTESTED_LIFETIMES)
     stack.start()
     _RUNNING.append(stack)
     try:
@@ -117,6 +122,13 @@ def airflow_api(airflow_stack: AirflowStack) -> Iterator[AirflowApi]:
     api = AirflowApi(airflow_stack)
     yield api
     api.close()
+
+
+@pytest.fixture(scope="session")
+def credential_api(airflow_stack: AirflowStack) -> Iterator[str]:
+    """A second assetbus minter on the stack in `credential` mode (a deployment that cannot run the backend):
+    task tokens for the worker credential, after Airflow's attempt check."""
+    yield from second_api(airflow_stack, "api-credential-mode", ASSETBUS_API_AIRFLOW_IDENTITY="credential")
 
 
 @pytest.fixture

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import datetime
 from typing import Any
 
+import httpx
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from assetbus.infra.airflow_stack import AirflowStack
+from assetbus.infra.ports import free_port
 from assetbus.producers import AsyncEmitter, task_token
 from assetbus.schemas import AssetRef, Receipt, Topics
 
@@ -29,6 +31,19 @@ async def emit_partitions(stack: AirflowStack, asset: AssetRef,
         receipts = [await emitter.emit(asset, partition_key=key, partition_date=date) for key, date in partitions]
     assert all(r.accepted for r in receipts), receipts
     return receipts
+
+
+def second_api(stack: AirflowStack, name: str, **env: str) -> Iterator[str]:
+    """Another `assetbus run api` on the stack (service `name`, `env` added to the stack's): its URL, while it
+    runs."""
+    port = free_port()
+    stack.service(name, "api", **env, ASSETBUS_API_PORT=str(port))
+    url = f"http://127.0.0.1:{port}"
+    try:
+        stack._wait(lambda: httpx.get(f"{url}/healthz", timeout=2).status_code == 200, 120, f"the {name} API")
+        yield url
+    finally:
+        stack.stop_service(name)
 
 
 async def events_of(engine: AsyncEngine, dag_id: str, run_id: str | None = None) -> list[dict[str, Any]]:

@@ -69,12 +69,14 @@ def test_emitting_while_a_dag_file_is_parsed_is_refused(airflow_api: AirflowApi)
     assert "asset.emit() needs a running Airflow task or callback" in mine[0]["stack_trace"]
 
 
-def test_token_endpoint_refuses_an_attempt_airflow_does_not_vouch_for_even_to_a_worker(airflow_stack: AirflowStack,
-                                                                       failed_run: str) -> None:
+def test_token_endpoint_refuses_an_attempt_airflow_does_not_vouch_for_even_to_a_worker(
+        airflow_stack: AirflowStack, failed_run: str, credential_api: str) -> None:
     url = f"{airflow_stack.api_url}/airflow/tokens"
     worker = {"Authorization": f"Bearer {airflow_stack.worker_credential}"}  # what every worker holds
-    forged = httpx.post(url, headers=worker, json={"dag_id": DAG, "run_id": failed_run, "task_id": "ingest",
-                                                   "try_number": 2, "ti_id": str(uuid.uuid4())})
+    task = {"dag_id": DAG, "run_id": failed_run, "task_id": "ingest", "try_number": 2, "ti_id": str(uuid.uuid4())}
+    attested = httpx.post(url, headers=worker, json=task)  # attested mode: no task token for a credential
+    assert attested.status_code == 403 and attested.json()["code"] == "attestation_required"
+    forged = httpx.post(f"{credential_api}/airflow/tokens", headers=worker, json=task)  # credential mode
     assert forged.status_code == 403 and forged.json()["code"] == "attempt_not_running"
     assert "does not match" in forged.json()["message"]
     unknown = httpx.post(url, headers=worker, json={"kind": "dag", "dag_id": DAG, "run_id": "no-such-run"})

@@ -16,8 +16,8 @@ import pytest
 
 from assetbus.infra.airflow_stack import AirflowStack
 from assetbus.infra.errors import InfraError
-from assetbus.infra.ports import free_port
 from tests.integration.airflow.airflow_api import AirflowApi
+from tests.integration.airflow.support import second_api
 
 REFUSED = "the Airflow token was refused: expired or revoked"
 
@@ -34,14 +34,7 @@ def platform_token(airflow_stack: AirflowStack) -> str:
 
 
 def _api(stack: AirflowStack, name: str, token: str) -> Iterator[str]:
-    port = free_port()
-    stack.service(name, "api", **_only(token, ASSETBUS_API_PORT=str(port)))
-    url = f"http://127.0.0.1:{port}"
-    try:
-        stack._wait(lambda: httpx.get(f"{url}/healthz", timeout=2).status_code == 200, 120, f"the {name} API")
-        yield url
-    finally:
-        stack.stop_service(name)
+    yield from second_api(stack, name, **_only(token))
 
 
 @pytest.fixture(scope="module")

@@ -136,7 +136,8 @@ async def test_the_worker_credential_itself_can_neither_emit_nor_touch_state(
         next_try = await http.post("/airflow/tokens", json={
             "kind": "task", "dag_id": DAG, "run_id": held_run.run_id, "task_id": "hold", "map_index": -1,
             "try_number": ti["try_number"] + 1, "ti_id": ti["id"]})  # a try Airflow has not started
-        assert (next_try.status_code, next_try.json()["code"]) == (403, "attempt_not_running")
+        # attested mode: the credential buys no task token at all (test_attested_identity.py)
+        assert (next_try.status_code, next_try.json()["code"]) == (403, "attestation_required")
 
 
 async def test_the_attempts_own_emit_is_accepted_not_a_duplicate_of_a_forged_one(

@@ -9,6 +9,7 @@ import pytest
 from assetbus.producers import (
     AssetNotDeclared,
     AssetNotFound,
+    AttemptEnded,
     EmissionRejected,
     ExtraTooLarge,
     InsufficientScope,
@@ -27,6 +28,7 @@ EXPECTED = {
     ErrorCode.UNSUPPORTED_SCHEMA_VERSION: UnsupportedSchemaVersion,
     ErrorCode.ASSET_NOT_FOUND: AssetNotFound,
     ErrorCode.UNAUTHORIZED: Unauthorized,
+    ErrorCode.ATTEMPT_ENDED: AttemptEnded,
     ErrorCode.INSUFFICIENT_SCOPE: InsufficientScope,
     ErrorCode.ASSET_NOT_DECLARED: AssetNotDeclared,
     ErrorCode.INVALID_PARTITION: InvalidPartition,

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from assetbus.producers.errors import (
         AssetNotDeclared,
         AssetNotFound,
+        AttemptEnded,
         BrokerUnavailable,
         EmissionRejected,
         EmitterClosed,
@@ -50,7 +51,8 @@ else:  # the type checker sees the imports above, not a module __getattr__
         ".dispatch": ("DispatchConfig", "Dispatcher"),
         ".emitter": ("AsyncEmitter", "source_of"),
         ".errors": (
-            "AssetNotDeclared", "AssetNotFound", "BrokerUnavailable", "EmissionRejected", "EmitterClosed",
+            "AssetNotDeclared", "AssetNotFound", "AttemptEnded", "BrokerUnavailable", "EmissionRejected",
+            "EmitterClosed",
             "EmitterError", "ExtraTooLarge", "InsufficientScope", "InternalError", "InvalidCommand", "InvalidEmission",
             "InvalidPartition", "NoEmissionContext", "ReceiptTimeout", "Unauthorized", "UnknownAsset",
             "UnsupportedSchemaVersion", "raise_for_rejection", "rejection_error",
@@ -66,6 +68,7 @@ __all__ = [
     "AssetNotFound",
     "AssetNotifier",
     "AsyncEmitter",
+    "AttemptEnded",
     "BrokerUnavailable",
     "DispatchConfig",
     "Dispatcher",

@@ -149,6 +149,12 @@ class Unauthorized(EmissionRejected):
     code = ErrorCode.UNAUTHORIZED
 
 
+class AttemptEnded(Unauthorized):
+    """`attempt_ended`: the token's attempt ended (past its callbacks' grace) before the token was used."""
+
+    code = ErrorCode.ATTEMPT_ENDED
+
+
 class InsufficientScope(EmissionRejected):
     """`insufficient_scope`: the token is valid but lacks the `emit` scope."""
 
@@ -181,7 +187,7 @@ class InternalError(EmissionRejected):
 
 REJECTIONS: dict[ErrorCode, type[EmissionRejected]] = {
     cls.code: cls
-    for cls in (InvalidCommand, UnsupportedSchemaVersion, AssetNotFound, Unauthorized, InsufficientScope,
+    for cls in (InvalidCommand, UnsupportedSchemaVersion, AssetNotFound, Unauthorized, AttemptEnded, InsufficientScope,
                 AssetNotDeclared, InvalidPartition,
                 ExtraTooLarge, InternalError)
 }

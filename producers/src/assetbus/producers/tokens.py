@@ -25,6 +25,8 @@ from assetbus.producers.validation import check_asset
 from assetbus.schemas import ANY_ASSET, Provenance, SourceKind
 
 DEFAULT_AUDIENCE = "assetbus"
+DEFAULT_ISSUER = "assetbus"
+"""The `iss` of every token assetbus mints; verifiers refuse a token without it, or with another one."""
 DEFAULT_TTL_SECONDS = 15 * 60
 """Short by default: a task attempt that runs longer refreshes its token (`refresh_token`)."""
 MAX_EXP_CLAIM = "max_exp"
@@ -67,6 +69,7 @@ def issue_token(
     publish: Publication = ANY_ASSET,
     not_after: int | None = None,
     extra_claims: dict[str, object] | None = None,
+    issuer: str = DEFAULT_ISSUER,
 ) -> str:
     """A signed token vouching for `source` (a task attempt or a DAG run) until now + ttl (and never
     after `not_after`, seconds since the epoch)."""
@@ -74,7 +77,7 @@ def issue_token(
     now = int(time.time())
     claims = source.model_dump(mode="json")
     expires = now + ttl_seconds if not_after is None else min(now + ttl_seconds, not_after)
-    claims.update(sub=subject or default_subject(source), aud=audience, iat=now, exp=expires,
+    claims.update(iss=issuer, sub=subject or default_subject(source), aud=audience, iat=now, exp=expires,
                   jti=uuid.uuid4().hex, scope=scope, publish=publication_claim(publish))
     if not_after is not None:
         claims[MAX_EXP_CLAIM] = not_after
@@ -83,25 +86,27 @@ def issue_token(
 
 
 def scoped_token(key: TokenKey, subject: str, scope: str, *, ttl_seconds: int, audience: str = DEFAULT_AUDIENCE,
-                 extra_claims: dict[str, object] | None = None) -> str:
+                 extra_claims: dict[str, object] | None = None, issuer: str = DEFAULT_ISSUER) -> str:
     """A signed token that names no task attempt or DAG run: a subject and its scope (an operator of the UI,
     a readiness subscriber), valid `ttl_seconds`; `key` as for `issue_token`."""
     if ttl_seconds <= 0:
         raise ValueError("ttl_seconds must be positive")
     signing, algorithm, headers = _signing(key)
     now = int(time.time())
-    claims: dict[str, object] = {"sub": subject, "aud": audience, "iat": now, "exp": now + ttl_seconds,
+    claims: dict[str, object] = {"iss": issuer, "sub": subject, "aud": audience, "iat": now, "exp": now + ttl_seconds,
                                  "jti": uuid.uuid4().hex, "scope": scope, **(extra_claims or {})}
     return jwt.encode(claims, signing, algorithm=algorithm, headers=headers or None)
 
 
 def task_token(secret: TokenKey, dag_id: str, run_id: str, task_id: str, *, map_index: int = -1,
                try_number: int = 1, ttl_seconds: int = DEFAULT_TTL_SECONDS, publish: Publication = ANY_ASSET,
-               not_after: int | None = None) -> str:
-    """Token for one task attempt; `publish` is the task's outlets (or "*")."""
+               not_after: int | None = None, attested: bool = False) -> str:
+    """Token for one task attempt; `publish` is the task's outlets (or "*"). `attested`: minted from Airflow's
+    attestation of the attempt (the `attested` claim: once expired, it is refused as `attempt_ended`)."""
     source = Provenance(kind=SourceKind.TASK, dag_id=dag_id, run_id=run_id, task_id=task_id,
                         map_index=map_index, try_number=try_number)
-    return issue_token(secret, source, ttl_seconds=ttl_seconds, publish=publish, not_after=not_after)
+    return issue_token(secret, source, ttl_seconds=ttl_seconds, publish=publish, not_after=not_after,
+                       extra_claims={"attested": True} if attested else None)
 
 
 def dag_token(secret: TokenKey, dag_id: str, run_id: str, *, ttl_seconds: int = DEFAULT_TTL_SECONDS,

@@ -2,6 +2,7 @@
 
 from assetbus.schemas.claims import (
     ANY_ASSET,
+    SCOPE_AIRFLOW_ATTESTED,
     SCOPE_DAG_SELF,
     SCOPE_EMIT,
     SCOPE_TASK_MAPPED,
@@ -29,6 +30,7 @@ __all__ = [
     "NAME_MAX_LENGTH",
     "REDRIVE_HEADERS",
     "SCHEMA_VERSION",
+    "SCOPE_AIRFLOW_ATTESTED",
     "SCOPE_DAG_SELF",
     "SCOPE_EMIT",
     "SCOPE_TASK_MAPPED",

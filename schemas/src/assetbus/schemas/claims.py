@@ -28,6 +28,9 @@ SCOPE_TASK_MAPPED = "ti:mapped"
 """May clear the state of every map index of its task (`all_map_indices=true`). Airflow offers that only on
 its core REST API, behind DAG permissions; so only the state store backend in Airflow's api-server, which
 Airflow calls from there, mints it. Task tokens never carry it."""
+SCOPE_AIRFLOW_ATTESTED = "airflow:attested"
+"""An attestation: Airflow's api-server vouches for the task attempt it names, which Airflow verified from the
+task's own JWT. It may only be exchanged for that attempt's emission token (`POST /airflow/tokens`)."""
 
 
 class EmitterClaims(Provenance):
@@ -38,6 +41,10 @@ class EmitterClaims(Provenance):
     sub: str = Field(description="Subject: the task attempt id or DAG run id the token was minted for.")
     scope: str = Field(default="", max_length=1000,
                        description="Space-separated scopes: `emit`, `ti:self`, `dag:self`.")
+    attested: bool = Field(default=False, description="Minted from an attestation of Airflow's api-server: "
+                           "it lives no longer than its attempt (plus its callbacks' grace), and once expired it "
+                           "is refused as `attempt_ended`.")
+    iss: str | None = Field(default=None, description="Issuer: the installation that minted the token.")
     publish: list[AssetRef] | Literal["*"] | None = Field(
         default=None, max_length=10_000,
         description='Publication policy: "*" (any registered asset) or the assets this token may emit; '

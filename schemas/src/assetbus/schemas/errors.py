@@ -16,6 +16,9 @@ class ErrorCode(StrEnum):
     """No active asset is registered with that name and URI."""
     UNAUTHORIZED = "unauthorized"
     """The token is missing, forged, expired, or names another source than the body claims."""
+    ATTEMPT_ENDED = "attempt_ended"
+    """The token was minted from Airflow's attestation of its attempt, and that attempt ended (plus the
+    callbacks' grace) before the token was used: it lives no longer than its attempt."""
     INSUFFICIENT_SCOPE = "insufficient_scope"
     """The token is valid but lacks the `emit` scope."""
     ASSET_NOT_DECLARED = "asset_not_declared"

@@ -23,8 +23,8 @@ def _bearer(token: str) -> dict[str, str]:
 
 def _expired(secret: str) -> str:
     now = int(time.time())
-    return jwt.encode({"sub": "operator:old", "aud": "assetbus", "iat": now - 7200, "exp": now - 3600,
-                       "scope": SCOPE_UI_READ}, secret, algorithm="HS256")
+    return jwt.encode({"iss": "assetbus", "sub": "operator:old", "aud": "assetbus", "iat": now - 7200,
+                       "exp": now - 3600, "scope": SCOPE_UI_READ}, secret, algorithm="HS256")
 
 
 @pytest.mark.parametrize("route", ROUTES)

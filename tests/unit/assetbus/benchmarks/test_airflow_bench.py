@@ -69,3 +69,12 @@ def test_smoke_sizes_are_tiny() -> None:
     smoke = AirflowBenchOptions.smoke()
     assert smoke.samples <= 3 and smoke.partitions <= 5 and smoke.metadata == "postgres"
     assert smoke.settings()["api.workers"] == "1"  # Airflow starts sooner
+
+
+def test_first_emits_become_one_median_per_identity_mode_and_only_when_measured() -> None:
+    report = AirflowBenchReport(AirflowBenchOptions(first_emits=3))
+    assert not any(name.startswith("airflow_first_emit") for name in report.figures())
+    report.first_emit_ms = {"credential": [200.0, 233.0, 400.0], "attested": [41.0, 93.0, 300.0]}
+    figures = report.figures()
+    assert (figures["airflow_first_emit_credential_p50_ms"], figures["airflow_first_emit_attested_p50_ms"]) == \
+        (233.0, 93.0)

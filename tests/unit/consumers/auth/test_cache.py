@@ -54,3 +54,32 @@ def test_the_cache_is_bounded() -> None:
     for run in range(5):
         cache.verify(task_token(SECRET, "d", f"r{run}", "t"))
     assert len(cache) == 3
+
+
+def test_an_expired_attested_token_is_refused_as_its_attempt_ended_cached_or_not() -> None:
+    now = [1_000_000.0]
+    cache = CachedTokenVerifier(TokenVerifier(SECRET), clock=lambda: now[0])
+    attested = task_token(SECRET, "d", "r", "t", ttl_seconds=3600, attested=True)
+    now[0] = cache.verify(attested).expires_at + 60.0
+    with pytest.raises(TokenError) as cached:
+        cache.verify(attested)
+    assert cached.value.code == "attempt_ended"
+    with pytest.raises(TokenError) as fresh:  # never seen before: the verifier itself says so
+        TokenVerifier(SECRET).verify(task_token(SECRET, "d", "r", "t", ttl_seconds=-60, attested=True))
+    assert fresh.value.code == "attempt_ended"
+    with pytest.raises(TokenError) as plain:  # a token of a runner of one's own: still `expired`
+        TokenVerifier(SECRET).verify(task_token(SECRET, "d", "r", "t", ttl_seconds=-60))
+    assert plain.value.code is None and "expired" in plain.value.reason
+
+
+def test_a_token_carries_its_issuer_and_one_without_it_or_with_another_is_refused() -> None:
+    import jwt
+
+    from assetbus.producers.tokens import unverified_claims
+
+    token = task_token(SECRET, "d", "r", "t")
+    assert unverified_claims(token)["iss"] == "assetbus"
+    claims = unverified_claims(token)
+    for changed in ({k: v for k, v in claims.items() if k != "iss"}, {**claims, "iss": "another-installation"}):
+        with pytest.raises(TokenError, match="iss"):
+            TokenVerifier(SECRET).verify(jwt.encode(changed, SECRET, algorithm="HS256"))

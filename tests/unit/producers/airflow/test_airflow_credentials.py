@@ -21,6 +21,7 @@ ATTEMPT = Attempt(dag_id="ingest", run_id="r1", task_id="load", map_index=-1, tr
 def no_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("ASSETBUS_API_URL", "ASSETBUS_AIRFLOW_WORKER_TOKEN"):
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("ASSETBUS_AIRFLOW_IDENTITY", "credential")  # attested mode: test_attested_tokens.py
 
 
 def _connection(monkeypatch: pytest.MonkeyPatch, **fields: Any) -> None:

@@ -33,6 +33,7 @@ def no_environment(monkeypatch: pytest.MonkeyPatch) -> None:
                  "KAFKA_BOOTSTRAP_SERVERS", "KAFKA_SECURITY_PROTOCOL", "KAFKA_SASL_MECHANISM",
                  "KAFKA_SASL_USERNAME", "KAFKA_SASL_PASSWORD"):
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("ASSETBUS_AIRFLOW_IDENTITY", "credential")  # the token asked with the credential
 
 
 def _connections(monkeypatch: pytest.MonkeyPatch, **connections: dict[str, Any]) -> None:

@@ -21,7 +21,7 @@ from assetbus.consumers.airflow.errors import AirflowError, AirflowNotFound
 CALLBACK_WINDOW_S = 600.0
 """How long after its end an attempt or DAG run may still get a token (for its callbacks)."""
 
-_FINISHED_TI = {"success", "failed", "up_for_retry", "up_for_reschedule", "skipped"}
+FINISHED_TI = {"success", "failed", "up_for_retry", "up_for_reschedule", "skipped"}
 _FINISHED_RUN = {"success", "failed"}
 _RETRIED = {"up_for_retry", "failed"}
 """How Airflow's history records a try that was retried (3.3.2 records it as `failed`)."""
@@ -69,7 +69,7 @@ async def check_task_attempt(airflow: AirflowClient, *, ti_id: UUID, dag_id: str
     if ti.get("try_number") != try_number:
         raise AttemptRefused(f"Airflow's task instance is at try {ti.get('try_number')}, not {try_number}")
     state = ti.get("state")
-    if state == "running" or (state in _FINISHED_TI and _recent(ti.get("end_date"), window_s)):
+    if state == "running" or (state in FINISHED_TI and _recent(ti.get("end_date"), window_s)):
         return
     raise AttemptRefused(f"the task instance is {state}, not running")
 

@@ -16,7 +16,8 @@ Publish = list[dict[str, str]] | Literal["*"]
 
 class TaskMint(Protocol):
     def __call__(self, dag_id: str, run_id: str, task_id: str, *, map_index: int = -1,
-                 try_number: int = 1, ttl_seconds: int = ..., publish: Publish = ...) -> str: ...
+                 try_number: int = 1, ttl_seconds: int = ..., publish: Publish = ...,
+                 not_after: int | None = ..., attested: bool = ...) -> str: ...
 
 
 class DagMint(Protocol):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from assetbus.consumers.airflow.account import AirflowAccount
 from assetbus.consumers.settings import VerificationKeys, service_settings_config
@@ -56,6 +56,26 @@ class ApiConfig(VerificationKeys):
                                          "task wrote stays visible after it succeeded.")
     airflow_token_ttl_s: int = Field(default=900, ge=60, description="Lifetime of the tokens minted for Airflow "
                                      "attempts (the SDK asks again before they expire).")
+    airflow_identity: Literal["attested", "credential"] = Field(
+        default="attested", description="How `/airflow/tokens` proves a task attempt (docs/security.md): "
+        "`attested`, only by an attestation that `AssetbusStoreBackend` signed in Airflow's api-server for the "
+        "task whose Airflow JWT called it (a worker credential then gets DAG-run tokens only: 403 "
+        "attestation_required for task tokens); `credential`, by the worker credential and Airflow's attempt "
+        "check, for deployments that cannot run the backend.")
+    airflow_callback_grace_s: int = Field(default=120, ge=1, description="Attested mode: how long after its "
+                                          "attempt ended a task's callbacks may still get a token, and how long "
+                                          "that token lives at most (its attempt's end plus this grace).")
+    airflow_attested_ttl_s: int = Field(default=60, ge=10, description="Attested mode: lifetime of a running "
+                                        "attempt's token; the SDK renews it through Airflow's channel before then. "
+                                        "No longer than the callbacks' grace, so that no token outlives its attempt "
+                                        "by more than the grace.")
+
+    @model_validator(mode="after")
+    def _attested_ttl_within_grace(self) -> ApiConfig:
+        if self.airflow_attested_ttl_s > self.airflow_callback_grace_s:
+            raise ValueError(f"airflow_attested_ttl_s ({self.airflow_attested_ttl_s}) must not exceed "
+                             f"airflow_callback_grace_s ({self.airflow_callback_grace_s})")
+        return self
     airflow_publish: Literal["declared", "any"] = Field(
         default="declared", description="What the tokens minted for Airflow may publish: `declared`, the outlets "
         "`assetbus airflow sync` registered for the task (for a DAG-run token: the assets any task of the DAG "

@@ -47,6 +47,9 @@ class ApiErrorCode(StrEnum):
     ATTEMPT_NOT_RUNNING = "attempt_not_running"
     UNTRANSLATABLE_TIMETABLE = "untranslatable_timetable"
     NOT_AN_AIRFLOW_RULE = "not_an_airflow_rule"
+    ATTEMPT_ENDED = "attempt_ended"
+    ATTESTATION_REQUIRED = "attestation_required"
+    CREDENTIAL_REVOKED = "credential_revoked"
 
 
 class ErrorBody(BaseModel):

@@ -90,7 +90,7 @@ def caller_of(verifier: CachedTokenVerifier, token: str) -> Caller:
     try:
         claims = verifier.verify(token).claims
     except TokenError as error:
-        raise ApiError(401, ApiErrorCode.INVALID_TOKEN, error.reason,
+        raise ApiError(401, error.code or ApiErrorCode.INVALID_TOKEN, error.reason,
                        headers={"WWW-Authenticate": f'{_CHALLENGE}, error="invalid_token"'}) from error
     return Caller(claims=claims, scopes=claims.scopes, token=token)
 

@@ -14,7 +14,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from assetbus.consumers.auth.tokens import TokenError, TokenVerifier
+from assetbus.consumers.auth.tokens import ATTEMPT_ENDED, ATTEMPT_ENDED_REASON, TokenError, TokenVerifier
 from assetbus.schemas import EmitterClaims, Provenance
 from assetbus.schemas.codecs import SourceTuple, source_tuple
 
@@ -53,6 +53,8 @@ class CachedTokenVerifier:
         if known is not None:
             if self._clock() > known.expires_at + self._verifier.leeway_seconds:
                 del self._valid[token]
+                if known.claims.attested:
+                    raise TokenError(ATTEMPT_ENDED_REASON, code=ATTEMPT_ENDED)
                 raise TokenError("token expired")
             self._valid.move_to_end(token)
             return known

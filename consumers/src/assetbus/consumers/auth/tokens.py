@@ -14,6 +14,8 @@ from assetbus.consumers.errors import ConsumerError
 from assetbus.schemas import EmitterClaims
 
 DEFAULT_AUDIENCE = "assetbus"
+DEFAULT_ISSUER = "assetbus"
+"""The `iss` every token must carry (what assetbus's minters write)."""
 SIGNATURE_INVALID = (
     "token signature is invalid: the key that signed it is not the one verifying it. The signer (`assetbus token "
     "issue`, the task runner) uses ASSETBUS_TOKEN_SIGNING_KEY (with ASSETBUS_TOKEN_KEY_ID), or ASSETBUS_TOKEN_SECRET "
@@ -23,12 +25,20 @@ SIGNATURE_INVALID = (
 """The reason of a forged token, or one signed with another installation's key: it says where each key lives."""
 
 
-class TokenError(ConsumerError):
-    """The token is missing, forged, expired or malformed; `reason` is safe to send back."""
+ATTEMPT_ENDED = "attempt_ended"
+"""The code of an expired token minted from Airflow's attestation: its attempt ended (plus the grace)."""
+ATTEMPT_ENDED_REASON = ("the token's Airflow attempt ended (past its callbacks' grace) before it was used: "
+                        "an attested token lives no longer than its attempt")
 
-    def __init__(self, reason: str) -> None:
+
+class TokenError(ConsumerError):
+    """The token is missing, forged, expired or malformed; `reason` is safe to send back. `code` names a
+    refusal more precise than the default (`attempt_ended`), or is None."""
+
+    def __init__(self, reason: str, *, code: str | None = None) -> None:
         super().__init__(reason)
         self.reason = reason
+        self.code = code
 
 
 class MissingVerificationKeys(ConsumerError, ValueError):
@@ -46,6 +56,7 @@ class TokenVerifier:
     secret: str | None = field(default=None, repr=False)
     audience: str = DEFAULT_AUDIENCE
     leeway_seconds: int = 5
+    issuer: str = DEFAULT_ISSUER
     keys: KeySource | None = None
 
     def __post_init__(self) -> None:
@@ -93,12 +104,16 @@ class TokenVerifier:
         key, algorithm = self._key(token)
         try:
             payload: dict[str, Any] = jwt.decode(token, key, algorithms=[algorithm], audience=self.audience,
-                                                 leeway=self.leeway_seconds,
-                                                 options={"require": ["exp", "sub", "aud"]})
-        except jwt.ExpiredSignatureError as error:
+                                                 issuer=self.issuer, leeway=self.leeway_seconds,
+                                                 options={"require": ["exp", "sub", "aud", "iss"]})
+        except jwt.ExpiredSignatureError as error:  # the signature verified: the claims are the signer's
+            if jwt.decode(token, options={"verify_signature": False}).get("attested") is True:
+                raise TokenError(ATTEMPT_ENDED_REASON, code=ATTEMPT_ENDED) from error
             raise TokenError(expired) from error
         except jwt.InvalidAudienceError as error:
             raise TokenError("token audience is not assetbus") from error
+        except jwt.InvalidIssuerError as error:
+            raise TokenError(f"token issuer is not {self.issuer!r}") from error
         except jwt.InvalidSignatureError as error:
             raise TokenError(SIGNATURE_INVALID) from error
         except jwt.PyJWTError as error:

@@ -44,7 +44,7 @@ def check(command: CommandView, tokens: CachedTokenVerifier) -> tuple[VerifiedTo
     try:
         verified = tokens.verify(command.token)
     except TokenError as error:
-        return reject(command, ErrorCode.UNAUTHORIZED, error.reason)
+        return reject(command, ErrorCode(error.code) if error.code else ErrorCode.UNAUTHORIZED, error.reason)
     if verified.source != command.source:
         return reject(command, ErrorCode.UNAUTHORIZED, "the body claims another source than the token names")
     if SCOPE_EMIT not in verified.claims.scopes:

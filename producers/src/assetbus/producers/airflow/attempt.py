@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any
 
@@ -46,6 +46,8 @@ class Attempt:
     inlets: frozenset[AssetRef] = frozenset()
     callback: bool = False
     """A task attempt's callback (the attempt has finished): it may publish the task's inlets too."""
+    store: Any = field(default=None, compare=False, repr=False)
+    """The task's `task_state_store` (Airflow's channel for attested tokens); None where Airflow gives none."""
 
     @property
     def publishable(self) -> frozenset[AssetRef] | None:
@@ -104,7 +106,8 @@ def attempt_from_context(context: Mapping[str, Any]) -> Attempt:
         return Attempt(dag_id=str(ti.dag_id), run_id=str(ti.run_id), task_id=str(ti.task_id),
                        map_index=int(getattr(ti, "map_index", -1) if ti.map_index is not None else -1),
                        try_number=int(ti.try_number), ti_id=str(ti.id), outlets=_outlets(task),
-                       inlets=_declared(task, "inlets"), callback=str(state) in _FINISHED)
+                       inlets=_declared(task, "inlets"), callback=str(state) in _FINISHED,
+                       store=context.get("task_state_store"))
     dag_run = context.get("dag_run")
     dag_id = getattr(dag_run, "dag_id", None) or getattr(context.get("dag"), "dag_id", None)
     run_id = getattr(dag_run, "run_id", None) or context.get("run_id")

@@ -1,4 +1,13 @@
-"""Emitter tokens for Airflow attempts, asked of the assetbus execution API (task code holds no key).
+"""Emitter tokens for Airflow attempts (task code holds no key), in one of two identity modes.
+
+`attested` (the default, `ASSETBUS_AIRFLOW_IDENTITY`): a task attempt's token comes through Airflow's own
+channel, the state store read of a reserved key that Airflow authenticates with the task's own JWT and that
+`AssetbusStoreBackend` answers in the api-server (`attestation.py`). No credential is involved. A task
+callback whose try Airflow has already replaced (a retry callback: Airflow gives the task instance a new id
+before the callback runs, and its execution API knows the old one no more) and DAG-level callbacks have no
+such channel in Airflow 3.3.2: they get a DAG-run token with the worker credential, and emit as the DAG run.
+
+`credential`: every token is asked of the API with the worker credential, as below.
 
 The API's URL and the deployment's worker credential come from the Airflow connection
 `assetbus_default` (host and password), else from `ASSETBUS_API_URL` and
@@ -16,10 +25,18 @@ import threading
 import time
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 import httpx
 
 from assetbus.producers.airflow.attempt import Attempt
+from assetbus.producers.airflow.attestation import (
+    ATTESTATION_KEY,
+    ENV_IDENTITY,
+    WORKER_BACKEND_SETTING,
+    identity_mode,
+    worker_state_store_backend,
+)
 from assetbus.producers.airflow.connection import CONN_ID, ENV_WORKER_TOKEN, WorkerAccess, worker_access
 from assetbus.producers.api_client import API_RETRY, ApiUnavailable, SyncExecutionApi
 from assetbus.producers.errors import EmitterError
@@ -46,6 +63,13 @@ class Credentials:
     expires_at: float
     kafka: KafkaConnection
     topic_prefix: str
+    renew_at: float = 0.0
+    """When to ask again: RENEW_BEFORE_S before expiry, or half-way through a shorter life (attested tokens
+    live a minute); 0: RENEW_BEFORE_S before expiry."""
+
+    @property
+    def fresh(self) -> bool:
+        return (self.renew_at or self.expires_at - RENEW_BEFORE_S) > time.time()
 
     @property
     def bootstrap_servers(self) -> str:
@@ -84,13 +108,51 @@ class TokenSource:
     def credentials(self, attempt: Attempt) -> Credentials:
         with self._lock:
             cached = self._cache.get(attempt.key)
-            if cached is not None and cached.expires_at - RENEW_BEFORE_S > time.time():
+            if cached is not None and cached.fresh:
                 return cached
             fresh = self._ask(attempt)
             self._cache[attempt.key] = fresh
             return fresh
 
     def _ask(self, attempt: Attempt) -> Credentials:
+        if attempt.is_task and identity_mode()[0] == "attested":
+            return self._attested(attempt)
+        return self._with_credential(attempt)
+
+    def _attested(self, attempt: Attempt) -> Credentials:
+        """The attempt's token through Airflow's state store channel (nothing is sent if it cannot be proven)."""
+        bypass = worker_state_store_backend()
+        if bypass:
+            raise TokenRequestFailed(
+                f"assetbus runs attested ({ENV_IDENTITY}), and this worker's Airflow sets {WORKER_BACKEND_SETTING} = "
+                f"{bypass!r} (AIRFLOW__WORKERS__STATE_STORE_BACKEND): task state then passes through a backend in "
+                f"the worker, so a value read from the state store is not proven to come from Airflow's api-server. "
+                f"Unset {WORKER_BACKEND_SETTING} on the workers, or run in credential mode ({ENV_IDENTITY}="
+                f"credential, with the API's ASSETBUS_API_AIRFLOW_IDENTITY=credential)",
+                code="worker_backend_configured")
+        if attempt.store is None:
+            raise TokenRequestFailed(f"no task_state_store in this task's context: assetbus's attested identity "
+                                     f"reads its token through it ({ENV_IDENTITY}=attested)",
+                                     code="attestation_unavailable")
+        try:
+            answer = attempt.store.get(ATTESTATION_KEY)
+        except Exception as error:  # Airflow's AirflowRuntimeError: the api-server's refusal, as the supervisor saw it
+            code, message = _airflow_refusal(error)
+            raise TokenRequestFailed(f"no attested token for {attempt.dag_id}/{attempt.run_id}/{attempt.task_id}: "
+                                     f"{code}: {message}", code=code, retriable=code == "assetbus_unavailable") \
+                from error
+        if answer is None and attempt.callback:
+            # a retry callback: Airflow's execution API no longer knows this try's task instance id
+            return self._with_credential(Attempt(dag_id=attempt.dag_id, run_id=attempt.run_id))
+        if not isinstance(answer, dict) or "token" not in answer:
+            raise TokenRequestFailed(
+                "Airflow's api-server does not answer assetbus's token key: it does not run AssetbusStoreBackend "
+                "([state_store] backend = assetbus.producers.airflow.store_backend.AssetbusStoreBackend, "
+                f"docs/airflow.md, Identity modes), or {ENV_IDENTITY}=credential is meant",
+                code="attestation_unavailable")
+        return _credentials(self.access or worker_access(self.conn_id), answer)
+
+    def _with_credential(self, attempt: Attempt) -> Credentials:
         access = self.access or worker_access(self.conn_id)
         if access.credential is None:
             raise TokenRequestFailed(NO_CREDENTIAL, code="missing_token")
@@ -105,16 +167,34 @@ class TokenSource:
             if self._http is None:
                 api.close()
         if response.status_code == 200:
-            body = response.json()
-            expires = datetime.fromisoformat(body["expires_at"].replace("Z", "+00:00")).timestamp()
-            return Credentials(body["token"], expires, _kafka(access, body["bootstrap_servers"]),
-                               access.topic_prefix or os.environ.get("ASSETBUS_TOPIC_PREFIX") or body["topic_prefix"])
+            return _credentials(access, response.json())
         code, message = _reason(response)
         hint = (f" (the worker credential from {access.source} is not accepted: mint a new one with "
                 f"`assetbus token worker`)" if code in _CREDENTIAL_REFUSED else "")
         raise TokenRequestFailed(f"the assetbus API refused a token for {attempt.dag_id}/{attempt.run_id}/"
                                  f"{attempt.task_id or '(dag run)'}: {response.status_code} {code}: {message}{hint}",
                                  code=code)
+
+
+def _credentials(access: WorkerAccess, body: dict[str, Any]) -> Credentials:
+    """The minter's answer, with Kafka and the topic prefix the connection names (else the API's)."""
+    expires = datetime.fromisoformat(str(body["expires_at"]).replace("Z", "+00:00")).timestamp()
+    now = time.time()
+    return Credentials(body["token"], expires, _kafka(access, body["bootstrap_servers"]),
+                       access.topic_prefix or os.environ.get("ASSETBUS_TOPIC_PREFIX") or body["topic_prefix"],
+                       renew_at=max(expires - RENEW_BEFORE_S, now + (expires - now) / 2))
+
+
+def _airflow_refusal(error: Exception) -> tuple[str, str]:
+    """(reason, message) of the api-server's refusal, from the AirflowRuntimeError the supervisor relayed."""
+    detail = getattr(getattr(error, "error", None), "detail", None)
+    if isinstance(detail, dict):
+        body = detail.get("detail")
+        inner = body.get("detail") if isinstance(body, dict) else None
+        if isinstance(inner, dict) and inner.get("reason"):
+            return str(inner["reason"]), str(inner.get("message", ""))
+        return f"airflow_{detail.get('status_code') or 'error'}", str(detail.get("message") or error)
+    return "airflow_error", str(error)
 
 
 def _kafka(access: WorkerAccess, named_by_api: str) -> KafkaConnection:

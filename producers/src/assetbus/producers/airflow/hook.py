@@ -36,6 +36,7 @@ from assetbus.producers.airflow.connection import (
 from assetbus.producers.airflow.credentials import _CREDENTIAL_REFUSED, ROUTE, _reason
 from assetbus.producers.airflow.credentials import _kafka as emitter_kafka
 from assetbus.producers.airflow.emit import aemit, emit
+from assetbus.producers.airflow.identity_checks import identity_report
 from assetbus.producers.api_client import SyncExecutionApi
 from assetbus.producers.kafka.connection import KafkaConnection
 from assetbus.producers.options import SendOptions
@@ -86,7 +87,7 @@ class AssetbusHook(BaseHook):  # type: ignore[misc]
         the Kafka and topic prefix a task's emitter will use, then the triggerer's."""
         try:
             access = self.access()
-            checked = [_check_api(access, self.timeout_s)]
+            checked = [_check_api(access, self.timeout_s), identity_report()]
             checked.append(_run(_check_kafka(*_emitter_settings(access, self.timeout_s), "a task's emitter")))
             checked.append(_run(_check_triggerer(self.assetbus_conn_id)))
         except _Failed as failure:

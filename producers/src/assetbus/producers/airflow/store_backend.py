@@ -31,6 +31,14 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 
 import httpx
 
+from assetbus.producers.airflow.attestation import (
+    ATTESTATION_KEY,
+    AttemptLookup,
+    AttestationRefused,
+    Attestor,
+    airflow_attempt,
+    encoded,
+)
 from assetbus.producers.airflow.connection import DEFAULT_API_URL, ENV_API_URL
 from assetbus.producers.airflow.runtime import AirflowVersionMismatch, installed_versions, mismatch
 from assetbus.producers.airflow.store_assets import (
@@ -39,8 +47,15 @@ from assetbus.producers.airflow.store_assets import (
     CallerLookup,
     airflow_asset_lookup,
     airflow_calling_task,
+    calling_task_instance_id,
 )
-from assetbus.producers.airflow.store_tokens import DEFAULT_TTL_S, StateTokens, TaskIdentity, signing_key_from_env
+from assetbus.producers.airflow.store_tokens import (
+    DEFAULT_TTL_S,
+    MissingSigningKey,
+    StateTokens,
+    TaskIdentity,
+    signing_key_from_env,
+)
 from assetbus.producers.state import (
     AsyncStateClient,
     InvalidStateRequest,
@@ -113,6 +128,12 @@ def _encoded(entry: StateValue | None) -> str | None:
     return None if entry is None else json.dumps(entry.value)
 
 
+def _writable(key: str) -> None:
+    if key == ATTESTATION_KEY:
+        raise _refused(StateForbidden(f"{key!r} is reserved: reading it asks for the task's assetbus token",
+                                      status=403, code="reserved_key"))
+
+
 def _refused(error: StateError) -> Exception:
     """Inside Airflow's API server, the refusal as an HTTP error in Airflow's shape; elsewhere, `error`."""
     try:
@@ -131,18 +152,32 @@ class AssetbusStoreBackend(BaseStoreBackend):
     def __init__(self, api_url: str | None = None, signing_key: TokenKey | None = None, *,
                  asset_lookup: AssetLookup = airflow_asset_lookup, caller: CallerLookup = airflow_calling_task,
                  asset_state: AssetStateRule | None = None, token_ttl_s: int = DEFAULT_TTL_S,
-                 timeout_s: float = 10.0) -> None:
+                 timeout_s: float = 10.0, attempts: AttemptLookup = airflow_attempt) -> None:
         rule = asset_state or os.environ.get(ENV_ASSET_STATE, "caller").strip() or "caller"
         if rule not in ("caller", "declared"):
             raise ValueError(f"{ENV_ASSET_STATE}={rule!r}: expected 'caller' (the default) or 'declared'")
         self.asset_state: AssetStateRule = cast(AssetStateRule, rule)
         self._caller = caller
         self.api_url = api_url or os.environ.get(ENV_API_URL, DEFAULT_API_URL)
-        self._tokens = StateTokens(signing_key if signing_key is not None else signing_key_from_env(),
-                                   ttl_s=token_ttl_s)
         self._asset_lookup = asset_lookup
         self._timeout_s = timeout_s
         self._http = httpx.Client(base_url=self.api_url, timeout=timeout_s)
+        try:
+            key = signing_key if signing_key is not None else signing_key_from_env()
+        except MissingSigningKey as error:  # every call says so (503), rather than a 500 for each
+            self.cannot_mint: str | None = str(error)
+            key = "no signing key"
+        else:
+            self.cannot_mint = None
+        self._state_tokens = StateTokens(key, ttl_s=token_ttl_s)
+        self._attestor = Attestor(key, self.api_url, http=self._http, lookup=attempts,
+                                  calling=calling_task_instance_id)
+
+    @property
+    def _tokens(self) -> StateTokens:
+        if self.cannot_mint is not None:
+            raise _refused(StateError(self.cannot_mint, status=503, code="backend_cannot_mint"))
+        return self._state_tokens
 
     def close(self) -> None:
         self._http.close()
@@ -188,7 +223,18 @@ class AssetbusStoreBackend(BaseStoreBackend):
 
     # -- BaseStoreBackend --------------------------------------------------------------------------
 
+    def _attested(self, scope: Any, session: Any | None) -> str:
+        """The reserved key's read: the calling task's emission token (attestation.py)."""
+        if self.cannot_mint is not None:
+            raise _refused(StateError(self.cannot_mint, status=503, code="backend_cannot_mint"))
+        try:
+            return encoded(self._attestor.token(scope, session))
+        except AttestationRefused as error:
+            raise _refused(StateError(str(error), status=error.status, code=error.code)) from error
+
     def get(self, scope: Any, key: str, *, session: Any | None = None) -> str | None:
+        if key == ATTESTATION_KEY and _is_task(scope):
+            return self._attested(scope, session)
         try:
             if _is_task(scope):
                 return _encoded(self._client(_identity(scope)).task_state.get_entry(key))
@@ -202,6 +248,7 @@ class AssetbusStoreBackend(BaseStoreBackend):
 
     def set(self, scope: Any, key: str, value: str, *, expires_at: datetime | None = None,
             session: Any | None = None) -> None:
+        _writable(key)
         try:
             if _is_task(scope):
                 self._client(_identity(scope)).task_state.set(key, _decoded(value), expires_at=expires_at)
@@ -212,6 +259,7 @@ class AssetbusStoreBackend(BaseStoreBackend):
             raise _refused(error) from error
 
     def delete(self, scope: Any, key: str, *, session: Any | None = None) -> None:
+        _writable(key)
         try:
             if _is_task(scope):
                 self._client(_identity(scope)).task_state.delete(key)
@@ -234,6 +282,11 @@ class AssetbusStoreBackend(BaseStoreBackend):
             raise _refused(error) from error
 
     async def aget(self, scope: Any, key: str, *, session: Any | None = None) -> str | None:
+        if key == ATTESTATION_KEY and _is_task(scope):
+            if session is not None and hasattr(session, "run_sync"):
+                answer: str = await session.run_sync(lambda sync: self._attested(scope, sync))
+                return answer
+            return await asyncio.to_thread(self._attested, scope, None)
         try:
             if _is_task(scope):
                 async with self._aclient(_identity(scope)) as client:
@@ -248,6 +301,7 @@ class AssetbusStoreBackend(BaseStoreBackend):
 
     async def aset(self, scope: Any, key: str, value: str, *, expires_at: datetime | None = None,
                    session: Any | None = None) -> None:
+        _writable(key)
         try:
             if _is_task(scope):
                 async with self._aclient(_identity(scope)) as client:
@@ -260,6 +314,7 @@ class AssetbusStoreBackend(BaseStoreBackend):
             raise _refused(error) from error
 
     async def adelete(self, scope: Any, key: str, *, session: Any | None = None) -> None:
+        _writable(key)
         try:
             if _is_task(scope):
                 async with self._aclient(_identity(scope)) as client:

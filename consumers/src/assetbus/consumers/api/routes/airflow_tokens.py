@@ -2,7 +2,18 @@
 
 It lives outside `/execution/` (whose routes need a task token): it is how a task gets one.
 
-Task code never holds a signing key. Every request carries the deployment's worker credential
+Two proofs are accepted, by identity mode (`ApiConfig.airflow_identity`, docs/security.md):
+
+- an **attestation** (scope `airflow:attested`), signed by `AssetbusStoreBackend` in Airflow's api-server for
+  the task whose Airflow JWT called it, with the try number, state and end Airflow's metadata holds
+  (`assetbus.producers.airflow.attestation`). The token names that attempt, whatever the body says; a
+  finished attempt's callbacks get one until its end plus `airflow_callback_grace_s`, and nothing after
+  (403 `attempt_ended`). This is the only proof for task tokens in `attested` mode (the default): a worker
+  credential asking for one gets 403 `attestation_required`.
+- the **worker credential**, in `credential` mode for task tokens, and in both modes for DAG-run tokens
+  (DAG-level callbacks run in Airflow's dag-processor, which holds no identity Airflow could attest):
+
+Task code never holds a signing key. Every credential request carries the deployment's worker credential
 (`Authorization: Bearer`, scope `airflow:worker`, see `assetbus.consumers.airflow.workers`): the ids
 of an attempt are readable by anyone who may read Airflow, the credential only by code in the
 deployment's workers. A task then names its own attempt and its task instance UUID; the API asks
@@ -14,15 +25,17 @@ See docs/security.md, "Tokens for Airflow attempts", and docs/airflow.md, "The t
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime, timedelta
 from typing import Annotated, Literal
 from uuid import UUID
 
+import jwt
 from fastapi import APIRouter, Depends, Request
 from pydantic import BaseModel, Field, model_validator
 from sqlalchemy import select
 
-from assetbus.consumers.airflow.attempts import AttemptRefused, check_dag_run, check_task_attempt
+from assetbus.consumers.airflow.attempts import FINISHED_TI, AttemptRefused, check_dag_run, check_task_attempt
 from assetbus.consumers.airflow.client import AirflowClient
 from assetbus.consumers.airflow.errors import AirflowError
 from assetbus.consumers.airflow.minting import Minter, Publish
@@ -30,11 +43,13 @@ from assetbus.consumers.airflow.workers import SCOPE_AIRFLOW_WORKER
 from assetbus.consumers.api.config import ApiConfig
 from assetbus.consumers.api.database import Db
 from assetbus.consumers.api.errors import ApiError, ApiErrorCode, responses
-from assetbus.consumers.api.security import CurrentCaller
+from assetbus.consumers.api.security import Caller, CurrentCaller
 from assetbus.consumers.api.versioning import version_header
+from assetbus.consumers.storage.revocations import revocation
 from assetbus.consumers.storage.state_tables import task_assets
 from assetbus.consumers.storage.tables import assets
 from assetbus.consumers.storage.task_assets import declared_assets
+from assetbus.schemas import SCOPE_AIRFLOW_ATTESTED
 
 router = APIRouter(prefix="/airflow", tags=["airflow"], dependencies=[Depends(version_header)])
 
@@ -72,9 +87,21 @@ class AirflowTokenOut(BaseModel):
     topic_prefix: str = Field(description="Topic prefix of this assetbus installation.")
 
 
-async def airflow_worker(caller: CurrentCaller) -> None:
-    """401 without a valid bearer token; 403 `insufficient_scope` unless it is a worker credential."""
+async def airflow_worker(caller: CurrentCaller, db: Db) -> Caller:
+    """401 without a valid bearer token, or with a revoked worker credential (`credential_revoked`); 403
+    `insufficient_scope` unless it is a worker credential or an attestation."""
+    if SCOPE_AIRFLOW_ATTESTED in caller.scopes:
+        return caller
     caller.require(SCOPE_AIRFLOW_WORKER)
+    jti = jwt.decode(caller.token, options={"verify_signature": False}).get("jti")  # verified by CurrentCaller
+    async with db.statement() as conn:
+        revoked = await revocation(conn, str(jti)) if jti else None
+    if revoked is not None:
+        raise ApiError(401, ApiErrorCode.CREDENTIAL_REVOKED,
+                       f"this worker credential ({revoked.subject}) was revoked at {revoked.revoked_at.isoformat()}"
+                       + (f": {revoked.reason}" if revoked.reason else ""),
+                       headers={"WWW-Authenticate": 'Bearer realm="assetbus", error="invalid_token"'})
+    return caller
 
 
 async def airflow_of(request: Request) -> AirflowClient:
@@ -98,12 +125,19 @@ async def config_of(request: Request) -> ApiConfig:
 
 
 @router.post("/tokens", response_model=AirflowTokenOut, responses=responses(403, 404, 503),
-             dependencies=[Depends(airflow_worker)],
-             summary="Mint an emitter token for a running Airflow task attempt or DAG run (needs the worker "
-             "credential)")
-async def mint(body: AirflowTokenRequest, airflow: Annotated[AirflowClient, Depends(airflow_of)],
+             summary="Mint an emitter token for a running Airflow task attempt or DAG run (needs an attestation "
+             "from AssetbusStoreBackend, or the worker credential)")
+async def mint(body: AirflowTokenRequest, caller: Annotated[Caller, Depends(airflow_worker)],
+               airflow: Annotated[AirflowClient, Depends(airflow_of)],
                config: Annotated[ApiConfig, Depends(config_of)],
                minter: Annotated[Minter, Depends(minter_of)], db: Db) -> AirflowTokenOut:
+    if SCOPE_AIRFLOW_ATTESTED in caller.scopes:
+        return await _mint_attested(caller, config, minter, db)
+    if body.kind == "task" and config.airflow_identity == "attested":
+        raise ApiError(403, ApiErrorCode.ATTESTATION_REQUIRED,
+                       "this API mints task tokens only from an attestation of Airflow's api-server (identity mode "
+                       "`attested`): a task gets its token through Airflow's task_state_store, with "
+                       "AssetbusStoreBackend configured there; the worker credential gets DAG-run tokens only")
     ttl = config.airflow_token_ttl_s
     try:
         if body.kind == "task":
@@ -123,6 +157,34 @@ async def mint(body: AirflowTokenRequest, airflow: Annotated[AirflowClient, Depe
     except AirflowError as error:
         raise ApiError(503, ApiErrorCode.AIRFLOW_UNAVAILABLE, f"cannot check the attempt with Airflow: {error}",
                        headers={"Retry-After": "2"}) from error
+    return AirflowTokenOut(token=token, expires_at=datetime.now(UTC) + timedelta(seconds=ttl),
+                           bootstrap_servers=config.kafka.bootstrap, topic_prefix=config.topics.prefix)
+
+
+async def _mint_attested(caller: Caller, config: ApiConfig, minter: Minter, db: Db) -> AirflowTokenOut:
+    """A token for the attempt the attestation names (never the body's), living no longer than its attempt
+    allows: a running try its usual lifetime; a finished try's callbacks until its end plus the grace."""
+    claims = caller.claims
+    if claims.task_id is None or claims.map_index is None or claims.try_number is None:
+        raise ApiError(403, ApiErrorCode.INSUFFICIENT_SCOPE, "an attestation names a task attempt")
+    extra = jwt.decode(caller.token, options={"verify_signature": False})  # verified by `airflow_worker`
+    state, ended_at = str(extra.get("ti_state")), extra.get("ended_at")
+    ttl, not_after = config.airflow_attested_ttl_s, None
+    callback = state in FINISHED_TI
+    if callback:
+        not_after = (int(ended_at) if isinstance(ended_at, int | float) else 0) + config.airflow_callback_grace_s
+        left = not_after - int(time.time())
+        if left <= 0:
+            raise ApiError(403, ApiErrorCode.ATTEMPT_ENDED,
+                           f"try {claims.try_number} of {claims.dag_id}/{claims.run_id}/{claims.task_id} ended more "
+                           f"than {config.airflow_callback_grace_s}s ago (its callbacks' grace)")
+        ttl = min(ttl, left)
+    elif state != "running":
+        raise ApiError(403, ApiErrorCode.ATTEMPT_NOT_RUNNING, f"the task instance is {state}, not running")
+    publish = await _publication(db, config, claims.dag_id, claims.task_id, callback=callback)
+    token = minter.task(claims.dag_id, claims.run_id, claims.task_id, map_index=claims.map_index,
+                        try_number=claims.try_number, ttl_seconds=ttl, publish=publish, not_after=not_after,
+                        attested=True)
     return AirflowTokenOut(token=token, expires_at=datetime.now(UTC) + timedelta(seconds=ttl),
                            bootstrap_servers=config.kafka.bootstrap, topic_prefix=config.topics.prefix)
 
