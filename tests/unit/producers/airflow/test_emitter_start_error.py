@@ -24,6 +24,7 @@ ATTEMPT = Attempt(dag_id="ingest", run_id="r1", task_id="load", map_index=-1, tr
 def test_the_emitters_start_error_names_the_topic_prefix_and_the_connection(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("KAFKA_BOOTSTRAP_SERVERS", "ASSETBUS_TOPIC_PREFIX"):
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("ASSETBUS_AIRFLOW_IDENTITY", "credential")  # the token asked with the worker credential
     nobody = f"127.0.0.1:{free_port()}"  # no broker listens there
     connection = SimpleNamespace(host="http://api:8321", port=None, schema=None, password="cred", extra=json.dumps(
         {"topic_prefix": "ordrs", "kafka": {"bootstrap_servers": nobody}}))
