@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import sys
 import time
 import uuid
@@ -50,7 +51,7 @@ from assetbus.infra.airflow import POSTGRES, LocalAirflow
 from assetbus.plan import PRINCIPALS, Acl, build_plan
 from assetbus.producers import AsyncEmitter, task_token
 from assetbus.producers.kafka import KafkaConnection, create_producer, partition_for
-from assetbus.producers.kafka.access import EXIT_ACCESS_DENIED
+from assetbus.producers.kafka.access import EXIT_ACCESS_DENIED, KafkaAccessDenied
 from assetbus.schemas import AssetRef, ReceiptStatus, Topics
 from assetbus.settings import Settings
 from assetbus.topics import ensure_topics
@@ -195,6 +196,70 @@ async def test_a_refusal_that_stops_the_schedulers_republishing_fails_its_readyz
             assert "assetbus_kafka_access_denied{" not in (await probes.get("/metrics")).text
     finally:
         await engine.dispose()
+
+
+async def test_an_http_emit_the_acls_refuse_is_answered_503_and_fails_the_apis_readyz_naming_the_acl(
+        broker: AclBroker, topics: Topics, db_url: str, token_secret: str) -> None:
+    plan = build_plan(topics, [DAG.dag_id], replication_factor=1)
+    await broker.grant(plan.acls)
+    missing = Acl(plan.principals["api"], "topic", "literal", topics.emissions, "Write")
+    assert missing in plan.acls
+
+    def connection(role: str) -> KafkaConnection:
+        return broker.connection(plan.principals[role].removeprefix("User:")).for_service(role)
+
+    await wait_for(lambda: _ensured(connection("cli"), topics), timeout_s=30, what="the ACLs to take effect")
+    engine = create_engine(db_url)
+    try:
+        async with engine.begin() as conn:
+            await register_asset(conn, ORDERS.name, ORDERS.uri)
+    finally:
+        await engine.dispose()
+    config = ApiConfig(kafka=connection("api"), database_url=db_url, token_secret=token_secret, topics=topics,
+                       receipt_timeout_s=30)
+    persister = PersisterConfig(kafka=connection("persister"), database_url=db_url, token_secret=token_secret,
+                                topics=topics)
+    token = task_token(token_secret, "ingest", "run-1", "load")
+    named = f"denies {missing.principal} Write on topic '{topics.emissions}'"
+    app = create_api(config)
+    async with Persister(persister), app.router.lifespan_context(app), httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app), base_url="http://api.test") as http:
+        async def emit(key: str) -> httpx.Response:
+            return await http.post("/execution/asset-events/emit", headers={"Authorization": f"Bearer {token}"},
+                                   json={"asset": ORDERS.model_dump(mode="json"), "dedupe_key": key})
+
+        assert (await emit("before")).json()["status"] == "accepted"
+        await broker.revoke([missing])  # while the API runs
+
+        async def refused() -> httpx.Response | None:
+            answer = await emit("refused")
+            return answer if answer.status_code == 503 else None
+
+        answer = await wait_for(refused, timeout_s=30, interval=0.5, what="an HTTP emit the ACLs refuse")
+        assert named in answer.text, answer.text
+        unready = await http.get("/readyz")
+        check = unready.json()["checks"]["kafka_access"]
+        assert (unready.status_code, check["ok"]) == (503, False), unready.text
+        assert check["detail"].startswith("HTTP emit: ") and named in check["detail"], unready.text
+
+        await broker.grant([missing])
+
+        async def accepted() -> bool:  # the gateway's new producer (the refused batch broke the old one's sequence)
+            answer = await emit("granted")
+            return answer.status_code == 200 and answer.json()["status"] == "accepted"
+
+        await wait_for(accepted, timeout_s=60, interval=0.5, what="an HTTP emit once the ACL is granted")
+
+        async def ready() -> bool:  # its report is cached for a second
+            return (await http.get("/readyz")).status_code == 200
+
+        await wait_for(ready, timeout_s=10, what="the API's /readyz once an emit went through")
+
+    await broker.revoke([missing])  # an API started without it: its producer cannot start, and says why
+    app = create_api(config)
+    with pytest.raises(KafkaAccessDenied, match=re.escape(named)):
+        async with app.router.lifespan_context(app):
+            pass
 
 
 async def _left_by_a_crash(engine: AsyncEngine, broker: AclBroker, topics: Topics) -> None:

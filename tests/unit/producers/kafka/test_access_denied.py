@@ -7,7 +7,12 @@ import asyncio
 import logging
 
 import pytest
-from aiokafka.errors import GroupAuthorizationFailedError, NodeNotReadyError, TopicAuthorizationFailedError
+from aiokafka.errors import (
+    ClusterAuthorizationFailedError,
+    GroupAuthorizationFailedError,
+    NodeNotReadyError,
+    TopicAuthorizationFailedError,
+)
 
 from assetbus.producers.kafka import KafkaConnection, SecurityProtocol, cancel_and_wait, every
 from assetbus.producers.kafka.access import AccessRefusals, KafkaAccessDenied, access_denied, naming_refusals
@@ -35,6 +40,12 @@ def test_a_producers_refusal_names_the_topics_the_broker_named_and_the_operation
                            topics=("ignored",), operation="Write")
     assert denied is not None and (denied.operation, denied.resource) == (
         "Write", "topic 'orders.readiness.a', 'orders.readiness.b'")
+
+
+def test_an_idempotent_producer_refused_its_producer_id_names_the_topic_it_needs_write_on() -> None:
+    denied = access_denied(ClusterAuthorizationFailedError(), SCRAM, topics=("orders.emissions",), operation="Write")
+    assert denied is not None and denied.resource.startswith("topic 'orders.emissions' (an idempotent producer")
+    assert access_denied(ClusterAuthorizationFailedError(), SCRAM) is None  # no topic to name: not ours to say
 
 
 def test_refusals_are_held_while_the_work_is_refused_and_cleared_by_its_next_success() -> None:

@@ -86,8 +86,8 @@ def create_api(config: ApiConfig, *, minter: Minter | None = None) -> FastAPI:
             airflow = AirflowClient(config.airflow) if config.airflow is not None else None
             if airflow is not None:
                 stack.push_async_callback(airflow.aclose)
-            gateway = EmissionGateway(config.kafka, config.topics,
-                                      receipt_timeout_s=config.receipt_timeout_s, instance_id=config.instance_id)
+            gateway = EmissionGateway(config.kafka, config.topics, receipt_timeout_s=config.receipt_timeout_s,
+                                      instance_id=config.instance_id, refusals=refusals)
             await gateway.start()
             stack.push_async_callback(gateway.stop)
             app.state.database = Database(engine, raw_pool)

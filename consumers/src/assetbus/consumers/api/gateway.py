@@ -1,5 +1,12 @@
 """HTTP emissions: build the command from the body and the caller's token, send it through Kafka
-to the persister, and wait for its receipt (the same pipeline as the SDK, the same guarantees)."""
+to the persister, and wait for its receipt (the same pipeline as the SDK, the same guarantees).
+
+A command the cluster's ACLs refuse (no Write on the emissions topic) is answered 503 naming the ACL, and the
+refusal is held in `refusals` (the API's `/readyz` fails on it) until a command goes through again. Without that
+Write at start-up, the idempotent producer cannot start: `KafkaAccessDenied` names it. A batch the broker
+refused leaves the idempotent producer's sequence numbers for its partition out of order for good (every later
+send fails with OutOfOrderSequenceNumber), so the gateway then starts a new producer (a new producer id) before
+the next command; while the ACL is still missing that start is refused too, and the request answered 503."""
 
 from __future__ import annotations
 
@@ -8,13 +15,14 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
-from aiokafka.errors import KafkaError
+from aiokafka.errors import KafkaError, OutOfOrderSequenceNumber
 from pydantic import ValidationError
 
 from assetbus.consumers.api.errors import ApiError, ApiErrorCode
 from assetbus.consumers.api.models import EmitRequest
 from assetbus.consumers.api.security import Caller
 from assetbus.consumers.errors import ConsumerError
+from assetbus.producers.kafka.access import AccessRefusals, access_denied, naming_refusals
 from assetbus.producers.kafka.connection import KafkaConnection
 from assetbus.producers.kafka.errors import TopicMissing
 from assetbus.producers.kafka.producer import create_producer
@@ -36,20 +44,28 @@ REJECTION_STATUS: dict[ErrorCode, int] = {
 """The HTTP status of a rejected receipt, by its error code."""
 
 
+EMITTING = "HTTP emit"
+"""The API's work, by name, in its `refusals`."""
+
+
 class EmissionGateway:
     """One per API process: the toolkit's idempotent producer and reply-topic reader (receipts keyed by this API)."""
 
     def __init__(self, connection: KafkaConnection, topics: Topics, *, receipt_timeout_s: float = 10.0,
-                 instance_id: str | None = None) -> None:
+                 instance_id: str | None = None, refusals: AccessRefusals | None = None) -> None:
         self.topics = topics
+        self.refusals = refusals or AccessRefusals()
         self.receipt_timeout_s = receipt_timeout_s
         self.producer_id = instance_id or f"api-{uuid.uuid4().hex}"
         self.connection = connection
         self._producer = create_producer(connection, linger_ms=2)
+        self._broken = False
+        """The producer's sequence is broken by a refused batch: a new one is started before the next command."""
+        self._renewing = asyncio.Lock()
         self.replies = ReplyReader(connection, topics.receipts, self.producer_id)
 
     async def start(self) -> None:
-        await self._producer.start()
+        await self._start_producer()
         try:
             try:
                 await self.replies.start()
@@ -58,6 +74,23 @@ class EmissionGateway:
         except BaseException:
             await self._producer.stop()
             raise
+
+    async def _start_producer(self) -> None:
+        with naming_refusals(self.connection, "Write", topics=(self.topics.emissions,)):
+            await self._producer.start()
+
+    async def _renewed(self, command_id: uuid.UUID) -> None:
+        """A new producer in place of one a refused batch broke (503 naming the refusal if it is refused too)."""
+        async with self._renewing:
+            if not self._broken:
+                return
+            old, self._producer = self._producer, create_producer(self.connection, linger_ms=2)
+            await old.stop()
+            try:
+                await self._start_producer()
+            except KafkaError as error:
+                raise self._unavailable(command_id, error) from error
+            self._broken = False
 
     async def stop(self) -> None:
         try:
@@ -86,14 +119,18 @@ class EmissionGateway:
         except ValueError as error:  # e.g. a lone surrogate in `extra`
             raise ApiError(422, ApiErrorCode.INVALID_REQUEST, f"the emission cannot be encoded: {error}"[:300],
                            command_id=command.command_id) from error
+        if self._broken:
+            await self._renewed(command.command_id)
         with self.replies.awaiting(command.command_id) as receipt:
             try:  # appended to the producer's open batch: the request does not wait for the broker's ack
                 delivery = await asyncio.wait_for(self._producer.send(
                     self.topics.emissions, payload, key=command.asset.name.encode()), self.receipt_timeout_s)
             except (KafkaError, TimeoutError) as error:
-                raise _broker_unavailable(command.command_id, error) from error
+                raise self._unavailable(command.command_id, error) from error
             delivery.add_done_callback(_retrieve)
-            return await self._receipt(command.command_id, receipt, delivery)
+            answer = await self._receipt(command.command_id, receipt, delivery)
+        self.refusals.cleared(EMITTING)
+        return answer
 
     async def _receipt(self, command_id: uuid.UUID, receipt: asyncio.Future[Receipt],
                        delivery: asyncio.Future[object]) -> Receipt:
@@ -110,18 +147,24 @@ class EmissionGateway:
             if delivery in done and not receipt.done():
                 error = delivery.exception()
                 if error is not None:
-                    raise _broker_unavailable(command_id, error) from error
+                    raise self._unavailable(command_id, error) from error
                 waiting = {receipt}
         return receipt.result()
+
+    def _unavailable(self, command_id: uuid.UUID, error: BaseException) -> ApiError:
+        """503: the broker did not take the command; a refusal by its ACLs is named (and held in `refusals`)."""
+        denied = access_denied(error, self.connection, operation="Write", topics=(self.topics.emissions,))
+        if denied is not None:
+            self.refusals.refused(EMITTING, denied)
+        if denied is not None or isinstance(error, OutOfOrderSequenceNumber):
+            self._broken = True
+        why = str(denied) if denied is not None else type(error).__name__
+        return ApiError(503, ApiErrorCode.BROKER_UNAVAILABLE,
+                        f"the broker did not take the command ({why}); resend it with the same command_id",
+                        command_id=command_id, headers={"Retry-After": "1"})
 
 
 def _retrieve(delivery: asyncio.Future[object]) -> None:
     """Marks a delivery's exception as seen (a receipt may have answered the request first)."""
     if not delivery.cancelled():
         delivery.exception()
-
-
-def _broker_unavailable(command_id: uuid.UUID, error: BaseException) -> ApiError:
-    return ApiError(503, ApiErrorCode.BROKER_UNAVAILABLE,
-                    f"the broker did not take the command ({type(error).__name__}); resend it with "
-                    "the same command_id", command_id=command_id, headers={"Retry-After": "1"})

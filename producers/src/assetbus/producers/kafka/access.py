@@ -21,7 +21,12 @@ import contextlib
 import threading
 from collections.abc import Iterator
 
-from aiokafka.errors import GroupAuthorizationFailedError, KafkaError, TopicAuthorizationFailedError
+from aiokafka.errors import (
+    ClusterAuthorizationFailedError,
+    GroupAuthorizationFailedError,
+    KafkaError,
+    TopicAuthorizationFailedError,
+)
 
 from assetbus.producers.kafka.connection import KafkaConnection
 from assetbus.producers.kafka.errors import KafkaToolkitError
@@ -58,6 +63,10 @@ def access_denied(error: BaseException, connection: KafkaConnection, *, group_id
     if isinstance(error, TopicAuthorizationFailedError):
         names = ", ".join(f"'{name}'" for name in (_named(error) or sorted(topics)))
         return KafkaAccessDenied(principal, operation, f"topic {names or '?'}", connection.describe())
+    if isinstance(error, ClusterAuthorizationFailedError) and topics:  # an idempotent producer's InitProducerId
+        names = ", ".join(f"'{name}'" for name in sorted(topics))
+        return KafkaAccessDenied(principal, operation, f"topic {names} (an idempotent producer starts only with "
+                                 "Write on a topic, Kafka 3.0+)", connection.describe())
     return None
 
 
