@@ -18,43 +18,38 @@ from assetbus.plan import build_plan, render
 from assetbus.plan.formats import RFC1123_NAME, TF_LABEL, k8s_name, strimzi_resources, terraform_document, tf_label
 from assetbus.schemas import Topics
 
-_METADATA = {"type": "object", "required": ["name", "labels"], "properties": {
-    "name": {"type": "string", "maxLength": 253, "pattern": f"^{RFC1123_NAME.pattern}$"},
-    "labels": {"type": "object", "required": ["strimzi.io/cluster"]}}}
-KAFKA_TOPIC_V1 = {
-    "type": "object", "additionalProperties": False, "required": ["apiVersion", "kind", "metadata", "spec"],
-    "properties": {
-        "apiVersion": {"const": "kafka.strimzi.io/v1"}, "kind": {"const": "KafkaTopic"}, "metadata": _METADATA,
-        "spec": {"type": "object", "additionalProperties": False, "properties": {
-            "topicName": {"type": "string"}, "partitions": {"type": "integer", "minimum": 1},
-            "replicas": {"type": "integer", "minimum": 1, "maximum": 32767}, "config": {"type": "object"}}}}}
-"""The fields of Strimzi's KafkaTopic `spec` (topicName, partitions, replicas, config), written here from Strimzi's
-CRD; `additionalProperties: false` catches a field Strimzi does not know."""
-KAFKA_USER_V1 = {
-    "type": "object", "additionalProperties": False, "required": ["apiVersion", "kind", "metadata", "spec"],
-    "properties": {
-        "apiVersion": {"const": "kafka.strimzi.io/v1"}, "kind": {"const": "KafkaUser"}, "metadata": _METADATA,
-        "spec": {"type": "object", "additionalProperties": False, "properties": {
-            "userName": {"type": "string"},
-            "authentication": {"type": "object", "additionalProperties": False, "required": ["type"],
-                               "properties": {"type": {"enum": ["tls", "tls-external", "scram-sha-512"]}}},
-            "authorization": {
-                "type": "object", "additionalProperties": False, "required": ["acls", "type"], "properties": {
-                    "type": {"const": "simple"},
-                    "acls": {"type": "array", "items": {
-                        "type": "object", "additionalProperties": False, "required": ["resource", "operations"],
-                        "properties": {
-                            "type": {"enum": ["allow", "deny"]}, "host": {"type": "string"},
-                            "resource": {"type": "object", "additionalProperties": False, "required": ["type"],
-                                         "properties": {
-                                             "name": {"type": "string"},
-                                             "patternType": {"enum": ["literal", "prefix"]},
-                                             "type": {"enum": ["topic", "group", "cluster", "transactionalId"]}}},
-                            "operations": {"type": "array", "minItems": 1, "items": {"enum": [
-                                "Read", "Write", "Create", "Delete", "Alter", "Describe", "ClusterAction",
-                                "AlterConfigs", "DescribeConfigs", "IdempotentWrite", "All"]}}}}}}}}}}}
-"""Strimzi 1.0's KafkaUser `v1` (its only served version: no `operation`, only `operations`), written here from
-Strimzi's CRD (`044-Crd-kafkauser.yaml`)."""
+STRIMZI_CRDS = Path(__file__).parent / "strimzi"
+"""The `v1` `openAPIV3Schema` of Strimzi's own CRDs, `packaging/install/cluster-operator/043-Crd-kafkatopic.yaml`
+and `044-Crd-kafkauser.yaml` of strimzi/strimzi-kafka-operator at 8541da1e (2026-08-22, after Strimzi 1.2.0:
+`v1` is the only version the CRDs define, served and stored)."""
+
+
+def _strict(schema: Any) -> Any:
+    """The CRD's schema as `kubectl apply` checks it by default (strict field validation): an unknown field in an
+    object whose fields the schema lists is an error, not pruned in silence."""
+    if isinstance(schema, dict):
+        strict = {key: _strict(value) for key, value in schema.items()}
+        if "properties" in strict and "additionalProperties" not in strict \
+                and not strict.get("x-kubernetes-preserve-unknown-fields"):
+            strict["additionalProperties"] = False
+        return strict
+    return [_strict(item) for item in schema] if isinstance(schema, list) else schema
+
+
+def _crd_schema(kind: str) -> dict[str, Any]:
+    schema: dict[str, Any] = _strict(json.loads((STRIMZI_CRDS / f"{kind.lower()}-v1.json").read_text()))
+    schema["properties"]["apiVersion"] = {"const": "kafka.strimzi.io/v1"}
+    schema["properties"]["kind"] = {"const": kind}
+    schema["properties"]["metadata"] = {  # Kubernetes' own ObjectMeta, which the CRD leaves to the API server
+        "type": "object", "required": ["name", "labels"], "properties": {
+            "name": {"type": "string", "maxLength": 253, "pattern": f"^{RFC1123_NAME.pattern}$"},
+            "labels": {"type": "object", "required": ["strimzi.io/cluster"]}}}
+    schema["required"] = sorted({*schema.get("required", []), "apiVersion", "kind", "metadata", "spec"})
+    return schema
+
+
+KAFKA_TOPIC_V1 = _crd_schema("KafkaTopic")
+KAFKA_USER_V1 = _crd_schema("KafkaUser")
 
 
 def _strimzi(**options: Any) -> list[dict[str, Any]]:
@@ -75,6 +70,22 @@ def test_strimzi_resources_fit_the_v1_schema(user_auth: str) -> None:
         assert all("authentication" not in u["spec"] for u in users)
     else:
         assert {u["spec"]["authentication"]["type"] for u in users} == {user_auth}
+
+
+def test_the_crd_schemas_refuse_what_strimzi_v1_does_not_know() -> None:
+    documents = _strimzi()
+    topic = next(d for d in documents if d["kind"] == "KafkaTopic")
+    user = next(d for d in documents if d["kind"] == "KafkaUser")
+    wrong = [
+        {**topic, "spec": {**topic["spec"], "partitons": 3}},  # a misspelt field
+        {**topic, "apiVersion": "kafka.strimzi.io/v1beta2"},  # a version Strimzi 1.x no longer serves
+        {**user, "spec": {**user["spec"], "authorization": {**user["spec"]["authorization"], "acls": [
+            {**user["spec"]["authorization"]["acls"][0], "operation": "Read"}]}}},  # v1beta2's singular field
+        {**user, "spec": {**user["spec"], "authentication": {"type": "scram-sha-256"}}},
+    ]
+    for document in wrong:
+        schema = KAFKA_TOPIC_V1 if document["kind"] == "KafkaTopic" else KAFKA_USER_V1
+        assert not jsonschema_rs.is_valid(schema, document), document
 
 
 def test_a_strimzi_user_carries_exactly_its_principals_acls() -> None:
