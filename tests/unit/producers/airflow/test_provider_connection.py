@@ -216,11 +216,14 @@ def test_an_airflow_older_than_3_3_is_refused_with_one_message() -> None:
     assert "apache-airflow-core 3.2" in reason and "apache-airflow-task-sdk 1.2" in reason
 
 
-def test_the_airflow_extra_pins_the_task_sdk_of_airflow_3_3() -> None:
+def test_the_airflow_extra_pins_the_airflow_range_ci_tests() -> None:
     pyproject = tomllib.loads((Path(__file__).resolve().parents[4] / "producers" / "pyproject.toml").read_text())
     assert pyproject["project"]["optional-dependencies"]["airflow"] == [
-        f"apache-airflow-task-sdk>={MIN_TASK_SDK[0]}.{MIN_TASK_SDK[1]}",
+        f"apache-airflow-core>={MIN_AIRFLOW[0]}.{MIN_AIRFLOW[1]},<{MIN_AIRFLOW[0]}.{MIN_AIRFLOW[1] + 1}",
+        f"apache-airflow-task-sdk>={MIN_TASK_SDK[0]}.{MIN_TASK_SDK[1]},<{MIN_TASK_SDK[0]}.{MIN_TASK_SDK[1] + 1}",
         "apache-airflow-providers-common-messaging>=2.0"]  # MessageQueueTrigger(scheme="assetbus"): queues.py
+    assert f'AIRFLOW_VERSION ?= {MIN_AIRFLOW[0]}.{MIN_AIRFLOW[1]}.' in (
+        Path(__file__).resolve().parents[4] / "Makefile").read_text()  # the Airflow the tests run is in the range
     assert MIN_TASK_SDK == (1, 3) and MIN_AIRFLOW == (3, 3)
     assert pyproject["project"]["entry-points"]["apache_airflow_provider"] == {
         "provider_info": "assetbus.producers.airflow.provider:get_provider_info"}
