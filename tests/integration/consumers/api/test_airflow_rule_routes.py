@@ -81,6 +81,9 @@ async def test_a_timetable_without_an_assetbus_equivalent_is_refused_naming_the_
     cron = await api_client.put("/airflow/dags/nightly/rule", headers=worker, json={"timetable": {
         "__type": "airflow.timetables.trigger.CronTriggerTimetable", "__var": {"expression": "0 0 * * *"}}})
     assert cron.status_code == 422 and "not a PartitionedAssetTimetable" in cron.json()["message"]
+    malformed = await api_client.put("/airflow/dags/odd/rule", headers=worker, json={"timetable": {
+        "__type": "airflow.timetables.simple.PartitionedAssetTimetable", "__var": {"asset_condition": [1, 2]}}})
+    assert malformed.status_code == 422 and malformed.json()["code"] == "untranslatable_timetable"
     async with engine.connect() as conn:
         assert await get_dag(conn, "fanned") is None and await get_dag(conn, "nightly") is None
 

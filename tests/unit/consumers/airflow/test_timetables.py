@@ -98,3 +98,13 @@ def test_a_dag_without_a_partitioned_asset_timetable_has_no_rule() -> None:
                                                 "__var": {}})
     assert translated.dag is None and "PartitionedAtRuntime" in (translated.problem or "")
     assert translate_timetable("orders", None).dag is None
+
+
+def test_a_malformed_timetable_is_named_never_raised() -> None:
+    """What the rule route may be sent: anything shaped like a timetable."""
+    kind = "airflow.timetables.simple.PartitionedAssetTimetable"
+    for var in ({"asset_condition": ["not", "a", "dict"]}, {"partition_mapper_config": [["one"]]},
+                {"asset_condition": {"__type": "asset"}}, {"asset_condition": asset("a"),
+                                                           "partition_mapper_config": [[asset("a"), "mapper"]]}):
+        found = translate_timetable("d", {"__type": kind, "__var": var})
+        assert found.dag is None and found.problem is not None and "cannot translate" in found.problem, var

@@ -23,8 +23,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import ValidationError
-
 from assetbus.consumers.scheduler.conditions import AllOf, AnyOf, AssetWait, Condition
 from assetbus.consumers.scheduler.dag import ConsumerDag
 from assetbus.consumers.scheduler.mappings import (
@@ -131,14 +129,15 @@ def translate_timetable(dag_id: str, timetable: dict[str, Any] | None, *, descri
     if kind != PARTITIONED_ASSET_TIMETABLE:
         return Translation(dag_id, None, f"its timetable is {kind.rsplit('.', 1)[-1]}, not a PartitionedAssetTimetable")
     var = _var(timetable or {})
-    mappers = {str(asset["name"]): mapper for asset, mapper in var.get("partition_mapper_config", [])
-               if isinstance(asset, dict) and asset.get("__type") == "asset"}
-    default = var.get("default_partition_mapper") or {"__type": _MAPPERS + "identity.IdentityMapper"}
     unsupported: list[str] = []
-    try:
+    try:  # a timetable sent to the API may be anything: a malformed one is named, never a crash
+        mappers = {str(asset["name"]): mapper for asset, mapper in var.get("partition_mapper_config", [])
+                   if isinstance(asset, dict) and asset.get("__type") == "asset"}
+        default = var.get("default_partition_mapper") or {"__type": _MAPPERS + "identity.IdentityMapper"}
         condition = _condition(var.get("asset_condition", {}), mappers, default, unsupported)
         if unsupported:
             return Translation(dag_id, None, "no assetbus equivalent for " + "; ".join(unsupported), unsupported)
         return Translation(dag_id, ConsumerDag(dag_id=dag_id, schedule=condition, description=description))
-    except (Untranslatable, ValidationError, KeyError, TypeError) as error:
-        return Translation(dag_id, None, f"cannot translate its timetable: {error}", [str(error)])
+    except (ValueError, KeyError, TypeError, AttributeError) as error:  # Untranslatable, ValidationError too
+        return Translation(dag_id, None, f"cannot translate its timetable: {type(error).__name__}: {error}",
+                           [str(error)])
