@@ -33,7 +33,7 @@ from tests.docs.guide import check_something_runs, parse_guide
 from tests.docs.runner import run_guide
 from tests.docs.shell import Shell
 from tests.docs.warm_cli import WarmCli
-from tests.integration.airflow.conftest import require_airflow_venv
+from tests.integration.airflow.stack import require_airflow_venv
 
 REPO = Path(__file__).resolve().parents[2]
 GUIDE = REPO / "docs" / "airflow.md"

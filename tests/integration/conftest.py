@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
 
@@ -28,6 +29,18 @@ from assetbus.consumers.storage import create_engine
 from assetbus.schemas import Topics
 from assetbus.settings import Settings
 from tests.helpers import wait_for
+from tests.integration.airflow.stack import (  # the one Airflow stack, for any integration test that asks for it
+    airflow_api,
+    airflow_stack,
+    credential_api,
+    group_stack_modules,
+    pytest_runtest_makereport,
+    pytest_runtest_teardown,
+    stack_engine,
+)
+
+__all__ = ["airflow_api", "airflow_stack", "credential_api", "pytest_runtest_makereport", "pytest_runtest_teardown",
+           "stack_engine"]
 
 # Hypothesis warns when the global `random` state changes while a strategy draws, and cannot tell which
 # thread changed it. Here the threads beside the test do (`tests/ahead.py` makes the next topic prefix and
@@ -42,6 +55,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         if "/integration/" in str(item.fspath):
             item.add_marker(pytest.mark.integration)
             item.add_marker(RANDOM_IN_ANOTHER_THREAD)
+    group_stack_modules(items)
 
 
 @pytest.fixture
@@ -93,6 +107,13 @@ async def api_client(api_app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
 @pytest.fixture
 async def api_url(api_config: ApiConfig) -> AsyncIterator[str]:
     """The API served by uvicorn on a free localhost port, in this event loop (call sync clients in a thread)."""
+    async with served_api(api_config) as url:
+        yield url
+
+
+@contextlib.asynccontextmanager
+async def served_api(api_config: ApiConfig) -> AsyncIterator[str]:
+    """`api_url` as a context manager, for a test that starts the API only for some of its parameters."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))

@@ -73,12 +73,16 @@ def start_forwarder(stack: AirflowStack, name: str, assets: Sequence[str], group
 
 
 async def emit(stack: AirflowStack, asset: AssetRef, keys: Sequence[str | None],
-               extra: dict[str, Any] | None = None) -> list[Receipt]:
-    """One event per partition key, as an upstream task outside Airflow; each receipt waited for."""
+               extra: dict[str, Any] | None = None, every_s: float = 0.0) -> list[Receipt]:
+    """One event per partition key, as an upstream task outside Airflow; each receipt waited for (and `every_s`
+    more before the next: a trickle)."""
     token = task_token(stack.token_secret, "upstream_feed", f"feed-{uuid.uuid4().hex[:8]}", "load")
     async with AsyncEmitter(stack.bootstrap_servers, token, topics=Topics(prefix=stack.topic_prefix),
                             receipt_timeout_s=30) as emitter:
-        receipts = [await emitter.emit(asset, partition_key=key, extra=extra or {}) for key in keys]
+        receipts = []
+        for key in keys:
+            receipts.append(await emitter.emit(asset, partition_key=key, extra=extra or {}))
+            await asyncio.sleep(every_s)
     assert all(r.accepted for r in receipts), receipts
     return receipts
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import Iterator, Sequence
 from datetime import datetime
@@ -22,13 +23,17 @@ REPLICA_FEED = AssetRef(name="airflow_demo.replica_feed", uri="s3://example/repl
 HOURLY_CLICKS = AssetRef(name="airflow_demo.hourly_clicks", uri="s3://example/clicks/hourly")
 
 
-async def emit_partitions(stack: AirflowStack, asset: AssetRef,
-                          partitions: Sequence[tuple[str, datetime | None]]) -> list[Receipt]:
-    """Emit one event per (key, date) as an upstream task outside Airflow, and wait for each receipt."""
+async def emit_partitions(stack: AirflowStack, asset: AssetRef, partitions: Sequence[tuple[str, datetime | None]],
+                          every_s: float = 0.0) -> list[Receipt]:
+    """Emit one event per (key, date) as an upstream task outside Airflow, and wait for each receipt (and
+    `every_s` more before the next: a trickle)."""
     token = task_token(stack.token_secret, "upstream_feed", f"feed-{uuid.uuid4().hex[:8]}", "load")
     async with AsyncEmitter(stack.bootstrap_servers, token, topics=Topics(prefix=stack.topic_prefix),
                             receipt_timeout_s=30) as emitter:
-        receipts = [await emitter.emit(asset, partition_key=key, partition_date=date) for key, date in partitions]
+        receipts = []
+        for key, date in partitions:
+            receipts.append(await emitter.emit(asset, partition_key=key, partition_date=date))
+            await asyncio.sleep(every_s)
     assert all(r.accepted for r in receipts), receipts
     return receipts
 

@@ -31,7 +31,7 @@ from assetbus.producers.tokens import unverified_claims
 from assetbus.schemas import AssetRef, ErrorCode, Topics
 from tests.helpers import wait_for
 from tests.integration.airflow.airflow_api import AirflowApi
-from tests.integration.airflow.conftest import ATTESTED_LIFETIMES
+from tests.integration.airflow.stack import ATTESTED_LIFETIMES
 from tests.integration.airflow.support import events_of
 
 HELD_DAG, INTRUDER, BYPASS, REPLAY = "held_attempt", "attested_intruder", "attested_bypass", "attested_replay"

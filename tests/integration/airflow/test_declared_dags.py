@@ -22,7 +22,7 @@ from assetbus.settings import Settings
 from assetbus.topics import delete_topics
 from tests.helpers import wait_for
 from tests.integration.airflow.airflow_api import AirflowApi
-from tests.integration.airflow.conftest import DAG_IDS
+from tests.integration.airflow.stack import DAG_IDS
 from tests.integration.airflow.support import emit_partitions, runs_of
 
 DECLARED_CLICKS = AssetRef(name="airflow_demo.declared_clicks", uri="s3://example/declared_clicks")

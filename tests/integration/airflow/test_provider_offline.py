@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from assetbus.infra.airflow import AIRFLOW_VENV
-from tests.integration.airflow.conftest import require_airflow_venv
+from tests.integration.airflow.stack import require_airflow_venv
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "airflow" / "test_offline.py"
 

@@ -16,22 +16,18 @@ import signal as signals
 import subprocess
 import time
 import uuid
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import httpx
-from aiokafka import AIOKafkaProducer
-
 from assetbus.infra.airflow import airflow_bin
 from assetbus.infra.airflow_stack import AirflowStack
-from assetbus.schemas import AssetRef, ReadinessSignal, Topics
+from assetbus.schemas import AssetRef, Topics
 from assetbus.settings import Settings
 from assetbus.topics import ensure_topics
 from tests.integration.airflow.airflow_api import AirflowApi
 from tests.integration.airflow.support import emit_partitions
+from tests.integration.airflow.watching import WATCHED, publish, readiness_signal, signal_run_id, watched_events
 
-WATCHED = "readiness_watched"
 HOLD_ENV = "ASSETBUS_TRIGGER_TEST_HOLD"
 """assetbus.producers.airflow.triggers.HOLD_ENV (that module needs Airflow, which this venv has not)."""
 SENSED = AssetRef(name="airflow_test.sensed", uri="s3://example/sensed")
@@ -48,40 +44,8 @@ def _wait(condition: Any, timeout_s: float, what: str) -> Any:
         time.sleep(1.0)
 
 
-def _signal(partition_key: str) -> ReadinessSignal:
-    return ReadinessSignal(run_id=f"rs-{uuid.uuid4().hex[:8]}", dag_id=WATCHED, partition_key=partition_key,
-                           generation=1, events=[], created_at=datetime.now(UTC), origin="scheduler")
-
-
-async def _publish(stack: AirflowStack, topic: str, signal: ReadinessSignal) -> None:
-    producer = AIOKafkaProducer(bootstrap_servers=stack.bootstrap_servers)
-    await producer.start()
-    try:
-        await producer.send_and_wait(topic, signal.model_dump_json().encode(),
-                                     key=(signal.partition_key or "").encode())
-    finally:
-        await producer.stop()
-
-
 def _asset_events_of(airflow_api: AirflowApi, run_id: str) -> list[dict[str, Any]]:
-    """Airflow's asset events whose payload is the readiness signal `run_id`.
-
-    Airflow 3.3.2's `GET /assets/events` answers 500 while an event's asset-triggered run has no start date
-    yet (its response model requires one): asked again until it answers, for at most 60 s."""
-    (events,) = _wait(lambda: _listed(airflow_api), 60, "Airflow to list its asset events")
-    return [e for e in events if ((e.get("extra") or {}).get("payload") or {}).get("run_id") == run_id]
-
-
-def _listed(airflow_api: AirflowApi) -> tuple[list[dict[str, Any]]] | None:
-    """Airflow's asset events (in a tuple: an empty list is an answer too), or None after a 500."""
-    try:
-        events: list[dict[str, Any]] = airflow_api.get("/assets/events", limit=1000,
-                                                       order_by="-timestamp")["asset_events"]
-    except httpx.HTTPStatusError as error:
-        if error.response.status_code != 500:
-            raise
-        return None
-    return (events,)
+    return [e for e in watched_events(airflow_api) if signal_run_id(e) == run_id]
 
 
 async def test_a_readiness_signal_starts_an_asset_triggered_run_through_an_asset_watcher(
@@ -89,8 +53,8 @@ async def test_a_readiness_signal_starts_an_asset_triggered_run_through_an_asset
     topics = Topics(prefix=airflow_stack.topic_prefix)
     await ensure_topics(infra.kafka, topics, {topics.readiness(WATCHED): 1})
     before = {run["dag_run_id"] for run in airflow_api.runs(WATCHED)}
-    signal = _signal("2026-11-30")
-    await _publish(airflow_stack, topics.readiness(WATCHED), signal)
+    signal = readiness_signal("2026-11-30")
+    await publish(airflow_stack, topics.readiness(WATCHED), signal)
 
     def new_run() -> dict[str, Any] | None:
         runs = [run for run in airflow_api.runs(WATCHED) if run["dag_run_id"] not in before]
@@ -108,12 +72,12 @@ async def test_a_signal_taken_by_a_triggerer_killed_before_airflow_stored_it_rea
         airflow_stack: AirflowStack, airflow_api: AirflowApi, infra: Settings, tmp_path: Path) -> None:
     topics = Topics(prefix=airflow_stack.topic_prefix)
     await ensure_topics(infra.kafka, topics, {topics.readiness(WATCHED): 1})
-    signal = _signal("2026-12-01")
+    signal = readiness_signal("2026-12-01")
     hold = tmp_path / "hold"
     hold.write_text(signal.run_id)
     # the triggerer blocks once it has taken this signal's event, before the event is in Airflow's database
     airflow_stack.restart_triggerer(env={HOLD_ENV: str(hold)})
-    await _publish(airflow_stack, topics.readiness(WATCHED), signal)
+    await publish(airflow_stack, topics.readiness(WATCHED), signal)
     await asyncio.to_thread(_wait, lambda: hold.read_text() == "held", 240, "the triggerer to take the signal")
     airflow_stack.restart_triggerer(signals.SIGKILL, env={HOLD_ENV: str(hold)})  # kill -9 in the window
     assert _asset_events_of(airflow_api, signal.run_id) == []  # the kill came before Airflow stored it

@@ -36,7 +36,7 @@ __all__ = ["emitter", "sdk_venv", "wheels"]  # fixtures
 CONSUMER = "orders-service"
 
 COMMON = """
-import asyncio, os, sys
+import asyncio, os, signal, sys
 from pathlib import Path
 from assetbus.producers.readiness import ApiLedger, Claim
 from assetbus.schemas import ReadinessSignal, Topics
@@ -61,6 +61,7 @@ ledger = NotingLedger(os.environ["API_URL"], os.environ["SUBSCRIBER_TOKEN"], lea
 
 async def handle(signal: ReadinessSignal) -> None:
     note(f"start {signal.partition_key}")
+    await asyncio.sleep(float(os.environ.get("HANDLE_S", "0")))
     while block.exists() and signal.partition_key == "batch-3":
         await asyncio.sleep(0.05)
     note(f"done {signal.partition_key}")
@@ -72,28 +73,30 @@ from assetbus.producers.readiness import ReadinessSubscriber
 async def main() -> None:
     subscriber = ReadinessSubscriber(os.environ["BOOTSTRAP"], "per_batch", handle, group_id=os.environ["GROUP"],
                                      ledger=ledger, topics=topics, consumer_name="orders-service")
-    async with subscriber:
+    stopping = asyncio.Event()
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stopping.set)
+    async with subscriber:  # leaving it finishes the signals in flight and leaves the group
         await subscriber.wait_assigned()
         note("ready")
-        await subscriber.run_forever()
+        running = asyncio.ensure_future(subscriber.run_forever())
+        await asyncio.wait([running, asyncio.ensure_future(stopping.wait())], return_when=asyncio.FIRST_COMPLETED)
+        if running.done():
+            running.result()
 
 asyncio.run(main())
 """
 
 FASTSTREAM = COMMON + """
+from faststream import FastStream
 from faststream.kafka import KafkaBroker
 from assetbus.producers.readiness.faststream import subscribe_readiness
 
-async def main() -> None:
-    broker = KafkaBroker(os.environ["BOOTSTRAP"])
-    subscriber = subscribe_readiness(broker, "per_batch", handle, group_id=os.environ["GROUP"], ledger=ledger,
-                                     topics=topics, consumer_name="orders-service")
-    async with broker:
-        await broker.start()
-        note("ready")
-        await asyncio.Event().wait()
+broker = KafkaBroker(os.environ["BOOTSTRAP"])
+subscribe_readiness(broker, "per_batch", handle, group_id=os.environ["GROUP"], ledger=ledger, topics=topics,
+                    consumer_name="orders-service")
+app = FastStream(broker, after_startup=[lambda: note("ready")], after_shutdown=[ledger.stop])
 
-asyncio.run(main())
+asyncio.run(app.run())  # SIGTERM: FastStream finishes the signal in flight and stops
 """
 
 

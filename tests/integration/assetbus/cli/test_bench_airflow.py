@@ -21,7 +21,7 @@ import pytest
 from assetbus.benchmarks.airflow import REQUIRED
 from assetbus.settings import Settings
 from tests.conftest import _plain_dsn
-from tests.integration.airflow.conftest import require_airflow_venv
+from tests.integration.airflow.stack import require_airflow_venv
 
 pytestmark = [pytest.mark.airflow, pytest.mark.timeout(900)]
 

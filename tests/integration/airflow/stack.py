@@ -1,9 +1,13 @@
-"""The Airflow suite: one real Airflow 3 (api-server, scheduler, dag-processor on SQLite) per session,
+"""The Airflow suite's stack: one real Airflow 3 (api-server, scheduler, dag-processor on SQLite) per session,
 next to real assetbus processes on a fresh database and topic prefix made for this session.
 
 Airflow is slow to start (about a minute on two cores), so it is started once; each test uses its
 own DAGs or partition keys. Needs `.venv-airflow/` (`make airflow-venv`, run by `make test`):
 without it these tests are skipped, or fail when ASSETBUS_REQUIRE_AIRFLOW=1 (as in `make test`).
+
+The fixtures and hooks are registered by tests/integration/conftest.py, so that any integration test
+(tests/integration/airflow, the chaos harness's Airflow kinds) shares the one stack. The modules whose
+tests use it run one after the other (`group_stack_modules`), and the stack stops after the last of them.
 """
 
 from __future__ import annotations
@@ -35,8 +39,8 @@ REPO = Path(__file__).resolve().parents[3]
 EXAMPLES = REPO / "examples" / "airflow"
 TEST_DAGS = Path(__file__).parent / "dags"
 DAG_IDS = ("ingest_orders", "orders_by_partition", "daily_clicks_report", "orders_replica", "state_checkpoint",
-           "held_attempt", "asset_state_intruder", "callback_emits", "readiness_watched", "partition_sensed",
-           "mapped_emits", "attested_intruder", "attested_bypass", "attested_replay")
+           "held_attempt", "asset_state_intruder", "callback_emits", "readiness_watched", "chaos_watched",
+           "partition_sensed", "mapped_emits", "attested_intruder", "attested_bypass", "attested_replay")
 
 
 ATTESTED_LIFETIMES = {"ASSETBUS_API_AIRFLOW_CALLBACK_GRACE_S": "30", "ASSETBUS_API_AIRFLOW_ATTESTED_TTL_S": "20"}
@@ -44,14 +48,34 @@ ATTESTED_LIFETIMES = {"ASSETBUS_API_AIRFLOW_CALLBACK_GRACE_S": "30", "ASSETBUS_A
 (test_attested_identity.py); the SDK renews a running attempt's token every 10 s."""
 
 _RUNNING: list[AirflowStack] = []
-"""The session's stack while it runs: stopped after the last Airflow test, not at the session's end, so
+"""The session's stack while it runs: stopped after the last test that uses it, not at the session's end, so
 that its idle scheduler (a third of a core) does not slow the rest of the suite."""
+_STACK_MODULES: set[Path] = set()
+"""The test files with a test that uses the stack (`group_stack_modules`)."""
+STACK_FIXTURE = "airflow_stack"
+
+
+def group_stack_modules(items: list[pytest.Item]) -> None:
+    """Put the tests of the files that use the stack one after the other (in their order, where the first of
+    them was), so that the stack starts once and stops after the last of them. Deterministic: pytest-xdist's
+    workers collect the same order."""
+    _STACK_MODULES.clear()
+    _STACK_MODULES.update(Path(str(item.path)) for item in items if STACK_FIXTURE in getattr(item, "fixturenames", ()))
+    users = [item for item in items if Path(str(item.path)) in _STACK_MODULES]
+    if not users:
+        return
+    first = items.index(users[0])
+    rest = [item for item in items if Path(str(item.path)) not in _STACK_MODULES]
+    items[:] = [*rest[:first], *users, *rest[first:]]
+
+
+def _uses_stack(item: pytest.Item | None) -> bool:
+    return item is not None and Path(str(item.path)) in _STACK_MODULES
 
 
 @pytest.hookimpl(trylast=True)  # after the test's own fixtures (a bridge, a module's services) are torn down
 def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
-    del item
-    if _RUNNING and (nextitem is None or Path(__file__).parent not in Path(str(nextitem.path)).parents):
+    if _RUNNING and _uses_stack(item) and not _uses_stack(nextitem):
         _RUNNING.pop().stop()  # the fixture's own teardown later drops its database and topics
 
 
@@ -61,7 +85,7 @@ def pytest_runtest_makereport(item: pytest.Item,
     """A failed test's report ends with the end of every log of the stack (its services', Airflow's): they live
     in a temporary folder that is gone when CI prints the failure."""
     report: pytest.TestReport = yield
-    if report.failed and _RUNNING:
+    if report.failed and _RUNNING and _uses_stack(item):
         stack = _RUNNING[-1]
         for name in stack.logs():
             report.sections.append((f"the end of {name}.log", stack.log_tail(name, 2000)))
