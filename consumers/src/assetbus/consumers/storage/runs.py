@@ -38,6 +38,8 @@ class RunStatus(StrEnum):
 
 
 FINISHED = (RunStatus.SUCCESS, RunStatus.FAILED)
+_QUEUED = RunStatus.QUEUED.value
+"""Read once: an enum member's `.value` is a descriptor call, per created run on the scheduler's path."""
 
 
 @dataclass(slots=True)  # not frozen: built per event, and a frozen __init__ costs 4x
@@ -114,7 +116,7 @@ def created_run(new: NewRun, row_id: int, created_at: datetime | None) -> RunRow
     """The RunRow of a run just inserted (queued, unpublished), from what was inserted."""
     assert created_at is not None, "a created run has a creation time"
     return RunRow(row_id, new.run_id, new.dag_id, new.partition_key, new.partition_date, new.generation, new.events,
-                  new.origin, RunStatus.QUEUED.value, False, 0, None, None, created_at, None, None, new.events_json)
+                  new.origin, _QUEUED, False, 0, None, None, created_at, None, None, new.events_json)
 
 
 async def unpublished_runs(conn: AsyncConnection, limit: int = 1000) -> list[RunRow]:
