@@ -35,8 +35,8 @@ Target = tuple[str, str | None]
 
 _LOCK_AND_CONFIRM = text("""
 SELECT """ + TARGET_LOCKS + """ AS locked,
-       ARRAY(SELECT e.id FROM unnest(CAST(:ids AS bigint[]), CAST(:commands AS uuid[])) AS k(id, command_id)
-             JOIN asset_events e ON e.id = k.id AND e.command_id = k.command_id) AS confirmed,
+       ARRAY(SELECT k.id FROM unnest(CAST(:ids AS bigint[]), CAST(:commands AS uuid[])) AS k(id, command_id)
+             WHERE (SELECT e.command_id FROM asset_events e WHERE e.id = k.id) = k.command_id) AS confirmed,
        (SELECT count(*) FROM consumer_dags) AS dags, (SELECT max(updated_at) FROM consumer_dags) AS dags_at
 """)
 
@@ -76,20 +76,25 @@ SELECT kn.dags AS known_dags, kn.events AS known_events,
        g.dags AS gen_dags, g.keys AS gen_keys, g.gens
 FROM (SELECT array_agg(k.dag_id) AS dags, array_agg(k.event_id) AS events
       FROM unnest(CAST(:dag AS text[]), CAST(:event_id AS bigint[])) AS k(dag_id, event_id)
-      WHERE EXISTS (SELECT 1 FROM partition_queue q WHERE q.dag_id = k.dag_id AND q.event_id = k.event_id)
-         OR EXISTS (SELECT 1 FROM consumer_runs r WHERE r.event_id = k.event_id AND r.dag_id = k.dag_id)) AS kn,
+      WHERE (SELECT true FROM partition_queue q WHERE q.dag_id = k.dag_id AND q.event_id = k.event_id LIMIT 1)
+         OR (SELECT true FROM consumer_runs r WHERE r.event_id = k.event_id AND r.dag_id = k.dag_id LIMIT 1)) AS kn,
      (SELECT array_agg(q.id ORDER BY q.id) AS ids, array_agg(q.dag_id ORDER BY q.id) AS dags,
              array_agg(q.event_id ORDER BY q.id) AS events, array_agg(q.asset_name ORDER BY q.id) AS assets,
              array_agg(q.target_key ORDER BY q.id) AS keys, array_agg(q.target_date ORDER BY q.id) AS dates,
              array_agg(q.slot ORDER BY q.id) AS slots, array_agg(q.event::text ORDER BY q.id) AS payloads
       FROM unnest(CAST(:tdag AS text[]), CAST(:tkey AS text[])) AS t(dag_id, target_key)
-      JOIN partition_queue q ON q.dag_id = t.dag_id AND q.target_key = t.target_key AND q.run_id IS NULL) AS p,
-     (SELECT array_agg(r.dag_id) AS dags, array_agg(r.partition_key) AS keys, array_agg(r.generation) AS gens
-      FROM (SELECT r.dag_id, r.partition_key, max(r.generation) AS generation
-            FROM unnest(CAST(:tdag AS text[]), CAST(:tkey AS text[])) AS t(dag_id, partition_key)
-            JOIN consumer_runs r ON r.dag_id = t.dag_id AND r.partition_key = t.partition_key
-            GROUP BY r.dag_id, r.partition_key) AS r) AS g
+      CROSS JOIN LATERAL (SELECT * FROM partition_queue q WHERE q.dag_id = t.dag_id AND q.target_key = t.target_key
+                          AND q.run_id IS NULL OFFSET 0) AS q) AS p,
+     (SELECT array_agg(t.dag_id) AS dags, array_agg(t.partition_key) AS keys, array_agg(m.generation) AS gens
+      FROM unnest(CAST(:tdag AS text[]), CAST(:tkey AS text[])) AS t(dag_id, partition_key)
+      CROSS JOIN LATERAL (SELECT max(r.generation) AS generation FROM consumer_runs r
+                          WHERE r.dag_id = t.dag_id AND r.partition_key = t.partition_key) AS m
+      WHERE m.generation IS NOT NULL) AS g
 """)
+"""Every lookup is a correlated subquery (or a LATERAL one behind `OFFSET 0`), so that it runs as an index probe
+per key whatever the planner believes of the tables' sizes: a table that grew faster than autovacuum analyzes
+it (a replay, a backlog) would otherwise be scanned whole, once per batch, and a batch would cost as much as
+the table holds (measured: 100 ms per batch of 200 at 60,000 runs)."""
 
 
 async def read_targets(conn: AsyncConnection, pairs: Sequence[tuple[str, int]], targets: Iterable[Target],

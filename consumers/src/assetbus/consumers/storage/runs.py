@@ -38,6 +38,8 @@ class RunStatus(StrEnum):
 
 
 FINISHED = (RunStatus.SUCCESS, RunStatus.FAILED)
+_QUEUED = RunStatus.QUEUED.value
+"""Read once: an enum member's `.value` is a descriptor call, per created run on the scheduler's path."""
 
 
 @dataclass(slots=True)  # not frozen: built per event, and a frozen __init__ costs 4x
@@ -114,7 +116,7 @@ def created_run(new: NewRun, row_id: int, created_at: datetime | None) -> RunRow
     """The RunRow of a run just inserted (queued, unpublished), from what was inserted."""
     assert created_at is not None, "a created run has a creation time"
     return RunRow(row_id, new.run_id, new.dag_id, new.partition_key, new.partition_date, new.generation, new.events,
-                  new.origin, RunStatus.QUEUED.value, False, 0, None, None, created_at, None, None, new.events_json)
+                  new.origin, _QUEUED, False, 0, None, None, created_at, None, None, new.events_json)
 
 
 async def unpublished_runs(conn: AsyncConnection, limit: int = 1000) -> list[RunRow]:
@@ -183,8 +185,9 @@ async def targets_with_runs(conn: AsyncConnection, dag_id: str, keys: Iterable[s
     wanted = sorted({stored_key(k) for k in keys})
     if not wanted:
         return set()
-    rows = await conn.execute(text("SELECT DISTINCT partition_key FROM consumer_runs "
-                                   "WHERE dag_id = :dag AND partition_key = ANY(CAST(:keys AS text[]))"),
+    rows = await conn.execute(text(  # a probe per key, whatever the planner believes of the table's size
+        "SELECT k FROM unnest(CAST(:keys AS text[])) AS k "
+        "WHERE (SELECT true FROM consumer_runs r WHERE r.dag_id = :dag AND r.partition_key = k LIMIT 1)"),
                               {"dag": dag_id, "keys": wanted})
     return {loaded_key(key) for key in rows.scalars()}
 
