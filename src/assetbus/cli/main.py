@@ -48,8 +48,13 @@ def root(version: bool = typer.Option(False, "--version", callback=version_callb
     from dotenv import load_dotenv
 
     from assetbus.consumers.settings import ENV_FILE
+    from assetbus.producers.secret_files import SecretFileError, expand_file_variables
 
     load_dotenv(ENV_FILE, override=False)  # the environment wins over .env, as in the settings models
+    try:
+        expand_file_variables()  # NAME_FILE=/path stands for NAME (secrets mounted as files)
+    except SecretFileError as error:
+        raise typer.BadParameter(str(error)) from None
 
 
 app.add_typer(infra.app, name="infra")

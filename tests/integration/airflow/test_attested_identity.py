@@ -27,6 +27,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from assetbus.infra.airflow import airflow_bin
 from assetbus.infra.airflow_stack import AirflowStack
 from assetbus.producers import AsyncEmitter, AttemptEnded
+from assetbus.producers.airflow.attestation import AttestedAttempt, Attestor
 from assetbus.producers.tokens import unverified_claims
 from assetbus.schemas import AssetRef, ErrorCode, Topics
 from tests.helpers import wait_for
@@ -208,3 +209,28 @@ async def test_a_revoked_worker_credential_is_refused_at_once(
         refused = await http.post("/airflow/tokens", json=dag_run)  # the next request: no restart, no new key
     assert (refused.status_code, refused.json()["code"]) == (401, "credential_revoked"), refused.text
     assert "leaked in a log" in refused.json()["message"]
+
+
+def test_the_minter_decides_the_lifetime_from_the_attested_state(airflow_stack: AirflowStack) -> None:
+    """What the api-server's backend would send for three states of one attempt: running, ended within the grace,
+    ended long ago (the test signs with the stack's key, as the backend does)."""
+    now, grace = int(time.time()), int(ATTESTED_LIFETIMES["ASSETBUS_API_AIRFLOW_CALLBACK_GRACE_S"])
+    ttl = int(ATTESTED_LIFETIMES["ASSETBUS_API_AIRFLOW_ATTESTED_TTL_S"])
+    attestor = Attestor(airflow_stack.token_secret, airflow_stack.api_url)
+
+    def exchange(state: str, ended_at: int | None) -> httpx.Response:
+        attempt = AttestedAttempt(str(uuid.uuid4()), HELD_DAG, "r-lifetimes", "hold", -1, 1, state, ended_at)
+        return httpx.post(f"{airflow_stack.api_url}/airflow/tokens", timeout=60,
+                          headers={"Authorization": f"Bearer {attestor.attest(attempt)}"},
+                          json={"kind": "task", "dag_id": "body-is-ignored", "run_id": "x", "task_id": "y",
+                                "try_number": 9, "ti_id": attempt.ti_id})
+
+    running = unverified_claims(exchange("running", None).json()["token"])
+    assert (running["dag_id"], running["try_number"], running["attested"]) == (HELD_DAG, 1, True)  # not the body's
+    assert running["exp"] - running["iat"] == ttl and "max_exp" not in running
+    callback = unverified_claims(exchange("success", now - 5).json()["token"])
+    assert callback["max_exp"] == now - 5 + grace and callback["exp"] <= callback["max_exp"]
+    late = exchange("failed", now - grace - 1)
+    assert (late.status_code, late.json()["code"]) == (403, "attempt_ended"), late.text
+    queued = exchange("queued", None)
+    assert (queued.status_code, queued.json()["code"]) == (403, "attempt_not_running"), queued.text

@@ -42,6 +42,7 @@ from assetbus.producers.api_client import API_RETRY, ApiUnavailable, SyncExecuti
 from assetbus.producers.errors import EmitterError
 from assetbus.producers.kafka.connection import KafkaConnection
 from assetbus.producers.kafka.retry import RetryPolicy
+from assetbus.producers.secret_files import expand_file_variables
 
 ROUTE = "/airflow/tokens"
 _CREDENTIAL_REFUSED = {"missing_token", "invalid_token", "insufficient_scope"}
@@ -153,6 +154,8 @@ class TokenSource:
         return _credentials(self.access or worker_access(self.conn_id), answer)
 
     def _with_credential(self, attempt: Attempt) -> Credentials:
+        if self.access is None:
+            expand_file_variables()  # ASSETBUS_AIRFLOW_WORKER_TOKEN_FILE, where no connection holds it
         access = self.access or worker_access(self.conn_id)
         if access.credential is None:
             raise TokenRequestFailed(NO_CREDENTIAL, code="missing_token")

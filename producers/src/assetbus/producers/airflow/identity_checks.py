@@ -30,6 +30,7 @@ from assetbus.producers.airflow.attestation import (
 )
 from assetbus.producers.airflow.connection import DEFAULT_API_URL, ENV_API_URL
 from assetbus.producers.airflow.store_tokens import MissingSigningKey, signing_key_from_env
+from assetbus.producers.secret_files import expand_file_variables
 from assetbus.producers.tokens import TokenKey, issue_token
 from assetbus.schemas import Provenance, SourceKind
 
@@ -86,8 +87,10 @@ def backend_findings(env: Mapping[str, str] | None = None) -> list[Finding]:
     """The api-server's side: its key, the API's URL, and their match."""
     values = os.environ if env is None else env
     try:
+        if env is None:
+            expand_file_variables()
         key = signing_key_from_env(dict(values))
-    except (MissingSigningKey, OSError, ValueError) as error:
+    except (MissingSigningKey, OSError, ValueError) as error:  # SecretFileError is a ValueError
         return [Finding("signing key", False, str(error), "`assetbus token keygen --key minter.pem --jwks jwks.json`, "
                         "then ASSETBUS_TOKEN_SIGNING_KEY=minter.pem in the api-server's environment")]
     return key_findings(key, values.get(ENV_API_URL) or DEFAULT_API_URL)

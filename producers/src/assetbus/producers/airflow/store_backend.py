@@ -56,6 +56,7 @@ from assetbus.producers.airflow.store_tokens import (
     TaskIdentity,
     signing_key_from_env,
 )
+from assetbus.producers.secret_files import SecretFileError, expand_file_variables
 from assetbus.producers.state import (
     AsyncStateClient,
     InvalidStateRequest,
@@ -163,8 +164,10 @@ class AssetbusStoreBackend(BaseStoreBackend):
         self._timeout_s = timeout_s
         self._http = httpx.Client(base_url=self.api_url, timeout=timeout_s)
         try:
+            if signing_key is None:
+                expand_file_variables()  # ASSETBUS_TOKEN_SECRET_FILE and the like, in the api-server
             key = signing_key if signing_key is not None else signing_key_from_env()
-        except MissingSigningKey as error:  # every call says so (503), rather than a 500 for each
+        except (MissingSigningKey, SecretFileError) as error:  # every call says so (503), rather than a 500 for each
             self.cannot_mint: str | None = str(error)
             key = "no signing key"
         else:
