@@ -113,7 +113,7 @@ def test_the_test_stack_reads_rules_from_airflow_and_bridges_without_dag() -> No
     stack = (REPO / "src" / "assetbus" / "infra" / "airflow_stack.py").read_text()
     assert '"airflow", "sync", "--metadata-url", self.metadata_url' in stack
     assert 'return ("airflow-bridge", "--airflow-metadata-url", self.metadata_url, *more)' in stack
-    conftest = (REPO / "tests" / "integration" / "airflow" / "conftest.py").read_text()
+    conftest = (REPO / "tests" / "integration" / "airflow" / "stack.py").read_text()  # the Airflow stack's fixtures
     assert "consumer_definitions" not in conftest
     bridge_test = (REPO / "tests" / "integration" / "airflow" / "test_consumer_dags.py").read_text()
     assert '*airflow_stack.bridge_args("--poll-interval-s", "1", "--metrics-port", str(port))' in bridge_test

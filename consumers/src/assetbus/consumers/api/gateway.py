@@ -37,6 +37,7 @@ REJECTION_STATUS: dict[ErrorCode, int] = {
     ErrorCode.EXTRA_TOO_LARGE: 413,
     ErrorCode.ASSET_NOT_FOUND: 404,
     ErrorCode.UNAUTHORIZED: 403,
+    ErrorCode.ATTEMPT_ENDED: 403,  # as the token route answers it: the token's attempt is over
     ErrorCode.INSUFFICIENT_SCOPE: 403,
     ErrorCode.ASSET_NOT_DECLARED: 403,
     ErrorCode.INTERNAL: 503,
