@@ -56,7 +56,7 @@ def airflow_asset_id(api: AirflowApi, stack: AirflowStack, asset: AssetRef, dag_
         return next((int(a["id"]) for a in items if a["name"] == asset.name and a["uri"] == asset.uri), None)
 
     asset_id: int = wait_for(found, 60, f"Airflow to know {asset.name}", 0.5)
-    stack.cli("airflow", "sync")
+    stack.sync_from_airflow()
     return asset_id
 
 

@@ -176,6 +176,9 @@ async def _kill_and_finish(kind: Kind, log_dir: Path, points: list[float], repor
         finally:
             await process.kill()
         report.kills_at.append((await kind.effects()).distinct)
+    left = kind.wanted - (await kind.effects()).distinct
+    assert left > 0, (f"{kind.name}: the work was done before the last process started, so its restart is not "
+                      f"under test (offer more work, or trickle it over longer than a process's start): {report}")
     last = await kind.start(log_dir, len(points))
     try:
         async def done() -> bool:

@@ -74,8 +74,8 @@ async def _bridge_kind(t: Setting) -> Kind:
     api.set_paused(PAUSED, True)
     keys = _fresh_keys(30)
 
-    async def offer() -> None:  # a trickle: the bridge creates a burst of runs faster than a kill lands in it
-        await emit_partitions(stack, REPLICA_FEED, [(key, None) for key in keys], every_s=0.2)
+    async def offer() -> None:  # a trickle longer than a bridge's start: it creates a burst of runs faster than a
+        await emit_partitions(stack, REPLICA_FEED, [(key, None) for key in keys], every_s=0.5)  # kill lands in it
 
     async def runs() -> Effects:
         return _counted([r["partition_key"] for r in await asyncio.to_thread(api.runs, PAUSED)
@@ -93,7 +93,7 @@ async def _forwarder_kind(t: Setting) -> Kind:
     keys = _fresh_keys(60)
 
     async def offer() -> None:  # a trickle, as for the bridge
-        await emit(stack, CHAOS_FEED, keys, extra={"rows": 7}, every_s=0.1)
+        await emit(stack, CHAOS_FEED, keys, extra={"rows": 7}, every_s=0.25)
 
     async def posted() -> Effects:
         events = await asyncio.to_thread(airflow_events, api, asset_id)
