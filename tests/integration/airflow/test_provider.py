@@ -126,6 +126,38 @@ def test_connections_test_checks_kafka_named_by_reference(airflow_stack: Airflow
     assert failed.returncode == 1 and "has no topic no-such-prefix.emissions" in failed.stdout, failed.stdout
 
 
+def test_a_kafka_default_in_librdkafkas_names_is_read_back_faithfully(airflow_stack: AirflowStack) -> None:
+    """OAUTHBEARER (OIDC) and a pass-through property read back from Airflow's own connection store; a key
+    assetbus does not take fails the connection test by name."""
+    suffix = uuid.uuid4().hex[:6]
+    add_connection(airflow_stack, f"kafka_oidc_{suffix}", {"conn_type": "kafka", "extra": {
+        "bootstrap.servers": "b1:9093", "security.protocol": "SASL_SSL", "sasl.mechanism": "OAUTHBEARER",
+        "sasl.oauthbearer.method": "oidc", "sasl.oauthbearer.token.endpoint.url": "https://idp.example/token",
+        "sasl.oauthbearer.client.id": "worker", "sasl.oauthbearer.client.secret": "s3cret",
+        "sasl.oauthbearer.extensions": "logicalCluster=lkc-1", "client.rack": "euw1-az1", "group.id": "theirs"}})
+    add_connection(airflow_stack, f"assetbus_oidc_{suffix}", {
+        "conn_type": "assetbus", "host": airflow_stack.api_url, "password": airflow_stack.worker_credential,
+        "extra": {"kafka_conn_id": f"kafka_oidc_{suffix}"}})
+    script = ("from assetbus.producers.airflow.connection import worker_access; "
+              f"k = worker_access('assetbus_oidc_{suffix}').kafka; "
+              "print(k.sasl_mechanism, k.sasl_oauth_provider, k.sasl_oauth_token_url, k.sasl_oauth_client_id, "
+              "dict(k.sasl_oauth_extensions), dict(k.properties))")
+    read = subprocess.run([str(airflow_bin().parent / "python"), "-c", script],
+                          env={**without_kafka_variables(airflow_stack), "_AIRFLOW_PROCESS_CONTEXT": "server"},
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert ("OAUTHBEARER oidc https://idp.example/token worker {'logicalCluster': 'lkc-1'} "
+            "{'client.rack': 'euw1-az1'}") in read.stdout, read.stdout + read.stderr
+    add_connection(airflow_stack, f"kafka_lingering_{suffix}", {"conn_type": "kafka", "extra": {
+        "bootstrap.servers": airflow_stack.bootstrap_servers, "linger.ms": "5"}})
+    add_connection(airflow_stack, f"assetbus_lingering_{suffix}", {
+        "conn_type": "assetbus", "host": airflow_stack.api_url, "password": airflow_stack.worker_credential,
+        "extra": {"kafka_conn_id": f"kafka_lingering_{suffix}"}})
+    refused = connections_test(airflow_stack, f"assetbus_lingering_{suffix}")
+    assert refused.returncode == 1
+    assert f"the Kafka connection kafka_lingering_{suffix}: unknown Kafka client property 'linger.ms'" in \
+        refused.stdout, refused.stdout
+
+
 def test_connections_test_fails_on_a_credential_the_api_refuses(airflow_stack: AirflowStack) -> None:
     conn_id = f"assetbus_wrong_{uuid.uuid4().hex[:6]}"
     add_connection(airflow_stack, conn_id, {"conn_type": "assetbus", "host": airflow_stack.api_url,
