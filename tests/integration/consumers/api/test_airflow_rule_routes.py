@@ -107,6 +107,7 @@ async def test_only_the_worker_credential_registers_rules_and_reads_the_workers_
     task = {"Authorization": f"Bearer {task_token(token_secret, 'd', 'r', 't')}"}
     forbidden = await api_client.put("/airflow/dags/regional/rule", json={"timetable": REGIONS}, headers=task)
     assert forbidden.status_code == 403 and forbidden.json()["code"] == "insufficient_scope"
+    assert (await api_client.put("/airflow/dags/regional/rule", json={"timetable": REGIONS})).status_code == 401
     anonymous = await api_client.get("/airflow/kafka")
     assert anonymous.status_code == 401
     named = await api_client.get("/airflow/kafka", headers=worker)
