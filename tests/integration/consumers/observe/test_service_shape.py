@@ -69,6 +69,36 @@ async def test_sigterm_stops_every_service_cleanly_with_exit_code_zero(
     assert time.monotonic() - started < 20, f"{service} took {time.monotonic() - started:.0f}s to stop"
 
 
+@pytest.mark.parametrize("service", list(SERVICES))
+async def test_sigterm_while_a_service_waits_for_kafka_stops_it_at_once_with_exit_code_zero(
+        infra: Settings, db_url: str, topics: Topics, token_secret: str, service: str, tmp_path: Path) -> None:
+    """Before: the signal was taken, and the service went on waiting until its start-up timeout (then 75)."""
+    env = {**service_env(infra, db_url, topics, token_secret, service),
+           "KAFKA_BOOTSTRAP_SERVERS": f"127.0.0.1:{free_port()}"}  # no broker: the start-up wait goes on
+    log = tmp_path / f"{service}.log"
+    with log.open("wb") as out:
+        process = await asyncio.create_subprocess_exec(
+            ASSETBUS, "run", service, *SERVICES[service], "--startup-timeout-s", "60", env=env, stdout=out,
+            stderr=out)
+    try:
+        await wait_for(lambda: _true("waiting for Kafka" in log.read_text(errors="replace")), timeout_s=60,
+                       what=f"{service} waiting for Kafka")
+        started = time.monotonic()
+        process.send_signal(signal.SIGTERM)
+        code = await asyncio.wait_for(process.wait(), 30)
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+    everything = log.read_text(errors="replace")
+    assert (code, "Traceback" in everything) == (0, False), everything[-3000:]
+    assert time.monotonic() - started < 10, f"{service} took {time.monotonic() - started:.0f}s to stop"
+
+
+async def _true(value: bool) -> bool:
+    return value
+
+
 async def connections_to(admin: AsyncEngine, database: str) -> int:
     async with admin.connect() as conn:
         return int((await conn.execute(text("SELECT count(*) FROM pg_stat_activity WHERE datname = :d"),

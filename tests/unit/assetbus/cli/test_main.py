@@ -1,6 +1,10 @@
-"""The root command: `--version` is a flag of the command line only, never read from the environment."""
+"""The root command: `--version` is a flag of the command line only, never read from the environment; `assetbus run`
+catches SIGTERM from its first line."""
 
 from __future__ import annotations
+
+import subprocess
+import sys
 
 import pytest
 from typer.testing import CliRunner
@@ -21,3 +25,14 @@ def test_the_version_flag_still_prints_the_versions() -> None:
     result = CliRunner().invoke(app, ["--version"], env={"ASSETBUS_VERSION": "0.2.0"})
     assert result.exit_code == 0
     assert "assetbus-schemas" in result.output
+
+
+def test_a_sigterm_before_a_service_takes_the_signal_over_is_a_clean_stop() -> None:
+    """`assetbus run …` catches SIGTERM from its first line (the service's modules may still be loading): exit 0,
+    where the default action killed the process (-15)."""
+    code = ("import os, signal, time\n"
+            "from assetbus.cli.main import stop_cleanly_until_served\n"
+            "stop_cleanly_until_served()\n"
+            "os.kill(os.getpid(), signal.SIGTERM)\n"
+            "time.sleep(30)\n")
+    assert subprocess.run([sys.executable, "-c", code], timeout=60).returncode == 0

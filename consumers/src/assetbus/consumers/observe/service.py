@@ -108,21 +108,43 @@ class Service:
 
     async def serve_until_signalled(self, on_started: Callable[[], None] | None = None) -> None:
         """For `assetbus run ...`: start, block until SIGINT or SIGTERM (or until the service's work ended: its
-        error re-raised), then stop: a clean stop, exit code 0. The signals are caught from before the start, so
-        one that comes while the service starts (its probes may already answer) stops it once it has started."""
+        error re-raised), then stop: a clean stop, exit code 0. A signal that comes while the service starts
+        (waiting for Kafka, say) cancels the start, which closes what it had opened: no start-up timeout to
+        wait out first."""
         stopping = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stopping.set)
         try:
-            async with self:
+            if not await self._start_unless(stopping):
+                self.log.info("stopped by a signal while starting")
+                return
+            try:
                 if on_started is not None:
                     on_started()
                 if not stopping.is_set():
                     await self._until(stopping)
+            finally:
+                await self.stop()
         finally:
             for sig in (signal.SIGINT, signal.SIGTERM):
                 loop.remove_signal_handler(sig)
+
+    async def _start_unless(self, stopping: asyncio.Event) -> bool:
+        """`start()`, unless `stopping` is set first: then the start is cancelled (its stack closes what it had
+        opened) and the answer is False. A start that fails raises."""
+        starting = asyncio.ensure_future(self.start())
+        waiter = asyncio.ensure_future(stopping.wait())
+        try:
+            await asyncio.wait({starting, waiter}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            await cancel_and_wait(waiter)
+            if not starting.done():
+                await cancel_and_wait(starting)
+        if starting.cancelled():
+            return False
+        starting.result()
+        return True
 
     async def _until(self, stopping: asyncio.Event) -> None:
         working = asyncio.ensure_future(self.run_forever())
