@@ -44,8 +44,7 @@ def test_the_trust_model_sections_are_there(heading: str) -> None:
 def test_the_threat_table_names_tests_that_exist() -> None:
     text = DOC.read_text()
     section = text[text.index("## Tokens for Airflow attempts"):text.index("## Airflow's state store backend")]
-    attacks = "".join(path.read_text() for path in (DOC.parents[1] / "tests" / "integration" / "airflow")
-                      .glob("test_*.py"))
+    attacks = "".join(path.read_text() for path in (DOC.parents[1] / "tests" / "integration").rglob("test_*.py"))
     named = re.findall(r"`(test_\w+)`", section)
     assert len(named) >= 6
     for name in named:
