@@ -77,7 +77,7 @@ class ProcessSampler:
             entry = self.processes.setdefault(child.pid, Sampled(role, child.pid))
             entry.samples.append(Sample(now, rss / 2**20, times.user + times.system))
         if self.infra:
-            self.infra_cpu.append((now, *_infra_cpu()))
+            self.infra_cpu.append((now, *infra_cpu()))
 
     async def run(self) -> None:
         while True:
@@ -100,7 +100,8 @@ def _role(cmdline: list[str]) -> str | None:
     return None
 
 
-def _infra_cpu() -> tuple[float, float]:
+def infra_cpu() -> tuple[float, float]:
+    """CPU seconds used so far by the local Kafka broker(s) and by PostgreSQL (all its processes)."""
     kafka = postgres = 0.0
     for proc in psutil.process_iter(["name", "cmdline", "cpu_times"]):
         info = proc.info

@@ -36,6 +36,10 @@ class ScaleOptions:
     schedulers: tuple[int, ...] = ()
     """Scheduler processes in one group, one run each (none by default)."""
     scheduler_events: int = 20_000
+    pin_schedulers: frozenset[int] | None = None
+    """CPUs for the scheduler processes of the `schedulers` runs (`pinning.py`); None: not pinned."""
+    pin_infra: frozenset[int] | None = None
+    """CPUs for Kafka, PostgreSQL and the benchmark's own process during those runs; None: not pinned."""
     dags: tuple[int, ...] = ()
     """Consumer DAGs registered, one scheduler run each (none by default)."""
     dag_events: int = 20_000
@@ -99,10 +103,11 @@ async def run_scale(settings: Settings, options: ScaleOptions, progress: Callabl
     for k in options.schedulers:
         progress(f"{k} scheduler process(es) in one group, {options.scheduler_events:,} events over one asset per "
                  "asset-events partition")
-        s = await run_scheduler_group(settings, k, options.scheduler_events)
+        s = await run_scheduler_group(settings, k, options.scheduler_events, pin_schedulers=options.pin_schedulers,
+                                      pin_infra=options.pin_infra)
         report.scheduler_groups.append(s)
-        progress(f"  {s.events_per_s:,.0f} events/s, {s.cpu_us_per_event:.0f} µs CPU per event, "
-                 f"load {s.load_after[0]:.2f}")
+        progress(f"  {s.events_per_s:,.0f} events/s, {s.cpu_us_per_event:.0f} µs scheduler CPU and "
+                 f"{s.infra_cpu_us_per_event:.0f} µs Kafka + PostgreSQL CPU per event, load {s.load_after[0]:.2f}")
     report.growth = await run_growth(settings, dags=options.dags, dag_events=options.dag_events,
                                      partitions=options.partitions, partition_rate=options.partition_rate,
                                      seconds=options.seconds, backlog=options.backlog, progress=progress)

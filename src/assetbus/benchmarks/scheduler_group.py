@@ -22,7 +22,9 @@ from datetime import timedelta
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
 
+from assetbus.benchmarks.pinning import pin, pinned_infra
 from assetbus.benchmarks.process_watch import ProcessWatch
+from assetbus.benchmarks.processes import infra_cpu
 from assetbus.benchmarks.scheduler_setup import START, service
 from assetbus.benchmarks.scratch import scratch_pipeline
 from assetbus.benchmarks.stats import per_second, us_per
@@ -47,6 +49,11 @@ class SchedulerGroupReport:
     """User + system CPU of all the scheduler processes over the timed part."""
     peak_rss_mb: float = 0.0
     """The largest peak RSS of one scheduler process."""
+    kafka_cpu_s: float = 0.0
+    postgres_cpu_s: float = 0.0
+    """CPU of the broker and of PostgreSQL over the timed part (everything else they did counts too)."""
+    pinned: str = ""
+    """How the processes were pinned (`--pin-schedulers`, `--pin-infra`), or empty."""
     load_before: tuple[float, float, float] = (0.0, 0.0, 0.0)
     load_after: tuple[float, float, float] = (0.0, 0.0, 0.0)
     assets: list[str] = field(default_factory=list)
@@ -58,6 +65,10 @@ class SchedulerGroupReport:
     @property
     def cpu_us_per_event(self) -> float:
         return us_per(self.cpu_s, self.events)
+
+    @property
+    def infra_cpu_us_per_event(self) -> float:
+        return us_per(self.kafka_cpu_s + self.postgres_cpu_s, self.events)
 
 
 def one_asset_per_partition(partitions: int) -> list[AssetRef]:
@@ -75,9 +86,27 @@ def _dag_of(asset: AssetRef) -> str:
     return f"bench.each.{asset.name}"
 
 
-async def run_scheduler_group(settings: Settings, schedulers: int, events: int,
-                              timeout_s: float = 600.0) -> SchedulerGroupReport:
-    report = SchedulerGroupReport(schedulers, 0, load_before=os.getloadavg())
+async def run_scheduler_group(settings: Settings, schedulers: int, events: int, timeout_s: float = 600.0, *,
+                              pin_schedulers: frozenset[int] | None = None,
+                              pin_infra: frozenset[int] | None = None) -> SchedulerGroupReport:
+    """`pin_schedulers`: the CPUs of the scheduler processes; `pin_infra`: of Kafka, PostgreSQL and this process."""
+    report = SchedulerGroupReport(schedulers, 0, load_before=os.getloadavg(), pinned=_pinned_text(
+        pin_schedulers, pin_infra))
+    with pinned_infra(pin_infra):
+        await _run(settings, report, events, timeout_s, pin_schedulers)
+    report.load_after = os.getloadavg()
+    return report
+
+
+def _pinned_text(schedulers: frozenset[int] | None, infra: frozenset[int] | None) -> str:
+    parts = [f"{what} on CPU {','.join(map(str, sorted(cpus)))}" for what, cpus in
+             (("schedulers", schedulers), ("Kafka, PostgreSQL and the load generator", infra)) if cpus is not None]
+    return "; ".join(parts)
+
+
+async def _run(settings: Settings, report: SchedulerGroupReport, events: int, timeout_s: float,
+               pin_schedulers: frozenset[int] | None) -> None:
+    schedulers = report.schedulers
     holder: list[list[AssetRef]] = []
 
     def readiness(topics: Topics) -> list[str]:
@@ -103,6 +132,9 @@ async def run_scheduler_group(settings: Settings, schedulers: int, events: int,
                 _check(deadline, "the warm-up signals")
                 await asyncio.sleep(0.05)
             pids = [w.pid for w in watches]
+            if pin_schedulers is not None:
+                for pid in pids:
+                    pin(pid, pin_schedulers)
             for pid in pids:
                 os.kill(pid, signal.SIGSTOP)
             try:
@@ -110,15 +142,15 @@ async def run_scheduler_group(settings: Settings, schedulers: int, events: int,
             finally:
                 for pid in pids:
                     os.kill(pid, signal.SIGCONT)
-            started, cpu_before = time.perf_counter(), sum(w.cpu_s() for w in watches)
+            started, cpu_before, infra_before = time.perf_counter(), sum(w.cpu_s() for w in watches), infra_cpu()
             while await signalled.count() < events + len(assets):
                 _check(deadline, f"{events:,} signals")
                 await asyncio.sleep(0.02)
             report.events, report.seconds = events, time.perf_counter() - started
             report.cpu_s = sum(w.cpu_s() for w in watches) - cpu_before
+            report.kafka_cpu_s, report.postgres_cpu_s = (after - before for after, before in
+                                                         zip(infra_cpu(), infra_before, strict=True))
             report.peak_rss_mb = max(w.peak_rss for w in watches) / 2**20
-    report.load_after = os.getloadavg()
-    return report
 
 
 async def _prepare(settings: Settings, topics: Topics, db_url: str, assets: list[AssetRef]) -> None:

@@ -22,6 +22,7 @@ from assetbus.benchmarks.persister import BenchOptions, BenchReport
 from assetbus.benchmarks.persister import run_benchmark as run_persister_benchmark
 from assetbus.benchmarks.pg_ceiling import CeilingOptions, run_pg_ceiling
 from assetbus.benchmarks.processes import ProcessSampler
+from assetbus.benchmarks.scale_growth import dags_run
 from assetbus.benchmarks.scheduler import SchedulerBenchOptions, SchedulerBenchReport
 from assetbus.benchmarks.scheduler import run_benchmark as run_scheduler_benchmark
 from assetbus.consumers.storage.urls import asyncpg_dsn
@@ -30,7 +31,7 @@ from assetbus.settings import Settings
 REQUIRED = ("receipted_per_s", "emit_receipted_per_s", "receipt_p50_ms", "receipt_p99_ms", "readiness_p50_ms",
             "readiness_p99_ms", "scheduler_events_per_s", "api_get_per_s", "api_get_p99_ms", "api_put_per_s",
             "http_emit_per_s", "persister_peak_rss_mb", "scheduler_peak_rss_mb", "pg_ceiling_rows_per_s",
-            "persister_share_of_pg_ceiling")
+            "persister_share_of_pg_ceiling", "scheduler_share_of_persister", "scheduler_1000_dags_over_1_dag")
 """The keys `bench all --json` always prints (latencies at the first offered rate, 1,000/s by default)."""
 
 
@@ -44,6 +45,9 @@ class SuiteSizes:
     the same keys with `_at_<rate>` (`readiness_p50_ms_at_50`: the light load, where no backlog hides
     the path's own waits)."""
     latency_seconds: float = 10.0
+    dag_counts: tuple[int, int] = (1, 1_000)
+    """Consumer DAGs registered in the two runs whose events/s make `scheduler_1000_dags_over_1_dag`."""
+    dag_events: int = 20_000
     api_requests: int = 2_000
     api_emits: int = 500
     api_concurrency: int = 16
@@ -52,7 +56,8 @@ class SuiteSizes:
     def smoke(cls) -> SuiteSizes:
         """Tiny sizes: every benchmark runs and every key gets a number, in well under a minute."""
         return cls(emit_count=500, persister_commands=1_000, scheduler_events=4_500, rates=(1_000,),
-                   latency_seconds=1.5, api_requests=20, api_emits=5, api_concurrency=4)
+                   latency_seconds=1.5, dag_counts=(1, 3), dag_events=4_000, api_requests=20, api_emits=5,
+                   api_concurrency=4)
 
 
 @dataclass
@@ -117,6 +122,18 @@ async def run_suite(settings: Settings, sizes: SuiteSizes, progress: Callable[[s
         f[f"readiness_p99_ms{suffix}"] = at_rate.percentile(99)
     progress(f"  scheduler {s.events_per_s:,.0f} events/s; at {first:,}/s receipt p99 {f['receipt_p99_ms']:.0f} ms, "
              f"readiness p99 {f['readiness_p99_ms']:.0f} ms")
+
+    f["scheduler_share_of_persister"] = s.events_per_s / p.events_per_s if p.events_per_s else 0.0
+    few, many = sizes.dag_counts
+    progress(f"3b/4 scheduler with {few:,} and {many:,} consumer DAGs registered, {sizes.dag_events:,} events each")
+    by_dags = [await dags_run(settings, n, sizes.dag_events) for n in sizes.dag_counts]
+    for dags in by_dags:
+        f[f"scheduler_events_per_s_with_{dags.dags}_dags"] = dags.events_per_s
+        f[f"scheduler_cpu_us_per_event_with_{dags.dags}_dags"] = dags.cpu_us_per_event
+    one, thousand = by_dags
+    f["scheduler_1000_dags_over_1_dag"] = thousand.events_per_s / one.events_per_s if one.events_per_s else 0.0
+    progress(f"  {one.events_per_s:,.0f} events/s at {few:,} DAG(s), {thousand.events_per_s:,.0f} at {many:,}: "
+             f"{f['scheduler_1000_dags_over_1_dag']:.2f}")
 
     progress(f"4/4 api: {sizes.api_requests:,} state requests and {sizes.api_emits:,} HTTP emits, "
              f"1 client and {sizes.api_concurrency}")

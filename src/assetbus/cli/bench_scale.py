@@ -41,6 +41,10 @@ def scale(
     schedulers: str = typer.Option("", help="Scheduler processes in one consumer group, comma-separated, e.g. "
                                             "1,2,3 ('': none)."),
     scheduler_events: int = typer.Option(20_000, help="Events per scheduler-group run."),
+    pin_schedulers: str = typer.Option("", help="CPUs for the --schedulers processes, e.g. 1 or 2-3 ('': not "
+                                                "pinned)."),
+    pin_infra: str = typer.Option("", help="CPUs for Kafka, PostgreSQL and the benchmark itself during the "
+                                           "--schedulers runs, e.g. 0 ('': not pinned)."),
     dags: str = typer.Option("", help="Consumer DAGs registered, comma-separated, e.g. 1,100,1000 ('': none); "
                                       "each event matches two of them."),
     dag_events: int = typer.Option(20_000, help="Events applied per --dags run."),
@@ -58,13 +62,19 @@ def scale(
     DAGs (`--dags`), partitions (`--partitions`) and a replayed backlog (`--backlog`)."""
     from rich.table import Table
 
+    from assetbus.benchmarks.pinning import parse_cpus
     from assetbus.benchmarks.scale import ScaleOptions, run_scale
 
     if min(dag_events, partition_rate) < 1:
         fail("--dag-events and --partition-rate must be positive")
+    try:
+        pins = [parse_cpus(text) if text else None for text in (pin_schedulers, pin_infra)]
+    except ValueError as error:
+        fail(f"--pin-schedulers/--pin-infra: {error}")
     options = ScaleOptions(rates=_ints(rates, "--rates"), seconds=seconds,
                            persisters=_ints(persisters, "--persisters"), commands=commands,
                            schedulers=_ints(schedulers, "--schedulers"), scheduler_events=scheduler_events,
+                           pin_schedulers=pins[0], pin_infra=pins[1],
                            dags=_ints(dags, "--dags"), dag_events=dag_events,
                            partitions=_ints(partitions, "--partitions"), partition_rate=partition_rate,
                            backlog=_ints(backlog, "--backlog"))
@@ -95,14 +105,17 @@ def scale(
     if report.groups:
         console.print(groups)
     if report.scheduler_groups:
-        scheduler_table = Table("schedulers", "events/s", "CPU per event (all)", "peak RSS (largest)",
-                                "load before → after", title=f"schedulers in one group, {options.scheduler_events:,} "
-                                "events over one asset per asset-events partition, a run and a signal each",
+        pinned = report.scheduler_groups[0].pinned
+        scheduler_table = Table("schedulers", "events/s", "CPU per event (schedulers)", "Kafka + PostgreSQL CPU per "
+                                "event", "peak RSS (largest)", "load before → after",
+                                title=f"schedulers in one group, {options.scheduler_events:,} events over one asset "
+                                "per asset-events partition, a run and a signal each" + (f"; {pinned}" if pinned
+                                                                                         else ""),
                                 title_justify="left")
         for sg in report.scheduler_groups:
             scheduler_table.add_row(str(sg.schedulers), f"[bold]{sg.events_per_s:,.0f}[/]",
-                                    f"{sg.cpu_us_per_event:.0f} µs", f"{sg.peak_rss_mb:.0f} MB",
-                                    f"{sg.load_before[0]:.2f} → {sg.load_after[0]:.2f}")
+                                    f"{sg.cpu_us_per_event:.0f} µs", f"{sg.infra_cpu_us_per_event:.0f} µs",
+                                    f"{sg.peak_rss_mb:.0f} MB", f"{sg.load_before[0]:.2f} → {sg.load_after[0]:.2f}")
         console.print(scheduler_table)
     _print_growth(report.growth, options)
     console.print(f"  conditions: {os.cpu_count()} cores shared by the emitter, the services, Kafka and PostgreSQL; "
@@ -114,6 +127,7 @@ def scale(
                                          "cpu_us_per_event": g.cpu_us_per_event} for g in report.groups],
                          "schedulers": [{"schedulers": sg.schedulers, "events": sg.events,
                                          "events_per_s": sg.events_per_s, "cpu_us_per_event": sg.cpu_us_per_event,
+                                         "infra_cpu_us_per_event": sg.infra_cpu_us_per_event, "pinned": sg.pinned,
                                          "peak_rss_mb": sg.peak_rss_mb, "load_average_before": sg.load_before,
                                          "load_average_after": sg.load_after} for sg in report.scheduler_groups],
                          **report.growth.figures(),
