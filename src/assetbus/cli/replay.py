@@ -117,9 +117,10 @@ def replay_command(
                       f"[{_STYLE[target.action]}]{target.action}[/]", str(target.runs) if target.runs else "-",
                       ", ".join(str(p) for p in target.missing) or "-")
     console.print(table)
+    if report.left_out:
+        console.print(f"{report.left_out} more partition(s) not listed (at most {report.sample} per result)")
     verb = "would create" if dry_run else "created"
-    runs = sum(t.runs for t in report.targets if t.action in ("created", "would create"))
-    console.print(f"scanned {report.scanned} stored events; {verb} {runs} run(s) for "
+    console.print(f"scanned {report.scanned} stored events; {verb} {report.runs} run(s) for "
                   f"{report.count(verb)} partition(s); {report.count('exists')} already had runs; "
                   f"{report.count('incomplete')} incomplete"
                   + (f"; published {report.published} signal(s)" if report.published else ""))

@@ -1,22 +1,27 @@
 """Replay: re-derive readiness from stored events for one DAG and a range, creating only missing runs.
 
-1. Scan the DAG's assets' stored events (page by page) and map them to target partitions.
-2. Keep the targets in range that have no run at all (existing runs are never re-triggered).
+1. Scan the DAG's assets' stored events (page by page, in id order) and map them to target partitions;
+   only (target, event id) pairs are kept, in a temporary table of the replay's connection.
+2. Read them back in target order, a target with all of its events at a time, and keep the targets in
+   range that have no run at all (existing runs are never re-triggered).
 3. For each, queue its whole history and plan runs exactly as the scheduler would (a coalescing
    DAG gets one run with every event; a one-run-per-event DAG one run per event); a target whose
    condition does not hold is reported as incomplete, with what it still lacks.
 
+Memory is bounded by the page and chunk sizes (and the largest target's history), not by the number
+of events; the report counts target partitions per action and lists a bounded sample of them.
 Writes happen per chunk of targets in one transaction each, under the same advisory target locks
 as the scheduler, so a running scheduler and a replay never create the same run twice. A dry run
-reads only. New runs are published (if a publisher is given) or left for the scheduler, which
+reads only. New runs are published per chunk (if a publisher is given) or left for the scheduler, which
 publishes unpublished runs on its timer.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import Protocol
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -25,9 +30,9 @@ from assetbus.consumers.scheduler.conditions import Progress
 from assetbus.consumers.scheduler.dag import ConsumerDag
 from assetbus.consumers.scheduler.payload import UpstreamEvent, upstream_event
 from assetbus.consumers.scheduler.planner import DagIndex, PendingEntry, QueueEntry, plan_runs, progress
-from assetbus.consumers.scheduler.publish import ReadinessPublisher
 from assetbus.consumers.storage.history import HistoricEvent, count_stored_events, stored_events
 from assetbus.consumers.storage.queue import lock_targets, pending_entries
+from assetbus.consumers.storage.replay_targets import START, RoutedTable, routed_events
 from assetbus.consumers.storage.runs import RunRow, targets_with_runs
 
 MARGIN = timedelta(days=35)
@@ -66,98 +71,163 @@ class TargetOutcome:
     missing: tuple[Progress, ...] = ()
 
 
+SAMPLE = 50
+"""Target partitions a report lists per action (the others are counted only)."""
+
+
 @dataclass
 class ReplayReport:
+    """What a replay did: counts per action, and a bounded sample of the target partitions themselves."""
+
     dag_id: str
     dry_run: bool
     scanned: int = 0
     skipped: int = 0
-    targets: list[TargetOutcome] = field(default_factory=list)
-    runs: list[RunRow] = field(default_factory=list)
+    runs: int = 0
+    """Runs created (on a dry run: that would be created)."""
     published: int = 0
+    counts: dict[str, int] = field(default_factory=dict)
+    """Target partitions per action."""
+    targets: list[TargetOutcome] = field(default_factory=list)
+    """The first `sample` target partitions of each action, in target order; `left_out` more are counted only."""
+    left_out: int = 0
+    sample: int = SAMPLE
 
     def count(self, action: str) -> int:
-        return sum(1 for t in self.targets if t.action == action)
+        return self.counts.get(action, 0)
+
+    def add(self, outcome: TargetOutcome) -> None:
+        seen = self.counts[outcome.action] = self.count(outcome.action) + 1
+        if seen <= self.sample:
+            self.targets.append(outcome)
+        else:
+            self.left_out += 1
+
+
+class RunPublisher(Protocol):
+    async def publish(self, runs: Sequence[RunRow]) -> int: ...
 
 
 async def replay(engine: AsyncEngine, dag: ConsumerDag, selection: ReplayRange, *, dry_run: bool = False,
-                 publisher: ReadinessPublisher | None = None, on_progress: ProgressCallback | None = None,
-                 page: int = 2000, chunk: int = 200) -> ReplayReport:
-    report = ReplayReport(dag.dag_id, dry_run)
-    by_target = await _scan(engine, dag, selection, report, page, on_progress)
-    selected = {key: entries for key, entries in by_target.items()
-                if selection.selects(key, _target_date(entries), entries)}
-    async with engine.connect() as conn:
-        taken = await targets_with_runs(conn, dag.dag_id, selected)
-    todo = [key for key in sorted(selected, key=lambda k: (k is None, k or "")) if key not in taken]
-    report.targets.extend(TargetOutcome(key, _target_date(selected[key]), len(selected[key]), "exists")
-                          for key in selected if key in taken)
-    for start in range(0, len(todo), chunk):
-        keys = todo[start:start + chunk]
-        if dry_run:
-            report.targets.extend(_dry(dag, key, selected[key]) for key in keys)
-        else:
-            await _write(engine, dag, keys, selected, report)
+                 publisher: RunPublisher | None = None, on_progress: ProgressCallback | None = None,
+                 page: int = 2000, chunk: int = 200, sample: int = SAMPLE) -> ReplayReport:
+    """Replay in memory bounded by `page` events and `chunk` target partitions (and the largest target's
+    history), whatever the number of stored events: see `storage.replay_targets`."""
+    report = ReplayReport(dag.dag_id, dry_run, sample=sample)
+    async with routed_events(engine) as table:
+        await _scan(table, dag, selection, report, page, on_progress)
+        total = await table.index()
+        done = 0
+        selected: dict[str | None, list[QueueEntry]] = {}
+        async for key, entries in _targets(table, dag.dag_id, page):
+            done += 1
+            if selection.selects(key, _target_date(entries), entries):
+                selected[key] = entries
+            if len(selected) >= chunk:
+                await _chunk(engine, dag, selected, report, publisher)
+                selected = {}
+                if on_progress is not None:
+                    on_progress("create", done, total)
+        await _chunk(engine, dag, selected, report, publisher)
         if on_progress is not None:
-            on_progress("create", min(start + chunk, len(todo)), len(todo))
-    if publisher is not None and report.runs:
-        report.published = await publisher.publish(report.runs)
+            on_progress("create", done, total)
     return report
 
 
-async def _scan(engine: AsyncEngine, dag: ConsumerDag, selection: ReplayRange, report: ReplayReport, page: int,
-                on_progress: ProgressCallback | None) -> dict[str | None, list[QueueEntry]]:
+async def _scan(table: RoutedTable, dag: ConsumerDag, selection: ReplayRange, report: ReplayReport, page: int,
+                on_progress: ProgressCallback | None) -> None:
+    """Pass 1: route the stored events in id order, page by page, into the replay's table."""
     since = selection.since - MARGIN if selection.since is not None else None
     until = selection.until + MARGIN if selection.until is not None else None
     index = DagIndex([dag])
-    by_target: dict[str | None, list[QueueEntry]] = {}
-    async with engine.connect() as conn:
-        total = await count_stored_events(conn, dag.assets, since=since, until=until)
-        after = 0
-        while True:
-            rows = await stored_events(conn, dag.assets, after_id=after, limit=page, since=since, until=until)
-            if not rows:
-                break
-            after = rows[-1].id
-            entries, skips = index.route(_upstream(row) for row in rows)
-            report.scanned += len(rows)
-            report.skipped += len(skips)
-            for entry in entries:
-                by_target.setdefault(entry.target_key, []).append(entry)
-            if on_progress is not None:
-                on_progress("scan", report.scanned, max(total, report.scanned))
-    return by_target
+    wanted = selection.partitions
+    total = await count_stored_events(table.conn, dag.assets, since=since, until=until)
+    after = 0
+    while True:
+        rows = await stored_events(table.conn, dag.assets, after_id=after, limit=page, since=since, until=until)
+        if not rows:
+            await table.add([])
+            break
+        after = rows[-1].id
+        entries, skips = index.route(_upstream(row) for row in rows)
+        report.scanned += len(rows)
+        report.skipped += len(skips)
+        await table.add([(e.target_key, e.target_date, e.slot, e.event.event_id) for e in entries
+                         if wanted is None or e.target_key in wanted])
+        if on_progress is not None:
+            on_progress("scan", report.scanned, max(total, report.scanned))
 
 
-def _dry(dag: ConsumerDag, key: str | None, entries: list[QueueEntry]) -> TargetOutcome:
+async def _targets(table: RoutedTable, dag_id: str, page: int) -> AsyncIterator[tuple[str | None, list[QueueEntry]]]:
+    """Pass 2: each target partition with all of its routed events, in id order, one target after the other."""
+    after = START
+    key: str | None = None
+    entries: list[QueueEntry] = []
+    while True:
+        rows, after = await table.page(after, page)
+        for row in rows:
+            if entries and row.target_key != key:
+                yield key, entries
+                entries = []
+            key = row.target_key
+            entries.append(QueueEntry(dag_id, key, row.target_date, row.event.asset_name, row.slot,
+                                      _upstream(row.event)))
+        if len(rows) < page:
+            break
+    if entries:
+        yield key, entries
+
+
+async def _chunk(engine: AsyncEngine, dag: ConsumerDag, selected: dict[str | None, list[QueueEntry]],
+                 report: ReplayReport, publisher: RunPublisher | None) -> None:
+    """Plan (a dry run) or write one chunk of selected targets; publish the runs it created."""
+    if not selected:
+        return
+    if report.dry_run:
+        async with engine.connect() as conn:
+            taken = await targets_with_runs(conn, dag.dag_id, selected)
+        for key, entries in selected.items():
+            report.add(TargetOutcome(key, _target_date(entries), len(entries), "exists") if key in taken
+                       else _dry(dag, key, entries, report))
+        return
+    runs = await _write(engine, dag, selected, report)
+    report.runs += len(runs)
+    if publisher is not None and runs:
+        report.published += await publisher.publish(runs)
+
+
+def _dry(dag: ConsumerDag, key: str | None, entries: list[QueueEntry], report: ReplayReport) -> TargetOutcome:
     queued = [PendingEntry(None, entry) for entry in entries]
     plans = plan_runs(dag, key, queued)
     if plans:
+        report.runs += len(plans)
         return TargetOutcome(key, plans[0].target_date, len(entries), "would create", len(plans))
     return _incomplete(dag, key, queued)
 
 
-async def _write(engine: AsyncEngine, dag: ConsumerDag, keys: list[str | None],
-                 selected: dict[str | None, list[QueueEntry]], report: ReplayReport) -> None:
+async def _write(engine: AsyncEngine, dag: ConsumerDag, selected: dict[str | None, list[QueueEntry]],
+                 report: ReplayReport) -> list[RunRow]:
+    """One transaction: lock the targets, leave those with a run alone, queue the others' history and plan."""
+    keys = list(selected)
     async with engine.begin() as conn:
         await lock_targets(conn, [(dag.dag_id, key) for key in keys])
-        taken = await targets_with_runs(conn, dag.dag_id, keys)  # a scheduler may have been quicker
+        taken = await targets_with_runs(conn, dag.dag_id, keys)  # existing runs, or a scheduler was quicker
         fresh = [key for key in keys if key not in taken]
         outcome = await queue_and_plan(conn, {dag.dag_id: dag}, [e for key in fresh for e in selected[key]],
                                        ORIGIN_REPLAY)
         untouched = [(dag.dag_id, key) for key in fresh if (dag.dag_id, key) not in outcome.waiting]
         queued = await pending_entries(conn, untouched)  # all of their history was queued before
-        for key in fresh:
-            target = (dag.dag_id, key)
-            if outcome.planned.get(target):
-                report.targets.append(TargetOutcome(key, _target_date(selected[key]), len(selected[key]), "created",
-                                                    outcome.planned[target]))
-            else:
-                waiting = outcome.waiting.get(target) or [pending(row) for row in queued.get(target, [])]
-                report.targets.append(_incomplete(dag, key, waiting))
-        report.targets.extend(TargetOutcome(key, _target_date(selected[key]), len(selected[key]), "exists")
-                              for key in keys if key in taken)
-        report.runs.extend(outcome.runs)
+    for key in keys:
+        entries = selected[key]
+        target = (dag.dag_id, key)
+        if key in taken:
+            report.add(TargetOutcome(key, _target_date(entries), len(entries), "exists"))
+        elif outcome.planned.get(target):
+            report.add(TargetOutcome(key, _target_date(entries), len(entries), "created", outcome.planned[target]))
+        else:
+            waiting = outcome.waiting.get(target) or [pending(row) for row in queued.get(target, [])]
+            report.add(_incomplete(dag, key, waiting))
+    return outcome.runs
 
 
 def _incomplete(dag: ConsumerDag, key: str | None, queued: Sequence[PendingEntry]) -> TargetOutcome:

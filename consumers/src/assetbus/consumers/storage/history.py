@@ -25,6 +25,10 @@ class HistoricEvent:
     created_at: datetime
 
 
+EVENT_COLUMNS = ("e.id, a.name, e.partition_key, e.partition_date, e.source_kind, e.dag_id, e.run_id, e.task_id, "
+                 "e.map_index, e.try_number, e.created_at")
+"""A `HistoricEvent`'s columns, in its fields' order, of `asset_events e JOIN assets a`."""
+
 _FILTER = """
 FROM asset_events e JOIN assets a ON a.id = e.asset_id
 WHERE a.name = ANY(CAST(:assets AS text[]))
@@ -43,9 +47,7 @@ async def count_stored_events(conn: AsyncConnection, assets: Sequence[str], *, s
 async def stored_events(conn: AsyncConnection, assets: Sequence[str], *, after_id: int = 0, limit: int = 1000,
                         since: datetime | None = None, until: datetime | None = None) -> list[HistoricEvent]:
     """The next page of stored events of these assets, in id (storage) order."""
-    query = text("SELECT e.id, a.name, e.partition_key, e.partition_date, e.source_kind, e.dag_id, e.run_id, "
-                 "e.task_id, e.map_index, e.try_number, e.created_at " + _FILTER +
-                 " AND e.id > :after ORDER BY e.id LIMIT :limit")
+    query = text(f"SELECT {EVENT_COLUMNS} {_FILTER} AND e.id > :after ORDER BY e.id LIMIT :limit")
     rows = await conn.execute(query, {"assets": list(assets), "since": since, "until": until, "after": after_id,
                                       "limit": limit})
     return [HistoricEvent(*row) for row in rows]

@@ -1,0 +1,106 @@
+"""A replay's routed events in a temporary table: written in event-id order, read back in target order.
+
+Replay reads stored events in id order, but plans a target partition from all of its events at once. So
+it writes only (target, slot, event id) per routed event here, and reads them back ordered by target,
+joined to the events themselves, one keyset page at a time: the replay's memory does not grow with the
+number of events. The table lives on one connection (`routed_events`) and is dropped at its end.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from assetbus.consumers.storage.history import EVENT_COLUMNS, HistoricEvent
+
+
+@dataclass(frozen=True, slots=True)
+class RoutedEvent:
+    """One stored event routed to one target partition (`target_key` None: the unpartitioned target)."""
+
+    target_key: str | None
+    target_date: datetime | None
+    slot: str
+    event: HistoricEvent
+
+
+Position = tuple[bool, str, int, str]
+"""Where a page ends: (unpartitioned, target key, event id, slot), the table's order."""
+
+START: Position = (False, "", 0, "")
+
+
+@dataclass(frozen=True)
+class RoutedTable:
+    """The temporary table of one replay on `conn` (the connection that created it)."""
+
+    conn: AsyncConnection
+    name: str
+
+    async def add(self, rows: Sequence[tuple[str | None, datetime | None, str, int]]) -> None:
+        """Append (target key, target date, slot, event id) rows with COPY, committed at once."""
+        if rows:
+            driver = await _driver(self.conn)
+            await driver.copy_records_to_table(
+                self.name, columns=("unpartitioned", "target_key", "target_date", "slot", "event_id"),
+                records=[(key is None, key or "", when, slot, event_id) for key, when, slot, event_id in rows])
+        await self.conn.commit()
+
+    async def index(self) -> int:
+        """Index the table in target order (after the last `add`); returns how many targets it holds."""
+        await self.conn.execute(text(f"CREATE INDEX ON {self.name} (unpartitioned, target_key, event_id, slot)"))
+        await self.conn.execute(text(f"ANALYZE {self.name}"))
+        count = await self.conn.execute(text(
+            f"SELECT count(*) FROM (SELECT DISTINCT unpartitioned, target_key FROM {self.name}) AS targets"))
+        targets = int(count.scalar_one())
+        await self.conn.commit()
+        return targets
+
+    async def page(self, after: Position, limit: int) -> tuple[list[RoutedEvent], Position]:
+        """The next `limit` routed events after `after`, ordered by target, then event id; and where they end."""
+        driver = await _driver(self.conn)
+        rows = await driver.fetch(
+            f"SELECT t.unpartitioned, t.target_key, t.target_date, t.slot, {EVENT_COLUMNS} "
+            f"FROM {self.name} t JOIN asset_events e ON e.id = t.event_id JOIN assets a ON a.id = e.asset_id "
+            "WHERE (t.unpartitioned, t.target_key, t.event_id, t.slot) > ($1, $2, $3, $4) "
+            "ORDER BY t.unpartitioned, t.target_key, t.event_id, t.slot LIMIT $5", *after, limit)
+        routed = [RoutedEvent(None if row[0] else row[1], row[2], row[3], HistoricEvent(*row[4:])) for row in rows]
+        if not rows:
+            return routed, after
+        last = rows[-1]
+        return routed, (last[0], last[1], last[4], last[3])
+
+
+@asynccontextmanager
+async def routed_events(engine: AsyncEngine) -> AsyncIterator[RoutedTable]:
+    """A fresh temporary table on a connection of its own, dropped when the block ends.
+
+    Each statement commits at once (no transaction is held open while the replay runs); the table is
+    named per replay, so statements prepared for an earlier replay's table are never reused.
+    """
+    async with engine.connect() as conn:
+        table = RoutedTable(conn, f"replay_routed_{uuid.uuid4().hex}")
+        await conn.execute(text(
+            f'CREATE TEMPORARY TABLE {table.name} (unpartitioned boolean NOT NULL, target_key text COLLATE "C" '
+            'NOT NULL, target_date timestamptz, slot text COLLATE "C" NOT NULL, event_id bigint NOT NULL)'))
+        await conn.commit()
+        try:
+            yield table
+        finally:
+            if not conn.invalidated:
+                await conn.rollback()
+                await conn.execute(text(f"DROP TABLE IF EXISTS {table.name}"))
+                await conn.commit()
+
+
+async def _driver(conn: AsyncConnection) -> Any:
+    """The asyncpg connection under `conn` (COPY and row handling without SQLAlchemy's per-row cost)."""
+    raw = await conn.get_raw_connection()
+    return raw.driver_connection
