@@ -119,7 +119,7 @@ async def replay(engine: AsyncEngine, dag: ConsumerDag, selection: ReplayRange, 
         total = await table.index()
         done = 0
         selected: dict[str | None, list[QueueEntry]] = {}
-        async for key, entries in _targets(table, dag.dag_id, page):
+        async for key, entries in _targets(table, dag, page):
             done += 1
             if selection.selects(key, _target_date(entries), entries):
                 selected[key] = entries
@@ -152,14 +152,19 @@ async def _scan(table: RoutedTable, dag: ConsumerDag, selection: ReplayRange, re
         entries, skips = index.route(_upstream(row) for row in rows)
         report.scanned += len(rows)
         report.skipped += len(skips)
-        await table.add([(e.target_key, e.target_date, e.slot, e.event.event_id) for e in entries
+        await table.add([(e.target_key, e.slot, e.event.event_id) for e in entries
                          if wanted is None or e.target_key in wanted])
         if on_progress is not None:
             on_progress("scan", report.scanned, max(total, report.scanned))
 
 
-async def _targets(table: RoutedTable, dag_id: str, page: int) -> AsyncIterator[tuple[str | None, list[QueueEntry]]]:
-    """Pass 2: each target partition with all of its routed events, in id order, one target after the other."""
+async def _targets(table: RoutedTable, dag: ConsumerDag, page: int) -> AsyncIterator[tuple[str | None,
+                                                                                       list[QueueEntry]]]:
+    """Pass 2: each target partition with all of its routed events, in id order, one target after the other.
+
+    Each event is routed again rather than rebuilt from the table's columns: the mapping's target date keeps
+    its zone (`Europe/Berlin`, not the `+00:00` that a `timestamptz` column gives back)."""
+    index = DagIndex([dag])
     after = START
     key: str | None = None
     entries: list[QueueEntry] = []
@@ -170,8 +175,9 @@ async def _targets(table: RoutedTable, dag_id: str, page: int) -> AsyncIterator[
                 yield key, entries
                 entries = []
             key = row.target_key
-            entries.append(QueueEntry(dag_id, key, row.target_date, row.event.asset_name, row.slot,
-                                      _upstream(row.event)))
+            (entry,), _ = index.route([_upstream(row.event)])
+            assert (entry.target_key, entry.slot) == (key, row.slot), "a stored event routed differently twice"
+            entries.append(entry)
         if len(rows) < page:
             break
     if entries:

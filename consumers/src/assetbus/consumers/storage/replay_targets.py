@@ -12,7 +12,6 @@ import uuid
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from sqlalchemy import text
@@ -26,7 +25,6 @@ class RoutedEvent:
     """One stored event routed to one target partition (`target_key` None: the unpartitioned target)."""
 
     target_key: str | None
-    target_date: datetime | None
     slot: str
     event: HistoricEvent
 
@@ -44,13 +42,13 @@ class RoutedTable:
     conn: AsyncConnection
     name: str
 
-    async def add(self, rows: Sequence[tuple[str | None, datetime | None, str, int]]) -> None:
-        """Append (target key, target date, slot, event id) rows with COPY, committed at once."""
+    async def add(self, rows: Sequence[tuple[str | None, str, int]]) -> None:
+        """Append (target key, slot, event id) rows with COPY, committed at once."""
         if rows:
             driver = await _driver(self.conn)
             await driver.copy_records_to_table(
-                self.name, columns=("unpartitioned", "target_key", "target_date", "slot", "event_id"),
-                records=[(key is None, key or "", when, slot, event_id) for key, when, slot, event_id in rows])
+                self.name, columns=("unpartitioned", "target_key", "slot", "event_id"),
+                records=[(key is None, key or "", slot, event_id) for key, slot, event_id in rows])
         await self.conn.commit()
 
     async def index(self) -> int:
@@ -67,15 +65,15 @@ class RoutedTable:
         """The next `limit` routed events after `after`, ordered by target, then event id; and where they end."""
         driver = await _driver(self.conn)
         rows = await driver.fetch(
-            f"SELECT t.unpartitioned, t.target_key, t.target_date, t.slot, {EVENT_COLUMNS} "
+            f"SELECT t.unpartitioned, t.target_key, t.slot, {EVENT_COLUMNS} "
             f"FROM {self.name} t JOIN asset_events e ON e.id = t.event_id JOIN assets a ON a.id = e.asset_id "
             "WHERE (t.unpartitioned, t.target_key, t.event_id, t.slot) > ($1, $2, $3, $4) "
             "ORDER BY t.unpartitioned, t.target_key, t.event_id, t.slot LIMIT $5", *after, limit)
-        routed = [RoutedEvent(None if row[0] else row[1], row[2], row[3], HistoricEvent(*row[4:])) for row in rows]
+        routed = [RoutedEvent(None if row[0] else row[1], row[2], HistoricEvent(*row[3:])) for row in rows]
         if not rows:
             return routed, after
         last = rows[-1]
-        return routed, (last[0], last[1], last[4], last[3])
+        return routed, (last[0], last[1], last[3], last[2])
 
 
 @asynccontextmanager
@@ -89,7 +87,7 @@ async def routed_events(engine: AsyncEngine) -> AsyncIterator[RoutedTable]:
         table = RoutedTable(conn, f"replay_routed_{uuid.uuid4().hex}")
         await conn.execute(text(
             f'CREATE TEMPORARY TABLE {table.name} (unpartitioned boolean NOT NULL, target_key text COLLATE "C" '
-            'NOT NULL, target_date timestamptz, slot text COLLATE "C" NOT NULL, event_id bigint NOT NULL)'))
+            'NOT NULL, slot text COLLATE "C" NOT NULL, event_id bigint NOT NULL)'))
         await conn.commit()
         try:
             yield table
