@@ -22,7 +22,10 @@ def parse_cpus(text: str) -> frozenset[int]:
     cpus: set[int] = set()
     for part in (p.strip() for p in text.split(",") if p.strip()):
         low, _, high = part.partition("-")
-        cpus.update(range(int(low), int(high or low) + 1))
+        try:
+            cpus.update(range(int(low), int(high or low) + 1))
+        except ValueError:
+            raise ValueError(f"CPUs {text!r}: write them as 1, 0,1 or 2-3") from None
     available = os.sched_getaffinity(0)
     if not cpus or not cpus <= available:
         raise ValueError(f"CPUs {text!r}: this machine offers {sorted(available)}")

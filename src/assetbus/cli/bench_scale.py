@@ -71,6 +71,8 @@ def scale(
         pins = [parse_cpus(text) if text else None for text in (pin_schedulers, pin_infra)]
     except ValueError as error:
         fail(f"--pin-schedulers/--pin-infra: {error}")
+    if any(pins) and not schedulers:
+        fail("--pin-schedulers and --pin-infra pin the --schedulers runs: give --schedulers too")
     options = ScaleOptions(rates=_ints(rates, "--rates"), seconds=seconds,
                            persisters=_ints(persisters, "--persisters"), commands=commands,
                            schedulers=_ints(schedulers, "--schedulers"), scheduler_events=scheduler_events,

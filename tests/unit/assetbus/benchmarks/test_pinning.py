@@ -23,7 +23,7 @@ def test_cpu_lists_and_ranges_are_parsed() -> None:
 
 @pytest.mark.parametrize("text", ["", "999", "0-999", "x"])
 def test_cpus_this_machine_does_not_offer_are_refused(text: str) -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="CPUs"):
         parse_cpus(text)
 
 
