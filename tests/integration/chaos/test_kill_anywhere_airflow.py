@@ -81,10 +81,10 @@ async def _bridge_kind(t: Setting) -> Kind:
         return _counted([r["partition_key"] for r in await asyncio.to_thread(api.runs, PAUSED)
                          if r["partition_key"] in keys])
 
-    # one kill: a bridge killed while it creates a run holds that run's lease (60 s), which its successor waits out
+    # a bridge killed while it creates a run holds that run's lease, which its successor waits out: 10 s here
     return Kind("bridge", EXACTLY_ONCE, len(keys), command("bridge", assetbus(
-        "run", "airflow-bridge", "--dag", PAUSED, "--poll-interval-s", "1", "--session-timeout-ms", "6000"),
-        stack.env()), offer, runs, kills=1, trickle=True, poll_s=0.5, timeout_s=180)
+        "run", "airflow-bridge", "--dag", PAUSED, "--poll-interval-s", "1", "--session-timeout-ms", "6000",
+        "--lease-s", "10"), stack.env()), offer, runs, kills=1, trickle=True, poll_s=0.5, timeout_s=180)
 
 
 async def _forwarder_kind(t: Setting) -> Kind:

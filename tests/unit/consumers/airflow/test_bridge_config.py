@@ -79,3 +79,17 @@ def test_invalid_values_are_refused_by_the_model(bad: dict[str, Any]) -> None:
 def test_the_airflow_password_stays_out_of_the_models_repr() -> None:
     config = BridgeConfig(**GIVEN, dag_ids=("orders",))
     assert "s3cr3t-pw" not in repr(config) and "airflow:8080" not in repr(config)
+
+
+def test_the_run_lease_is_set_like_the_forwarders_and_reaches_the_ledger() -> None:
+    from assetbus.consumers.airflow.bridge import AirflowBridge
+    from assetbus.consumers.readiness import DatabaseLedger
+
+    code, output, seen = _invoke(["--lease-s", "15"])
+    assert code == 0, output
+    assert seen[0].lease_s == 15
+    assert _invoke([], env={"ASSETBUS_BRIDGE_LEASE_S": "20"})[2][0].lease_s == 20
+    assert _invoke(["--lease-s", "0"])[0] != 0
+    bridge = AirflowBridge(seen[0].model_copy(update={"dag_ids": ("orders",)}))
+    ledger = bridge.subscribers[0]._ledger
+    assert isinstance(ledger, DatabaseLedger) and ledger.lease_s == 15

@@ -114,8 +114,9 @@ class AirflowBridge(Service):
 
     def _subscriber(self, dag_id: str) -> BatchSubscriber:
         topic = self.config.topics.readiness(dag_id)
+        ledger = BridgeLedger(engine=self._engine, lease_s=self.config.lease_s)
         return BatchSubscriber(self.config.kafka, dag_id, self.handle, group_id=self.config.group_id,
-                               ledger=BridgeLedger(engine=self._engine), topics=self.config.topics,
+                               ledger=ledger, topics=self.config.topics,
                                consumer_name=CONSUMER, concurrency=self.config.concurrency, metrics=self.metrics,
                                settings=self.config.consumer_settings(topic))
 
