@@ -22,7 +22,9 @@ from pathlib import Path
 import httpx
 import pytest
 from aiokafka import AIOKafkaConsumer, TopicPartition
+from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.errors import KafkaError
+from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from assetbus.consumers.airflow.account import AirflowAccount
@@ -262,6 +264,145 @@ async def test_an_http_emit_the_acls_refuse_is_answered_503_and_fails_the_apis_r
             pass
 
 
+async def test_a_persister_whose_asset_events_the_acls_refuse_answers_the_command_once_the_acl_is_restored(
+        broker: AclBroker, topics: Topics, db_url: str, token_secret: str) -> None:
+    plan = build_plan(topics, [DAG.dag_id], replication_factor=1)
+    await broker.grant(plan.acls)
+    missing = Acl(plan.principals["persister"], "topic", "literal", topics.asset_events, "Write")
+    assert missing in plan.acls
+
+    def connection(role: str) -> KafkaConnection:
+        return broker.connection(plan.principals[role].removeprefix("User:")).for_service(role)
+
+    await wait_for(lambda: _ensured(connection("cli"), topics), timeout_s=30, what="the ACLs to take effect")
+    engine = create_engine(db_url)
+    try:
+        async with engine.begin() as conn:
+            await register_asset(conn, ORDERS.name, ORDERS.uri)
+        config = PersisterConfig(kafka=connection("persister"), database_url=db_url, token_secret=token_secret,
+                                 topics=topics, metrics_port=0, metrics_host="127.0.0.1", backoff_max_s=1.0)
+        token = task_token(token_secret, "ingest", "run-1", "load")
+        named = f"denies {missing.principal} Write on topic '{topics.asset_events}'"
+        async with Persister(config) as persister, AsyncEmitter(
+                connection("sdk"), token, topics=topics, receipt_timeout_s=90, attempts=1) as emitter, \
+                httpx.AsyncClient(base_url=f"http://127.0.0.1:{persister.metrics_port}") as probes:
+            base = await _records_on(broker, topics.asset_events)  # an earlier test of the module wrote its own
+            assert (await emitter.emit(ORDERS, dedupe_key="before")).status == ReceiptStatus.ACCEPTED
+            await wait_for(lambda: _records_on(broker, topics.asset_events, at_least=base + 1), timeout_s=10,
+                           what="the first asset event")
+            await broker.revoke([missing])  # while the persister runs
+
+            refused = await emitter.emit_nowait(ORDERS, dedupe_key="refused")
+
+            async def unready() -> dict[str, object] | None:
+                answer = await probes.get("/readyz")
+                return answer.json() if answer.status_code == 503 else None
+
+            report = await wait_for(unready, timeout_s=60, what="the persister's /readyz to fail")
+            check = report["checks"]["kafka_access"]  # type: ignore[index]
+            assert not check["ok"] and named in check["detail"], report
+            receipt = await asyncio.wait_for(refused, 60)  # stored: its receipt goes out, its asset event not
+            assert receipt.status == ReceiptStatus.ACCEPTED, receipt
+            assert await _records_on(broker, topics.asset_events) == base + 1
+
+            await broker.grant([missing])
+            started = time.monotonic()
+            await wait_for(lambda: _records_on(broker, topics.asset_events, at_least=base + 2), timeout_s=60,
+                           what="the refused asset event once the ACL is restored")
+            later = await asyncio.wait_for(emitter.emit(ORDERS, dedupe_key="after"), 30)
+            assert later.status == ReceiptStatus.ACCEPTED
+            answered_in = time.monotonic() - started
+            assert answered_in < 30, f"a later command was answered {answered_in:.1f} s after the ACL was restored"
+            assert await _records_on(broker, topics.asset_events) >= base + 3
+
+            async def ready() -> bool:
+                return (await probes.get("/readyz")).status_code == 200
+
+            await wait_for(ready, timeout_s=10, what="the persister's /readyz once a batch went through")
+        async with engine.connect() as conn:
+            stored = (await conn.execute(text(
+                "SELECT dedupe_key, count(*) FROM asset_events GROUP BY dedupe_key ORDER BY dedupe_key"))).all()
+        assert [tuple(row) for row in stored] == [("after", 1), ("before", 1), ("refused", 1)]
+    finally:
+        await engine.dispose()
+
+
+async def test_a_scheduler_whose_signals_the_acls_refuse_sends_them_once_the_acl_is_restored(
+        broker: AclBroker, topics: Topics, db_url: str, token_secret: str) -> None:
+    plan = build_plan(topics, [DAG.dag_id], replication_factor=1)
+    await broker.grant(plan.acls)
+    missing = Acl(plan.principals["scheduler"], "topic", "prefixed", f"{topics.prefix}.readiness.", "Write")
+    assert missing in plan.acls
+
+    def connection(role: str) -> KafkaConnection:
+        return broker.connection(plan.principals[role].removeprefix("User:")).for_service(role)
+
+    await wait_for(lambda: _ensured(connection("cli"), topics), timeout_s=30, what="the ACLs to take effect")
+    readiness = topics.readiness(DAG.dag_id)
+    engine = create_engine(db_url)
+    try:
+        async with engine.begin() as conn:
+            await register_asset(conn, ORDERS.name, ORDERS.uri)
+            loaded = LoadResult(root="/dags/orders.py", dags=[LoadedDag(DAG, "/dags/orders.py")],
+                                files=["/dags/orders.py"])
+            await sync_dags(conn, loaded)
+        await ReadinessTopics(broker.admin_connection(), topics).ensure([DAG.dag_id])
+        base = await _signals_on(broker, readiness)  # a topic made by an earlier test of the module holds its own
+        persister = PersisterConfig(kafka=connection("persister"), database_url=db_url, token_secret=token_secret,
+                                    topics=topics)
+        scheduler = SchedulerConfig(kafka=connection("scheduler"), database_url=db_url, topics=topics,
+                                    republish_interval_s=0.5, metrics_port=0, metrics_host="127.0.0.1",
+                                    backoff_max_s=1.0)
+        token = task_token(token_secret, "ingest", "run-1", "load")
+        named = f"denies {missing.principal} Write on topic '{readiness}'"
+        first, refused, later = _on_one_partition(3)  # a refused batch breaks its partition's sequence only
+
+        async def signalled(count: int) -> bool:
+            async with engine.connect() as conn:
+                left = await unpublished_runs(conn)
+            return not left and await _signals_on(broker, readiness) == base + count
+
+        async with Persister(persister), Scheduler(scheduler) as running, AsyncEmitter(
+                connection("sdk"), token, topics=topics, receipt_timeout_s=30) as emitter, \
+                httpx.AsyncClient(base_url=f"http://127.0.0.1:{running.metrics_port}") as probes:
+            await emitter.emit(ORDERS, partition_key=first, dedupe_key="before")
+            await wait_for(lambda: signalled(1), timeout_s=30, what="the first signal")
+            await broker.revoke([missing])  # while the scheduler runs
+
+            await emitter.emit(ORDERS, partition_key=refused, dedupe_key="refused")
+
+            async def unready() -> dict[str, object] | None:
+                answer = await probes.get("/readyz")
+                return answer.json() if answer.status_code == 503 else None
+
+            report = await wait_for(unready, timeout_s=60, what="the scheduler's /readyz to fail")
+            check = report["checks"]["kafka_access"]  # type: ignore[index]
+            assert not check["ok"] and named in check["detail"], report
+            assert await _signals_on(broker, readiness) == base + 1
+
+            await broker.grant([missing])
+            started = time.monotonic()
+            await wait_for(lambda: signalled(2), timeout_s=60, what="the refused signal once the ACL is restored")
+            sent_in = time.monotonic() - started
+            assert sent_in < 30, f"the signal was sent {sent_in:.1f} s after the ACL was restored"
+            await emitter.emit(ORDERS, partition_key=later, dedupe_key="after")
+            await wait_for(lambda: signalled(3), timeout_s=30, what="a later signal")
+
+            async def ready() -> bool:
+                return (await probes.get("/readyz")).status_code == 200
+
+            await wait_for(ready, timeout_s=10, what="the scheduler's /readyz once its signals went out")
+    finally:
+        await engine.dispose()
+
+
+def _on_one_partition(count: int) -> list[str]:
+    """`count` December days whose signals go to one readiness partition."""
+    days = [f"2026-12-{day:02d}" for day in range(1, 32)]
+    home = partition_for(days[0].encode(), range(READINESS_PARTITIONS))
+    return [day for day in days if partition_for(day.encode(), range(READINESS_PARTITIONS)) == home][:count]
+
+
 async def _left_by_a_crash(engine: AsyncEngine, broker: AclBroker, topics: Topics) -> None:
     """The assets registered, the DAG synced, and what a scheduler killed between its transaction and the
     broker's acks leaves behind: two runs committed and still unpublished, one of whose signals (SENT) reached
@@ -298,6 +439,24 @@ async def _signals_on(broker: AclBroker, topic: str) -> int:
         return int(sum((await consumer.end_offsets(parts)).values()))
     finally:
         await consumer.stop()
+
+
+async def _records_on(broker: AclBroker, topic: str, *, at_least: int = 0) -> int:
+    """How many records `topic` holds (its end offsets), as the platform's admin reads them; 0 below `at_least`."""
+    admin = AIOKafkaAdminClient(**broker.admin_connection().client_kwargs())
+    await admin.start()
+    try:
+        (described,) = await admin.describe_topics([topic])
+    finally:
+        await admin.close()
+    parts = [TopicPartition(topic, partition["partition"]) for partition in described["partitions"]]
+    consumer = AIOKafkaConsumer(**broker.admin_connection().client_kwargs("consumer"), group_id=None)
+    await consumer.start()
+    try:
+        held = int(sum((await consumer.end_offsets(parts)).values()))
+    finally:
+        await consumer.stop()
+    return held if held >= at_least else 0
 
 
 async def _ensured(cli: KafkaConnection, topics: Topics) -> bool:

@@ -6,7 +6,8 @@ refusal is held in `refusals` (the API's `/readyz` fails on it) until a command 
 Write at start-up, the idempotent producer cannot start: `KafkaAccessDenied` names it. A batch the broker
 refused leaves the idempotent producer's sequence numbers for its partition out of order for good (every later
 send fails with OutOfOrderSequenceNumber), so the gateway then starts a new producer (a new producer id) before
-the next command; while the ACL is still missing that start is refused too, and the request answered 503."""
+the next command, through the toolkit's `RenewableProducer`; while the ACL is still missing that start is refused
+too, and the request answered 503."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
-from aiokafka.errors import KafkaError, OutOfOrderSequenceNumber
+from aiokafka import AIOKafkaProducer
+from aiokafka.errors import KafkaError
 from pydantic import ValidationError
 
 from assetbus.consumers.api.errors import ApiError, ApiErrorCode
@@ -26,6 +28,7 @@ from assetbus.producers.kafka.access import AccessRefusals, access_denied, namin
 from assetbus.producers.kafka.connection import KafkaConnection
 from assetbus.producers.kafka.errors import TopicMissing
 from assetbus.producers.kafka.producer import create_producer
+from assetbus.producers.kafka.renewal import RenewableProducer
 from assetbus.producers.kafka.replies import ReplyReader
 from assetbus.schemas import EmissionCommand, ErrorCode, Receipt, Topics
 from assetbus.schemas.codecs import encode_command
@@ -59,14 +62,12 @@ class EmissionGateway:
         self.receipt_timeout_s = receipt_timeout_s
         self.producer_id = instance_id or f"api-{uuid.uuid4().hex}"
         self.connection = connection
-        self._producer = create_producer(connection, linger_ms=2)
-        self._broken = False
-        """The producer's sequence is broken by a refused batch: a new one is started before the next command."""
-        self._renewing = asyncio.Lock()
+        self._producer = RenewableProducer(lambda: create_producer(connection, linger_ms=2),
+                                           start=self._start_producer)
         self.replies = ReplyReader(connection, topics.receipts, self.producer_id)
 
     async def start(self) -> None:
-        await self._start_producer()
+        await self._producer.start()
         try:
             try:
                 await self.replies.start()
@@ -76,22 +77,17 @@ class EmissionGateway:
             await self._producer.stop()
             raise
 
-    async def _start_producer(self) -> None:
+    async def _start_producer(self, producer: AIOKafkaProducer) -> None:
         with naming_refusals(self.connection, "Write", topics=(self.topics.emissions,)):
-            await self._producer.start()
+            await producer.start()
 
-    async def _renewed(self, command_id: uuid.UUID) -> None:
-        """A new producer in place of one a refused batch broke (503 naming the refusal if it is refused too)."""
-        async with self._renewing:
-            if not self._broken:
-                return
-            old, self._producer = self._producer, create_producer(self.connection, linger_ms=2)
-            await old.stop()
-            try:
-                await self._start_producer()
-            except KafkaError as error:
-                raise self._unavailable(command_id, error) from error
-            self._broken = False
+    async def _renewed(self, command_id: uuid.UUID) -> AIOKafkaProducer:
+        """The producer to send with: a new one in place of one a refused batch broke (503 naming the refusal if
+        it is refused too)."""
+        try:
+            return await self._producer.renewed()
+        except KafkaError as error:
+            raise self._unavailable(command_id, error) from error
 
     async def stop(self) -> None:
         try:
@@ -120,11 +116,10 @@ class EmissionGateway:
         except ValueError as error:  # e.g. a lone surrogate in `extra`
             raise ApiError(422, ApiErrorCode.INVALID_REQUEST, f"the emission cannot be encoded: {error}"[:300],
                            command_id=command.command_id) from error
-        if self._broken:
-            await self._renewed(command.command_id)
+        producer = await self._renewed(command.command_id)
         with self.replies.awaiting(command.command_id) as receipt:
             try:  # appended to the producer's open batch: the request does not wait for the broker's ack
-                delivery = await asyncio.wait_for(self._producer.send(
+                delivery = await asyncio.wait_for(producer.send(
                     self.topics.emissions, payload, key=command.asset.name.encode()), self.receipt_timeout_s)
             except (KafkaError, TimeoutError) as error:
                 raise self._unavailable(command.command_id, error) from error
@@ -157,8 +152,7 @@ class EmissionGateway:
         denied = access_denied(error, self.connection, operation="Write", topics=(self.topics.emissions,))
         if denied is not None:
             self.refusals.refused(EMITTING, denied)
-        if denied is not None or isinstance(error, OutOfOrderSequenceNumber):
-            self._broken = True
+        self._producer.note(error)
         why = str(denied) if denied is not None else type(error).__name__
         return ApiError(503, ApiErrorCode.BROKER_UNAVAILABLE,
                         f"the broker did not take the command ({why}); resend it with the same command_id",

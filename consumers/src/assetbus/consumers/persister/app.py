@@ -30,9 +30,11 @@ from assetbus.consumers.observe.service import Service
 from assetbus.consumers.persister.batch import BatchProcessor, BatchResult, Prepared, RawRecord
 from assetbus.consumers.persister.config import PersisterConfig
 from assetbus.consumers.persister.metrics import PersisterMetrics
-from assetbus.consumers.persister.publish import Publisher, create_producer
+from assetbus.consumers.persister.publish import PUBLISHING, Publisher, create_producer
 from assetbus.consumers.persister.replies import ReplyTopics
 from assetbus.consumers.storage import create_engine
+from assetbus.producers.kafka.access import access_denied
+from assetbus.producers.kafka.renewal import RenewableProducer
 from assetbus.producers.kafka.retry import retry_until
 from assetbus.producers.kafka.sender import Delivery, wait_all
 from assetbus.producers.kafka.shell import ServiceShell
@@ -56,6 +58,7 @@ class Persister(Service):
         self.engine = create_engine(config.database_url, pre_ping=False)  # a dead connection: chunk retried
         self.tokens = CachedTokenVerifier(TokenVerifier.configured(jwks=config.token_jwks, secret=config.token_secret))
         self.producer: AIOKafkaProducer | None = None
+        self._renewable: RenewableProducer | None = None
         self.publisher: Publisher | None = None
         self.replies: ReplyTopics | None = None
         self.processor = BatchProcessor(self.engine, self.tokens, config.topics, self._missing_topics)
@@ -73,11 +76,14 @@ class Persister(Service):
 
     def _committed(self) -> None:
         self.offsets.update_lag()
+        self.refusals.cleared(PUBLISHING)
 
     def _failed(self, error: BaseException) -> None:
-        """The shell rewound the batch and waits before fetching again; a reply topic may have gone."""
-        del error
+        """The shell rewound the batch and waits before fetching again; a reply topic may have gone. A refusal
+        by the ACLs is held in `refusals` (`/readyz` names it) until a batch commits again."""
         self.metrics.batch_failures.inc()
+        if (denied := access_denied(error, self.config.kafka, operation="Write")) is not None:
+            self.refusals.refused(PUBLISHING, denied)
         if self.replies is not None:
             self.replies.forget()
 
@@ -159,11 +165,18 @@ class Persister(Service):
 
     async def open(self, stack: AsyncExitStack) -> None:
         """The producer that receipts, asset events and dead letters go out through."""
-        producer = create_producer(self.config.kafka, linger_ms=self.config.producer_linger_ms)
-        await producer.start()
+        renewable = RenewableProducer(
+            lambda: create_producer(self.config.kafka, linger_ms=self.config.producer_linger_ms),
+            on_renewed=self._renewed)
+        await renewable.start()
         stack.push_async_callback(self._close_producer)
+        self._renewable = renewable
+        self.publisher = Publisher(renewable)
+        self._renewed(renewable.producer)
+
+    def _renewed(self, producer: AIOKafkaProducer) -> None:
+        """The producer now in use (a new one after a batch the broker refused)."""
         self.producer = producer
-        self.publisher = Publisher(producer)
         self.replies = ReplyTopics(producer)
 
     async def run_forever(self) -> None:
@@ -174,9 +187,9 @@ class Persister(Service):
         stack.push_async_callback(self.shell.stop)  # the batch in flight finishes and commits first
 
     async def _close_producer(self) -> None:
-        producer, self.producer = self.producer, None
-        if producer is not None:
-            await producer.stop()
+        renewable, self._renewable, self.producer = self._renewable, None, None
+        if renewable is not None:
+            await renewable.stop()
 
 
 async def serve(config: PersisterConfig) -> None:

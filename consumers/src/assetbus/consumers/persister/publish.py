@@ -1,7 +1,8 @@
 """Publishing a batch's outcome: receipts, asset events, dead letters; acknowledged before offsets move.
 
 Records go through the toolkit's `BatchSender` (one record batch per topic-partition, partitioned
-like `send()`), on the toolkit's idempotent acks=all producer. Here only the persister's own rule:
+like `send()`), on the toolkit's idempotent acks=all producer, renewed after a batch the broker refused (a
+missing ACL breaks its sequence numbers). Here only the persister's own rule:
 a dead letter too large for the broker is cut, with a header saying so.
 """
 
@@ -13,10 +14,14 @@ from aiokafka import AIOKafkaProducer
 
 from assetbus.consumers.persister.batch import Outgoing
 from assetbus.producers.kafka.producer import create_producer
+from assetbus.producers.kafka.renewal import RenewableProducer
 from assetbus.producers.kafka.sender import BatchSender, Delivery, wait_all
 from assetbus.schemas.deadletters import TRUNCATED_FROM
 
-__all__ = ["DLQ_VALUE_LIMIT", "Publisher", "create_producer", "wait_all"]
+__all__ = ["DLQ_VALUE_LIMIT", "PUBLISHING", "Publisher", "create_producer", "wait_all"]
+
+PUBLISHING = "publishing receipts and asset events"
+"""The persister's work, by name, in its `refusals`."""
 
 DLQ_VALUE_LIMIT = 512 * 1024
 """A dead letter larger than this keeps only its first bytes (a header says so): it must still fit
@@ -38,7 +43,7 @@ def _cut(records: Iterable[Outgoing]) -> Iterable[Outgoing]:
 class Publisher:
     """Sends records in per-partition batches; `publish` returns once the broker acknowledged them all."""
 
-    def __init__(self, producer: AIOKafkaProducer) -> None:
+    def __init__(self, producer: AIOKafkaProducer | RenewableProducer) -> None:
         self._sender = BatchSender(producer)
 
     async def send(self, records: Iterable[Outgoing]) -> list[Delivery]:

@@ -12,7 +12,9 @@ readiness partitions (`sent.on_the_broker`) and marked instead of sent again. A 
 its run id, so a repeated signal is recognisable by subscribers.
 
 A refusal by the cluster's ACLs (no Write on a readiness topic; no Read, which the tail read needs) is raised
-as `KafkaAccessDenied` naming it, and the background sender records it in `refusals` while it lasts.
+as `KafkaAccessDenied` naming it, and the background sender records it in `refusals` while it lasts. A batch
+the broker refused breaks the idempotent producer's sequence numbers: given a `RenewableProducer`, the next send
+starts a new one first.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from assetbus.consumers.storage.runs import RunRow, mark_published, unpublished_
 from assetbus.producers.kafka.access import AccessRefusals, naming_refusals
 from assetbus.producers.kafka.connection import KafkaConnection
 from assetbus.producers.kafka.producer import create_producer
+from assetbus.producers.kafka.renewal import RenewableProducer
 from assetbus.producers.kafka.retry import RetryPolicy
 from assetbus.producers.kafka.sender import BatchSender, wait_all
 from assetbus.producers.kafka.types import ConsumedRecord
@@ -55,11 +58,10 @@ class ReadinessPublisher:
     """Sends signals for runs and records that the broker has them. `publish()` sends now;
     `submit()` hands runs to the background sender (start it with `start()`)."""
 
-    def __init__(self, producer: AIOKafkaProducer, engine: AsyncEngine, topics: Topics,
+    def __init__(self, producer: AIOKafkaProducer | RenewableProducer, engine: AsyncEngine, topics: Topics,
                  readiness_topics: ReadinessTopics, *, max_backlog: int = 50_000, retry_s: float = 0.5,
                  metrics: SchedulerMetrics | None = None, connection: KafkaConnection | None = None,
                  refusals: AccessRefusals | None = None) -> None:
-        self._producer = producer
         self._engine = engine
         self._topics = topics
         self._readiness_topics = readiness_topics

@@ -35,6 +35,7 @@ from assetbus.consumers.scheduler.registry import DagRegistry
 from assetbus.consumers.scheduler.topics import ReadinessTopics
 from assetbus.consumers.storage import create_engine, translated
 from assetbus.producers.kafka.access import KafkaAccessDenied
+from assetbus.producers.kafka.renewal import RenewableProducer
 from assetbus.producers.kafka.retry import retry_until
 from assetbus.producers.kafka.shell import ServiceShell
 from assetbus.producers.kafka.startup import startup_policy
@@ -145,11 +146,13 @@ class Scheduler(Service):
                           startup_policy(self.config.startup_timeout_s), what="the readiness topics",
                           retriable=lambda error: isinstance(error, KafkaError),
                           log=log)  # a broker may be down while its partitions move to another
-        producer = create_producer(self.config.kafka, linger_ms=2, max_batch_bytes=256 * 1024)
-        await producer.start()
-        stack.push_async_callback(producer.stop)
-        self.producer = producer
-        publisher = ReadinessPublisher(producer, self.engine, self.config.topics, self.readiness_topics,
+        renewable = RenewableProducer(lambda: create_producer(self.config.kafka, linger_ms=2,
+                                                              max_batch_bytes=256 * 1024),
+                                      on_renewed=self._renewed)
+        await renewable.start()
+        stack.push_async_callback(renewable.stop)
+        self.producer = renewable.producer
+        publisher = ReadinessPublisher(renewable, self.engine, self.config.topics, self.readiness_topics,
                                        metrics=self.metrics, connection=self.config.kafka, refusals=self.refusals)
         self.publisher = publisher
         try:
@@ -161,6 +164,10 @@ class Scheduler(Service):
         stack.push_async_callback(publisher.stop)
         self._logged = dataclasses.replace(self.stats)
         self.every(self.config.republish_interval_s, self._republish, what=REPUBLISHING, stack=stack)
+
+    def _renewed(self, producer: AIOKafkaProducer) -> None:
+        """The producer now in use (a new one after a batch the broker refused)."""
+        self.producer = producer
 
     async def run_forever(self) -> None:
         await self.shell.run_forever()

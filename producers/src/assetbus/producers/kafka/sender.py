@@ -5,6 +5,10 @@ It uses the producer's batch API (`create_batch` / `send_batch`) instead of `pro
 to a batch. Records go to the partition Kafka's default partitioner (murmur2 of the key, as in the
 Java client) picks, so keyed order is the same as with `send()`. The emitter's outbox, the
 persister's publisher and the scheduler's readiness publisher all send through this.
+
+Given a `RenewableProducer`, the sender watches every batch it hands over, and a batch the broker refused (which
+breaks the idempotent producer's sequence for its partition) makes the next `send_open` start a new producer
+first; if that start fails, the open batches are dropped (the owner puts them again) and the error raised.
 """
 
 from __future__ import annotations
@@ -15,6 +19,8 @@ from typing import Any
 
 from aiokafka import AIOKafkaProducer
 from aiokafka.partitioner import murmur2
+
+from assetbus.producers.kafka.renewal import RenewableProducer
 
 __all__ = ["BatchSender", "Delivery", "Refused", "partition_for", "wait_all"]
 
@@ -56,8 +62,9 @@ class BatchSender:
     Not safe for two tasks to interleave `put` and `send_open` on; the owners serialise them.
     """
 
-    def __init__(self, producer: AIOKafkaProducer, *, max_partition_cache: int = 10_000) -> None:
-        self._producer = producer
+    def __init__(self, producer: AIOKafkaProducer | RenewableProducer, *, max_partition_cache: int = 10_000) -> None:
+        self._renewable = producer if isinstance(producer, RenewableProducer) else None
+        self._fixed = None if isinstance(producer, RenewableProducer) else producer
         self._partition_lists: dict[str, list[int]] = {}
         self._partitions: dict[tuple[str, bytes], int] = {}
         self._max_cache = max_partition_cache
@@ -65,6 +72,13 @@ class BatchSender:
         self._full: list[tuple[tuple[str, int], _Open]] = []
         self.batches_sent = 0
         self.records_sent = 0
+
+    @property
+    def _producer(self) -> AIOKafkaProducer:
+        if self._renewable is not None:
+            return self._renewable.producer
+        assert self._fixed is not None
+        return self._fixed
 
     def know_partitions(self, topic: str, partitions: Iterable[int]) -> None:
         """Tell the sender a topic's partitions (so `partition_of` needs no metadata round trip)."""
@@ -124,6 +138,12 @@ class BatchSender:
         A batch the producer refuses (it is closed, or no room came before its timeout) raises, unless
         `on_refused` is given: then it gets the batch's tags and the error, and the next batch goes on.
         """
+        if self._renewable is not None and self._renewable.broken:
+            try:
+                await self._renewable.renewed()
+            except BaseException:
+                self.discard_open()
+                raise
         batches, self._full = self._full, []
         batches.extend(self._open.items())
         self._open.clear()
@@ -137,6 +157,8 @@ class BatchSender:
                     raise
                 on_refused(batch.tags, error)
                 continue
+            if self._renewable is not None:
+                self._renewable.watch(future)
             self.batches_sent += 1
             self.records_sent += batch.records
             deliveries.append(Delivery(future, batch.records, batch.tags))
