@@ -21,7 +21,6 @@ from assetbus.consumers.settings import (
     ServiceSettings,
     service_settings_config,
 )
-from assetbus.producers.readiness import DEFAULT_LEASE_S
 
 
 class BridgeConfig(ServiceSettings, ConsumerGroupSettings, BackoffSettings, ProbeSettings):
@@ -54,7 +53,7 @@ class BridgeConfig(ServiceSettings, ConsumerGroupSettings, BackoffSettings, Prob
     concurrency: int = Field(default=1, ge=1, description="Signals of one fetched batch handled at once (Airflow "
                              "requests in flight); keep 1 for an Airflow on SQLite, whose API server serialises "
                              "writes.")
-    lease_s: float = Field(default=DEFAULT_LEASE_S, gt=0, description="How long the bridge's claim on a run lasts "
+    lease_s: float = Field(default=60.0, gt=0, description="How long the bridge's claim on a run lasts "
                            "unless renewed (three times per lease while it creates the run): a bridge killed meanwhile "
                            "leaves the run to another bridge after at most this long.")
     backoff_initial_s: float = Field(default=0.5, gt=0, description="First wait while Airflow cannot take a run.")
