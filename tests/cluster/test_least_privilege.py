@@ -11,12 +11,13 @@ the ACL."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import httpx
@@ -266,65 +267,76 @@ async def test_an_http_emit_the_acls_refuse_is_answered_503_and_fails_the_apis_r
 
 async def test_a_persister_whose_asset_events_the_acls_refuse_answers_the_command_once_the_acl_is_restored(
         broker: AclBroker, topics: Topics, db_url: str, token_secret: str) -> None:
-    plan = build_plan(topics, [DAG.dag_id], replication_factor=1)
-    await broker.grant(plan.acls)
-    missing = Acl(plan.principals["persister"], "topic", "literal", topics.asset_events, "Write")
-    assert missing in plan.acls
+    async with _persister_under_acls(broker, topics, db_url, token_secret, topics.asset_events) as (
+            missing, named, emitter, probes, engine):
+        base = await _records_on(broker, topics.asset_events)  # an earlier test of the module wrote its own
+        assert (await emitter.emit(ORDERS, dedupe_key="before")).status == ReceiptStatus.ACCEPTED
+        await wait_for(lambda: _records_on(broker, topics.asset_events, at_least=base + 1), timeout_s=10,
+                       what="the first asset event")
+        await broker.revoke([missing])  # while the persister runs
 
-    def connection(role: str) -> KafkaConnection:
-        return broker.connection(plan.principals[role].removeprefix("User:")).for_service(role)
+        refused = await emitter.emit_nowait(ORDERS, dedupe_key="refused")
 
-    await wait_for(lambda: _ensured(connection("cli"), topics), timeout_s=30, what="the ACLs to take effect")
-    engine = create_engine(db_url)
-    try:
-        async with engine.begin() as conn:
-            await register_asset(conn, ORDERS.name, ORDERS.uri)
-        config = PersisterConfig(kafka=connection("persister"), database_url=db_url, token_secret=token_secret,
-                                 topics=topics, metrics_port=0, metrics_host="127.0.0.1", backoff_max_s=1.0)
-        token = task_token(token_secret, "ingest", "run-1", "load")
-        named = f"denies {missing.principal} Write on topic '{topics.asset_events}'"
-        async with Persister(config) as persister, AsyncEmitter(
-                connection("sdk"), token, topics=topics, receipt_timeout_s=90, attempts=1) as emitter, \
-                httpx.AsyncClient(base_url=f"http://127.0.0.1:{persister.metrics_port}") as probes:
-            base = await _records_on(broker, topics.asset_events)  # an earlier test of the module wrote its own
-            assert (await emitter.emit(ORDERS, dedupe_key="before")).status == ReceiptStatus.ACCEPTED
-            await wait_for(lambda: _records_on(broker, topics.asset_events, at_least=base + 1), timeout_s=10,
-                           what="the first asset event")
-            await broker.revoke([missing])  # while the persister runs
+        await _unready_naming(probes, named)
+        receipt = await asyncio.wait_for(refused, 60)  # stored: its receipt goes out, its asset event not
+        assert receipt.status == ReceiptStatus.ACCEPTED, receipt
+        assert await _records_on(broker, topics.asset_events) == base + 1
 
-            refused = await emitter.emit_nowait(ORDERS, dedupe_key="refused")
+        await broker.grant([missing])
+        started = time.monotonic()
+        await wait_for(lambda: _records_on(broker, topics.asset_events, at_least=base + 2), timeout_s=60,
+                       what="the refused asset event once the ACL is restored")
+        later = await asyncio.wait_for(emitter.emit(ORDERS, dedupe_key="after"), 30)
+        assert later.status == ReceiptStatus.ACCEPTED
+        answered_in = time.monotonic() - started
+        assert answered_in < 30, f"a later command was answered {answered_in:.1f} s after the ACL was restored"
+        assert await _records_on(broker, topics.asset_events) >= base + 3
 
-            async def unready() -> dict[str, object] | None:
-                answer = await probes.get("/readyz")
-                return answer.json() if answer.status_code == 503 else None
+        async def ready() -> bool:
+            return (await probes.get("/readyz")).status_code == 200
 
-            report = await wait_for(unready, timeout_s=60, what="the persister's /readyz to fail")
-            check = report["checks"]["kafka_access"]  # type: ignore[index]
-            assert not check["ok"] and named in check["detail"], report
-            receipt = await asyncio.wait_for(refused, 60)  # stored: its receipt goes out, its asset event not
-            assert receipt.status == ReceiptStatus.ACCEPTED, receipt
-            assert await _records_on(broker, topics.asset_events) == base + 1
+        await wait_for(ready, timeout_s=10, what="the persister's /readyz once a batch went through")
+        await _each_stored_once(engine, ["after", "before", "refused"])
 
-            await broker.grant([missing])
-            started = time.monotonic()
-            await wait_for(lambda: _records_on(broker, topics.asset_events, at_least=base + 2), timeout_s=60,
-                           what="the refused asset event once the ACL is restored")
-            later = await asyncio.wait_for(emitter.emit(ORDERS, dedupe_key="after"), 30)
-            assert later.status == ReceiptStatus.ACCEPTED
-            answered_in = time.monotonic() - started
-            assert answered_in < 30, f"a later command was answered {answered_in:.1f} s after the ACL was restored"
-            assert await _records_on(broker, topics.asset_events) >= base + 3
 
-            async def ready() -> bool:
-                return (await probes.get("/readyz")).status_code == 200
+async def test_a_persister_whose_receipts_the_acls_refuse_answers_the_command_once_the_acl_is_restored(
+        broker: AclBroker, topics: Topics, db_url: str, token_secret: str) -> None:
+    """Without Write on the receipts topic the persister cannot see it (a topic the principal may not write to is
+    left out of its metadata). Before: it took the topic for missing and dead-lettered the stored command, whose
+    receipt was never sent. Now the batch waits, `/readyz` names the ACL, and the command is answered once."""
+    async with _persister_under_acls(broker, topics, db_url, token_secret, topics.receipts) as (
+            missing, named, emitter, probes, engine):
+        dead_before = await _records_on(broker, topics.emissions_dlq)
+        assert (await emitter.emit(ORDERS, dedupe_key="before")).status == ReceiptStatus.ACCEPTED
+        await broker.revoke([missing])  # while the persister runs
 
-            await wait_for(ready, timeout_s=10, what="the persister's /readyz once a batch went through")
-        async with engine.connect() as conn:
-            stored = (await conn.execute(text(
-                "SELECT dedupe_key, count(*) FROM asset_events GROUP BY dedupe_key ORDER BY dedupe_key"))).all()
-        assert [tuple(row) for row in stored] == [("after", 1), ("before", 1), ("refused", 1)]
-    finally:
-        await engine.dispose()
+        refused = await emitter.emit_nowait(ORDERS, dedupe_key="refused")
+
+        await _unready_naming(probes, named)
+
+        async def retried_or_dead_lettered() -> bool:  # the batch tried again under the refusal, or given up
+            metrics = (await probes.get("/metrics")).text
+            failures = [line for line in metrics.splitlines()
+                        if line.startswith("assetbus_persister_batch_failures_total ")]
+            return ((bool(failures) and float(failures[0].split()[1]) >= 3)
+                    or await _records_on(broker, topics.emissions_dlq) > dead_before)
+
+        await wait_for(retried_or_dead_lettered, timeout_s=60, what="three failed rounds of the refused batch")
+        assert await _records_on(broker, topics.emissions_dlq) == dead_before, "a stored command dead-lettered"
+        assert not refused.done(), "answered while the persister may not write its receipt"
+
+        await broker.grant([missing])
+        receipt = await asyncio.wait_for(refused, 60)
+        assert receipt.status == ReceiptStatus.ACCEPTED, receipt
+        later = await asyncio.wait_for(emitter.emit(ORDERS, dedupe_key="after"), 30)
+        assert later.status == ReceiptStatus.ACCEPTED
+
+        async def ready() -> bool:
+            return (await probes.get("/readyz")).status_code == 200
+
+        await wait_for(ready, timeout_s=10, what="the persister's /readyz once a batch went through")
+        assert await _records_on(broker, topics.emissions_dlq) == dead_before, "a stored command dead-lettered"
+        await _each_stored_once(engine, ["after", "before", "refused"])
 
 
 async def test_a_scheduler_whose_signals_the_acls_refuse_sends_them_once_the_acl_is_restored(
@@ -394,6 +406,57 @@ async def test_a_scheduler_whose_signals_the_acls_refuse_sends_them_once_the_acl
             await wait_for(ready, timeout_s=10, what="the scheduler's /readyz once its signals went out")
     finally:
         await engine.dispose()
+
+
+@contextlib.asynccontextmanager
+async def _persister_under_acls(broker: AclBroker, topics: Topics, db_url: str, token_secret: str,
+                                refused_topic: str) -> AsyncIterator[tuple[Acl, str, AsyncEmitter, httpx.AsyncClient,
+                                                                           AsyncEngine]]:
+    """A persister with exactly the planned ACLs, an emitter and the persister's probes; yields the persister's
+    Write ACL on `refused_topic` (for the test to revoke), the refusal's text, and the database engine."""
+    plan = build_plan(topics, [DAG.dag_id], replication_factor=1)
+    await broker.grant(plan.acls)
+    missing = Acl(plan.principals["persister"], "topic", "literal", refused_topic, "Write")
+    assert missing in plan.acls
+
+    def connection(role: str) -> KafkaConnection:
+        return broker.connection(plan.principals[role].removeprefix("User:")).for_service(role)
+
+    await wait_for(lambda: _ensured(connection("cli"), topics), timeout_s=30, what="the ACLs to take effect")
+    engine = create_engine(db_url)
+    try:
+        async with engine.begin() as conn:
+            await register_asset(conn, ORDERS.name, ORDERS.uri)
+        config = PersisterConfig(kafka=connection("persister"), database_url=db_url, token_secret=token_secret,
+                                 topics=topics, metrics_port=0, metrics_host="127.0.0.1", backoff_max_s=1.0)
+        token = task_token(token_secret, "ingest", "run-1", "load")
+        named = f"denies {missing.principal} Write on topic '{refused_topic}'"
+        async with Persister(config) as persister, AsyncEmitter(
+                connection("sdk"), token, topics=topics, receipt_timeout_s=90, attempts=1) as emitter, \
+                httpx.AsyncClient(base_url=f"http://127.0.0.1:{persister.metrics_port}") as probes:
+            yield missing, named, emitter, probes, engine
+    finally:
+        await engine.dispose()
+
+
+async def _unready_naming(probes: httpx.AsyncClient, named: str) -> None:
+    """Until the service's `/readyz` answers 503; its `kafka_access` check must name the refusal."""
+
+    async def unready() -> dict[str, object] | None:
+        answer = await probes.get("/readyz")
+        return answer.json() if answer.status_code == 503 else None
+
+    report = await wait_for(unready, timeout_s=60, what="the persister's /readyz to fail")
+    check = report["checks"]["kafka_access"]  # type: ignore[index]
+    assert not check["ok"] and named in check["detail"], report
+
+
+async def _each_stored_once(engine: AsyncEngine, dedupe_keys: list[str]) -> None:
+    """The database holds exactly one event of each dedupe key, and no other."""
+    async with engine.connect() as conn:
+        stored = (await conn.execute(text(
+            "SELECT dedupe_key, count(*) FROM asset_events GROUP BY dedupe_key ORDER BY dedupe_key"))).all()
+    assert [tuple(row) for row in stored] == [(key, 1) for key in sorted(dedupe_keys)]
 
 
 def _on_one_partition(count: int) -> list[str]:

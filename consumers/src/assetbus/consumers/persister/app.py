@@ -20,6 +20,7 @@ from contextlib import AsyncExitStack
 from typing import Any
 
 from aiokafka import AIOKafkaProducer
+from aiokafka.errors import TopicAuthorizationFailedError
 from prometheus_client import CollectorRegistry
 
 from assetbus.consumers.auth import TokenVerifier
@@ -31,7 +32,7 @@ from assetbus.consumers.persister.batch import BatchProcessor, BatchResult, Prep
 from assetbus.consumers.persister.config import PersisterConfig
 from assetbus.consumers.persister.metrics import PersisterMetrics
 from assetbus.consumers.persister.publish import PUBLISHING, Publisher, create_producer
-from assetbus.consumers.persister.replies import ReplyTopics
+from assetbus.consumers.persister.replies import ReceiptsTopicUnavailable, ReplyTopics
 from assetbus.consumers.storage import create_engine
 from assetbus.producers.kafka.access import access_denied
 from assetbus.producers.kafka.renewal import RenewableProducer
@@ -82,6 +83,8 @@ class Persister(Service):
         """The shell rewound the batch and waits before fetching again; a reply topic may have gone. A refusal
         by the ACLs is held in `refusals` (`/readyz` names it) until a batch commits again."""
         self.metrics.batch_failures.inc()
+        if isinstance(error, ReceiptsTopicUnavailable):
+            error = TopicAuthorizationFailedError(error.topic)  # named as the ACL it most likely is
         if (denied := access_denied(error, self.config.kafka, operation="Write")) is not None:
             self.refusals.refused(PUBLISHING, denied)
         if self.replies is not None:
@@ -154,7 +157,12 @@ class Persister(Service):
         return result
 
     async def _missing_topics(self, names: set[str]) -> set[str]:
-        return await self.replies.missing(names) if self.replies is not None else set()
+        """Reply topics that do not exist (their commands are dead-lettered); raises `ReceiptsTopicUnavailable`
+        when the deployment's own receipts topic is among them (the batch fails and waits for it)."""
+        missing = await self.replies.missing(names) if self.replies is not None else set()
+        if self.config.topics.receipts in missing:
+            raise ReceiptsTopicUnavailable(self.config.topics.receipts)
+        return missing
 
     def probed(self) -> tuple[CollectorRegistry, PersisterConfig]:
         return self.metrics.registry, self.config

@@ -3,6 +3,11 @@
 Producing to a missing topic does not fail fast (the producer waits for its metadata until
 `request_timeout_ms`, then fails), so one such command would stall and redeliver its whole batch
 forever. The persister asks first and dead-letters those commands instead.
+
+Except for the deployment's own receipts topic: the persister started only once it was there, so not seeing
+it now is an outage of the deployment (the topic deleted, or the persister's Write on it removed: a topic the
+principal may not write to is left out of its metadata), never a fault of the command.
+`ReceiptsTopicUnavailable` fails the batch instead: it is redelivered once the topic is back, and answered.
 """
 
 from __future__ import annotations
@@ -14,7 +19,21 @@ from collections.abc import Callable
 
 from aiokafka import AIOKafkaProducer
 
+from assetbus.producers.kafka.errors import KafkaToolkitError
+
 log = logging.getLogger("assetbus.persister")
+
+
+class ReceiptsTopicUnavailable(KafkaToolkitError):
+    """The deployment's receipts topic is not in the persister's metadata: deleted, or its Write ACL removed."""
+
+    retriable = True
+
+    def __init__(self, topic: str) -> None:
+        super().__init__(f"the receipts topic {topic!r} is not visible to this persister: it was deleted (`assetbus "
+                         "migrate` creates it) or the persister's Write on it was removed; commands wait until it is "
+                         "back")
+        self.topic = topic
 
 
 class ReplyTopics:
