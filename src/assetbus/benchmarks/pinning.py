@@ -16,6 +16,8 @@ from collections.abc import Iterator
 
 import psutil
 
+from assetbus.benchmarks.processes import infra_role
+
 
 def parse_cpus(text: str) -> frozenset[int]:
     """`"0"`, `"0,1"` or `"2-3"` as a set of CPU numbers that this machine has."""
@@ -44,13 +46,8 @@ def pin(pid: int, cpus: frozenset[int]) -> None:
 
 
 def infra_pids() -> list[int]:
-    """The local Kafka broker(s) and PostgreSQL server processes on this machine."""
-    found = []
-    for proc in psutil.process_iter(["name", "cmdline"]):
-        name, cmdline = proc.info["name"], proc.info.get("cmdline") or []
-        if (name == "java" and any("kafka" in arg.lower() for arg in cmdline)) or name in ("postgres", "postmaster"):
-            found.append(proc.pid)
-    return found
+    """The local Kafka broker(s) and PostgreSQL server processes on this machine (as `infra_cpu` counts them)."""
+    return [proc.pid for proc in psutil.process_iter(["name", "cmdline"]) if infra_role(proc.info) is not None]
 
 
 @contextlib.contextmanager

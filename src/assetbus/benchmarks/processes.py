@@ -100,17 +100,21 @@ def _role(cmdline: list[str]) -> str | None:
     return None
 
 
+def infra_role(info: dict[str, object]) -> str | None:
+    """`kafka` for a local Kafka broker, `postgres` for a PostgreSQL process, from psutil's name and cmdline."""
+    cmdline = info.get("cmdline") or []
+    if info.get("name") == "java" and isinstance(cmdline, list) and any("kafka" in str(a).lower() for a in cmdline):
+        return "kafka"
+    if info.get("name") in ("postgres", "postmaster"):
+        return "postgres"
+    return None
+
+
 def infra_cpu() -> tuple[float, float]:
     """CPU seconds used so far by the local Kafka broker(s) and by PostgreSQL (all its processes)."""
-    kafka = postgres = 0.0
+    used = {"kafka": 0.0, "postgres": 0.0}
     for proc in psutil.process_iter(["name", "cmdline", "cpu_times"]):
-        info = proc.info
-        times = info.get("cpu_times")
-        if times is None:
-            continue
-        cpu = times.user + times.system
-        if info["name"] == "java" and any("kafka" in arg.lower() for arg in info.get("cmdline") or []):
-            kafka += cpu
-        elif info["name"] in ("postgres", "postmaster"):
-            postgres += cpu
-    return kafka, postgres
+        times = proc.info.get("cpu_times")
+        if times is not None and (role := infra_role(proc.info)) is not None:
+            used[role] += times.user + times.system
+    return used["kafka"], used["postgres"]

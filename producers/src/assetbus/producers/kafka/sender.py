@@ -63,8 +63,7 @@ class BatchSender:
     """
 
     def __init__(self, producer: AIOKafkaProducer | RenewableProducer, *, max_partition_cache: int = 10_000) -> None:
-        self._renewable = producer if isinstance(producer, RenewableProducer) else None
-        self._fixed = None if isinstance(producer, RenewableProducer) else producer
+        self._source = producer
         self._partition_lists: dict[str, list[int]] = {}
         self._partitions: dict[tuple[str, bytes], int] = {}
         self._max_cache = max_partition_cache
@@ -74,11 +73,14 @@ class BatchSender:
         self.records_sent = 0
 
     @property
+    def _renewable(self) -> RenewableProducer | None:
+        return self._source if isinstance(self._source, RenewableProducer) else None
+
+    @property
     def _producer(self) -> AIOKafkaProducer:
-        if self._renewable is not None:
-            return self._renewable.producer
-        assert self._fixed is not None
-        return self._fixed
+        """The producer to send with now (a renewable one's current producer)."""
+        source = self._source
+        return source.producer if isinstance(source, RenewableProducer) else source
 
     def know_partitions(self, topic: str, partitions: Iterable[int]) -> None:
         """Tell the sender a topic's partitions (so `partition_of` needs no metadata round trip)."""
