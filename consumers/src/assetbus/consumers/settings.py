@@ -19,8 +19,7 @@ from assetbus.producers.kafka import ENV_PREFIX, ConsumerSettings, KafkaConnecti
 from assetbus.schemas import Topics
 
 __all__ = ["ENV_FILE", "BackoffSettings", "ConsumerGroupSettings", "KafkaSettings", "ProbeSettings",
-           "ServiceSettings", "VerificationKeys", "group_id_field", "group_id_for", "group_instance_id_field",
-           "service_settings_config"]
+           "ServiceSettings", "VerificationKeys", "group_id_for", "service_settings_config"]
 
 ENV_FILE = ".env"
 
@@ -40,19 +39,6 @@ def group_id_for(data: Any, service: str) -> Any:
     topics = data.get("topics")
     prefix = topics.prefix if isinstance(topics, Topics) else (topics or {}).get("prefix", Topics().prefix)
     return {**data, "group_id": f"{prefix}-{service}"}
-
-
-def group_id_field(service: str) -> Any:
-    """The `group_id` field of a service's settings (empty: derived by `group_id_for`)."""
-    return Field(default="", description=f"Consumer group shared by {service} processes; default "
-                 f"`<topic prefix>-{service}`. A new group re-reads its topic from the start.")
-
-
-def group_instance_id_field() -> Any:
-    """The `group_instance_id` field of a service's settings (static membership)."""
-    return Field(default=None, min_length=1, description="Static membership (group.instance.id): unique per "
-                 "process, stable across its restarts (e.g. the pod name); a restart within the session timeout "
-                 "causes no rebalance.")
 
 
 class ServiceSettings(BaseSettings):
@@ -127,7 +113,10 @@ class ConsumerGroupSettings(BaseModel):
     service: ClassVar[str] = "consumer"
     group_id: str = Field(default="", description="Consumer group shared by this service's processes; default "
                           "`<topic prefix>-<service>`. A new group re-reads its topic from the start.")
-    group_instance_id: str | None = group_instance_id_field()
+    group_instance_id: str | None = Field(default=None, min_length=1, description="Static membership "
+                                          "(group.instance.id): unique per process, stable across its restarts "
+                                          "(e.g. the pod name); a restart within the session timeout causes no "
+                                          "rebalance.")
     max_records: int = Field(default=1000, ge=1, description="Largest batch taken from Kafka; its offsets are "
                              "committed together.")
     batch_timeout_ms: int = Field(default=50, ge=0, description="How long to wait to fill a batch.")

@@ -26,7 +26,8 @@ class FailsAfterInsertOnce(Persister):
     async def handle(self, records: Sequence[RawRecord]) -> BatchResult:
         if self.failures == 0:
             self.failures += 1
-            await self._process_until_stored(records)  # the DB transaction commits ...
+            # the DB transaction commits ...
+            await self._store_until_done(await self.processor.prepare(records), set())
             raise RuntimeError("injected: crash between the DB commit and the publish")
         return await super().handle(records)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from assetbus.consumers.api.errors import ApiError
-from assetbus.consumers.api.security import Caller, scopes_of
+from assetbus.consumers.api.security import Caller
 from assetbus.consumers.auth import TokenVerifier
 from assetbus.producers import dag_token, issue_token, task_token
 from assetbus.schemas import Provenance, SourceKind, task_instance_id
@@ -14,11 +14,12 @@ SECRET = "unit-test-secret-that-is-long-enough-for-hs256"
 
 
 def caller(token: str) -> Caller:
-    return Caller(claims=TokenVerifier(SECRET).verify(token), scopes=scopes_of(token), token=token)
+    claims = TokenVerifier(SECRET).verify(token)
+    return Caller(claims=claims, scopes=claims.scopes, token=token)
 
 
 def test_task_tokens_carry_emit_and_ti_self() -> None:
-    assert scopes_of(task_token(SECRET, "d", "r", "t")) == {"emit", "ti:self"}
+    assert TokenVerifier(SECRET).verify(task_token(SECRET, "d", "r", "t")).scopes == {"emit", "ti:self"}
 
 
 def test_a_task_token_reaches_its_own_task_instance_only() -> None:

@@ -35,11 +35,10 @@ from assetbus.consumers.api.routes import (
     runs_router,
     task_state_router,
 )
-from assetbus.consumers.api.security import token_cache
 from assetbus.consumers.api.ui import ui_api_router, ui_router
 from assetbus.consumers.api.ui_auth import OperatorVerifier
 from assetbus.consumers.api.versioning import API_VERSIONS, LATEST_VERSION, VERSION_HEADER, ApiVersionMiddleware
-from assetbus.consumers.auth import TokenVerifier
+from assetbus.consumers.auth import CachedTokenVerifier, TokenVerifier
 from assetbus.consumers.observe import loop_errors
 from assetbus.consumers.observe.access import register_refusals
 from assetbus.consumers.observe.pipeline import PipelineGauges
@@ -108,7 +107,7 @@ def create_api(config: ApiConfig, *, minter: Minter | None = None) -> FastAPI:
     metrics = ApiMetrics()
     registry = metrics.registry
     verifier = TokenVerifier.configured(jwks=config.token_jwks, secret=config.token_secret)
-    app.state.verifier = token_cache(verifier)
+    app.state.verifier = CachedTokenVerifier(verifier, size=10_000)  # a token's signature is checked once
     app.state.operator_verifier = OperatorVerifier.of(verifier)  # the /ui sign-in: operator tokens (ui:read)
     app.state.config = config
     app.state.airflow = None

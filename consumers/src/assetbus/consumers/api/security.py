@@ -10,12 +10,11 @@ from dataclasses import dataclass
 from typing import Annotated
 from uuid import UUID
 
-import jwt
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from assetbus.consumers.api.errors import ApiError, ApiErrorCode
-from assetbus.consumers.auth import TokenError, TokenVerifier
+from assetbus.consumers.auth import TokenError
 from assetbus.consumers.auth.cache import CachedTokenVerifier
 from assetbus.consumers.storage.state import TaskKey
 from assetbus.schemas import SCOPE_EMIT, SCOPE_TASK_SELF, EmitterClaims
@@ -27,15 +26,7 @@ bearer = HTTPBearer(auto_error=False, scheme_name="TaskToken",
                     "`assetbus token issue`. Task tokens carry scope `emit ti:self`.")
 
 
-def scopes_of(token: str) -> frozenset[str]:
-    """The space-separated `scope` claim of a token whose signature was already verified."""
-    claims = jwt.decode(token, options={"verify_signature": False})
-    scope = claims.get("scope")
-    return frozenset(scope.split()) if isinstance(scope, str) else frozenset()
-
-
-__all__ = ["SCOPE_EMIT", "SCOPE_TASK_SELF", "Caller", "CurrentCaller", "authenticated", "bearer", "caller_of",
-           "scopes_of", "token_cache"]
+__all__ = ["SCOPE_EMIT", "SCOPE_TASK_SELF", "Caller", "CurrentCaller", "authenticated", "bearer", "caller_of"]
 
 
 @dataclass(frozen=True)
@@ -67,12 +58,6 @@ class Caller:
             raise ApiError(403, ApiErrorCode.WRONG_TASK_INSTANCE,
                            f"the token may only touch its own task instance, not {ti_id}")
         return own
-
-
-def token_cache(verifier: TokenVerifier, size: int = 10_000) -> CachedTokenVerifier:
-    """The API's verifier: a token's signature and claims are checked once, then the token is remembered (by its
-    raw string, `size` at most, least recently used out) and only its expiry is checked on each request."""
-    return CachedTokenVerifier(verifier, size=size)
 
 
 async def authenticated(

@@ -25,31 +25,23 @@ import logging
 import ssl
 from typing import Any
 
-__all__ = ["closed_transport_write", "handle_loop_error", "install", "tls_failure"]
+__all__ = ["handle_loop_error", "install"]
 
 log = logging.getLogger("assetbus.loop")
 
 
-def closed_transport_write(context: dict[str, Any]) -> bool:
-    """Whether a loop error is uvloop's write to an SSL connection's already closed TCP transport."""
-    error = context.get("exception")
-    return (isinstance(error, RuntimeError) and "the handler is closed" in str(error)
-            and "SSL" in str(context.get("message", "")))
-
-
-def tls_failure(context: dict[str, Any]) -> bool:
-    """Whether a loop error is a TLS connection that failed: its handshake refused (`ssl.SSLError`, such as
-    `SSLCertVerificationError`), however the loop reports it, or a write to its closed transport."""
-    return isinstance(context.get("exception"), ssl.SSLError) or closed_transport_write(context)
-
-
 def handle_loop_error(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
-    """The loop's exception handler: a failed TLS connection is one debug line (the code that opened the
-    connection has reported it); anything else is reported by asyncio's default handler."""
-    if tls_failure(context):
-        error = context.get("exception")
+    """The loop's exception handler: a failed TLS connection (its handshake refused, an `ssl.SSLError` such as
+    `SSLCertVerificationError`, however the loop reports it; or uvloop's write to its already closed TCP
+    transport) is one debug line, as the code that opened the connection has reported it; anything else is
+    reported by asyncio's default handler."""
+    error = context.get("exception")
+    message = str(context.get("message", ""))
+    closed_transport_write = (isinstance(error, RuntimeError) and "the handler is closed" in str(error)
+                              and "SSL" in message)
+    if isinstance(error, ssl.SSLError) or closed_transport_write:
         log.debug("a failed TLS connection reported again by the event loop (%s): %s: %s",
-                  context.get("message", ""), type(error).__name__, error)
+                  message, type(error).__name__, error)
         return
     loop.default_exception_handler(context)
 

@@ -140,10 +140,6 @@ class Persister(Service):
             await asyncio.wait(earlier)
         return await self._store_until_done(prepared, published)
 
-    async def _process_until_stored(self, records: Sequence[RawRecord]) -> BatchResult:
-        """The database step of a batch, without publishing (retried while the database is away)."""
-        return await self._store_until_done(await self.processor.prepare(records), set())
-
     async def _store_until_done(self, prepared: Prepared, published: set[int]) -> BatchResult:
         def retrying(error: BaseException, delay: float) -> None:
             self.metrics.db_retries.inc()

@@ -24,7 +24,6 @@ from assetbus.consumers.api.routes.common import (
     AssetUri,
     QueryKey,
     check_value,
-    key_not_found,
     no_content,
     stored_value_response,
 )
@@ -62,12 +61,6 @@ class _Asset:
         assert self.uri is not None
         return AssetRef("uri", self.uri, ti.dag_id, ti.task_id)
 
-    def not_registered(self, caller: Caller) -> ApiError:
-        ti = caller.task()
-        return ApiError(403, ApiErrorCode.ASSET_NOT_REGISTERED,
-                        f"task {ti.dag_id}.{ti.task_id} is not registered as inlet or outlet of the asset "
-                        f"with {self} (`assetbus assets attach`)")
-
     @contextlib.asynccontextmanager
     async def registered(self, caller: Caller, db: Database) -> AsyncIterator[tuple[asyncpg.Connection, AssetRef]]:
         """A connection and the asset's reference; AssetNotRegistered in the block becomes the 403."""
@@ -76,39 +69,9 @@ class _Asset:
             async with db.raw() as conn:
                 yield conn, ref
         except AssetNotRegistered:
-            raise self.not_registered(caller) from None
-
-
-async def _get(asset: _Asset, key: str, caller: Caller, db: Database) -> Response:
-    async with asset.registered(caller, db) as (conn, ref):
-        found = await get_asset_value(conn, ref, key)
-    if found is None:
-        raise key_not_found(f"Asset state store key {key!r} not found")
-    return stored_value_response(found)
-
-
-async def _put(asset: _Asset, key: str, body: AssetStoreValueIn, caller: Caller, db: Database,
-               if_match: str | None, if_none_match: str | None) -> Response:
-    caller.task()
-    when = parse_precondition(if_match, if_none_match)
-    value_json = check_value(body.value)
-    async with asset.registered(caller, db) as (conn, ref):
-        version = await set_asset_value(conn, ref, key, value_json, when)
-    return no_content(version=version)
-
-
-async def _delete(asset: _Asset, key: str, caller: Caller, db: Database, if_match: str | None) -> Response:
-    caller.task()
-    when = parse_precondition(if_match)
-    async with asset.registered(caller, db) as (conn, ref):
-        deleted = await delete_asset_value(conn, ref, key, when)
-    return no_content(deleted=int(deleted))
-
-
-async def _clear(asset: _Asset, caller: Caller, db: Database) -> Response:
-    async with asset.registered(caller, db) as (conn, ref):
-        deleted = await clear_asset(conn, ref)
-    return no_content(deleted=deleted)
+            raise ApiError(403, ApiErrorCode.ASSET_NOT_REGISTERED,
+                           f"task {ref.dag_id}.{ref.task_id} is not registered as inlet or outlet of the asset "
+                           f"with {self} (`assetbus assets attach`)") from None
 
 
 def by_name(name: AssetName) -> _Asset:
@@ -124,18 +87,33 @@ def _add_routes(prefix: str, locate: Callable[..., _Asset], by: str, *, deprecat
     located = Depends(locate)
 
     async def get_value(*, asset: _Asset = located, key: QueryKey, caller: CurrentCaller, db: Db) -> Response:
-        return await _get(asset, key, caller, db)
+        async with asset.registered(caller, db) as (conn, ref):
+            found = await get_asset_value(conn, ref, key)
+        if found is None:
+            raise ApiError(404, ApiErrorCode.NOT_FOUND, f"Asset state store key {key!r} not found")
+        return stored_value_response(found)
 
     async def put_value(*, asset: _Asset = located, key: QueryKey, body: AssetStoreValueIn, caller: CurrentCaller,
                         db: Db, if_match: IfMatch = None, if_none_match: IfNoneMatch = None) -> Response:
-        return await _put(asset, key, body, caller, db, if_match, if_none_match)
+        caller.task()
+        when = parse_precondition(if_match, if_none_match)
+        value_json = check_value(body.value)
+        async with asset.registered(caller, db) as (conn, ref):
+            version = await set_asset_value(conn, ref, key, value_json, when)
+        return no_content(version=version)
 
     async def delete_value(*, asset: _Asset = located, key: QueryKey, caller: CurrentCaller, db: Db,
                            if_match: IfMatch = None) -> Response:
-        return await _delete(asset, key, caller, db, if_match)
+        caller.task()
+        when = parse_precondition(if_match)
+        async with asset.registered(caller, db) as (conn, ref):
+            deleted = await delete_asset_value(conn, ref, key, when)
+        return no_content(deleted=int(deleted))
 
     async def clear(*, asset: _Asset = located, caller: CurrentCaller, db: Db) -> Response:
-        return await _clear(asset, caller, db)
+        async with asset.registered(caller, db) as (conn, ref):
+            deleted = await clear_asset(conn, ref)
+        return no_content(deleted=deleted)
 
     what = f"an asset state store key by asset {by}"
     alias = " (deprecated alias of `/execution/store/asset/by-name/…`)" if deprecated else ""

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 from fastapi import Path, Query, Response
 from fastapi.responses import JSONResponse
 
-from assetbus.consumers.api.errors import ApiError, ApiErrorCode, etag
+from assetbus.consumers.api.errors import ApiError, etag
 from assetbus.consumers.api.models import KEY_PATTERN, NAME_PATTERN, encoded_value
 from assetbus.consumers.storage.state_statements import RawValue
 from assetbus.schemas import KEY_MAX_LENGTH, NAME_MAX_LENGTH
@@ -36,26 +36,10 @@ def check_value(value: Any) -> str:
     return checked
 
 
-def key_not_found(message: str) -> ApiError:
-    return ApiError(404, ApiErrorCode.NOT_FOUND, message)
-
-
-def version_headers(response: Response, version: int) -> None:
-    """The stored value's version as its ETag (compare-and-set, an assetbus extension)."""
-    response.headers["ETag"] = etag(version)
-
-
-def value_response(value: Any, version: int) -> JSONResponse:
-    """A GET's `{"value": ...}` with its version as ETag, serialized once (the value was checked when it
-    was written, so it is not validated again on the way out)."""
-    response = JSONResponse({"value": value})
-    version_headers(response, version)
-    return response
-
-
 def stored_value_response(found: RawValue) -> JSONResponse:
-    """`value_response` of a value read as JSON text (the same bytes as for the decoded value)."""
-    return value_response(json.loads(found.json), found.version)
+    """A GET's `{"value": ...}` with its version as ETag (compare-and-set, an assetbus extension), serialized
+    once (the value was checked when it was written, so it is not validated again on the way out)."""
+    return JSONResponse({"value": json.loads(found.json)}, headers={"ETag": etag(found.version)})
 
 
 def no_content(deleted: int | None = None, version: int | None = None) -> Response:
@@ -64,5 +48,5 @@ def no_content(deleted: int | None = None, version: int | None = None) -> Respon
     if deleted is not None:
         response.headers[DELETED_HEADER] = str(deleted)
     if version is not None:
-        version_headers(response, version)
+        response.headers["ETag"] = etag(version)
     return response

@@ -17,10 +17,10 @@ from uuid import UUID
 from fastapi import APIRouter, Depends, Path, Query, Request, Response
 
 from assetbus.consumers.api.database import Db
-from assetbus.consumers.api.errors import responses
+from assetbus.consumers.api.errors import ApiError, ApiErrorCode, responses
 from assetbus.consumers.api.models import StoreValueOut, TaskStoreValueIn
 from assetbus.consumers.api.preconditions import IfMatch, IfNoneMatch, parse_precondition
-from assetbus.consumers.api.routes.common import PathKey, check_value, key_not_found, no_content, stored_value_response
+from assetbus.consumers.api.routes.common import PathKey, check_value, no_content, stored_value_response
 from assetbus.consumers.api.security import CurrentCaller
 from assetbus.consumers.api.versioning import version_header
 from assetbus.consumers.storage.state_statements import clear_task, delete_task_value, get_task_value, set_task_value
@@ -42,7 +42,7 @@ async def get_value(task_instance_id: TiId, key: PathKey, caller: CurrentCaller,
     async with db.raw() as conn:
         found = await get_task_value(conn, ti, key)
     if found is None:
-        raise key_not_found(f"Task state store key {key!r} not found")
+        raise ApiError(404, ApiErrorCode.NOT_FOUND, f"Task state store key {key!r} not found")
     return stored_value_response(found)
 
 
