@@ -105,27 +105,23 @@ async def read_dead_letters(connection: KafkaConnection, topic: str, *, limit: i
         partitions = (await partitions_of(connection, [topic])).get(topic)
     if not partitions:
         return []
-    consumer = AIOKafkaConsumer(**connection.client_kwargs(), enable_auto_commit=False, auto_offset_reset="earliest")
-    await consumer.start()
-    try:
-        async with asyncio.timeout(timeout_s):
-            tps = [TopicPartition(topic, p) for p in partitions]
-            consumer.assign(tps)
-            firsts, ends = await consumer.beginning_offsets(tps), await consumer.end_offsets(tps)
-            wanted = {tp: max(firsts[tp], ends[tp] - limit) for tp in tps if ends[tp] > firsts[tp]}
-            for tp in tps:
-                if tp in wanted:
-                    consumer.seek(tp, wanted[tp])
-                else:
-                    consumer.pause(tp)
-            found: list[DeadLetterRecord] = []
-            while [tp for tp in wanted if await consumer.position(tp) < ends[tp]]:
-                batches = await consumer.getmany(*wanted, timeout_ms=200)
-                for tp, records in batches.items():
-                    found.extend(dead_letter(r.topic, r.partition, r.offset, r.timestamp, r.key, r.value,
-                                             list(r.headers)) for r in records if r.offset < ends[tp])
-    finally:
-        await consumer.stop()
+    async with (AIOKafkaConsumer(**connection.client_kwargs(), enable_auto_commit=False,
+                                 auto_offset_reset="earliest") as consumer, asyncio.timeout(timeout_s)):
+        tps = [TopicPartition(topic, p) for p in partitions]
+        consumer.assign(tps)
+        firsts, ends = await consumer.beginning_offsets(tps), await consumer.end_offsets(tps)
+        wanted = {tp: max(firsts[tp], ends[tp] - limit) for tp in tps if ends[tp] > firsts[tp]}
+        for tp in tps:
+            if tp in wanted:
+                consumer.seek(tp, wanted[tp])
+            else:
+                consumer.pause(tp)
+        found: list[DeadLetterRecord] = []
+        while [tp for tp in wanted if await consumer.position(tp) < ends[tp]]:
+            batches = await consumer.getmany(*wanted, timeout_ms=200)
+            for tp, records in batches.items():
+                found.extend(dead_letter(r.topic, r.partition, r.offset, r.timestamp, r.key, r.value,
+                                         list(r.headers)) for r in records if r.offset < ends[tp])
     found.sort(key=lambda d: (d.timestamp, d.partition, d.offset), reverse=True)
     return found[:limit]
 
@@ -136,21 +132,17 @@ async def read_dead_letter(connection: KafkaConnection, topic: str, partition: i
     `redrive`), or None when there is none there (never written, or expired with the retention)."""
     if partition not in (await partitions_of(connection, [topic])).get(topic, []):
         return None
-    consumer = AIOKafkaConsumer(**connection.client_kwargs(), enable_auto_commit=False)
-    await consumer.start()
-    try:
-        async with asyncio.timeout(timeout_s):
-            tp = TopicPartition(topic, partition)
-            consumer.assign([tp])
-            first, end = (await consumer.beginning_offsets([tp]))[tp], (await consumer.end_offsets([tp]))[tp]
-            if not first <= offset < end:
-                return None
-            consumer.seek(tp, offset)
-            while True:
-                records = (await consumer.getmany(tp, timeout_ms=200, max_records=1)).get(tp, [])
-                if records:
-                    r = records[0]
-                    return dead_letter(r.topic, r.partition, r.offset, r.timestamp, r.key, r.value,
-                                       list(r.headers)), r.value or b""
-    finally:
-        await consumer.stop()
+    async with (AIOKafkaConsumer(**connection.client_kwargs(), enable_auto_commit=False) as consumer,
+                asyncio.timeout(timeout_s)):
+        tp = TopicPartition(topic, partition)
+        consumer.assign([tp])
+        first, end = (await consumer.beginning_offsets([tp]))[tp], (await consumer.end_offsets([tp]))[tp]
+        if not first <= offset < end:
+            return None
+        consumer.seek(tp, offset)
+        while True:
+            records = (await consumer.getmany(tp, timeout_ms=200, max_records=1)).get(tp, [])
+            if records:
+                r = records[0]
+                return dead_letter(r.topic, r.partition, r.offset, r.timestamp, r.key, r.value,
+                                   list(r.headers)), r.value or b""

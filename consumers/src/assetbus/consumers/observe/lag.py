@@ -7,7 +7,8 @@ group-less consumer for the end offsets); it never joins a group or commits anyt
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable
+import contextlib
+from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
@@ -50,6 +51,17 @@ class GroupLag:
         return totals
 
 
+@contextlib.asynccontextmanager
+async def admin_client(connection: KafkaConnection, **options: int) -> AsyncIterator[AIOKafkaAdminClient]:
+    """A started admin client (`options`: the client's own, such as `request_timeout_ms`), closed after the block."""
+    admin = AIOKafkaAdminClient(**connection.client_kwargs(), **options)
+    try:
+        await admin.start()
+        yield admin
+    finally:
+        await admin.close()
+
+
 async def consumer_group_lag(connection: KafkaConnection, *, topic_prefix: str,
                              groups: Iterable[str] | None = None, timeout_s: float = 10.0,
                              concurrency: int = 16) -> list[GroupLag]:
@@ -59,9 +71,7 @@ async def consumer_group_lag(connection: KafkaConnection, *, topic_prefix: str,
     concurrently, `concurrency` at a time). Groups without commits on such topics are left out.
     """
     async with asyncio.timeout(timeout_s):
-        admin = AIOKafkaAdminClient(**connection.client_kwargs(), request_timeout_ms=int(timeout_s * 1000))
-        await admin.start()
-        try:
+        async with admin_client(connection, request_timeout_ms=int(timeout_s * 1000)) as admin:
             if groups is None:
                 wanted = sorted({str(g[0]) for g in await admin.list_consumer_groups()})
             else:
@@ -76,8 +86,6 @@ async def consumer_group_lag(connection: KafkaConnection, *, topic_prefix: str,
 
             found = await asyncio.gather(*(commits_of(group_id) for group_id in wanted))
             commits = {group_id: mine for group_id, mine in zip(wanted, found, strict=True) if mine}
-        finally:
-            await admin.close()
         ends = await end_offsets(connection, {tp for mine in commits.values() for tp in mine})
     return [GroupLag(group_id, [PartitionLag(tp.topic, tp.partition, offset, ends.get(tp, offset))
                                 for tp, offset in sorted(mine.items(), key=lambda kv: (kv[0].topic, kv[0].partition))])
@@ -89,12 +97,8 @@ async def end_offsets(connection: KafkaConnection, partitions: Iterable[TopicPar
     wanted = list(partitions)
     if not wanted:
         return {}
-    consumer = AIOKafkaConsumer(**connection.client_kwargs(), enable_auto_commit=False)
-    await consumer.start()
-    try:
+    async with AIOKafkaConsumer(**connection.client_kwargs(), enable_auto_commit=False) as consumer:
         found = await consumer.end_offsets(wanted)
-    finally:
-        await consumer.stop()
     return {tp: int(offset) for tp, offset in found.items()}
 
 
@@ -103,11 +107,7 @@ async def partitions_of(connection: KafkaConnection, topics: Iterable[str]) -> d
     wanted = sorted(set(topics))
     if not wanted:
         return {}
-    admin = AIOKafkaAdminClient(**connection.client_kwargs())
-    await admin.start()
-    try:
+    async with admin_client(connection) as admin:
         described = await admin.describe_topics(wanted)
-    finally:
-        await admin.close()
     return {str(t["topic"]): sorted(int(p["partition"]) for p in t["partitions"])
             for t in described if t["error_code"] == 0}

@@ -20,8 +20,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 import asyncpg
-from aiokafka.admin import AIOKafkaAdminClient
 
+from assetbus.consumers.observe.lag import admin_client
 from assetbus.consumers.storage.urls import asyncpg_dsn
 from assetbus.migrations.heads import migration_heads
 from assetbus.producers.kafka import KafkaConnection
@@ -114,12 +114,8 @@ class ReadinessChecks:
 
     async def _check_broker(self) -> str:
         assert self._broker is not None
-        admin = AIOKafkaAdminClient(**self._broker.client_kwargs(), request_timeout_ms=int(self._timeout_s * 1000))
-        await admin.start()
-        try:
+        async with admin_client(self._broker, request_timeout_ms=int(self._timeout_s * 1000)) as admin:
             cluster = await admin.describe_cluster()
-        finally:
-            await admin.close()
         return f"{len(cluster.get('brokers', []))} broker(s) at {self._broker.bootstrap}"
 
     async def _revisions(self) -> set[str]:

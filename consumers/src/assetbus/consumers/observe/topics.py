@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 
+from assetbus.consumers.observe.lag import admin_client
 from assetbus.producers.kafka import KafkaConnection
 
 
@@ -29,9 +29,7 @@ class ClusterInfo:
 
 async def describe_cluster(connection: KafkaConnection, topics: Sequence[str]) -> ClusterInfo:
     """The cluster id, its brokers, and the named topics with their partition counts and settings."""
-    admin = AIOKafkaAdminClient(**connection.client_kwargs(), request_timeout_ms=15_000)
-    try:
-        await admin.start()
+    async with admin_client(connection, request_timeout_ms=15_000) as admin:
         cluster = await admin.describe_cluster()
         described = await admin.describe_topics(list(topics)) if topics else []
         counts = {t["topic"]: len(t["partitions"]) for t in described if t["error_code"] == 0}
@@ -43,8 +41,6 @@ async def describe_cluster(connection: KafkaConnection, topics: Sequence[str]) -
                 for resource in response.to_object()["resources"]:
                     configs[resource["resource_name"]] = {e["config_names"]: e["config_value"]
                                                           for e in resource["config_entries"]}
-    finally:
-        await admin.close()
     brokers = [f"{b['host']}:{b['port']} (id {b['node_id']})" for b in cluster["brokers"]]
     found = {name: TopicInfo(name, counts.get(name), configs.get(name, {})) for name in topics}
     return ClusterInfo(cluster.get("cluster_id"), brokers, found)

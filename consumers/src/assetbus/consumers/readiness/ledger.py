@@ -12,7 +12,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from assetbus.consumers.faults import storage_unavailable
 from assetbus.consumers.storage import create_engine, translated
@@ -46,37 +46,29 @@ class DatabaseLedger:
             await self._engine.dispose()
 
     async def claim(self, run_id: str, consumer: str) -> Claim:
-        async def go() -> Claim:
-            async with translated(), self._engine.begin() as conn:
-                found = await claim_run(conn, run_id, consumer, self.lease_s)
-            if found is None:
-                return Claim(ClaimState.UNKNOWN)
-            if found.claimed:
-                return Claim(ClaimState.CLAIMED, found.run.attempts)
-            return Claim(ClaimState.FINISHED if RunStatus(found.run.status) in FINISHED else ClaimState.HELD)
-        return await self._retrying(go)
+        found = await self._run(lambda conn: claim_run(conn, run_id, consumer, self.lease_s))
+        if found is None:
+            return Claim(ClaimState.UNKNOWN)
+        if found.claimed:
+            return Claim(ClaimState.CLAIMED, found.run.attempts)
+        return Claim(ClaimState.FINISHED if RunStatus(found.run.status) in FINISHED else ClaimState.HELD)
 
     async def renew(self, run_id: str, fence: int) -> bool:
-        async def go() -> bool:
-            async with translated(), self._engine.begin() as conn:
-                return await renew_run(conn, run_id, fence, self.lease_s) is not None
-        return await self._retrying(go)
+        return await self._run(lambda conn: renew_run(conn, run_id, fence, self.lease_s)) is not None
 
     async def release(self, run_id: str, fence: int) -> bool:
         """End the lease of `fence` now, leaving the run `running` (its outcome comes from elsewhere): the next
         claim takes it at once. False: that fence no longer holds the run."""
-        async def go() -> bool:
-            async with translated(), self._engine.begin() as conn:
-                return await renew_run(conn, run_id, fence, 0) is not None
-        return await self._retrying(go)
+        return await self._run(lambda conn: renew_run(conn, run_id, fence, 0)) is not None
 
     async def finish(self, run_id: str, fence: int, status: RunStatus, detail: str | None = None) -> FinishResult:
-        async def go() -> FinishResult:
+        recorded = await self._run(lambda conn: finish_run(conn, run_id, StoredStatus(status.value), detail,
+                                                           fence=fence))
+        return FinishResult.RECORDED if recorded else FinishResult.STALE_FENCE
+
+    async def _run(self, statement: Callable[[AsyncConnection], Awaitable[T]]) -> T:
+        """`statement` in a transaction of its own, tried again while the database is unavailable."""
+        async def go() -> T:
             async with translated(), self._engine.begin() as conn:
-                recorded = await finish_run(conn, run_id, StoredStatus(status.value), detail, fence=fence)
-            return FinishResult.RECORDED if recorded else FinishResult.STALE_FENCE
-        return await self._retrying(go)
-
-    async def _retrying(self, operation: Callable[[], Awaitable[T]]) -> T:
-        return await retry_until(operation, self._retry, what="the database", retriable=storage_unavailable, log=log)
-
+                return await statement(conn)
+        return await retry_until(go, self._retry, what="the database", retriable=storage_unavailable, log=log)
