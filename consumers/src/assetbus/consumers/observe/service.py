@@ -133,29 +133,16 @@ class Service:
     async def _start_unless(self, stopping: asyncio.Event) -> bool:
         """`start()`, unless `stopping` is set first: then the start is cancelled (its stack closes what it had
         opened) and the answer is False. A start that fails raises."""
-        starting = asyncio.ensure_future(self.start())
-        waiter = asyncio.ensure_future(stopping.wait())
-        try:
-            await asyncio.wait({starting, waiter}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            await cancel_and_wait(waiter)
-            if not starting.done():
-                await cancel_and_wait(starting)
+        starting = await _unless(self.start(), stopping)
         if starting.cancelled():
             return False
         starting.result()
         return True
 
     async def _until(self, stopping: asyncio.Event) -> None:
-        working = asyncio.ensure_future(self.run_forever())
-        waiter = asyncio.ensure_future(stopping.wait())
-        try:
-            await asyncio.wait({working, waiter}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            for task in (waiter, working):
-                await cancel_and_wait(task)
-        if working.done() and not working.cancelled() and working.exception() is not None:
-            raise working.exception()  # type: ignore[misc]
+        working = await _unless(self.run_forever(), stopping)
+        if not working.cancelled():
+            working.result()
 
     # -- helpers for the steps -------------------------------------------------------------------------------
 
@@ -187,3 +174,16 @@ class Service:
         if self._probes is not None:
             self._probes.stop()
             self._probes = None
+
+
+async def _unless(work: Awaitable[None], stopping: asyncio.Event) -> asyncio.Future[None]:
+    """`work` as a task, cancelled (and awaited) if `stopping` is set before it ends; the ended task."""
+    task = asyncio.ensure_future(work)
+    waiter = asyncio.ensure_future(stopping.wait())
+    try:
+        await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        await cancel_and_wait(waiter)
+        if not task.done():
+            await cancel_and_wait(task)
+    return task

@@ -91,11 +91,8 @@ class Persister(Service):
             self.replies.forget()
 
     async def handle(self, records: Sequence[RawRecord]) -> BatchResult:
-        """Store and publish one batch; returns once everything is durable on both sides.
-
-        Chunk i+1 is checked while chunk i is in its transaction; up to `transactions_in_flight`
-        transactions run at once; each chunk is published as soon as it is stored, in order.
-        """
+        """Store and publish one batch, pipelined in chunks (module docstring); returns once everything is durable
+        on both sides."""
         if self.publisher is None:
             raise NotStarted("the persister")
         size = self.config.chunk_size
