@@ -185,12 +185,3 @@ class KafkaSettings(KafkaConnection, BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, env_file=ENV_FILE, extra="ignore", frozen=True,
                                       enable_decoding=False)  # "a:1,b:2", split by KafkaConnection
-
-    @property
-    def configured(self) -> bool:
-        """Whether the brokers were named (otherwise: the local broker of `assetbus infra up`)."""
-        return "bootstrap_servers" in self.model_fields_set
-
-    def connection(self) -> KafkaConnection:
-        """The plain connection model, to pass to the clients."""
-        return KafkaConnection.model_validate(self.model_dump())
