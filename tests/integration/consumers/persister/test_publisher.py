@@ -9,8 +9,9 @@ import pytest
 from aiokafka import AIOKafkaProducer
 
 from assetbus.consumers.persister import Outgoing
-from assetbus.consumers.persister.publish import DLQ_VALUE_LIMIT, Publisher, create_producer
+from assetbus.consumers.persister.publish import DLQ_VALUE_LIMIT, Publisher
 from assetbus.consumers.persister.replies import ReplyTopics
+from assetbus.producers.kafka.producer import create_producer
 from assetbus.schemas import Topics
 from assetbus.settings import Settings
 from tests.integration.consumers.persister.streams import read_topic

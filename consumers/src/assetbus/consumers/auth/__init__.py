@@ -5,5 +5,4 @@ from assetbus.consumers.auth.keys import JwksFile, JwksUrl, KeyNotFound, KeySour
 from assetbus.consumers.auth.tokens import MissingVerificationKeys, TokenError, TokenVerifier
 
 __all__ = ["CachedTokenVerifier", "JwksFile", "JwksUrl", "KeyNotFound", "KeySource", "MissingVerificationKeys",
-           "StaticKeys",
-           "TokenError", "TokenVerifier", "VerifiedToken", "key_source"]
+           "StaticKeys", "TokenError", "TokenVerifier", "VerifiedToken", "key_source"]

@@ -31,10 +31,11 @@ from assetbus.consumers.observe.service import Service
 from assetbus.consumers.persister.batch import BatchProcessor, BatchResult, Prepared, RawRecord
 from assetbus.consumers.persister.config import PersisterConfig
 from assetbus.consumers.persister.metrics import PersisterMetrics
-from assetbus.consumers.persister.publish import PUBLISHING, Publisher, create_producer
+from assetbus.consumers.persister.publish import PUBLISHING, Publisher
 from assetbus.consumers.persister.replies import ReceiptsTopicUnavailable, ReplyTopics
 from assetbus.consumers.storage import create_engine
 from assetbus.producers.kafka.access import access_denied
+from assetbus.producers.kafka.producer import create_producer
 from assetbus.producers.kafka.renewal import RenewableProducer
 from assetbus.producers.kafka.retry import retry_until
 from assetbus.producers.kafka.sender import Delivery, wait_all

@@ -13,12 +13,11 @@ from collections.abc import Iterable
 from aiokafka import AIOKafkaProducer
 
 from assetbus.consumers.persister.batch import Outgoing
-from assetbus.producers.kafka.producer import create_producer
 from assetbus.producers.kafka.renewal import RenewableProducer
 from assetbus.producers.kafka.sender import BatchSender, Delivery, wait_all
 from assetbus.schemas.deadletters import TRUNCATED_FROM
 
-__all__ = ["DLQ_VALUE_LIMIT", "PUBLISHING", "Publisher", "create_producer", "wait_all"]
+__all__ = ["DLQ_VALUE_LIMIT", "PUBLISHING", "Publisher"]
 
 PUBLISHING = "publishing receipts and asset events"
 """The persister's work, by name, in its `refusals`."""

@@ -7,14 +7,6 @@ Airflow bridge, the demo) keep a direct `DatabaseLedger`, as they hold the datab
 
 from assetbus.consumers.readiness.ledger import DatabaseLedger
 from assetbus.consumers.readiness.metrics import SubscriberMetrics
-from assetbus.producers.readiness import (
-           Handler,
-           MemoryLedger,
-           ReadinessSubscriber,
-           RunLedger,
-           RunStatus,
-           SubscriberStats,
-)
+from assetbus.producers.readiness import MemoryLedger, ReadinessSubscriber, RunStatus
 
-__all__ = ["DatabaseLedger", "Handler", "MemoryLedger", "ReadinessSubscriber", "RunLedger", "RunStatus",
-           "SubscriberMetrics", "SubscriberStats"]
+__all__ = ["DatabaseLedger", "MemoryLedger", "ReadinessSubscriber", "RunStatus", "SubscriberMetrics"]
