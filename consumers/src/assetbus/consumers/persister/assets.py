@@ -23,8 +23,6 @@ MAX_CACHED = 100_000
 class AssetCache:
     def __init__(self) -> None:
         self._active: dict[str, AssetRow] = {}
-        self.lookups = 0
-        """Round trips to the registry so far (for tests)."""
 
     async def get(self, conn: AsyncConnection, names: Iterable[str]) -> dict[str, AssetRow]:
         """The registered assets among `names`, by name (as `assets_by_name`)."""
@@ -38,7 +36,6 @@ class AssetCache:
             else:
                 found[name] = row
         if missing:
-            self.lookups += 1
             fresh = await assets_by_name(conn, missing)
             if len(cached) + len(fresh) > MAX_CACHED:
                 cached.clear()
