@@ -151,7 +151,7 @@ def revoke_token(
     """Revoke one token by its `jti` (a worker credential, say): the Airflow minter refuses it from the next
     request on (401 `credential_revoked`), with no key rotation. The token must verify with this
     installation's keys."""
-    from assetbus.cli.common import connect, run
+    from assetbus.cli.common import on_database
     from assetbus.consumers.auth import TokenError, TokenVerifier
     from assetbus.consumers.storage.revocations import revoke
     from assetbus.security_settings import SecurityConfigError
@@ -165,11 +165,7 @@ def revoke_token(
     if not isinstance(jti, str) or not jti:
         fail("the token has no `jti`: it cannot be revoked by itself (rotate the signing key instead)")
 
-    async def go() -> bool:
-        async with connect(transaction=True) as conn:
-            return await revoke(conn, jti, subject, reason)
-
-    added = run(go())
+    added = on_database(lambda conn: revoke(conn, jti, subject, reason), transaction=True)
     typer.echo(f"revoked {subject} (jti {jti})" if added else f"{subject} (jti {jti}) was already revoked")
 
 
