@@ -15,6 +15,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from pydantic import TypeAdapter
+
 Progress = Callable[[str], None]
 T = TypeVar("T")
 
@@ -51,11 +53,6 @@ class ClusterRecord:
     nodes: list[NodeRecord]
     secure: bool = False
 
-    @classmethod
-    def from_dict(cls, raw: dict[str, Any]) -> ClusterRecord:
-        nodes = [NodeRecord(**node) for node in raw["nodes"]]
-        return cls(raw["version"], raw["cluster_id"], nodes, bool(raw.get("secure", False)))
-
 
 @dataclass
 class PostgresRecord:
@@ -81,13 +78,9 @@ class InfraState:
     def load(cls, home: Path) -> InfraState:
         """Read the state file; a missing or unreadable file means nothing was started."""
         try:
-            raw: dict[str, Any] = json.loads((home / STATE_FILE).read_text())
-            kafka = KafkaRecord(**raw["kafka"]) if raw.get("kafka") else None
-            postgres = PostgresRecord(**raw["postgres"]) if raw.get("postgres") else None
-            cluster = ClusterRecord.from_dict(raw["cluster"]) if raw.get("cluster") else None
-        except (OSError, ValueError, TypeError, KeyError):
+            return TypeAdapter(cls).validate_json((home / STATE_FILE).read_bytes())
+        except (OSError, ValueError):  # pydantic's ValidationError is a ValueError
             return cls()
-        return cls(kafka=kafka, postgres=postgres, cluster=cluster)
 
     def save(self, home: Path) -> None:
         """Write the state file atomically."""
