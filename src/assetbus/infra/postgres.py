@@ -49,9 +49,8 @@ def parse_clusters(text: str) -> list[Cluster]:
         if len(fields) < 6 or not fields[2].isdigit():
             continue
         log = Path(fields[6]) if len(fields) > 6 else None
-        clusters.append(
-            Cluster(fields[0], fields[1], int(fields[2]), fields[3].startswith("online"), Path(fields[5]), log)
-        )
+        clusters.append(Cluster(fields[0], fields[1], int(fields[2]), fields[3].startswith("online"), Path(fields[5]),
+                                log))
     return clusters
 
 
@@ -100,9 +99,8 @@ def install_postgresql(home: Path, progress: Progress) -> None:
     if apt is None:
         raise InfraError("PostgreSQL is not installed and apt-get is missing; install PostgreSQL or set DATABASE_URL.")
     if os.geteuid() != 0:
-        raise InfraError(
-            "PostgreSQL is not installed; run `apt-get install -y postgresql` as root or set DATABASE_URL."
-        )
+        raise InfraError("PostgreSQL is not installed; run `apt-get install -y postgresql` as root or set "
+                         "DATABASE_URL.")
     progress("Installing PostgreSQL (apt-get install postgresql)…")
     log = home / "logs" / "apt-postgresql.log"
     log.parent.mkdir(parents=True, exist_ok=True)
@@ -234,11 +232,8 @@ def up(infra: InfraSettings, dsn: str, record: PostgresRecord | None, progress: 
     started = started or installed  # the package's install may have started it
     _ensure_login(infra, cluster, dsn, progress)
     if record is not None and (record.version, record.cluster) == (cluster.version, cluster.name):
-        started, created, installed = (
-            started or record.started,
-            created or record.created,
-            installed or record.installed,
-        )
+        started, created = started or record.started, created or record.created
+        installed = installed or record.installed
     return PostgresRecord(cluster.version, cluster.name, cluster.port, started, created, installed)
 
 
