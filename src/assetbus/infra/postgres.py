@@ -156,12 +156,9 @@ def _ident(text: str) -> str:
 def ensure_role_and_database(infra: InfraSettings, cluster: Cluster) -> None:
     """Create (or update) the login role and its database, idempotently."""
     role, password = _ident(infra.pg_user), _literal(infra.pg_password)
-    psql(
-        cluster,
-        f"DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = {_literal(infra.pg_user)}) "
-        f"THEN CREATE ROLE {role} LOGIN CREATEDB PASSWORD {password}; "
-        f"ELSE ALTER ROLE {role} LOGIN CREATEDB PASSWORD {password}; END IF; END $$;",
-    )
+    psql(cluster, f"DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = {_literal(infra.pg_user)}) "
+                  f"THEN CREATE ROLE {role} LOGIN CREATEDB PASSWORD {password}; "
+                  f"ELSE ALTER ROLE {role} LOGIN CREATEDB PASSWORD {password}; END IF; END $$;")
     # Lets the role drop its own scratch databases WITH (FORCE) even while autovacuum visits them.
     psql(cluster, f"GRANT pg_signal_backend TO {role}")
     if not psql(cluster, f"SELECT 1 FROM pg_database WHERE datname = {_literal(infra.pg_database)}"):
@@ -201,20 +198,16 @@ def _start_cluster(cluster: Cluster, progress: Progress) -> None:
 def _ensure_login(infra: InfraSettings, cluster: Cluster, dsn: str, progress: Progress) -> None:
     ready = ["pg_isready", "-q", "-h", HOST, "-p", str(cluster.port)]
     if not wait_until(lambda: subprocess.run(ready, check=False).returncode == 0, READY_TIMEOUT, 0.3):
-        raise InfraError(
-            f"PostgreSQL {cluster.label} refuses connections on {HOST}:{cluster.port}; "
-            f"check listen_addresses and {cluster.log_file}."
-        )
+        raise InfraError(f"PostgreSQL {cluster.label} refuses connections on {HOST}:{cluster.port}; "
+                         f"check listen_addresses and {cluster.log_file}.")
     if try_connect(dsn) is None:
         return
     progress(f"Creating role and database {infra.pg_database!r} in PostgreSQL {cluster.label}…")
     ensure_role_and_database(infra, cluster)
     reason = try_connect(dsn)
     if reason is not None:
-        raise InfraError(
-            f"Cannot log in to {HOST}:{cluster.port} as {infra.pg_user} ({reason}); "
-            "allow password logins from 127.0.0.1 in pg_hba.conf."
-        )
+        raise InfraError(f"Cannot log in to {HOST}:{cluster.port} as {infra.pg_user} ({reason}); "
+                         "allow password logins from 127.0.0.1 in pg_hba.conf.")
 
 
 def up(infra: InfraSettings, dsn: str, record: PostgresRecord | None, progress: Progress) -> PostgresRecord:
