@@ -85,7 +85,7 @@ def postgres_driver_missing(venv: Path = AIRFLOW_VENV) -> str | None:
 
 @dataclass
 class LocalAirflow:
-    """One Airflow installation in `home`, reading DAGs from `dags_folder`. start()/stop() or `with`."""
+    """One Airflow installation in `home`, reading DAGs from `dags_folder`: start(), then stop()."""
 
     home: Path
     dags_folder: Path
@@ -263,10 +263,3 @@ class LocalAirflow:
             raise InfraError(problem)
         run_async(create_database(self._server(), self.metadata_database))
         self._database_created = True
-
-    def __enter__(self) -> LocalAirflow:
-        self.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
