@@ -33,14 +33,9 @@ class SecurityConfigError(Exception):
     """The keys this command needs are not configured; the message says which variable to set."""
 
 
-def local_secret_path(home: Path) -> Path:
-    """The local secret's file in the launcher's home folder (`InfraSettings.home`)."""
-    return home / LOCAL_SECRET_FILE
-
-
 def ensure_local_secret(home: Path) -> Path:
     """Local mode (`assetbus infra up`): the HS256 secret of this machine, created once (mode 0600)."""
-    path = local_secret_path(home)
+    path = home / LOCAL_SECRET_FILE
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(secrets.token_urlsafe(48))
@@ -65,7 +60,7 @@ class SecuritySettings(BaseSettings):
     def _local_secret(self, home: Path) -> str | None:
         if self.token_secret:
             return self.token_secret
-        path = local_secret_path(home)
+        path = home / LOCAL_SECRET_FILE
         return path.read_text().strip() if path.exists() else None
 
     def secret(self, home: Path) -> str:

@@ -25,10 +25,6 @@ if TYPE_CHECKING:
 __all__ = ["ApiSettings", "ConnectionSettings", "InfraSettings", "SecuritySettings", "Settings", "TopicSettings",
            "normalize_db_url"]
 
-DEFAULT_KAFKA_PORT = 19092
-DEFAULT_KAFKA_CONTROLLER_PORT = 19093
-DEFAULT_KAFKA_SECURE_PORT = 19094
-DEFAULT_PG_PORT = 5432
 NODE_PORT_STEP = 10
 """Node n (0-based) of a local multi-node cluster listens on each base port + n * NODE_PORT_STEP."""
 
@@ -43,10 +39,8 @@ class InfraSettings(BaseSettings):
         description="Folder for the Kafka jars, broker data, logs and the launcher's state file.",
     )
     kafka_version: str = Field(default="4.4.0", description="Apache Kafka version fetched from Maven Central.")
-    kafka_port: int = Field(default=DEFAULT_KAFKA_PORT, description="Local broker's client port (127.0.0.1).")
-    kafka_controller_port: int = Field(
-        default=DEFAULT_KAFKA_CONTROLLER_PORT, description="Local broker's KRaft controller port (127.0.0.1)."
-    )
+    kafka_port: int = Field(default=19092, description="Local broker's client port (127.0.0.1).")
+    kafka_controller_port: int = Field(default=19093, description="Local broker's KRaft controller port (127.0.0.1).")
     kafka_heap: str = Field(default="768m", description="Local broker's JVM heap (-Xmx); keep at least 512m.")
     kafka_brokers: int = Field(
         default=1, ge=1, le=9,
@@ -55,15 +49,14 @@ class InfraSettings(BaseSettings):
     kafka_secure: bool = Field(
         default=False, description="Give a local cluster a SASL_SSL listener (SCRAM-SHA-512, self-signed CA)."
     )
-    kafka_secure_port: int = Field(
-        default=DEFAULT_KAFKA_SECURE_PORT, description="SASL_SSL port of a local cluster's first node (127.0.0.1)."
-    )
+    kafka_secure_port: int = Field(default=19094,
+                                   description="SASL_SSL port of a local cluster's first node (127.0.0.1).")
 
     def local_bootstrap(self) -> str:
         """The bootstrap list of the local broker or cluster (plaintext listeners)."""
         ports = (self.kafka_port + n * NODE_PORT_STEP for n in range(self.kafka_brokers))
         return ",".join(f"127.0.0.1:{port}" for port in ports)
-    pg_port: int = Field(default=DEFAULT_PG_PORT, description="Port of the local PostgreSQL cluster.")
+    pg_port: int = Field(default=5432, description="Port of the local PostgreSQL cluster.")
     pg_user: str = Field(default="assetbus", description="Role created in the local cluster.")
     pg_password: str = Field(default="assetbus", description="Password of that role (local use only).")
     pg_database: str = Field(default="assetbus", description="Database created in the local cluster.")
@@ -136,8 +129,6 @@ class TopicSettings(BaseSettings):
                                             "(default: one less than the replication factor, between 1 and 2).")
 
 
-
-
 class ApiSettings(BaseSettings):
     """Where clients (the SDK's state client, examples) find the execution API. Where it listens is
     `ApiConfig` (`ASSETBUS_API_HOST`, `ASSETBUS_API_PORT`)."""
@@ -161,7 +152,7 @@ class Settings:
     @property
     def kafka(self) -> KafkaConnection:
         """The Kafka connection: KAFKA_* settings, on the local broker unless KAFKA_BOOTSTRAP_SERVERS names one."""
-        servers = self.conn.kafka_bootstrap_servers or self.infra.local_bootstrap()
+        servers = self.conn.bootstrap(self.infra)
         return KafkaConnection.model_validate({**self._kafka.model_dump(), "bootstrap_servers": servers})
 
     @property

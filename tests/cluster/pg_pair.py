@@ -9,9 +9,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from assetbus.infra.pg_replica import ReplicaPair, multi_host_url
 from assetbus.infra.ports import free_port
 from assetbus.migrate import upgrade
+from tests.cluster.pg_replica import ReplicaPair, multi_host_url
 
 USER = PASSWORD = "assetbus"
 DATABASE = "assetbus_ha"

@@ -12,10 +12,10 @@ from pathlib import Path
 from sqlalchemy import text
 
 from assetbus.consumers.storage import create_engine
-from assetbus.infra.pg_replica import multi_host_url
 from assetbus.schemas import Topics
 from assetbus.settings import Settings
 from tests.cluster.pg_pair import DATABASE, PASSWORD, USER, PgPair
+from tests.cluster.pg_replica import multi_host_url
 
 STARTUP_TIMEOUT_S = 4
 

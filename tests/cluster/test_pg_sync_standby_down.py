@@ -16,12 +16,12 @@ import pytest
 from sqlalchemy import text
 
 from assetbus.consumers.storage import create_engine
-from assetbus.infra.pg_replica import STANDBY_NAME
 from assetbus.schemas import ReceiptStatus, Topics
 from assetbus.settings import Settings
 from tests.cluster.flow import Flow, read_receipts, spread_assets, spread_commands, stream
 from tests.cluster.harness import group_members
 from tests.cluster.pg_pair import USER, PgPair
+from tests.cluster.pg_replica import STANDBY_NAME
 from tests.helpers import wait_for
 from tests.integration.consumers.persister.streams import PersisterProcess
 

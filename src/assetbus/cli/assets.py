@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from assetbus.cli.common import JSON_OPTION, connect, console, fail, run
+from assetbus.cli.common import JSON_OPTION, console, fail, on_database
 from assetbus.cli.output import print_json
 
 app = typer.Typer(help="Register and list assets.", no_args_is_help=True)
@@ -15,15 +15,11 @@ def register(name: str, uri: str) -> None:
     """Register an asset by name and URI (emissions must name both). Idempotent."""
     from assetbus.consumers.storage import register_asset
 
-    async def go() -> None:
-        async with connect(transaction=True) as conn:
-            row = await register_asset(conn, name, uri)
-        console.print(f"asset {row.name} ({row.uri}) registered, id {row.id}")
-
     try:
-        run(go())
+        row = on_database(lambda conn: register_asset(conn, name, uri), transaction=True)
     except ValueError as error:
         fail(str(error))
+    console.print(f"asset {row.name} ({row.uri}) registered, id {row.id}")
 
 
 @app.command("list")
@@ -31,13 +27,9 @@ def list_(as_json: bool = JSON_OPTION) -> None:
     """List registered assets."""
     from rich.table import Table
 
-    from assetbus.consumers.storage import AssetRow, list_assets
+    from assetbus.consumers.storage import list_assets
 
-    async def go() -> list[AssetRow]:
-        async with connect() as conn:
-            return await list_assets(conn)
-
-    rows = run(go())
+    rows = on_database(list_assets)
     if as_json:
         print_json(rows)
         return

@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
@@ -21,7 +21,7 @@ from assetbus.cli.failures import ExitCode, explain
 if TYPE_CHECKING:
     from asyncio import AbstractEventLoop
 
-    from sqlalchemy.ext.asyncio import AsyncConnection
+    from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
     from assetbus.producers.kafka import KafkaConnection
     from assetbus.settings import Settings
@@ -65,17 +65,33 @@ def fail(message: str, code: int = ExitCode.FAILED) -> NoReturn:
 
 
 @asynccontextmanager
-async def connect(database_url: str | None = None, *, transaction: bool = False) -> AsyncIterator[AsyncConnection]:
-    """One connection to the database (the configured one unless `database_url` is given), in a
-    transaction committed on exit when `transaction=True`; its engine is disposed afterwards."""
+async def database(database_url: str | None = None) -> AsyncIterator[AsyncEngine]:
+    """An engine on the database (the configured one unless `database_url` is given), disposed on exit."""
     from assetbus.consumers.storage import create_engine
 
     engine = create_engine(settings().database_url if database_url is None else database_url)
     try:
-        async with engine.begin() if transaction else engine.connect() as conn:
-            yield conn
+        yield engine
     finally:
         await engine.dispose()
+
+
+@asynccontextmanager
+async def connect(database_url: str | None = None, *, transaction: bool = False) -> AsyncIterator[AsyncConnection]:
+    """One connection to the database (the configured one unless `database_url` is given), in a
+    transaction committed on exit when `transaction=True`; its engine is disposed afterwards."""
+    async with database(database_url) as engine, engine.begin() if transaction else engine.connect() as conn:
+        yield conn
+
+
+def on_database(work: Callable[[AsyncConnection], Awaitable[T]], *, transaction: bool = False) -> T:
+    """`run` `work` on one connection to the configured database (see `connect`)."""
+
+    async def go() -> T:
+        async with connect(transaction=transaction) as conn:
+            return await work(conn)
+
+    return run(go())
 
 
 def run(coro: Coroutine[Any, Any, T], *, loop_factory: Callable[[], AbstractEventLoop] | None = None) -> T:
@@ -100,7 +116,3 @@ def run(coro: Coroutine[Any, Any, T], *, loop_factory: Callable[[], AbstractEven
             raise
         fail(explained.message, explained.code)
 
-
-def setup_logging(level: str = "INFO") -> None:
-    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s %(message)s")
-    logging.getLogger("aiokafka").setLevel(logging.WARNING)

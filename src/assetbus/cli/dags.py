@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from assetbus.cli.common import JSON_OPTION, connect, console, fail, run, settings
+from assetbus.cli.common import JSON_OPTION, connect, console, fail, on_database, run, settings
 from assetbus.cli.output import print_json
 
 if TYPE_CHECKING:
@@ -88,29 +88,25 @@ def list_(all_: bool = typer.Option(False, "--all", help="Include deactivated DA
         except ValidationError:
             return None
 
-    async def go() -> None:
-        async with connect() as conn:
-            rows = await list_dags(conn, active_only=not all_)
-        if as_json:
-            print_json([{"dag_id": r.dag_id, "waits_for": describe(r.definition), "coalesce": r.coalesce,
-                         "active": r.active, "fileloc": r.fileloc, "definition": r.definition,
-                         "created_at": r.created_at, "updated_at": r.updated_at} for r in rows])
-            return
-        table = Table(title="consumer DAGs", title_justify="left")
-        table.add_column("dag", no_wrap=True)
-        table.add_column("waits for", overflow="fold")
-        for name in ("coalesce", "active"):
-            table.add_column(name, overflow="fold")
-        table.add_column("file", no_wrap=True)  # a path stays on one line, to copy (the condition folds instead)
-        table.add_column("synced at", overflow="fold")
-        for row in rows:
-            described = describe(row.definition)
-            condition = "[red]unreadable definition[/]" if described is None else escape(described)
-            table.add_row(row.dag_id, condition, "yes" if row.coalesce else "no: a run per event",
-                          "yes" if row.active else "no", _short(row.fileloc), f"{row.updated_at:%Y-%m-%d %H:%M}")
-        console.print(table)
-
-    run(go())
+    rows = on_database(lambda conn: list_dags(conn, active_only=not all_))
+    if as_json:
+        print_json([{"dag_id": r.dag_id, "waits_for": describe(r.definition), "coalesce": r.coalesce,
+                     "active": r.active, "fileloc": r.fileloc, "definition": r.definition,
+                     "created_at": r.created_at, "updated_at": r.updated_at} for r in rows])
+        return
+    table = Table(title="consumer DAGs", title_justify="left")
+    table.add_column("dag", no_wrap=True)
+    table.add_column("waits for", overflow="fold")
+    for name in ("coalesce", "active"):
+        table.add_column(name, overflow="fold")
+    table.add_column("file", no_wrap=True)  # a path stays on one line, to copy (the condition folds instead)
+    table.add_column("synced at", overflow="fold")
+    for row in rows:
+        described = describe(row.definition)
+        condition = "[red]unreadable definition[/]" if described is None else escape(described)
+        table.add_row(row.dag_id, condition, "yes" if row.coalesce else "no: a run per event",
+                      "yes" if row.active else "no", _short(row.fileloc), f"{row.updated_at:%Y-%m-%d %H:%M}")
+    console.print(table)
 
 
 def _short(fileloc: str) -> str:

@@ -168,15 +168,12 @@ def redrive(offset: int = OFFSET, partition: int = PARTITION,
                 fail(f"dead letter {partition}:{offset} was redriven already, at "
                      f"{earlier.redriven_at:%Y-%m-%d %H:%M:%S} by {earlier.operator} to {where}; "
                      "nothing is redriven twice")
-            producer = AIOKafkaProducer(**kafka_connection().client_kwargs(), enable_idempotence=True, acks="all")
-            await producer.start()
-            try:
-                headers = [(REDRIVE_OF, f"{letter.topic}:{partition}:{offset}".encode()),
-                           (REDRIVE_ID, str(claimed).encode())]
-                key = None if letter.key is None else letter.key.encode()
+            headers = [(REDRIVE_OF, f"{letter.topic}:{partition}:{offset}".encode()),
+                       (REDRIVE_ID, str(claimed).encode())]
+            key = None if letter.key is None else letter.key.encode()
+            async with AIOKafkaProducer(**kafka_connection().client_kwargs(), enable_idempotence=True,
+                                        acks="all") as producer:
                 sent = await producer.send_and_wait(emissions, value, key=key, headers=headers)
-            finally:
-                await producer.stop()
             await complete_redrive(conn, claimed, sent.partition, sent.offset)
         done = {"redrive_id": claimed, "dead_letter": f"{letter.topic}:{partition}:{offset}", "reason": letter.reason,
                 "to": f"{emissions}:{sent.partition}:{sent.offset}", "value": "replaced" if replacement else "original",

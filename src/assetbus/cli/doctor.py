@@ -175,10 +175,6 @@ async def _kafka(dags: list[str]) -> list[Check]:
 
 async def _airflow_rules(dags: list[str]) -> list[Check]:
     """With ASSETBUS_AIRFLOW_URL set: the Airflow DAGs tagged `assetbus` that have no readiness rule."""
-    from assetbus.settings import AirflowSettings
-
-    if not AirflowSettings().url:
-        return []
     from assetbus.cli.airflow import airflow_account
     from assetbus.consumers.airflow import AirflowClient
     from assetbus.consumers.airflow.declared import AIRFLOW_TAG
@@ -210,10 +206,8 @@ def _airflow_identity() -> list[Check]:
 
     from assetbus.producers.airflow.identity_checks import key_findings
     from assetbus.security_settings import SecurityConfigError
-    from assetbus.settings import AirflowSettings, ApiSettings
+    from assetbus.settings import ApiSettings
 
-    if not AirflowSettings().url:
-        return []
     mode = os.environ.get(ENV_MINTER_IDENTITY, "").strip() or "attested"
     why = f"{ENV_MINTER_IDENTITY}={mode}" if os.environ.get(ENV_MINTER_IDENTITY) else "the default"
     if mode not in ("attested", "credential"):
@@ -250,9 +244,14 @@ def doctor(as_json: bool = JSON_OPTION) -> None:
     from rich.markup import escape
     from rich.table import Table
 
+    from assetbus.settings import AirflowSettings
+
     async def go() -> list[Check]:
         database, dags = await _database()
-        return [*_versions(), *database, *await _kafka(dags), *await _airflow_rules(dags), *_airflow_identity()]
+        checks = [*_versions(), *database, *await _kafka(dags)]
+        if AirflowSettings().url:
+            checks += [*await _airflow_rules(dags), *_airflow_identity()]
+        return checks
 
     checks = run(go())
     failed = [c for c in checks if c.status == "fail"]

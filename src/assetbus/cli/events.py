@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from assetbus.cli.common import JSON_OPTION, connect, console, fail, run
+from assetbus.cli.common import JSON_OPTION, connect, console, fail, on_database, run
 from assetbus.cli.output import print_json, to_json
 
 if TYPE_CHECKING:
@@ -63,13 +63,8 @@ def list_(asset: str | None = ASSET, partition: str | None = PARTITION,
     from assetbus.consumers.storage.event_log import list_events
 
     start = parse_since(since)
-
-    async def go() -> list[StoredEvent]:
-        async with connect() as conn:
-            return await list_events(conn, asset=asset, partition_key=partition, since=start, before_id=before,
-                                     limit=limit)
-
-    rows = run(go())
+    rows = on_database(lambda conn: list_events(conn, asset=asset, partition_key=partition, since=start,
+                                                before_id=before, limit=limit))
     if as_json:
         print_json(rows)
         return

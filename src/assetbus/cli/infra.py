@@ -7,10 +7,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
 import typer
-from rich.console import Console
 
-from assetbus.cli.common import CONSOLE_WIDTH as common_width
-from assetbus.cli.common import JSON_OPTION
+from assetbus.cli.common import JSON_OPTION, console, err_console
 from assetbus.cli.output import print_json
 
 if TYPE_CHECKING:  # imported where used, so that `assetbus --help` stays fast
@@ -24,8 +22,6 @@ app = typer.Typer(
     help="Local infrastructure: a real Kafka broker (KRaft) and PostgreSQL, no Docker.", no_args_is_help=True
 )
 S = TypeVar("S", bound="BaseSettings")
-console = Console(width=common_width)
-errors = Console(stderr=True, width=common_width)
 
 
 def _progress(message: str) -> None:
@@ -63,7 +59,7 @@ def _run(action: Callable[[InfraSettings, ConnectionSettings], InfraStatus]) -> 
     try:
         return action(_settings(InfraSettings, "ASSETBUS_"), _settings(ConnectionSettings, ""))
     except InfraError as exc:
-        errors.print(f"[red]{exc}[/red]", highlight=False, soft_wrap=True)
+        err_console.print(f"[red]{exc}[/red]", highlight=False, soft_wrap=True)
     raise typer.Exit(code=1)
 
 

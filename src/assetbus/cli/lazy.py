@@ -14,15 +14,15 @@ import typer
 from typer.core import TyperGroup
 
 
-def lazy_group(module: str, attribute: str = "app") -> type[TyperGroup]:
-    """A group class that takes its sub-commands from the typer app `module.attribute` when first asked."""
+def lazy_typer(module: str, help: str) -> typer.Typer:
+    """An empty typer app standing for `module.app` until one of its commands is used."""
 
     class LazyGroup(TyperGroup):
         _loaded: TyperGroup | None = None
 
         def _group(self) -> TyperGroup:
             if self._loaded is None:
-                self._loaded = typer.main.get_group(getattr(importlib.import_module(module), attribute))
+                self._loaded = typer.main.get_group(importlib.import_module(module).app)
                 self.commands.update(self._loaded.commands)
             return self._loaded
 
@@ -35,9 +35,4 @@ def lazy_group(module: str, attribute: str = "app") -> type[TyperGroup]:
             return super().get_command(ctx, cmd_name)
 
     LazyGroup.__name__ = LazyGroup.__qualname__ = f"LazyGroup[{module}]"
-    return LazyGroup
-
-
-def lazy_typer(module: str, help: str) -> typer.Typer:
-    """An empty typer app standing for `module.app` until one of its commands is used."""
-    return typer.Typer(help=help, no_args_is_help=True, cls=lazy_group(module))
+    return typer.Typer(help=help, no_args_is_help=True, cls=LazyGroup)

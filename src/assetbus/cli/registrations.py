@@ -5,48 +5,35 @@ A task may read and write an asset's state only while it is attached to the asse
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import typer
 
-from assetbus.cli.common import JSON_OPTION, connect, console, fail, run
+from assetbus.cli.common import JSON_OPTION, console, fail, on_database
 from assetbus.cli.output import print_json
 
-if TYPE_CHECKING:
-    from assetbus.consumers.storage.task_assets import TaskAssetRow
+DAG = typer.Option(..., "--dag", help="DAG id.")
+TASK = typer.Option(..., "--task", help="Task id.")
+ASSET = typer.Option(..., "--asset", help="Registered asset name.")
 
 
-def attach(dag: str = typer.Option(..., "--dag", help="DAG id."),
-           task: str = typer.Option(..., "--task", help="Task id."),
-           asset: str = typer.Option(..., "--asset", help="Registered asset name."),
+def attach(dag: str = DAG, task: str = TASK, asset: str = ASSET,
            role: str = typer.Option(..., "--role", help="inlet (reads the asset) or outlet (writes it).")) -> None:
     """Register a task as an inlet or outlet of an asset (idempotent)."""
     from assetbus.consumers.storage.task_assets import attach_task_asset
 
-    async def go() -> bool:
-        async with connect(transaction=True) as conn:
-            return await attach_task_asset(conn, dag, task, asset, role)
-
     try:
-        new = run(go())
+        new = on_database(lambda conn: attach_task_asset(conn, dag, task, asset, role), transaction=True)
     except ValueError as error:
         fail(str(error))
     console.print(f"task {dag}.{task} is {'now' if new else 'already'} an {role} of asset {asset}")
 
 
-def detach(dag: str = typer.Option(..., "--dag", help="DAG id."),
-           task: str = typer.Option(..., "--task", help="Task id."),
-           asset: str = typer.Option(..., "--asset", help="Registered asset name."),
+def detach(dag: str = DAG, task: str = TASK, asset: str = ASSET,
            role: str | None = typer.Option(None, "--role", help="inlet or outlet; omit for both.")) -> None:
     """Remove a task's registration with an asset."""
     from assetbus.consumers.storage.task_assets import detach_task_asset
 
-    async def go() -> int:
-        async with connect(transaction=True) as conn:
-            return await detach_task_asset(conn, dag, task, asset, role)
-
     try:
-        removed = run(go())
+        removed = on_database(lambda conn: detach_task_asset(conn, dag, task, asset, role), transaction=True)
     except ValueError as error:
         fail(str(error))
     console.print(f"removed {removed} registration(s) of task {dag}.{task} with asset {asset}")
@@ -59,11 +46,7 @@ def attachments(dag: str | None = typer.Option(None, "--dag", help="Only this DA
 
     from assetbus.consumers.storage.task_assets import list_task_assets
 
-    async def go() -> list[TaskAssetRow]:
-        async with connect() as conn:
-            return await list_task_assets(conn, dag)
-
-    rows = run(go())
+    rows = on_database(lambda conn: list_task_assets(conn, dag))
     if as_json:
         print_json(rows)
         return

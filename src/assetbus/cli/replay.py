@@ -8,7 +8,7 @@ from zoneinfo import ZoneInfo
 
 import typer
 
-from assetbus.cli.common import console, fail, run, settings
+from assetbus.cli.common import console, database, fail, run, settings
 from assetbus.cli.runs import require_dag
 
 if TYPE_CHECKING:
@@ -57,7 +57,6 @@ def replay_command(
     from assetbus.consumers.scheduler.publish import ReadinessPublisher, create_producer
     from assetbus.consumers.scheduler.topics import ReadinessTopics
     from assetbus.consumers.scheduler.tzcalendar import zone
-    from assetbus.consumers.storage import create_engine
     from assetbus.producers.kafka.topics import TopicCreator
     from assetbus.schemas import Topics
 
@@ -67,8 +66,7 @@ def replay_command(
     topics = Topics(prefix=s.topic_prefix)
 
     async def go() -> ReplayReport:
-        engine = create_engine(s.database_url)
-        try:
+        async with database(s.database_url) as engine:
             async with engine.connect() as conn:
                 row = await require_dag(conn, dag)
             definition = ConsumerDag.from_definition(row.definition)
@@ -103,8 +101,6 @@ def replay_command(
                 if producer is not None:
                     await producer.stop()
             return report
-        finally:
-            await engine.dispose()
 
     report = run(go())
     table = Table("partition", "date", "events", "result", "runs", "still missing",

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from assetbus.cli.common import JSON_OPTION, connect, console, fail, run
+from assetbus.cli.common import JSON_OPTION, console, fail, on_database
 from assetbus.cli.output import print_json
 
 if TYPE_CHECKING:
@@ -52,13 +52,12 @@ def list_(
     if status is not None and status not in STATUSES:
         raise typer.BadParameter(f"{status!r} is not one of {', '.join(STATUSES)}", param_hint="--status")
 
-    async def go() -> list[RunRow]:
-        async with connect() as conn:
-            if dag is not None:
-                await require_dag(conn, dag)
-            return await list_runs(conn, dag_id=dag, status=status, limit=limit)
+    async def go(conn: AsyncConnection) -> list[RunRow]:
+        if dag is not None:
+            await require_dag(conn, dag)
+        return await list_runs(conn, dag_id=dag, status=status, limit=limit)
 
-    rows = run(go())
+    rows = on_database(go)
     if as_json:
         print_json(rows)
         return
@@ -90,13 +89,12 @@ def skips(dag: str | None = typer.Option(None, "--dag", help="Only this consumer
 
     from assetbus.consumers.storage.queue import SkipRow, list_skips
 
-    async def go() -> list[SkipRow]:
-        async with connect() as conn:
-            if dag is not None:
-                await require_dag(conn, dag)
-            return await list_skips(conn, dag, limit)
+    async def go(conn: AsyncConnection) -> list[SkipRow]:
+        if dag is not None:
+            await require_dag(conn, dag)
+        return await list_skips(conn, dag, limit)
 
-    rows = run(go())
+    rows = on_database(go)
     if as_json:
         print_json(rows)
         return
@@ -119,12 +117,10 @@ def waiting(dag: str = typer.Option(..., "--dag", help="Consumer DAG."), as_json
     from assetbus.consumers.scheduler.planner import PendingEntry, progress
     from assetbus.consumers.storage.queue import QueueRow, pending_for_dag
 
-    async def go() -> tuple[DagRow, list[QueueRow]]:
-        async with connect() as conn:
-            row = await require_dag(conn, dag)
-            return row, await pending_for_dag(conn, dag)
+    async def go(conn: AsyncConnection) -> tuple[DagRow, list[QueueRow]]:
+        return await require_dag(conn, dag), await pending_for_dag(conn, dag)
 
-    row, queued_rows = run(go())
+    row, queued_rows = on_database(go)
     try:
         definition = ConsumerDag.from_definition(row.definition)
     except ValidationError as error:

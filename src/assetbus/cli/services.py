@@ -18,7 +18,7 @@ from typing import Any
 import typer
 
 from assetbus.cli.airflow import airflow_account, optional_airflow_account
-from assetbus.cli.common import fail, run, settings
+from assetbus.cli.common import database, fail, run, settings
 from assetbus.cli.options import CONNECTION, LogSettings, build, settings_options
 from assetbus.consumers.airflow.config import BridgeConfig
 from assetbus.consumers.airflow.forwarder_config import ForwarderConfig
@@ -65,15 +65,24 @@ def _connection(service: str, *, token: bool = True) -> dict[str, Any]:
     return values
 
 
+def _configure_logs(options: dict[str, Any], *, quiet_httpx: bool = False) -> LogSettings:
+    """The service's log level and format (`quiet_httpx`: not one line per Airflow request)."""
+    from assetbus.consumers.observe import logs
+
+    log = build(LogSettings, options)
+    logs.configure(log.log_level, log.log_format)
+    if quiet_httpx:
+        logging.getLogger("httpx").setLevel(logging.WARNING)
+    return log
+
+
 @app.command("persister")
 @settings_options(PersisterConfig, LogSettings)
 def persister(options: dict[str, Any]) -> None:
     """Consume emissions, store each event once, publish receipts and asset events."""
-    from assetbus.consumers.observe import logs
     from assetbus.consumers.persister import serve
 
-    log = build(LogSettings, options)
-    logs.configure(log.log_level, log.log_format)
+    _configure_logs(options)
     config = build(PersisterConfig, options, **_connection("persister"))
     _freeze_startup_objects()
     _serve(serve(config))
@@ -88,17 +97,14 @@ def _freeze_startup_objects() -> None:
 
 
 async def _dependencies_up(config: ApiConfig) -> None:
-    from assetbus.consumers.storage import create_engine, wait_for_database
+    from assetbus.consumers.storage import wait_for_database
     from assetbus.producers.kafka.startup import startup_policy, wait_for_kafka
 
     policy, log = startup_policy(config.startup_timeout_s), logging.getLogger("assetbus.api")
-    engine = create_engine(config.database_url)
-    try:
-        await wait_for_kafka(config.kafka, policy, log, required=config.required_topics(),
-                             migrate_creates=config.create_topics)
+    await wait_for_kafka(config.kafka, policy, log, required=config.required_topics(),
+                         migrate_creates=config.create_topics)
+    async with database(config.database_url) as engine:
         await wait_for_database(engine, policy, log)
-    finally:
-        await engine.dispose()
 
 
 def _serve(service: Coroutine[Any, Any, None]) -> None:
@@ -127,11 +133,9 @@ def api(options: dict[str, Any]) -> None:
     from assetbus.consumers.api import create_api
     from assetbus.consumers.api.multiprocess import prepare_multiprocess
     from assetbus.consumers.api.server import serve as serve_api
-    from assetbus.consumers.observe import logs
     from assetbus.producers.tokens import dag_token, task_token
 
-    log = build(LogSettings, options)
-    logs.configure(log.log_level, log.log_format)
+    log = _configure_logs(options)
     config = build(ApiConfig, options, **_connection("api"), airflow=optional_airflow_account())
     prepare_multiprocess(config.workers)  # /metrics sums the workers' request counters
     minter = None
@@ -157,11 +161,9 @@ def api(options: dict[str, Any]) -> None:
 @settings_options(SchedulerConfig, LogSettings)
 def scheduler(options: dict[str, Any]) -> None:
     """Fan asset events out to consumer DAGs: queue per partition, create runs, publish readiness."""
-    from assetbus.consumers.observe import logs
     from assetbus.consumers.scheduler import serve
 
-    log = build(LogSettings, options)
-    logs.configure(log.log_level, log.log_format)
+    _configure_logs(options)
     config = build(SchedulerConfig, options, **_connection("scheduler", token=False))
     _freeze_startup_objects()
     _serve(serve(config))
@@ -174,13 +176,9 @@ def airflow_bridge(options: dict[str, Any]) -> None:
     (Airflow: ASSETBUS_AIRFLOW_URL, and one of ASSETBUS_AIRFLOW_PASSWORD with ASSETBUS_AIRFLOW_USERNAME,
     ASSETBUS_AIRFLOW_TOKEN or ASSETBUS_AIRFLOW_AUTH)."""
     from assetbus.consumers.airflow import AirflowBridge
-    from assetbus.consumers.observe import logs
 
-    log = build(LogSettings, options)
-    logs.configure(log.log_level, log.log_format)
-    logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per Airflow request otherwise
+    _configure_logs(options, quiet_httpx=True)
     config = build(BridgeConfig, options, **_connection("bridge", token=False), airflow=airflow_account())
-
     _serve(AirflowBridge(config).serve_until_signalled())
 
 
@@ -191,10 +189,7 @@ def airflow_forwarder(options: dict[str, Any]) -> None:
     once (Airflow: ASSETBUS_AIRFLOW_URL, and one of ASSETBUS_AIRFLOW_PASSWORD with ASSETBUS_AIRFLOW_USERNAME,
     ASSETBUS_AIRFLOW_TOKEN or ASSETBUS_AIRFLOW_AUTH)."""
     from assetbus.consumers.airflow.forwarder import serve
-    from assetbus.consumers.observe import logs
 
-    log = build(LogSettings, options)
-    logs.configure(log.log_level, log.log_format)
-    logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per Airflow request otherwise
+    _configure_logs(options, quiet_httpx=True)
     config = build(ForwarderConfig, options, **_connection("forwarder", token=False), airflow=airflow_account())
     _serve(serve(config))

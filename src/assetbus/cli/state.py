@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
 
-from assetbus.cli.common import JSON_OPTION, console, fail, run, settings
+from assetbus.cli.common import JSON_OPTION, console, database, fail, on_database, run
 from assetbus.cli.output import print_json
 
 if TYPE_CHECKING:
@@ -64,19 +64,10 @@ class Target:
 
 
 def _in_transaction(work: Callable[[AsyncConnection], Awaitable[T]]) -> T:
-    from assetbus.consumers.storage import create_engine
     from assetbus.consumers.storage.state import StateConflict
 
-    async def go() -> T:
-        engine = create_engine(settings().database_url)
-        try:
-            async with engine.begin() as conn:
-                return await work(conn)
-        finally:
-            await engine.dispose()
-
     try:
-        return run(go())
+        return on_database(work, transaction=True)
     except StateConflict as error:
         fail(str(error))
 
@@ -227,19 +218,15 @@ def cleanup(dry_run: bool = typer.Option(False, "--dry-run", help="List what wou
     from assetbus.consumers.storage.state_retention import delete_expired_state
 
     if dry_run:
-        expired = _in_transaction(lambda conn: list_expired_task_state(conn))
+        expired = _in_transaction(list_expired_task_state)
         for ti, entry in expired:
             expiry = entry.expires_at.isoformat(timespec="seconds") if entry.expires_at else "-"
             console.print(f"{ti.dag_id}/{ti.run_id}/{ti.task_id}[{ti.map_index}] {entry.key} expired {expiry}")
         console.print(f"{len(expired)} expired task state key(s) would be deleted")
         return
-    from assetbus.consumers.storage import create_engine
 
     async def go() -> int:
-        engine = create_engine(settings().database_url)
-        try:
+        async with database() as engine:
             return await delete_expired_state(engine, batch_size=batch_size)
-        finally:
-            await engine.dispose()
 
     console.print(f"deleted {run(go())} expired task state key(s)")

@@ -71,19 +71,12 @@ def issue(
     """Mint a signed token for one task attempt (--task) or one DAG run's callbacks (no --task)."""
 
     from assetbus.producers.tokens import DEFAULT_TTL_SECONDS, dag_token, task_token
-    from assetbus.security_settings import SecurityConfigError
 
-    ttl = DEFAULT_TTL_SECONDS if ttl is None else ttl
-    if ttl <= 0:
-        fail("--ttl must be a positive number of seconds")
+    ttl = _ttl(ttl, DEFAULT_TTL_SECONDS)
     if try_number < 1 or map_index < -1:
         fail("--try must be >= 1 and --map-index >= -1")
     publish: Publication = [_parse_outlet(o) for o in outlets] if outlets else "*"
-    s = settings()
-    try:
-        key = s.signing_key
-    except SecurityConfigError as error:
-        fail(str(error))
+    s, key = settings(), _signing_key()
     if task is None:
         token = dag_token(key, dag, run_id, ttl_seconds=ttl, publish=publish, not_after=not_after)
     else:
@@ -121,20 +114,13 @@ def worker(
         worker_subject,
     )
     from assetbus.producers.tokens import issue_token
-    from assetbus.security_settings import SecurityConfigError
 
-    ttl = DEFAULT_WORKER_TTL_SECONDS if ttl is None else ttl
-    if ttl <= 0:
-        fail("--ttl must be a positive number of seconds")
+    ttl = _ttl(ttl, DEFAULT_WORKER_TTL_SECONDS)
     if not deployment:
         fail("--deployment must not be empty")
     if output is Output.env and not api_url:
         fail("--format env needs --api-url (the connection's host)")
-    try:
-        key = settings().signing_key
-    except SecurityConfigError as error:
-        fail(str(error))
-    token = issue_token(key, worker_source(deployment), ttl_seconds=ttl, subject=worker_subject(deployment),
+    token = issue_token(_signing_key(), worker_source(deployment), ttl_seconds=ttl, subject=worker_subject(deployment),
                         scope=SCOPE_AIRFLOW_WORKER, publish=[])
     if output is not Output.env:
         _echo(token, output)
@@ -151,7 +137,7 @@ def revoke_token(
     """Revoke one token by its `jti` (a worker credential, say): the Airflow minter refuses it from the next
     request on (401 `credential_revoked`), with no key rotation. The token must verify with this
     installation's keys."""
-    from assetbus.cli.common import connect, run
+    from assetbus.cli.common import on_database
     from assetbus.consumers.auth import TokenError, TokenVerifier
     from assetbus.consumers.storage.revocations import revoke
     from assetbus.security_settings import SecurityConfigError
@@ -165,11 +151,7 @@ def revoke_token(
     if not isinstance(jti, str) or not jti:
         fail("the token has no `jti`: it cannot be revoked by itself (rotate the signing key instead)")
 
-    async def go() -> bool:
-        async with connect(transaction=True) as conn:
-            return await revoke(conn, jti, subject, reason)
-
-    added = run(go())
+    added = on_database(lambda conn: revoke(conn, jti, subject, reason), transaction=True)
     typer.echo(f"revoked {subject} (jti {jti})" if added else f"{subject} (jti {jti}) was already revoked")
 
 
@@ -185,19 +167,24 @@ def operator(
 
     from assetbus.consumers.api.ui_auth import OPERATOR_TTL_SECONDS, operator_token
 
-    key, ttl = _service_key_and_ttl(ttl, OPERATOR_TTL_SECONDS)
-    typer.echo(operator_token(key, name or getpass.getuser(), ttl_seconds=ttl))
+    ttl = _ttl(ttl, OPERATOR_TTL_SECONDS)
+    typer.echo(operator_token(_signing_key(), name or getpass.getuser(), ttl_seconds=ttl))
 
 
-def _service_key_and_ttl(ttl: int | None, default: int) -> tuple[TokenKey, int]:
-    """The minting key, and `--ttl` (or `default`) checked: for tokens that name no attempt."""
-    from assetbus.security_settings import SecurityConfigError
-
+def _ttl(ttl: int | None, default: int) -> int:
+    """`--ttl`, or `default`, checked."""
     ttl = default if ttl is None else ttl
     if ttl <= 0:
         fail("--ttl must be a positive number of seconds")
+    return ttl
+
+
+def _signing_key() -> TokenKey:
+    """The minting key (a clear exit if none is configured)."""
+    from assetbus.security_settings import SecurityConfigError
+
     try:
-        return settings().signing_key, ttl
+        return settings().signing_key
     except SecurityConfigError as error:
         fail(str(error))
 
@@ -213,8 +200,8 @@ def subscriber(
     `ApiLedger` claims, renews and finishes that DAG's runs with it, and can neither emit nor touch state."""
     from assetbus.consumers.api.routes.runs import SUBSCRIBER_TTL_SECONDS, subscriber_token
 
-    key, ttl = _service_key_and_ttl(ttl, SUBSCRIBER_TTL_SECONDS)
-    typer.echo(subscriber_token(key, dag, name, ttl_seconds=ttl))
+    ttl = _ttl(ttl, SUBSCRIBER_TTL_SECONDS)
+    typer.echo(subscriber_token(_signing_key(), dag, name, ttl_seconds=ttl))
 
 
 @app.command("inspect")

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from assetbus.cli.common import connect, fail, run, settings
+from assetbus.cli.common import fail, on_database, settings
 
 app = typer.Typer(help="Topics and ACLs, for platforms that provision them.", no_args_is_help=True)
 
@@ -43,6 +43,7 @@ def plan(
     """Print every topic (partitions, replication, min ISR, retention, configs) and the ACLs each principal needs
     (ASSETBUS_TOPIC_PREFIX, ASSETBUS_TOPIC_* and ASSETBUS_CREATE_TOPICS apply). Nothing connects to Kafka."""
     from assetbus.consumers.scheduler.config import SchedulerConfig
+    from assetbus.consumers.storage.dags import list_dags
     from assetbus.plan import FORMATS, USER_AUTHS, build_plan, parse_principals, render
     from assetbus.schemas import Topics
 
@@ -55,7 +56,7 @@ def plan(
     wanted = s.topic_settings
     dag_ids = list(dag or ())
     if synced:
-        dag_ids += run(_active_dags())
+        dag_ids += [row.dag_id for row in on_database(lambda conn: list_dags(conn, active_only=True))]
     try:
         built = build_plan(Topics(prefix=s.topic_prefix), dag_ids,
                            replication_factor=replication_factor or wanted.replication_factor or 3,
@@ -70,10 +71,3 @@ def plan(
         typer.echo(text, nl=False)
     else:
         output.write_text(text, encoding="utf-8")
-
-
-async def _active_dags() -> list[str]:
-    from assetbus.consumers.storage.dags import list_dags
-
-    async with connect() as conn:
-        return [row.dag_id for row in await list_dags(conn, active_only=True)]

@@ -47,26 +47,25 @@ def render_documents() -> dict[str, str]:
     return rendered
 
 
+def _stale(rendered: dict[str, str], docs: Path) -> list[str]:
+    stale = [name for name, text in rendered.items() if not (docs / name).exists() or (docs / name).read_text() != text]
+    stale += [f"schemas/{p.name}" for p in (docs / "schemas").glob("*.json") if f"schemas/{p.name}" not in rendered]
+    return stale
+
+
 def write_documents(docs: Path = DOCS) -> list[str]:
     """Write every document that changed; the paths written. Stale schemas of removed messages go too."""
     rendered = render_documents()
-    written = []
-    for name, text in rendered.items():
-        path = docs / name
-        if not path.exists() or path.read_text() != text:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text)
-            written.append(name)
-    for old in (docs / "schemas").glob("*.json"):
-        if f"schemas/{old.name}" not in rendered:
-            old.unlink()
-            written.append(f"schemas/{old.name}")
+    written = _stale(rendered, docs)
+    for name in written:
+        if name in rendered:
+            (docs / name).parent.mkdir(parents=True, exist_ok=True)
+            (docs / name).write_text(rendered[name])
+        else:
+            (docs / name).unlink()
     return written
 
 
 def stale_documents(docs: Path = DOCS) -> list[str]:
     """The documents under `docs` that differ from what the code generates (or are missing, or extra)."""
-    rendered = render_documents()
-    stale = [name for name, text in rendered.items() if not (docs / name).exists() or (docs / name).read_text() != text]
-    stale += [f"schemas/{p.name}" for p in (docs / "schemas").glob("*.json") if f"schemas/{p.name}" not in rendered]
-    return stale
+    return _stale(render_documents(), docs)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import secrets
+from collections import Counter
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -181,9 +182,7 @@ async def _summary(engine: AsyncEngine, state: DemoState, since: datetime) -> li
              INCIDENT_DAG: "consumer: unpartitioned"}
     for dag_id, role in roles.items():
         runs = await _mine(engine, state, dag_id, since)
-        outcomes: dict[str, int] = {}
-        for run in runs:
-            outcomes[run.status] = outcomes.get(run.status, 0) + 1
+        outcomes = Counter(run.status for run in runs)
         outcome = ", ".join(f"{n} {status}" for status, n in sorted(outcomes.items()))
         if dag_id == DAILY_DAG:
             outcome += await _waiting(engine, dag_id)

@@ -51,6 +51,24 @@ def airflow_bin(venv: Path = AIRFLOW_VENV) -> Path:
     return binary
 
 
+def spawn(args: list[str], env: Mapping[str, str], log: Path) -> subprocess.Popen[bytes]:
+    """Start `args` in a process group of its own (`stop_group` ends its children too), appending to `log`."""
+    with log.open("ab") as out:
+        return subprocess.Popen(args, env=env, stdout=out, stderr=out, start_new_session=True)
+
+
+def stop_group(process: subprocess.Popen[bytes], sig: int = signal.SIGTERM) -> None:
+    """Send `sig` to the process group of a `spawn`ed process that still runs, and wait: SIGKILL after 20 s."""
+    if process.poll() is not None:
+        return
+    os.killpg(process.pid, sig)
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+
+
 def postgres_driver_missing(venv: Path = AIRFLOW_VENV) -> str | None:
     """None when Airflow's venv can reach a PostgreSQL metadata DB (psycopg2 for its sync engine, asyncpg for
     its async one), else why not."""
@@ -67,7 +85,7 @@ def postgres_driver_missing(venv: Path = AIRFLOW_VENV) -> str | None:
 
 @dataclass
 class LocalAirflow:
-    """One Airflow installation in `home`, reading DAGs from `dags_folder`. start()/stop() or `with`."""
+    """One Airflow installation in `home`, reading DAGs from `dags_folder`: start(), then stop()."""
 
     home: Path
     dags_folder: Path
@@ -195,13 +213,11 @@ class LocalAirflow:
             for conn_id, definition in self.connections.items():
                 self._airflow("connections", "add", conn_id, "--conn-json", definition)
             for component in COMPONENTS:
-                log = (self.home / f"{component}.log").open("ab")
                 args = [str(airflow_bin(self.venv)), component]
                 if component == "api-server":
                     args += ["--port", str(self.port), "--host", "127.0.0.1"]
                 env = {**self.env(), **self.component_env.get(component, {})}
-                self._processes[component] = subprocess.Popen(args, env=env, stdout=log, stderr=log,
-                                                              start_new_session=True)
+                self._processes[component] = spawn(args, env, self.home / f"{component}.log")
         except BaseException:
             self.stop()
             raise
@@ -247,10 +263,3 @@ class LocalAirflow:
             raise InfraError(problem)
         run_async(create_database(self._server(), self.metadata_database))
         self._database_created = True
-
-    def __enter__(self) -> LocalAirflow:
-        self.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()

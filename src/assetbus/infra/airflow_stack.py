@@ -27,7 +27,7 @@ from pathlib import Path
 
 import httpx
 
-from assetbus.infra.airflow import LocalAirflow, airflow_bin
+from assetbus.infra.airflow import LocalAirflow, airflow_bin, spawn, stop_group
 from assetbus.infra.errors import InfraError
 from assetbus.infra.ports import free_port
 from assetbus.producers.airflow.connection import CONN_ID
@@ -112,10 +112,7 @@ class AirflowStack:
         still running is stopped first."""
         self.stop_service(name)
         self.home.mkdir(parents=True, exist_ok=True)
-        log = (self.home / f"{name}.log").open("ab")
-        process = subprocess.Popen([str(CLI), "run", *args], env=self.env(**env), stdout=log, stderr=log,
-                                   start_new_session=True)
-        self._services[name] = process
+        process = self._services[name] = spawn([str(CLI), "run", *args], self.env(**env), self.home / f"{name}.log")
         return process
 
     def start(self, timeout_s: float = 300.0) -> None:
@@ -160,10 +157,8 @@ class AirflowStack:
 
     def _start_triggerer(self, env: Mapping[str, str] | None = None) -> None:
         """Airflow's triggerer (deferred tasks, AssetWatchers), in the Airflow venv like its other components."""
-        log = (self.airflow.home / "triggerer.log").open("ab")
-        self._triggerer = subprocess.Popen([str(airflow_bin(self.airflow.venv)), "triggerer"],
-                                           env={**self.airflow.env(), **(env or {})}, stdout=log, stderr=log,
-                                           start_new_session=True)
+        self._triggerer = spawn([str(airflow_bin(self.airflow.venv)), "triggerer"],
+                                {**self.airflow.env(), **(env or {})}, self.airflow.home / "triggerer.log")
 
     def restart_triggerer(self, sig: int = signal.SIGTERM, env: Mapping[str, str] | None = None) -> None:
         """Stop Airflow's triggerer (kill -9 of its supervisor and runner with sig=SIGKILL) and start it again,
@@ -173,14 +168,8 @@ class AirflowStack:
 
     def _stop_triggerer(self, sig: int = signal.SIGTERM) -> None:
         process, self._triggerer = self._triggerer, None
-        if process is None or process.poll() is not None:
-            return
-        os.killpg(process.pid, sig)
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+        if process is not None:
+            stop_group(process, sig)
 
     def airflow_token(self) -> str:
         return self.airflow.token()
@@ -222,14 +211,8 @@ class AirflowStack:
     def stop_service(self, name: str, sig: int = signal.SIGTERM) -> None:
         """Stop one service (kill -9 with sig=SIGKILL) and wait for it."""
         process = self._services.pop(name, None)
-        if process is None or process.poll() is not None:
-            return
-        os.killpg(process.pid, sig)
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+        if process is not None:
+            stop_group(process, sig)
 
     def stop(self) -> None:
         try:

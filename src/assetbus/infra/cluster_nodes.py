@@ -18,6 +18,7 @@ from assetbus.infra.state import (
     ServiceStatus,
     brokers_seen,
     find_pids,
+    find_process,
     pid_alive,
     stop_pid,
     tcp_open,
@@ -72,11 +73,7 @@ def cluster_id(layout: ClusterLayout) -> str:
 
 def find_node(node: Node, record: NodeRecord | None) -> int | None:
     """Pid of the node's broker (from the state, else found by its config path)."""
-    marks = (kafka.MAIN_CLASS, str(node.server_properties))
-    if record is not None and pid_alive(record.pid, marks):
-        return record.pid
-    pids = find_pids(*marks)
-    return pids[0] if pids else None
+    return find_process(record.pid if record else None, kafka.MAIN_CLASS, str(node.server_properties))
 
 
 def prepare(infra: InfraSettings, layout: ClusterLayout, progress: Progress, *, may_format: bool) -> str:
@@ -109,13 +106,7 @@ def start_node(infra: InfraSettings, node: Node, java: str, progress: Progress) 
             raise InfraError(f"Port {port} (Kafka node {node.node_id}) is in use by another process; "
                              "set ASSETBUS_KAFKA_PORT / ASSETBUS_KAFKA_CONTROLLER_PORT / ASSETBUS_KAFKA_SECURE_PORT.")
     progress(f"Starting Kafka node {node.node_id} on {HOST}:{node.port}…")
-    paths = kafka.KafkaPaths.of(infra)
-    jvm = [f"-Xmx{infra.kafka_heap}", "-Xms256m", "-XX:+ExitOnOutOfMemoryError", "-Djava.awt.headless=true"]
-    command = [java, *jvm, f"-Dlog4j2.configurationFile={node.log4j_config}", "-cp", f"{paths.libs}/*",
-               kafka.MAIN_CLASS, str(node.server_properties)]
-    with node.console_log.open("ab") as out:
-        return subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                                cwd=node.folder, start_new_session=True)
+    return kafka.launch(infra, java, node.log4j_config, node.server_properties, node.console_log)
 
 
 def wait_ready(layout: ClusterLayout, pids: dict[int, int], progress: Progress) -> None:

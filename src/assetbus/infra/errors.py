@@ -8,10 +8,3 @@ class InfraError(Exception):
 
     ``str(error)`` is a single user-facing sentence that says what to do next.
     """
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
-
-    def __str__(self) -> str:
-        return self.message

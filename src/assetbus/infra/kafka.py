@@ -18,7 +18,7 @@ from assetbus.infra.state import (
     Progress,
     ServiceStatus,
     broker_answers,
-    find_pids,
+    find_process,
     parse_bootstrap,
     pid_alive,
     stop_pid,
@@ -54,19 +54,9 @@ class KafkaPaths:
     def of(cls, infra: InfraSettings) -> KafkaPaths:
         home = infra.home.expanduser().resolve()
         dist, conf, logs = home / f"kafka-{infra.kafka_version}", home / "kafka", home / "logs"
-        return cls(
-            infra.kafka_version,
-            dist,
-            dist / "libs",
-            conf,
-            conf / "server.properties",
-            conf / "log4j2.properties",
-            conf / "format.json",
-            conf / "data",
-            logs,
-            logs / "kafka.log",
-            logs / "kafka-console.log",
-        )
+        return cls(infra.kafka_version, dist, dist / "libs", conf, conf / "server.properties",
+                   conf / "log4j2.properties", conf / "format.json", conf / "data", logs, logs / "kafka.log",
+                   logs / "kafka-console.log")
 
 
 def render_server_properties(infra: InfraSettings, data_dir: Path) -> str:
@@ -117,11 +107,20 @@ logger.kafkaRequest.level = WARN
 """
 
 
-def start_command(infra: InfraSettings, paths: KafkaPaths, java: str = "java") -> list[str]:
-    """The java command line of the broker."""
+def start_command(infra: InfraSettings, java: str, log4j_config: Path, server_properties: Path) -> list[str]:
+    """The java command line of a broker: the single one, or a node of a cluster."""
     jvm = [f"-Xmx{infra.kafka_heap}", "-Xms256m", "-XX:+ExitOnOutOfMemoryError", "-Djava.awt.headless=true"]
-    classpath = [f"-Dlog4j2.configurationFile={paths.log4j_config}", "-cp", f"{paths.libs}/*"]
-    return [java, *jvm, *classpath, MAIN_CLASS, str(paths.server_properties)]
+    classpath = [f"-Dlog4j2.configurationFile={log4j_config}", "-cp", f"{KafkaPaths.of(infra).libs}/*"]
+    return [java, *jvm, *classpath, MAIN_CLASS, str(server_properties)]
+
+
+def launch(infra: InfraSettings, java: str, log4j_config: Path, server_properties: Path,
+           console_log: Path) -> subprocess.Popen[bytes]:
+    """Launch a broker detached, in its config's folder, its output appended to `console_log`; does not wait."""
+    with console_log.open("ab") as out:
+        return subprocess.Popen(start_command(infra, java, log4j_config, server_properties), stdin=subprocess.DEVNULL,
+                                stdout=out, stderr=subprocess.STDOUT, cwd=server_properties.parent,
+                                start_new_session=True)
 
 
 def random_cluster_id() -> str:
@@ -204,14 +203,8 @@ def format_storage(infra: InfraSettings, paths: KafkaPaths, java: str, progress:
     shutil.rmtree(paths.data, ignore_errors=True)
     cluster_id = random_cluster_id()
     log = paths.logs / "kafka-format.log"
-    command = [
-        java,
-        f"-Dlog4j2.configurationFile={paths.log4j_config}",
-        "-cp",
-        f"{paths.libs}/*",
-        STORAGE_TOOL,
-    ]
-    command += ["format", "--standalone", "-t", cluster_id, "-c", str(paths.server_properties)]
+    command = [java, f"-Dlog4j2.configurationFile={paths.log4j_config}", "-cp", f"{paths.libs}/*", STORAGE_TOOL,
+               "format", "--standalone", "-t", cluster_id, "-c", str(paths.server_properties)]
     with log.open("wb") as out:
         result = subprocess.run(command, stdout=out, stderr=subprocess.STDOUT, check=False)
     if result.returncode != 0:
@@ -223,19 +216,12 @@ def format_storage(infra: InfraSettings, paths: KafkaPaths, java: str, progress:
 
 def find_broker(paths: KafkaPaths, record: KafkaRecord | None) -> int | None:
     """Pid of the broker this launcher started (from the state, else found by its config path)."""
-    marks = (MAIN_CLASS, str(paths.server_properties))
-    if record is not None and pid_alive(record.pid, marks):
-        return record.pid
-    pids = find_pids(*marks)
-    return pids[0] if pids else None
+    return find_process(record.pid if record else None, MAIN_CLASS, str(paths.server_properties))
 
 
 def check_ports_free(infra: InfraSettings) -> None:
     """InfraError when another process holds the broker's ports."""
-    ports = {
-        "ASSETBUS_KAFKA_PORT": infra.kafka_port,
-        "ASSETBUS_KAFKA_CONTROLLER_PORT": infra.kafka_controller_port,
-    }
+    ports = {"ASSETBUS_KAFKA_PORT": infra.kafka_port, "ASSETBUS_KAFKA_CONTROLLER_PORT": infra.kafka_controller_port}
     for env, port in ports.items():
         if tcp_open(HOST, port):
             raise InfraError(f"Port {port} is in use by another process; set {env} or stop that process.")
@@ -249,16 +235,7 @@ def start(infra: InfraSettings, paths: KafkaPaths, progress: Progress) -> subpro
     write_config(infra, paths)
     format_storage(infra, paths, java, progress)
     progress(f"Starting Kafka {paths.version} on {HOST}:{infra.kafka_port}…")
-    with paths.console_log.open("ab") as out:
-        command = start_command(infra, paths, java)
-        return subprocess.Popen(
-            command,
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            cwd=paths.config_dir,
-            start_new_session=True,
-        )
+    return launch(infra, java, paths.log4j_config, paths.server_properties, paths.console_log)
 
 
 def wait_ready(infra: InfraSettings, paths: KafkaPaths, pid: int, progress: Progress) -> None:

@@ -54,9 +54,8 @@ def _external_kafka_up(servers: str) -> None:
     if not targets:
         raise InfraError(f"KAFKA_BOOTSTRAP_SERVERS={servers!r} is not a host:port list; fix or unset it.")
     if not wait_until(lambda: any(broker_answers(h, p) for h, p in targets), EXTERNAL_TIMEOUT, 0.5):
-        raise InfraError(
-            f"No Kafka broker answers at KAFKA_BOOTSTRAP_SERVERS={servers}; start it or unset the variable."
-        )
+        raise InfraError(f"No Kafka broker answers at KAFKA_BOOTSTRAP_SERVERS={servers}; start it or unset the "
+                         "variable.")
 
 
 def _local_kafka_up(infra: InfraSettings, state: InfraState, home: Path, say: Progress) -> int | None:
@@ -65,18 +64,13 @@ def _local_kafka_up(infra: InfraSettings, state: InfraState, home: Path, say: Pr
     pid = kafka.find_broker(paths, state.kafka)
     if pid is not None:
         record = state.kafka
-        if not pid_alive(pid, (str(paths.libs),)) or (
-            record and record.pid == pid and record.version != infra.kafka_version
-        ):
-            raise InfraError(
-                f"A Kafka broker of another version started by assetbus runs (pid {pid}); "
-                "run `assetbus infra down` first."
-            )
+        if not pid_alive(pid, (str(paths.libs),)) or (record and record.pid == pid
+                                                      and record.version != infra.kafka_version):
+            raise InfraError(f"A Kafka broker of another version started by assetbus runs (pid {pid}); "
+                             "run `assetbus infra down` first.")
         if record and record.pid == pid and record.port != infra.kafka_port:
-            raise InfraError(
-                f"The local Kafka broker runs on port {record.port}, not {infra.kafka_port}; "
-                "run `assetbus infra down` first."
-            )
+            raise InfraError(f"The local Kafka broker runs on port {record.port}, not {infra.kafka_port}; "
+                             "run `assetbus infra down` first.")
         if record is None or record.pid != pid:
             state.kafka = KafkaRecord(pid, infra.kafka_version, infra.kafka_port, infra.kafka_controller_port)
             state.save(home)

@@ -49,9 +49,8 @@ def parse_clusters(text: str) -> list[Cluster]:
         if len(fields) < 6 or not fields[2].isdigit():
             continue
         log = Path(fields[6]) if len(fields) > 6 else None
-        clusters.append(
-            Cluster(fields[0], fields[1], int(fields[2]), fields[3].startswith("online"), Path(fields[5]), log)
-        )
+        clusters.append(Cluster(fields[0], fields[1], int(fields[2]), fields[3].startswith("online"), Path(fields[5]),
+                                log))
     return clusters
 
 
@@ -100,9 +99,8 @@ def install_postgresql(home: Path, progress: Progress) -> None:
     if apt is None:
         raise InfraError("PostgreSQL is not installed and apt-get is missing; install PostgreSQL or set DATABASE_URL.")
     if os.geteuid() != 0:
-        raise InfraError(
-            "PostgreSQL is not installed; run `apt-get install -y postgresql` as root or set DATABASE_URL."
-        )
+        raise InfraError("PostgreSQL is not installed; run `apt-get install -y postgresql` as root or set "
+                         "DATABASE_URL.")
     progress("Installing PostgreSQL (apt-get install postgresql)…")
     log = home / "logs" / "apt-postgresql.log"
     log.parent.mkdir(parents=True, exist_ok=True)
@@ -158,12 +156,9 @@ def _ident(text: str) -> str:
 def ensure_role_and_database(infra: InfraSettings, cluster: Cluster) -> None:
     """Create (or update) the login role and its database, idempotently."""
     role, password = _ident(infra.pg_user), _literal(infra.pg_password)
-    psql(
-        cluster,
-        f"DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = {_literal(infra.pg_user)}) "
-        f"THEN CREATE ROLE {role} LOGIN CREATEDB PASSWORD {password}; "
-        f"ELSE ALTER ROLE {role} LOGIN CREATEDB PASSWORD {password}; END IF; END $$;",
-    )
+    psql(cluster, f"DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = {_literal(infra.pg_user)}) "
+                  f"THEN CREATE ROLE {role} LOGIN CREATEDB PASSWORD {password}; "
+                  f"ELSE ALTER ROLE {role} LOGIN CREATEDB PASSWORD {password}; END IF; END $$;")
     # Lets the role drop its own scratch databases WITH (FORCE) even while autovacuum visits them.
     psql(cluster, f"GRANT pg_signal_backend TO {role}")
     if not psql(cluster, f"SELECT 1 FROM pg_database WHERE datname = {_literal(infra.pg_database)}"):
@@ -203,20 +198,16 @@ def _start_cluster(cluster: Cluster, progress: Progress) -> None:
 def _ensure_login(infra: InfraSettings, cluster: Cluster, dsn: str, progress: Progress) -> None:
     ready = ["pg_isready", "-q", "-h", HOST, "-p", str(cluster.port)]
     if not wait_until(lambda: subprocess.run(ready, check=False).returncode == 0, READY_TIMEOUT, 0.3):
-        raise InfraError(
-            f"PostgreSQL {cluster.label} refuses connections on {HOST}:{cluster.port}; "
-            f"check listen_addresses and {cluster.log_file}."
-        )
+        raise InfraError(f"PostgreSQL {cluster.label} refuses connections on {HOST}:{cluster.port}; "
+                         f"check listen_addresses and {cluster.log_file}.")
     if try_connect(dsn) is None:
         return
     progress(f"Creating role and database {infra.pg_database!r} in PostgreSQL {cluster.label}…")
     ensure_role_and_database(infra, cluster)
     reason = try_connect(dsn)
     if reason is not None:
-        raise InfraError(
-            f"Cannot log in to {HOST}:{cluster.port} as {infra.pg_user} ({reason}); "
-            "allow password logins from 127.0.0.1 in pg_hba.conf."
-        )
+        raise InfraError(f"Cannot log in to {HOST}:{cluster.port} as {infra.pg_user} ({reason}); "
+                         "allow password logins from 127.0.0.1 in pg_hba.conf.")
 
 
 def up(infra: InfraSettings, dsn: str, record: PostgresRecord | None, progress: Progress) -> PostgresRecord:
@@ -234,11 +225,8 @@ def up(infra: InfraSettings, dsn: str, record: PostgresRecord | None, progress: 
     started = started or installed  # the package's install may have started it
     _ensure_login(infra, cluster, dsn, progress)
     if record is not None and (record.version, record.cluster) == (cluster.version, cluster.name):
-        started, created, installed = (
-            started or record.started,
-            created or record.created,
-            installed or record.installed,
-        )
+        started, created = started or record.started, created or record.created
+        installed = installed or record.installed
     return PostgresRecord(cluster.version, cluster.name, cluster.port, started, created, installed)
 
 

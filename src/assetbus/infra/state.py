@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import json
 import os
 import signal
 import socket
 import struct
-import threading
 import time
 from collections.abc import Callable, Coroutine
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, TypeVar
+
+from pydantic import TypeAdapter
 
 Progress = Callable[[str], None]
 T = TypeVar("T")
@@ -51,11 +53,6 @@ class ClusterRecord:
     nodes: list[NodeRecord]
     secure: bool = False
 
-    @classmethod
-    def from_dict(cls, raw: dict[str, Any]) -> ClusterRecord:
-        nodes = [NodeRecord(**node) for node in raw["nodes"]]
-        return cls(raw["version"], raw["cluster_id"], nodes, bool(raw.get("secure", False)))
-
 
 @dataclass
 class PostgresRecord:
@@ -81,13 +78,9 @@ class InfraState:
     def load(cls, home: Path) -> InfraState:
         """Read the state file; a missing or unreadable file means nothing was started."""
         try:
-            raw: dict[str, Any] = json.loads((home / STATE_FILE).read_text())
-            kafka = KafkaRecord(**raw["kafka"]) if raw.get("kafka") else None
-            postgres = PostgresRecord(**raw["postgres"]) if raw.get("postgres") else None
-            cluster = ClusterRecord.from_dict(raw["cluster"]) if raw.get("cluster") else None
-        except (OSError, ValueError, TypeError, KeyError):
+            return TypeAdapter(cls).validate_json((home / STATE_FILE).read_bytes())
+        except (OSError, ValueError):  # pydantic's ValidationError is a ValueError
             return cls()
-        return cls(kafka=kafka, postgres=postgres, cluster=cluster)
 
     def save(self, home: Path) -> None:
         """Write the state file atomically."""
@@ -167,6 +160,14 @@ def stop_pid(pid: int, timeout: float = 30.0) -> None:
             return
 
 
+def find_process(recorded: int | None, *cmdline_contains: str) -> int | None:
+    """The recorded pid if it still runs this command, else the first live process that does."""
+    if recorded is not None and pid_alive(recorded, cmdline_contains):
+        return recorded
+    pids = find_pids(*cmdline_contains)
+    return pids[0] if pids else None
+
+
 def find_pids(*cmdline_contains: str) -> list[int]:
     """Live processes whose command line holds every given string."""
     found = []
@@ -210,24 +211,14 @@ def broker_answers(host: str, port: int, timeout: float = 2.0) -> bool:
 def brokers_seen(host: str, port: int, timeout: float = 2.0) -> int:
     """How many brokers the Kafka broker on host:port lists in its metadata (0: no answer)."""
     try:
-        with socket.create_connection((host, port), timeout=timeout) as sock:
+        with socket.create_connection((host, port), timeout=timeout) as sock, sock.makefile("rb") as reader:
             sock.sendall(metadata_request())
-            size = struct.unpack(">i", _recv_exact(sock, 4))[0]
+            size = struct.unpack(">i", reader.read(4))[0]
             if not 12 <= size <= 1 << 20:
                 return 0  # not a Kafka broker
-            return metadata_broker_count(_recv_exact(sock, size))
+            return metadata_broker_count(reader.read(size))  # cut short: struct.error
     except (OSError, ValueError, struct.error):
         return 0
-
-
-def _recv_exact(sock: socket.socket, size: int) -> bytes:
-    data = b""
-    while len(data) < size:
-        chunk = sock.recv(size - len(data))
-        if not chunk:
-            raise OSError("connection closed")
-        data += chunk
-    return data
 
 
 def parse_bootstrap(servers: str) -> list[tuple[str, int]]:
@@ -247,18 +238,5 @@ def run_async(coro: Coroutine[Any, Any, T]) -> T:
         asyncio.get_running_loop()
     except RuntimeError:
         return asyncio.run(coro)
-    box: list[T] = []
-    errors: list[BaseException] = []
-
-    def worker() -> None:
-        try:
-            box.append(asyncio.run(coro))
-        except BaseException as exc:
-            errors.append(exc)
-
-    thread = threading.Thread(target=worker)
-    thread.start()
-    thread.join()
-    if errors:
-        raise errors[0]
-    return box[0]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coro).result()

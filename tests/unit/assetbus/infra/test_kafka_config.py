@@ -57,7 +57,7 @@ def test_log4j2_writes_info_to_the_log_file(tmp_path: Path) -> None:
 def test_start_command(tmp_path: Path) -> None:
     infra = _infra(tmp_path)
     paths = KafkaPaths.of(infra)
-    command = start_command(infra, paths, java="/usr/bin/java")
+    command = start_command(infra, "/usr/bin/java", paths.log4j_config, paths.server_properties)
     assert command[0] == "/usr/bin/java"
     assert "-Xmx600m" in command
     assert f"-Dlog4j2.configurationFile={paths.log4j_config}" in command

@@ -5,7 +5,7 @@ from __future__ import annotations
 from sqlalchemy.engine import make_url
 
 from assetbus.consumers.storage.urls import engine_url
-from assetbus.infra.pg_replica import multi_host_url
+from tests.cluster.pg_replica import multi_host_url
 
 
 def test_the_pairs_url_names_both_nodes_and_asks_for_the_writable_one() -> None:
