@@ -184,7 +184,3 @@ async def bridge_served_assets(conn: AsyncConnection) -> dict[str, list[str]]:
                 served.setdefault(name, []).append(row.dag_id)
     return served
 
-
-async def airflow_driven_dags(conn: AsyncConnection) -> list[str]:
-    """The active rules written from Airflow: the DAGs the bridge serves when no `--dag` is given."""
-    return [row.dag_id for row in await list_dags(conn, active_only=True) if row.fileloc.startswith(FILELOC_PREFIX)]

@@ -6,12 +6,11 @@ import asyncio
 import logging
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
-from urllib.parse import quote
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from assetbus.consumers.airflow.client import AirflowClient
-from assetbus.consumers.airflow.dagruns import FINAL_STATES, RUN_ID_PREFIX
+from assetbus.consumers.airflow.dagruns import FINAL_STATES, RUN_ID_PREFIX, runs_path
 from assetbus.consumers.errors import NotStarted
 from assetbus.consumers.storage import translated
 from assetbus.consumers.storage.external_runs import OpenExternalRun, open_external_runs, update_external_state
@@ -86,8 +85,7 @@ class OutcomePoller:
         since = (min(starts) if starts else datetime.now(UTC)) - timedelta(minutes=5)
         found: dict[str, str] = {}
         for params in ({"state": ["success", "failed"], "end_date_gte": since.isoformat()}, {"state": ["running"]}):
-            for item in await self._airflow.pages(f"/dags/{quote(dag_id, safe='')}/dagRuns", "dag_runs",
-                                                  params=params):
+            for item in await self._airflow.pages(runs_path(dag_id), "dag_runs", params=params):
                 run_id = str(item.get("dag_run_id", ""))
                 if run_id.startswith(RUN_ID_PREFIX):
                     found[run_id] = str(item.get("state"))
