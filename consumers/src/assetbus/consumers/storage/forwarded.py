@@ -65,10 +65,10 @@ async def take_lease(conn: AsyncConnection, event_id: int, owner: str, lease_s: 
         "AND (lease_owner IS NULL OR lease_owner = :o OR lease_until < now()) "
         "RETURNING event_id, state, created_at"), {"e": event_id, "o": owner, "s": lease_s})).first()
     if leased is not None:
-        return LedgerEntry(leased.event_id, leased.state, leased.created_at)
+        return LedgerEntry(*leased)
     row = (await conn.execute(text("SELECT event_id, state, created_at FROM airflow_forwarded WHERE event_id = :e"),
                               {"e": event_id})).one()
-    return LedgerEntry(row.event_id, row.state, row.created_at) if row.state != INTENT else None
+    return LedgerEntry(*row) if row.state != INTENT else None
 
 
 async def finish_entry(conn: AsyncConnection, event_id: int, state: str, airflow_event_id: int | None = None,
