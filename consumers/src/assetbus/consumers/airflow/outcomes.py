@@ -30,7 +30,6 @@ class OutcomePoller:
         self.interval_s = interval_s
         self._on_outcome = on_outcome
         self._task: asyncio.Task[None] | None = None
-        self.finished = 0
 
     def watch(self, dag_id: str) -> None:
         """Also read the outcomes of this DAG's runs (a DAG the bridge found after it started)."""
@@ -50,8 +49,8 @@ class OutcomePoller:
             raise NotStarted("the bridge's outcome reader")
         await self._task
 
-    async def poll_once(self) -> int:
-        """One pass over the open runs; returns how many finished.
+    async def poll_once(self) -> None:
+        """One pass over the open runs.
 
         Per DAG, one paged list call for the runs that ended since the oldest open run started, and
         one for the running ones: the cost follows the number of DAGs, not of open runs.
@@ -61,7 +60,6 @@ class OutcomePoller:
         by_dag: dict[str, list[OpenExternalRun]] = {}
         for run in open_runs:
             by_dag.setdefault(run.dag_id, []).append(run)
-        done = 0
         for dag_id, runs in by_dag.items():
             states = await self._states(dag_id, runs)
             for run in runs:
@@ -72,12 +70,8 @@ class OutcomePoller:
                 detail = f"Airflow run {run.external_run_id}: {state}" if outcome else None
                 async with translated(), self._engine.begin() as conn:
                     await update_external_state(conn, run.run_id, state, outcome, detail)
-                if outcome is not None:
-                    done += 1
-                    if self._on_outcome is not None:
-                        self._on_outcome(dag_id, state)
-        self.finished += done
-        return done
+                if outcome is not None and self._on_outcome is not None:
+                    self._on_outcome(dag_id, state)
 
     async def _states(self, dag_id: str, runs: list[OpenExternalRun]) -> dict[str, str]:
         """Airflow's state of the bridged runs of one DAG that are running or have ended."""
