@@ -20,7 +20,6 @@ class DagRegistry:
 
     def __init__(self) -> None:
         self.index = DagIndex([])
-        self.invalid: dict[str, str] = {}
         self.version: tuple[int, datetime | None] | None = None
         """The definitions' version loaded (`dags_version`), None before the first `refresh()`."""
 
@@ -30,16 +29,13 @@ class DagRegistry:
         if version == self.version:
             return False
         dags: list[ConsumerDag] = []
-        invalid: dict[str, str] = {}
         for row in await list_dags(conn, active_only=True):
             try:
                 dags.append(ConsumerDag.from_definition(row.definition))
             except ValidationError as error:  # written by another version, or edited by hand
-                invalid[row.dag_id] = str(error.errors()[0]["msg"])
                 log.error("consumer DAG %s has an unreadable definition and is ignored: %s", row.dag_id,
-                          invalid[row.dag_id])
+                          error.errors()[0]["msg"])
         self.index = DagIndex(dags)
-        self.invalid = invalid
         self.version = version
         log.info("consumer DAGs loaded: %s", ", ".join(sorted(self.index.by_id)) or "none")
         return True
