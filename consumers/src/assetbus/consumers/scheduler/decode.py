@@ -18,10 +18,6 @@ from assetbus.schemas.codecs import EventView, read_event
 log = logging.getLogger("assetbus.scheduler")
 
 
-EventRecord = ConsumedRecord
-"""What the scheduler needs of a consumed record."""
-
-
 @dataclass(slots=True)  # not frozen: built per event, and a frozen __init__ costs 4x
 class IncomingEvent:
     """An event read from the topic, with the command id that lets the scheduler check it is stored here."""
@@ -35,7 +31,7 @@ def incoming(event: EventView) -> IncomingEvent:
                                         event.source, event.timestamp), UUID(event.command_id_text))
 
 
-async def decode_batch(records: Sequence[EventRecord], chunk: int = 256) -> tuple[list[IncomingEvent], int]:
+async def decode_batch(records: Sequence[ConsumedRecord], chunk: int = 256) -> tuple[list[IncomingEvent], int]:
     """The readable events of a batch (first occurrence of each event id), and how many records were not,
     yielding to the event loop every `chunk` records (the batch before this one moves on meanwhile: the
     shell's prepare stage)."""

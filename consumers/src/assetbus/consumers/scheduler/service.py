@@ -28,7 +28,7 @@ from assetbus.consumers.faults import storage_unavailable
 from assetbus.consumers.observe.service import Service
 from assetbus.consumers.scheduler.apply import ApplyResult, Routed, apply_events, route_batch
 from assetbus.consumers.scheduler.config import SchedulerConfig
-from assetbus.consumers.scheduler.decode import EventRecord, IncomingEvent, decode_batch
+from assetbus.consumers.scheduler.decode import IncomingEvent, decode_batch
 from assetbus.consumers.scheduler.metrics import SchedulerMetrics
 from assetbus.consumers.scheduler.publish import ReadinessPublisher, create_producer, traced_events
 from assetbus.consumers.scheduler.registry import DagRegistry
@@ -40,6 +40,7 @@ from assetbus.producers.kafka.retry import retry_until
 from assetbus.producers.kafka.shell import ServiceShell
 from assetbus.producers.kafka.startup import startup_policy
 from assetbus.producers.kafka.topics import TopicCreator, core_specs
+from assetbus.producers.kafka.types import ConsumedRecord
 
 log = logging.getLogger("assetbus.scheduler")
 
@@ -90,7 +91,7 @@ class Scheduler(Service):
             self._on_batch, prepare=self.prepare, retry=self.retry, log=log, name="assetbus-scheduler",
             metrics=self.metrics, on_failure=lambda error: self.metrics.batch_failures.inc(), refusals=self.refusals)
 
-    async def prepare(self, records: Sequence[EventRecord]) -> PreparedBatch:
+    async def prepare(self, records: Sequence[ConsumedRecord]) -> PreparedBatch:
         """Decode and route a batch: CPU work that the shell overlaps with the previous batch's statements."""
         events, unreadable = await decode_batch(records)
         return PreparedBatch(events, unreadable, await route_batch(self.registry.index, events), traced_events(records))
