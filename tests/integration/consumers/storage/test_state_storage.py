@@ -18,7 +18,7 @@ from assetbus.consumers.storage.state import (
     set_asset_state,
     set_task_state,
 )
-from assetbus.consumers.storage.task_assets import attach_task_asset, list_task_assets, registered_asset_id
+from assetbus.consumers.storage.task_assets import attach_task_asset, list_task_assets
 
 TI = TaskKey("ingest", "run-1", "load", -1)
 
@@ -51,8 +51,6 @@ async def test_asset_state_and_registrations_follow_the_asset(engine: AsyncEngin
         assert await attach_task_asset(conn, "ingest", "load", "orders", "outlet") is True
         assert await attach_task_asset(conn, "ingest", "load", "orders", "outlet") is False
         assert await attach_task_asset(conn, "ingest", "load", "orders", "inlet") is True
-        assert await registered_asset_id(conn, "ingest", "load", "orders") == orders.id
-        assert await registered_asset_id(conn, "ingest", "report", "orders") is None
         assert [(r.task_id, r.role) for r in await list_task_assets(conn, "ingest")] == [("load", "inlet"),
                                                                                          ("load", "outlet")]
         await set_asset_state(conn, orders.id, "watermark", "41")

@@ -6,7 +6,7 @@ import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from assetbus.consumers.scheduler.decode import decode_events
+from assetbus.consumers.scheduler.decode import decode_batch
 from assetbus.schemas import AssetEvent, AssetRef, Provenance, SourceKind
 
 NOW = datetime(2026, 10, 1, tzinfo=UTC)
@@ -27,15 +27,15 @@ def stored(event_id: int) -> bytes:
                       source=Provenance(kind=SourceKind.DAG, dag_id="d", run_id="r")).model_dump_json().encode()
 
 
-def test_events_are_decoded_and_repeats_in_a_batch_collapse() -> None:
-    events, unreadable = decode_events([Record(stored(1)), Record(stored(1)), Record(stored(2))])
+async def test_events_are_decoded_and_repeats_in_a_batch_collapse() -> None:
+    events, unreadable = await decode_batch([Record(stored(1)), Record(stored(1)), Record(stored(2))])
     assert [e.event.event_id for e in events] == [1, 2]
     assert events[0].event.asset_name == "orders" and events[0].event.partition_key == "batch-1"
     assert unreadable == 0
 
 
-def test_garbage_and_unknown_versions_are_counted_and_skipped() -> None:
+async def test_garbage_and_unknown_versions_are_counted_and_skipped() -> None:
     future = stored(3).replace(b'"schema_version":1', b'"schema_version":99')
-    events, unreadable = decode_events([Record(b"{oops"), Record(None), Record(future), Record(stored(4))])
+    events, unreadable = await decode_batch([Record(b"{oops"), Record(None), Record(future), Record(stored(4))])
     assert [e.event.event_id for e in events] == [4]
     assert unreadable == 3

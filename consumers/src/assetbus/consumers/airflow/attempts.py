@@ -16,13 +16,13 @@ from urllib.parse import quote
 from uuid import UUID
 
 from assetbus.consumers.airflow.client import AirflowClient
+from assetbus.consumers.airflow.dagruns import FINAL_STATES, runs_path
 from assetbus.consumers.airflow.errors import AirflowError, AirflowNotFound
 
 CALLBACK_WINDOW_S = 600.0
 """How long after its end an attempt or DAG run may still get a token (for its callbacks)."""
 
 FINISHED_TI = {"success", "failed", "up_for_retry", "up_for_reschedule", "skipped"}
-_FINISHED_RUN = {"success", "failed"}
 _RETRIED = {"up_for_retry", "failed"}
 """How Airflow's history records a try that was retried (3.3.2 records it as `failed`)."""
 
@@ -42,10 +42,6 @@ def _recent(end: str | None, window_s: float) -> bool:
     return datetime.now(UTC) - ended <= timedelta(seconds=window_s)
 
 
-def _q(value: str) -> str:
-    return quote(value, safe="")
-
-
 async def check_task_attempt(airflow: AirflowClient, *, ti_id: UUID, dag_id: str, run_id: str, task_id: str,
                              map_index: int, try_number: int, window_s: float = CALLBACK_WINDOW_S,
                              callback: bool = False) -> None:
@@ -55,7 +51,7 @@ async def check_task_attempt(airflow: AirflowClient, *, ti_id: UUID, dag_id: str
     try, and Airflow's REST API shows no try's old UUID: its attempt is vouched for by the try itself,
     in Airflow's history of the task instance, ended (`up_for_retry`, or `failed` as 3.3.2 records it)
     within the window."""
-    path = f"/dags/{_q(dag_id)}/dagRuns/{_q(run_id)}/taskInstances/{_q(task_id)}"
+    path = f"{runs_path(dag_id, run_id)}/taskInstances/{quote(task_id, safe='')}"
     if map_index >= 0:
         path += f"/{map_index}"
     try:
@@ -86,10 +82,10 @@ async def check_dag_run(airflow: AirflowClient, *, dag_id: str, run_id: str,
                         window_s: float = CALLBACK_WINDOW_S) -> None:
     """Return if the DAG run exists and is running or just finished; raise AttemptRefused otherwise."""
     try:
-        run: dict[str, Any] = await airflow.get(f"/dags/{_q(dag_id)}/dagRuns/{_q(run_id)}")
+        run: dict[str, Any] = await airflow.get(runs_path(dag_id, run_id))
     except AirflowNotFound as error:
         raise AttemptRefused(f"Airflow has no DAG run {dag_id}/{run_id}") from error
     state = run.get("state")
-    if state == "running" or (state in _FINISHED_RUN and _recent(run.get("end_date"), window_s)):
+    if state == "running" or (state in FINAL_STATES and _recent(run.get("end_date"), window_s)):
         return
     raise AttemptRefused(f"the DAG run is {state} and ended more than {window_s:.0f}s ago")

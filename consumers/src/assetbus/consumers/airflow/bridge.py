@@ -35,11 +35,7 @@ from assetbus.consumers.airflow.client import AirflowClient
 from assetbus.consumers.airflow.config import BridgeConfig
 from assetbus.consumers.airflow.dagruns import CreatedRun, trigger_run
 from assetbus.consumers.airflow.declared import sync_from_airflow
-from assetbus.consumers.airflow.errors import (
-    AirflowError,
-    AirflowRefused,
-    error_kind,
-)
+from assetbus.consumers.airflow.errors import AirflowError, AirflowRefused, error_kind
 from assetbus.consumers.airflow.metrics import BridgeMetrics
 from assetbus.consumers.airflow.outcomes import OutcomePoller
 from assetbus.consumers.observe.service import Service, cancel_and_wait, every

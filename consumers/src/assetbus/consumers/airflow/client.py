@@ -128,10 +128,8 @@ class AirflowClient:
         status = response.status_code
         if status < 300 or status in accept:
             return response
-        detail = _detail(response)
-        message = f"Airflow answered {status} to {method} {path}: {detail}"
-        if self.account.method == "token" and (status == 401 or (status == 403 and "token" in detail.lower())):
-            # Airflow 3.3.2's REST API answers 403 "Invalid JWT token" to a token it cannot verify
+        message = f"Airflow answered {status} to {method} {path}: {_detail(response)}"
+        if self.account.method == "token" and _stale_token(response):
             raise AirflowTokenRefused(f"the Airflow token was refused: expired or revoked (ASSETBUS_AIRFLOW_TOKEN; "
                                       f"{message})", status=status)
         if status == 401 or status == 403:

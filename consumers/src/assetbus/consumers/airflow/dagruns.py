@@ -68,7 +68,8 @@ class CreatedRun:
     """False when the run existed already (a redelivered signal)."""
 
 
-def _path(dag_id: str, run_id: str | None = None) -> str:
+def runs_path(dag_id: str, run_id: str | None = None) -> str:
+    """The REST path of a DAG's runs, or of one of them."""
     path = f"/dags/{quote(dag_id, safe='')}/dagRuns"
     return path if run_id is None else f"{path}/{quote(run_id, safe='')}"
 
@@ -78,7 +79,7 @@ async def trigger_run(airflow: AirflowClient, signal: ReadinessSignal) -> Create
     run_id = dag_run_id(signal)
     body = {"dag_run_id": run_id, "logical_date": None, "partition_key": signal.partition_key,
             "conf": run_conf(signal), "note": _note(signal)}
-    response = await airflow.request("POST", _path(signal.dag_id), json=body, accept=(409,))
+    response = await airflow.request("POST", runs_path(signal.dag_id), json=body, accept=(409,))
     if response.status_code == 409:
         return CreatedRun(run_id, await run_state(airflow, signal.dag_id, run_id), created=False)
     return CreatedRun(run_id, str(response.json().get("state", "queued")), created=True)
@@ -86,4 +87,4 @@ async def trigger_run(airflow: AirflowClient, signal: ReadinessSignal) -> Create
 
 async def run_state(airflow: AirflowClient, dag_id: str, run_id: str) -> str:
     """Airflow's state of a DAG run: queued, running, success or failed."""
-    return str((await airflow.get(_path(dag_id, run_id))).get("state"))
+    return str((await airflow.get(runs_path(dag_id, run_id))).get("state"))

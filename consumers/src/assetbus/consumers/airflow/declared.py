@@ -115,15 +115,6 @@ async def read_tagged_dags(airflow: AirflowClient) -> dict[str, str]:
             and AIRFLOW_TAG in {t.get("name") for t in d.get("tags", [])}}
 
 
-async def read_declared_dags(airflow: AirflowClient, metadata_url: str) -> list[Translation]:
-    """Every live Airflow DAG tagged `assetbus`, with the rule its serialized timetable translates to (or why
-    none), read from Airflow's metadata database."""
-    tagged = await read_tagged_dags(airflow)
-    timetables = await read_serialized_timetables(metadata_url, tagged)
-    return [translate_timetable(dag_id, timetables.get(dag_id), description=tagged[dag_id])
-            for dag_id in sorted(tagged)]
-
-
 async def registered_translations(conn: AsyncConnection, tagged: Collection[str]) -> list[Translation]:
     """The rules registered for the tagged DAGs (by the cluster policy, or written from Airflow before, active
     or not); a tagged DAG without one is reported as NOT_REGISTERED."""
@@ -143,12 +134,15 @@ async def sync_from_airflow(airflow: AirflowClient, transaction: Transaction, *,
     `assetbus`: registered ones, or, given `metadata_url`, those read from Airflow's metadata database. Reads
     Airflow first, then writes in one transaction."""
     assets = await read_airflow_assets(airflow, dag_ids)
-    declared = await read_declared_dags(airflow, metadata_url) if metadata_url else None
-    tagged = await read_tagged_dags(airflow) if declared is None else {}
+    tagged = await read_tagged_dags(airflow)
+    timetables = await read_serialized_timetables(metadata_url, tagged) if metadata_url else None
     async with transaction() as conn:
         synced = await apply_airflow_assets(conn, assets)
-        if declared is None:
+        if timetables is None:
             declared = await registered_translations(conn, tagged)
+        else:
+            declared = [translate_timetable(dag_id, timetables.get(dag_id), description=tagged[dag_id])
+                        for dag_id in sorted(tagged)]
         return synced, await apply_declared_dags(conn, declared)
 
 
@@ -184,7 +178,3 @@ async def bridge_served_assets(conn: AsyncConnection) -> dict[str, list[str]]:
                 served.setdefault(name, []).append(row.dag_id)
     return served
 
-
-async def airflow_driven_dags(conn: AsyncConnection) -> list[str]:
-    """The active rules written from Airflow: the DAGs the bridge serves when no `--dag` is given."""
-    return [row.dag_id for row in await list_dags(conn, active_only=True) if row.fileloc.startswith(FILELOC_PREFIX)]

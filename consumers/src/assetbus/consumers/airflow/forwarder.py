@@ -216,7 +216,8 @@ class AirflowForwarder(Service):
         if event.asset.name in await self._bridge_served.assets():
             return "bridge_served"  # the bridge starts its DAGs' runs: a forwarded event would start a second
         asset_id = await retry_until(lambda: self._assets.id_of(event.asset.name, event.asset.uri), self._retry,
-                                     what=f"asset {event.asset.name} in Airflow", retriable=_is_airflow_error,
+                                     what=f"asset {event.asset.name} in Airflow",
+                                     retriable=lambda error: isinstance(error, AirflowError),
                                      on_retry=self._airflow_failed)
         if asset_id is None:
             return "unknown_asset"
@@ -302,10 +303,6 @@ class AirflowForwarder(Service):
             if assetbus_event_id(item) == event_id:
                 return int(item["id"])
         return None
-
-
-def _is_airflow_error(error: BaseException) -> bool:
-    return isinstance(error, AirflowError)
 
 
 async def serve(config: ForwarderConfig) -> None:

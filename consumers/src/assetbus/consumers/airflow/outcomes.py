@@ -6,12 +6,11 @@ import asyncio
 import logging
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
-from urllib.parse import quote
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from assetbus.consumers.airflow.client import AirflowClient
-from assetbus.consumers.airflow.dagruns import FINAL_STATES, RUN_ID_PREFIX
+from assetbus.consumers.airflow.dagruns import FINAL_STATES, RUN_ID_PREFIX, runs_path
 from assetbus.consumers.errors import NotStarted
 from assetbus.consumers.storage import translated
 from assetbus.consumers.storage.external_runs import OpenExternalRun, open_external_runs, update_external_state
@@ -31,7 +30,6 @@ class OutcomePoller:
         self.interval_s = interval_s
         self._on_outcome = on_outcome
         self._task: asyncio.Task[None] | None = None
-        self.finished = 0
 
     def watch(self, dag_id: str) -> None:
         """Also read the outcomes of this DAG's runs (a DAG the bridge found after it started)."""
@@ -51,8 +49,8 @@ class OutcomePoller:
             raise NotStarted("the bridge's outcome reader")
         await self._task
 
-    async def poll_once(self) -> int:
-        """One pass over the open runs; returns how many finished.
+    async def poll_once(self) -> None:
+        """One pass over the open runs.
 
         Per DAG, one paged list call for the runs that ended since the oldest open run started, and
         one for the running ones: the cost follows the number of DAGs, not of open runs.
@@ -62,7 +60,6 @@ class OutcomePoller:
         by_dag: dict[str, list[OpenExternalRun]] = {}
         for run in open_runs:
             by_dag.setdefault(run.dag_id, []).append(run)
-        done = 0
         for dag_id, runs in by_dag.items():
             states = await self._states(dag_id, runs)
             for run in runs:
@@ -73,12 +70,8 @@ class OutcomePoller:
                 detail = f"Airflow run {run.external_run_id}: {state}" if outcome else None
                 async with translated(), self._engine.begin() as conn:
                     await update_external_state(conn, run.run_id, state, outcome, detail)
-                if outcome is not None:
-                    done += 1
-                    if self._on_outcome is not None:
-                        self._on_outcome(dag_id, state)
-        self.finished += done
-        return done
+                if outcome is not None and self._on_outcome is not None:
+                    self._on_outcome(dag_id, state)
 
     async def _states(self, dag_id: str, runs: list[OpenExternalRun]) -> dict[str, str]:
         """Airflow's state of the bridged runs of one DAG that are running or have ended."""
@@ -86,8 +79,7 @@ class OutcomePoller:
         since = (min(starts) if starts else datetime.now(UTC)) - timedelta(minutes=5)
         found: dict[str, str] = {}
         for params in ({"state": ["success", "failed"], "end_date_gte": since.isoformat()}, {"state": ["running"]}):
-            for item in await self._airflow.pages(f"/dags/{quote(dag_id, safe='')}/dagRuns", "dag_runs",
-                                                  params=params):
+            for item in await self._airflow.pages(runs_path(dag_id), "dag_runs", params=params):
                 run_id = str(item.get("dag_run_id", ""))
                 if run_id.startswith(RUN_ID_PREFIX):
                     found[run_id] = str(item.get("state"))

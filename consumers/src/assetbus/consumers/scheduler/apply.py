@@ -4,9 +4,7 @@ Idempotent by (dag, event): an event already queued for a DAG (pending or consum
 recorded by the run it made ready on its own (such an event gets no queue row), is a redelivery
 and does nothing. Target partitions are locked (advisory, transaction-scoped) first,
 so concurrent schedulers, or a scheduler and a replay, see each other's entries and create each
-run once. Per batch, three statements whatever its size (`storage.fanout`): lock the targets and
-confirm the events; read redeliveries, older pending entries and latest generations; plan in
-Python; write runs, new entries (already carrying their run id) and consumed entries at once.
+run once. Per batch, three statements whatever its size (`storage.fanout`), planned in Python.
 """
 
 from __future__ import annotations
@@ -116,14 +114,9 @@ class Routed:
     skips: list[Skip]
 
 
-def route_events(index: DagIndex, incoming: Sequence[IncomingEvent]) -> Routed:
-    wanted = [e for e in incoming if e.event.asset_name in index.by_asset]
-    entries, skips = index.route(sorted((e.event for e in wanted), key=lambda e: e.event_id))
-    return Routed(index, wanted, entries, skips)
-
-
 async def route_batch(index: DagIndex, incoming: Sequence[IncomingEvent], chunk: int = 256) -> Routed:
-    """`route_events`, yielding to the event loop every `chunk` events (the shell's prepare stage)."""
+    """Route the events some DAG waits on, in event id order, yielding to the event loop every `chunk` events
+    (the shell's prepare stage)."""
     wanted = [e for e in incoming if e.event.asset_name in index.by_asset]
     ordered = sorted((e.event for e in wanted), key=lambda e: e.event_id)
     routed = Routed(index, wanted, [], [])
@@ -141,14 +134,13 @@ async def apply_events(conn: AsyncConnection, registry: DagRegistry, incoming: S
 
     Only events stored in this database are applied: an id is only an idempotency key if it
     names the same event (a topic shared with another database, or a restored one, would lie).
-    Three statements per batch: lock the routed targets and confirm the events (and check that the
-    DAG definitions did not change; if they did, reload and route again), read, write. `routed`:
-    the batch already routed (kept if it was routed with the registry's current index).
+    If the DAG definitions changed (seen with the locks), they are reloaded and the batch routed again.
+    `routed`: the batch already routed (kept if it was routed with the registry's current index).
     """
     result = ApplyResult()
     while True:
         if routed is None or routed.index is not registry.index:
-            routed = route_events(registry.index, incoming)
+            routed = await route_batch(registry.index, incoming)
         confirmed, version = await lock_and_confirm(conn, {entry.target for entry in routed.entries},
                                                     [(e.event.event_id, e.command_id) for e in routed.wanted])
         if version == registry.version:

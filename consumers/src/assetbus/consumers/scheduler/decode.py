@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from uuid import UUID
 
@@ -16,10 +16,6 @@ from assetbus.schemas import SUPPORTED_SCHEMA_VERSIONS
 from assetbus.schemas.codecs import EventView, read_event
 
 log = logging.getLogger("assetbus.scheduler")
-
-
-EventRecord = ConsumedRecord
-"""What the scheduler needs of a consumed record."""
 
 
 @dataclass(slots=True)  # not frozen: built per event, and a frozen __init__ costs 4x
@@ -35,29 +31,15 @@ def incoming(event: EventView) -> IncomingEvent:
                                         event.source, event.timestamp), UUID(event.command_id_text))
 
 
-def decode_events(records: Iterable[EventRecord]) -> tuple[list[IncomingEvent], int]:
-    """The readable events of a batch (first occurrence of each event id), and how many records were not."""
-    events: dict[int, IncomingEvent] = {}
-    unreadable = _decode_into(records, events)
-    return list(events.values()), unreadable
-
-
-async def decode_batch(records: Sequence[EventRecord], chunk: int = 256) -> tuple[list[IncomingEvent], int]:
-    """`decode_events`, yielding to the event loop every `chunk` records (the batch before this one
-    moves on meanwhile: the shell's prepare stage)."""
+async def decode_batch(records: Sequence[ConsumedRecord], chunk: int = 256) -> tuple[list[IncomingEvent], int]:
+    """The readable events of a batch (first occurrence of each event id), and how many records were not,
+    yielding to the event loop every `chunk` records (the batch before this one moves on meanwhile: the
+    shell's prepare stage)."""
     events: dict[int, IncomingEvent] = {}
     unreadable = 0
-    for start in range(0, len(records), chunk):
-        if start:
+    for n, record in enumerate(records):
+        if n and not n % chunk:
             await asyncio.sleep(0)
-        unreadable += _decode_into(records[start:start + chunk], events)
-    return list(events.values()), unreadable
-
-
-def _decode_into(records: Iterable[EventRecord], events: dict[int, IncomingEvent]) -> int:
-    """Add the readable events (first occurrence of each id) to `events`; return how many were not."""
-    unreadable = 0
-    for record in records:
         try:
             event = read_event(record.value)
         except ValidationError as error:
@@ -71,4 +53,4 @@ def _decode_into(records: Iterable[EventRecord], events: dict[int, IncomingEvent
                         event.schema_version)
             continue
         events.setdefault(event.event_id, incoming(event))
-    return unreadable
+    return list(events.values()), unreadable

@@ -280,7 +280,7 @@ def _hour_to_day(instant: datetime, timezone: str) -> Mapped | None:
     """An hour's local day, None if `instant` (in UTC) does not start an hour there (cached: the same hours
     are mapped again for every DAG and batch)."""
     local = instant.astimezone(cal.zone(timezone))
-    if local.minute or local.second or local.microsecond:  # `cal.is_hour_start`, on the instant converted once
+    if local.minute or local.second or local.microsecond:  # not the start of a local hour
         return None
     day = local.date()
     return Mapped(day.isoformat(), cal.day_start(day, timezone), instant.isoformat())  # `cal.utc_slot`: in UTC

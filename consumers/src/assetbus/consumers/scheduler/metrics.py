@@ -75,12 +75,5 @@ class SchedulerMetrics:
 
 def newest_event_time(run: RunRow) -> float | None:
     """When the newest triggering event of a run was stored (a Unix time)."""
-    newest: float | None = None
-    for event in run.events:
-        text = event.get("timestamp")
-        if text:
-            when = datetime.fromisoformat(str(text))
-            stamp = (when if when.tzinfo else when.replace(tzinfo=UTC)).timestamp()
-            if newest is None or stamp > newest:
-                newest = stamp
-    return newest
+    times = (datetime.fromisoformat(str(text)) for event in run.events if (text := event.get("timestamp")))
+    return max((when.replace(tzinfo=when.tzinfo or UTC).timestamp() for when in times), default=None)

@@ -92,9 +92,6 @@ class DagIndex:
             asset: tuple((dag.dag_id, dag.mapping_for(asset).map) for dag in waiting)
             for asset, waiting in self.by_asset.items()}
 
-    def __len__(self) -> int:
-        return len(self.by_id)
-
     def route(self, events: Iterable[UpstreamEvent]) -> tuple[list[QueueEntry], list[Skip]]:
         """Map each event for each DAG waiting on its asset, except for the DAG whose own run emitted it."""
         entries: list[QueueEntry] = []

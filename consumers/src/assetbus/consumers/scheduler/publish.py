@@ -250,12 +250,10 @@ class ReadinessPublisher:
         except BaseException:
             sender.discard_open()
             raise
-        if self._connection is None:
+        topics = tuple(sorted({self._topics.readiness(run.dag_id) for run in runs}))
+        refusals = naming_refusals(self._connection, "Write", topics=topics) if self._connection else None
+        with refusals or contextlib.nullcontext():
             await wait_all(await sender.send_open())
-        else:
-            with naming_refusals(self._connection, "Write",
-                                 topics=tuple(sorted({self._topics.readiness(run.dag_id) for run in runs}))):
-                await wait_all(await sender.send_open())
         self.published += len(runs)
         if self._metrics is not None:
             self._metrics.published(runs)

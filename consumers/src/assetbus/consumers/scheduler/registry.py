@@ -20,30 +20,22 @@ class DagRegistry:
 
     def __init__(self) -> None:
         self.index = DagIndex([])
-        self.invalid: dict[str, str] = {}
-        self._version: tuple[int, datetime | None] | None = None
-
-    @property
-    def version(self) -> tuple[int, datetime | None] | None:
+        self.version: tuple[int, datetime | None] | None = None
         """The definitions' version loaded (`dags_version`), None before the first `refresh()`."""
-        return self._version
 
     async def refresh(self, conn: AsyncConnection) -> bool:
         """Reload the definitions if a sync changed them since the last call. True if it reloaded."""
         version = await dags_version(conn)
-        if version == self._version:
+        if version == self.version:
             return False
         dags: list[ConsumerDag] = []
-        invalid: dict[str, str] = {}
         for row in await list_dags(conn, active_only=True):
             try:
                 dags.append(ConsumerDag.from_definition(row.definition))
             except ValidationError as error:  # written by another version, or edited by hand
-                invalid[row.dag_id] = str(error.errors()[0]["msg"])
                 log.error("consumer DAG %s has an unreadable definition and is ignored: %s", row.dag_id,
-                          invalid[row.dag_id])
+                          error.errors()[0]["msg"])
         self.index = DagIndex(dags)
-        self.invalid = invalid
-        self._version = version
+        self.version = version
         log.info("consumer DAGs loaded: %s", ", ".join(sorted(self.index.by_id)) or "none")
         return True

@@ -28,7 +28,7 @@ from assetbus.consumers.faults import storage_unavailable
 from assetbus.consumers.observe.service import Service
 from assetbus.consumers.scheduler.apply import ApplyResult, Routed, apply_events, route_batch
 from assetbus.consumers.scheduler.config import SchedulerConfig
-from assetbus.consumers.scheduler.decode import EventRecord, IncomingEvent, decode_batch
+from assetbus.consumers.scheduler.decode import IncomingEvent, decode_batch
 from assetbus.consumers.scheduler.metrics import SchedulerMetrics
 from assetbus.consumers.scheduler.publish import ReadinessPublisher, create_producer, traced_events
 from assetbus.consumers.scheduler.registry import DagRegistry
@@ -40,6 +40,7 @@ from assetbus.producers.kafka.retry import retry_until
 from assetbus.producers.kafka.shell import ServiceShell
 from assetbus.producers.kafka.startup import startup_policy
 from assetbus.producers.kafka.topics import TopicCreator, core_specs
+from assetbus.producers.kafka.types import ConsumedRecord
 
 log = logging.getLogger("assetbus.scheduler")
 
@@ -90,21 +91,14 @@ class Scheduler(Service):
             self._on_batch, prepare=self.prepare, retry=self.retry, log=log, name="assetbus-scheduler",
             metrics=self.metrics, on_failure=lambda error: self.metrics.batch_failures.inc(), refusals=self.refusals)
 
-    async def _on_batch(self, batch: PreparedBatch) -> None:
-        """Raising rewinds the batch: it is delivered again, and its events are no-ops the second time."""
-        await self.handle_prepared(batch)
-
-    async def prepare(self, records: Sequence[EventRecord]) -> PreparedBatch:
+    async def prepare(self, records: Sequence[ConsumedRecord]) -> PreparedBatch:
         """Decode and route a batch: CPU work that the shell overlaps with the previous batch's statements."""
         events, unreadable = await decode_batch(records)
         return PreparedBatch(events, unreadable, await route_batch(self.registry.index, events), traced_events(records))
 
-    async def handle(self, records: Sequence[EventRecord]) -> ApplyResult:
-        """Apply one batch (committed when this returns) and hand its runs to the publisher."""
-        return await self.handle_prepared(await self.prepare(records))
-
-    async def handle_prepared(self, batch: PreparedBatch) -> ApplyResult:
-        """`handle` for a batch already prepared."""
+    async def _on_batch(self, batch: PreparedBatch) -> None:
+        """Apply one batch (committed when this returns) and hand its runs to the publisher. Raising rewinds the
+        batch: it is delivered again, and its events are no-ops the second time."""
         events, unreadable = batch.events, batch.unreadable
         started = time.perf_counter()
         result = await self.apply(events, batch.routed)
@@ -118,9 +112,8 @@ class Scheduler(Service):
         self.stats.skipped += result.skipped
         self.stats.foreign += result.foreign
         self.stats.runs += len(result.runs)
-        return result
 
-    async def apply(self, events: Sequence[IncomingEvent], routed: Routed | None = None) -> ApplyResult:
+    async def apply(self, events: Sequence[IncomingEvent], routed: Routed) -> ApplyResult:
         """The batch's DB transaction, retried while the database is unavailable."""
 
         async def transaction() -> ApplyResult:

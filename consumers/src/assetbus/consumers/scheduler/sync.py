@@ -51,11 +51,6 @@ class SyncReport:
         return sum(1 for o in self.outcomes if o.change is change)
 
 
-def self_trigger_message(dag_id: str, assets: list[str]) -> str:
-    return (f"{dag_id} publishes {', '.join(assets)}, which it also waits for: it would trigger itself "
-            "(its own events are skipped at run time as `self_trigger`)")
-
-
 async def sync_dags(conn: AsyncConnection, loaded: LoadResult, *, allow_self_trigger: bool = False) -> SyncReport:
     """Write `loaded` into the database, in the caller's transaction.
 
@@ -78,7 +73,8 @@ async def sync_dags(conn: AsyncConnection, loaded: LoadResult, *, allow_self_tri
                 "(`assetbus assets register NAME URI`)"))
             continue
         feeding = dag.feeds_itself(outlets.get(dag.dag_id, set()))
-        warning = self_trigger_message(dag.dag_id, feeding) if feeding else None
+        warning = (f"{dag.dag_id} publishes {', '.join(feeding)}, which it also waits for: it would trigger "
+                   "itself (its own events are skipped at run time as `self_trigger`)") if feeding else None
         if warning and not allow_self_trigger:
             report.outcomes.append(DagSyncOutcome(dag.dag_id, item.fileloc, None,
                                                   f"{warning}; fix the DAG or sync with --allow-self-trigger"))

@@ -69,11 +69,6 @@ def day_start(day: date, tz_name: str) -> datetime:
     return hours_of_day(day, tz_name)[0]
 
 
-def is_hour_start(instant: datetime, tz_name: str) -> bool:
-    local = instant.astimezone(zone(tz_name))
-    return local.minute == 0 and local.second == 0 and local.microsecond == 0
-
-
 def is_day_start(instant: datetime, tz_name: str) -> bool:
     local = instant.astimezone(zone(tz_name))
     return local == day_start(local.date(), tz_name)

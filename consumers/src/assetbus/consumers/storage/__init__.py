@@ -14,23 +14,6 @@ from assetbus.consumers.storage.events import (
 from assetbus.consumers.storage.faults import autocommit, is_transient, transaction, translated
 from assetbus.consumers.storage.tables import metadata
 
-__all__ = [
-    "AssetRow",
-    "InsertedEvent",
-    "NewEvent",
-    "ScopeKey",
-    "StoredEvent",
-    "assets_by_name",
-    "autocommit",
-    "count_events",
-    "create_engine",
-    "find_events",
-    "insert_events",
-    "is_transient",
-    "list_assets",
-    "metadata",
-    "register_asset",
-    "transaction",
-    "translated",
-    "wait_for_database",
-]
+__all__ = ["AssetRow", "InsertedEvent", "NewEvent", "ScopeKey", "StoredEvent", "assets_by_name", "autocommit",
+           "count_events", "create_engine", "find_events", "insert_events", "is_transient", "list_assets", "metadata",
+           "register_asset", "transaction", "translated", "wait_for_database"]

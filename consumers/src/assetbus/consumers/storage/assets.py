@@ -21,6 +21,9 @@ class AssetRow:
     active: bool
 
 
+_COLUMNS = (assets.c.id, assets.c.name, assets.c.uri, assets.c.active)
+
+
 async def register_asset(conn: AsyncConnection, name: str, uri: str) -> AssetRow:
     """Register (or re-activate) an asset. Registering the same name and URI twice is a no-op."""
     stmt = (
@@ -28,7 +31,7 @@ async def register_asset(conn: AsyncConnection, name: str, uri: str) -> AssetRow
         .values(name=name, uri=uri, active=True)
         .on_conflict_do_update(index_elements=[assets.c.name], set_={"active": True},
                                where=assets.c.uri == uri)
-        .returning(assets.c.id, assets.c.name, assets.c.uri, assets.c.active)
+        .returning(*_COLUMNS)
     )
     try:
         row = (await conn.execute(stmt)).one_or_none()
@@ -44,14 +47,10 @@ async def assets_by_name(conn: AsyncConnection, names: Iterable[str]) -> dict[st
     wanted = sorted(set(names))
     if not wanted:
         return {}
-    rows = await conn.execute(
-        select(assets.c.id, assets.c.name, assets.c.uri, assets.c.active).where(assets.c.name.in_(wanted))
-    )
+    rows = await conn.execute(select(*_COLUMNS).where(assets.c.name.in_(wanted)))
     return {row.name: AssetRow(*row) for row in rows}
 
 
 async def list_assets(conn: AsyncConnection) -> list[AssetRow]:
-    rows = await conn.execute(
-        select(assets.c.id, assets.c.name, assets.c.uri, assets.c.active).order_by(assets.c.name)
-    )
+    rows = await conn.execute(select(*_COLUMNS).order_by(assets.c.name))
     return [AssetRow(*row) for row in rows]

@@ -13,18 +13,15 @@ from typing import Any
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from assetbus.consumers.storage.assets import AssetRow
 from assetbus.consumers.storage.event_log import MAX_PAGE, events_by_id
 from assetbus.consumers.storage.events import EVENT_COLUMNS, StoredEvent, stored_event
 
 
 @dataclass(frozen=True, slots=True)
-class AssetSummary:
+class AssetSummary(AssetRow):
     """A registered asset, how many events it has (counted up to COUNT_CAP), and its newest one."""
 
-    id: int
-    name: str
-    uri: str
-    active: bool
     events: int
     """Stored events, or COUNT_CAP when there are at least that many (`events_capped`)."""
     latest: StoredEvent | None

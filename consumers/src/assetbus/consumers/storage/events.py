@@ -170,11 +170,7 @@ async def find_events(conn: AsyncConnection, keys: Iterable[ScopeKey]) -> dict[S
         return {}
     rows = await conn.execute(_FETCH, {"asset_id": [k[0] for k in wanted], "scope": [k[1] for k in wanted],
                                        "key": [k[2] for k in wanted]})
-    found: dict[ScopeKey, StoredEvent] = {}
-    for row in rows:
-        event = stored_event(row)
-        found[event.scope_key] = event
-    return found
+    return {event.scope_key: event for event in map(stored_event, rows)}
 
 
 def stored_event(row: Any) -> StoredEvent:

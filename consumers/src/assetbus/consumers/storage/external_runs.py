@@ -44,8 +44,7 @@ async def open_external_runs(conn: AsyncConnection, dag_ids: Sequence[str], limi
         "SELECT run_id, dag_id, external_run_id, external_state, started_at FROM consumer_runs "
         "WHERE external_run_id IS NOT NULL AND status = 'running' AND dag_id = ANY(CAST(:dags AS text[])) "
         "ORDER BY dag_id, id LIMIT :limit"), {"dags": list(dag_ids), "limit": limit})
-    return [OpenExternalRun(row.run_id, row.dag_id, row.external_run_id, row.external_state, row.started_at)
-            for row in rows]
+    return [OpenExternalRun(*row) for row in rows]
 
 
 async def update_external_state(conn: AsyncConnection, run_id: str, external_state: str,

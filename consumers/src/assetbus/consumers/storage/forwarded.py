@@ -1,13 +1,9 @@
 """The Airflow forwarder's ledger: one row per stored event it forwards to Airflow (migrations 0011, 0014).
 
-A row is written as an *intent* (`state = 'intent'`) and committed before the event is posted to
-Airflow; it becomes `posted` with Airflow's event id once Airflow has answered. An intent that was
-never confirmed (a forwarder killed mid-request, a lost answer) is resolved by searching Airflow
-for the assetbus event id before posting again. `refused` rows are events Airflow answered 4xx to.
-
-While a forwarder calls Airflow for an intent it holds the intent's *lease* (`lease_owner`, until
-`lease_until`), taken and released in short transactions: no row lock and no connection is held
-across the call, and another forwarder waits for the lease to end instead of posting the event too.
+A row is an *intent* (`state = 'intent'`) until Airflow has answered: then `posted` (with Airflow's event
+id) or `refused` (a 4xx). While a forwarder calls Airflow for an intent it holds the intent's *lease*
+(`lease_owner`, until `lease_until`); how intents and leases make each post happen once is
+`airflow.forwarder`'s module docstring.
 """
 
 from __future__ import annotations
@@ -65,10 +61,10 @@ async def take_lease(conn: AsyncConnection, event_id: int, owner: str, lease_s: 
         "AND (lease_owner IS NULL OR lease_owner = :o OR lease_until < now()) "
         "RETURNING event_id, state, created_at"), {"e": event_id, "o": owner, "s": lease_s})).first()
     if leased is not None:
-        return LedgerEntry(leased.event_id, leased.state, leased.created_at)
+        return LedgerEntry(*leased)
     row = (await conn.execute(text("SELECT event_id, state, created_at FROM airflow_forwarded WHERE event_id = :e"),
                               {"e": event_id})).one()
-    return LedgerEntry(row.event_id, row.state, row.created_at) if row.state != INTENT else None
+    return LedgerEntry(*row) if row.state != INTENT else None
 
 
 async def finish_entry(conn: AsyncConnection, event_id: int, state: str, airflow_event_id: int | None = None,

@@ -30,14 +30,13 @@ class DatabaseStatus:
 
 
 async def database_status(conn: AsyncConnection) -> DatabaseStatus:
-    version, now = (await conn.execute(text("SELECT current_setting('server_version'), clock_timestamp()"))).one()
-    has_alembic = (await conn.execute(text("SELECT to_regclass('alembic_version') IS NOT NULL"))).scalar_one()
+    version, now, has_alembic, has_dags, names = (await conn.execute(text(
+        "SELECT current_setting('server_version'), clock_timestamp(), to_regclass('alembic_version') IS NOT NULL, "
+        "to_regclass('consumer_dags') IS NOT NULL, current_setting('synchronous_standby_names')"))).one()
     revisions = list((await conn.execute(text("SELECT version_num FROM alembic_version"))).scalars()) \
         if has_alembic else []
-    has_dags = (await conn.execute(text("SELECT to_regclass('consumer_dags') IS NOT NULL"))).scalar_one()
     dags = list((await conn.execute(text("SELECT dag_id FROM consumer_dags WHERE active ORDER BY dag_id"))).scalars()) \
         if has_dags else []
-    names = str((await conn.execute(text("SELECT current_setting('synchronous_standby_names')"))).scalar_one())
     standbys = [(str(name or ""), state, sync) for name, state, sync in await conn.execute(
         text("SELECT application_name, state, sync_state FROM pg_stat_replication ORDER BY application_name"))]
-    return DatabaseStatus(str(version), now, sorted(revisions), dags, names.strip(), standbys)
+    return DatabaseStatus(str(version), now, sorted(revisions), dags, str(names).strip(), standbys)

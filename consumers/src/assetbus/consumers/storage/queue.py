@@ -129,13 +129,9 @@ async def insert_skips(conn: AsyncConnection, skips: Sequence[NewSkip]) -> int:
 
 
 @dataclass(frozen=True, slots=True)
-class SkipRow:
-    dag_id: str
-    event_id: int
-    asset_name: str
-    partition_key: str | None
-    reason: str
-    detail: str
+class SkipRow(NewSkip):
+    """A recorded skip, with when it was recorded."""
+
     created_at: datetime
 
 

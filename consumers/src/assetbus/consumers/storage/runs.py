@@ -148,15 +148,9 @@ async def mark_published(conn: AsyncConnection, ids: Sequence[int]) -> None:
 async def list_runs(conn: AsyncConnection, *, dag_id: str | None = None, status: str | None = None,
                     since: datetime | None = None, limit: int = 50, before_id: int | None = None) -> list[RunRow]:
     """Newest first; pass the last `id` of a page as `before_id` for the next one."""
-    where = ["true"]
-    if dag_id is not None:
-        where.append("dag_id = :dag")
-    if status is not None:
-        where.append("status = :status")
-    if since is not None:
-        where.append("created_at >= :since")
-    if before_id is not None:
-        where.append("id < :before_id")
+    filters = {"dag_id = :dag": dag_id, "status = :status": status, "created_at >= :since": since,
+               "id < :before_id": before_id}
+    where = ["true", *(clause for clause, value in filters.items() if value is not None)]
     rows = await conn.execute(text(f"SELECT {_COLUMNS} FROM consumer_runs WHERE {' AND '.join(where)} "
                                    "ORDER BY id DESC LIMIT :limit"),
                               {"dag": dag_id, "status": status, "since": since, "limit": limit,

@@ -125,7 +125,7 @@ async def clear_task(conn: asyncpg.Connection, ti: TaskKey, *, all_map_indices: 
 # --- asset state: $1 asset name (or URI), $2 dag_id, $3 task_id, $4 key --------------------------------
 
 def _registered(by: str) -> str:
-    """The asset's id if the task is registered with it and it is active (`registered_asset_query`)."""
+    """The asset's id if the task is registered with it (either role) and it is active."""
     return ("registered AS (SELECT assets.id FROM assets JOIN task_assets ON task_assets.asset_id = assets.id "
             f"WHERE assets.{by} = $1 AND assets.active AND task_assets.dag_id = $2 AND task_assets.task_id = $3 "
             "LIMIT 1)")

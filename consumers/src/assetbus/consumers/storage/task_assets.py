@@ -1,15 +1,14 @@
 """Task-asset registrations: which tasks are inlets or outlets of which assets.
 
-Asset state is open only to registered tasks; `registered_asset_id` is that check.
+Asset state is open only to registered tasks: each state statement checks it (`state_statements`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
-from sqlalchemy import Select, and_, delete, select
+from sqlalchemy import and_, delete, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -68,28 +67,6 @@ async def list_task_assets(conn: AsyncConnection, dag_id: str | None = None) -> 
     if dag_id is not None:
         query = query.where(task_assets.c.dag_id == dag_id)
     return [TaskAssetRow(*row) for row in await conn.execute(query)]
-
-
-def registered_asset_query(dag_id: str, task_id: str, asset_name: str | None = None, *,
-                           uri: str | None = None) -> Select[Any]:
-    """The id of the active asset named `asset_name` (or with URI `uri`), if the task is registered
-    with it (either role): a query, to embed in a state statement (one round trip)."""
-    if (asset_name is None) == (uri is None):
-        raise ValueError("pass an asset name or a URI")
-    which = assets.c.name == asset_name if asset_name is not None else assets.c.uri == uri
-    return (select(assets.c.id)
-            .join(task_assets, task_assets.c.asset_id == assets.c.id)
-            .where(which, assets.c.active.is_(True),
-                   task_assets.c.dag_id == dag_id, task_assets.c.task_id == task_id)
-            .limit(1))
-
-
-async def registered_asset_id(conn: AsyncConnection, dag_id: str, task_id: str, asset_name: str | None = None,
-                              *, uri: str | None = None) -> int | None:
-    """The asset's id if the task is registered with it (either role) and it is active; else None."""
-    query = registered_asset_query(dag_id, task_id, asset_name, uri=uri)
-    found = (await conn.execute(query)).scalar_one_or_none()
-    return int(found) if found is not None else None
 
 
 async def declared_assets(conn: AsyncConnection, dag_id: str, task_id: str | None = None) -> list[dict[str, str]]:
