@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any
 
+from assetbus.producers.airflow.attestation import FINISHED_STATES
 from assetbus.producers.errors import NoEmissionContext
 from assetbus.schemas import AssetRef
 
@@ -28,8 +29,6 @@ _CALLBACK_RUNNERS = {
 }
 """Where Airflow 3.3 calls callbacks without a current context: each holds the context it passes to the
 callback in its local `context` (task callbacks on the worker, DAG-level and task callbacks in the dag-processor)."""
-
-_FINISHED = {"success", "failed", "up_for_retry", "up_for_reschedule", "skipped"}
 
 
 @dataclass(frozen=True)
@@ -106,7 +105,7 @@ def attempt_from_context(context: Mapping[str, Any]) -> Attempt:
         return Attempt(dag_id=str(ti.dag_id), run_id=str(ti.run_id), task_id=str(ti.task_id),
                        map_index=int(getattr(ti, "map_index", -1) if ti.map_index is not None else -1),
                        try_number=int(ti.try_number), ti_id=str(ti.id), outlets=_outlets(task),
-                       inlets=_declared(task, "inlets"), callback=str(state) in _FINISHED,
+                       inlets=_declared(task, "inlets"), callback=str(state) in FINISHED_STATES,
                        store=context.get("task_state_store"))
     dag_run = context.get("dag_run")
     dag_id = getattr(dag_run, "dag_id", None) or getattr(context.get("dag"), "dag_id", None)

@@ -34,6 +34,7 @@ from typing import Any, Literal, Protocol
 
 import httpx
 
+from assetbus.producers.airflow.store_assets import in_session
 from assetbus.producers.api_client import ApiUnavailable, SyncExecutionApi
 from assetbus.producers.errors import EmitterError
 from assetbus.producers.tokens import TokenKey, issue_token
@@ -138,12 +139,7 @@ def _task_instance(scope: Any, session: Any) -> AttestedAttempt | None:
 
 def airflow_attempt(scope: Any, session: Any | None) -> AttestedAttempt | None:
     """The task instance of `scope` as Airflow's metadata DB has it now (None: no such task instance)."""
-    if session is not None:
-        return _task_instance(scope, session)
-    from airflow.utils.session import create_session
-
-    with create_session() as fresh:
-        return _task_instance(scope, fresh)
+    return in_session(lambda db: _task_instance(scope, db), session)
 
 
 class Attestor:
