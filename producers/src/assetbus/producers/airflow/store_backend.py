@@ -202,9 +202,7 @@ class AssetbusStoreBackend(BaseStoreBackend):
     # -- where a scope lives, and as whom ------------------------------------------------------------
 
     def _asset_actor(self, scope: AssetScopeLike, session: Any | None) -> tuple[str, TaskIdentity] | None:
-        """The asset's name and the task instance the backend acts as for it (None: Airflow knows no such
-        asset). The calling task when it can be identified; otherwise a refusal, or under the opt-in rule a
-        task that declares the asset."""
+        """The asset's name and the task instance the backend acts as for it (None: Airflow knows no such asset)."""
         access = self._asset_lookup(scope, session)
         if access is None:
             return None
