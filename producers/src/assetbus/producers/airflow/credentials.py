@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -183,8 +184,8 @@ def _credentials(access: WorkerAccess, body: dict[str, Any]) -> Credentials:
     """The minter's answer, with Kafka and the topic prefix the connection names (else the API's)."""
     expires = datetime.fromisoformat(str(body["expires_at"]).replace("Z", "+00:00")).timestamp()
     now = time.time()
-    return Credentials(body["token"], expires, _kafka(access, body["bootstrap_servers"]),
-                       access.topic_prefix or os.environ.get("ASSETBUS_TOPIC_PREFIX") or body["topic_prefix"],
+    kafka, prefix = emitter_settings(access, body)
+    return Credentials(body["token"], expires, kafka, prefix,
                        renew_at=max(expires - RENEW_BEFORE_S, now + (expires - now) / 2))
 
 
@@ -200,13 +201,16 @@ def _airflow_refusal(error: Exception) -> tuple[str, str]:
     return "airflow_error", str(error)
 
 
-def _kafka(access: WorkerAccess, named_by_api: str) -> KafkaConnection:
-    """The connection's Kafka; else `KAFKA_*` from the environment, the brokers defaulting to the API's."""
+def emitter_settings(access: WorkerAccess, named_by_api: Mapping[str, Any]) -> tuple[KafkaConnection, str]:
+    """The Kafka and topic prefix a worker's emitter uses: the connection's; else `KAFKA_*` and
+    `ASSETBUS_TOPIC_PREFIX` from the environment; else what the API names (`bootstrap_servers`, `topic_prefix`)."""
     if access.kafka is not None:
-        return access.kafka
-    if os.environ.get("KAFKA_BOOTSTRAP_SERVERS"):
-        return KafkaConnection.from_environ()
-    return KafkaConnection.from_environ(bootstrap_servers=named_by_api)
+        kafka = access.kafka
+    elif os.environ.get("KAFKA_BOOTSTRAP_SERVERS"):
+        kafka = KafkaConnection.from_environ()
+    else:
+        kafka = KafkaConnection.from_environ(bootstrap_servers=str(named_by_api["bootstrap_servers"]))
+    return kafka, access.topic_prefix or os.environ.get("ASSETBUS_TOPIC_PREFIX") or str(named_by_api["topic_prefix"])
 
 
 _sources: dict[str, TokenSource] = {}

@@ -39,7 +39,6 @@ from assetbus.producers.airflow.attestation import (
     AttestationRefused,
     Attestor,
     airflow_attempt,
-    encoded,
 )
 from assetbus.producers.airflow.connection import DEFAULT_API_URL, ENV_API_URL
 from assetbus.producers.airflow.runtime import AirflowVersionMismatch, installed_versions, mismatch
@@ -274,7 +273,7 @@ class AssetbusStoreBackend(BaseStoreBackend):
         if self.cannot_mint is not None:
             raise _refused(StateError(self.cannot_mint, status=503, code="backend_cannot_mint"))
         try:
-            return encoded(self._attestor.token(scope, session))
+            return json.dumps(self._attestor.token(scope, session))  # the JSON document Airflow hands the task
         except AttestationRefused as error:
             raise _refused(StateError(str(error), status=error.status, code=error.code)) from error
 
