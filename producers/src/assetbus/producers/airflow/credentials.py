@@ -9,13 +9,10 @@ such channel in Airflow 3.3.2: they get a DAG-run token with the worker credenti
 
 `credential`: every token is asked of the API with the worker credential, as below.
 
-The API's URL and the deployment's worker credential come from the Airflow connection
-`assetbus_default` (host and password), else from `ASSETBUS_API_URL` and
-`ASSETBUS_AIRFLOW_WORKER_TOKEN` (see `connection.py`). Each request carries the credential as its
-bearer token; the API mints only for attempts Airflow vouches for. A token is asked once per attempt
-and process, and again shortly before it expires. Kafka and the topic prefix come from the connection
-(its `kafka` / `kafka_conn_id` and `topic_prefix` extras), else from `KAFKA_*` / `ASSETBUS_TOPIC_PREFIX`
-when set, else from the API's answer (the API knows its installation).
+The API's URL and the worker credential come from the connection (`connection.py`); each request carries
+the credential as its bearer token, and the API mints only for attempts Airflow vouches for. A token is asked
+once per attempt and process, and again shortly before it expires. Kafka and the topic prefix: the connection's,
+else the environment's, else the API's answer (`emitter_settings`).
 """
 
 from __future__ import annotations
