@@ -81,12 +81,12 @@ def conditions(if_version: int | None, only_if_absent: bool = False) -> dict[str
 STORE = "/execution/store"
 
 
+@dataclass(kw_only=True)
 class Target:
     """Where a key lives: a task instance (path) or an asset (by name, in the query)."""
 
-    def __init__(self, *, ti_id: UUID | None = None, asset_name: str | None = None) -> None:
-        self.ti_id = ti_id
-        self.asset_name = asset_name
+    ti_id: UUID | None = None
+    asset_name: str | None = None
 
     def key_call(self, method: str, key: str, *, headers: dict[str, str] | None = None,
                  json: dict[str, Any] | None = None) -> Call:
