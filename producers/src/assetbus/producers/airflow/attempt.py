@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any
 
+from assetbus.producers.airflow.attestation import FINISHED_STATES
 from assetbus.producers.errors import NoEmissionContext
 from assetbus.schemas import AssetRef
 
@@ -28,8 +29,6 @@ _CALLBACK_RUNNERS = {
 }
 """Where Airflow 3.3 calls callbacks without a current context: each holds the context it passes to the
 callback in its local `context` (task callbacks on the worker, DAG-level and task callbacks in the dag-processor)."""
-
-_FINISHED = {"success", "failed", "up_for_retry", "up_for_reschedule", "skipped"}
 
 
 @dataclass(frozen=True)
@@ -88,10 +87,6 @@ def _declared(task: object, role: str) -> frozenset[AssetRef]:
     return frozenset(ref for ref in (asset_ref(a) for a in getattr(task, role, None) or []) if ref is not None)
 
 
-def _outlets(task: object) -> frozenset[AssetRef] | None:
-    return _declared(task, "outlets") or None
-
-
 def attempt_from_context(context: Mapping[str, Any]) -> Attempt:
     """The attempt an Airflow context (task or callback) belongs to.
 
@@ -105,8 +100,8 @@ def attempt_from_context(context: Mapping[str, Any]) -> Attempt:
         state = getattr(getattr(ti, "state", None), "value", getattr(ti, "state", None))
         return Attempt(dag_id=str(ti.dag_id), run_id=str(ti.run_id), task_id=str(ti.task_id),
                        map_index=int(getattr(ti, "map_index", -1) if ti.map_index is not None else -1),
-                       try_number=int(ti.try_number), ti_id=str(ti.id), outlets=_outlets(task),
-                       inlets=_declared(task, "inlets"), callback=str(state) in _FINISHED,
+                       try_number=int(ti.try_number), ti_id=str(ti.id), outlets=_declared(task, "outlets") or None,
+                       inlets=_declared(task, "inlets"), callback=str(state) in FINISHED_STATES,
                        store=context.get("task_state_store"))
     dag_run = context.get("dag_run")
     dag_id = getattr(dag_run, "dag_id", None) or getattr(context.get("dag"), "dag_id", None)
@@ -119,7 +114,7 @@ def attempt_from_context(context: Mapping[str, Any]) -> Attempt:
 def running_attempt() -> Attempt:
     """The attempt of the Airflow task (or callback) running in this process; NoEmissionContext if there is none."""
     context = callback_context()
-    if context is None and _in_callback_runner():
+    if context is None and next(_runner_frames(), None) is not None:  # a callback whose context was not found
         raise NoEmissionContext(IN_CALLBACK)
     if context is None:
         try:
@@ -139,10 +134,6 @@ def _runner_frames() -> Iterator[FrameType]:
         if (frame.f_globals.get("__name__"), frame.f_code.co_name) in _CALLBACK_RUNNERS:
             yield frame
         frame = frame.f_back  # type: ignore[assignment]
-
-
-def _in_callback_runner() -> bool:
-    return next(_runner_frames(), None) is not None
 
 
 def callback_context() -> Mapping[str, Any] | None:

@@ -24,7 +24,6 @@ value read there is not proven to come from the api-server: the SDK refuses to r
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import time
@@ -34,6 +33,7 @@ from typing import Any, Literal, Protocol
 
 import httpx
 
+from assetbus.producers.airflow.store_assets import in_session
 from assetbus.producers.api_client import ApiUnavailable, SyncExecutionApi
 from assetbus.producers.errors import EmitterError
 from assetbus.producers.tokens import TokenKey, issue_token
@@ -112,9 +112,6 @@ class AttestedAttempt:
     ended_at: int | None
     """The end of a finished try, seconds since the epoch (None while it runs)."""
 
-    def claims(self) -> dict[str, object]:
-        return {"ti_id": self.ti_id, "ti_state": self.state, "ended_at": self.ended_at}
-
 
 class AttemptLookup(Protocol):
     def __call__(self, scope: Any, session: Any | None) -> AttestedAttempt | None: ...
@@ -138,12 +135,7 @@ def _task_instance(scope: Any, session: Any) -> AttestedAttempt | None:
 
 def airflow_attempt(scope: Any, session: Any | None) -> AttestedAttempt | None:
     """The task instance of `scope` as Airflow's metadata DB has it now (None: no such task instance)."""
-    if session is not None:
-        return _task_instance(scope, session)
-    from airflow.utils.session import create_session
-
-    with create_session() as fresh:
-        return _task_instance(scope, fresh)
+    return in_session(lambda db: _task_instance(scope, db), session)
 
 
 class Attestor:
@@ -161,8 +153,9 @@ class Attestor:
         """The signed attestation of `attempt` (what the minter exchanges for its emission token)."""
         source = Provenance(kind=SourceKind.TASK, dag_id=attempt.dag_id, run_id=attempt.run_id,
                             task_id=attempt.task_id, map_index=attempt.map_index, try_number=attempt.try_number)
+        claims: dict[str, object] = {"ti_id": attempt.ti_id, "ti_state": attempt.state, "ended_at": attempt.ended_at}
         return issue_token(self._key, source, ttl_seconds=ATTESTATION_TTL_S, subject=f"airflow-ti:{attempt.ti_id}",
-                           scope=SCOPE_AIRFLOW_ATTESTED, publish=[], extra_claims=attempt.claims())
+                           scope=SCOPE_AIRFLOW_ATTESTED, publish=[], extra_claims=claims)
 
     def token(self, scope: Any, session: Any | None) -> dict[str, Any]:
         """The minter's answer (token, expires_at, bootstrap_servers, topic_prefix) for the calling task."""
@@ -200,8 +193,3 @@ class Attestor:
         if not isinstance(answer, dict):
             raise AttestationRefused("the assetbus minter answered no token", code="assetbus_error", status=503)
         return answer
-
-
-def encoded(answer: Mapping[str, Any]) -> str:
-    """The backend's `get` answer: the JSON document Airflow hands back to the task."""
-    return json.dumps(dict(answer))

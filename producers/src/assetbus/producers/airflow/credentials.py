@@ -9,13 +9,10 @@ such channel in Airflow 3.3.2: they get a DAG-run token with the worker credenti
 
 `credential`: every token is asked of the API with the worker credential, as below.
 
-The API's URL and the deployment's worker credential come from the Airflow connection
-`assetbus_default` (host and password), else from `ASSETBUS_API_URL` and
-`ASSETBUS_AIRFLOW_WORKER_TOKEN` (see `connection.py`). Each request carries the credential as its
-bearer token; the API mints only for attempts Airflow vouches for. A token is asked once per attempt
-and process, and again shortly before it expires. Kafka and the topic prefix come from the connection
-(its `kafka` / `kafka_conn_id` and `topic_prefix` extras), else from `KAFKA_*` / `ASSETBUS_TOPIC_PREFIX`
-when set, else from the API's answer (the API knows its installation).
+The API's URL and the worker credential come from the connection (`connection.py`); each request carries
+the credential as its bearer token, and the API mints only for attempts Airflow vouches for. A token is asked
+once per attempt and process, and again shortly before it expires. Kafka and the topic prefix: the connection's,
+else the environment's, else the API's answer (`emitter_settings`).
 """
 
 from __future__ import annotations
@@ -23,6 +20,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -183,8 +181,8 @@ def _credentials(access: WorkerAccess, body: dict[str, Any]) -> Credentials:
     """The minter's answer, with Kafka and the topic prefix the connection names (else the API's)."""
     expires = datetime.fromisoformat(str(body["expires_at"]).replace("Z", "+00:00")).timestamp()
     now = time.time()
-    return Credentials(body["token"], expires, _kafka(access, body["bootstrap_servers"]),
-                       access.topic_prefix or os.environ.get("ASSETBUS_TOPIC_PREFIX") or body["topic_prefix"],
+    kafka, prefix = emitter_settings(access, body)
+    return Credentials(body["token"], expires, kafka, prefix,
                        renew_at=max(expires - RENEW_BEFORE_S, now + (expires - now) / 2))
 
 
@@ -200,13 +198,16 @@ def _airflow_refusal(error: Exception) -> tuple[str, str]:
     return "airflow_error", str(error)
 
 
-def _kafka(access: WorkerAccess, named_by_api: str) -> KafkaConnection:
-    """The connection's Kafka; else `KAFKA_*` from the environment, the brokers defaulting to the API's."""
+def emitter_settings(access: WorkerAccess, named_by_api: Mapping[str, Any]) -> tuple[KafkaConnection, str]:
+    """The Kafka and topic prefix a worker's emitter uses: the connection's; else `KAFKA_*` and
+    `ASSETBUS_TOPIC_PREFIX` from the environment; else what the API names (`bootstrap_servers`, `topic_prefix`)."""
     if access.kafka is not None:
-        return access.kafka
-    if os.environ.get("KAFKA_BOOTSTRAP_SERVERS"):
-        return KafkaConnection.from_environ()
-    return KafkaConnection.from_environ(bootstrap_servers=named_by_api)
+        kafka = access.kafka
+    elif os.environ.get("KAFKA_BOOTSTRAP_SERVERS"):
+        kafka = KafkaConnection.from_environ()
+    else:
+        kafka = KafkaConnection.from_environ(bootstrap_servers=str(named_by_api["bootstrap_servers"]))
+    return kafka, access.topic_prefix or os.environ.get("ASSETBUS_TOPIC_PREFIX") or str(named_by_api["topic_prefix"])
 
 
 _sources: dict[str, TokenSource] = {}

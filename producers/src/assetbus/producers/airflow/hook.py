@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import os
 from collections.abc import Coroutine, Mapping
 from typing import Any, TypeVar
 
@@ -33,8 +32,7 @@ from assetbus.producers.airflow.connection import (
     settings_source,
     worker_access,
 )
-from assetbus.producers.airflow.credentials import _CREDENTIAL_REFUSED, ROUTE, _reason
-from assetbus.producers.airflow.credentials import _kafka as emitter_kafka
+from assetbus.producers.airflow.credentials import _CREDENTIAL_REFUSED, ROUTE, _reason, emitter_settings
 from assetbus.producers.airflow.emit import aemit, emit
 from assetbus.producers.airflow.identity_checks import identity_report
 from assetbus.producers.api_client import SyncExecutionApi
@@ -147,9 +145,8 @@ def _emitter_settings(access: WorkerAccess, timeout_s: float) -> tuple[KafkaConn
         code, message = _reason(response)
         raise _Failed(f"the assetbus API at {access.api_url} does not name its Kafka ({WORKER_KAFKA}): "
                       f"{response.status_code} {code}: {message}")
-    named = response.json()
-    prefix = access.topic_prefix or os.environ.get("ASSETBUS_TOPIC_PREFIX") or str(named["topic_prefix"])
-    return emitter_kafka(access, str(named["bootstrap_servers"])), Topics(prefix=prefix), settings_source(access)
+    kafka, prefix = emitter_settings(access, response.json())
+    return kafka, Topics(prefix=prefix), settings_source(access)
 
 
 async def _check_triggerer(conn_id: str) -> str:

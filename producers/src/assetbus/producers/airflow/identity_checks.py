@@ -14,9 +14,8 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Awaitable, Callable, Mapping, MutableMapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 import httpx
 
@@ -29,6 +28,7 @@ from assetbus.producers.airflow.attestation import (
     worker_state_store_backend,
 )
 from assetbus.producers.airflow.connection import DEFAULT_API_URL, ENV_API_URL
+from assetbus.producers.airflow.store_assets import Receive, Scope, Send
 from assetbus.producers.airflow.store_tokens import MissingSigningKey, signing_key_from_env
 from assetbus.producers.secret_files import expand_file_variables
 from assetbus.producers.tokens import TokenKey, issue_token
@@ -108,11 +108,6 @@ def identity_report(env: Mapping[str, str] | None = None) -> str:
         return (f"identity mode attested ({why}): task tokens come through Airflow's task_state_store "
                 "(AssetbusStoreBackend in the api-server); the worker credential serves DAG-level callbacks")
     return f"identity mode credential ({why}): task tokens are asked with the worker credential"
-
-
-Scope = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
-Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
 
 class AttestationCheck:

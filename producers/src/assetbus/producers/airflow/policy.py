@@ -44,13 +44,6 @@ def in_dag_processor() -> bool:
     return "dag-processor" in sys.argv[1:3]
 
 
-def _timetable(dag: Any) -> dict[str, Any]:
-    from airflow.serialization.encoders import encode_timetable
-
-    encoded: dict[str, Any] = encode_timetable(dag.timetable)
-    return encoded
-
-
 def register_rule(dag: Any, conn_id: str | None = None) -> dict[str, Any] | None:
     """Register `dag`'s readiness rule with the assetbus API named by the `assetbus` connection; the API's answer,
     or None after logging why not (never raises)."""
@@ -69,7 +62,9 @@ def register_rule(dag: Any, conn_id: str | None = None) -> dict[str, Any] | None
             log.warning("cannot register the readiness rule of Airflow DAG %s with %s: it did not answer for "
                         "another DAG of this file", dag_id, where)
             return None
-        body = {"timetable": _timetable(dag), "description": dag.description or ""}
+        from airflow.serialization.encoders import encode_timetable
+
+        body = {"timetable": encode_timetable(dag.timetable), "description": dag.description or ""}
         with SyncExecutionApi(access.api_url, access.credential, timeout_s=REGISTER_TIMEOUT_S,
                               retry=REGISTER_RETRY) as api:
             response = api.request("PUT", RULE_PATH.format(dag_id=dag_id), repeatable=True, json=body)

@@ -24,11 +24,12 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, MutableMapping
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 from uuid import UUID
 
-TaskIdentity = tuple[str, str, str, int]
-"""(dag_id, run_id, task_id, map_index)."""
+from assetbus.producers.airflow.store_tokens import TaskIdentity
+
+T = TypeVar("T")
 
 _BEARER: ContextVar[str | None] = ContextVar("assetbus_execution_bearer", default=None)
 
@@ -75,15 +76,20 @@ def _lookup(scope: AssetScopeLike, session: Any) -> AssetAccess | None:
     return AssetAccess(name=name, dag_id="", task_id="")
 
 
-def airflow_asset_lookup(scope: AssetScopeLike, session: Any | None) -> AssetAccess | None:
-    """The asset's name and a task declaring it, from Airflow's metadata DB (None: no such asset).
-    `dag_id`/`task_id` are empty when no task declares the asset."""
+def in_session(query: Callable[[Any], T], session: Any | None) -> T:
+    """`query(session)`, or with a fresh session of Airflow's metadata DB when none is given."""
     if session is not None:
-        return _lookup(scope, session)
+        return query(session)
     from airflow.utils.session import create_session
 
     with create_session() as fresh:
-        return _lookup(scope, fresh)
+        return query(fresh)
+
+
+def airflow_asset_lookup(scope: AssetScopeLike, session: Any | None) -> AssetAccess | None:
+    """The asset's name and a task declaring it, from Airflow's metadata DB (None: no such asset).
+    `dag_id`/`task_id` are empty when no task declares the asset."""
+    return in_session(lambda db: _lookup(scope, db), session)
 
 
 class CallerLookup(Protocol):
@@ -151,11 +157,4 @@ def _calling_task(ti_id: UUID, session: Any) -> TaskIdentity | None:
 def airflow_calling_task(session: Any | None) -> TaskIdentity | None:
     """The task instance asking, from the request's token and Airflow's metadata DB (None: unknown)."""
     ti_id = calling_task_instance_id()
-    if ti_id is None:
-        return None
-    if session is not None:
-        return _calling_task(ti_id, session)
-    from airflow.utils.session import create_session
-
-    with create_session() as fresh:
-        return _calling_task(ti_id, fresh)
+    return None if ti_id is None else in_session(lambda db: _calling_task(ti_id, db), session)

@@ -25,9 +25,11 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
 import httpx
 
@@ -37,7 +39,6 @@ from assetbus.producers.airflow.attestation import (
     AttestationRefused,
     Attestor,
     airflow_attempt,
-    encoded,
 )
 from assetbus.producers.airflow.connection import DEFAULT_API_URL, ENV_API_URL
 from assetbus.producers.airflow.runtime import AirflowVersionMismatch, installed_versions, mismatch
@@ -58,12 +59,16 @@ from assetbus.producers.airflow.store_tokens import (
 )
 from assetbus.producers.secret_files import SecretFileError, expand_file_variables
 from assetbus.producers.state import (
+    AssetState,
+    AsyncAssetState,
     AsyncStateClient,
+    AsyncTaskState,
     InvalidStateRequest,
     StateClient,
     StateError,
     StateForbidden,
     StateValue,
+    TaskState,
 )
 from assetbus.producers.tokens import TokenKey
 
@@ -86,6 +91,8 @@ ENV_ASSET_STATE = "ASSETBUS_STORE_ASSET_STATE"
 `declared`: when the caller cannot be identified, act as a task that declares the asset (Airflow's rule,
 narrowed to declared assets)."""
 AssetStateRule = Literal["caller", "declared"]
+T = TypeVar("T")
+S = TypeVar("S")
 
 
 @dataclass(frozen=True)
@@ -133,6 +140,12 @@ def _writable(key: str) -> None:
     if key == ATTESTATION_KEY:
         raise _refused(StateForbidden(f"{key!r} is reserved: reading it asks for the task's assetbus token",
                                       status=403, code="reserved_key"))
+
+
+def _known(scope: object, state: S | None) -> S:
+    if state is None:
+        raise _refused(StateError(f"Airflow knows no asset for {scope!r}", status=404, code="not_found"))
+    return state
 
 
 def _refused(error: StateError) -> Exception:
@@ -188,9 +201,7 @@ class AssetbusStoreBackend(BaseStoreBackend):
     # -- where a scope lives, and as whom ------------------------------------------------------------
 
     def _asset_actor(self, scope: AssetScopeLike, session: Any | None) -> tuple[str, TaskIdentity] | None:
-        """The asset's name and the task instance the backend acts as for it (None: Airflow knows no such
-        asset). The calling task when it can be identified; otherwise a refusal, or under the opt-in rule a
-        task that declares the asset."""
+        """The asset's name and the task instance the backend acts as for it (None: Airflow knows no such asset)."""
         access = self._asset_lookup(scope, session)
         if access is None:
             return None
@@ -211,18 +222,49 @@ class AssetbusStoreBackend(BaseStoreBackend):
                 status=403, code="asset_not_registered"))
         return access.name, (access.dag_id, ASSET_STATE_RUN_ID, access.task_id, -1)
 
-    async def _aasset_actor(self, scope: AssetScopeLike, session: Any | None) -> tuple[str, TaskIdentity] | None:
+    async def _off_loop(self, call: Callable[[Any | None], T], session: Any | None) -> T:
+        """`call` with an async session's sync session (`run_sync`), else in a thread with none (it opens one)."""
         if session is not None and hasattr(session, "run_sync"):
-            actor: tuple[str, TaskIdentity] | None = await session.run_sync(lambda sync: self._asset_actor(scope,
-                                                                                                         sync))
-            return actor
-        return await asyncio.to_thread(self._asset_actor, scope, None)
+            result: T = await session.run_sync(call)
+            return result
+        return await asyncio.to_thread(call, None)
 
     def _client(self, identity: TaskIdentity) -> StateClient:
         return StateClient(self.api_url, self._tokens.for_task(identity), http=self._http)
 
     def _aclient(self, identity: TaskIdentity) -> AsyncStateClient:
         return AsyncStateClient(self.api_url, self._tokens.for_task(identity), timeout_s=self._timeout_s)
+
+    @contextmanager
+    def _state(self, scope: Any, session: Any | None) -> Iterator[TaskState | AssetState | None]:
+        """The state `scope` names, as the task the backend acts as for it (None: Airflow knows no such asset);
+        an assetbus refusal in the block is raised in Airflow's shape."""
+        try:
+            if _is_task(scope):
+                yield self._client(_identity(scope)).task_state
+            else:
+                actor = self._asset_actor(scope, session)
+                yield None if actor is None else self._client(actor[1]).asset(actor[0]).state
+        except StateError as error:
+            raise _refused(error) from error
+
+    @asynccontextmanager
+    async def _astate(self, scope: Any, session: Any | None
+                      ) -> AsyncIterator[AsyncTaskState | AsyncAssetState | None]:
+        """`_state` with an async client, closed after the block."""
+        try:
+            if _is_task(scope):
+                name, who = None, _identity(scope)
+            else:
+                actor = await self._off_loop(lambda sync: self._asset_actor(scope, sync), session)
+                if actor is None:
+                    yield None
+                    return
+                name, who = actor
+            async with self._aclient(who) as client:
+                yield client.task_state if name is None else client.asset(name).state
+        except StateError as error:
+            raise _refused(error) from error
 
     # -- BaseStoreBackend --------------------------------------------------------------------------
 
@@ -231,128 +273,64 @@ class AssetbusStoreBackend(BaseStoreBackend):
         if self.cannot_mint is not None:
             raise _refused(StateError(self.cannot_mint, status=503, code="backend_cannot_mint"))
         try:
-            return encoded(self._attestor.token(scope, session))
+            return json.dumps(self._attestor.token(scope, session))  # the JSON document Airflow hands the task
         except AttestationRefused as error:
             raise _refused(StateError(str(error), status=error.status, code=error.code)) from error
 
     def get(self, scope: Any, key: str, *, session: Any | None = None) -> str | None:
         if key == ATTESTATION_KEY and _is_task(scope):
             return self._attested(scope, session)
-        try:
-            if _is_task(scope):
-                return _encoded(self._client(_identity(scope)).task_state.get_entry(key))
-            actor = self._asset_actor(scope, session)
-            if actor is None:
-                return None
-            name, who = actor
-            return _encoded(self._client(who).asset(name).state.get_entry(key))
-        except StateError as error:
-            raise _refused(error) from error
+        with self._state(scope, session) as state:
+            return None if state is None else _encoded(state.get_entry(key))
 
     def set(self, scope: Any, key: str, value: str, *, expires_at: datetime | None = None,
             session: Any | None = None) -> None:
         _writable(key)
-        try:
-            if _is_task(scope):
-                self._client(_identity(scope)).task_state.set(key, _decoded(value), expires_at=expires_at)
-                return
-            name, who = self._require(scope, self._asset_actor(scope, session))
-            self._client(who).asset(name).state.set(key, _decoded(value))
-        except StateError as error:
-            raise _refused(error) from error
+        with self._state(scope, session) as state:
+            _known(scope, state).set(key, _decoded(value), expires_at=expires_at if _is_task(scope) else None)
 
     def delete(self, scope: Any, key: str, *, session: Any | None = None) -> None:
         _writable(key)
-        try:
-            if _is_task(scope):
-                self._client(_identity(scope)).task_state.delete(key)
-                return
-            actor = self._asset_actor(scope, session)
-            if actor is not None:
-                self._client(actor[1]).asset(actor[0]).state.delete(key)
-        except StateError as error:
-            raise _refused(error) from error
+        with self._state(scope, session) as state:
+            if state is not None:
+                state.delete(key)
 
     def clear(self, scope: Any, *, all_map_indices: bool = False, session: Any | None = None) -> None:
-        try:
-            if _is_task(scope):
-                self._client(_identity(scope)).task_state.clear(all_map_indices=all_map_indices)
-                return
-            actor = self._asset_actor(scope, session)
-            if actor is not None:
-                self._client(actor[1]).asset(actor[0]).state.clear()
-        except StateError as error:
-            raise _refused(error) from error
+        with self._state(scope, session) as state:
+            if isinstance(state, TaskState):
+                state.clear(all_map_indices=all_map_indices)
+            elif state is not None:
+                state.clear()
 
     async def aget(self, scope: Any, key: str, *, session: Any | None = None) -> str | None:
         if key == ATTESTATION_KEY and _is_task(scope):
-            if session is not None and hasattr(session, "run_sync"):
-                answer: str = await session.run_sync(lambda sync: self._attested(scope, sync))
-                return answer
-            return await asyncio.to_thread(self._attested, scope, None)
-        try:
-            if _is_task(scope):
-                async with self._aclient(_identity(scope)) as client:
-                    return _encoded(await client.task_state.get_entry(key))
-            actor = await self._aasset_actor(scope, session)
-            if actor is None:
-                return None
-            async with self._aclient(actor[1]) as client:
-                return _encoded(await client.asset(actor[0]).state.get_entry(key))
-        except StateError as error:
-            raise _refused(error) from error
+            return await self._off_loop(lambda sync: self._attested(scope, sync), session)
+        async with self._astate(scope, session) as state:
+            return None if state is None else _encoded(await state.get_entry(key))
 
     async def aset(self, scope: Any, key: str, value: str, *, expires_at: datetime | None = None,
                    session: Any | None = None) -> None:
         _writable(key)
-        try:
-            if _is_task(scope):
-                async with self._aclient(_identity(scope)) as client:
-                    await client.task_state.set(key, _decoded(value), expires_at=expires_at)
-                return
-            name, who = self._require(scope, await self._aasset_actor(scope, session))
-            async with self._aclient(who) as client:
-                await client.asset(name).state.set(key, _decoded(value))
-        except StateError as error:
-            raise _refused(error) from error
+        async with self._astate(scope, session) as state:
+            await _known(scope, state).set(key, _decoded(value), expires_at=expires_at if _is_task(scope) else None)
 
     async def adelete(self, scope: Any, key: str, *, session: Any | None = None) -> None:
         _writable(key)
-        try:
-            if _is_task(scope):
-                async with self._aclient(_identity(scope)) as client:
-                    await client.task_state.delete(key)
-                return
-            actor = await self._aasset_actor(scope, session)
-            if actor is not None:
-                async with self._aclient(actor[1]) as client:
-                    await client.asset(actor[0]).state.delete(key)
-        except StateError as error:
-            raise _refused(error) from error
+        async with self._astate(scope, session) as state:
+            if state is not None:
+                await state.delete(key)
 
     async def aclear(self, scope: Any, *, all_map_indices: bool = False, session: Any | None = None) -> None:
-        try:
-            if _is_task(scope):
-                async with self._aclient(_identity(scope)) as client:
-                    await client.task_state.clear(all_map_indices=all_map_indices)
-                return
-            actor = await self._aasset_actor(scope, session)
-            if actor is not None:
-                async with self._aclient(actor[1]) as client:
-                    await client.asset(actor[0]).state.clear()
-        except StateError as error:
-            raise _refused(error) from error
+        async with self._astate(scope, session) as state:
+            if isinstance(state, AsyncTaskState):
+                await state.clear(all_map_indices=all_map_indices)
+            elif state is not None:
+                await state.clear()
 
     def cleanup(self) -> None:
         """Nothing to do here: the assetbus API deletes expired task state itself, periodically
         (`ASSETBUS_API_STATE_CLEANUP_INTERVAL_S`), as does `assetbus state cleanup`; Airflow 3.3.2's
         `airflow state-store clean` skips custom backends anyway."""
-
-    @staticmethod
-    def _require(scope: object, actor: tuple[str, TaskIdentity] | None) -> tuple[str, TaskIdentity]:
-        if actor is None:
-            raise _refused(StateError(f"Airflow knows no asset for {scope!r}", status=404, code="not_found"))
-        return actor
 
 
 __all__ = ["ASSET_STATE_RUN_ID", "ENV_ASSET_STATE", "AssetScope", "AssetbusStoreBackend", "TaskScope"]

@@ -2,8 +2,7 @@
 
 - `AssetbusReadinessTrigger` (a `BaseEventTrigger`, for Airflow 3's event-driven scheduling): each
   readiness signal of an assetbus consumer DAG (`<prefix>.readiness.<dag_id>`) becomes an Airflow asset
-  event, through an `AssetWatcher`. It runs in the triggerer's ack mode (`ReadinessStream`): a signal's offset
-  is committed once Airflow has stored its event, never before:
+  event, through an `AssetWatcher`, its offset committed only once Airflow has stored the event:
 
       ready = Asset("orders_ready", watchers=[AssetWatcher(
           name="orders_ready", trigger=AssetbusReadinessTrigger(dag_id="orders_by_partition"))])
@@ -214,8 +213,6 @@ class AssetbusReadinessTrigger(BaseEventTrigger):  # type: ignore[misc]
             _hold_after_handoff(signal)
 
     async def run(self) -> AsyncIterator[TriggerEvent]:
-        """Not used: Airflow 3.3's triggerer runs this trigger through `filter_shared_stream` (ack mode), the
-        one way it can commit a signal only after Airflow stored it."""
         raise TriggerSetupError("AssetbusReadinessTrigger runs in Airflow 3.3's triggerer, through its shared "
                                 "stream in ack mode (filter_shared_stream), never through run()")
         yield  # an async generator, like every trigger's run()

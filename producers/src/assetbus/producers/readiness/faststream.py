@@ -18,9 +18,7 @@ outcome was recorded; a ledger error (the API refusing, or the process stopping 
 nacks, which seeks back to the signal so it comes again. The handler's own exception is recorded
 as the run's `failed` outcome and acks (as with `ReadinessSubscriber`): failed runs are not retried
 by redelivery. FastStream handles one message at a time per subscriber, so its ack (a commit of the
-consumer's position) never commits past a signal that is still being handled. The claim is
-`run_once`'s lease: a run that a subscriber of another group (or of this one, before a rebalance)
-holds is waited for, and the lease is renewed while the handler runs.
+consumer's position) never commits past a signal that is still being handled. Claims are `run_once`'s leases.
 """
 
 from __future__ import annotations

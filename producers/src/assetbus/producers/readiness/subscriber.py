@@ -104,14 +104,11 @@ async def run_once(ledger: RunLedger, signal: ReadinessSignal, handler: Handler,
                    events: SubscriberEvents | None = None, context: Context | None = None) -> RunStatus | Skipped:
     """Claim the signal's run, run the handler, record its outcome. `Skipped.DUPLICATE` if the run finished.
 
-    The one place the once-per-run rule is written: the plain subscriber and the FastStream
-    integration both call it. The claim is a lease: while another subscriber holds the run, this one
-    waits (`claim_when_free`); while the handler runs, the lease is renewed. If the lease is lost anyway
-    (it expired and another claim took the run), the loss is logged and reported (`lease_lost`), the
-    outcome is refused by the ledger, and the result is `Skipped.LEASE_LOST`. A handler's exception is
-    recorded as `failed` (and not raised); a ledger's error is raised (the signal must come again). With
-    `context` (the trace context the signal's record carried) the handler runs in an `assetbus handle`
-    span, its child."""
+    The one place the once-per-run rule is written (the plain subscriber and the FastStream integration
+    call it), as the module docstring tells. A lease lost while the handler ran is logged and reported
+    (`lease_lost`); the ledger refuses the outcome: `Skipped.LEASE_LOST`. A handler's exception is recorded as
+    `failed` (and not raised); a ledger's error is raised (the signal must come again). With `context` (the
+    trace context the signal's record carried) the handler runs in an `assetbus handle` span, its child."""
     claim = await claim_when_free(ledger, signal.run_id, consumer)
     if not claim.claimed:
         log.info("run %s of %s has finished already (or is unknown to the ledger); skipping the signal",

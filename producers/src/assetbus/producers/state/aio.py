@@ -1,4 +1,7 @@
-"""The async state client: `await AsyncStateClient(api_url, token).task_state.get("checkpoint")`."""
+"""The async state client: `await AsyncStateClient(api_url, token).task_state.get("checkpoint")`.
+
+The classes and methods of the sync client (`sync.py`, where they are described), each awaited.
+"""
 
 from __future__ import annotations
 
@@ -30,44 +33,32 @@ class _AsyncKeys:
         self._target = target
 
     async def get(self, key: str, default: Any = None) -> Any:
-        """The value under `key`, or `default` if there is none."""
         entry = await self.get_entry(key)
         return entry.value if entry is not None else default
 
     async def get_entry(self, key: str) -> StateValue | None:
-        """The value with its version (for compare-and-set), or None."""
         return read_entry(await self._client.send(self._target.key_call("GET", key)), key)
 
     async def set(self, key: str, value: Any, *, if_version: int | None = None, only_if_absent: bool = False,
                   expires_at: datetime | None = None) -> StateValue:
-        """Write the JSON `value` (task state: until `expires_at`, if given). With `if_version` (or
-        `only_if_absent`) it is a compare-and-set: StateConflict if another writer got there first."""
         call = self._target.key_call("PUT", key, headers=conditions(if_version, only_if_absent),
                                      json=self._target.set_body(value, expires_at))
         return read_written(await self._client.send(call), key, value)
 
     async def delete(self, key: str, *, if_version: int | None = None) -> bool:
-        """Delete `key` (a no-op if it has no value); False if it had none."""
         call = self._target.key_call("DELETE", key, headers=conditions(if_version))
         return read_deleted(await self._client.send(call))
 
 
 class AsyncTaskState(_AsyncKeys):
-    """The state of the token's own task instance (all tries share it)."""
-
     async def clear(self, *, all_map_indices: bool = False) -> int:
-        """Delete every key of this task instance; with `all_map_indices=True`, of every map index of the task."""
         return read_cleared(await self._client.send(self._target.clear_call(all_map_indices)))
 
     async def succeeded(self) -> int:
-        """Tell the API this task instance succeeded: with the server's clear_on_success on, its state is
-        cleared (Airflow 3.3's `[state_store] clear_on_success`). Returns how many keys went (0 if off)."""
         return read_cleared(await self._client.send(self._target.success_call()))
 
 
 class AsyncAssetState(_AsyncKeys):
-    """The state of one asset; open to tasks registered with it as inlet or outlet."""
-
     async def clear(self) -> int:
         return read_cleared(await self._client.send(self._target.clear_call()))
 
@@ -86,7 +77,6 @@ class AsyncStateClient:
     def __init__(self, base_url: str, token: str, *, timeout_s: float = 10.0, connect_retries: int = 2,
                  http: httpx.AsyncClient | None = None) -> None:
         self.token = token
-        self.connect_retries = connect_retries
         self._api = ExecutionApi(base_url, token, timeout_s=timeout_s, http=http, retry=connect_policy(connect_retries))
         self._task_state: AsyncTaskState | None = None
 
@@ -97,12 +87,9 @@ class AsyncStateClient:
         return self._task_state
 
     def asset(self, asset: object) -> AsyncAsset:
-        """The state of one asset: its name, an AssetRef, or an asset handle (`producers.Asset`)."""
         return AsyncAsset(self, asset_name(asset))
 
     async def send(self, call: Call) -> httpx.Response:
-        """One request through the SDK's execution-API client: a connection that could not even be opened is
-        retried `connect_retries` times (nothing was sent); a write is never repeated blindly."""
         try:
             return await self._api.request(call.method, call.path, repeatable=False, json=call.json,
                                            params=call.params, headers=call.headers)

@@ -81,12 +81,12 @@ def conditions(if_version: int | None, only_if_absent: bool = False) -> dict[str
 STORE = "/execution/store"
 
 
+@dataclass(kw_only=True)
 class Target:
     """Where a key lives: a task instance (path) or an asset (by name, in the query)."""
 
-    def __init__(self, *, ti_id: UUID | None = None, asset_name: str | None = None) -> None:
-        self.ti_id = ti_id
-        self.asset_name = asset_name
+    ti_id: UUID | None = None
+    asset_name: str | None = None
 
     def key_call(self, method: str, key: str, *, headers: dict[str, str] | None = None,
                  json: dict[str, Any] | None = None) -> Call:
@@ -138,12 +138,15 @@ def _reason(body: Any) -> tuple[str | None, str | None, dict[str, Any]]:
     return (reason if isinstance(reason, str) else None, message if isinstance(message, str) else None, detail)
 
 
-def _error(response: httpx.Response) -> StateError:
+def _body(response: httpx.Response) -> Any:
     try:
-        body = response.json()
+        return response.json()
     except ValueError:
-        body = {}
-    code, text, detail = _reason(body)
+        return {}
+
+
+def _error(response: httpx.Response) -> StateError:
+    code, text, detail = _reason(_body(response))
     message = f"{response.status_code} {code or response.reason_phrase}: {text or response.text[:200]}"
     status = response.status_code
     if status == 401:
@@ -169,7 +172,7 @@ def _version(response: httpx.Response) -> int:
 
 def read_entry(response: httpx.Response, key: str) -> StateValue | None:
     """A GET: the value with its version, or None if the key has none."""
-    if response.status_code == 404 and _code(response) == "not_found":
+    if response.status_code == 404 and _reason(_body(response))[0] == "not_found":
         return None
     if response.status_code != 200:
         raise _error(response)
@@ -183,31 +186,17 @@ def read_written(response: httpx.Response, key: str, value: Any) -> StateValue:
     return StateValue(key=key, value=value, version=_version(response))
 
 
-def _deleted(response: httpx.Response) -> int:
-    count = response.headers.get("Assetbus-Deleted", "")
-    return int(count) if count.isdigit() else 0
-
-
 def read_deleted(response: httpx.Response) -> bool:
     """A DELETE (204, also of an absent key): whether a value was there."""
-    if response.status_code != 204:
-        raise _error(response)
-    return _deleted(response) > 0
+    return read_cleared(response) > 0
 
 
 def read_cleared(response: httpx.Response) -> int:
     """A clear (204): how many keys were deleted."""
     if response.status_code != 204:
         raise _error(response)
-    return _deleted(response)
-
-
-def _code(response: httpx.Response) -> str | None:
-    try:
-        body = response.json()
-    except ValueError:
-        return None
-    return _reason(body)[0]
+    count = response.headers.get("Assetbus-Deleted", "")
+    return int(count) if count.isdigit() else 0
 
 
 def unreachable(error: Exception) -> StateUnavailable:

@@ -85,7 +85,6 @@ class StateClient:
     def __init__(self, base_url: str, token: str, *, timeout_s: float = 10.0, connect_retries: int = 2,
                  http: httpx.Client | None = None) -> None:
         self.token = token
-        self.connect_retries = connect_retries
         self._api = SyncExecutionApi(base_url, token, timeout_s=timeout_s, http=http,
                                      retry=connect_policy(connect_retries))
         self._task_state: TaskState | None = None
@@ -101,7 +100,8 @@ class StateClient:
         return Asset(self, asset_name(asset))
 
     def send(self, call: Call) -> httpx.Response:
-        """As `AsyncStateClient.send`."""
+        """One request through the SDK's execution-API client: a connection that could not even be opened is
+        retried `connect_retries` times (nothing was sent); a write is never repeated blindly."""
         try:
             return self._api.request(call.method, call.path, repeatable=False, json=call.json, params=call.params,
                                      headers=call.headers)
