@@ -27,7 +27,7 @@ import asyncpg
 from assetbus.benchmarks.process_watch import ProcessWatch
 from assetbus.benchmarks.scheduler import BacklogRun, SchedulerBenchOptions, SchedulerBenchReport, apply_backlog
 from assetbus.benchmarks.scheduler_latency import measure_latency
-from assetbus.benchmarks.scheduler_setup import ASSET, DAILY, IDENTITY, START, prepare
+from assetbus.benchmarks.scheduler_setup import ASSET, DAILY, IDENTITY, START, prepare, readiness_topics
 from assetbus.benchmarks.scratch import scratch_pipeline
 from assetbus.benchmarks.stats import per_second, us_per
 from assetbus.consumers.scheduler import AssetWait, ConsumerDag, Identity
@@ -114,9 +114,9 @@ async def dags_run(settings: Settings, dags: int, events: int, timeout_s: float 
         # the idle DAGs' readiness topics with one partition each (the scheduler would create three): lighter
         # on the broker this runs on, and the scheduler's work does not depend on it
         await create_readiness_topics(settings.kafka, topics, [dag.dag_id for dag in idle], partitions=1)
+        await prepare(settings, topics, db_url, dags=[*matching, *idle], assets=[ASSET, *idle_assets])
         engine = create_engine(db_url)
         try:
-            await prepare(settings, topics, engine, dags=[*matching, *idle], assets=[ASSET, *idle_assets])
             run = await apply_backlog(settings, topics, db_url, engine, events,
                                       ["scheduler", "--group-id", f"{topics.prefix}-scheduler"], timeout_s=timeout_s)
         finally:
@@ -126,13 +126,8 @@ async def dags_run(settings: Settings, dags: int, events: int, timeout_s: float 
 
 async def partitions_run(settings: Settings, partitions: int, rate: int, seconds: float) -> PartitionsRow:
     """The history of `partitions` partitions stored, then a latency run at `rate` on new ones."""
-    async with scratch_pipeline(settings, lambda t: [t.readiness(IDENTITY.dag_id),
-                                                     t.readiness(DAILY.dag_id)]) as (topics, db_url):
-        engine = create_engine(db_url)
-        try:
-            await prepare(settings, topics, engine)
-        finally:
-            await engine.dispose()
+    async with scratch_pipeline(settings, readiness_topics) as (topics, db_url):
+        await prepare(settings, topics, db_url)
         await store_history(db_url, partitions, runs=True)
         report = SchedulerBenchReport(SchedulerBenchOptions(rates=(rate,), seconds=seconds))
         await measure_latency(settings, report.options, topics, db_url, report, rate=rate)
@@ -149,13 +144,9 @@ async def backlog_run(settings: Settings, events: int, timeout_s: float = 1800.0
     """`events` stored events, then a per-event DAG registered and replayed over all of them (no publishing:
     the replay's own work), in a process of its own: the replay's time, the process's peak RSS."""
     async with scratch_pipeline(settings, lambda t: [t.readiness(BACKLOG_DAG.dag_id)]) as (topics, db_url):
-        engine = create_engine(db_url)
-        try:
-            await prepare(settings, topics, engine, dags=[])
-            await store_history(db_url, events, runs=False)
-            await prepare(settings, topics, engine, dags=[BACKLOG_DAG])
-        finally:
-            await engine.dispose()
+        await prepare(settings, topics, db_url, dags=[])
+        await store_history(db_url, events, runs=False)
+        await prepare(settings, topics, db_url, dags=[BACKLOG_DAG])
         process = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "assetbus.benchmarks.replay_child", BACKLOG_DAG.dag_id,
             env={**os.environ, "DATABASE_URL": db_url}, stdout=asyncio.subprocess.PIPE)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from assetbus.benchmarks.stats import per_second, us_per
+from assetbus.benchmarks.stats import per_second, percentile, us_per
 
 
 @dataclass(frozen=True)
@@ -32,13 +32,6 @@ STAGES = ("emit → persister transaction", "persister transaction → asset eve
           "asset event sent → scheduler transaction", "scheduler transaction → signal sent",
           "signal sent → signal read")
 """The stages of a latency run's path, between the marks `scheduler_latency` records."""
-
-
-def percentile(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    if not ordered:
-        return float("nan")
-    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
 
 
 @dataclass
