@@ -22,18 +22,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 
-import asyncpg
-
 from assetbus.benchmarks.process_watch import ProcessWatch
 from assetbus.benchmarks.scheduler import BacklogRun, SchedulerBenchOptions, SchedulerBenchReport, apply_backlog
 from assetbus.benchmarks.scheduler_latency import measure_latency
 from assetbus.benchmarks.scheduler_setup import ASSET, DAILY, IDENTITY, START, prepare, readiness_topics
-from assetbus.benchmarks.scratch import scratch_pipeline
+from assetbus.benchmarks.scratch import connection, scratch_pipeline
 from assetbus.benchmarks.stats import per_second, us_per
 from assetbus.consumers.scheduler import AssetWait, ConsumerDag, Identity
 from assetbus.consumers.scheduler.topics import create_readiness_topics
 from assetbus.consumers.storage import create_engine
-from assetbus.consumers.storage.urls import asyncpg_dsn
 from assetbus.schemas import AssetRef
 from assetbus.settings import Settings
 
@@ -200,27 +197,21 @@ async def store_history(db_url: str, partitions: int, *, runs: bool) -> None:
     """Store `partitions` events of the benchmark's asset, one partition each, on hours before the benchmark's
     own (as a persister would have); with `runs`, also the per-event DAG's run of each, and the daily DAG's
     consumed queue rows and runs (as a scheduler would have)."""
-    conn = await asyncpg.connect(asyncpg_dsn(db_url))
-    try:
+    async with connection(db_url) as conn:
         await conn.execute(_EVENTS, ASSET.name, START - timedelta(days=2), partitions)
         if runs:
             await conn.execute(_PER_EVENT_RUNS, IDENTITY.dag_id, ASSET.name)
             await conn.execute(_DAILY_QUEUE, DAILY.dag_id, ASSET.name)
             await conn.execute(_DAILY_RUNS, DAILY.dag_id)
         await conn.execute("VACUUM (ANALYZE)")  # settled before anything is measured: no autovacuum meanwhile
-    finally:
-        await conn.close()
 
 
 async def table_sizes(db_url: str) -> dict[str, tuple[int, float]]:
     """Rows and MB (with indexes and TOAST) of the scheduler's tables."""
-    conn = await asyncpg.connect(asyncpg_dsn(db_url))
-    try:
+    async with connection(db_url) as conn:
         return {name: (int(await conn.fetchval(f"SELECT count(*) FROM {name}")),
                        int(await conn.fetchval("SELECT pg_total_relation_size($1::regclass)", name)) / 2**20)
                 for name in SCHEDULER_TABLES}
-    finally:
-        await conn.close()
 
 
 @dataclass

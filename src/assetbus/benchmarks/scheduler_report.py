@@ -76,9 +76,6 @@ class SchedulerBenchReport:
     def cpu_us_per_event(self) -> float:
         return us_per(self.throughput_cpu_s, self.throughput_events)
 
-    def at(self, rate: int) -> LatencyRun | None:
-        return next((run for run in self.latency if run.rate == rate), None)
-
     def summary(self) -> dict[str, float]:
         """Flat figures for `bench all --json`: the readiness keys without a suffix are at 1,000/s offered."""
         figures = {"scheduler_events_per_s": round(self.events_per_s, 1),

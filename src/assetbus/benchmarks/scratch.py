@@ -35,11 +35,24 @@ async def drop_database(admin_url: str, name: str) -> None:
 
 
 async def _admin_execute(admin_url: str, statement: str) -> None:
-    conn = await asyncpg.connect(asyncpg_dsn(admin_url))
-    try:
+    async with connection(admin_url) as conn:
         await conn.execute(statement)
+
+
+@asynccontextmanager
+async def connection(database_url: str) -> AsyncIterator[asyncpg.Connection]:
+    """An asyncpg connection to `database_url` (an SQLAlchemy URL), closed after the block."""
+    conn = await asyncpg.connect(asyncpg_dsn(database_url))
+    try:
+        yield conn
     finally:
         await conn.close()
+
+
+async def postgres_version(database_url: str) -> str:
+    """PostgreSQL's `server_version`, such as `17.2 (Debian 17.2-1.pgdg120+1)`."""
+    async with connection(database_url) as conn:
+        return str(await conn.fetchval("SHOW server_version"))
 
 
 @asynccontextmanager

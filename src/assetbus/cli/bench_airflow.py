@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from assetbus.cli.bench_all import load_text, progress_printer
+from assetbus.cli.bench_all import progress_printer
 from assetbus.cli.common import JSON_OPTION, console, fail, run, settings
 from assetbus.cli.output import json_line
 
@@ -95,7 +95,7 @@ def print_report(report: AirflowBenchReport) -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    from assetbus.benchmarks.stats import percentile
+    from assetbus.benchmarks.stats import load_text, percentile
 
     o, c = report.options, report.conditions
     if report.first_emit_ms:

@@ -125,6 +125,8 @@ def cell(value: float, unit: str) -> str:
 def print_report(report: SuiteReport) -> None:
     from rich.table import Table
 
+    from assetbus.benchmarks.stats import load_text
+
     table = Table("figure (JSON key)", "value", title="assetbus bench all", title_justify="left")
     for key, value in report.figures.items():
         unit = next((u for suffix, u in UNITS.items() if key.endswith(suffix) or suffix in key), "")
@@ -140,7 +142,3 @@ def print_report(report: SuiteReport) -> None:
                   f"bytes (persister); offered {', '.join(f'{r:,}/s' for r in c['offered_rates_per_s'])} for "
                   f"{c['latency_seconds_per_rate']:g} s each (first second excluded); took {c['duration_s']:.0f} s",
                   highlight=False)
-
-
-def load_text(values: tuple[float, ...] | list[float]) -> str:
-    return " ".join(f"{v:.2f}" for v in values)

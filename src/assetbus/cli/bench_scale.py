@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from assetbus.cli.bench_all import load_text, progress_printer
+from assetbus.cli.bench_all import progress_printer
 from assetbus.cli.common import JSON_OPTION, console, fail, run, settings
 from assetbus.cli.output import json_line
 
@@ -64,6 +64,7 @@ def scale(
 
     from assetbus.benchmarks.pinning import parse_cpus
     from assetbus.benchmarks.scale import ScaleOptions, run_scale
+    from assetbus.benchmarks.stats import load_text
 
     if min(dag_events, partition_rate) < 1:
         fail("--dag-events and --partition-rate must be positive")
@@ -181,6 +182,7 @@ def soak(
     from rich.table import Table
 
     from assetbus.benchmarks.soak import SoakOptions, run_soak
+    from assetbus.benchmarks.stats import load_text
 
     if min(events, rate) < 1 or min(max_seconds, interval) <= 0:
         fail("--events, --rate, --max-seconds and --interval must be positive")
