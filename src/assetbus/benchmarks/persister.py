@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-import psutil
 from aiokafka import AIOKafkaProducer
 from sqlalchemy.engine import make_url
 
 from assetbus.benchmarks.conditions import conditions
+from assetbus.benchmarks.process_watch import ProcessWatch
 from assetbus.benchmarks.scrape import Histogram, scrape
 from assetbus.benchmarks.scratch import record_count, scratch_pipeline, service_env, stop
 from assetbus.consumers.persister.config import PersisterConfig
@@ -175,8 +175,8 @@ async def _run_persister(settings: Settings, options: BenchOptions, topics: Topi
     launched = time.perf_counter()
     process = await asyncio.create_subprocess_exec(*persister_command(f"{topics.prefix}-persister", port, options),
                                                    env=service_env(settings, topics, db_url))
-    watched = psutil.Process(process.pid)
-    peak_rss = 0
+    watch = ProcessWatch(process.pid)
+    watch.start()
     first: float | None = None
     cpu_at_first = 0.0
     done = 0
@@ -187,40 +187,24 @@ async def _run_persister(settings: Settings, options: BenchOptions, topics: Topi
                 raise RuntimeError(f"the persister exited with code {process.returncode}")
             if time.perf_counter() > deadline:
                 raise RuntimeError(f"timed out after {options.timeout_s}s with {done} receipts")
-            peak_rss = max(peak_rss, _rss(watched))
             done = await receipts()
             if done and first is None:
-                first, cpu_at_first = time.perf_counter(), _cpu(watched)
+                first, cpu_at_first = time.perf_counter(), watch.cpu_s()
             await asyncio.sleep(0.05)
         finished = time.perf_counter()
-        peak_rss = max(peak_rss, _rss(watched))
-        cpu_s = _cpu(watched)
+        cpu_s = watch.cpu_s()
         metrics = await asyncio.to_thread(scrape, f"http://127.0.0.1:{port}/metrics")
     finally:
+        await watch.stop()
         await stop(process, 60 if options.profile else 20)
     assert first is not None
     return BenchReport(
         options=options, command_bytes=0, preload_s=0.0, startup_s=first - launched, run_s=finished - first,
-        total_s=finished - launched, peak_rss_mb=peak_rss / 2**20, cpu_s=cpu_s,
+        total_s=finished - launched, peak_rss_mb=watch.peak_rss / 2**20, cpu_s=cpu_s,
         run_cpu_s=cpu_s - cpu_at_first, stored=0, receipts=done,
         batch_sizes=metrics.histogram("assetbus_persister_batch_size"),
         db_commit=metrics.histogram("assetbus_persister_db_commit_seconds"),
         load_before=load_before, load_after=os.getloadavg(), conditions=conditions(_database_connection(options)))
-
-
-def _cpu(process: psutil.Process) -> float:
-    try:
-        times = process.cpu_times()
-    except psutil.Error:
-        return 0.0
-    return float(times.user + times.system)
-
-
-def _rss(process: psutil.Process) -> int:
-    try:
-        return int(process.memory_info().rss) + sum(int(c.memory_info().rss) for c in process.children(True))
-    except psutil.Error:
-        return 0
 
 
 def _database_connection(options: BenchOptions) -> str:

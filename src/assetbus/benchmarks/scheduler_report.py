@@ -1,10 +1,5 @@
-"""The scheduler benchmark's result: throughput, CPU and memory of the scheduler, latency per offered rate.
-
-A plain object, callable from Python (`assetbus bench all --json` reads `summary()`):
-
-    report = await run_benchmark(settings, SchedulerBenchOptions())
-    report.summary()  # {"scheduler_events_per_s": ..., "readiness_p99_ms": ..., ...}
-"""
+"""The scheduler benchmark's options and result: throughput, CPU and memory of the scheduler, latency per offered
+rate, and `summary()`, the flat figures `assetbus bench all --json` reads."""
 
 from __future__ import annotations
 

@@ -10,8 +10,8 @@ leaves it out, and so does `--smoke` unless `--airflow` is given.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Coroutine
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
 
@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from assetbus.benchmarks.airflow import AirflowBenchReport
     from assetbus.benchmarks.suite import SuiteReport
 
+T = TypeVar("T")
 
 AIRFLOW_SAMPLES = 20
 """Rounds of the Airflow benchmark in `bench all` (its own default is 50): about 3 minutes with Airflow's start."""
@@ -57,10 +58,7 @@ def all_(
     progress = progress_printer()
     if why:
         progress(why)
-    try:
-        report = run(run_suite(settings(), sizes, progress))
-    except Exception as error:
-        fail(f"bench all failed: {type(error).__name__}: {error}")
+    report = run_bench(run_suite(settings(), sizes, progress), "bench all failed")
     airflow_report = None
     if with_airflow:
         airflow_report = _run_airflow(smoke, progress)
@@ -96,10 +94,15 @@ def _run_airflow(smoke: bool, progress: Callable[[str], None]) -> AirflowBenchRe
     options = AirflowBenchOptions.smoke() if smoke else AirflowBenchOptions(samples=AIRFLOW_SAMPLES)
     progress(f"then airflow: Airflow 3 on PostgreSQL, {options.samples} rounds, {options.partitions} partitions "
              "(assetbus bench airflow)")
+    return run_bench(run_airflow_benchmark(settings(), options, progress), "bench all failed in the Airflow benchmark")
+
+
+def run_bench(coro: Coroutine[Any, Any, T], failed: str) -> T:
+    """The benchmark's report; an error ends the command with `<failed>: <error type>: <error>`."""
     try:
-        return run(run_airflow_benchmark(settings(), options, progress))
+        return run(coro)
     except Exception as error:
-        fail(f"bench all failed in the Airflow benchmark: {type(error).__name__}: {error}")
+        fail(f"{failed}: {type(error).__name__}: {error}")
 
 
 def progress_printer() -> Callable[[str], None]:

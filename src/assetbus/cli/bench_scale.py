@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from assetbus.cli.bench_all import progress_printer
-from assetbus.cli.common import JSON_OPTION, console, fail, run, settings
+from assetbus.cli.bench_all import progress_printer, run_bench
+from assetbus.cli.common import JSON_OPTION, console, fail, settings
 from assetbus.cli.output import json_line
 
 if TYPE_CHECKING:
@@ -84,10 +84,7 @@ def scale(
     if smoke:
         options = ScaleOptions(rates=(), persisters=(), seconds=1.5, dags=(1, 3), dag_events=4_000,
                                partitions=(100, 1_000), partition_rate=200, backlog=(500,))
-    try:
-        report = run(run_scale(settings(), options, progress_printer()))
-    except Exception as error:
-        fail(f"bench scale failed: {type(error).__name__}: {error}")
+    report = run_bench(run_scale(settings(), options, progress_printer()), "bench scale failed")
     table = Table("offered", "receipt p50 / p99", "readiness p50 / p99", "signals measured", "peak RSS persister / "
                   "scheduler", "load before → after", title="assetbus bench scale: offered rate", title_justify="left")
     for row in report.rates:
@@ -188,10 +185,7 @@ def soak(
         fail("--events, --rate, --max-seconds and --interval must be positive")
     options = SoakOptions(events=events, rate=rate, max_seconds=max_seconds, interval_s=interval)
     load_before = os.getloadavg()
-    try:
-        report = run(run_soak(settings(), options, progress_printer()))
-    except Exception as error:
-        fail(f"bench soak failed: {type(error).__name__}: {error}")
+    report = run_bench(run_soak(settings(), options, progress_printer()), "bench soak failed")
     table = Table("at", "emitted", "signalled", "receipt p50 / p99", "readiness p50 / p99", "RSS persister / "
                   "scheduler", "CPU persister / scheduler", "load", title=f"assetbus bench soak: {rate:,}/s offered",
                   title_justify="left")
