@@ -23,7 +23,7 @@ from aiokafka import AIOKafkaProducer
 from sqlalchemy.engine import make_url
 
 from assetbus.benchmarks.conditions import conditions
-from assetbus.benchmarks.process_watch import ProcessWatch
+from assetbus.benchmarks.processes import ProcessWatch
 from assetbus.benchmarks.scrape import Histogram, scrape
 from assetbus.benchmarks.scratch import record_count, scratch_pipeline, service_env, stop
 from assetbus.consumers.persister.config import PersisterConfig

@@ -18,10 +18,9 @@ from dataclasses import dataclass, field
 from assetbus.benchmarks.persister_group import GroupReport, run_group
 from assetbus.benchmarks.processes import ProcessSampler
 from assetbus.benchmarks.scale_growth import GrowthReport, run_growth
-from assetbus.benchmarks.scheduler import SchedulerBenchOptions, SchedulerBenchReport
 from assetbus.benchmarks.scheduler_group import SchedulerGroupReport, run_scheduler_group
 from assetbus.benchmarks.scheduler_latency import measure_latency
-from assetbus.benchmarks.scheduler_report import LatencyRun
+from assetbus.benchmarks.scheduler_report import LatencyRun, SchedulerBenchOptions, SchedulerBenchReport
 from assetbus.benchmarks.scheduler_setup import readiness_topics
 from assetbus.benchmarks.scratch import scratch_pipeline
 from assetbus.settings import Settings

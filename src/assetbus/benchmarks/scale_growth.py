@@ -22,9 +22,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 
-from assetbus.benchmarks.process_watch import ProcessWatch
-from assetbus.benchmarks.scheduler import BacklogRun, SchedulerBenchOptions, SchedulerBenchReport, apply_backlog
+from assetbus.benchmarks.processes import ProcessWatch
+from assetbus.benchmarks.scheduler import BacklogRun, apply_backlog
 from assetbus.benchmarks.scheduler_latency import measure_latency
+from assetbus.benchmarks.scheduler_report import SchedulerBenchOptions, SchedulerBenchReport
 from assetbus.benchmarks.scheduler_setup import ASSET, DAILY, IDENTITY, START, prepare, readiness_topics
 from assetbus.benchmarks.scratch import connection, scratch_pipeline
 from assetbus.benchmarks.stats import per_second, us_per

@@ -25,7 +25,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from assetbus.benchmarks.conditions import conditions
 from assetbus.benchmarks.scheduler_latency import measure_latency
-from assetbus.benchmarks.scheduler_report import LatencyRun, SchedulerBenchOptions, SchedulerBenchReport
+from assetbus.benchmarks.scheduler_report import SchedulerBenchOptions, SchedulerBenchReport
 from assetbus.benchmarks.scheduler_setup import (
     DAILY,
     IDENTITY,
@@ -39,9 +39,6 @@ from assetbus.benchmarks.scratch import record_count, scratch_pipeline
 from assetbus.consumers.storage import create_engine
 from assetbus.schemas import Topics
 from assetbus.settings import Settings
-
-__all__ = ["BacklogRun", "LatencyRun", "SchedulerBenchOptions", "SchedulerBenchReport", "apply_backlog",
-           "run_benchmark"]
 
 Phase = Callable[[Settings, SchedulerBenchOptions, Topics, str, SchedulerBenchReport], Awaitable[None]]
 

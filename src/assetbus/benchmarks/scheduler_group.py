@@ -21,8 +21,7 @@ from dataclasses import dataclass, field
 from aiokafka.admin import AIOKafkaAdminClient
 
 from assetbus.benchmarks.pinning import pin, pinned_infra
-from assetbus.benchmarks.process_watch import ProcessWatch
-from assetbus.benchmarks.processes import infra_cpu
+from assetbus.benchmarks.processes import ProcessWatch, infra_cpu
 from assetbus.benchmarks.scheduler_setup import prepare, service, store_events
 from assetbus.benchmarks.scratch import record_count, scratch_pipeline
 from assetbus.benchmarks.stats import per_second, us_per

@@ -16,7 +16,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from assetbus.benchmarks.persister import preload
-from assetbus.benchmarks.process_watch import ProcessWatch
+from assetbus.benchmarks.processes import ProcessWatch
 from assetbus.benchmarks.scratch import service_env, stop
 from assetbus.consumers.persister import Persister, PersisterConfig
 from assetbus.consumers.scheduler import (
