@@ -31,7 +31,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -137,11 +137,10 @@ class AirflowBenchReport:
 
     def figures(self) -> dict[str, float]:
         f: dict[str, float] = {}
-        for name, key in (("event", "event"), ("native_run", "native_run"), ("bridge_run", "bridge_run"),
-                          ("rest_run", "rest_run")):
+        for name in ("event", "native_run", "bridge_run", "rest_run"):
             values = self.latencies_ms(name)
-            f[f"airflow_{key}_p50_ms"] = percentile(values, 50)
-            f[f"airflow_{key}_p99_ms"] = percentile(values, 99)
+            f[f"airflow_{name}_p50_ms"] = percentile(values, 50)
+            f[f"airflow_{name}_p99_ms"] = percentile(values, 99)
         f["airflow_rest_post_p50_ms"] = percentile(self.latencies_ms("rest_post"), 50)
         for mode, values in self.first_emit_ms.items():
             f[f"airflow_first_emit_{mode}_p50_ms"] = percentile(values, 50)
@@ -286,8 +285,7 @@ async def _conditions(settings: Settings, stack: AirflowStack, options: AirflowB
         "bridge_concurrency": options.concurrency,
         "forwarder": "one process per asset (one asset's events posted in order, one at a time)",
         **run_conditions(settings, shared, postgres, load_before),
-        "sizes": {f.name: getattr(options, f.name) for f in fields(options)
-                  if f.name in ("samples", "partitions", "warmup")},
+        "sizes": {name: getattr(options, name) for name in ("samples", "partitions", "warmup")},
     }
 
 

@@ -28,9 +28,7 @@ def conditions(database_connection: str | None = None) -> dict[str, str]:
 
 
 def _busiest() -> str:
-    procs = []
-    for proc in psutil.process_iter(["name", "cpu_percent"]):
-        procs.append(proc)
+    procs = list(psutil.process_iter(["name", "cpu_percent"]))  # the first cpu_percent starts each one's count
     time.sleep(0.5)
     usage = []
     for proc in procs:

@@ -204,8 +204,5 @@ async def _run_persister(settings: Settings, options: BenchOptions, topics: Topi
         run_cpu_s=cpu_s - cpu_at_first, stored=0, receipts=done,
         batch_sizes=metrics.histogram("assetbus_persister_batch_size"),
         db_commit=metrics.histogram("assetbus_persister_db_commit_seconds"),
-        load_before=load_before, load_after=os.getloadavg(), conditions=conditions(_database_connection(options)))
-
-
-def _database_connection(options: BenchOptions) -> str:
-    return "TLS (asyncpg prefers it)" if options.db_tls else "plain TCP (?ssl=disable)"
+        load_before=load_before, load_after=os.getloadavg(),
+        conditions=conditions("TLS (asyncpg prefers it)" if options.db_tls else "plain TCP (?ssl=disable)"))

@@ -44,11 +44,8 @@ def all_(
 
     from assetbus.benchmarks.suite import SuiteSizes, run_suite
 
-    try:
-        offered = tuple(int(r) for r in rates.split(",") if r.strip())
-    except ValueError:
-        fail(f"--rates must be comma-separated integers, not {rates!r}")
-    if not offered or min(offered) < 1:
+    offered = int_list(rates, "--rates")
+    if not offered:
         fail("--rates needs at least one positive rate")
     sizes = SuiteSizes.smoke() if smoke else SuiteSizes()
     if not smoke or rates != "1000,5000,50":
@@ -72,6 +69,17 @@ def all_(
         print_airflow_report(airflow_report)
     if as_json:
         print(json_line({**{k: round(v, 2) for k, v in report.figures.items()}, "conditions": report.conditions}))
+
+
+def int_list(text: str, option: str) -> tuple[int, ...]:
+    """An option's comma-separated positive integers (none for an empty text); a wrong one ends the command."""
+    try:
+        values = tuple(int(v) for v in text.split(",") if v.strip())
+    except ValueError:
+        fail(f"{option} must be comma-separated integers, not {text!r}")
+    if values and min(values) < 1:
+        fail(f"{option} takes positive integers")
+    return values
 
 
 def include_airflow(asked: bool | None, smoke: bool) -> tuple[bool, str]:

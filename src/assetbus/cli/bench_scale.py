@@ -12,23 +12,13 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from assetbus.cli.bench_all import progress_printer, run_bench
+from assetbus.cli.bench_all import int_list, progress_printer, run_bench
 from assetbus.cli.common import JSON_OPTION, console, fail, settings
 from assetbus.cli.output import json_line
 
 if TYPE_CHECKING:
     from assetbus.benchmarks.scale import ScaleOptions
     from assetbus.benchmarks.scale_growth import GrowthReport
-
-
-def _ints(text: str, option: str) -> tuple[int, ...]:
-    try:
-        values = tuple(int(v) for v in text.split(",") if v.strip())
-    except ValueError:
-        fail(f"{option} must be comma-separated integers, not {text!r}")
-    if values and min(values) < 1:
-        fail(f"{option} takes positive integers")
-    return values
 
 
 def scale(
@@ -74,13 +64,13 @@ def scale(
         fail(f"--pin-schedulers/--pin-infra: {error}")
     if any(pins) and not schedulers:
         fail("--pin-schedulers and --pin-infra pin the --schedulers runs: give --schedulers too")
-    options = ScaleOptions(rates=_ints(rates, "--rates"), seconds=seconds,
-                           persisters=_ints(persisters, "--persisters"), commands=commands,
-                           schedulers=_ints(schedulers, "--schedulers"), scheduler_events=scheduler_events,
+    options = ScaleOptions(rates=int_list(rates, "--rates"), seconds=seconds,
+                           persisters=int_list(persisters, "--persisters"), commands=commands,
+                           schedulers=int_list(schedulers, "--schedulers"), scheduler_events=scheduler_events,
                            pin_schedulers=pins[0], pin_infra=pins[1],
-                           dags=_ints(dags, "--dags"), dag_events=dag_events,
-                           partitions=_ints(partitions, "--partitions"), partition_rate=partition_rate,
-                           backlog=_ints(backlog, "--backlog"))
+                           dags=int_list(dags, "--dags"), dag_events=dag_events,
+                           partitions=int_list(partitions, "--partitions"), partition_rate=partition_rate,
+                           backlog=int_list(backlog, "--backlog"))
     if smoke:
         options = ScaleOptions(rates=(), persisters=(), seconds=1.5, dags=(1, 3), dag_events=4_000,
                                partitions=(100, 1_000), partition_rate=200, backlog=(500,))
