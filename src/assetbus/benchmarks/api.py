@@ -190,8 +190,8 @@ async def _phase(stack: _Stack, options: ApiBenchOptions, name: str, label: str,
                  _percentile(ordered, 0.99), api_cpu / count * 1e6, result.client_cpu_s / count * 1e6)
 
 
-def _requests(secret: str, concurrency: int) -> tuple[list[str], list[str], list[str], int]:
-    """PUTs and GETs (one task instance per client), emits (the first token), and how many distinct emits."""
+def _requests(secret: str, concurrency: int) -> tuple[list[str], list[str], list[str]]:
+    """PUTs and GETs (one task instance per client), and distinct emits (the first token)."""
     tokens = [task_token(secret, "bench", "run-1", "load", map_index=i) for i in range(concurrency)]
     paths = [f"{STATE_PATH}/{task_instance_id('bench', 'run-1', 'load', i)}" for i in range(concurrency)]
     auth = [{"Authorization": f"Bearer {t}", "Content-Type": "application/json"} for t in tokens]
@@ -203,7 +203,7 @@ def _requests(secret: str, concurrency: int) -> tuple[list[str], list[str], list
         gets.append(http_request("GET", f"{paths[w]}/k{i // concurrency}", auth[w]))
     emits = [http_request("POST", "/execution/asset-events/emit", auth[0], json.dumps(
         {"asset": ASSET, "extra": {"batch": i}, "dedupe_key": f"batch-{i}"}).encode()) for i in range(20_000)]
-    return puts, gets, emits, len(emits)
+    return puts, gets, emits
 
 
 async def run_api_benchmark(s: Settings, options: ApiBenchOptions) -> ApiBenchReport:
@@ -211,7 +211,7 @@ async def run_api_benchmark(s: Settings, options: ApiBenchOptions) -> ApiBenchRe
     n, c = options.requests, options.concurrency
     phases: list[Phase] = []
     async with _fresh_stack(s, options) as stack:
-        puts, gets, emits, _ = _requests(stack.secret, c)
+        puts, gets, emits = _requests(stack.secret, c)
         put_ok = [200, 204]
         await _load(LoadSpec("127.0.0.1", stack.port, c, len(puts), puts, put_ok))  # warm-up: every key exists
         one = max(1, n // 4)  # one client is about latency: fewer requests

@@ -171,7 +171,7 @@ async def _emit_all(emitter: AsyncEmitter, run: EmitRun, assets: list[AssetRef],
 
 
 async def _broker_run(settings: Settings, options: EmitBenchOptions, secret: str) -> EmitRun:
-    topics = Topics(prefix=f"benchemit{uuid.uuid4().hex[:8]}")
+    topics = Topics(prefix=f"bench{uuid.uuid4().hex[:10]}")  # as long as scratch_pipeline's
     await ensure_topics(settings.kafka, topics)
     run = EmitRun("broker", options.count, options.count)
     try:
@@ -266,7 +266,7 @@ async def run_emit_benchmark(settings: Settings, options: EmitBenchOptions) -> E
     secret = secrets.token_urlsafe(32)
     sample = prepare(_assets(1)[0], extra={"path": "s3://bench/" + "x" * max(0, options.extra_bytes - 25), "rows": 1},
                      partition_key="2026-10-01", dedupe_key="b1000")
-    size = len(command_encoder(f"emitter-{uuid.uuid4().hex}", "benchemitxxxxxxxx.receipts", _token(secret))
+    size = len(command_encoder(f"emitter-{uuid.uuid4().hex}", "benchxxxxxxxxxx.receipts", _token(secret))
                .encode(sample))
     report = EmitReport(options, size, len(_token(secret)), load_before=os.getloadavg())
     for mode in options.modes:

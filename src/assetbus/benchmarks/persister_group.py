@@ -31,6 +31,7 @@ from assetbus.benchmarks.persister import (
 from assetbus.benchmarks.processes import ProcessSampler
 from assetbus.benchmarks.scrape import scrape
 from assetbus.benchmarks.scratch import record_count, scratch_pipeline, service_env, stop
+from assetbus.benchmarks.stats import per_second
 from assetbus.consumers.storage import count_events, create_engine
 from assetbus.infra.ports import free_port
 from assetbus.producers import task_token
@@ -57,7 +58,7 @@ class GroupReport:
 
     @property
     def events_per_s(self) -> float:
-        return self.commands / self.run_s if self.run_s else 0.0
+        return per_second(self.commands, self.run_s)
 
     @property
     def cpu_us_per_event(self) -> float:
