@@ -25,26 +25,22 @@ from __future__ import annotations
 
 import asyncio
 import os
-import platform
 import shutil
 import sys
 import tempfile
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import asyncpg
-
 from assetbus.benchmarks.airflow_identity import FIRST_EMIT_DAG, first_emits
 from assetbus.benchmarks.airflow_paths import DAG_IDS, FORWARDED, ORDERS, AirflowPaths, Burst, Round
-from assetbus.benchmarks.conditions import conditions
-from assetbus.benchmarks.scratch import create_database, drop_database
+from assetbus.benchmarks.conditions import conditions, run_conditions
+from assetbus.benchmarks.scratch import create_database, drop_database, postgres_version
 from assetbus.benchmarks.stats import percentile
 from assetbus.consumers.storage import create_engine
-from assetbus.consumers.storage.urls import asyncpg_dsn
 from assetbus.infra.airflow import AIRFLOW_VENV, METADATA_DATABASES, POSTGRES
 from assetbus.infra.airflow_stack import AirflowStack
 from assetbus.producers import AsyncEmitter, task_token
@@ -141,11 +137,10 @@ class AirflowBenchReport:
 
     def figures(self) -> dict[str, float]:
         f: dict[str, float] = {}
-        for name, key in (("event", "event"), ("native_run", "native_run"), ("bridge_run", "bridge_run"),
-                          ("rest_run", "rest_run")):
+        for name in ("event", "native_run", "bridge_run", "rest_run"):
             values = self.latencies_ms(name)
-            f[f"airflow_{key}_p50_ms"] = percentile(values, 50)
-            f[f"airflow_{key}_p99_ms"] = percentile(values, 99)
+            f[f"airflow_{name}_p50_ms"] = percentile(values, 50)
+            f[f"airflow_{name}_p99_ms"] = percentile(values, 99)
         f["airflow_rest_post_p50_ms"] = percentile(self.latencies_ms("rest_post"), 50)
         for mode, values in self.first_emit_ms.items():
             f[f"airflow_first_emit_{mode}_p50_ms"] = percentile(values, 50)
@@ -164,14 +159,6 @@ class AirflowBenchReport:
 def airflow_version(venv: Path = AIRFLOW_VENV) -> str:
     found = sorted(venv.glob("lib/python*/site-packages/apache_airflow-*.dist-info"))
     return found[-1].name.removeprefix("apache_airflow-").removesuffix(".dist-info") if found else "unknown"
-
-
-async def postgres_version(database_url: str) -> str:
-    conn = await asyncpg.connect(asyncpg_dsn(database_url))
-    try:
-        return str(await conn.fetchval("SHOW server_version")).split(" ")[0]
-    finally:
-        await conn.close()
 
 
 def _bench_home() -> tuple[Path, Path, Path]:
@@ -287,7 +274,7 @@ async def _conditions(settings: Settings, stack: AirflowStack, options: AirflowB
     env = stack.airflow.env()
     shown = [*SHOWN, *(k for k, _ in options.airflow_settings if k not in SHOWN)]
     airflow_settings = {name: env.get(next(iter(environment({name: ""})))) for name in shown}
-    postgres = await postgres_version(settings.database_url)
+    postgres = (await postgres_version(settings.database_url)).split(" ")[0]
     metadata = (f"PostgreSQL {postgres} (a database of its own on assetbus's server)" if options.metadata == POSTGRES
                 else "SQLite (a file)")
     return {
@@ -297,16 +284,8 @@ async def _conditions(settings: Settings, stack: AirflowStack, options: AirflowB
         "airflow_settings": airflow_settings,
         "bridge_concurrency": options.concurrency,
         "forwarder": "one process per asset (one asset's events posted in order, one at a time)",
-        "cores": os.cpu_count(),
-        "machine": shared["machine"],
-        "python": platform.python_version(),
-        "kafka": f"{settings.infra.kafka_version} (one broker, same machine)",
-        "postgresql": postgres,
-        "load_average_before": [round(v, 2) for v in load_before],
-        "load_average_after": [round(v, 2) for v in os.getloadavg()],
-        "other_processes_top3": shared["other processes (CPU%, top 3)"],
-        "sizes": {f.name: getattr(options, f.name) for f in fields(options)
-                  if f.name in ("samples", "partitions", "warmup")},
+        **run_conditions(settings, shared, postgres, load_before),
+        "sizes": {name: getattr(options, name) for name in ("samples", "partitions", "warmup")},
     }
 
 

@@ -20,7 +20,6 @@ import json
 import os
 import signal
 import sys
-import uuid
 from collections.abc import AsyncIterator
 from dataclasses import asdict, dataclass, field
 
@@ -28,13 +27,12 @@ import psutil
 
 from assetbus.benchmarks.conditions import conditions
 from assetbus.benchmarks.http_load import LoadResult, LoadSpec, http_request
-from assetbus.benchmarks.scratch import create_database, drop_database
-from assetbus.consumers.storage import create_engine, register_asset
+from assetbus.benchmarks.persister import register_assets
+from assetbus.benchmarks.scratch import scratch_pipeline, service_env, stop
 from assetbus.infra.ports import free_port
 from assetbus.producers.tokens import task_token
-from assetbus.schemas import Topics, task_instance_id
+from assetbus.schemas import AssetRef, task_instance_id
 from assetbus.settings import Settings
-from assetbus.topics import delete_topics, ensure_topics
 
 ASSET = {"name": "bench.orders", "uri": "s3://bench/orders/"}
 STATE_PATH = "/execution/store/ti"
@@ -102,35 +100,21 @@ class _Stack:
 @contextlib.asynccontextmanager
 async def _fresh_stack(s: Settings, options: ApiBenchOptions) -> AsyncIterator[_Stack]:
     """A fresh database and topic prefix with the API and a persister running on them."""
-    name = f"assetbus_bench_api_{uuid.uuid4().hex[:8]}"
-    topics = Topics(prefix=f"bench-api-{uuid.uuid4().hex[:8]}")
-    port, secret = free_port(), s.token_secret
+    port = free_port()
     services: list[asyncio.subprocess.Process] = []
-    try:
-        db_url = await create_database(s.database_url, name)
-        await ensure_topics(s.kafka, topics)
-        engine = create_engine(db_url)
-        async with engine.begin() as c:
-            await register_asset(c, ASSET["name"], ASSET["uri"])
-        await engine.dispose()
-        env = {**os.environ, "DATABASE_URL": db_url, "ASSETBUS_TOPIC_PREFIX": topics.prefix,
-               "ASSETBUS_TOKEN_SECRET": secret, "KAFKA_BOOTSTRAP_SERVERS": s.bootstrap_servers}
-        cli = [options.python, "-c", "from assetbus.cli.main import main; main()", "run"]
-        workers = ["--workers", str(options.workers)] if options.workers != 1 else []
-        for args in (["api", "--port", str(port), "--log-level", "WARNING", *workers],
-                     ["persister", "--group-id", f"{topics.prefix}-persister", "--log-level", "WARNING"]):
-            services.append(await asyncio.create_subprocess_exec(*cli, *args, env=env,
-                                                                 stdout=asyncio.subprocess.DEVNULL))
-        await _until_up(port, services[0])
-        yield _Stack(port, secret, psutil.Process(services[0].pid))
-    finally:
-        for service in services:
-            with contextlib.suppress(ProcessLookupError):
-                service.terminate()
-        for service in services:
-            await asyncio.wait_for(service.wait(), 20)
-        await delete_topics(s.kafka, list(topics.core()))
-        await drop_database(s.database_url, name)
+    async with scratch_pipeline(s) as (topics, db_url):
+        try:
+            await register_assets(db_url, [AssetRef(**ASSET)])
+            cli = [options.python, "-c", "from assetbus.cli.main import main; main()", "run"]
+            workers = ["--workers", str(options.workers)] if options.workers != 1 else []
+            for args in (["api", "--port", str(port), "--log-level", "WARNING", *workers],
+                         ["persister", "--group-id", f"{topics.prefix}-persister", "--log-level", "WARNING"]):
+                services.append(await asyncio.create_subprocess_exec(*cli, *args, env=service_env(s, topics, db_url),
+                                                                     stdout=asyncio.subprocess.DEVNULL))
+            await _until_up(port, services[0])
+            yield _Stack(port, s.token_secret, psutil.Process(services[0].pid))
+        finally:
+            await asyncio.gather(*(stop(service) for service in services))
 
 
 async def _until_up(port: int, api: asyncio.subprocess.Process) -> None:
@@ -206,8 +190,8 @@ async def _phase(stack: _Stack, options: ApiBenchOptions, name: str, label: str,
                  _percentile(ordered, 0.99), api_cpu / count * 1e6, result.client_cpu_s / count * 1e6)
 
 
-def _requests(secret: str, concurrency: int) -> tuple[list[str], list[str], list[str], int]:
-    """PUTs and GETs (one task instance per client), emits (the first token), and how many distinct emits."""
+def _requests(secret: str, concurrency: int) -> tuple[list[str], list[str], list[str]]:
+    """PUTs and GETs (one task instance per client), and distinct emits (the first token)."""
     tokens = [task_token(secret, "bench", "run-1", "load", map_index=i) for i in range(concurrency)]
     paths = [f"{STATE_PATH}/{task_instance_id('bench', 'run-1', 'load', i)}" for i in range(concurrency)]
     auth = [{"Authorization": f"Bearer {t}", "Content-Type": "application/json"} for t in tokens]
@@ -219,7 +203,7 @@ def _requests(secret: str, concurrency: int) -> tuple[list[str], list[str], list
         gets.append(http_request("GET", f"{paths[w]}/k{i // concurrency}", auth[w]))
     emits = [http_request("POST", "/execution/asset-events/emit", auth[0], json.dumps(
         {"asset": ASSET, "extra": {"batch": i}, "dedupe_key": f"batch-{i}"}).encode()) for i in range(20_000)]
-    return puts, gets, emits, len(emits)
+    return puts, gets, emits
 
 
 async def run_api_benchmark(s: Settings, options: ApiBenchOptions) -> ApiBenchReport:
@@ -227,7 +211,7 @@ async def run_api_benchmark(s: Settings, options: ApiBenchOptions) -> ApiBenchRe
     n, c = options.requests, options.concurrency
     phases: list[Phase] = []
     async with _fresh_stack(s, options) as stack:
-        puts, gets, emits, _ = _requests(stack.secret, c)
+        puts, gets, emits = _requests(stack.secret, c)
         put_ok = [200, 204]
         await _load(LoadSpec("127.0.0.1", stack.port, c, len(puts), puts, put_ok))  # warm-up: every key exists
         one = max(1, n // 4)  # one client is about latency: fewer requests

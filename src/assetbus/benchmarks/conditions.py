@@ -6,8 +6,11 @@ import os
 import platform
 import time
 from importlib.metadata import version
+from typing import Any
 
 import psutil
+
+from assetbus.settings import Settings
 
 
 def conditions(database_connection: str | None = None) -> dict[str, str]:
@@ -25,9 +28,7 @@ def conditions(database_connection: str | None = None) -> dict[str, str]:
 
 
 def _busiest() -> str:
-    procs = []
-    for proc in psutil.process_iter(["name", "cpu_percent"]):
-        procs.append(proc)
+    procs = list(psutil.process_iter(["name", "cpu_percent"]))  # the first cpu_percent starts each one's count
     time.sleep(0.5)
     usage = []
     for proc in procs:
@@ -37,3 +38,19 @@ def _busiest() -> str:
             continue
     usage.sort(reverse=True)
     return ", ".join(f"{name} {cpu:.0f}%" for cpu, name in usage[:3])
+
+
+def run_conditions(settings: Settings, shared: dict[str, str], postgres: str,
+                   load_before: tuple[float, ...]) -> dict[str, Any]:
+    """The conditions `bench all` and `bench airflow` print under these JSON keys, from `conditions()` taken
+    (`shared`), PostgreSQL's version and the load average before the run; the load average after is now."""
+    return {
+        "cores": os.cpu_count(),
+        "machine": shared["machine"],
+        "python": platform.python_version(),
+        "kafka": f"{settings.infra.kafka_version} (one broker, same machine)",
+        "postgresql": postgres,
+        "load_average_before": [round(v, 2) for v in load_before],
+        "load_average_after": [round(v, 2) for v in os.getloadavg()],
+        "other_processes_top3": shared["other processes (CPU%, top 3)"],
+    }

@@ -28,9 +28,9 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from assetbus.benchmarks.scratch import create_database, drop_database
-from assetbus.benchmarks.stats import percentile
-from assetbus.consumers.storage import create_engine, register_asset
+from assetbus.benchmarks.persister import register_assets
+from assetbus.benchmarks.scratch import scratch_pipeline, service_env, stop
+from assetbus.benchmarks.stats import load_text, percentile
 from assetbus.producers import AsyncEmitter, task_token
 from assetbus.producers.wire import command_encoder, prepare
 from assetbus.schemas import AssetRef, Receipt, Topics
@@ -63,7 +63,6 @@ class EmitRun:
     mode: str
     count: int
     in_flight_bound: int
-    handover_s: float = 0.0
     broker_s: float = 0.0
     receipts_s: float | None = None
     accepted: int = 0
@@ -133,14 +132,10 @@ class EmitReport:
                         f"batches ≤ 512 KiB, compression {o.compression or 'none'}",
             "machine": f"{os.cpu_count()} cores ({platform.machine()}, Python {platform.python_version()}); "
                        "Kafka and PostgreSQL on the same machine",
-            "load average before / after": f"{_load(self.load_before)} / {_load(self.load_after)}",
+            "load average before / after": f"{load_text(self.load_before)} / {load_text(self.load_after)}",
             "tracing": "OpenTelemetry SDK TracerProvider, every span recorded, SimpleSpanProcessor into a no-op "
                        "exporter" if o.trace else "off (opentelemetry-api only, no SDK configured)",
         }
-
-
-def _load(values: tuple[float, float, float]) -> str:
-    return " ".join(f"{v:.2f}" for v in values)
 
 
 def _token(secret: str) -> str:
@@ -160,7 +155,6 @@ async def _emit_all(emitter: AsyncEmitter, run: EmitRun, assets: list[AssetRef],
     for i in range(run.count):
         futures.append(await emitter.emit_nowait(assets[i % n_assets], extra=extra, partition_key="2026-10-01",
                                                  dedupe_key=f"b{i}"))
-    run.handover_s = time.perf_counter() - started
     await emitter.flush()
     run.broker_s = time.perf_counter() - started
     run.cpu_s = time.process_time() - cpu_started
@@ -177,7 +171,7 @@ async def _emit_all(emitter: AsyncEmitter, run: EmitRun, assets: list[AssetRef],
 
 
 async def _broker_run(settings: Settings, options: EmitBenchOptions, secret: str) -> EmitRun:
-    topics = Topics(prefix=f"benchemit{uuid.uuid4().hex[:8]}")
+    topics = Topics(prefix=f"bench{uuid.uuid4().hex[:10]}")  # as long as scratch_pipeline's
     await ensure_topics(settings.kafka, topics)
     run = EmitRun("broker", options.count, options.count)
     try:
@@ -193,38 +187,22 @@ async def _broker_run(settings: Settings, options: EmitBenchOptions, secret: str
 @asynccontextmanager
 async def _with_persister(settings: Settings, options: EmitBenchOptions, secret: str) -> AsyncIterator[AsyncEmitter]:
     """A fresh prefix and database, `assetbus run persister` on them, and a warmed-up emitter."""
-    tag = uuid.uuid4().hex[:8]
-    topics = Topics(prefix=f"benchemit{tag}")
-    db_name = f"assetbus_bench_emit_{tag}"
-    await ensure_topics(settings.kafka, topics)
-    db_url = await create_database(settings.database_url, db_name)
-    persister: asyncio.subprocess.Process | None = None
-    try:
-        engine = create_engine(db_url)
-        try:
-            async with engine.begin() as conn:
-                for asset in _assets(options.assets):
-                    await register_asset(conn, asset.name, asset.uri)
-        finally:
-            await engine.dispose()
-        env = {**os.environ, "DATABASE_URL": db_url, "ASSETBUS_TOPIC_PREFIX": topics.prefix,
-               "ASSETBUS_TOKEN_SECRET": secret, "KAFKA_BOOTSTRAP_SERVERS": settings.bootstrap_servers}
-        script = str(Path(sys.executable).parent / "assetbus")
+    async with scratch_pipeline(settings) as (topics, db_url):
+        await register_assets(db_url, _assets(options.assets))
         persister = await asyncio.create_subprocess_exec(
-            script, "run", "persister", "--group-id", f"{topics.prefix}-persister", "--log-level", "WARNING", env=env)
-        async with AsyncEmitter(settings.kafka, _token(secret), topics=topics, receipt_timeout_s=60,
-                                max_in_flight=options.in_flight, linger_ms=options.linger_ms,
-                                compression=options.compression) as emitter:
-            warm = await emitter.emit(_assets(1)[0], dedupe_key="warm-up", timeout_s=120)  # persister joined
-            assert warm.accepted, warm
-            emitter.stats.peak_in_flight = 0
-            yield emitter
-    finally:
-        if persister is not None:
-            persister.terminate()
-            await asyncio.wait_for(persister.wait(), 30)
-        await delete_topics(settings.kafka, list(topics.core()))
-        await drop_database(settings.database_url, db_name)
+            str(Path(sys.executable).parent / "assetbus"), "run", "persister", "--group-id",
+            f"{topics.prefix}-persister", "--log-level", "WARNING",
+            env={**service_env(settings, topics, db_url), "ASSETBUS_TOKEN_SECRET": secret})
+        try:
+            async with AsyncEmitter(settings.kafka, _token(secret), topics=topics, receipt_timeout_s=60,
+                                    max_in_flight=options.in_flight, linger_ms=options.linger_ms,
+                                    compression=options.compression) as emitter:
+                warm = await emitter.emit(_assets(1)[0], dedupe_key="warm-up", timeout_s=120)  # persister joined
+                assert warm.accepted, warm
+                emitter.stats.peak_in_flight = 0
+                yield emitter
+        finally:
+            await stop(persister, 30)
 
 
 async def _receipts_run(settings: Settings, options: EmitBenchOptions, secret: str) -> EmitRun:
@@ -288,7 +266,7 @@ async def run_emit_benchmark(settings: Settings, options: EmitBenchOptions) -> E
     secret = secrets.token_urlsafe(32)
     sample = prepare(_assets(1)[0], extra={"path": "s3://bench/" + "x" * max(0, options.extra_bytes - 25), "rows": 1},
                      partition_key="2026-10-01", dedupe_key="b1000")
-    size = len(command_encoder(f"emitter-{uuid.uuid4().hex}", "benchemitxxxxxxxx.receipts", _token(secret))
+    size = len(command_encoder(f"emitter-{uuid.uuid4().hex}", "benchxxxxxxxxxx.receipts", _token(secret))
                .encode(sample))
     report = EmitReport(options, size, len(_token(secret)), load_before=os.getloadavg())
     for mode in options.modes:

@@ -11,21 +11,21 @@ from __future__ import annotations
 
 import asyncio
 import os
-import signal
 import sys
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-import psutil
-from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from aiokafka import AIOKafkaProducer
 from sqlalchemy.engine import make_url
 
 from assetbus.benchmarks.conditions import conditions
+from assetbus.benchmarks.processes import ProcessWatch
 from assetbus.benchmarks.scrape import Histogram, scrape
-from assetbus.benchmarks.scratch import create_database, drop_database
+from assetbus.benchmarks.scratch import record_count, scratch_pipeline, service_env, stop
 from assetbus.consumers.persister.config import PersisterConfig
 from assetbus.consumers.storage import count_events, create_engine, register_asset
 from assetbus.infra.ports import free_port
@@ -34,7 +34,6 @@ from assetbus.producers.kafka.connection import KafkaConnection
 from assetbus.schemas import AssetRef, EmissionCommand, Topics
 from assetbus.schemas.codecs import encode_command
 from assetbus.settings import Settings
-from assetbus.topics import delete_topics, ensure_topics
 
 
 @dataclass(frozen=True)
@@ -111,11 +110,6 @@ async def preload(connection: KafkaConnection, topics: Topics, commands: list[Em
         await producer.stop()
 
 
-async def receipts_on_topic(consumer: AIOKafkaConsumer, parts: list[TopicPartition]) -> int:
-    ends = await consumer.end_offsets(parts)
-    return int(sum(ends.values()))
-
-
 def persister_command(group_id: str, metrics_port: int, options: BenchOptions) -> list[str]:
     """`assetbus run persister ...`, optionally under pyinstrument."""
     args = ["run", "persister", "--group-id", group_id, "--metrics-port", str(metrics_port),
@@ -132,61 +126,57 @@ def persister_command(group_id: str, metrics_port: int, options: BenchOptions) -
 
 
 async def run_benchmark(settings: Settings, options: BenchOptions) -> BenchReport:
-    tag = uuid.uuid4().hex[:10]
-    topics = Topics(prefix=f"bench{tag}")
-    db_name = f"assetbus_bench_{tag}"
-    await ensure_topics(settings.kafka, topics)
-    db_url = await create_database(settings.database_url, db_name)
-    try:
+    async with scratch_pipeline(settings, keep=options.keep) as (topics, db_url):
         return await _measure(settings, options, topics, db_url)
-    finally:
-        if not options.keep:
-            await delete_topics(settings.kafka, list(topics.core()))
-            await drop_database(settings.database_url, db_name)
 
 
-async def _measure(settings: Settings, options: BenchOptions, topics: Topics, db_url: str) -> BenchReport:
-    assets = [AssetRef(name=f"bench.asset-{i:02d}", uri=f"s3://bench/asset-{i:02d}/") for i in range(options.assets)]
+def bench_assets(n: int) -> list[AssetRef]:
+    return [AssetRef(name=f"bench.asset-{i:02d}", uri=f"s3://bench/asset-{i:02d}/") for i in range(n)]
+
+
+async def register_assets(db_url: str, assets: list[AssetRef]) -> None:
     engine = create_engine(db_url)
     try:
         async with engine.begin() as conn:
             for asset in assets:
                 await register_asset(conn, asset.name, asset.uri)
-        token = task_token(settings.token_secret, "bench_dag", f"run-{topics.prefix}", "load")
-        started = time.perf_counter()
-        command_bytes = await preload(settings.kafka, topics,
-                                      build_commands(token, topics, options.commands, options.size, assets))
-        preload_s = time.perf_counter() - started
-        watcher = AIOKafkaConsumer(**settings.kafka.client_kwargs(), enable_auto_commit=False)
-        await watcher.start()
-        try:
-            parts = [TopicPartition(topics.receipts, p) for p in range(topics.core()[topics.receipts])]
-            report = await _run_persister(settings, options, topics, db_url, watcher, parts)
-        finally:
-            await watcher.stop()
-        async with engine.connect() as conn:
-            report.stored = await count_events(conn)
-        if report.stored != options.commands:
-            raise RuntimeError(f"{report.stored} events stored for {options.commands} commands")
-        report.command_bytes, report.preload_s = command_bytes, preload_s
-        return report
     finally:
         await engine.dispose()
 
 
+async def _measure(settings: Settings, options: BenchOptions, topics: Topics, db_url: str) -> BenchReport:
+    assets = bench_assets(options.assets)
+    await register_assets(db_url, assets)
+    token = task_token(settings.token_secret, "bench_dag", f"run-{topics.prefix}", "load")
+    started = time.perf_counter()
+    command_bytes = await preload(settings.kafka, topics,
+                                  build_commands(token, topics, options.commands, options.size, assets))
+    preload_s = time.perf_counter() - started
+    async with record_count(settings, [topics.receipts]) as receipts:
+        report = await _run_persister(settings, options, topics, db_url, receipts)
+    engine = create_engine(db_url)
+    try:
+        async with engine.connect() as conn:
+            report.stored = await count_events(conn)
+    finally:
+        await engine.dispose()
+    if report.stored != options.commands:
+        raise RuntimeError(f"{report.stored} events stored for {options.commands} commands")
+    report.command_bytes, report.preload_s = command_bytes, preload_s
+    return report
+
+
 async def _run_persister(settings: Settings, options: BenchOptions, topics: Topics, db_url: str,
-                         watcher: AIOKafkaConsumer, parts: list[TopicPartition]) -> BenchReport:
+                         receipts: Callable[[], Awaitable[int]]) -> BenchReport:
     port = free_port()
     if not options.db_tls:
         db_url = make_url(db_url).update_query_dict({"ssl": "disable"}).render_as_string(hide_password=False)
-    env = {**os.environ, "KAFKA_BOOTSTRAP_SERVERS": settings.bootstrap_servers, "DATABASE_URL": db_url,
-           "ASSETBUS_TOPIC_PREFIX": topics.prefix, "ASSETBUS_TOKEN_SECRET": settings.token_secret}
     load_before = os.getloadavg()
     launched = time.perf_counter()
     process = await asyncio.create_subprocess_exec(*persister_command(f"{topics.prefix}-persister", port, options),
-                                                   env=env)
-    watched = psutil.Process(process.pid)
-    peak_rss = 0
+                                                   env=service_env(settings, topics, db_url))
+    watch = ProcessWatch(process.pid)
+    watch.start()
     first: float | None = None
     cpu_at_first = 0.0
     done = 0
@@ -197,47 +187,22 @@ async def _run_persister(settings: Settings, options: BenchOptions, topics: Topi
                 raise RuntimeError(f"the persister exited with code {process.returncode}")
             if time.perf_counter() > deadline:
                 raise RuntimeError(f"timed out after {options.timeout_s}s with {done} receipts")
-            peak_rss = max(peak_rss, _rss(watched))
-            done = await receipts_on_topic(watcher, parts)
+            done = await receipts()
             if done and first is None:
-                first, cpu_at_first = time.perf_counter(), _cpu(watched)
+                first, cpu_at_first = time.perf_counter(), watch.cpu_s()
             await asyncio.sleep(0.05)
         finished = time.perf_counter()
-        peak_rss = max(peak_rss, _rss(watched))
-        cpu_s = _cpu(watched)
+        cpu_s = watch.cpu_s()
         metrics = await asyncio.to_thread(scrape, f"http://127.0.0.1:{port}/metrics")
     finally:
-        if process.returncode is None:
-            process.send_signal(signal.SIGTERM)
-        try:
-            await asyncio.wait_for(process.wait(), 60 if options.profile else 20)
-        except TimeoutError:
-            process.kill()
-            await process.wait()
+        await watch.stop()
+        await stop(process, 60 if options.profile else 20)
     assert first is not None
     return BenchReport(
         options=options, command_bytes=0, preload_s=0.0, startup_s=first - launched, run_s=finished - first,
-        total_s=finished - launched, peak_rss_mb=peak_rss / 2**20, cpu_s=cpu_s,
+        total_s=finished - launched, peak_rss_mb=watch.peak_rss / 2**20, cpu_s=cpu_s,
         run_cpu_s=cpu_s - cpu_at_first, stored=0, receipts=done,
         batch_sizes=metrics.histogram("assetbus_persister_batch_size"),
         db_commit=metrics.histogram("assetbus_persister_db_commit_seconds"),
-        load_before=load_before, load_after=os.getloadavg(), conditions=conditions(_database_connection(options)))
-
-
-def _cpu(process: psutil.Process) -> float:
-    try:
-        times = process.cpu_times()
-    except psutil.Error:
-        return 0.0
-    return float(times.user + times.system)
-
-
-def _rss(process: psutil.Process) -> int:
-    try:
-        return int(process.memory_info().rss) + sum(int(c.memory_info().rss) for c in process.children(True))
-    except psutil.Error:
-        return 0
-
-
-def _database_connection(options: BenchOptions) -> str:
-    return "TLS (asyncpg prefers it)" if options.db_tls else "plain TCP (?ssl=disable)"
+        load_before=load_before, load_after=os.getloadavg(),
+        conditions=conditions("TLS (asyncpg prefers it)" if options.db_tls else "plain TCP (?ssl=disable)"))

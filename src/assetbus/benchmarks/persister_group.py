@@ -18,17 +18,24 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from aiokafka import AIOKafkaConsumer, TopicPartition
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from assetbus.benchmarks.persister import BenchOptions, build_commands, persister_command, preload, receipts_on_topic
+from assetbus.benchmarks.persister import (
+    BenchOptions,
+    bench_assets,
+    build_commands,
+    persister_command,
+    preload,
+    register_assets,
+)
 from assetbus.benchmarks.processes import ProcessSampler
 from assetbus.benchmarks.scrape import scrape
-from assetbus.benchmarks.scratch import scratch_pipeline
-from assetbus.consumers.storage import count_events, create_engine, register_asset
+from assetbus.benchmarks.scratch import record_count, scratch_pipeline, service_env, stop
+from assetbus.benchmarks.stats import per_second
+from assetbus.consumers.storage import count_events, create_engine
 from assetbus.infra.ports import free_port
 from assetbus.producers import task_token
-from assetbus.schemas import AssetRef, Topics
+from assetbus.schemas import Topics
 from assetbus.settings import Settings
 
 
@@ -51,7 +58,7 @@ class GroupReport:
 
     @property
     def events_per_s(self) -> float:
-        return self.commands / self.run_s if self.run_s else 0.0
+        return per_second(self.commands, self.run_s)
 
     @property
     def cpu_us_per_event(self) -> float:
@@ -65,44 +72,38 @@ async def run_group(settings: Settings, persisters: int, commands: int, timeout_
 
 async def _measure(settings: Settings, k: int, n: int, topics: Topics, db_url: str, timeout_s: float) -> GroupReport:
     options = BenchOptions(commands=n)
-    assets = [AssetRef(name=f"bench.asset-{i:02d}", uri=f"s3://bench/asset-{i:02d}/") for i in range(options.assets)]
-    engine = create_engine(db_url)
-    async with engine.begin() as conn:
-        for asset in assets:
-            await register_asset(conn, asset.name, asset.uri)
+    assets = bench_assets(options.assets)
+    await register_assets(db_url, assets)
     token = task_token(settings.token_secret, "bench_dag", f"run-{topics.prefix}", "load")
     warm_up = build_commands(token, topics, len(assets), options.size, assets)
     load = build_commands(token, topics, n + len(assets), options.size, assets)[len(assets):]  # unique dedupe keys
-    env = {**os.environ, "KAFKA_BOOTSTRAP_SERVERS": settings.bootstrap_servers, "DATABASE_URL": db_url,
-           "ASSETBUS_TOPIC_PREFIX": topics.prefix, "ASSETBUS_TOKEN_SECRET": settings.token_secret}
+    engine = create_engine(db_url)
     ports = [free_port() for _ in range(k)]
     processes = [await asyncio.create_subprocess_exec(*persister_command(f"{topics.prefix}-persister", port, options),
-                                                      env=env) for port in ports]
-    watcher = AIOKafkaConsumer(**settings.kafka.client_kwargs(), enable_auto_commit=False)
-    await watcher.start()
-    parts = [TopicPartition(topics.receipts, p) for p in range(topics.core()[topics.receipts])]
+                                                      env=service_env(settings, topics, db_url)) for port in ports]
     try:
-        with ProcessSampler(interval_s=0.1).running() as sampler:
-            await _until(lambda: _all_assigned(ports), timeout_s, "every persister assigned its partitions")
-            await preload(settings.kafka, topics, warm_up)
-            await _until(lambda: _receipts_at_least(watcher, parts, len(warm_up)), timeout_s, "warm-up receipts")
-            assigned = await _rebalances(ports)
-            load_before = os.getloadavg()
-            paused = time.perf_counter()
-            for process in processes:
-                process.send_signal(signal.SIGSTOP)
-            try:
-                await preload(settings.kafka, topics, load)
-            finally:
+        async with record_count(settings, [topics.receipts]) as receipts:
+            with ProcessSampler(interval_s=0.1).running() as sampler:
+                await _until(lambda: _all_assigned(ports), timeout_s, "every persister assigned its partitions")
+                await preload(settings.kafka, topics, warm_up)
+                await _until(lambda: _receipts_at_least(receipts, len(warm_up)), timeout_s, "warm-up receipts")
+                assigned = await _rebalances(ports)
+                load_before = os.getloadavg()
+                paused = time.perf_counter()
                 for process in processes:
-                    process.send_signal(signal.SIGCONT)
-            started = time.perf_counter()
-            # a rebalance redelivers a batch, answered again as duplicates: receipts alone can count ahead
-            await _until(lambda: _all_stored_and_receipted(engine, watcher, parts, len(warm_up) + n), timeout_s,
-                         "every command stored and receipted")
-            finished = time.perf_counter()
-            await asyncio.sleep(0.3)  # one more sample of every process after the last receipt
-            rebalanced = await _rebalances(ports) - assigned
+                    process.send_signal(signal.SIGSTOP)
+                try:
+                    await preload(settings.kafka, topics, load)
+                finally:
+                    for process in processes:
+                        process.send_signal(signal.SIGCONT)
+                started = time.perf_counter()
+                # a rebalance redelivers a batch, answered again as duplicates: receipts alone can count ahead
+                await _until(lambda: _all_stored_and_receipted(engine, receipts, len(warm_up) + n), timeout_s,
+                             "every command stored and receipted")
+                finished = time.perf_counter()
+                await asyncio.sleep(0.3)  # one more sample of every process after the last receipt
+                rebalanced = await _rebalances(ports) - assigned
         async with engine.connect() as conn:
             stored = await count_events(conn)
         if stored != n + len(warm_up):
@@ -114,17 +115,8 @@ async def _measure(settings: Settings, k: int, n: int, topics: Topics, db_url: s
                            peak_rss_mb=max((p.peak_rss_mb for p in members), default=0.0),
                            load_before=load_before, load_after=os.getloadavg())
     finally:
-        await watcher.stop()
         await engine.dispose()
-        for process in processes:
-            if process.returncode is None:
-                process.send_signal(signal.SIGTERM)
-        for process in processes:
-            try:
-                await asyncio.wait_for(process.wait(), 20)
-            except TimeoutError:
-                process.kill()
-                await process.wait()
+        await asyncio.gather(*(stop(process) for process in processes))
 
 
 async def _until(check: Callable[[], Awaitable[bool]], timeout_s: float, what: str) -> None:
@@ -151,15 +143,14 @@ async def _assignments(port: int) -> int:
     return int(metrics.value("assetbus_persister_rebalances"))
 
 
-async def _all_stored_and_receipted(engine: AsyncEngine, watcher: AIOKafkaConsumer, parts: list[TopicPartition],
-                                    n: int) -> bool:
-    if not await _receipts_at_least(watcher, parts, n):
+async def _all_stored_and_receipted(engine: AsyncEngine, receipts: Callable[[], Awaitable[int]], n: int) -> bool:
+    if not await _receipts_at_least(receipts, n):
         return False
     async with engine.connect() as conn:
         return await count_events(conn) >= n
 
 
-async def _receipts_at_least(watcher: AIOKafkaConsumer, parts: list[TopicPartition], n: int) -> bool:
+async def _receipts_at_least(receipts: Callable[[], Awaitable[int]], n: int) -> bool:
     with contextlib.suppress(Exception):
-        return await receipts_on_topic(watcher, parts) >= n
+        return await receipts() >= n
     return False

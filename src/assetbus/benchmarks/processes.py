@@ -1,13 +1,14 @@
 """Sampling the processes a benchmark runs on: RSS and CPU time of its `assetbus run ...` children,
 and CPU time of the Kafka broker and PostgreSQL (shared with whatever else runs on the machine).
 
-The benchmarks start their services as subprocesses; this finds them by command line (`run
-persister`, `run scheduler`, `run api`) so that no benchmark has to hand its processes out.
+`ProcessSampler` finds the services by command line (`run persister`, `run scheduler`, `run api`) so that
+no benchmark has to hand its processes out; `ProcessWatch` follows one process the benchmark started.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -118,3 +119,50 @@ def infra_cpu() -> tuple[float, float]:
         if times is not None and (role := infra_role(proc.info)) is not None:
             used[role] += times.user + times.system
     return used["kafka"], used["postgres"]
+
+
+class ProcessWatch:
+    """Samples a process tree's RSS every `interval_s` while started; `cpu_s()` reads user + system time."""
+
+    def __init__(self, pid: int, interval_s: float = 0.05) -> None:
+        self._process = psutil.Process(pid)
+        self._interval_s = interval_s
+        self._task: asyncio.Task[None] | None = None
+        self.peak_rss = 0
+
+    @property
+    def pid(self) -> int:
+        return int(self._process.pid)
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._sample())
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        self._sample_once()
+
+    def cpu_s(self) -> float:
+        """User + system CPU seconds of the process (when a profiler wraps it: of the profiled child)."""
+        total = 0.0
+        with contextlib.suppress(psutil.Error):
+            for proc in self._leaves():
+                times = proc.cpu_times()
+                total += times.user + times.system
+        return total
+
+    def _sample_once(self) -> None:
+        with contextlib.suppress(psutil.Error):
+            rss = sum(proc.memory_info().rss for proc in self._leaves())
+            self.peak_rss = max(self.peak_rss, int(rss))
+
+    def _leaves(self) -> list[psutil.Process]:
+        children = self._process.children(recursive=True)
+        return children or [self._process]
+
+    async def _sample(self) -> None:
+        while True:
+            self._sample_once()
+            await asyncio.sleep(self._interval_s)

@@ -18,11 +18,10 @@ from dataclasses import dataclass, field
 from assetbus.benchmarks.persister_group import GroupReport, run_group
 from assetbus.benchmarks.processes import ProcessSampler
 from assetbus.benchmarks.scale_growth import GrowthReport, run_growth
-from assetbus.benchmarks.scheduler import SchedulerBenchOptions, SchedulerBenchReport
 from assetbus.benchmarks.scheduler_group import SchedulerGroupReport, run_scheduler_group
 from assetbus.benchmarks.scheduler_latency import measure_latency
-from assetbus.benchmarks.scheduler_report import LatencyRun
-from assetbus.benchmarks.scheduler_setup import DAILY, IDENTITY
+from assetbus.benchmarks.scheduler_report import LatencyRun, SchedulerBenchOptions, SchedulerBenchReport
+from assetbus.benchmarks.scheduler_setup import readiness_topics
 from assetbus.benchmarks.scratch import scratch_pipeline
 from assetbus.settings import Settings
 
@@ -86,8 +85,7 @@ async def run_scale(settings: Settings, options: ScaleOptions, progress: Callabl
         progress(f"offered {rate:,}/s for {options.seconds:g} s (emitter, persister, scheduler, reader)")
         bench = SchedulerBenchReport(SchedulerBenchOptions(rates=(rate,), seconds=options.seconds))
         with ProcessSampler().running() as sampler:
-            async with scratch_pipeline(settings, lambda t: [t.readiness(IDENTITY.dag_id),
-                                                             t.readiness(DAILY.dag_id)]) as (topics, db_url):
+            async with scratch_pipeline(settings, readiness_topics) as (topics, db_url):
                 await measure_latency(settings, bench.options, topics, db_url, bench, rate=rate)
         r = bench.latency[-1]
         row = RateRow(rate, r, sampler.peak_rss_mb("persister"), sampler.peak_rss_mb("scheduler"), os.getloadavg())

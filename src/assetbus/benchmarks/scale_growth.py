@@ -22,18 +22,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 
-import asyncpg
-
-from assetbus.benchmarks.process_watch import ProcessWatch
-from assetbus.benchmarks.scheduler import BacklogRun, SchedulerBenchOptions, SchedulerBenchReport, apply_backlog
+from assetbus.benchmarks.processes import ProcessWatch
+from assetbus.benchmarks.scheduler import BacklogRun, apply_backlog
 from assetbus.benchmarks.scheduler_latency import measure_latency
-from assetbus.benchmarks.scheduler_setup import ASSET, DAILY, IDENTITY, START, prepare
-from assetbus.benchmarks.scratch import scratch_pipeline
+from assetbus.benchmarks.scheduler_report import SchedulerBenchOptions, SchedulerBenchReport
+from assetbus.benchmarks.scheduler_setup import ASSET, DAILY, IDENTITY, START, prepare, readiness_topics
+from assetbus.benchmarks.scratch import connection, scratch_pipeline
 from assetbus.benchmarks.stats import per_second, us_per
 from assetbus.consumers.scheduler import AssetWait, ConsumerDag, Identity
 from assetbus.consumers.scheduler.topics import create_readiness_topics
 from assetbus.consumers.storage import create_engine
-from assetbus.consumers.storage.urls import asyncpg_dsn
 from assetbus.schemas import AssetRef
 from assetbus.settings import Settings
 
@@ -114,9 +112,9 @@ async def dags_run(settings: Settings, dags: int, events: int, timeout_s: float 
         # the idle DAGs' readiness topics with one partition each (the scheduler would create three): lighter
         # on the broker this runs on, and the scheduler's work does not depend on it
         await create_readiness_topics(settings.kafka, topics, [dag.dag_id for dag in idle], partitions=1)
+        await prepare(settings, topics, db_url, dags=[*matching, *idle], assets=[ASSET, *idle_assets])
         engine = create_engine(db_url)
         try:
-            await prepare(settings, topics, engine, dags=[*matching, *idle], assets=[ASSET, *idle_assets])
             run = await apply_backlog(settings, topics, db_url, engine, events,
                                       ["scheduler", "--group-id", f"{topics.prefix}-scheduler"], timeout_s=timeout_s)
         finally:
@@ -126,13 +124,8 @@ async def dags_run(settings: Settings, dags: int, events: int, timeout_s: float 
 
 async def partitions_run(settings: Settings, partitions: int, rate: int, seconds: float) -> PartitionsRow:
     """The history of `partitions` partitions stored, then a latency run at `rate` on new ones."""
-    async with scratch_pipeline(settings, lambda t: [t.readiness(IDENTITY.dag_id),
-                                                     t.readiness(DAILY.dag_id)]) as (topics, db_url):
-        engine = create_engine(db_url)
-        try:
-            await prepare(settings, topics, engine)
-        finally:
-            await engine.dispose()
+    async with scratch_pipeline(settings, readiness_topics) as (topics, db_url):
+        await prepare(settings, topics, db_url)
         await store_history(db_url, partitions, runs=True)
         report = SchedulerBenchReport(SchedulerBenchOptions(rates=(rate,), seconds=seconds))
         await measure_latency(settings, report.options, topics, db_url, report, rate=rate)
@@ -149,13 +142,9 @@ async def backlog_run(settings: Settings, events: int, timeout_s: float = 1800.0
     """`events` stored events, then a per-event DAG registered and replayed over all of them (no publishing:
     the replay's own work), in a process of its own: the replay's time, the process's peak RSS."""
     async with scratch_pipeline(settings, lambda t: [t.readiness(BACKLOG_DAG.dag_id)]) as (topics, db_url):
-        engine = create_engine(db_url)
-        try:
-            await prepare(settings, topics, engine, dags=[])
-            await store_history(db_url, events, runs=False)
-            await prepare(settings, topics, engine, dags=[BACKLOG_DAG])
-        finally:
-            await engine.dispose()
+        await prepare(settings, topics, db_url, dags=[])
+        await store_history(db_url, events, runs=False)
+        await prepare(settings, topics, db_url, dags=[BACKLOG_DAG])
         process = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "assetbus.benchmarks.replay_child", BACKLOG_DAG.dag_id,
             env={**os.environ, "DATABASE_URL": db_url}, stdout=asyncio.subprocess.PIPE)
@@ -209,27 +198,21 @@ async def store_history(db_url: str, partitions: int, *, runs: bool) -> None:
     """Store `partitions` events of the benchmark's asset, one partition each, on hours before the benchmark's
     own (as a persister would have); with `runs`, also the per-event DAG's run of each, and the daily DAG's
     consumed queue rows and runs (as a scheduler would have)."""
-    conn = await asyncpg.connect(asyncpg_dsn(db_url))
-    try:
+    async with connection(db_url) as conn:
         await conn.execute(_EVENTS, ASSET.name, START - timedelta(days=2), partitions)
         if runs:
             await conn.execute(_PER_EVENT_RUNS, IDENTITY.dag_id, ASSET.name)
             await conn.execute(_DAILY_QUEUE, DAILY.dag_id, ASSET.name)
             await conn.execute(_DAILY_RUNS, DAILY.dag_id)
         await conn.execute("VACUUM (ANALYZE)")  # settled before anything is measured: no autovacuum meanwhile
-    finally:
-        await conn.close()
 
 
 async def table_sizes(db_url: str) -> dict[str, tuple[int, float]]:
     """Rows and MB (with indexes and TOAST) of the scheduler's tables."""
-    conn = await asyncpg.connect(asyncpg_dsn(db_url))
-    try:
+    async with connection(db_url) as conn:
         return {name: (int(await conn.fetchval(f"SELECT count(*) FROM {name}")),
                        int(await conn.fetchval("SELECT pg_total_relation_size($1::regclass)", name)) / 2**20)
                 for name in SCHEDULER_TABLES}
-    finally:
-        await conn.close()
 
 
 @dataclass

@@ -17,26 +17,18 @@ import os
 import signal
 import time
 from dataclasses import dataclass, field
-from datetime import timedelta
 
-from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
 
 from assetbus.benchmarks.pinning import pin, pinned_infra
-from assetbus.benchmarks.process_watch import ProcessWatch
-from assetbus.benchmarks.processes import infra_cpu
-from assetbus.benchmarks.scheduler_setup import START, service
-from assetbus.benchmarks.scratch import scratch_pipeline
+from assetbus.benchmarks.processes import ProcessWatch, infra_cpu
+from assetbus.benchmarks.scheduler_setup import prepare, service, store_events
+from assetbus.benchmarks.scratch import record_count, scratch_pipeline
 from assetbus.benchmarks.stats import per_second, us_per
 from assetbus.consumers.observe.lag import partitions_of
-from assetbus.consumers.persister import Persister, PersisterConfig
-from assetbus.consumers.scheduler import AssetWait, ConsumerDag, Identity, LoadedDag, LoadResult, sync_dags
-from assetbus.consumers.scheduler.topics import create_readiness_topics
-from assetbus.consumers.storage import count_events, create_engine, register_asset
-from assetbus.producers import AsyncEmitter, task_token
+from assetbus.consumers.scheduler import AssetWait, ConsumerDag, Identity
 from assetbus.producers.kafka.sender import partition_for
 from assetbus.schemas import AssetRef, Topics
-from assetbus.schemas.codecs import encode_command
 from assetbus.settings import Settings
 
 
@@ -117,18 +109,19 @@ async def _run(settings: Settings, report: SchedulerGroupReport, events: int, ti
         assets = one_asset_per_partition(partitions)
         holder.append(assets)
         report.assets = [a.name for a in assets]
-        await _prepare(settings, topics, db_url, assets)
+        dags = [ConsumerDag(dag_id=_dag_of(a), schedule=AssetWait(a.name, mapping=Identity()), coalesce=False)
+                for a in assets]
+        await prepare(settings, topics, db_url, dags, assets)
         group = f"{topics.prefix}-scheduler"
         async with contextlib.AsyncExitStack() as stack:
             watches: list[ProcessWatch] = [await stack.enter_async_context(service(
                 settings, topics, db_url, "scheduler", "--group-id", group, "--session-timeout-ms", "60000"))
                 for _ in range(schedulers)]
-            signalled = await stack.enter_async_context(_SignalCount(settings, [topics.readiness(_dag_of(a))
-                                                                                for a in assets]))
+            signalled = await stack.enter_async_context(record_count(settings, readiness(topics)))
             deadline = time.perf_counter() + timeout_s
             await _until_stable(settings, group, schedulers, deadline)
-            await _preload(settings, topics, db_url, assets, len(assets), offset=0)  # one warm-up event per asset
-            while await signalled.count() < len(assets):
+            await store_events(settings, topics, db_url, len(assets), assets)  # one warm-up event per asset
+            while await signalled() < len(assets):
                 _check(deadline, "the warm-up signals")
                 await asyncio.sleep(0.05)
             pids = [w.pid for w in watches]
@@ -138,12 +131,12 @@ async def _run(settings: Settings, report: SchedulerGroupReport, events: int, ti
             for pid in pids:
                 os.kill(pid, signal.SIGSTOP)
             try:
-                await _preload(settings, topics, db_url, assets, events, offset=len(assets))
+                await store_events(settings, topics, db_url, events, assets, offset=len(assets))
             finally:
                 for pid in pids:
                     os.kill(pid, signal.SIGCONT)
             started, cpu_before, infra_before = time.perf_counter(), sum(w.cpu_s() for w in watches), infra_cpu()
-            while await signalled.count() < events + len(assets):
+            while await signalled() < events + len(assets):
                 _check(deadline, f"{events:,} signals")
                 await asyncio.sleep(0.02)
             report.events, report.seconds = events, time.perf_counter() - started
@@ -151,20 +144,6 @@ async def _run(settings: Settings, report: SchedulerGroupReport, events: int, ti
             report.kafka_cpu_s, report.postgres_cpu_s = (after - before for after, before in
                                                          zip(infra_cpu(), infra_before, strict=True))
             report.peak_rss_mb = max(w.peak_rss for w in watches) / 2**20
-
-
-async def _prepare(settings: Settings, topics: Topics, db_url: str, assets: list[AssetRef]) -> None:
-    dags = [ConsumerDag(dag_id=_dag_of(a), schedule=AssetWait(a.name, mapping=Identity()), coalesce=False)
-            for a in assets]
-    engine = create_engine(db_url)
-    try:
-        async with engine.begin() as conn:
-            for asset in assets:
-                await register_asset(conn, asset.name, asset.uri)
-            await sync_dags(conn, LoadResult(root="/bench", dags=[LoadedDag(d, "/bench/dags.py") for d in dags]))
-    finally:
-        await engine.dispose()
-    await create_readiness_topics(settings.kafka, topics, [d.dag_id for d in dags])
 
 
 def _check(deadline: float, what: str) -> None:
@@ -186,55 +165,3 @@ async def _until_stable(settings: Settings, group: str, members: int, deadline: 
             await asyncio.sleep(0.2)
     finally:
         await admin.close()
-
-
-async def _preload(settings: Settings, topics: Topics, db_url: str, assets: list[AssetRef], n: int, *,
-                   offset: int) -> None:
-    """Store n more events (round-robin over the assets, numbered from `offset`) through an in-process
-    persister, until the database holds `offset + n`."""
-    token = task_token(settings.token_secret, "bench", "r1", "load")
-    async with AsyncEmitter(settings.kafka, token, topics=topics) as emitter:
-        commands = [emitter.command(assets[i % len(assets)], partition_key=f"h{i}",
-                                    partition_date=START + timedelta(hours=i), dedupe_key=f"e{i}")
-                    for i in range(offset, offset + n)]
-    producer = AIOKafkaProducer(**settings.kafka.client_kwargs(), acks="all", linger_ms=20, max_batch_size=1024 * 1024)
-    await producer.start()
-    try:
-        pending = [await producer.send(topics.emissions, encode_command(c), key=c.asset.name.encode())
-                   for c in commands]
-        await asyncio.gather(*pending)
-    finally:
-        await producer.stop()
-    config = PersisterConfig(kafka=settings.kafka, database_url=db_url, token_secret=settings.token_secret,
-                             topics=topics, group_id=f"{topics.prefix}-persister")
-    engine = create_engine(db_url)
-    try:
-        async with Persister(config):
-            while True:
-                async with engine.connect() as conn:
-                    if await count_events(conn) >= offset + n:
-                        break
-                await asyncio.sleep(0.1)
-    finally:
-        await engine.dispose()
-
-
-class _SignalCount:
-    """Readiness signals on these topics (the sum of their end offsets)."""
-
-    def __init__(self, settings: Settings, topics: list[str]) -> None:
-        self._settings, self._topics = settings, topics
-        self._consumer = AIOKafkaConsumer(**settings.kafka.client_kwargs(), enable_auto_commit=False)
-        self._parts: list[TopicPartition] = []
-
-    async def __aenter__(self) -> _SignalCount:
-        found = await partitions_of(self._settings.kafka, self._topics)
-        self._parts = [TopicPartition(t, p) for t in self._topics for p in found[t]]
-        await self._consumer.start()
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self._consumer.stop()
-
-    async def count(self) -> int:
-        return int(sum((await self._consumer.end_offsets(self._parts)).values()))

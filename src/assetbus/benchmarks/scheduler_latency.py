@@ -39,11 +39,7 @@ from assetbus.settings import Settings
 async def measure_latency(settings: Settings, options: SchedulerBenchOptions, topics: Topics, db_url: str,
                           report: SchedulerBenchReport, *, rate: int) -> None:
     """One latency run at `rate` emissions/s, appended to `report.latency`."""
-    engine = create_engine(db_url)
-    try:
-        await prepare(settings, topics, engine)
-    finally:
-        await engine.dispose()
+    await prepare(settings, topics, db_url)
     run = LatencyRun(rate, load_before=os.getloadavg())
     sent: dict[str, float] = {}
     received: dict[str, float] = {}

@@ -1,17 +1,12 @@
-"""The scheduler benchmark's result: throughput, CPU and memory of the scheduler, latency per offered rate.
-
-A plain object, callable from Python (`assetbus bench all --json` reads `summary()`):
-
-    report = await run_benchmark(settings, SchedulerBenchOptions())
-    report.summary()  # {"scheduler_events_per_s": ..., "readiness_p99_ms": ..., ...}
-"""
+"""The scheduler benchmark's options and result: throughput, CPU and memory of the scheduler, latency per offered
+rate, and `summary()`, the flat figures `assetbus bench all --json` reads."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from assetbus.benchmarks.stats import per_second, us_per
+from assetbus.benchmarks.stats import per_second, percentile, us_per
 
 
 @dataclass(frozen=True)
@@ -32,13 +27,6 @@ STAGES = ("emit → persister transaction", "persister transaction → asset eve
           "asset event sent → scheduler transaction", "scheduler transaction → signal sent",
           "signal sent → signal read")
 """The stages of a latency run's path, between the marks `scheduler_latency` records."""
-
-
-def percentile(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    if not ordered:
-        return float("nan")
-    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
 
 
 @dataclass
@@ -82,9 +70,6 @@ class SchedulerBenchReport:
     @property
     def cpu_us_per_event(self) -> float:
         return us_per(self.throughput_cpu_s, self.throughput_events)
-
-    def at(self, rate: int) -> LatencyRun | None:
-        return next((run for run in self.latency if run.rate == rate), None)
 
     def summary(self) -> dict[str, float]:
         """Flat figures for `bench all --json`: the readiness keys without a suffix are at 1,000/s offered."""

@@ -4,19 +4,21 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import signal
 import sys
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import psutil
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from assetbus.benchmarks.process_watch import ProcessWatch
+from assetbus.benchmarks.persister import preload
+from assetbus.benchmarks.processes import ProcessWatch
+from assetbus.benchmarks.scratch import service_env, stop
+from assetbus.consumers.persister import Persister, PersisterConfig
 from assetbus.consumers.scheduler import (
     AssetWait,
     ConsumerDag,
@@ -27,8 +29,9 @@ from assetbus.consumers.scheduler import (
     sync_dags,
 )
 from assetbus.consumers.scheduler.topics import create_readiness_topics
-from assetbus.consumers.storage import register_asset
+from assetbus.consumers.storage import count_events, create_engine, register_asset
 from assetbus.consumers.storage.runs import PUBLISHED
+from assetbus.producers import AsyncEmitter, task_token
 from assetbus.schemas import AssetRef, Topics
 from assetbus.settings import Settings
 
@@ -38,16 +41,49 @@ DAILY = ConsumerDag(dag_id="bench.daily", schedule=AssetWait(ASSET.name, mapping
 START = datetime(2026, 1, 1, tzinfo=UTC)
 
 
-async def prepare(settings: Settings, topics: Topics, engine: AsyncEngine,
-                  dags: Sequence[ConsumerDag] = (IDENTITY, DAILY), assets: Sequence[AssetRef] = (ASSET,)) -> None:
+def readiness_topics(topics: Topics) -> list[str]:
+    """The readiness topics of the per-event and the daily DAG."""
+    return [topics.readiness(IDENTITY.dag_id), topics.readiness(DAILY.dag_id)]
+
+
+async def prepare(settings: Settings, topics: Topics, db_url: str, dags: Sequence[ConsumerDag] = (IDENTITY, DAILY),
+                  assets: Sequence[AssetRef] = (ASSET,)) -> None:
     """Register the assets, sync the DAGs (by default the per-event and the daily one), create their readiness
     topics (those created already, with fewer partitions say, are kept)."""
-    async with engine.begin() as conn:
-        for asset in assets:
-            await register_asset(conn, asset.name, asset.uri)
-        loaded = LoadResult(root="/bench", dags=[LoadedDag(dag, "/bench/dags.py") for dag in dags])
-        await sync_dags(conn, loaded)
+    engine = create_engine(db_url)
+    try:
+        async with engine.begin() as conn:
+            for asset in assets:
+                await register_asset(conn, asset.name, asset.uri)
+            loaded = LoadResult(root="/bench", dags=[LoadedDag(dag, "/bench/dags.py") for dag in dags])
+            await sync_dags(conn, loaded)
+    finally:
+        await engine.dispose()
     await create_readiness_topics(settings.kafka, topics, [dag.dag_id for dag in dags])
+
+
+async def store_events(settings: Settings, topics: Topics, db_url: str, n: int, assets: Sequence[AssetRef] = (ASSET,),
+                       *, offset: int = 0) -> None:
+    """Store n more events (hourly partitions, round-robin over the assets, numbered from `offset`) through an
+    in-process persister, until the database holds `offset + n`: they land on asset-events too."""
+    token = task_token(settings.token_secret, "bench", "r1", "load")
+    async with AsyncEmitter(settings.kafka, token, topics=topics) as emitter:
+        commands = [emitter.command(assets[i % len(assets)], partition_key=f"h{i}",
+                                    partition_date=START + timedelta(hours=i), dedupe_key=f"e{i}")
+                    for i in range(offset, offset + n)]
+    await preload(settings.kafka, topics, commands)
+    config = PersisterConfig(kafka=settings.kafka, database_url=db_url, token_secret=settings.token_secret,
+                             topics=topics, group_id=f"{topics.prefix}-persister")
+    engine = create_engine(db_url)
+    try:
+        async with Persister(config):
+            while True:
+                async with engine.connect() as conn:
+                    if await count_events(conn) >= offset + n:
+                        break
+                await asyncio.sleep(0.1)
+    finally:
+        await engine.dispose()
 
 
 @asynccontextmanager
@@ -57,14 +93,12 @@ async def service(settings: Settings, topics: Topics, db_url: str, *args: str,
 
     With `profile`, under `py-spy record --format raw` (collapsed stacks, 200 samples/s) into that file.
     """
-    env = {**os.environ, "KAFKA_BOOTSTRAP_SERVERS": settings.bootstrap_servers, "DATABASE_URL": db_url,
-           "ASSETBUS_TOPIC_PREFIX": topics.prefix, "ASSETBUS_TOKEN_SECRET": settings.token_secret}
     bin_dir = Path(sys.executable).parent
     command = [str(bin_dir / "assetbus"), "run", *args, "--log-level", "WARNING"]
     if profile is not None:
         command = [str(bin_dir / "py-spy"), "record", "--format", "raw", "--rate", "200", "--output", str(profile),
                    "--", *command]
-    process = await asyncio.create_subprocess_exec(*command, env=env)
+    process = await asyncio.create_subprocess_exec(*command, env=service_env(settings, topics, db_url))
     watch = ProcessWatch(process.pid)
     watch.start()
     try:
@@ -73,11 +107,7 @@ async def service(settings: Settings, topics: Topics, db_url: str, *args: str,
         await watch.stop()
         if process.returncode is None:
             _terminate(process.pid, profiled=profile is not None)
-        try:
-            await asyncio.wait_for(process.wait(), 20)
-        except TimeoutError:
-            process.kill()
-            await process.wait()
+        await stop(process, terminate=False)
 
 
 def _terminate(pid: int, *, profiled: bool) -> None:

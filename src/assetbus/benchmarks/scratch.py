@@ -1,14 +1,20 @@
-"""Scratch databases for the benchmarks: created and migrated for one run, dropped after it."""
+"""What the benchmarks' runs share: a scratch database and topic prefix (created for one run, removed after it),
+the environment of their service subprocesses, and counting records on the broker."""
 
 from __future__ import annotations
 
+import asyncio
+import os
+import signal
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
 import asyncpg
+from aiokafka import AIOKafkaConsumer, TopicPartition
 from sqlalchemy.engine import make_url
 
+from assetbus.consumers.observe.lag import partitions_of
 from assetbus.consumers.storage.urls import asyncpg_dsn
 from assetbus.migrate import upgrade_async
 from assetbus.schemas import Topics
@@ -29,18 +35,31 @@ async def drop_database(admin_url: str, name: str) -> None:
 
 
 async def _admin_execute(admin_url: str, statement: str) -> None:
-    conn = await asyncpg.connect(asyncpg_dsn(admin_url))
-    try:
+    async with connection(admin_url) as conn:
         await conn.execute(statement)
+
+
+@asynccontextmanager
+async def connection(database_url: str) -> AsyncIterator[asyncpg.Connection]:
+    """An asyncpg connection to `database_url` (an SQLAlchemy URL), closed after the block."""
+    conn = await asyncpg.connect(asyncpg_dsn(database_url))
+    try:
+        yield conn
     finally:
         await conn.close()
 
 
+async def postgres_version(database_url: str) -> str:
+    """PostgreSQL's `server_version`, such as `17.2 (Debian 17.2-1.pgdg120+1)`."""
+    async with connection(database_url) as conn:
+        return str(await conn.fetchval("SHOW server_version"))
+
+
 @asynccontextmanager
-async def scratch_pipeline(settings: Settings, more_topics: Callable[[Topics], list[str]] = lambda _: []
-                           ) -> AsyncIterator[tuple[Topics, str]]:
+async def scratch_pipeline(settings: Settings, more_topics: Callable[[Topics], list[str]] = lambda _: [], *,
+                           keep: bool = False) -> AsyncIterator[tuple[Topics, str]]:
     """A fresh topic prefix (its core topics created) and a fresh migrated database: (topics, database URL).
-    Both are removed afterwards, with the topics `more_topics` names (readiness topics, say)."""
+    Both are removed afterwards (unless `keep`), with the topics `more_topics` names (readiness topics, say)."""
     tag = uuid.uuid4().hex[:10]
     topics = Topics(prefix=f"bench{tag}")
     db_name = f"assetbus_bench_{tag}"
@@ -49,5 +68,44 @@ async def scratch_pipeline(settings: Settings, more_topics: Callable[[Topics], l
     try:
         yield topics, db_url
     finally:
-        await delete_topics(settings.kafka, [*topics.core(), *more_topics(topics)])
-        await drop_database(settings.database_url, db_name)
+        if not keep:
+            await delete_topics(settings.kafka, [*topics.core(), *more_topics(topics)])
+            await drop_database(settings.database_url, db_name)
+
+
+def service_env(settings: Settings, topics: Topics, db_url: str) -> dict[str, str]:
+    """The environment of an `assetbus run ...` subprocess on the benchmark's prefix and database."""
+    return {**os.environ, "KAFKA_BOOTSTRAP_SERVERS": settings.bootstrap_servers, "DATABASE_URL": db_url,
+            "ASSETBUS_TOPIC_PREFIX": topics.prefix, "ASSETBUS_TOKEN_SECRET": settings.token_secret}
+
+
+async def stop(process: asyncio.subprocess.Process, timeout_s: float = 20.0, *, terminate: bool = True) -> None:
+    """SIGTERM to the process if it still runs (not with `terminate=False`: it was told to end already);
+    SIGKILL when it has not exited `timeout_s` later."""
+    if terminate and process.returncode is None:
+        process.send_signal(signal.SIGTERM)
+    try:
+        await asyncio.wait_for(process.wait(), timeout_s)
+    except TimeoutError:
+        process.kill()
+        await process.wait()
+
+
+@asynccontextmanager
+async def record_count(settings: Settings, topics: list[str]) -> AsyncIterator[Callable[[], Awaitable[int]]]:
+    """A function returning how many records these topics hold (the sum of their end offsets, on the broker).
+
+    Watched on Kafka, not by counting rows: a `count(*)` every 20 ms took a quarter of a core of
+    PostgreSQL from the scheduler it measures."""
+    found = await partitions_of(settings.kafka, topics)
+    parts = [TopicPartition(topic, p) for topic in topics for p in found[topic]]
+    consumer = AIOKafkaConsumer(**settings.kafka.client_kwargs(), enable_auto_commit=False)
+    await consumer.start()
+    try:
+
+        async def count() -> int:
+            return int(sum((await consumer.end_offsets(parts)).values()))
+
+        yield count
+    finally:
+        await consumer.stop()

@@ -21,9 +21,9 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 
 from assetbus.benchmarks.conditions import conditions
 from assetbus.benchmarks.processes import ProcessSampler
-from assetbus.benchmarks.scheduler_setup import ASSET, DAILY, IDENTITY, START, prepare, service
+from assetbus.benchmarks.scheduler_setup import ASSET, IDENTITY, START, prepare, readiness_topics, service
 from assetbus.benchmarks.scratch import scratch_pipeline
-from assetbus.consumers.storage import create_engine
+from assetbus.benchmarks.stats import percentile
 from assetbus.producers import AsyncEmitter, task_token
 from assetbus.schemas import Receipt, Topics
 from assetbus.schemas.codecs import decode_signal
@@ -79,20 +79,10 @@ class _Live:
     warmed: asyncio.Event = field(default_factory=asyncio.Event)
 
 
-def _percentile(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))] if ordered else float("nan")
-
-
 async def run_soak(settings: Settings, options: SoakOptions, progress: Callable[[str], None]) -> SoakReport:
     report = SoakReport(options, conditions=conditions())
-    async with scratch_pipeline(settings, lambda t: [t.readiness(IDENTITY.dag_id), t.readiness(DAILY.dag_id)]) \
-            as (topics, db_url):
-        engine = create_engine(db_url)
-        try:
-            await prepare(settings, topics, engine)
-        finally:
-            await engine.dispose()
+    async with scratch_pipeline(settings, readiness_topics) as (topics, db_url):
+        await prepare(settings, topics, db_url)
         await _soak(settings, options, topics, db_url, report, progress)
     return report
 
@@ -210,7 +200,7 @@ def _window(live: _Live, sampler: ProcessSampler, at_s: float, start: float, end
 
     (p_rss, p_cpu), (s_rss, s_cpu) = service("persister"), service("scheduler")
     return Window(at_s=at_s, emitted=live.emitted, receipted=live.receipted, signalled=live.signalled,
-                  receipt_p50_ms=_percentile(receipts, 50), receipt_p99_ms=_percentile(receipts, 99),
-                  readiness_p50_ms=_percentile(signals, 50), readiness_p99_ms=_percentile(signals, 99),
+                  receipt_p50_ms=percentile(receipts, 50), receipt_p99_ms=percentile(receipts, 99),
+                  readiness_p50_ms=percentile(signals, 50), readiness_p99_ms=percentile(signals, 99),
                   persister_rss_mb=p_rss, scheduler_rss_mb=s_rss, persister_cpu_pct=p_cpu, scheduler_cpu_pct=s_cpu,
                   load_1m=os.getloadavg()[0])

@@ -1,8 +1,8 @@
-"""Summary statistics of measured latencies (shared by the benchmarks)."""
+"""Summary statistics of measured latencies, and how the benchmarks print them (shared by the benchmarks)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 
 def percentile(values: Iterable[float], p: float) -> float:
@@ -21,3 +21,8 @@ def per_second(count: float, seconds: float) -> float:
 def us_per(cpu_s: float, count: float) -> float:
     """CPU microseconds per item; NaN when there were none."""
     return cpu_s / count * 1e6 if count else float("nan")
+
+
+def load_text(values: Sequence[float]) -> str:
+    """Load averages as printed with the figures: `1.02 0.87 0.55`."""
+    return " ".join(f"{v:.2f}" for v in values)

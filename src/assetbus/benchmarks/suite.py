@@ -8,24 +8,21 @@ subprocesses) and returns its report; this module samples the services' RSS and 
 from __future__ import annotations
 
 import os
-import platform
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import asyncpg
-
 from assetbus.benchmarks.api import ApiBenchOptions, ApiBenchReport, run_api_benchmark
-from assetbus.benchmarks.conditions import conditions
+from assetbus.benchmarks.conditions import conditions, run_conditions
 from assetbus.benchmarks.emit import EmitBenchOptions, EmitReport, run_emit_benchmark
 from assetbus.benchmarks.persister import BenchOptions, BenchReport
 from assetbus.benchmarks.persister import run_benchmark as run_persister_benchmark
 from assetbus.benchmarks.pg_ceiling import CeilingOptions, run_pg_ceiling
 from assetbus.benchmarks.processes import ProcessSampler
 from assetbus.benchmarks.scale_growth import dags_run
-from assetbus.benchmarks.scheduler import SchedulerBenchOptions, SchedulerBenchReport
 from assetbus.benchmarks.scheduler import run_benchmark as run_scheduler_benchmark
-from assetbus.consumers.storage.urls import asyncpg_dsn
+from assetbus.benchmarks.scheduler_report import SchedulerBenchOptions, SchedulerBenchReport
+from assetbus.benchmarks.scratch import postgres_version
 from assetbus.settings import Settings
 
 REQUIRED = ("receipted_per_s", "emit_receipted_per_s", "receipt_p50_ms", "receipt_p99_ms", "readiness_p50_ms",
@@ -151,15 +148,8 @@ async def run_suite(settings: Settings, sizes: SuiteSizes, progress: Callable[[s
              f"HTTP emit {f['http_emit_per_s']:,.0f}/s ({n} clients)")
 
     report.conditions = {
-        "cores": os.cpu_count(),
-        "machine": shared["machine"],
-        "python": platform.python_version(),
-        "kafka": f"{settings.infra.kafka_version} (one broker, same machine)",
-        "postgresql": await _postgres_version(settings.database_url),
+        **run_conditions(settings, shared, await postgres_version(settings.database_url), load_before),
         "libraries": shared["libraries"],
-        "load_average_before": [round(v, 2) for v in load_before],
-        "load_average_after": [round(v, 2) for v in os.getloadavg()],
-        "other_processes_top3": shared["other processes (CPU%, top 3)"],
         "emit_command_bytes": report.emit.message_bytes,
         "persister_command_bytes": p.command_bytes,
         "offered_rates_per_s": list(sizes.rates),
@@ -167,11 +157,3 @@ async def run_suite(settings: Settings, sizes: SuiteSizes, progress: Callable[[s
         "sizes": {k: v for k, v in vars(sizes).items() if k != "rates"},
     }
     return report
-
-
-async def _postgres_version(database_url: str) -> str:
-    conn = await asyncpg.connect(asyncpg_dsn(database_url))
-    try:
-        return str(await conn.fetchval("SHOW server_version"))
-    finally:
-        await conn.close()

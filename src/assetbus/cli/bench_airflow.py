@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from assetbus.cli.bench_all import load_text, progress_printer
-from assetbus.cli.common import JSON_OPTION, console, fail, run, settings
+from assetbus.cli.bench_all import progress_printer, run_bench
+from assetbus.cli.common import JSON_OPTION, console, fail, settings
 from assetbus.cli.output import json_line
 
 if TYPE_CHECKING:
@@ -81,10 +81,7 @@ def airflow(
     if min(options.samples, options.partitions) < 2 or options.warmup < 0 or (bridge_concurrency or 1) < 1:
         fail("--samples and --partitions must be at least 2, --warmup not negative, --bridge-concurrency positive")
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the stack and drop its databases on SIGTERM too
-    try:
-        report = run(run_airflow_benchmark(settings(), options, progress_printer()))
-    except Exception as error:
-        fail(f"bench airflow failed: {type(error).__name__}: {error}")
+    report = run_bench(run_airflow_benchmark(settings(), options, progress_printer()), "bench airflow failed")
     print_report(report)
     if as_json:
         figures = {k: round(v, 2) for k, v in report.figures().items()}
@@ -95,7 +92,7 @@ def print_report(report: AirflowBenchReport) -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    from assetbus.benchmarks.stats import percentile
+    from assetbus.benchmarks.stats import load_text, percentile
 
     o, c = report.options, report.conditions
     if report.first_emit_ms:

@@ -10,8 +10,8 @@ leaves it out, and so does `--smoke` unless `--airflow` is given.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Coroutine
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
 
@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from assetbus.benchmarks.airflow import AirflowBenchReport
     from assetbus.benchmarks.suite import SuiteReport
 
+T = TypeVar("T")
 
 AIRFLOW_SAMPLES = 20
 """Rounds of the Airflow benchmark in `bench all` (its own default is 50): about 3 minutes with Airflow's start."""
@@ -43,11 +44,8 @@ def all_(
 
     from assetbus.benchmarks.suite import SuiteSizes, run_suite
 
-    try:
-        offered = tuple(int(r) for r in rates.split(",") if r.strip())
-    except ValueError:
-        fail(f"--rates must be comma-separated integers, not {rates!r}")
-    if not offered or min(offered) < 1:
+    offered = int_list(rates, "--rates")
+    if not offered:
         fail("--rates needs at least one positive rate")
     sizes = SuiteSizes.smoke() if smoke else SuiteSizes()
     if not smoke or rates != "1000,5000,50":
@@ -57,10 +55,7 @@ def all_(
     progress = progress_printer()
     if why:
         progress(why)
-    try:
-        report = run(run_suite(settings(), sizes, progress))
-    except Exception as error:
-        fail(f"bench all failed: {type(error).__name__}: {error}")
+    report = run_bench(run_suite(settings(), sizes, progress), "bench all failed")
     airflow_report = None
     if with_airflow:
         airflow_report = _run_airflow(smoke, progress)
@@ -74,6 +69,17 @@ def all_(
         print_airflow_report(airflow_report)
     if as_json:
         print(json_line({**{k: round(v, 2) for k, v in report.figures.items()}, "conditions": report.conditions}))
+
+
+def int_list(text: str, option: str) -> tuple[int, ...]:
+    """An option's comma-separated positive integers (none for an empty text); a wrong one ends the command."""
+    try:
+        values = tuple(int(v) for v in text.split(",") if v.strip())
+    except ValueError:
+        fail(f"{option} must be comma-separated integers, not {text!r}")
+    if values and min(values) < 1:
+        fail(f"{option} takes positive integers")
+    return values
 
 
 def include_airflow(asked: bool | None, smoke: bool) -> tuple[bool, str]:
@@ -96,10 +102,15 @@ def _run_airflow(smoke: bool, progress: Callable[[str], None]) -> AirflowBenchRe
     options = AirflowBenchOptions.smoke() if smoke else AirflowBenchOptions(samples=AIRFLOW_SAMPLES)
     progress(f"then airflow: Airflow 3 on PostgreSQL, {options.samples} rounds, {options.partitions} partitions "
              "(assetbus bench airflow)")
+    return run_bench(run_airflow_benchmark(settings(), options, progress), "bench all failed in the Airflow benchmark")
+
+
+def run_bench(coro: Coroutine[Any, Any, T], failed: str) -> T:
+    """The benchmark's report; an error ends the command with `<failed>: <error type>: <error>`."""
     try:
-        return run(run_airflow_benchmark(settings(), options, progress))
+        return run(coro)
     except Exception as error:
-        fail(f"bench all failed in the Airflow benchmark: {type(error).__name__}: {error}")
+        fail(f"{failed}: {type(error).__name__}: {error}")
 
 
 def progress_printer() -> Callable[[str], None]:
@@ -125,6 +136,8 @@ def cell(value: float, unit: str) -> str:
 def print_report(report: SuiteReport) -> None:
     from rich.table import Table
 
+    from assetbus.benchmarks.stats import load_text
+
     table = Table("figure (JSON key)", "value", title="assetbus bench all", title_justify="left")
     for key, value in report.figures.items():
         unit = next((u for suffix, u in UNITS.items() if key.endswith(suffix) or suffix in key), "")
@@ -140,7 +153,3 @@ def print_report(report: SuiteReport) -> None:
                   f"bytes (persister); offered {', '.join(f'{r:,}/s' for r in c['offered_rates_per_s'])} for "
                   f"{c['latency_seconds_per_rate']:g} s each (first second excluded); took {c['duration_s']:.0f} s",
                   highlight=False)
-
-
-def load_text(values: tuple[float, ...] | list[float]) -> str:
-    return " ".join(f"{v:.2f}" for v in values)

@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
-from assetbus.cli.common import console, fail, run, settings
+from assetbus.cli.bench_all import run_bench
+from assetbus.cli.common import console, fail, settings
 
 if TYPE_CHECKING:
     from assetbus.benchmarks.api import ApiBenchReport
@@ -39,10 +40,7 @@ def api(
     options = ApiBenchOptions(requests=requests, concurrency=concurrency, emits=emits, workers=workers,
                               python=python or sys.executable, profile=profile)
     console.print(f"api benchmark: {requests:,} state requests and {emits:,} HTTP emits per measurement ...")
-    try:
-        report = run(run_api_benchmark(settings(), options))
-    except Exception as error:
-        fail(f"api benchmark failed: {type(error).__name__}: {error}")
+    report = run_bench(run_api_benchmark(settings(), options), "api benchmark failed")
     print_report(report)
     if as_json:
         print(json.dumps(report.figures()))

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from assetbus.cli.common import console, fail, run, settings
+from assetbus.cli.bench_all import run_bench
+from assetbus.cli.common import console, fail, settings
 
 if TYPE_CHECKING:
     from assetbus.benchmarks.emit import EmitReport
@@ -59,10 +60,7 @@ def emit(
                       f"for {seconds:g} s each ...")
     else:
         console.print(f"emit benchmark: {count:,} emissions per run ({', '.join(options.modes)}) ...")
-    try:
-        report = run(run_emit_benchmark(settings(), options))
-    except Exception as error:
-        fail(f"emit benchmark failed: {type(error).__name__}: {error}")
+    report = run_bench(run_emit_benchmark(settings(), options), "emit benchmark failed")
     print_report(report)
 
 

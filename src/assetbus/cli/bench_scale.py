@@ -12,23 +12,13 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from assetbus.cli.bench_all import load_text, progress_printer
-from assetbus.cli.common import JSON_OPTION, console, fail, run, settings
+from assetbus.cli.bench_all import int_list, progress_printer, run_bench
+from assetbus.cli.common import JSON_OPTION, console, fail, settings
 from assetbus.cli.output import json_line
 
 if TYPE_CHECKING:
     from assetbus.benchmarks.scale import ScaleOptions
     from assetbus.benchmarks.scale_growth import GrowthReport
-
-
-def _ints(text: str, option: str) -> tuple[int, ...]:
-    try:
-        values = tuple(int(v) for v in text.split(",") if v.strip())
-    except ValueError:
-        fail(f"{option} must be comma-separated integers, not {text!r}")
-    if values and min(values) < 1:
-        fail(f"{option} takes positive integers")
-    return values
 
 
 def scale(
@@ -64,6 +54,7 @@ def scale(
 
     from assetbus.benchmarks.pinning import parse_cpus
     from assetbus.benchmarks.scale import ScaleOptions, run_scale
+    from assetbus.benchmarks.stats import load_text
 
     if min(dag_events, partition_rate) < 1:
         fail("--dag-events and --partition-rate must be positive")
@@ -73,20 +64,17 @@ def scale(
         fail(f"--pin-schedulers/--pin-infra: {error}")
     if any(pins) and not schedulers:
         fail("--pin-schedulers and --pin-infra pin the --schedulers runs: give --schedulers too")
-    options = ScaleOptions(rates=_ints(rates, "--rates"), seconds=seconds,
-                           persisters=_ints(persisters, "--persisters"), commands=commands,
-                           schedulers=_ints(schedulers, "--schedulers"), scheduler_events=scheduler_events,
+    options = ScaleOptions(rates=int_list(rates, "--rates"), seconds=seconds,
+                           persisters=int_list(persisters, "--persisters"), commands=commands,
+                           schedulers=int_list(schedulers, "--schedulers"), scheduler_events=scheduler_events,
                            pin_schedulers=pins[0], pin_infra=pins[1],
-                           dags=_ints(dags, "--dags"), dag_events=dag_events,
-                           partitions=_ints(partitions, "--partitions"), partition_rate=partition_rate,
-                           backlog=_ints(backlog, "--backlog"))
+                           dags=int_list(dags, "--dags"), dag_events=dag_events,
+                           partitions=int_list(partitions, "--partitions"), partition_rate=partition_rate,
+                           backlog=int_list(backlog, "--backlog"))
     if smoke:
         options = ScaleOptions(rates=(), persisters=(), seconds=1.5, dags=(1, 3), dag_events=4_000,
                                partitions=(100, 1_000), partition_rate=200, backlog=(500,))
-    try:
-        report = run(run_scale(settings(), options, progress_printer()))
-    except Exception as error:
-        fail(f"bench scale failed: {type(error).__name__}: {error}")
+    report = run_bench(run_scale(settings(), options, progress_printer()), "bench scale failed")
     table = Table("offered", "receipt p50 / p99", "readiness p50 / p99", "signals measured", "peak RSS persister / "
                   "scheduler", "load before → after", title="assetbus bench scale: offered rate", title_justify="left")
     for row in report.rates:
@@ -181,15 +169,13 @@ def soak(
     from rich.table import Table
 
     from assetbus.benchmarks.soak import SoakOptions, run_soak
+    from assetbus.benchmarks.stats import load_text
 
     if min(events, rate) < 1 or min(max_seconds, interval) <= 0:
         fail("--events, --rate, --max-seconds and --interval must be positive")
     options = SoakOptions(events=events, rate=rate, max_seconds=max_seconds, interval_s=interval)
     load_before = os.getloadavg()
-    try:
-        report = run(run_soak(settings(), options, progress_printer()))
-    except Exception as error:
-        fail(f"bench soak failed: {type(error).__name__}: {error}")
+    report = run_bench(run_soak(settings(), options, progress_printer()), "bench soak failed")
     table = Table("at", "emitted", "signalled", "receipt p50 / p99", "readiness p50 / p99", "RSS persister / "
                   "scheduler", "CPU persister / scheduler", "load", title=f"assetbus bench soak: {rate:,}/s offered",
                   title_justify="left")
