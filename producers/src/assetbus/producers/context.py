@@ -37,7 +37,6 @@ from assetbus.producers.wire import EmissionRequest
 from assetbus.schemas import ANY_ASSET, AssetRef, ErrorCode, Provenance, Receipt, Topics
 
 ENV_TOKEN = "ASSETBUS_TOKEN"
-ENV_BOOTSTRAP = ENV_PREFIX + "BOOTSTRAP_SERVERS"
 ENV_TOPIC_PREFIX = "ASSETBUS_TOPIC_PREFIX"
 ENV_OUTLETS = "ASSETBUS_OUTLETS"
 
