@@ -53,6 +53,7 @@ from assetbus.producers.errors import NotStarted
 from assetbus.producers.kafka.access import AccessRefusals, KafkaAccessDenied, access_denied
 from assetbus.producers.kafka.connection import KafkaConnection
 from assetbus.producers.kafka.offsets import OffsetMetrics, Offsets
+from assetbus.producers.kafka.periodic import cancel_and_wait
 from assetbus.producers.kafka.retry import Backoff, RetryPolicy
 from assetbus.producers.kafka.topics import TopicsNotListed, wait_listed
 from assetbus.producers.kafka.types import ConsumerSettings
@@ -165,11 +166,8 @@ class ServiceShell(Generic[Prepared]):
                 except Exception as error:  # the loop died earlier: `run_forever` / `until` raised it already
                     self.log.debug("the consume loop had ended: %s: %s", type(error).__name__, error)
                 self._task = None
-            if self._committing is not None:  # still committing after the drain timeout: give up on it
-                self._committing.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await self._committing
-                self._committing = None
+            await cancel_and_wait(self._committing)  # still committing after the drain timeout: give up on it
+            self._committing = None
         finally:
             if self._consumer is not None:
                 await self._leave(self._consumer)
@@ -260,9 +258,7 @@ class ServiceShell(Generic[Prepared]):
                 await in_flight[0]
         finally:
             if in_flight is not None and not in_flight[0].done():
-                in_flight[0].cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await in_flight[0]
+                await cancel_and_wait(in_flight[0])
 
     async def _fetch(self, consumer: AIOKafkaConsumer, backoff: Backoff) -> list[Any] | None:
         """The next batch (each partition's records in offset order), or None if the fetch found none."""
