@@ -46,7 +46,6 @@ from itertools import chain
 from typing import Any, Generic, TypeVar, cast
 
 from aiokafka import AIOKafkaConsumer
-from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.errors import KafkaError, UnknownTopicOrPartitionError
 
 from assetbus.producers.errors import NotStarted
@@ -55,7 +54,7 @@ from assetbus.producers.kafka.connection import KafkaConnection
 from assetbus.producers.kafka.offsets import OffsetMetrics, Offsets
 from assetbus.producers.kafka.periodic import cancel_and_wait
 from assetbus.producers.kafka.retry import Backoff, RetryPolicy
-from assetbus.producers.kafka.topics import TopicsNotListed, wait_listed
+from assetbus.producers.kafka.topics import TopicsNotListed, admin_client, wait_listed
 from assetbus.producers.kafka.types import ConsumerSettings
 
 __all__ = ["ConsumerSettings", "ServiceShell"]  # ConsumerSettings lives in `types` (no aiokafka import)
@@ -138,17 +137,14 @@ class ServiceShell(Generic[Prepared]):
     async def _missing_topics(self) -> list[str]:
         """The subscribed topics the broker's metadata has not listed within `topics_wait_s`. None when the
         broker cannot say now: the consumer's own start then reports what is wrong."""
-        admin = AIOKafkaAdminClient(**self.connection.client_kwargs(), request_timeout_ms=10_000)
         try:
-            await admin.start()
-            await wait_listed(admin, self.settings.topics,
-                              RetryPolicy(initial_s=0.1, max_s=1.0, timeout_s=self.settings.topics_wait_s))
+            async with admin_client(self.connection, request_timeout_ms=10_000) as admin:
+                await wait_listed(admin, self.settings.topics,
+                                  RetryPolicy(initial_s=0.1, max_s=1.0, timeout_s=self.settings.topics_wait_s))
         except TopicsNotListed as error:
             return error.missing
         except KafkaError:
             return []
-        finally:
-            await admin.close()
         return []
 
     async def stop(self) -> None:
