@@ -135,7 +135,7 @@ class ServiceShell(Generic[Prepared]):
         self._task = asyncio.create_task(self._run(), name=self._name)
 
     async def _missing_topics(self) -> list[str]:
-        """The subscribed topics the broker's metadata has not listed within `topics_wait_s`. None when the
+        """The subscribed topics the broker's metadata has not listed within `topics_wait_s`; none when the
         broker cannot say now: the consumer's own start then reports what is wrong."""
         try:
             async with admin_client(self.connection, request_timeout_ms=10_000) as admin:
