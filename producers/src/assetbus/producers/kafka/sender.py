@@ -88,9 +88,13 @@ class BatchSender:
 
     async def partition_of(self, topic: str, key: bytes | None) -> int:
         """The partition of `key` on `topic` (the partition list is looked up once per topic)."""
+        key = key or b""
+        found = self._partitions.get((topic, key))
+        if found is not None:  # the hot path: no more work than this per record
+            return found
         if topic not in self._partition_lists:
             self.know_partitions(topic, await self._producer.partitions_for(topic))
-        return self.partition_known(topic, key or b"")
+        return self.partition_known(topic, key)
 
     def partition_known(self, topic: str, key: bytes) -> int:
         """`partition_of` for a topic given to `know_partitions` (no await)."""
