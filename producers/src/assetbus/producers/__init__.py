@@ -17,7 +17,7 @@ if TYPE_CHECKING:
         task_context,
     )
     from assetbus.producers.dispatch import DispatchConfig, Dispatcher
-    from assetbus.producers.emitter import AsyncEmitter, source_of
+    from assetbus.producers.emitter import AsyncEmitter
     from assetbus.producers.errors import (
         AssetNotDeclared,
         AssetNotFound,
@@ -42,14 +42,14 @@ if TYPE_CHECKING:
     )
     from assetbus.producers.runtime import configure, shutdown
     from assetbus.producers.signing import SigningKey
-    from assetbus.producers.tokens import dag_token, issue_token, refresh_token, task_token
+    from assetbus.producers.tokens import dag_token, issue_token, refresh_token, source_of, task_token
 else:  # the type checker sees the imports above, not a module __getattr__
     __getattr__, __dir__ = lazy_exports(__name__, {
         ".assets": ("Asset",),
         ".callbacks": ("AssetNotifier", "run_references"),
         ".context": ("EmissionContext", "callback_context", "current_context", "forbid_emission", "task_context"),
         ".dispatch": ("DispatchConfig", "Dispatcher"),
-        ".emitter": ("AsyncEmitter", "source_of"),
+        ".emitter": ("AsyncEmitter",),
         ".errors": (
             "AssetNotDeclared", "AssetNotFound", "AttemptEnded", "BrokerUnavailable", "EmissionRejected",
             "EmitterClosed", "EmitterError", "ExtraTooLarge", "InsufficientScope", "InternalError", "InvalidCommand",
@@ -58,7 +58,7 @@ else:  # the type checker sees the imports above, not a module __getattr__
         ),
         ".runtime": ("configure", "shutdown"),
         ".signing": ("SigningKey",),
-        ".tokens": ("dag_token", "issue_token", "refresh_token", "task_token"),
+        ".tokens": ("dag_token", "issue_token", "refresh_token", "source_of", "task_token"),
     })
 
 __all__ = ["Asset", "AssetNotDeclared", "AssetNotFound", "AssetNotifier", "AsyncEmitter", "AttemptEnded",
