@@ -17,7 +17,7 @@ if TYPE_CHECKING:
         task_context,
     )
     from assetbus.producers.dispatch import DispatchConfig, Dispatcher
-    from assetbus.producers.emitter import AsyncEmitter, source_of
+    from assetbus.producers.emitter import AsyncEmitter
     from assetbus.producers.errors import (
         AssetNotDeclared,
         AssetNotFound,
@@ -42,64 +42,29 @@ if TYPE_CHECKING:
     )
     from assetbus.producers.runtime import configure, shutdown
     from assetbus.producers.signing import SigningKey
-    from assetbus.producers.tokens import dag_token, issue_token, refresh_token, task_token
+    from assetbus.producers.tokens import dag_token, issue_token, refresh_token, source_of, task_token
 else:  # the type checker sees the imports above, not a module __getattr__
     __getattr__, __dir__ = lazy_exports(__name__, {
         ".assets": ("Asset",),
         ".callbacks": ("AssetNotifier", "run_references"),
         ".context": ("EmissionContext", "callback_context", "current_context", "forbid_emission", "task_context"),
         ".dispatch": ("DispatchConfig", "Dispatcher"),
-        ".emitter": ("AsyncEmitter", "source_of"),
+        ".emitter": ("AsyncEmitter",),
         ".errors": (
             "AssetNotDeclared", "AssetNotFound", "AttemptEnded", "BrokerUnavailable", "EmissionRejected",
-            "EmitterClosed",
-            "EmitterError", "ExtraTooLarge", "InsufficientScope", "InternalError", "InvalidCommand", "InvalidEmission",
-            "InvalidPartition", "NoEmissionContext", "ReceiptTimeout", "Unauthorized", "UnknownAsset",
-            "UnsupportedSchemaVersion", "raise_for_rejection", "rejection_error",
+            "EmitterClosed", "EmitterError", "ExtraTooLarge", "InsufficientScope", "InternalError", "InvalidCommand",
+            "InvalidEmission", "InvalidPartition", "NoEmissionContext", "ReceiptTimeout", "Unauthorized",
+            "UnknownAsset", "UnsupportedSchemaVersion", "raise_for_rejection", "rejection_error",
         ),
         ".runtime": ("configure", "shutdown"),
         ".signing": ("SigningKey",),
-        ".tokens": ("dag_token", "issue_token", "refresh_token", "task_token"),
+        ".tokens": ("dag_token", "issue_token", "refresh_token", "source_of", "task_token"),
     })
 
-__all__ = [
-    "Asset",
-    "AssetNotDeclared",
-    "AssetNotFound",
-    "AssetNotifier",
-    "AsyncEmitter",
-    "AttemptEnded",
-    "BrokerUnavailable",
-    "DispatchConfig",
-    "Dispatcher",
-    "EmissionContext",
-    "EmissionRejected",
-    "EmitterClosed",
-    "EmitterError",
-    "ExtraTooLarge",
-    "InsufficientScope",
-    "InternalError",
-    "InvalidCommand",
-    "InvalidEmission",
-    "InvalidPartition",
-    "NoEmissionContext",
-    "ReceiptTimeout",
-    "SigningKey",
-    "Unauthorized",
-    "UnknownAsset",
-    "UnsupportedSchemaVersion",
-    "callback_context",
-    "configure",
-    "current_context",
-    "dag_token",
-    "forbid_emission",
-    "issue_token",
-    "raise_for_rejection",
-    "refresh_token",
-    "rejection_error",
-    "run_references",
-    "shutdown",
-    "source_of",
-    "task_context",
-    "task_token",
-]
+__all__ = ["Asset", "AssetNotDeclared", "AssetNotFound", "AssetNotifier", "AsyncEmitter", "AttemptEnded",
+           "BrokerUnavailable", "DispatchConfig", "Dispatcher", "EmissionContext", "EmissionRejected", "EmitterClosed",
+           "EmitterError", "ExtraTooLarge", "InsufficientScope", "InternalError", "InvalidCommand", "InvalidEmission",
+           "InvalidPartition", "NoEmissionContext", "ReceiptTimeout", "SigningKey", "Unauthorized", "UnknownAsset",
+           "UnsupportedSchemaVersion", "callback_context", "configure", "current_context", "dag_token",
+           "forbid_emission", "issue_token", "raise_for_rejection", "refresh_token", "rejection_error",
+           "run_references", "shutdown", "source_of", "task_context", "task_token"]

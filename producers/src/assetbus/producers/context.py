@@ -37,7 +37,6 @@ from assetbus.producers.wire import EmissionRequest
 from assetbus.schemas import ANY_ASSET, AssetRef, ErrorCode, Provenance, Receipt, Topics
 
 ENV_TOKEN = "ASSETBUS_TOKEN"
-ENV_BOOTSTRAP = ENV_PREFIX + "BOOTSTRAP_SERVERS"
 ENV_TOPIC_PREFIX = "ASSETBUS_TOPIC_PREFIX"
 ENV_OUTLETS = "ASSETBUS_OUTLETS"
 
@@ -114,10 +113,6 @@ class _Forbidden:
 _current: ContextVar[EmissionContext | _Forbidden | None] = ContextVar("assetbus_emission_context", default=None)
 
 
-def _outlets(outlets: Iterable[object] | None) -> frozenset[AssetRef] | None:
-    return None if outlets is None else frozenset(check_asset(a) for a in outlets)
-
-
 @contextmanager
 def task_context(
     token: str | None = None,
@@ -146,7 +141,7 @@ def task_context(
         kafka=kafka or (as_connection(bootstrap_servers) if bootstrap_servers else
                         (base.kafka if base else KafkaConnection())),
         topics=Topics(prefix=topic_prefix) if topic_prefix else (base.topics if base else Topics()),
-        outlets=_outlets(outlets) if outlets is not None else (base.outlets if base else None),
+        outlets=frozenset(check_asset(a) for a in outlets) if outlets is not None else (base.outlets if base else None),
         outlets_origin="task_context(outlets=...)" if outlets is not None or base is None else base.outlets_origin,
         receipt_timeout_s=receipt_timeout_s,
         attempts=attempts,

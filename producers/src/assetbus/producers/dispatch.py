@@ -12,7 +12,6 @@ receipt, so memory stays bounded whatever the caller does.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import uuid
 from collections import deque
@@ -24,6 +23,7 @@ from aiokafka import AIOKafkaProducer
 
 from assetbus.producers.errors import EmitterClosed, EmitterError, ReceiptTimeout
 from assetbus.producers.kafka.connection import KafkaConnection
+from assetbus.producers.kafka.periodic import cancel_and_wait
 from assetbus.producers.kafka.producer import create_producer
 from assetbus.producers.kafka.properties import check_compression
 from assetbus.producers.outbox import Outbox
@@ -168,10 +168,7 @@ class Dispatcher:
         except Exception as error:  # TimeoutError included: stop anyway, but say so
             log.warning("stopping before every command reached Kafka: %s", error)
         finally:
-            if self._sweeper is not None:
-                self._sweeper.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await self._sweeper
+            await cancel_and_wait(self._sweeper)
             if self._outbox is not None:
                 await self._outbox.stop()
             for entry in list(self._pending.values()):

@@ -15,7 +15,7 @@ from assetbus.producers.tokens import source_of
 from assetbus.producers.wire import prepare
 from assetbus.schemas import AssetRef, EmissionCommand, Provenance, Receipt, Topics
 
-__all__ = ["AsyncEmitter", "source_of"]
+__all__ = ["AsyncEmitter"]
 
 
 class AsyncEmitter:

@@ -188,8 +188,7 @@ class InternalError(EmissionRejected):
 REJECTIONS: dict[ErrorCode, type[EmissionRejected]] = {
     cls.code: cls
     for cls in (InvalidCommand, UnsupportedSchemaVersion, AssetNotFound, Unauthorized, AttemptEnded, InsufficientScope,
-                AssetNotDeclared, InvalidPartition,
-                ExtraTooLarge, InternalError)
+                AssetNotDeclared, InvalidPartition, ExtraTooLarge, InternalError)
 }
 
 

@@ -11,7 +11,6 @@ quiet emitter never waits.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import logging
 from collections.abc import Callable, Sequence
@@ -19,6 +18,7 @@ from typing import Any
 
 from aiokafka import AIOKafkaProducer
 
+from assetbus.producers.kafka.periodic import cancel_and_wait
 from assetbus.producers.kafka.sender import BatchSender, Delivery
 
 log = logging.getLogger("assetbus.emitter")
@@ -45,11 +45,8 @@ class Outbox:
         self._task = asyncio.create_task(self._run(), name="assetbus-outbox")
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await cancel_and_wait(self._task)
+        self._task = None
 
     @property
     def batches_sent(self) -> int:

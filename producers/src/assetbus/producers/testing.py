@@ -55,9 +55,7 @@ class _Transport:
         return future
 
     async def asubmit(self, token: str, request: EmissionRequest) -> asyncio.Future[Receipt]:
-        future: asyncio.Future[Receipt] = asyncio.get_running_loop().create_future()
-        future.set_result(self._owner.answer(self._owner.encoder(token).command(request)))
-        return future
+        return await self._owner.submit(self._owner.encoder(token).command(request))
 
 
 class InMemoryEmitter:

@@ -123,7 +123,7 @@ def refresh_token(secret: TokenKey, token: str, *, ttl_seconds: int = DEFAULT_TT
     The old token must verify with the same key and not be expired; the new one never outlives its
     `max_exp` claim. Raises InvalidEmission otherwise.
     """
-    key, algorithm, _ = _signing(secret)
+    key, algorithm, headers = _signing(secret)
     verifying = key.public_key() if algorithm != "HS256" else key
     try:
         claims = jwt.decode(token, verifying, algorithms=[algorithm], audience=audience)
@@ -135,8 +135,7 @@ def refresh_token(secret: TokenKey, token: str, *, ttl_seconds: int = DEFAULT_TT
     if expires <= now:
         raise InvalidEmission("token", "cannot be refreshed: the attempt it was minted for has ended")
     claims.update(iat=now, exp=expires, jti=uuid.uuid4().hex)
-    signing_key, _, headers = _signing(secret)
-    return jwt.encode(claims, signing_key, algorithm=algorithm, headers=headers or None)
+    return jwt.encode(claims, key, algorithm=algorithm, headers=headers or None)
 
 
 def default_subject(source: Provenance) -> str:

@@ -9,14 +9,7 @@ from assetbus.producers.errors import InvalidEmission
 from assetbus.schemas import EXTRA_MAX_BYTES, KEY_MAX_LENGTH, NAME_MAX_LENGTH, AssetRef
 from assetbus.schemas.codecs import strict_json
 
-__all__ = [
-    "InvalidEmission",
-    "check_asset",
-    "check_dedupe_key",
-    "check_extra",
-    "check_partition",
-    "encode_extra",
-]
+__all__ = ["check_asset", "check_dedupe_key", "check_partition", "encode_extra"]
 
 
 def _check_key(field: str, value: object) -> None:
@@ -81,11 +74,6 @@ def encode_extra(extra: Any) -> tuple[dict[str, Any], str]:
     if "\\u0000" in encoded and _has_nul(extra):
         raise InvalidEmission("extra", "may not contain NUL characters")
     return extra, encoded
-
-
-def check_extra(extra: Any) -> dict[str, Any]:
-    """The checked `extra` ({} for None); raises InvalidEmission."""
-    return encode_extra(extra)[0]
 
 
 def check_dedupe_key(dedupe_key: str | None) -> None:

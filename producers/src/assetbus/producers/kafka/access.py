@@ -58,8 +58,7 @@ def access_denied(error: BaseException, connection: KafkaConnection, *, group_id
     principal = f"User:{connection.sasl_username}" if connection.sasl_username else "this client"
     if isinstance(error, GroupAuthorizationFailedError):
         named = group_id or next(iter(_named(error)), "?")
-        return KafkaAccessDenied(principal, operation, f"group '{named}'",
-                                 connection.describe())
+        return KafkaAccessDenied(principal, operation, f"group '{named}'", connection.describe())
     if isinstance(error, TopicAuthorizationFailedError):
         names = ", ".join(f"'{name}'" for name in (_named(error) or sorted(topics)))
         return KafkaAccessDenied(principal, operation, f"topic {names or '?'}", connection.describe())

@@ -160,11 +160,7 @@ class KafkaConnection(BaseModel):
     def from_environ(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> KafkaConnection:
         """The connection named by `KAFKA_*` variables (the task runner's environment by default)."""
         env = os.environ if environ is None else environ
-        values: dict[str, Any] = {}
-        for name in cls.model_fields:
-            raw = env.get(ENV_PREFIX + name.upper())
-            if raw is not None and raw != "":
-                values[name] = raw
+        values: dict[str, Any] = {name: raw for name in cls.model_fields if (raw := env.get(ENV_PREFIX + name.upper()))}
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls.model_validate(values)
 

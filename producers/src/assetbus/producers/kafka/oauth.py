@@ -86,11 +86,8 @@ class CachingTokenProvider(AbstractTokenProvider):  # type: ignore[misc]  # aiok
         raise NotImplementedError
 
     def _lock(self) -> asyncio.Lock:
-        loop = asyncio.get_running_loop()
-        lock = self._locks.get(loop)
-        if lock is None:
-            lock = self._locks[loop] = asyncio.Lock()
-        return lock
+        """This event loop's lock (a provider is shared by the clients of every loop of the process)."""
+        return self._locks.setdefault(asyncio.get_running_loop(), asyncio.Lock())
 
     async def token(self) -> str:
         if self._token is not None and self._clock() < self._refresh_at:

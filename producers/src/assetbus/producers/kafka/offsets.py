@@ -19,9 +19,8 @@ the records are redelivered and answered as duplicates.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -31,8 +30,6 @@ from aiokafka.errors import IllegalStateError, KafkaError
 from assetbus.producers.kafka.types import ConsumedRecord
 
 __all__ = ["OffsetCounters", "OffsetMetrics", "Offsets", "Tallies", "batch_ranges"]
-
-RawRecord = ConsumedRecord
 
 
 class _Counter(Protocol):
@@ -83,7 +80,7 @@ class OffsetCounters:
     consumer_lag: _Gauge
 
 
-def batch_ranges(records: Sequence[RawRecord]) -> dict[TopicPartition, tuple[int, int]]:
+def batch_ranges(records: Sequence[ConsumedRecord]) -> dict[TopicPartition, tuple[int, int]]:
     """(first offset, last offset) of each partition in the batch."""
     ranges: dict[tuple[str, int], list[int]] = {}
     for record in records:
@@ -114,15 +111,6 @@ class Offsets(ConsumerRebalanceListener):  # type: ignore[misc]
         self._idle.set()
         self._holds = 0
         self._done: dict[TopicPartition, int] = {}
-
-    @contextlib.contextmanager
-    def in_flight(self) -> Iterator[int]:
-        """Mark a batch as being handled; yields the generation it belongs to."""
-        generation = self.hold()
-        try:
-            yield generation
-        finally:
-            self.release()
 
     def hold(self) -> int:
         """Mark work on a batch (handling it, or committing it) as in flight; returns the generation.
@@ -160,7 +148,7 @@ class Offsets(ConsumerRebalanceListener):  # type: ignore[misc]
         self._log.info("partitions assigned", extra={"generation": self.generation,
                                                 "partitions": sorted(f"{tp.topic}:{tp.partition}" for tp in assigned)})
 
-    async def commit(self, records: Sequence[RawRecord], generation: int) -> bool:
+    async def commit(self, records: Sequence[ConsumedRecord], generation: int) -> bool:
         """Commit the batch's own offsets. False (and nothing committed) if the group moved on."""
         consumer = self.consumer
         if consumer is None:
@@ -184,7 +172,7 @@ class Offsets(ConsumerRebalanceListener):  # type: ignore[misc]
         self._done.update(offsets)
         return True
 
-    def rewind(self, records: Sequence[RawRecord], generation: int) -> None:
+    def rewind(self, records: Sequence[ConsumedRecord], generation: int) -> None:
         """Seek every still-assigned partition of a failed batch back to its first record."""
         consumer = self.consumer
         if consumer is None or generation != self.generation:

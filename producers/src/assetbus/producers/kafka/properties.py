@@ -10,6 +10,7 @@ only find out when the first producer starts).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -94,7 +95,7 @@ def check_compression(value: str, setting: str) -> None:
 def parse_properties(text: str, *, separators: str = "\n") -> dict[str, str]:
     """`key=value` (or `key: value`) entries; blank lines and `#`/`!` comments are skipped."""
     entries: dict[str, str] = {}
-    for chunk in text.splitlines() if separators == "\n" else _split(text, separators):
+    for chunk in text.splitlines() if separators == "\n" else re.split(f"[{re.escape(separators)}]", text):
         line = chunk.strip()
         if not line or line[0] in "#!":
             continue
@@ -103,12 +104,6 @@ def parse_properties(text: str, *, separators: str = "\n") -> dict[str, str]:
             raise ValueError(f"Kafka client property {line!r} is not key=value")
         entries[line[:cut].strip()] = line[cut + 1:].strip()
     return entries
-
-
-def _split(text: str, separators: str) -> list[str]:
-    for separator in separators[1:]:
-        text = text.replace(separator, separators[0])
-    return text.split(separators[0])
 
 
 def read_properties_file(path: str) -> dict[str, str]:
@@ -155,6 +150,6 @@ def properties_kwargs(properties: Mapping[str, str], role: ClientRole | None) ->
         known = CLIENT_PROPERTIES[key]
         if key == "compression.type" and value == "none":  # aiokafka's spelling of it is None, its default
             continue
-        if (role is None and known.roles == ALL) or (role is not None and wanted <= known.roles):
+        if wanted <= known.roles:
             kwargs[known.kwarg] = _convert(key, known, value)
     return kwargs

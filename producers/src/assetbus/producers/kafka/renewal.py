@@ -32,15 +32,11 @@ def breaks_sequence(error: BaseException) -> bool:
                               ClusterAuthorizationFailedError))
 
 
-async def _start(producer: AIOKafkaProducer) -> None:
-    await producer.start()
-
-
 class RenewableProducer:
     """Owns the current producer (`producer`), made by `create` and started by `start` (default: `start()`)."""
 
     def __init__(self, create: Callable[[], AIOKafkaProducer], *,
-                 start: Callable[[AIOKafkaProducer], Awaitable[None]] = _start,
+                 start: Callable[[AIOKafkaProducer], Awaitable[None]] = lambda producer: producer.start(),
                  on_renewed: Callable[[AIOKafkaProducer], None] | None = None) -> None:
         self._create = create
         self._start = start

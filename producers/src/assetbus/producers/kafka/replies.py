@@ -20,6 +20,7 @@ from pydantic import ValidationError
 
 from assetbus.producers.kafka.connection import KafkaConnection
 from assetbus.producers.kafka.errors import TopicMissing
+from assetbus.producers.kafka.periodic import cancel_and_wait
 from assetbus.producers.kafka.retry import RetryPolicy, RetryTimeout, retry_until
 from assetbus.producers.kafka.sender import partition_for
 from assetbus.schemas import Receipt
@@ -98,11 +99,8 @@ class ReplyReader:
 
     async def stop(self) -> None:
         try:
-            if self._task is not None:
-                self._task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await self._task
-                self._task = None
+            await cancel_and_wait(self._task)
+            self._task = None
         finally:
             if self._consumer is not None:
                 await self._consumer.stop()
@@ -121,9 +119,6 @@ class ReplyReader:
             self._futures[correlation_id] = future
         return future
 
-    def forget(self, correlation_id: uuid.UUID) -> None:
-        self._futures.pop(correlation_id, None)
-
     @contextlib.contextmanager
     def awaiting(self, correlation_id: uuid.UUID) -> Iterator[asyncio.Future[Receipt]]:
         """`expect()` for the block; forgotten when the last block waiting for this id exits."""
@@ -136,11 +131,6 @@ class ReplyReader:
             if not self._holders[correlation_id]:
                 del self._holders[correlation_id]
                 self._futures.pop(correlation_id, None)
-
-    @property
-    def pending(self) -> int:
-        """Receipts waited for."""
-        return len(self._futures)
 
     def pause(self) -> None:
         """Stop resolving receipts (they are read and dropped). For tests of lost receipts."""

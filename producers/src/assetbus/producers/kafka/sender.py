@@ -90,16 +90,11 @@ class BatchSender:
         """The partition of `key` on `topic` (the partition list is looked up once per topic)."""
         key = key or b""
         found = self._partitions.get((topic, key))
-        if found is not None:
+        if found is not None:  # the hot path: no more work than this per record
             return found
-        ids = self._partition_lists.get(topic)
-        if ids is None:
-            ids = self._partition_lists[topic] = sorted(await self._producer.partitions_for(topic))
-        partition = partition_for(key, ids)
-        if len(self._partitions) >= self._max_cache:
-            self._partitions.clear()
-        self._partitions[(topic, key)] = partition
-        return partition
+        if topic not in self._partition_lists:
+            self.know_partitions(topic, await self._producer.partitions_for(topic))
+        return self.partition_known(topic, key)
 
     def partition_known(self, topic: str, key: bytes) -> int:
         """`partition_of` for a topic given to `know_partitions` (no await)."""

@@ -46,15 +46,15 @@ from itertools import chain
 from typing import Any, Generic, TypeVar, cast
 
 from aiokafka import AIOKafkaConsumer
-from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.errors import KafkaError, UnknownTopicOrPartitionError
 
 from assetbus.producers.errors import NotStarted
 from assetbus.producers.kafka.access import AccessRefusals, KafkaAccessDenied, access_denied
 from assetbus.producers.kafka.connection import KafkaConnection
 from assetbus.producers.kafka.offsets import OffsetMetrics, Offsets
+from assetbus.producers.kafka.periodic import cancel_and_wait
 from assetbus.producers.kafka.retry import Backoff, RetryPolicy
-from assetbus.producers.kafka.topics import TopicsNotListed, wait_listed
+from assetbus.producers.kafka.topics import TopicsNotListed, admin_client, wait_listed
 from assetbus.producers.kafka.types import ConsumerSettings
 
 __all__ = ["ConsumerSettings", "ServiceShell"]  # ConsumerSettings lives in `types` (no aiokafka import)
@@ -135,19 +135,16 @@ class ServiceShell(Generic[Prepared]):
         self._task = asyncio.create_task(self._run(), name=self._name)
 
     async def _missing_topics(self) -> list[str]:
-        """The subscribed topics the broker's metadata has not listed within `topics_wait_s`. None when the
+        """The subscribed topics the broker's metadata has not listed within `topics_wait_s`; none when the
         broker cannot say now: the consumer's own start then reports what is wrong."""
-        admin = AIOKafkaAdminClient(**self.connection.client_kwargs(), request_timeout_ms=10_000)
         try:
-            await admin.start()
-            await wait_listed(admin, self.settings.topics,
-                              RetryPolicy(initial_s=0.1, max_s=1.0, timeout_s=self.settings.topics_wait_s))
+            async with admin_client(self.connection, request_timeout_ms=10_000) as admin:
+                await wait_listed(admin, self.settings.topics,
+                                  RetryPolicy(initial_s=0.1, max_s=1.0, timeout_s=self.settings.topics_wait_s))
         except TopicsNotListed as error:
             return error.missing
         except KafkaError:
             return []
-        finally:
-            await admin.close()
         return []
 
     async def stop(self) -> None:
@@ -165,11 +162,8 @@ class ServiceShell(Generic[Prepared]):
                 except Exception as error:  # the loop died earlier: `run_forever` / `until` raised it already
                     self.log.debug("the consume loop had ended: %s: %s", type(error).__name__, error)
                 self._task = None
-            if self._committing is not None:  # still committing after the drain timeout: give up on it
-                self._committing.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await self._committing
-                self._committing = None
+            await cancel_and_wait(self._committing)  # still committing after the drain timeout: give up on it
+            self._committing = None
         finally:
             if self._consumer is not None:
                 await self._leave(self._consumer)
@@ -260,9 +254,7 @@ class ServiceShell(Generic[Prepared]):
                 await in_flight[0]
         finally:
             if in_flight is not None and not in_flight[0].done():
-                in_flight[0].cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await in_flight[0]
+                await cancel_and_wait(in_flight[0])
 
     async def _fetch(self, consumer: AIOKafkaConsumer, backoff: Backoff) -> list[Any] | None:
         """The next batch (each partition's records in offset order), or None if the fetch found none."""

@@ -21,7 +21,6 @@ import logging
 import ssl
 from collections.abc import Iterable
 
-from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.conn import create_conn
 from aiokafka.errors import (
     AuthenticationFailedError,
@@ -34,7 +33,7 @@ from assetbus.producers.kafka.connection import KafkaConnection
 from assetbus.producers.kafka.errors import KafkaToolkitError
 from assetbus.producers.kafka.oauth import EXIT_CREDENTIALS_REFUSED
 from assetbus.producers.kafka.retry import RetryPolicy, RetryTimeout, retry_until
-from assetbus.producers.kafka.topics import TopicSpec, require_topics
+from assetbus.producers.kafka.topics import TopicSpec, admin_client, require_topics
 
 __all__ = ["EXIT_BROKER_NOT_TRUSTED", "EXIT_CREDENTIALS_REFUSED", "EXIT_STARTUP_TIMEOUT", "BrokerNotTrusted",
            "CredentialsRefused", "StartupTimeout", "startup_policy", "wait_for_kafka"]
@@ -126,10 +125,9 @@ async def wait_for_kafka(connection: KafkaConnection, policy: RetryPolicy, log: 
     (`TopicsNotCreated` names those that are not, and what creates them: see `require_topics`)."""
 
     async def probe() -> None:
-        admin = AIOKafkaAdminClient(**connection.client_kwargs(), request_timeout_ms=5_000)
         try:
-            await admin.start()
-            await admin.describe_cluster()
+            async with admin_client(connection, request_timeout_ms=5_000) as admin:
+                await admin.describe_cluster()
         except KafkaConnectionError:
             refused = await _certificate_refusal(connection)
             if refused is not None:
@@ -142,8 +140,6 @@ async def wait_for_kafka(connection: KafkaConnection, policy: RetryPolicy, log: 
                                          f"{connection.sasl_username!r} ({why}); check KAFKA_SASL_USERNAME and "
                                          "KAFKA_SASL_PASSWORD") from None
             raise
-        finally:
-            await admin.close()
 
     try:
         await retry_until(probe, policy, what=f"Kafka at {connection.describe()}", retriable=_kafka_retriable,

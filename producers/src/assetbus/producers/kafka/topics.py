@@ -16,9 +16,10 @@ records, and a command run right after (a `list_topics`, a first produce) must n
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,8 +33,8 @@ from assetbus.producers.kafka.retry import RetryPolicy, RetryTimeout, retry_unti
 from assetbus.schemas import Topics
 
 __all__ = ["EXIT_NOT_MIGRATED", "EXIT_TOPICS_NOT_CREATED", "TopicCreationFailed", "TopicCreator", "TopicReport",
-           "TopicSpec", "TopicsNotCreated", "TopicsNotListed", "WeakerTopic", "core_specs", "default_replication",
-           "delete_topics", "min_isr_for", "require_topics", "wait_listed"]
+           "TopicSpec", "TopicsNotCreated", "TopicsNotListed", "WeakerTopic", "admin_client", "core_specs",
+           "default_replication", "delete_topics", "min_isr_for", "require_topics", "wait_listed"]
 
 log = logging.getLogger("assetbus.topics")
 
@@ -148,6 +149,17 @@ def default_replication(brokers: int) -> tuple[int, int]:
     return replication, min_isr_for(replication)
 
 
+@contextlib.asynccontextmanager
+async def admin_client(connection: KafkaConnection, **options: Any) -> AsyncIterator[AIOKafkaAdminClient]:
+    """A started admin client of `connection` (`options`: more aiokafka arguments), closed when the block exits."""
+    admin = AIOKafkaAdminClient(**connection.client_kwargs(), **options)
+    try:
+        await admin.start()
+        yield admin
+    finally:
+        await admin.close()
+
+
 class TopicCreator:
     """Creates missing topics with one replication policy (or, with `create=False`, only checks that
     they exist). Opens an admin client per call."""
@@ -169,9 +181,7 @@ class TopicCreator:
     async def ensure(self, specs: Iterable[TopicSpec], *, check_existing: bool = True) -> TopicReport:
         """Create the topics among `specs` that are missing; report existing ones weaker than asked."""
         wanted = {spec.name: spec for spec in specs}
-        admin = AIOKafkaAdminClient(**self.connection.client_kwargs(), request_timeout_ms=self._timeout_ms)
-        await admin.start()
-        try:
+        async with admin_client(self.connection, request_timeout_ms=self._timeout_ms) as admin:
             brokers = len((await admin.describe_cluster())["brokers"])
             default_rf, _ = default_replication(brokers)
             replication = self.replication_factor or default_rf
@@ -194,8 +204,6 @@ class TopicCreator:
             if check_existing and present:
                 report.weaker = await self._weaker(admin, present, replication, min_isr)
             return report
-        finally:
-            await admin.close()
 
     async def _create(self, admin: AIOKafkaAdminClient, specs: list[TopicSpec], replication: int,
                       min_isr: int) -> list[str]:
@@ -276,16 +284,13 @@ async def wait_listed(admin: AIOKafkaAdminClient, names: Sequence[str], policy: 
 
 async def require_topics(connection: KafkaConnection, specs: Iterable[TopicSpec], *, migrate_creates: bool,
                          wait_s: float = 10.0) -> None:
-    """Return once the cluster lists every topic of `specs` with leaders; otherwise `TopicsNotCreated` names the
-    missing ones after `wait_s` (a topic created a moment ago reaches the brokers one after the other).
-    `migrate_creates`: this installation creates its topics (`assetbus migrate`), so the fix to name is that
-    command; otherwise the platform creates them."""
+    """Return once the cluster lists every topic of `specs` with leaders (`wait_listed`); otherwise
+    `TopicsNotCreated` names the missing ones after `wait_s`. `migrate_creates`: this installation creates its
+    topics (`assetbus migrate`), so the fix to name is that command; otherwise the platform creates them."""
     wanted = list(specs)
     if not wanted:
         return
-    admin = AIOKafkaAdminClient(**connection.client_kwargs(), request_timeout_ms=10_000)
-    await admin.start()
-    try:
+    async with admin_client(connection, request_timeout_ms=10_000) as admin:
         try:
             await wait_listed(admin, [spec.name for spec in wanted],
                               RetryPolicy(initial_s=0.1, max_s=1.0, timeout_s=wait_s))
@@ -294,8 +299,6 @@ async def require_topics(connection: KafkaConnection, specs: Iterable[TopicSpec]
             replication, min_isr = default_replication(brokers)
             raise TopicsNotCreated([spec for spec in wanted if spec.name in error.missing], replication, min_isr,
                                    connection.describe(), migrate_creates=migrate_creates) from None
-    finally:
-        await admin.close()
 
 
 def _has_leaders(topic: Mapping[str, Any] | None) -> bool:
@@ -305,12 +308,8 @@ def _has_leaders(topic: Mapping[str, Any] | None) -> bool:
 
 async def delete_topics(connection: KafkaConnection, names: Iterable[str]) -> None:
     """Delete those of `names` that exist (tests and benchmarks clean up with it)."""
-    admin = AIOKafkaAdminClient(**connection.client_kwargs())
-    await admin.start()
-    try:
+    async with admin_client(connection) as admin:
         existing = set(await admin.list_topics())
         doomed = [name for name in names if name in existing]
         if doomed:
             await admin.delete_topics(doomed)
-    finally:
-        await admin.close()

@@ -18,7 +18,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from assetbus.schemas.codecs.typed import plain_adapter
 from assetbus.schemas.commands import EmissionCommand
-from assetbus.schemas.provenance import Provenance, SourceKind
+from assetbus.schemas.provenance import Provenance, task_fields_match_kind
 
 SourceTuple = tuple[str, str, str, str | None, int | None, int | None]
 """(kind, dag_id, run_id, task_id, map_index, try_number): what a body claims, compared with the token."""
@@ -58,17 +58,9 @@ def source_tuple(source: Provenance) -> SourceTuple:
     return (source.kind.value, source.dag_id, source.run_id, source.task_id, source.map_index, source.try_number)
 
 
-_TASK = SourceKind.TASK.value
-
-
 @functools.cache
 def _adapter() -> TypeAdapter[Any]:
     return plain_adapter(EmissionCommand, ("command_id",))
-
-
-def task_fields_match_kind(kind: str, task_fields: tuple[str | None, int | None, int | None]) -> bool:
-    """Provenance's model validator: task sources carry all task fields, DAG sources none."""
-    return None not in task_fields if kind == _TASK else task_fields == (None, None, None)
 
 
 def read_command_fast(value: bytes) -> CommandView | None:

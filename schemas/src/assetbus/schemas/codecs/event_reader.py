@@ -15,10 +15,10 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from assetbus.schemas.codecs.command_reader import task_fields_match_kind
 from assetbus.schemas.codecs.readiness import source_dict
 from assetbus.schemas.codecs.typed import plain_adapter
 from assetbus.schemas.events import AssetEvent
+from assetbus.schemas.provenance import task_fields_match_kind
 
 
 @dataclass(frozen=True, slots=True)

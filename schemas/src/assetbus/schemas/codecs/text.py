@@ -20,7 +20,6 @@ compact_json: Callable[[Any], str] = json.JSONEncoder(ensure_ascii=False, separa
 """Compact JSON of plain values (dicts, lists, strings, numbers); refuses NaN and infinities."""
 
 
-
 def _plain(value: Any, depth: int = 0) -> bool:
     """Only JSON's own types (exactly: no subclasses), str keys, finite floats, not too deep."""
     kind = type(value)
