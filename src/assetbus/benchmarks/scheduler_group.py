@@ -18,8 +18,6 @@ import signal
 import time
 from dataclasses import dataclass, field
 
-from aiokafka.admin import AIOKafkaAdminClient
-
 from assetbus.benchmarks.pinning import pin, pinned_infra
 from assetbus.benchmarks.processes import ProcessWatch, infra_cpu
 from assetbus.benchmarks.scheduler_setup import prepare, service, store_events
@@ -28,6 +26,7 @@ from assetbus.benchmarks.stats import per_second, us_per
 from assetbus.consumers.observe.lag import partitions_of
 from assetbus.consumers.scheduler import AssetWait, ConsumerDag, Identity
 from assetbus.producers.kafka.sender import partition_for
+from assetbus.producers.kafka.topics import admin_client
 from assetbus.schemas import AssetRef, Topics
 from assetbus.settings import Settings
 
@@ -153,9 +152,7 @@ def _check(deadline: float, what: str) -> None:
 
 async def _until_stable(settings: Settings, group: str, members: int, deadline: float) -> None:
     """Until the consumer group is Stable with `members` members."""
-    admin = AIOKafkaAdminClient(**settings.kafka.client_kwargs())
-    await admin.start()
-    try:
+    async with admin_client(settings.kafka) as admin:
         while True:
             (response,) = await admin.describe_consumer_groups([group])
             _, _, state, _, _, found, *_ = response.groups[0]
@@ -163,5 +160,3 @@ async def _until_stable(settings: Settings, group: str, members: int, deadline: 
                 return
             _check(deadline, f"{members} scheduler(s) in a stable group")
             await asyncio.sleep(0.2)
-    finally:
-        await admin.close()

@@ -7,14 +7,13 @@ group-less consumer for the end offsets); it never joins a group or commits anyt
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
-from aiokafka.admin import AIOKafkaAdminClient
 
 from assetbus.producers.kafka import KafkaConnection
+from assetbus.producers.kafka.topics import admin_client
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,17 +48,6 @@ class GroupLag:
         for p in self.partitions:
             totals[p.topic] = totals.get(p.topic, 0) + p.lag
         return totals
-
-
-@contextlib.asynccontextmanager
-async def admin_client(connection: KafkaConnection, **options: int) -> AsyncIterator[AIOKafkaAdminClient]:
-    """A started admin client (`options`: the client's own, such as `request_timeout_ms`), closed after the block."""
-    admin = AIOKafkaAdminClient(**connection.client_kwargs(), **options)
-    try:
-        await admin.start()
-        yield admin
-    finally:
-        await admin.close()
 
 
 async def consumer_group_lag(connection: KafkaConnection, *, topic_prefix: str,

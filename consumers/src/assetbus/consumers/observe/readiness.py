@@ -21,11 +21,11 @@ from dataclasses import dataclass, field
 
 import asyncpg
 
-from assetbus.consumers.observe.lag import admin_client
 from assetbus.consumers.storage.urls import asyncpg_dsn
 from assetbus.migrations.heads import migration_heads
 from assetbus.producers.kafka import KafkaConnection
 from assetbus.producers.kafka.access import AccessRefusals
+from assetbus.producers.kafka.topics import admin_client
 
 
 @dataclass(frozen=True, slots=True)

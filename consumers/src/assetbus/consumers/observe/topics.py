@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 
-from assetbus.consumers.observe.lag import admin_client
 from assetbus.producers.kafka import KafkaConnection
+from assetbus.producers.kafka.topics import admin_client
 
 
 @dataclass(frozen=True, slots=True)
