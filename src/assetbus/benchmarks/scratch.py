@@ -100,8 +100,8 @@ async def record_count(settings: Settings, topics: list[str]) -> AsyncIterator[C
     found = await partitions_of(settings.kafka, topics)
     parts = [TopicPartition(topic, p) for topic in topics for p in found[topic]]
     consumer = AIOKafkaConsumer(**settings.kafka.client_kwargs(), enable_auto_commit=False)
-    await consumer.start()
     try:
+        await consumer.start()
 
         async def count() -> int:
             return int(sum((await consumer.end_offsets(parts)).values()))

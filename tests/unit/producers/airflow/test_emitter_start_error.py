@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 import json
+import logging
 from types import SimpleNamespace
 
 import httpx
@@ -21,11 +23,13 @@ ATTEMPT = Attempt(dag_id="ingest", run_id="r1", task_id="load", map_index=-1, tr
                   ti_id="0199c2b6-8f5e-7a3c-9d41-5b6e7f8a9b0c")
 
 
-def test_the_emitters_start_error_names_the_topic_prefix_and_the_connection(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_emitters_start_error_names_the_topic_prefix_and_the_connection(monkeypatch: pytest.MonkeyPatch,
+                                                                           caplog: pytest.LogCaptureFixture) -> None:
     for name in ("KAFKA_BOOTSTRAP_SERVERS", "ASSETBUS_TOPIC_PREFIX"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("ASSETBUS_AIRFLOW_IDENTITY", "credential")  # the token asked with the worker credential
     nobody = f"127.0.0.1:{free_port()}"  # no broker listens there
+    gc.collect()  # what earlier tests left behind is collected now, not in the check below
     connection = SimpleNamespace(host="http://api:8321", port=None, schema=None, password="cred", extra=json.dumps(
         {"topic_prefix": "ordrs", "kafka": {"bootstrap_servers": nobody}}))
     monkeypatch.setattr(airflow_connection, "_airflow_connection", {"assetbus_unreachable": connection}.get)
@@ -39,3 +43,7 @@ def test_the_emitters_start_error_names_the_topic_prefix_and_the_connection(monk
     assert "the `kafka` (or `kafka_conn_id`) extra of connection assetbus_unreachable" in message
     assert "the `topic_prefix` extra of connection assetbus_unreachable" in message
     assert "KAFKA_BOOTSTRAP_SERVERS" not in message
+    del failed  # its traceback holds the failed start's frames
+    with caplog.at_level(logging.ERROR, logger="asyncio"):
+        gc.collect()  # a client left open by the failed start says so when collected
+    assert not [r.getMessage() for r in caplog.records if "Unclosed AIOKafka" in r.getMessage()]

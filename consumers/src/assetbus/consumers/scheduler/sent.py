@@ -36,8 +36,8 @@ async def on_the_broker(connection: KafkaConnection, runs: Iterable[tuple[str, P
     if not wanted:
         return set()
     consumer = AIOKafkaConsumer(**connection.client_kwargs(), group_id=None, enable_auto_commit=False)
-    await consumer.start()
     try:
+        await consumer.start()
         with naming_refusals(connection, "Read", topics=tuple(sorted({topic for topic, _ in wanted}))):
             parts = {place: TopicPartition(*place) for place in wanted}
             consumer.assign(list(parts.values()))

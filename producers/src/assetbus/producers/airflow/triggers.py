@@ -239,8 +239,8 @@ class AssetbusPartitionTrigger(BaseTrigger):  # type: ignore[misc]
         kafka, topics = await _kafka_and_topics(self.conn_id)
         consumer = AIOKafkaConsumer(topics.asset_events, group_id=None, enable_auto_commit=False,
                                     auto_offset_reset="earliest", **kafka.client_kwargs("consumer"))
-        await consumer.start()
         try:
+            await consumer.start()
             async for message in consumer:
                 if message.value is None:
                     continue

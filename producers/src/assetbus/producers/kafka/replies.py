@@ -61,8 +61,8 @@ class ReplyReader:
     async def start(self) -> None:
         consumer = AIOKafkaConsumer(**self._connection.client_kwargs("consumer"), enable_auto_commit=False,
                                     group_id=None, fetch_max_wait_ms=self._fetch_max_wait_ms)
-        await consumer.start()
         try:
+            await consumer.start()  # a start that fails leaves the client's connections open too: stop() closes them
             partitions = await self._partitions(consumer)
             mine = TopicPartition(self.topic, partition_for(self._key_bytes, list(partitions)))
             consumer.assign([mine])
