@@ -1,29 +1,249 @@
-"""`assetbus bench scale`: how cost grows, offered rate against latency, and persisters in one group.
+"""`assetbus bench scale`: how cost grows, offered rate against latency, and processes in one group.
 
 1. **Offered rate**: the scheduler benchmark's latency run (emitter → persister → scheduler →
    readiness reader, real subprocesses) at each offered rate, for the same number of seconds.
-2. **Persisters in one group**: `persister_group.run_group` with 1, 2, … processes.
+2. **Persisters in one group**: `persister.run_group` with 1, 2, … processes.
 3. **Schedulers in one group** (`--schedulers`): `scheduler_group.run_scheduler_group` with 1, 2, …
    processes sharing the asset-events partitions.
-4. **What users grow** (`--dags`, `--partitions`, `--backlog`; `scale_growth`): consumer DAGs registered,
-   distinct partitions stored, a backlog replayed to a new consumer DAG.
+
+And how the scheduler's cost grows with what users grow (`--dags`, `--partitions`, `--backlog`):
+
+4. **Consumer DAGs registered** (`dags_run`): 1, 100, 1,000 DAGs. Each event matches a few of them: the
+   per-event DAG and the daily roll-up of the scheduler benchmark (one of them with 1 DAG); the others wait
+   on assets that get no events. A backlog of events is applied by one scheduler process (the scheduler
+   benchmark's throughput run): events/s, CPU per event, peak RSS.
+5. **Distinct partitions** (`partitions_run`): the database holds the history of P partitions already
+   (P stored events, the per-event DAG's P runs, the daily DAG's queue rows and runs, written by SQL);
+   then a latency run at an offered rate on new partitions: readiness p50/p99, and the scheduler's table
+   sizes after it.
+6. **A backlog replayed to a new consumer DAG** (`backlog_run`): N stored events (written by SQL), a
+   per-event DAG registered after them, and `replay` in a process of its own: events/s and peak RSS.
 """
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import timedelta
 
-from assetbus.benchmarks.persister_group import GroupReport, run_group
-from assetbus.benchmarks.processes import ProcessSampler
-from assetbus.benchmarks.scale_growth import GrowthReport, run_growth
+from assetbus.benchmarks.persister import GroupReport, run_group
+from assetbus.benchmarks.processes import ProcessSampler, ProcessWatch
+from assetbus.benchmarks.scheduler import (
+    ASSET,
+    DAILY,
+    IDENTITY,
+    START,
+    BacklogRun,
+    LatencyRun,
+    SchedulerBenchOptions,
+    SchedulerBenchReport,
+    apply_backlog,
+    measure_latency,
+    prepare,
+    readiness_topics,
+)
 from assetbus.benchmarks.scheduler_group import SchedulerGroupReport, run_scheduler_group
-from assetbus.benchmarks.scheduler_latency import measure_latency
-from assetbus.benchmarks.scheduler_report import LatencyRun, SchedulerBenchOptions, SchedulerBenchReport
-from assetbus.benchmarks.scheduler_setup import readiness_topics
-from assetbus.benchmarks.scratch import scratch_pipeline
+from assetbus.benchmarks.scratch import connection, scratch_pipeline
+from assetbus.benchmarks.stats import per_second, us_per
+from assetbus.consumers.scheduler import AssetWait, ConsumerDag, Identity
+from assetbus.consumers.scheduler.topics import create_readiness_topics
+from assetbus.consumers.storage import create_engine
+from assetbus.schemas import AssetRef
 from assetbus.settings import Settings
+
+IDLE_ASSETS = 50
+"""Assets that the DAGs beyond the matching ones wait on (no event comes for them)."""
+
+SCHEDULER_TABLES = ("asset_events", "partition_queue", "consumer_runs", "unpublished_batches")
+
+
+@dataclass
+class DagsRow:
+    dags: int
+    matching: int
+    """DAGs that each event matches."""
+    run: BacklogRun
+
+    @property
+    def events_per_s(self) -> float:
+        return per_second(self.run.events, self.run.seconds)
+
+    @property
+    def cpu_us_per_event(self) -> float:
+        return us_per(self.run.cpu_s, self.run.events)
+
+    def figures(self) -> dict[str, float]:
+        return {"dags": self.dags, "matching_per_event": self.matching, "events": self.run.events,
+                "events_per_s": round(self.events_per_s, 1),
+                "cpu_us_per_event": round(self.cpu_us_per_event, 1),
+                "peak_rss_mb": round(self.run.peak_rss_mb, 1)}
+
+
+@dataclass
+class PartitionsRow:
+    partitions: int
+    """Distinct partitions whose history the database holds before the latency run."""
+    rate: int
+    signals: int
+    readiness_p50_ms: float
+    readiness_p99_ms: float
+    scheduler_peak_rss_mb: float
+    tables: dict[str, tuple[int, float]] = field(default_factory=dict)
+    """Table → (rows, MB with indexes), after the run."""
+
+    def figures(self) -> dict[str, object]:
+        return {"partitions": self.partitions, "offered_per_s": self.rate, "signals_measured": self.signals,
+                "readiness_p50_ms": round(self.readiness_p50_ms, 1),
+                "readiness_p99_ms": round(self.readiness_p99_ms, 1),
+                "scheduler_peak_rss_mb": round(self.scheduler_peak_rss_mb, 1),
+                "tables": {name: {"rows": rows, "mb": round(mb, 1)} for name, (rows, mb) in self.tables.items()}}
+
+
+@dataclass
+class BacklogRow:
+    events: int
+    runs: int
+    seconds: float
+    peak_rss_mb: float
+
+    def figures(self) -> dict[str, float]:
+        return {"events": self.events, "runs_created": self.runs, "seconds": round(self.seconds, 2),
+                "events_per_s": round(per_second(self.events, self.seconds), 1),
+                "peak_rss_mb": round(self.peak_rss_mb, 1)}
+
+
+def _idle_dags(n: int) -> tuple[list[AssetRef], list[ConsumerDag]]:
+    assets = [AssetRef(name=f"bench.idle-{i}", uri=f"s3://bench/idle-{i}/") for i in range(min(n, IDLE_ASSETS))]
+    dags = [ConsumerDag(dag_id=f"bench.idle.{i}", schedule=AssetWait(assets[i % len(assets)].name, mapping=Identity()),
+                        coalesce=i % 2 == 0) for i in range(n)]
+    return assets, dags
+
+
+async def dags_run(settings: Settings, dags: int, events: int, timeout_s: float = 600.0) -> DagsRow:
+    """`dags` consumer DAGs registered, `events` events applied by one scheduler."""
+    matching = [IDENTITY, DAILY][:min(dags, 2)]
+    idle_assets, idle = _idle_dags(dags - len(matching))
+    readiness = [dag.dag_id for dag in (*matching, *idle)]
+    async with scratch_pipeline(settings, lambda t: [t.readiness(d) for d in readiness]) as (topics, db_url):
+        # the idle DAGs' readiness topics with one partition each (the scheduler would create three): lighter
+        # on the broker this runs on, and the scheduler's work does not depend on it
+        await create_readiness_topics(settings.kafka, topics, [dag.dag_id for dag in idle], partitions=1)
+        await prepare(settings, topics, db_url, dags=[*matching, *idle], assets=[ASSET, *idle_assets])
+        engine = create_engine(db_url)
+        try:
+            run = await apply_backlog(settings, topics, db_url, engine, events,
+                                      ["scheduler", "--group-id", f"{topics.prefix}-scheduler"], timeout_s=timeout_s)
+        finally:
+            await engine.dispose()
+    return DagsRow(dags, len(matching), run)
+
+
+async def partitions_run(settings: Settings, partitions: int, rate: int, seconds: float) -> PartitionsRow:
+    """The history of `partitions` partitions stored, then a latency run at `rate` on new ones."""
+    async with scratch_pipeline(settings, readiness_topics) as (topics, db_url):
+        await prepare(settings, topics, db_url)
+        await store_history(db_url, partitions, runs=True)
+        report = SchedulerBenchReport(SchedulerBenchOptions(rates=(rate,), seconds=seconds))
+        await measure_latency(settings, report.options, topics, db_url, report, rate=rate)
+        tables = await table_sizes(db_url)
+    latency = report.latency[-1]
+    return PartitionsRow(partitions, rate, len(latency.latencies_ms), latency.percentile(50),
+                         latency.percentile(99), report.peak_rss_mb, tables)
+
+
+BACKLOG_DAG = ConsumerDag(dag_id="bench.replayed", schedule=AssetWait(ASSET.name, mapping=Identity()), coalesce=False)
+
+
+async def backlog_run(settings: Settings, events: int, timeout_s: float = 1800.0) -> BacklogRow:
+    """`events` stored events, then a per-event DAG registered and replayed over all of them (no publishing:
+    the replay's own work), in a process of its own: the replay's time, the process's peak RSS."""
+    async with scratch_pipeline(settings, lambda t: [t.readiness(BACKLOG_DAG.dag_id)]) as (topics, db_url):
+        await prepare(settings, topics, db_url, dags=[])
+        await store_history(db_url, events, runs=False)
+        await prepare(settings, topics, db_url, dags=[BACKLOG_DAG])
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "assetbus.benchmarks.replay_child", BACKLOG_DAG.dag_id,
+            env={**os.environ, "DATABASE_URL": db_url}, stdout=asyncio.subprocess.PIPE)
+        watch = ProcessWatch(process.pid)
+        watch.start()
+        try:
+            out, _ = await asyncio.wait_for(process.communicate(), timeout_s)
+        finally:
+            await watch.stop()
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
+        if process.returncode != 0:
+            raise RuntimeError(f"the replay process exited with {process.returncode}")
+        done = json.loads(out.decode().strip().splitlines()[-1])
+        runs, seconds = int(done["runs"]), float(done["seconds"])
+    return BacklogRow(events, runs, seconds, watch.peak_rss / 2**20)
+
+
+_EVENTS = """
+INSERT INTO asset_events (asset_id, dedupe_scope, dedupe_key, command_id, extra, partition_key, partition_date,
+                          source_kind, dag_id, run_id, task_id, map_index, try_number)
+SELECT a.id, 'bench', 'pre' || i, gen_random_uuid(), '{}', 'pre' || i, $2::timestamptz - make_interval(hours => i),
+       'task', 'bench', 'r1', 'load', -1, 1
+FROM assets a, generate_series(1, $3::int) AS i WHERE a.name = $1
+"""
+_PER_EVENT_RUNS = """
+INSERT INTO consumer_runs (run_id, dag_id, partition_key, partition_date, generation, events, origin, event_id, status)
+SELECT 'pre-' || e.id, $1, e.partition_key, e.partition_date, 1,
+       jsonb_build_array(jsonb_build_object('event_id', e.id, 'asset_name', $2::text, 'partition_key', e.partition_key,
+                                            'partition_date', e.partition_date)),
+       'scheduler', e.id, 'success'
+FROM asset_events e WHERE e.dedupe_scope = 'bench'
+"""
+_DAILY_QUEUE = """
+INSERT INTO partition_queue (dag_id, event_id, asset_name, target_key, target_date, slot, event, run_id)
+SELECT $1, e.id, $2, to_char(e.partition_date AT TIME ZONE 'UTC', 'YYYY-MM-DD'),
+       date_trunc('day', e.partition_date AT TIME ZONE 'UTC') AT TIME ZONE 'UTC',
+       to_char(e.partition_date AT TIME ZONE 'UTC', 'HH24'), 'null',
+       'pre-day-' || to_char(e.partition_date AT TIME ZONE 'UTC', 'YYYY-MM-DD')
+FROM asset_events e WHERE e.dedupe_scope = 'bench'
+"""
+_DAILY_RUNS = """
+INSERT INTO consumer_runs (run_id, dag_id, partition_key, partition_date, generation, events, origin, status)
+SELECT DISTINCT ON (q.target_key) q.run_id, q.dag_id, q.target_key, q.target_date, 1, '[]', 'scheduler', 'success'
+FROM partition_queue q WHERE q.dag_id = $1
+"""
+
+
+async def store_history(db_url: str, partitions: int, *, runs: bool) -> None:
+    """Store `partitions` events of the benchmark's asset, one partition each, on hours before the benchmark's
+    own (as a persister would have); with `runs`, also the per-event DAG's run of each, and the daily DAG's
+    consumed queue rows and runs (as a scheduler would have)."""
+    async with connection(db_url) as conn:
+        await conn.execute(_EVENTS, ASSET.name, START - timedelta(days=2), partitions)
+        if runs:
+            await conn.execute(_PER_EVENT_RUNS, IDENTITY.dag_id, ASSET.name)
+            await conn.execute(_DAILY_QUEUE, DAILY.dag_id, ASSET.name)
+            await conn.execute(_DAILY_RUNS, DAILY.dag_id)
+        await conn.execute("VACUUM (ANALYZE)")  # settled before anything is measured: no autovacuum meanwhile
+
+
+async def table_sizes(db_url: str) -> dict[str, tuple[int, float]]:
+    """Rows and MB (with indexes and TOAST) of the scheduler's tables."""
+    async with connection(db_url) as conn:
+        return {name: (int(await conn.fetchval(f"SELECT count(*) FROM {name}")),
+                       int(await conn.fetchval("SELECT pg_total_relation_size($1::regclass)", name)) / 2**20)
+                for name in SCHEDULER_TABLES}
+
+
+@dataclass
+class GrowthReport:
+    dags: list[DagsRow] = field(default_factory=list)
+    partitions: list[PartitionsRow] = field(default_factory=list)
+    backlog: list[BacklogRow] = field(default_factory=list)
+
+    def figures(self) -> dict[str, object]:
+        return {"dags": [r.figures() for r in self.dags], "partitions": [r.figures() for r in self.partitions],
+                "backlog": [r.figures() for r in self.backlog]}
 
 
 @dataclass(frozen=True)
@@ -36,7 +256,7 @@ class ScaleOptions:
     """Scheduler processes in one group, one run each (none by default)."""
     scheduler_events: int = 20_000
     pin_schedulers: frozenset[int] | None = None
-    """CPUs for the scheduler processes of the `schedulers` runs (`pinning.py`); None: not pinned."""
+    """CPUs for the scheduler processes of the `schedulers` runs (`scheduler_group.pin`); None: not pinned."""
     pin_infra: frozenset[int] | None = None
     """CPUs for Kafka, PostgreSQL and the benchmark's own process during those runs; None: not pinned."""
     dags: tuple[int, ...] = ()
@@ -106,8 +326,24 @@ async def run_scale(settings: Settings, options: ScaleOptions, progress: Callabl
         report.scheduler_groups.append(s)
         progress(f"  {s.events_per_s:,.0f} events/s, {s.cpu_us_per_event:.0f} µs scheduler CPU and "
                  f"{s.infra_cpu_us_per_event:.0f} µs Kafka + PostgreSQL CPU per event, load {s.load_after[0]:.2f}")
-    report.growth = await run_growth(settings, dags=options.dags, dag_events=options.dag_events,
-                                     partitions=options.partitions, partition_rate=options.partition_rate,
-                                     seconds=options.seconds, backlog=options.backlog, progress=progress)
+    growth = report.growth
+    for n in options.dags:
+        progress(f"{n:,} consumer DAG(s) registered, {options.dag_events:,} events applied by one scheduler")
+        drow = await dags_run(settings, n, options.dag_events)
+        growth.dags.append(drow)
+        progress(f"  {drow.events_per_s:,.0f} events/s, {drow.cpu_us_per_event:.0f} µs CPU per event, "
+                 f"peak RSS {drow.run.peak_rss_mb:.0f} MB")
+    for p in options.partitions:
+        progress(f"{p:,} partitions stored, then {options.partition_rate:,}/s offered for {options.seconds:g} s")
+        prow = await partitions_run(settings, p, options.partition_rate, options.seconds)
+        growth.partitions.append(prow)
+        progress(f"  readiness p50/p99 {prow.readiness_p50_ms:.0f}/{prow.readiness_p99_ms:.0f} ms, consumer_runs "
+                 f"{prow.tables['consumer_runs'][0]:,} rows")
+    for n in options.backlog:
+        progress(f"{n:,} stored events replayed to a new consumer DAG")
+        brow = await backlog_run(settings, n)
+        growth.backlog.append(brow)
+        progress(f"  {per_second(brow.events, brow.seconds):,.0f} events/s, {brow.runs:,} runs, "
+                 f"peak RSS {brow.peak_rss_mb:.0f} MB")
     report.load_after = os.getloadavg()
     return report

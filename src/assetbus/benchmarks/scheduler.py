@@ -4,41 +4,232 @@
    would), then one `assetbus run scheduler` process starts; time from its first run to the last of
    N runs published, and its CPU over that time. Two consumer DAGs wait on the asset: an identity DAG
    (a run and a readiness signal per event, the most work per event) and an hourly → daily roll-up.
-2. **Latency** (`scheduler_latency`), once per offered rate: a persister and a scheduler process run;
-   events are emitted at the rate through the async emitter and each one's readiness signal is read
-   from the identity DAG's topic.
+2. **Latency** (`measure_latency`), once per offered rate: a persister and a scheduler run as
+   subprocesses; events are emitted at the rate (in 10 ms ticks) through the async emitter without
+   waiting for receipts, and each one's signal is read from the identity DAG's readiness topic.
+   Latency = signal received minus emit() called (emitter → Kafka → persister → PostgreSQL → Kafka →
+   scheduler → PostgreSQL → Kafka → reader); the first `warmup_s` seconds are left out.
 
-From Python: `report = await run_benchmark(settings, SchedulerBenchOptions())`, then `report.summary()`.
+   Each event's path is also cut into stages (`LatencyRun.stages_ms`) by times recorded on the way, on
+   one machine's clock: the persister's transaction start (`asset_events.created_at`, PostgreSQL's
+   `now()`), the asset event's record timestamp (set by the persister's producer when it is handed the
+   record, after the commit), the scheduler's transaction start (`consumer_runs.created_at`), the
+   readiness record's timestamp (set when the scheduler's producer is handed it, after its commit),
+   and the reader's receipt of the signal. Kafka's timestamps have millisecond resolution.
+
+The asset, the two consumer DAGs and the services as subprocesses are shared with `bench scale` and
+`bench soak`. From Python: `report = await run_benchmark(settings, SchedulerBenchOptions())`, then
+`report.summary()`, the flat figures `assetbus bench all --json` reads.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
+import json
 import os
+import signal
+import sys
 import time
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
+import psutil
+from aiokafka import AIOKafkaConsumer, TopicPartition
+from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from assetbus.benchmarks.conditions import conditions
-from assetbus.benchmarks.scheduler_latency import measure_latency
-from assetbus.benchmarks.scheduler_report import SchedulerBenchOptions, SchedulerBenchReport
-from assetbus.benchmarks.scheduler_setup import (
-    DAILY,
-    IDENTITY,
-    prepare,
-    published,
-    readiness_topics,
-    service,
-    store_events,
+from assetbus.benchmarks.persister import preload
+from assetbus.benchmarks.processes import ProcessWatch
+from assetbus.benchmarks.scratch import record_count, scratch_pipeline, service_env, stop
+from assetbus.benchmarks.stats import per_second, percentile, us_per
+from assetbus.consumers.observe.lag import partitions_of
+from assetbus.consumers.persister import Persister, PersisterConfig
+from assetbus.consumers.scheduler import (
+    AssetWait,
+    ConsumerDag,
+    HourlyToDaily,
+    Identity,
+    LoadedDag,
+    LoadResult,
+    sync_dags,
 )
-from assetbus.benchmarks.scratch import record_count, scratch_pipeline
-from assetbus.consumers.storage import create_engine
-from assetbus.schemas import Topics
+from assetbus.consumers.scheduler.topics import create_readiness_topics
+from assetbus.consumers.storage import count_events, create_engine, register_asset
+from assetbus.consumers.storage.runs import PUBLISHED
+from assetbus.producers import AsyncEmitter, task_token
+from assetbus.schemas import AssetRef, Topics
 from assetbus.settings import Settings
+
+ASSET = AssetRef(name="bench.clicks", uri="s3://bench/clicks/")
+IDENTITY = ConsumerDag(dag_id="bench.per_event", schedule=AssetWait(ASSET.name, mapping=Identity()), coalesce=False)
+DAILY = ConsumerDag(dag_id="bench.daily", schedule=AssetWait(ASSET.name, mapping=HourlyToDaily("UTC")))
+START = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def readiness_topics(topics: Topics) -> list[str]:
+    """The readiness topics of the per-event and the daily DAG."""
+    return [topics.readiness(IDENTITY.dag_id), topics.readiness(DAILY.dag_id)]
+
+
+async def prepare(settings: Settings, topics: Topics, db_url: str, dags: Sequence[ConsumerDag] = (IDENTITY, DAILY),
+                  assets: Sequence[AssetRef] = (ASSET,)) -> None:
+    """Register the assets, sync the DAGs (by default the per-event and the daily one), create their readiness
+    topics (those created already, with fewer partitions say, are kept)."""
+    engine = create_engine(db_url)
+    try:
+        async with engine.begin() as conn:
+            for asset in assets:
+                await register_asset(conn, asset.name, asset.uri)
+            loaded = LoadResult(root="/bench", dags=[LoadedDag(dag, "/bench/dags.py") for dag in dags])
+            await sync_dags(conn, loaded)
+    finally:
+        await engine.dispose()
+    await create_readiness_topics(settings.kafka, topics, [dag.dag_id for dag in dags])
+
+
+async def store_events(settings: Settings, topics: Topics, db_url: str, n: int, assets: Sequence[AssetRef] = (ASSET,),
+                       *, offset: int = 0) -> None:
+    """Store n more events (hourly partitions, round-robin over the assets, numbered from `offset`) through an
+    in-process persister, until the database holds `offset + n`: they land on asset-events too."""
+    token = task_token(settings.token_secret, "bench", "r1", "load")
+    async with AsyncEmitter(settings.kafka, token, topics=topics) as emitter:
+        commands = [emitter.command(assets[i % len(assets)], partition_key=f"h{i}",
+                                    partition_date=START + timedelta(hours=i), dedupe_key=f"e{i}")
+                    for i in range(offset, offset + n)]
+    await preload(settings.kafka, topics, commands)
+    config = PersisterConfig(kafka=settings.kafka, database_url=db_url, token_secret=settings.token_secret,
+                             topics=topics, group_id=f"{topics.prefix}-persister")
+    engine = create_engine(db_url)
+    try:
+        async with Persister(config):
+            while True:
+                async with engine.connect() as conn:
+                    if await count_events(conn) >= offset + n:
+                        break
+                await asyncio.sleep(0.1)
+    finally:
+        await engine.dispose()
+
+
+@asynccontextmanager
+async def service(settings: Settings, topics: Topics, db_url: str, *args: str,
+                  profile: Path | None = None) -> AsyncIterator[ProcessWatch]:
+    """`assetbus run <args>` as a subprocess on the benchmark's prefix and database, its CPU and RSS watched.
+
+    With `profile`, under `py-spy record --format raw` (collapsed stacks, 200 samples/s) into that file.
+    """
+    bin_dir = Path(sys.executable).parent
+    command = [str(bin_dir / "assetbus"), "run", *args, "--log-level", "WARNING"]
+    if profile is not None:
+        command = [str(bin_dir / "py-spy"), "record", "--format", "raw", "--rate", "200", "--output", str(profile),
+                   "--", *command]
+    process = await asyncio.create_subprocess_exec(*command, env=service_env(settings, topics, db_url))
+    watch = ProcessWatch(process.pid)
+    watch.start()
+    try:
+        yield watch
+    finally:
+        await watch.stop()
+        if process.returncode is None:
+            _terminate(process.pid, profiled=profile is not None)
+        await stop(process, terminate=False)
+
+
+def _terminate(pid: int, *, profiled: bool) -> None:
+    """SIGTERM to the service (under py-spy: to its child; py-spy then writes its file and exits)."""
+    with contextlib.suppress(psutil.Error):
+        process = psutil.Process(pid)
+        for target in (process.children() if profiled else None) or [process]:
+            target.send_signal(signal.SIGTERM)
+
+
+async def published(engine: AsyncEngine, dag_id: str) -> int:
+    async with engine.connect() as conn:
+        return int((await conn.execute(text(
+            f"SELECT count(*) FROM consumer_runs WHERE dag_id = :d AND {PUBLISHED}"),
+                                       {"d": dag_id})).scalar_one())
+
+
+@dataclass(frozen=True)
+class SchedulerBenchOptions:
+    events: int = 20_000
+    rates: tuple[int, ...] = (1_000, 5_000)
+    """Offered emissions/s of the latency runs, one run each (fresh prefix and database)."""
+    seconds: float = 10.0
+    warmup_s: float = 1.0
+    max_records: int | None = None
+    """The scheduler's --max-records; None: its own default."""
+    timeout_s: float = 300.0
+    profile: Path | None = None
+    """Run the throughput run's scheduler under `py-spy record --format raw` into this file."""
+
+
+STAGES = ("emit → persister transaction", "persister transaction → asset event sent",
+          "asset event sent → scheduler transaction", "scheduler transaction → signal sent",
+          "signal sent → signal read")
+"""The stages of a latency run's path, between the marks `measure_latency` records."""
+
+
+@dataclass
+class LatencyRun:
+    """One offered rate: emit() → readiness signal read, and emit() → receipt, per event (ms)."""
+
+    rate: int
+    offered: int = 0
+    offered_rate: float = 0.0
+    latencies_ms: list[float] = field(default_factory=list)
+    receipt_latencies_ms: list[float] = field(default_factory=list)
+    scheduler_cpu_s: float = 0.0
+    """The scheduler process's user + system CPU over the offered seconds."""
+    load_before: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    stages_ms: dict[str, list[float]] = field(default_factory=dict)
+    """Per stage of the path (`STAGES`), each counted event's time in it (ms)."""
+
+    def percentile(self, p: float, receipts: bool = False) -> float:
+        return percentile(self.receipt_latencies_ms if receipts else self.latencies_ms, p)
+
+
+@dataclass
+class SchedulerBenchReport:
+    options: SchedulerBenchOptions
+    throughput_events: int = 0
+    throughput_s: float = 0.0
+    throughput_cpu_s: float = 0.0
+    """The scheduler's user + system CPU while it applied those events."""
+    runs_created: dict[str, int] = field(default_factory=dict)
+    peak_rss_mb: float = 0.0
+    """The scheduler process's peak RSS over every run (psutil, sampled every 50 ms)."""
+    latency: list[LatencyRun] = field(default_factory=list)
+    load_before: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    load_after: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    conditions: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def events_per_s(self) -> float:
+        return per_second(self.throughput_events, self.throughput_s)
+
+    @property
+    def cpu_us_per_event(self) -> float:
+        return us_per(self.throughput_cpu_s, self.throughput_events)
+
+    def summary(self) -> dict[str, float]:
+        """Flat figures for `bench all --json`: the readiness keys without a suffix are at 1,000/s offered."""
+        figures = {"scheduler_events_per_s": round(self.events_per_s, 1),
+                   "scheduler_cpu_us_per_event": round(self.cpu_us_per_event, 1),
+                   "scheduler_peak_rss_mb": round(self.peak_rss_mb, 1)}
+        for run in self.latency:
+            suffix = "" if run.rate == 1_000 else f"_at_{run.rate}"
+            figures[f"readiness_p50_ms{suffix}"] = round(run.percentile(50), 1)
+            figures[f"readiness_p99_ms{suffix}"] = round(run.percentile(99), 1)
+        return figures
+
 
 Phase = Callable[[Settings, SchedulerBenchOptions, Topics, str, SchedulerBenchReport], Awaitable[None]]
 
@@ -110,3 +301,137 @@ async def apply_backlog(settings: Settings, topics: Topics, db_url: str, engine:
         raise RuntimeError("every event was applied before the first look: pre-load more events (--events)")
     # timed from the first runs seen: scheduler start-up and group join are left out
     return BacklogRun(n - first[1], finished - first[0], cpu - first[2], watch.peak_rss / 2**20)
+
+
+async def measure_latency(settings: Settings, options: SchedulerBenchOptions, topics: Topics, db_url: str,
+                          report: SchedulerBenchReport, *, rate: int) -> None:
+    """One latency run at `rate` emissions/s, appended to `report.latency`."""
+    await prepare(settings, topics, db_url)
+    run = LatencyRun(rate, load_before=os.getloadavg())
+    sent: dict[str, float] = {}
+    received: dict[str, float] = {}
+    receipted: dict[str, float] = {}
+    marks: dict[str, dict[str, float]] = {"event_sent": {}, "signal_sent": {}}
+    reader = AIOKafkaConsumer(**settings.kafka.client_kwargs(), enable_auto_commit=False, fetch_max_wait_ms=5)
+    await reader.start()
+    token = task_token(settings.token_secret, "bench", "r1", "load")
+    async with service(settings, topics, db_url, "persister", "--group-id", f"{topics.prefix}-persister"), \
+            service(settings, topics, db_url, "scheduler", "--group-id", f"{topics.prefix}-scheduler") as watch, \
+            AsyncEmitter(settings.kafka, token, topics=topics, receipt_timeout_s=60) as emitter:
+        parts = [TopicPartition(topics.readiness(IDENTITY.dag_id), p) for p in range(3)]
+        events = [TopicPartition(topics.asset_events, p)
+                  for p in (await partitions_of(settings.kafka, [topics.asset_events]))[topics.asset_events]]
+        reader.assign([*parts, *events])
+        await reader.seek_to_end(*parts, *events)
+        offered, all_in = asyncio.Event(), asyncio.Event()
+        reading = asyncio.create_task(_read(reader, received, sent, offered, all_in, marks, topics.asset_events))
+        try:
+            await _warm_up(emitter, received)
+            received.clear()
+            cpu_before = watch.cpu_s()
+            await _offer(emitter, rate, options.seconds, sent, receipted)
+            offered.set()
+            with contextlib.suppress(TimeoutError):  # signals that never came are left out of the figures
+                await asyncio.wait_for(all_in.wait(), 60)
+            run.scheduler_cpu_s = watch.cpu_s() - cpu_before
+        finally:
+            reading.cancel()
+            await asyncio.gather(reading, return_exceptions=True)
+            await reader.stop()
+    report.peak_rss_mb = max(report.peak_rss_mb, watch.peak_rss / 2**20)
+    cutoff = min(sent.values(), default=0.0) + options.warmup_s
+    run.offered = len(sent)
+    run.offered_rate = len(sent) / options.seconds
+    run.latencies_ms = [(received[k] - t) * 1000 for k, t in sent.items() if k in received and t >= cutoff]
+    run.receipt_latencies_ms = [(receipted[k] - t) * 1000 for k, t in sent.items() if k in receipted and t >= cutoff]
+    counted = {k for k, t in sent.items() if t >= cutoff}
+    marks.update(await _transaction_starts(db_url))
+    run.stages_ms = _stages(sent, received, marks, counted)
+    report.latency.append(run)
+
+
+async def _transaction_starts(db_url: str) -> dict[str, dict[str, float]]:
+    """Per partition key (the run's, for the identity DAG): when the persister's and the scheduler's
+    transactions that stored it started (PostgreSQL's `now()`), as Unix times."""
+    engine = create_engine(db_url)
+    try:
+        async with engine.connect() as conn:
+            stored = (await conn.execute(text(
+                "SELECT partition_key, extract(epoch FROM created_at) FROM asset_events"))).all()
+            planned = (await conn.execute(text(
+                "SELECT partition_key, extract(epoch FROM created_at) FROM consumer_runs WHERE dag_id = :d"),
+                {"d": IDENTITY.dag_id})).all()
+    finally:
+        await engine.dispose()
+    return {"persister_tx": {k: float(t) for k, t in stored if k is not None},
+            "scheduler_tx": {k: float(t) for k, t in planned}}
+
+
+def _stages(sent: dict[str, float], received: dict[str, float], marks: dict[str, dict[str, float]],
+            counted: set[str]) -> dict[str, list[float]]:
+    """Each stage's duration (ms) for the counted events that have every mark, on the Unix clock."""
+    to_unix = time.time() - time.perf_counter()
+    points = ["persister_tx", "event_sent", "scheduler_tx", "signal_sent"]
+    stages: dict[str, list[float]] = {name: [] for name in STAGES}
+    for key in counted:
+        if key not in received or any(key not in marks[p] for p in points):
+            continue
+        times = [sent[key] + to_unix, *(marks[p][key] for p in points), received[key] + to_unix]
+        for name, start, end in zip(STAGES, times[:-1], times[1:], strict=True):
+            stages[name].append((end - start) * 1000)
+    return stages
+
+
+async def _warm_up(emitter: AsyncEmitter, received: dict[str, float]) -> None:
+    """One event end to end, so that group joins and metadata are not measured."""
+    await emitter.emit(ASSET, partition_key="warm-up", partition_date=START - timedelta(hours=1), dedupe_key="warm-up")
+    deadline = time.perf_counter() + 60
+    while "warm-up" not in received:
+        if time.perf_counter() > deadline:
+            raise RuntimeError("the pipeline did not produce a readiness signal within 60 s")
+        await asyncio.sleep(0.05)
+
+
+async def _offer(emitter: AsyncEmitter, rate: int, seconds: float, sent: dict[str, float],
+                 receipted: dict[str, float]) -> None:
+    """Emit at the offered rate (in 10 ms ticks), without waiting for receipts."""
+    total = int(rate * seconds)
+    started = time.perf_counter()
+    futures: list[asyncio.Future[Any]] = []
+    for i in range(total):
+        due = started + i / rate
+        delay = due - time.perf_counter()
+        if delay > 0.01:
+            await asyncio.sleep(delay)
+        key = f"e{i}"
+        command = emitter.command(ASSET, partition_key=key, partition_date=START + timedelta(hours=i), dedupe_key=key)
+        sent[key] = time.perf_counter()
+        future = await emitter.submit(command)
+        future.add_done_callback(lambda _, k=key: receipted.setdefault(k, time.perf_counter()))  # type: ignore[misc]
+        futures.append(future)
+    await asyncio.gather(*futures)
+
+
+async def _read(reader: AIOKafkaConsumer, received: dict[str, float], sent: dict[str, float],
+                offered: asyncio.Event, all_in: asyncio.Event, marks: dict[str, dict[str, float]],
+                asset_events: str) -> None:
+    """Note when each signal arrives (and the record timestamps of signals and asset events); set `all_in`
+    once every sent key has a signal (after the offering)."""
+    event_sent, signal_sent = marks["event_sent"], marks["signal_sent"]
+    while True:
+        batches = await reader.getmany(timeout_ms=100)
+        now = time.perf_counter()
+        for part, records in batches.items():
+            if part.topic == asset_events:
+                for record in records:
+                    key = json.loads(record.value).get("partition_key")
+                    if key is not None:
+                        event_sent.setdefault(key, record.timestamp / 1000)
+                continue
+            for record in records:  # the record key is the run's partition key: no decoding on the reader
+                if record.key:
+                    key = record.key.decode()
+                    received.setdefault(key, now)
+                    signal_sent.setdefault(key, record.timestamp / 1000)
+        if offered.is_set() and sent.keys() <= received.keys():
+            all_in.set()

@@ -21,7 +21,7 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 
 from assetbus.benchmarks.conditions import conditions
 from assetbus.benchmarks.processes import ProcessSampler
-from assetbus.benchmarks.scheduler_setup import ASSET, IDENTITY, START, prepare, readiness_topics, service
+from assetbus.benchmarks.scheduler import ASSET, IDENTITY, START, prepare, readiness_topics, service
 from assetbus.benchmarks.scratch import scratch_pipeline
 from assetbus.benchmarks.stats import percentile
 from assetbus.producers import AsyncEmitter, task_token

@@ -19,9 +19,9 @@ from assetbus.benchmarks.persister import BenchOptions, BenchReport
 from assetbus.benchmarks.persister import run_benchmark as run_persister_benchmark
 from assetbus.benchmarks.pg_ceiling import CeilingOptions, run_pg_ceiling
 from assetbus.benchmarks.processes import ProcessSampler
-from assetbus.benchmarks.scale_growth import dags_run
+from assetbus.benchmarks.scale import dags_run
+from assetbus.benchmarks.scheduler import SchedulerBenchOptions, SchedulerBenchReport
 from assetbus.benchmarks.scheduler import run_benchmark as run_scheduler_benchmark
-from assetbus.benchmarks.scheduler_report import SchedulerBenchOptions, SchedulerBenchReport
 from assetbus.benchmarks.scratch import postgres_version
 from assetbus.settings import Settings
 

@@ -17,8 +17,7 @@ from assetbus.cli.common import JSON_OPTION, console, fail, settings
 from assetbus.cli.output import json_line
 
 if TYPE_CHECKING:
-    from assetbus.benchmarks.scale import ScaleOptions
-    from assetbus.benchmarks.scale_growth import GrowthReport
+    from assetbus.benchmarks.scale import GrowthReport, ScaleOptions
 
 
 def scale(
@@ -52,8 +51,8 @@ def scale(
     DAGs (`--dags`), partitions (`--partitions`) and a replayed backlog (`--backlog`)."""
     from rich.table import Table
 
-    from assetbus.benchmarks.pinning import parse_cpus
     from assetbus.benchmarks.scale import ScaleOptions, run_scale
+    from assetbus.benchmarks.scheduler_group import parse_cpus
     from assetbus.benchmarks.stats import load_text
 
     if min(dag_events, partition_rate) < 1:

@@ -25,8 +25,7 @@ def scheduler(
     """Scheduler throughput and end-to-end readiness latency, each on a fresh prefix and database."""
     from rich.table import Table
 
-    from assetbus.benchmarks.scheduler import run_benchmark
-    from assetbus.benchmarks.scheduler_report import SchedulerBenchOptions
+    from assetbus.benchmarks.scheduler import SchedulerBenchOptions, run_benchmark
     from assetbus.benchmarks.stats import percentile
 
     options = SchedulerBenchOptions(events=events, rates=tuple(rate or (1_000, 5_000)), seconds=seconds,

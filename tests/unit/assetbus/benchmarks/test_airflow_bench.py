@@ -7,8 +7,15 @@ from datetime import UTC, datetime
 
 import pytest
 
-from assetbus.benchmarks.airflow import REQUIRED, AirflowBenchOptions, AirflowBenchReport, environment
-from assetbus.benchmarks.airflow_paths import Burst, Round, airflow_time
+from assetbus.benchmarks.airflow import (
+    REQUIRED,
+    AirflowBenchOptions,
+    AirflowBenchReport,
+    Burst,
+    Round,
+    airflow_time,
+    environment,
+)
 
 
 def test_settings_are_airflows_environment_variables() -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from assetbus.benchmarks.scheduler_report import LatencyRun, SchedulerBenchOptions, SchedulerBenchReport
+from assetbus.benchmarks.scheduler import LatencyRun, SchedulerBenchOptions, SchedulerBenchReport
 
 
 def test_summary_names_readiness_at_1000_per_s_without_a_suffix_and_other_rates_with_one() -> None:

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from assetbus.benchmarks.pinning import parse_cpus, pin, pinned_infra
+from assetbus.benchmarks.scheduler_group import parse_cpus, pin, pinned_infra
 
 CPUS = sorted(os.sched_getaffinity(0))
 
