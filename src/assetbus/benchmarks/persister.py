@@ -36,10 +36,10 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from assetbus.benchmarks.conditions import conditions
 from assetbus.benchmarks.processes import ProcessSampler, ProcessWatch
 from assetbus.benchmarks.scrape import Histogram, scrape
-from assetbus.benchmarks.scratch import record_count, scratch_pipeline, service_env, stop
+from assetbus.benchmarks.scratch import database, record_count, scratch_pipeline, service_env, stop
 from assetbus.benchmarks.stats import per_second
 from assetbus.consumers.persister.config import PersisterConfig
-from assetbus.consumers.storage import count_events, create_engine, register_asset
+from assetbus.consumers.storage import count_events, register_asset
 from assetbus.infra.ports import free_port
 from assetbus.producers import source_of, task_token
 from assetbus.producers.kafka.connection import KafkaConnection
@@ -147,13 +147,9 @@ def bench_assets(n: int) -> list[AssetRef]:
 
 
 async def register_assets(db_url: str, assets: list[AssetRef]) -> None:
-    engine = create_engine(db_url)
-    try:
-        async with engine.begin() as conn:
-            for asset in assets:
-                await register_asset(conn, asset.name, asset.uri)
-    finally:
-        await engine.dispose()
+    async with database(db_url) as engine, engine.begin() as conn:
+        for asset in assets:
+            await register_asset(conn, asset.name, asset.uri)
 
 
 async def _measure(settings: Settings, options: BenchOptions, topics: Topics, db_url: str) -> BenchReport:
@@ -166,12 +162,8 @@ async def _measure(settings: Settings, options: BenchOptions, topics: Topics, db
     preload_s = time.perf_counter() - started
     async with record_count(settings, [topics.receipts]) as receipts:
         report = await _run_persister(settings, options, topics, db_url, receipts)
-    engine = create_engine(db_url)
-    try:
-        async with engine.connect() as conn:
-            report.stored = await count_events(conn)
-    finally:
-        await engine.dispose()
+    async with database(db_url) as engine, engine.connect() as conn:
+        report.stored = await count_events(conn)
     if report.stored != options.commands:
         raise RuntimeError(f"{report.stored} events stored for {options.commands} commands")
     report.command_bytes, report.preload_s = command_bytes, preload_s
@@ -259,12 +251,11 @@ async def _measure_group(settings: Settings, k: int, n: int, topics: Topics, db_
     token = task_token(settings.token_secret, "bench_dag", f"run-{topics.prefix}", "load")
     warm_up = build_commands(token, topics, len(assets), options.size, assets)
     load = build_commands(token, topics, n + len(assets), options.size, assets)[len(assets):]  # unique dedupe keys
-    engine = create_engine(db_url)
     ports = [free_port() for _ in range(k)]
     processes = [await asyncio.create_subprocess_exec(*persister_command(f"{topics.prefix}-persister", port, options),
                                                       env=service_env(settings, topics, db_url)) for port in ports]
     try:
-        async with record_count(settings, [topics.receipts]) as receipts:
+        async with record_count(settings, [topics.receipts]) as receipts, database(db_url) as engine:
             with ProcessSampler(interval_s=0.1).running() as sampler:
                 await _until(lambda: _all_assigned(ports), timeout_s, "every persister assigned its partitions")
                 await preload(settings.kafka, topics, warm_up)
@@ -286,8 +277,8 @@ async def _measure_group(settings: Settings, k: int, n: int, topics: Topics, db_
                 finished = time.perf_counter()
                 await asyncio.sleep(0.3)  # one more sample of every process after the last receipt
                 rebalanced = await _rebalances(ports) - assigned
-        async with engine.connect() as conn:
-            stored = await count_events(conn)
+            async with engine.connect() as conn:
+                stored = await count_events(conn)
         if stored != n + len(warm_up):
             raise RuntimeError(f"{stored} events stored for {n + len(warm_up)} commands")
         members = sampler.by_role("persister")
@@ -297,7 +288,6 @@ async def _measure_group(settings: Settings, k: int, n: int, topics: Topics, db_
                            peak_rss_mb=max((p.peak_rss_mb for p in members), default=0.0),
                            load_before=load_before, load_after=os.getloadavg())
     finally:
-        await engine.dispose()
         await asyncio.gather(*(stop(process) for process in processes))
 
 

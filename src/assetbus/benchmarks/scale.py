@@ -51,7 +51,6 @@ from assetbus.benchmarks.scratch import connection, scratch_pipeline
 from assetbus.benchmarks.stats import per_second, us_per
 from assetbus.consumers.scheduler import AssetWait, ConsumerDag, Identity
 from assetbus.consumers.scheduler.topics import create_readiness_topics
-from assetbus.consumers.storage import create_engine
 from assetbus.schemas import AssetRef
 from assetbus.settings import Settings
 
@@ -133,12 +132,7 @@ async def dags_run(settings: Settings, dags: int, events: int, timeout_s: float 
         # on the broker this runs on, and the scheduler's work does not depend on it
         await create_readiness_topics(settings.kafka, topics, [dag.dag_id for dag in idle], partitions=1)
         await prepare(settings, topics, db_url, dags=[*matching, *idle], assets=[ASSET, *idle_assets])
-        engine = create_engine(db_url)
-        try:
-            run = await apply_backlog(settings, topics, db_url, engine, events,
-                                      ["scheduler", "--group-id", f"{topics.prefix}-scheduler"], timeout_s=timeout_s)
-        finally:
-            await engine.dispose()
+        run = await apply_backlog(settings, topics, db_url, events, timeout_s=timeout_s)
     return DagsRow(dags, len(matching), run)
 
 

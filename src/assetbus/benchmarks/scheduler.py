@@ -47,7 +47,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from assetbus.benchmarks.conditions import conditions
 from assetbus.benchmarks.persister import preload
 from assetbus.benchmarks.processes import ProcessWatch
-from assetbus.benchmarks.scratch import record_count, scratch_pipeline, service_env, stop
+from assetbus.benchmarks.scratch import database, record_count, scratch_pipeline, service_env, stop
 from assetbus.benchmarks.stats import per_second, percentile, us_per
 from assetbus.consumers.observe.lag import partitions_of
 from assetbus.consumers.persister import Persister, PersisterConfig
@@ -61,7 +61,7 @@ from assetbus.consumers.scheduler import (
     sync_dags,
 )
 from assetbus.consumers.scheduler.topics import create_readiness_topics
-from assetbus.consumers.storage import count_events, create_engine, register_asset
+from assetbus.consumers.storage import count_events, register_asset
 from assetbus.consumers.storage.runs import PUBLISHED
 from assetbus.producers import AsyncEmitter, task_token
 from assetbus.schemas import AssetRef, Topics
@@ -82,15 +82,10 @@ async def prepare(settings: Settings, topics: Topics, db_url: str, dags: Sequenc
                   assets: Sequence[AssetRef] = (ASSET,)) -> None:
     """Register the assets, sync the DAGs (by default the per-event and the daily one), create their readiness
     topics (those created already, with fewer partitions say, are kept)."""
-    engine = create_engine(db_url)
-    try:
-        async with engine.begin() as conn:
-            for asset in assets:
-                await register_asset(conn, asset.name, asset.uri)
-            loaded = LoadResult(root="/bench", dags=[LoadedDag(dag, "/bench/dags.py") for dag in dags])
-            await sync_dags(conn, loaded)
-    finally:
-        await engine.dispose()
+    async with database(db_url) as engine, engine.begin() as conn:
+        for asset in assets:
+            await register_asset(conn, asset.name, asset.uri)
+        await sync_dags(conn, LoadResult(root="/bench", dags=[LoadedDag(dag, "/bench/dags.py") for dag in dags]))
     await create_readiness_topics(settings.kafka, topics, [dag.dag_id for dag in dags])
 
 
@@ -106,16 +101,12 @@ async def store_events(settings: Settings, topics: Topics, db_url: str, n: int, 
     await preload(settings.kafka, topics, commands)
     config = PersisterConfig(kafka=settings.kafka, database_url=db_url, token_secret=settings.token_secret,
                              topics=topics, group_id=f"{topics.prefix}-persister")
-    engine = create_engine(db_url)
-    try:
-        async with Persister(config):
-            while True:
-                async with engine.connect() as conn:
-                    if await count_events(conn) >= offset + n:
-                        break
-                await asyncio.sleep(0.1)
-    finally:
-        await engine.dispose()
+    async with database(db_url) as engine, Persister(config):
+        while True:
+            async with engine.connect() as conn:
+                if await count_events(conn) >= offset + n:
+                    break
+            await asyncio.sleep(0.1)
 
 
 @asynccontextmanager
@@ -246,24 +237,16 @@ async def run_benchmark(settings: Settings, options: SchedulerBenchOptions) -> S
     return report
 
 
-def _scheduler_args(topics: Topics, options: SchedulerBenchOptions) -> list[str]:
-    args = ["scheduler", "--group-id", f"{topics.prefix}-scheduler"]
-    return args if options.max_records is None else [*args, "--max-records", str(options.max_records)]
-
-
 async def _throughput(settings: Settings, options: SchedulerBenchOptions, topics: Topics, db_url: str,
                       report: SchedulerBenchReport) -> None:
     await prepare(settings, topics, db_url)
-    engine = create_engine(db_url)
-    try:
-        run = await apply_backlog(settings, topics, db_url, engine, options.events, _scheduler_args(topics, options),
-                                  profile=options.profile, timeout_s=options.timeout_s)
-        report.peak_rss_mb = max(report.peak_rss_mb, run.peak_rss_mb)
-        report.throughput_events, report.throughput_s, report.throughput_cpu_s = run.events, run.seconds, run.cpu_s
+    run = await apply_backlog(settings, topics, db_url, options.events, max_records=options.max_records,
+                              profile=options.profile, timeout_s=options.timeout_s)
+    report.peak_rss_mb = max(report.peak_rss_mb, run.peak_rss_mb)
+    report.throughput_events, report.throughput_s, report.throughput_cpu_s = run.events, run.seconds, run.cpu_s
+    async with database(db_url) as engine:
         for dag in (IDENTITY, DAILY):
             report.runs_created[dag.dag_id] = await published(engine, dag.dag_id)
-    finally:
-        await engine.dispose()
 
 
 @dataclass(frozen=True)
@@ -276,14 +259,17 @@ class BacklogRun:
     peak_rss_mb: float
 
 
-async def apply_backlog(settings: Settings, topics: Topics, db_url: str, engine: AsyncEngine, n: int,
-                        scheduler_args: list[str], *, profile: Path | None = None,
-                        timeout_s: float = 300.0) -> BacklogRun:
-    """Store n events (the DAGs are prepared already), then time one scheduler process from its first
-    signal of the per-event DAG to the n-th, and until every one of them is marked published."""
+async def apply_backlog(settings: Settings, topics: Topics, db_url: str, n: int, *, max_records: int | None = None,
+                        profile: Path | None = None, timeout_s: float = 300.0) -> BacklogRun:
+    """Store n events (the DAGs are prepared already), then time one scheduler process (`max_records`: its
+    --max-records) from its first signal of the per-event DAG to the n-th, and until every one of them is
+    marked published."""
     await store_events(settings, topics, db_url, n)
-    async with service(settings, topics, db_url, *scheduler_args, profile=profile) as watch, \
-            record_count(settings, [topics.readiness(IDENTITY.dag_id)]) as signalled:
+    args = ["scheduler", "--group-id", f"{topics.prefix}-scheduler"]
+    if max_records is not None:
+        args += ["--max-records", str(max_records)]
+    async with service(settings, topics, db_url, *args, profile=profile) as watch, \
+            record_count(settings, [topics.readiness(IDENTITY.dag_id)]) as signalled, database(db_url) as engine:
         deadline = time.perf_counter() + timeout_s
         first: tuple[float, int, float] | None = None  # when signals were first seen, how many, CPU then
         while (done := await signalled()) < n:
@@ -353,16 +339,12 @@ async def measure_latency(settings: Settings, options: SchedulerBenchOptions, to
 async def _transaction_starts(db_url: str) -> dict[str, dict[str, float]]:
     """Per partition key (the run's, for the identity DAG): when the persister's and the scheduler's
     transactions that stored it started (PostgreSQL's `now()`), as Unix times."""
-    engine = create_engine(db_url)
-    try:
-        async with engine.connect() as conn:
-            stored = (await conn.execute(text(
-                "SELECT partition_key, extract(epoch FROM created_at) FROM asset_events"))).all()
-            planned = (await conn.execute(text(
-                "SELECT partition_key, extract(epoch FROM created_at) FROM consumer_runs WHERE dag_id = :d"),
-                {"d": IDENTITY.dag_id})).all()
-    finally:
-        await engine.dispose()
+    async with database(db_url) as engine, engine.connect() as conn:
+        stored = (await conn.execute(text(
+            "SELECT partition_key, extract(epoch FROM created_at) FROM asset_events"))).all()
+        planned = (await conn.execute(text(
+            "SELECT partition_key, extract(epoch FROM created_at) FROM consumer_runs WHERE dag_id = :d"),
+            {"d": IDENTITY.dag_id})).all()
     return {"persister_tx": {k: float(t) for k, t in stored if k is not None},
             "scheduler_tx": {k: float(t) for k, t in planned}}
 

@@ -13,8 +13,10 @@ from contextlib import asynccontextmanager
 import asyncpg
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from assetbus.consumers.observe.lag import partitions_of
+from assetbus.consumers.storage import create_engine
 from assetbus.consumers.storage.urls import asyncpg_dsn
 from assetbus.migrate import upgrade_async
 from assetbus.schemas import Topics
@@ -37,6 +39,16 @@ async def drop_database(admin_url: str, name: str) -> None:
 async def _admin_execute(admin_url: str, statement: str) -> None:
     async with connection(admin_url) as conn:
         await conn.execute(statement)
+
+
+@asynccontextmanager
+async def database(database_url: str) -> AsyncIterator[AsyncEngine]:
+    """An SQLAlchemy engine on `database_url`, disposed of after the block."""
+    engine = create_engine(database_url)
+    try:
+        yield engine
+    finally:
+        await engine.dispose()
 
 
 @asynccontextmanager
