@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import json
 import os
 import signal
@@ -219,14 +220,10 @@ async def run_api_benchmark(s: Settings, options: ApiBenchOptions) -> ApiBenchRe
         phases.append(await _phase(stack, options, "get1", "task state GET, 1 client", 1, one, gets, [200]))
         phases.append(await _phase(stack, options, "put", f"task state PUT, {c} clients", c, n, puts, put_ok))
         phases.append(await _phase(stack, options, "get", f"task state GET, {c} clients", c, n, gets, [200]))
-        # Each emit is a new dedupe key: the phases take consecutive slices of the emits.
-        offset = 0
+        unsent = iter(emits)  # each emit is a new dedupe key: the phases take consecutive slices of the emits
 
         def emit_slice(count: int) -> list[str]:
-            nonlocal offset
-            chunk = emits[offset:offset + count]
-            offset += count
-            return chunk
+            return list(itertools.islice(unsent, count))
 
         await _load(LoadSpec("127.0.0.1", stack.port, 1, 20, emit_slice(20), [200]))  # the persister joined
         single = max(1, options.emits // 4)

@@ -36,7 +36,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from assetbus.benchmarks.conditions import conditions
 from assetbus.benchmarks.processes import ProcessSampler, ProcessWatch
 from assetbus.benchmarks.scrape import Histogram, scrape
-from assetbus.benchmarks.scratch import database, record_count, scratch_pipeline, service_env, stop
+from assetbus.benchmarks.scratch import database, record_count, scratch_pipeline, service_env, stop, until
 from assetbus.benchmarks.stats import per_second
 from assetbus.consumers.persister.config import PersisterConfig
 from assetbus.consumers.storage import count_events, register_asset
@@ -257,9 +257,9 @@ async def _measure_group(settings: Settings, k: int, n: int, topics: Topics, db_
     try:
         async with record_count(settings, [topics.receipts]) as receipts, database(db_url) as engine:
             with ProcessSampler(interval_s=0.1).running() as sampler:
-                await _until(lambda: _all_assigned(ports), timeout_s, "every persister assigned its partitions")
+                await until(lambda: _all_assigned(ports), timeout_s, "every persister assigned its partitions")
                 await preload(settings.kafka, topics, warm_up)
-                await _until(lambda: _receipts_at_least(receipts, len(warm_up)), timeout_s, "warm-up receipts")
+                await until(lambda: _receipts_at_least(receipts, len(warm_up)), timeout_s, "warm-up receipts")
                 assigned = await _rebalances(ports)
                 load_before = os.getloadavg()
                 paused = time.perf_counter()
@@ -272,7 +272,7 @@ async def _measure_group(settings: Settings, k: int, n: int, topics: Topics, db_
                         process.send_signal(signal.SIGCONT)
                 started = time.perf_counter()
                 # a rebalance redelivers a batch, answered again as duplicates: receipts alone can count ahead
-                await _until(lambda: _all_stored_and_receipted(engine, receipts, len(warm_up) + n), timeout_s,
+                await until(lambda: _all_stored_and_receipted(engine, receipts, len(warm_up) + n), timeout_s,
                              "every command stored and receipted")
                 finished = time.perf_counter()
                 await asyncio.sleep(0.3)  # one more sample of every process after the last receipt
@@ -289,14 +289,6 @@ async def _measure_group(settings: Settings, k: int, n: int, topics: Topics, db_
                            load_before=load_before, load_after=os.getloadavg())
     finally:
         await asyncio.gather(*(stop(process) for process in processes))
-
-
-async def _until(check: Callable[[], Awaitable[bool]], timeout_s: float, what: str) -> None:
-    deadline = time.perf_counter() + timeout_s
-    while not await check():
-        if time.perf_counter() > deadline:
-            raise RuntimeError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.05)
 
 
 async def _all_assigned(ports: list[int]) -> bool:

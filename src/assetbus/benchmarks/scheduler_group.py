@@ -19,19 +19,19 @@ changed to all CPUs when the run ends, whatever happened.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import signal
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
 
 import psutil
+from aiokafka.admin import AIOKafkaAdminClient
 
 from assetbus.benchmarks.processes import ProcessWatch, infra_cpu, infra_role
 from assetbus.benchmarks.scheduler import prepare, service, store_events
-from assetbus.benchmarks.scratch import record_count, scratch_pipeline
+from assetbus.benchmarks.scratch import record_count, scratch_pipeline, until
 from assetbus.benchmarks.stats import per_second, us_per
 from assetbus.consumers.observe.lag import partitions_of
 from assetbus.consumers.scheduler import AssetWait, ConsumerDag, Identity
@@ -57,7 +57,6 @@ class SchedulerGroupReport:
     """How the processes were pinned (`--pin-schedulers`, `--pin-infra`), or empty."""
     load_before: tuple[float, float, float] = (0.0, 0.0, 0.0)
     load_after: tuple[float, float, float] = (0.0, 0.0, 0.0)
-    assets: list[str] = field(default_factory=list)
 
     @property
     def events_per_s(self) -> float:
@@ -117,7 +116,6 @@ async def _run(settings: Settings, report: SchedulerGroupReport, events: int, ti
         partitions = len((await partitions_of(settings.kafka, [topics.asset_events]))[topics.asset_events])
         assets = one_asset_per_partition(partitions)
         holder.append(assets)
-        report.assets = [a.name for a in assets]
         dags = [ConsumerDag(dag_id=_dag_of(a), schedule=AssetWait(a.name, mapping=Identity()), coalesce=False)
                 for a in assets]
         await prepare(settings, topics, db_url, dags, assets)
@@ -127,12 +125,11 @@ async def _run(settings: Settings, report: SchedulerGroupReport, events: int, ti
                 settings, topics, db_url, "scheduler", "--group-id", group, "--session-timeout-ms", "60000"))
                 for _ in range(schedulers)]
             signalled = await stack.enter_async_context(record_count(settings, readiness(topics)))
-            deadline = time.perf_counter() + timeout_s
-            await _until_stable(settings, group, schedulers, deadline)
+            async with admin_client(settings.kafka) as admin:
+                await until(lambda: _stable(admin, group, schedulers), timeout_s,
+                            f"{schedulers} scheduler(s) in a stable group", every_s=0.2)
             await store_events(settings, topics, db_url, len(assets), assets)  # one warm-up event per asset
-            while await signalled() < len(assets):
-                _check(deadline, "the warm-up signals")
-                await asyncio.sleep(0.05)
+            await until(lambda: _at_least(signalled, len(assets)), timeout_s, "the warm-up signals")
             pids = [w.pid for w in watches]
             if pin_schedulers is not None:
                 for pid in pids:
@@ -145,9 +142,7 @@ async def _run(settings: Settings, report: SchedulerGroupReport, events: int, ti
                 for pid in pids:
                     os.kill(pid, signal.SIGCONT)
             started, cpu_before, infra_before = time.perf_counter(), sum(w.cpu_s() for w in watches), infra_cpu()
-            while await signalled() < events + len(assets):
-                _check(deadline, f"{events:,} signals")
-                await asyncio.sleep(0.02)
+            await until(lambda: _at_least(signalled, events + len(assets)), timeout_s, f"{events:,} signals", 0.02)
             report.events, report.seconds = events, time.perf_counter() - started
             report.cpu_s = sum(w.cpu_s() for w in watches) - cpu_before
             report.kafka_cpu_s, report.postgres_cpu_s = (after - before for after, before in
@@ -155,21 +150,15 @@ async def _run(settings: Settings, report: SchedulerGroupReport, events: int, ti
             report.peak_rss_mb = max(w.peak_rss for w in watches) / 2**20
 
 
-def _check(deadline: float, what: str) -> None:
-    if time.perf_counter() > deadline:
-        raise RuntimeError(f"timed out waiting for {what}")
+async def _stable(admin: AIOKafkaAdminClient, group: str, members: int) -> bool:
+    """Whether the consumer group is Stable with `members` members."""
+    (response,) = await admin.describe_consumer_groups([group])
+    _, _, state, _, _, found, *_ = response.groups[0]
+    return bool(state == "Stable" and len(found) == members)
 
 
-async def _until_stable(settings: Settings, group: str, members: int, deadline: float) -> None:
-    """Until the consumer group is Stable with `members` members."""
-    async with admin_client(settings.kafka) as admin:
-        while True:
-            (response,) = await admin.describe_consumer_groups([group])
-            _, _, state, _, _, found, *_ = response.groups[0]
-            if state == "Stable" and len(found) == members:
-                return
-            _check(deadline, f"{members} scheduler(s) in a stable group")
-            await asyncio.sleep(0.2)
+async def _at_least(count: Callable[[], Awaitable[int]], n: int) -> bool:
+    return await count() >= n
 
 
 def parse_cpus(text: str) -> frozenset[int]:

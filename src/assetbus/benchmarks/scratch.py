@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -83,6 +84,15 @@ async def scratch_pipeline(settings: Settings, more_topics: Callable[[Topics], l
         if not keep:
             await delete_topics(settings.kafka, [*topics.core(), *more_topics(topics)])
             await drop_database(settings.database_url, db_name)
+
+
+async def until(check: Callable[[], Awaitable[bool]], timeout_s: float, what: str, every_s: float = 0.05) -> None:
+    """Call `check` every `every_s` until it returns True; a RuntimeError naming `what` after `timeout_s`."""
+    deadline = time.perf_counter() + timeout_s
+    while not await check():
+        if time.perf_counter() > deadline:
+            raise RuntimeError(f"timed out waiting for {what}")
+        await asyncio.sleep(every_s)
 
 
 def service_env(settings: Settings, topics: Topics, db_url: str) -> dict[str, str]:

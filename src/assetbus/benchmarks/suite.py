@@ -12,15 +12,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from assetbus.benchmarks.api import ApiBenchOptions, ApiBenchReport, run_api_benchmark
+from assetbus.benchmarks.api import ApiBenchOptions, run_api_benchmark
 from assetbus.benchmarks.conditions import conditions, run_conditions
-from assetbus.benchmarks.emit import EmitBenchOptions, EmitReport, run_emit_benchmark
-from assetbus.benchmarks.persister import BenchOptions, BenchReport
+from assetbus.benchmarks.emit import EmitBenchOptions, run_emit_benchmark
+from assetbus.benchmarks.persister import BenchOptions
 from assetbus.benchmarks.persister import run_benchmark as run_persister_benchmark
 from assetbus.benchmarks.pg_ceiling import CeilingOptions, run_pg_ceiling
 from assetbus.benchmarks.processes import ProcessSampler
 from assetbus.benchmarks.scale import dags_run
-from assetbus.benchmarks.scheduler import SchedulerBenchOptions, SchedulerBenchReport
+from assetbus.benchmarks.scheduler import SchedulerBenchOptions
 from assetbus.benchmarks.scheduler import run_benchmark as run_scheduler_benchmark
 from assetbus.benchmarks.scratch import postgres_version
 from assetbus.settings import Settings
@@ -60,10 +60,6 @@ class SuiteSizes:
 @dataclass
 class SuiteReport:
     sizes: SuiteSizes
-    emit: EmitReport | None = None
-    persister: BenchReport | None = None
-    scheduler: SchedulerBenchReport | None = None
-    api: ApiBenchReport | None = None
     figures: dict[str, float] = field(default_factory=dict)
     conditions: dict[str, Any] = field(default_factory=dict)
 
@@ -75,8 +71,8 @@ async def run_suite(settings: Settings, sizes: SuiteSizes, progress: Callable[[s
     f = report.figures
 
     progress(f"1/4 emit: {sizes.emit_count:,} emissions, alone and with a persister answering")
-    report.emit = await run_emit_benchmark(settings, EmitBenchOptions(count=sizes.emit_count))
-    for run in report.emit.runs:
+    emitted = await run_emit_benchmark(settings, EmitBenchOptions(count=sizes.emit_count))
+    for run in emitted.runs:
         if run.receipt_rate is None:
             f["emit_broker_per_s"] = run.broker_rate
             f["emit_cpu_us_per_emission"] = run.cpu_us_per_emission
@@ -87,7 +83,7 @@ async def run_suite(settings: Settings, sizes: SuiteSizes, progress: Callable[[s
 
     progress(f"2/4 persister: {sizes.persister_commands:,} pre-loaded commands of 1 KiB")
     with ProcessSampler(infra=True).running() as sampler:
-        report.persister = p = await run_persister_benchmark(settings, BenchOptions(commands=sizes.persister_commands))
+        p = await run_persister_benchmark(settings, BenchOptions(commands=sizes.persister_commands))
     f["receipted_per_s"] = p.events_per_s
     progress(f"2b/4 PostgreSQL's own rate for the same write (the ceiling), {sizes.persister_commands:,} rows")
     ceiling = await run_pg_ceiling(settings, CeilingOptions(rows=sizes.persister_commands), progress)
@@ -107,7 +103,7 @@ async def run_suite(settings: Settings, sizes: SuiteSizes, progress: Callable[[s
     progress(f"3/4 scheduler: {sizes.scheduler_events:,} pre-loaded events, then {first:,}/s offered for "
              f"{sizes.latency_seconds:g} s" + "".join(f", then {r:,}/s" for r in more))
     with ProcessSampler().running() as sampler:
-        report.scheduler = s = await run_scheduler_benchmark(settings, SchedulerBenchOptions(
+        s = await run_scheduler_benchmark(settings, SchedulerBenchOptions(
             events=sizes.scheduler_events, rates=sizes.rates, seconds=sizes.latency_seconds))
     f.update(s.summary())
     f["scheduler_peak_rss_mb"] = max(s.peak_rss_mb, sampler.peak_rss_mb("scheduler"))
@@ -135,7 +131,7 @@ async def run_suite(settings: Settings, sizes: SuiteSizes, progress: Callable[[s
     progress(f"4/4 api: {sizes.api_requests:,} state requests and {sizes.api_emits:,} HTTP emits, "
              f"1 client and {sizes.api_concurrency}")
     with ProcessSampler().running() as sampler:
-        report.api = a = await run_api_benchmark(settings, ApiBenchOptions(
+        a = await run_api_benchmark(settings, ApiBenchOptions(
             requests=sizes.api_requests, concurrency=sizes.api_concurrency, emits=sizes.api_emits))
     n = sizes.api_concurrency
     f.update(a.figures())
@@ -150,7 +146,7 @@ async def run_suite(settings: Settings, sizes: SuiteSizes, progress: Callable[[s
     report.conditions = {
         **run_conditions(settings, shared, await postgres_version(settings.database_url), load_before),
         "libraries": shared["libraries"],
-        "emit_command_bytes": report.emit.message_bytes,
+        "emit_command_bytes": emitted.message_bytes,
         "persister_command_bytes": p.command_bytes,
         "offered_rates_per_s": list(sizes.rates),
         "latency_seconds_per_rate": sizes.latency_seconds,
