@@ -56,7 +56,7 @@ from assetbus.benchmarks.conditions import conditions, run_conditions
 from assetbus.benchmarks.scratch import create_database, drop_database, postgres_version
 from assetbus.benchmarks.stats import percentile
 from assetbus.consumers.storage import create_engine
-from assetbus.infra.airflow import AIRFLOW_VENV, METADATA_DATABASES, POSTGRES, airflow_bin
+from assetbus.infra.airflow import AIRFLOW_VENV, POSTGRES, airflow_bin
 from assetbus.infra.airflow_stack import AirflowStack
 from assetbus.infra.ports import free_port
 from assetbus.producers import AsyncEmitter, task_token
@@ -186,22 +186,21 @@ class AirflowPaths:
         total, newest = await self.newest_run(dag_id)
         return newest if total > before else None
 
-    async def runs(self, dag_id: str) -> list[dict[str, Any]]:
+    async def every(self, path: str, key: str, **params: Any) -> list[dict[str, Any]]:
+        """Every item of one of Airflow's paged lists (`key`: the list's name in a page), 100 a page."""
         found: list[dict[str, Any]] = []
         while True:
-            page = await self.get(f"/dags/{dag_id}/dagRuns", limit=100, offset=len(found), order_by="id")
-            found.extend(page["dag_runs"])
-            if not page["dag_runs"] or len(found) >= page["total_entries"]:
+            page = await self.get(path, limit=100, offset=len(found), **params)
+            found.extend(page[key])
+            if not page[key] or len(found) >= page["total_entries"]:
                 return found
 
+    async def runs(self, dag_id: str) -> list[dict[str, Any]]:
+        return await self.every(f"/dags/{dag_id}/dagRuns", "dag_runs", order_by="id")
+
     async def events(self, asset: AssetRef) -> list[dict[str, Any]]:
-        found: list[dict[str, Any]] = []
-        while True:
-            page = await self.get("/assets/events", asset_id=self.asset_ids[asset.name], limit=100,
-                                  offset=len(found), order_by="timestamp")
-            found.extend(page["asset_events"])
-            if not page["asset_events"] or len(found) >= page["total_entries"]:
-                return found
+        return await self.every("/assets/events", "asset_events", asset_id=self.asset_ids[asset.name],
+                                order_by="timestamp")
 
     async def forwarded_event(self, asset: AssetRef, event_id: int) -> dict[str, Any] | None:
         """Airflow's asset event that carries assetbus event `event_id` (the forwarder's `extra["assetbus"]`).
@@ -526,10 +525,6 @@ def _bench_home() -> tuple[Path, Path, Path]:
 
 async def run_airflow_benchmark(settings: Settings, options: AirflowBenchOptions,
                                 progress: Callable[[str], None]) -> AirflowBenchReport:
-    if options.metadata not in METADATA_DATABASES:
-        raise ValueError(f"--metadata is one of {', '.join(METADATA_DATABASES)}, not {options.metadata!r}")
-    if min(options.samples, options.partitions) < 2 or options.warmup < 0:
-        raise ValueError("samples and partitions must be at least 2, warmup not negative")
     report = AirflowBenchReport(options)
     load_before = os.getloadavg()
     started = time.perf_counter()
@@ -643,14 +638,3 @@ async def _conditions(settings: Settings, stack: AirflowStack, options: AirflowB
         "sizes": {name: getattr(options, name) for name in ("samples", "partitions", "warmup")},
     }
 
-
-def main() -> None:
-    """`python -m assetbus.benchmarks.airflow ARGS` is `assetbus bench airflow ARGS`."""
-    from assetbus.cli.main import main as cli
-
-    sys.argv = ["assetbus", "bench", "airflow", *sys.argv[1:]]
-    cli()
-
-
-if __name__ == "__main__":
-    main()
