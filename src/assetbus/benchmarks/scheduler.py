@@ -37,7 +37,6 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 import psutil
 from aiokafka import AIOKafkaConsumer, TopicPartition
@@ -64,7 +63,7 @@ from assetbus.consumers.scheduler.topics import create_readiness_topics
 from assetbus.consumers.storage import count_events, register_asset
 from assetbus.consumers.storage.runs import PUBLISHED
 from assetbus.producers import AsyncEmitter, task_token
-from assetbus.schemas import AssetRef, Topics
+from assetbus.schemas import AssetRef, Receipt, Topics
 from assetbus.settings import Settings
 
 ASSET = AssetRef(name="bench.clicks", uri="s3://bench/clicks/")
@@ -374,21 +373,25 @@ async def _warm_up(emitter: AsyncEmitter, received: dict[str, float]) -> None:
         await asyncio.sleep(0.05)
 
 
-async def _offer(emitter: AsyncEmitter, rate: int, seconds: float, sent: dict[str, float],
-                 receipted: dict[str, float]) -> None:
-    """Emit at the offered rate (in 10 ms ticks), without waiting for receipts."""
-    total = int(rate * seconds)
-    started = time.perf_counter()
-    futures: list[asyncio.Future[Any]] = []
-    for i in range(total):
-        due = started + i / rate
-        delay = due - time.perf_counter()
+async def offer(emitter: AsyncEmitter, rate: int, count: int,
+                started: float) -> AsyncIterator[tuple[str, float, asyncio.Future[Receipt]]]:
+    """Emit `count` events of the asset at `rate`/s from `started` (in 10 ms ticks) without waiting for receipts;
+    yields each one's partition key, when it was sent, and its receipt's future."""
+    for i in range(count):
+        delay = started + i / rate - time.perf_counter()
         if delay > 0.01:
             await asyncio.sleep(delay)
         key = f"e{i}"
         command = emitter.command(ASSET, partition_key=key, partition_date=START + timedelta(hours=i), dedupe_key=key)
-        sent[key] = time.perf_counter()
-        future = await emitter.submit(command)
+        sent = time.perf_counter()
+        yield key, sent, await emitter.submit(command)
+
+
+async def _offer(emitter: AsyncEmitter, rate: int, seconds: float, sent: dict[str, float],
+                 receipted: dict[str, float]) -> None:
+    futures = []
+    async for key, at, future in offer(emitter, rate, int(rate * seconds), time.perf_counter()):
+        sent[key] = at
         future.add_done_callback(lambda _, k=key: receipted.setdefault(k, time.perf_counter()))  # type: ignore[misc]
         futures.append(future)
     await asyncio.gather(*futures)

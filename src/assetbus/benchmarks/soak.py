@@ -21,7 +21,7 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 
 from assetbus.benchmarks.conditions import conditions
 from assetbus.benchmarks.processes import ProcessSampler
-from assetbus.benchmarks.scheduler import ASSET, IDENTITY, START, prepare, readiness_topics, service
+from assetbus.benchmarks.scheduler import ASSET, IDENTITY, START, offer, prepare, readiness_topics, service
 from assetbus.benchmarks.scratch import scratch_pipeline
 from assetbus.benchmarks.stats import percentile
 from assetbus.producers import AsyncEmitter, task_token
@@ -124,15 +124,9 @@ async def _soak(settings: Settings, options: SoakOptions, topics: Topics, db_url
 
 
 async def _offer(emitter: AsyncEmitter, options: SoakOptions, live: _Live, started: float) -> None:
-    """Emit at the offered rate (in 10 ms ticks), each receipt's latency noted by a callback."""
-    for i in range(options.events):
-        delay = started + i / options.rate - time.perf_counter()
-        if delay > 0.01:
-            await asyncio.sleep(delay)
-        key = f"e{i}"
-        command = emitter.command(ASSET, partition_key=key, partition_date=START + timedelta(hours=i), dedupe_key=key)
-        sent = live.sent_at[key] = time.perf_counter()
-        future = await emitter.submit(command)
+    """Emit at the offered rate, each receipt's latency noted by a callback."""
+    async for key, sent, future in offer(emitter, options.rate, options.events, started):
+        live.sent_at[key] = sent
         future.add_done_callback(lambda f, t=sent: _receipted(live, t, f))  # type: ignore[misc]
         live.emitted += 1
 
