@@ -87,7 +87,6 @@ async def scratch_pipeline(settings: Settings, more_topics: Callable[[Topics], l
 
 
 async def until(check: Callable[[], Awaitable[bool]], timeout_s: float, what: str, every_s: float = 0.05) -> None:
-    """Call `check` every `every_s` until it returns True; a RuntimeError naming `what` after `timeout_s`."""
     deadline = time.perf_counter() + timeout_s
     while not await check():
         if time.perf_counter() > deadline:
