@@ -94,7 +94,6 @@ class ApiBenchReport:
 @dataclass(frozen=True)
 class _Stack:
     port: int
-    secret: str
     api: psutil.Process
 
 
@@ -113,7 +112,7 @@ async def _fresh_stack(s: Settings, options: ApiBenchOptions) -> AsyncIterator[_
                 services.append(await asyncio.create_subprocess_exec(*cli, *args, env=service_env(s, topics, db_url),
                                                                      stdout=asyncio.subprocess.DEVNULL))
             await _until_up(port, services[0])
-            yield _Stack(port, s.token_secret, psutil.Process(services[0].pid))
+            yield _Stack(port, psutil.Process(services[0].pid))
         finally:
             await asyncio.gather(*(stop(service) for service in services))
 
@@ -212,7 +211,7 @@ async def run_api_benchmark(s: Settings, options: ApiBenchOptions) -> ApiBenchRe
     n, c = options.requests, options.concurrency
     phases: list[Phase] = []
     async with _fresh_stack(s, options) as stack:
-        puts, gets, emits = _requests(stack.secret, c)
+        puts, gets, emits = _requests(s.token_secret, c)
         put_ok = [200, 204]
         await _load(LoadSpec("127.0.0.1", stack.port, c, len(puts), puts, put_ok))  # warm-up: every key exists
         one = max(1, n // 4)  # one client is about latency: fewer requests

@@ -186,15 +186,10 @@ def pg_ceiling(
 ) -> None:
     """The ceiling the persister is measured against: rows of its events' shape into `asset_events` (same indexes,
     constraints), with its idempotent statement, chunk size and transactions in flight, and nothing else."""
-    from dataclasses import replace
-
     from assetbus.benchmarks.pg_ceiling import CeilingOptions, run_pg_ceiling
 
-    options = CeilingOptions(rows=rows)
-    if chunk_size is not None:
-        options = replace(options, chunk_size=chunk_size)
-    if in_flight is not None:
-        options = replace(options, in_flight=in_flight)
+    given = {"chunk_size": chunk_size, "in_flight": in_flight}
+    options = CeilingOptions(rows=rows, **{name: value for name, value in given.items() if value is not None})
     if min(options.rows, options.chunk_size, options.in_flight) < 1:
         fail("--rows, --chunk-size and --in-flight take positive integers")
     report = run(run_pg_ceiling(settings(), options, progress=lambda line: console.print(line)))
