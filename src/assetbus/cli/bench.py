@@ -137,10 +137,7 @@ def persister(
     options = BenchOptions(commands=commands, size=size, assets=assets, timeout_s=timeout_s, keep=keep,
                            profile=Path(profile) if profile else None, db_tls=db_tls,
                            **{name: value for name, value in tuning.items() if value is not None})
-    try:
-        report = run(run_benchmark(settings(), options))
-    except RuntimeError as error:
-        fail(str(error))
+    report = run_bench(run_benchmark(settings(), options), "persister benchmark failed")
     _print_persister(report)
 
 
@@ -219,10 +216,7 @@ def scheduler(
 
     options = SchedulerBenchOptions(events=events, rates=tuple(rate or (1_000, 5_000)), seconds=seconds,
                                     max_records=max_records, timeout_s=timeout_s, profile=profile)
-    try:
-        report = run(run_benchmark(settings(), options))
-    except RuntimeError as error:
-        fail(str(error))
+    report = run_bench(run_benchmark(settings(), options), "scheduler benchmark failed")
     table = Table("figure", "value", title="assetbus bench scheduler", title_justify="left")
     if report.throughput_events:
         table.add_row("scheduler throughput", f"{report.events_per_s:,.0f} events/s "
