@@ -92,8 +92,47 @@ async def run_scheduler_group(settings: Settings, schedulers: int, events: int, 
     """`pin_schedulers`: the CPUs of the scheduler processes; `pin_infra`: of Kafka, PostgreSQL and this process."""
     report = SchedulerGroupReport(schedulers, 0, load_before=os.getloadavg(), pinned=_pinned_text(
         pin_schedulers, pin_infra))
+    assets: list[AssetRef] = []  # one per asset-events partition, known once the topics exist
+
+    def readiness(topics: Topics) -> list[str]:
+        return [topics.readiness(_dag_of(a)) for a in assets]
+
     with pinned_infra(pin_infra):
-        await _run(settings, report, events, timeout_s, pin_schedulers)
+        async with scratch_pipeline(settings, readiness) as (topics, db_url):
+            partitions = len((await partitions_of(settings.kafka, [topics.asset_events]))[topics.asset_events])
+            assets.extend(one_asset_per_partition(partitions))
+            dags = [ConsumerDag(dag_id=_dag_of(a), schedule=AssetWait(a.name, mapping=Identity()), coalesce=False)
+                    for a in assets]
+            await prepare(settings, topics, db_url, dags, assets)
+            group = f"{topics.prefix}-scheduler"
+            async with contextlib.AsyncExitStack() as stack:
+                watches: list[ProcessWatch] = [await stack.enter_async_context(service(
+                    settings, topics, db_url, "scheduler", "--group-id", group, "--session-timeout-ms", "60000"))
+                    for _ in range(schedulers)]
+                signalled = await stack.enter_async_context(record_count(settings, readiness(topics)))
+                async with admin_client(settings.kafka) as admin:
+                    await until(lambda: _stable(admin, group, schedulers), timeout_s,
+                                f"{schedulers} scheduler(s) in a stable group", every_s=0.2)
+                await store_events(settings, topics, db_url, len(assets), assets)  # one warm-up event per asset
+                await until(lambda: _at_least(signalled, len(assets)), timeout_s, "the warm-up signals")
+                pids = [w.pid for w in watches]
+                if pin_schedulers is not None:
+                    for pid in pids:
+                        pin(pid, pin_schedulers)
+                for pid in pids:
+                    os.kill(pid, signal.SIGSTOP)
+                try:
+                    await store_events(settings, topics, db_url, events, assets, offset=len(assets))
+                finally:
+                    for pid in pids:
+                        os.kill(pid, signal.SIGCONT)
+                started, cpu_before, infra_before = time.perf_counter(), sum(w.cpu_s() for w in watches), infra_cpu()
+                await until(lambda: _at_least(signalled, events + len(assets)), timeout_s, f"{events:,} signals", 0.02)
+                report.events, report.seconds = events, time.perf_counter() - started
+                report.cpu_s = sum(w.cpu_s() for w in watches) - cpu_before
+                report.kafka_cpu_s, report.postgres_cpu_s = (after - before for after, before in
+                                                             zip(infra_cpu(), infra_before, strict=True))
+                report.peak_rss_mb = max(w.peak_rss for w in watches) / 2**20
     report.load_after = os.getloadavg()
     return report
 
@@ -102,52 +141,6 @@ def _pinned_text(schedulers: frozenset[int] | None, infra: frozenset[int] | None
     parts = [f"{what} on CPU {','.join(map(str, sorted(cpus)))}" for what, cpus in
              (("schedulers", schedulers), ("Kafka, PostgreSQL and the load generator", infra)) if cpus is not None]
     return "; ".join(parts)
-
-
-async def _run(settings: Settings, report: SchedulerGroupReport, events: int, timeout_s: float,
-               pin_schedulers: frozenset[int] | None) -> None:
-    schedulers = report.schedulers
-    holder: list[list[AssetRef]] = []
-
-    def readiness(topics: Topics) -> list[str]:
-        return [topics.readiness(_dag_of(a)) for a in (holder[0] if holder else [])]
-
-    async with scratch_pipeline(settings, readiness) as (topics, db_url):
-        partitions = len((await partitions_of(settings.kafka, [topics.asset_events]))[topics.asset_events])
-        assets = one_asset_per_partition(partitions)
-        holder.append(assets)
-        dags = [ConsumerDag(dag_id=_dag_of(a), schedule=AssetWait(a.name, mapping=Identity()), coalesce=False)
-                for a in assets]
-        await prepare(settings, topics, db_url, dags, assets)
-        group = f"{topics.prefix}-scheduler"
-        async with contextlib.AsyncExitStack() as stack:
-            watches: list[ProcessWatch] = [await stack.enter_async_context(service(
-                settings, topics, db_url, "scheduler", "--group-id", group, "--session-timeout-ms", "60000"))
-                for _ in range(schedulers)]
-            signalled = await stack.enter_async_context(record_count(settings, readiness(topics)))
-            async with admin_client(settings.kafka) as admin:
-                await until(lambda: _stable(admin, group, schedulers), timeout_s,
-                            f"{schedulers} scheduler(s) in a stable group", every_s=0.2)
-            await store_events(settings, topics, db_url, len(assets), assets)  # one warm-up event per asset
-            await until(lambda: _at_least(signalled, len(assets)), timeout_s, "the warm-up signals")
-            pids = [w.pid for w in watches]
-            if pin_schedulers is not None:
-                for pid in pids:
-                    pin(pid, pin_schedulers)
-            for pid in pids:
-                os.kill(pid, signal.SIGSTOP)
-            try:
-                await store_events(settings, topics, db_url, events, assets, offset=len(assets))
-            finally:
-                for pid in pids:
-                    os.kill(pid, signal.SIGCONT)
-            started, cpu_before, infra_before = time.perf_counter(), sum(w.cpu_s() for w in watches), infra_cpu()
-            await until(lambda: _at_least(signalled, events + len(assets)), timeout_s, f"{events:,} signals", 0.02)
-            report.events, report.seconds = events, time.perf_counter() - started
-            report.cpu_s = sum(w.cpu_s() for w in watches) - cpu_before
-            report.kafka_cpu_s, report.postgres_cpu_s = (after - before for after, before in
-                                                         zip(infra_cpu(), infra_before, strict=True))
-            report.peak_rss_mb = max(w.peak_rss for w in watches) / 2**20
 
 
 async def _stable(admin: AIOKafkaAdminClient, group: str, members: int) -> bool:
