@@ -309,7 +309,6 @@ class RateRow:
 
 @dataclass
 class ScaleReport:
-    options: ScaleOptions
     rates: list[RateRow] = field(default_factory=list)
     groups: list[GroupReport] = field(default_factory=list)
     scheduler_groups: list[SchedulerGroupReport] = field(default_factory=list)
@@ -319,7 +318,7 @@ class ScaleReport:
 
 
 async def run_scale(settings: Settings, options: ScaleOptions, progress: Callable[[str], None]) -> ScaleReport:
-    report = ScaleReport(options, load_before=os.getloadavg())
+    report = ScaleReport(load_before=os.getloadavg())
     for rate in options.rates:
         progress(f"offered {rate:,}/s for {options.seconds:g} s (emitter, persister, scheduler, reader)")
         bench = SchedulerBenchReport(SchedulerBenchOptions(rates=(rate,), seconds=options.seconds))

@@ -57,7 +57,6 @@ class Window:
 
 @dataclass
 class SoakReport:
-    options: SoakOptions
     windows: list[Window] = field(default_factory=list)
     emitted: int = 0
     receipted: int = 0
@@ -80,7 +79,7 @@ class _Live:
 
 
 async def run_soak(settings: Settings, options: SoakOptions, progress: Callable[[str], None]) -> SoakReport:
-    report = SoakReport(options, conditions=conditions())
+    report = SoakReport(conditions=conditions())
     async with scratch_pipeline(settings, readiness_topics) as (topics, db_url):
         await prepare(settings, topics, db_url)
         await _soak(settings, options, topics, db_url, report, progress)

@@ -59,13 +59,12 @@ class SuiteSizes:
 
 @dataclass
 class SuiteReport:
-    sizes: SuiteSizes
     figures: dict[str, float] = field(default_factory=dict)
     conditions: dict[str, Any] = field(default_factory=dict)
 
 
 async def run_suite(settings: Settings, sizes: SuiteSizes, progress: Callable[[str], None]) -> SuiteReport:
-    report = SuiteReport(sizes)
+    report = SuiteReport()
     load_before = os.getloadavg()
     shared = conditions()
     f = report.figures

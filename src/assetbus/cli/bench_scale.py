@@ -190,6 +190,6 @@ def soak(
                   f"after; {os.cpu_count()} cores shared by the emitter, the services, Kafka and PostgreSQL",
                   highlight=False)
     if as_json:
-        print(json_line({**{k: v for k, v in asdict(report).items() if k != "options"},
+        print(json_line({**asdict(report),
                          "options": options, "load_average_before": load_before,
                          "load_average_after": os.getloadavg()}))
