@@ -137,11 +137,6 @@ def persister_command(group_id: str, metrics_port: int, options: BenchOptions) -
     return [script, *args]
 
 
-async def run_benchmark(settings: Settings, options: BenchOptions) -> BenchReport:
-    async with scratch_pipeline(settings, keep=options.keep) as (topics, db_url):
-        return await _measure(settings, options, topics, db_url)
-
-
 def bench_assets(n: int) -> list[AssetRef]:
     return [AssetRef(name=f"bench.asset-{i:02d}", uri=f"s3://bench/asset-{i:02d}/") for i in range(n)]
 
@@ -152,22 +147,23 @@ async def register_assets(db_url: str, assets: list[AssetRef]) -> None:
             await register_asset(conn, asset.name, asset.uri)
 
 
-async def _measure(settings: Settings, options: BenchOptions, topics: Topics, db_url: str) -> BenchReport:
-    assets = bench_assets(options.assets)
-    await register_assets(db_url, assets)
-    token = task_token(settings.token_secret, "bench_dag", f"run-{topics.prefix}", "load")
-    started = time.perf_counter()
-    command_bytes = await preload(settings.kafka, topics,
-                                  build_commands(token, topics, options.commands, options.size, assets))
-    preload_s = time.perf_counter() - started
-    async with record_count(settings, [topics.receipts]) as receipts:
-        report = await _run_persister(settings, options, topics, db_url, receipts)
-    async with database(db_url) as engine, engine.connect() as conn:
-        report.stored = await count_events(conn)
-    if report.stored != options.commands:
-        raise RuntimeError(f"{report.stored} events stored for {options.commands} commands")
-    report.command_bytes, report.preload_s = command_bytes, preload_s
-    return report
+async def run_benchmark(settings: Settings, options: BenchOptions) -> BenchReport:
+    async with scratch_pipeline(settings, keep=options.keep) as (topics, db_url):
+        assets = bench_assets(options.assets)
+        await register_assets(db_url, assets)
+        token = task_token(settings.token_secret, "bench_dag", f"run-{topics.prefix}", "load")
+        started = time.perf_counter()
+        command_bytes = await preload(settings.kafka, topics,
+                                      build_commands(token, topics, options.commands, options.size, assets))
+        preload_s = time.perf_counter() - started
+        async with record_count(settings, [topics.receipts]) as receipts:
+            report = await _run_persister(settings, options, topics, db_url, receipts)
+        async with database(db_url) as engine, engine.connect() as conn:
+            report.stored = await count_events(conn)
+        if report.stored != options.commands:
+            raise RuntimeError(f"{report.stored} events stored for {options.commands} commands")
+        report.command_bytes, report.preload_s = command_bytes, preload_s
+        return report
 
 
 async def _run_persister(settings: Settings, options: BenchOptions, topics: Topics, db_url: str,
