@@ -21,7 +21,7 @@ from assetbus.infra.state import (
     brokers_seen,
     parse_bootstrap,
     pid_alive,
-    stop_pid,
+    stop_pids,
     wait_until,
 )
 from assetbus.settings import ConnectionSettings, InfraSettings
@@ -61,7 +61,7 @@ def _external_kafka_up(servers: str) -> None:
 def _local_kafka_up(infra: InfraSettings, state: InfraState, home: Path, say: Progress) -> int | None:
     """Start the broker unless it runs; returns the pid to wait for (None: already answering)."""
     paths = kafka.KafkaPaths.of(infra)
-    pid = kafka.find_broker(paths, state.kafka)
+    pid = kafka.find_broker(paths.server_properties, state.kafka)
     if pid is not None:
         record = state.kafka
         if not pid_alive(pid, (str(paths.libs),)) or (record and record.pid == pid
@@ -87,13 +87,13 @@ def _cluster_pids(infra: InfraSettings, state: InfraState) -> dict[int, int]:
         return {}
     layout = cluster.ClusterLayout.of_record(infra, state.cluster)
     records = {n.node_id: n for n in state.cluster.nodes}
-    pids = {node.node_id: runner.find_node(node, records.get(node.node_id)) for node in layout.nodes}
+    pids = {node.node_id: kafka.find_broker(node.server_properties, records.get(node.node_id)) for node in layout.nodes}
     return {node_id: pid for node_id, pid in pids.items() if pid is not None}
 
 
 def _local_cluster_up(infra: InfraSettings, state: InfraState, home: Path, say: Progress) -> dict[int, int] | None:
     """Start the nodes of the cluster that do not run; returns the pids to wait for (None: all answer)."""
-    if kafka.find_broker(kafka.KafkaPaths.of(infra), state.kafka) is not None:
+    if kafka.find_broker(kafka.KafkaPaths.of(infra).server_properties, state.kafka) is not None:
         raise InfraError("The single local Kafka broker runs; run `assetbus infra down` before `up --brokers N`.")
     layout = cluster.ClusterLayout.of(infra)
     running = _cluster_pids(infra, state)
@@ -157,11 +157,10 @@ def down(infra: InfraSettings, conn: ConnectionSettings, progress: Progress | No
     with _locked(home):
         state = InfraState.load(home)
         if not conn.kafka_bootstrap_servers:
-            pid = kafka.find_broker(kafka.KafkaPaths.of(infra), state.kafka)
+            pid = kafka.find_broker(kafka.KafkaPaths.of(infra).server_properties, state.kafka)
             if pid is not None:
                 say(f"Stopping the Kafka broker (pid {pid})…")
-                stop_pid(pid)
-                if pid_alive(pid):
+                if stop_pids([pid]):
                     raise InfraError(f"The Kafka broker (pid {pid}) did not stop; kill it and run down again.")
             state.kafka = None
             state.save(home)
@@ -184,7 +183,7 @@ def _cluster_down(infra: InfraSettings, state: InfraState, home: Path, say: Prog
     pids = sorted({*_cluster_pids(infra, state).values(), *runner.stray_pids(layout)})
     if pids:
         say(f"Stopping {len(pids)} Kafka node(s) (pids {', '.join(map(str, pids))})…")
-        left = runner.stop_nodes(pids)
+        left = stop_pids(pids)
         if left:
             raise InfraError(f"Kafka node(s) {left} did not stop; kill them and run down again.")
     state.cluster = None
