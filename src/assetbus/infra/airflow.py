@@ -192,14 +192,6 @@ class LocalAirflow:
                              f"{done.stderr.decode(errors='replace')[-2000:]}")
         return done
 
-    def start(self, timeout_s: float = 240.0) -> None:
-        self.launch()
-        try:
-            self.wait_healthy(timeout_s)
-        except BaseException:
-            self.stop()
-            raise
-
     def launch(self) -> None:
         """Create (PostgreSQL) and migrate the metadata DB and start the processes, without waiting for them
         to be healthy."""
