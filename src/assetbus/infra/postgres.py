@@ -17,6 +17,8 @@ from assetbus.settings import InfraSettings
 
 HOST = "127.0.0.1"
 READY_TIMEOUT = 30.0
+PG_LIB = Path("/usr/lib/postgresql")
+"""Debian's per-version binaries: `/usr/lib/postgresql/<version>/bin`."""
 
 
 @dataclass(frozen=True)
@@ -71,8 +73,7 @@ def list_clusters() -> list[Cluster]:
 
 def installed_versions() -> list[str]:
     """PostgreSQL server versions under /usr/lib/postgresql, newest last."""
-    root = Path("/usr/lib/postgresql")
-    found = [p.name for p in root.iterdir() if (p / "bin" / "postgres").exists()] if root.is_dir() else []
+    found = [p.name for p in PG_LIB.iterdir() if (p / "bin" / "postgres").exists()] if PG_LIB.is_dir() else []
     return sorted(found, key=_version_key)
 
 
@@ -118,10 +119,6 @@ def as_postgres(command: list[str]) -> list[str]:
     if os.geteuid() == 0:
         return ["runuser", "-u", "postgres", "--", *command]
     return ["sudo", "-n", "-u", "postgres", "--", *command]
-
-
-PG_LIB = Path("/usr/lib/postgresql")
-"""Debian's per-version binaries: `/usr/lib/postgresql/<version>/bin`."""
 
 
 def psql_command(cluster: Cluster, sql: str) -> list[str]:
