@@ -209,22 +209,18 @@ def _ensure_login(infra: InfraSettings, cluster: Cluster, dsn: str, progress: Pr
 
 def up(infra: InfraSettings, dsn: str, record: PostgresRecord | None, progress: Progress) -> PostgresRecord:
     """Make the local cluster run on 127.0.0.1:<pg_port> with the role and database; returns the record."""
-    installed = created = started = False
+    started = False
     if shutil.which("pg_ctlcluster") is None:
         install_postgresql(infra.home.expanduser().resolve(), progress)
-        installed = True
-    cluster = pick_cluster(list_clusters(), infra.pg_port)
-    if cluster is None:
-        cluster, created = _create_cluster(infra.pg_port, progress), True
+        started = True  # the package's install may have started it
+    cluster = pick_cluster(list_clusters(), infra.pg_port) or _create_cluster(infra.pg_port, progress)
     if not cluster.online:
         _start_cluster(cluster, progress)
         started = True
-    started = started or installed  # the package's install may have started it
     _ensure_login(infra, cluster, dsn, progress)
     if record is not None and (record.version, record.cluster) == (cluster.version, cluster.name):
-        started, created = started or record.started, created or record.created
-        installed = installed or record.installed
-    return PostgresRecord(cluster.version, cluster.name, cluster.port, started, created, installed)
+        started = started or record.started
+    return PostgresRecord(cluster.version, cluster.name, cluster.port, started)
 
 
 def stop(record: PostgresRecord, progress: Progress) -> None:

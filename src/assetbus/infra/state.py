@@ -57,14 +57,13 @@ class ClusterRecord:
 
 @dataclass
 class PostgresRecord:
-    """The local cluster `up` used; ``started`` means `down` may stop it."""
+    """The local cluster `up` used; ``started`` means `down` may stop it. (A state file of an older assetbus
+    also holds ``created`` and ``installed``, which nothing read: loading ignores them.)"""
 
     version: str
     cluster: str
     port: int
     started: bool = False
-    created: bool = False
-    installed: bool = False
 
 
 @dataclass
