@@ -90,7 +90,6 @@ async def run_demo(settings: Settings, show: Show, dags_file: Path = DAGS_FILE, 
         async with _pipeline(settings, topics, state, show):
             show("setup", "persister, scheduler and three subscribers are running")
             secret = settings.signing_key
-            options: dict[str, object] = {"topics": topics, "receipt_timeout_s": 30}
             async with AsyncEmitter(settings.kafka, task_token(secret, "ingest_orders", tag, "load_orders"),
                                     topics=topics, receipt_timeout_s=30) as emitter:
                 try:
@@ -100,8 +99,7 @@ async def run_demo(settings: Settings, show: Show, dags_file: Path = DAGS_FILE, 
                     count = sum(1 for r in state.receipts["ingest_orders"] if r.accepted)
                     show("ingest_orders", f"load_orders failed: {error}; its {count} events stay stored "
                                           "(an emission is never retracted)")
-            await nightly_export(settings.kafka, dag_token(secret, "nightly_export", tag), state, show,
-                                 options)
+            await nightly_export(settings.kafka, dag_token(secret, "nightly_export", tag), state, show, topics)
             await _wait_for_runs(engine, state, started, timeout_s)
         return DemoResult(state, report, await _summary(engine, state, started))
     finally:
