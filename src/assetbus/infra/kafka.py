@@ -274,7 +274,6 @@ def wait_ready(infra: InfraSettings, paths: KafkaPaths, pid: int, progress: Prog
 
 
 def status(infra: InfraSettings, paths: KafkaPaths, record: KafkaRecord | None) -> ServiceStatus:
-    """The local broker's status."""
     address = f"{HOST}:{infra.kafka_port}"
     pid = find_broker(paths.server_properties, record)
     seen = brokers_seen(HOST, infra.kafka_port)

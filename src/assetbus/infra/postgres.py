@@ -235,7 +235,6 @@ def stop(record: PostgresRecord, progress: Progress) -> None:
 
 
 def status(infra: InfraSettings, record: PostgresRecord | None) -> ServiceStatus:
-    """The local cluster's status."""
     address = f"{HOST}:{infra.pg_port}"
     if shutil.which("pg_lsclusters") is None:
         return ServiceStatus("postgresql", True, False, address, detail="PostgreSQL is not installed")
