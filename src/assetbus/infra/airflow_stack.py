@@ -37,6 +37,8 @@ STATE_PLUGIN = Path(__file__).resolve().parents[3] / "examples" / "airflow" / "p
 """The plugin that tells the backend which task asks for asset state (its root middleware)."""
 TRIGGERER_CONN_ID = "assetbus_triggerer"
 """The connection the test DAGs' assetbus triggers and sensors read Kafka and the topic prefix from."""
+TRIGGERER = "airflow/triggerer"
+"""Airflow's triggerer among the stack's services (its log: the Airflow home's triggerer.log)."""
 
 
 @dataclass(kw_only=True)
@@ -59,7 +61,6 @@ class AirflowStack:
     worker_credential: str = field(init=False, default="", repr=False)
     """The Airflow workers' credential (scope `airflow:worker`), the password of their `assetbus_default`."""
     _services: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict, repr=False)
-    _triggerer: subprocess.Popen[bytes] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         # Airflow keeps task and asset state in assetbus: the backend runs in the api-server, the one
@@ -151,13 +152,8 @@ class AirflowStack:
 
     def _start_triggerer(self, env: Mapping[str, str] | None = None) -> None:
         """Airflow's triggerer (deferred tasks, AssetWatchers), in the Airflow venv like its other components."""
-        self._triggerer = spawn([str(airflow_bin(self.airflow.venv)), "triggerer"],
-                                {**self.airflow.env(), **(env or {})}, self.airflow.home / "triggerer.log")
-
-    def _stop_triggerer(self, sig: int = signal.SIGTERM) -> None:
-        process, self._triggerer = self._triggerer, None
-        if process is not None:
-            stop_group(process, sig)
+        self._services[TRIGGERER] = spawn([str(airflow_bin(self.airflow.venv)), "triggerer"],
+                                          {**self.airflow.env(), **(env or {})}, self.home / f"{TRIGGERER}.log")
 
     def _dags_parsed(self) -> bool:
         headers = {"Authorization": f"Bearer {self.airflow.token()}"}
@@ -199,7 +195,4 @@ class AirflowStack:
             for name in list(self._services):
                 self.stop_service(name)
         finally:
-            try:
-                self._stop_triggerer()
-            finally:
-                self.airflow.stop()
+            self.airflow.stop()

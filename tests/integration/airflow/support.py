@@ -13,7 +13,7 @@ import httpx
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from assetbus.infra.airflow_stack import AirflowStack
+from assetbus.infra.airflow_stack import TRIGGERER, AirflowStack
 from assetbus.infra.ports import free_port
 from assetbus.producers import AsyncEmitter, task_token
 from assetbus.schemas import AssetRef, Receipt, Topics
@@ -47,7 +47,7 @@ def bridge_args(stack: AirflowStack, *more: str) -> tuple[str, ...]:
 def restart_triggerer(stack: AirflowStack, sig: int = signal.SIGTERM, env: Mapping[str, str] | None = None) -> None:
     """Stop Airflow's triggerer (kill -9 of its supervisor and runner with sig=SIGKILL) and start it again,
     with `env` added to its environment."""
-    stack._stop_triggerer(sig)
+    stack.stop_service(TRIGGERER, sig)
     stack._start_triggerer(env)
 
 
