@@ -6,11 +6,19 @@ import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from aiokafka.errors import KafkaError
 
+if TYPE_CHECKING:
+    from assetbus.plan import Acl, Plan
+
 T = TypeVar("T")
+
+
+def acls_of(plan: Plan, role: str) -> list[Acl]:
+    """The ACLs of `role`'s principal in a topics plan (a principal shared by roles has the ACLs of each)."""
+    return [acl for acl in plan.acls if acl.principal == plan.principals[role]]
 
 
 def not_yet(error: BaseException) -> bool:

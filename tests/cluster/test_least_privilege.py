@@ -98,8 +98,9 @@ def airflow(infra: Settings, tmp_path_factory: pytest.TempPathFactory) -> Iterat
     (home / "dags").mkdir()
     (home / "dags" / "orders_daily.py").write_text(AIRFLOW_DAG)
     local = LocalAirflow(home, home / "dags", metadata=POSTGRES, postgres_server=infra.database_url)
-    local.start()
     try:
+        local.launch()
+        local.wait_healthy(240)
         http = httpx.Client(base_url=f"{local.url}/api/v2", timeout=30,
                             headers={"Authorization": f"Bearer {local.token()}"})
         deadline = time.monotonic() + 180

@@ -18,7 +18,7 @@ def export(docs: Annotated[Path, typer.Option("--docs", help="Folder the documen
            check: bool = typer.Option(False, "--check", help="Change nothing; exit code 1 if a document is stale.")
            ) -> None:
     """Generate docs/asyncapi.yaml, docs/openapi.json and docs/schemas/*.json from the code."""
-    from assetbus.contract import stale_documents, write_documents
+    from assetbus.contract.documents import stale_documents, write_documents
 
     if check:
         stale = stale_documents(docs)

@@ -73,14 +73,15 @@ def _types(node: Schema) -> frozenset[str]:
     return frozenset()  # untyped: anything
 
 
+def _narrowed(old: Schema, new: Schema) -> bool:
+    """Whether `new` is typed and takes not every type `old` takes (an untyped `old` takes anything)."""
+    old_types, new_types = _types(old), _types(new)
+    return bool(new_types) and (not old_types or not old_types <= new_types)
+
+
 def _admits(new: Schema, old: Schema) -> bool:
     """Whether branch `new` takes the kind of value branch `old` takes (type first, then enum/const)."""
-    old_types, new_types = _types(old), _types(new)
-    if new_types and (not old_types or not old_types <= new_types):
-        return False
-    if "enum" in new and "enum" not in old and "const" not in old:
-        return False
-    return True
+    return not _narrowed(old, new) and not ("enum" in new and "enum" not in old and "const" not in old)
 
 
 def _compare(message: str, path: str, old: Any, new: Any, old_root: Schema, new_root: Schema,
@@ -113,8 +114,8 @@ def _describe(node: Schema) -> str:
 
 def _compare_node(message: str, path: str, old: Schema, new: Schema, old_root: Schema, new_root: Schema,
                   depth: int) -> Iterator[Breaking]:
-    old_types, new_types = _types(old), _types(new)
-    if new_types and (not old_types or not old_types <= new_types):
+    if _narrowed(old, new):
+        old_types, new_types = _types(old), _types(new)
         lost = sorted(old_types - new_types) if old_types else ["any value"]
         yield Breaking(message, path, f"type narrowed: {', '.join(lost)} no longer accepted")
     if "enum" in new:

@@ -11,8 +11,6 @@ from pathlib import Path
 from typing import Any
 
 DOCS = Path("docs")
-CONTRACT_FILES = ("asyncapi.yaml", "openapi.json", "schemas/*.json")
-"""Under docs/: what `assetbus contract export` owns."""
 
 
 def _json(document: Any) -> str:

@@ -3,7 +3,3 @@
 The demo's consumer DAGs ship inside the package (`dags.py`), so the demo runs from an installed
 wheel or an image as well as from a checkout.
 """
-
-from assetbus.demo.story import DAGS_FILE, EXPECTED_RUNS, DemoResult, run_demo
-
-__all__ = ["DAGS_FILE", "EXPECTED_RUNS", "DemoResult", "run_demo"]

@@ -15,7 +15,7 @@ from zoneinfo import ZoneInfo
 from assetbus.consumers.scheduler.tzcalendar import hours_of_day
 from assetbus.producers import AsyncEmitter
 from assetbus.producers.kafka.connection import KafkaConnection
-from assetbus.schemas import AssetRef, Provenance, ReadinessSignal, Receipt
+from assetbus.schemas import AssetRef, Provenance, ReadinessSignal, Receipt, Topics
 
 Show = Callable[[str, str], None]
 """show(actor, text): one line of the story."""
@@ -92,11 +92,11 @@ async def ingest_orders(emitter: AsyncEmitter, state: DemoState, show: Show) -> 
 
 
 async def nightly_export(connection: KafkaConnection, token: str, state: DemoState, show: Show,
-                         emitter_options: dict[str, object]) -> None:
+                         topics: Topics) -> None:
     """A DAG run that fails; its DAG-level failure callback emits an incident, with no task involved."""
 
     async def on_failure_callback(context: dict[str, str]) -> None:
-        async with AsyncEmitter(connection, token, **emitter_options) as emitter:  # type: ignore[arg-type]
+        async with AsyncEmitter(connection, token, topics=topics, receipt_timeout_s=30) as emitter:
             receipt = await emitter.emit(INCIDENTS, extra={"reason": context["reason"], "action": "investigate"},
                                          raise_on_reject=False)
         state.receipts.setdefault("nightly_export", []).append(receipt)

@@ -19,9 +19,8 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from assetbus.consumers.persister import Persister, PersisterConfig
 from assetbus.consumers.readiness import DatabaseLedger
@@ -91,7 +90,6 @@ async def run_demo(settings: Settings, show: Show, dags_file: Path = DAGS_FILE, 
         async with _pipeline(settings, topics, state, show):
             show("setup", "persister, scheduler and three subscribers are running")
             secret = settings.signing_key
-            options: dict[str, object] = {"topics": topics, "receipt_timeout_s": 30}
             async with AsyncEmitter(settings.kafka, task_token(secret, "ingest_orders", tag, "load_orders"),
                                     topics=topics, receipt_timeout_s=30) as emitter:
                 try:
@@ -101,8 +99,7 @@ async def run_demo(settings: Settings, show: Show, dags_file: Path = DAGS_FILE, 
                     count = sum(1 for r in state.receipts["ingest_orders"] if r.accepted)
                     show("ingest_orders", f"load_orders failed: {error}; its {count} events stay stored "
                                           "(an emission is never retracted)")
-            await nightly_export(settings.kafka, dag_token(secret, "nightly_export", tag), state, show,
-                                 options)
+            await nightly_export(settings.kafka, dag_token(secret, "nightly_export", tag), state, show, topics)
             await _wait_for_runs(engine, state, started, timeout_s)
         return DemoResult(state, report, await _summary(engine, state, started))
     finally:
@@ -194,17 +191,13 @@ async def _waiting(engine: AsyncEngine, dag_id: str) -> str:
     """`; 2026-10-02 waits (demo.orders 2/24 hours)` for the day the task did not finish."""
     async with engine.connect() as conn:
         queued = await pending_for_dag(conn, dag_id)
-        definition = ConsumerDag.from_definition(await _definition(conn, dag_id))
+        dag = await get_dag(conn, dag_id)
+    if dag is None:
+        raise DemoError(f"consumer DAG {dag_id} disappeared")
+    definition = ConsumerDag.from_definition(dag.definition)
     next_day = (DAY + timedelta(days=1)).isoformat()
     entries = [pending(row) for row in queued if row.target_key == next_day]
     if not entries:
         return ""
     lacking = [str(p) for p in progress(definition, next_day, entries) if not p.complete]
     return f"; {next_day} waits: {', '.join(lacking)}"
-
-
-async def _definition(conn: AsyncConnection, dag_id: str) -> dict[str, Any]:
-    row = await get_dag(conn, dag_id)
-    if row is None:
-        raise DemoError(f"consumer DAG {dag_id} disappeared")
-    return row.definition

@@ -6,11 +6,6 @@ dags_folder)` writes a config (SimpleAuthManager with an admin service account a
 LocalExecutor, no examples, DAGs unpaused at creation, quick DAG-folder rescans), migrates the metadata
 DB, adds the connections it is given and starts the three processes; `stop()` ends them (their process
 groups) and nothing else.
-
-The metadata DB is SQLite in `home` (the default: nothing to create), or, with `metadata="postgres"`, a
-fresh database on a PostgreSQL server (`postgres_server`, by default assetbus's own `DATABASE_URL`),
-created by `launch()` and dropped by `stop()`: what production runs, and what lets Airflow's API server
-and scheduler write at once.
 """
 
 from __future__ import annotations
@@ -102,22 +97,20 @@ class LocalAirflow:
     venv: Path = AIRFLOW_VENV
     jwt_secret: str = field(default_factory=lambda: secrets.token_urlsafe(48), repr=False)
     metadata: str = SQLITE
-    """Airflow's metadata DB: `"sqlite"` (a file in `home`) or `"postgres"` (`metadata_database` on
-    `postgres_server`, created by `launch()`, dropped by `stop()`)."""
+    """Airflow's metadata DB: `"sqlite"` (a file in `home`: nothing to create) or `"postgres"` (`metadata_database`
+    on `postgres_server`, created by `launch()`, dropped by `stop()`): what production runs, and what lets Airflow's
+    API server and scheduler write at once."""
     postgres_server: str | None = field(default=None, repr=False)
     """A URL of the PostgreSQL server for `"postgres"` (any database on it; its role needs CREATEDB); None:
     assetbus's `DATABASE_URL` (or the local infrastructure's)."""
     metadata_database: str = field(default_factory=lambda: f"airflow_{secrets.token_hex(6)}")
+    username: str = field(default=USERNAME, init=False)
     _database_created: bool = field(default=False, repr=False)
     _processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict, repr=False)
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
-
-    @property
-    def username(self) -> str:
-        return USERNAME
 
     @property
     def metadata_url(self) -> str:
@@ -180,10 +173,6 @@ class LocalAirflow:
         env.update(self.extra_env)
         return env
 
-    def _write_config(self) -> None:
-        self.home.mkdir(parents=True, exist_ok=True)
-        (self.home / "passwords.json").write_text(json.dumps({USERNAME: self.password, VIEWER: self.viewer_password}))
-
     def _airflow(self, *args: str, check: bool = True, timeout_s: float = 600) -> subprocess.CompletedProcess[bytes]:
         done = subprocess.run([str(airflow_bin(self.venv)), *args], env=self.env(), capture_output=True,
                               timeout=timeout_s, check=False)
@@ -192,20 +181,13 @@ class LocalAirflow:
                              f"{done.stderr.decode(errors='replace')[-2000:]}")
         return done
 
-    def start(self, timeout_s: float = 240.0) -> None:
-        self.launch()
-        try:
-            self.wait_healthy(timeout_s)
-        except BaseException:
-            self.stop()
-            raise
-
     def launch(self) -> None:
         """Create (PostgreSQL) and migrate the metadata DB and start the processes, without waiting for them
         to be healthy."""
         if self.metadata not in METADATA_DATABASES:
             raise InfraError(f"Airflow's metadata DB is one of {', '.join(METADATA_DATABASES)}, not {self.metadata!r}")
-        self._write_config()
+        self.home.mkdir(parents=True, exist_ok=True)
+        (self.home / "passwords.json").write_text(json.dumps({USERNAME: self.password, VIEWER: self.viewer_password}))
         try:
             if self.metadata == POSTGRES:
                 self._create_database()

@@ -8,8 +8,7 @@ Airflow's assets, their tasks and the readiness rules of the consumer DAGs decla
 `assetbus`, read from their timetables: `assetbus airflow sync --metadata-url`), then the scheduler.
 Consumer definitions in Python files of their own (`consumer_definitions`, `assetbus dags sync`) are synced
 too when given. Airflow's triggerer (deferred sensors, AssetWatchers) runs next to Airflow's other
-components. Bridges are started (and killed) on demand, without `--dag` as `bridge_args()` says. `stop()`
-ends what it started.
+components. Bridges are started (and killed) on demand. `stop()` ends what it started.
 """
 
 from __future__ import annotations
@@ -38,6 +37,8 @@ STATE_PLUGIN = Path(__file__).resolve().parents[3] / "examples" / "airflow" / "p
 """The plugin that tells the backend which task asks for asset state (its root middleware)."""
 TRIGGERER_CONN_ID = "assetbus_triggerer"
 """The connection the test DAGs' assetbus triggers and sensors read Kafka and the topic prefix from."""
+TRIGGERER = "airflow/triggerer"
+"""Airflow's triggerer among the stack's services (its log: the Airflow home's triggerer.log)."""
 
 
 @dataclass(kw_only=True)
@@ -60,7 +61,6 @@ class AirflowStack:
     worker_credential: str = field(init=False, default="", repr=False)
     """The Airflow workers' credential (scope `airflow:worker`), the password of their `assetbus_default`."""
     _services: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict, repr=False)
-    _triggerer: subprocess.Popen[bytes] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         # Airflow keeps task and asset state in assetbus: the backend runs in the api-server, the one
@@ -79,10 +79,6 @@ class AirflowStack:
     def metadata_url(self) -> str:
         """Airflow's metadata database, where the bridge and the sync read the DAGs' timetables (read-only)."""
         return f"sqlite:///{self.airflow.home / 'airflow.db'}"
-
-    def bridge_args(self, *more: str) -> tuple[str, ...]:
-        """`assetbus run ARGS` of a bridge serving every DAG Airflow tags `assetbus` (no `--dag`)."""
-        return ("airflow-bridge", "--airflow-metadata-url", self.metadata_url, *more)
 
     def env(self, **more: str) -> dict[str, str]:
         env = dict(os.environ)
@@ -127,8 +123,7 @@ class AirflowStack:
             self.service("persister", "persister")
             self.service("api", "api")
             # the api-server checks at start that its backend can mint through this API (identity_checks.py)
-            self._wait(lambda: httpx.get(f"{self.api_url}/healthz", timeout=2).status_code == 200, timeout_s,
-                       "the assetbus API")
+            self.wait_service("api", f"{self.api_url}/healthz", timeout_s)
             self.airflow.launch()
             self._start_triggerer()
             self.airflow.wait_healthy(timeout_s)
@@ -157,25 +152,11 @@ class AirflowStack:
 
     def _start_triggerer(self, env: Mapping[str, str] | None = None) -> None:
         """Airflow's triggerer (deferred tasks, AssetWatchers), in the Airflow venv like its other components."""
-        self._triggerer = spawn([str(airflow_bin(self.airflow.venv)), "triggerer"],
-                                {**self.airflow.env(), **(env or {})}, self.airflow.home / "triggerer.log")
-
-    def restart_triggerer(self, sig: int = signal.SIGTERM, env: Mapping[str, str] | None = None) -> None:
-        """Stop Airflow's triggerer (kill -9 of its supervisor and runner with sig=SIGKILL) and start it again,
-        with `env` added to its environment."""
-        self._stop_triggerer(sig)
-        self._start_triggerer(env)
-
-    def _stop_triggerer(self, sig: int = signal.SIGTERM) -> None:
-        process, self._triggerer = self._triggerer, None
-        if process is not None:
-            stop_group(process, sig)
-
-    def airflow_token(self) -> str:
-        return self.airflow.token()
+        self._services[TRIGGERER] = spawn([str(airflow_bin(self.airflow.venv)), "triggerer"],
+                                          {**self.airflow.env(), **(env or {})}, self.home / f"{TRIGGERER}.log")
 
     def _dags_parsed(self) -> bool:
-        headers = {"Authorization": f"Bearer {self.airflow_token()}"}
+        headers = {"Authorization": f"Bearer {self.airflow.token()}"}
         dags = httpx.get(f"{self.airflow.url}/api/v2/dags", params={"limit": 1000}, headers=headers).json()
         return set(self.dag_ids) <= {dag["dag_id"] for dag in dags.get("dags", [])}
 
@@ -203,11 +184,6 @@ class AirflowStack:
         path = self.home / f"{name}.log"
         return path.read_text(errors="replace")[-chars:] if path.exists() else f"(no {path})"
 
-    def logs(self) -> list[str]:
-        """The names of the stack's logs, for `log_tail`: its services', then Airflow's components'."""
-        return [str(log.relative_to(self.home).with_suffix(""))
-                for log in sorted([*self.home.glob("*.log"), *self.home.glob("airflow/*.log")])]
-
     def stop_service(self, name: str, sig: int = signal.SIGTERM) -> None:
         """Stop one service (kill -9 with sig=SIGKILL) and wait for it."""
         process = self._services.pop(name, None)
@@ -219,7 +195,4 @@ class AirflowStack:
             for name in list(self._services):
                 self.stop_service(name)
         finally:
-            try:
-                self._stop_triggerer()
-            finally:
-                self.airflow.stop()
+            self.airflow.stop()

@@ -91,10 +91,6 @@ class ClusterLayout:
         return SecureMaterial(self.folder / "tls")
 
     @property
-    def bootstrap(self) -> str:
-        return ",".join(f"{HOST}:{node.port}" for node in self.nodes)
-
-    @property
     def secure_bootstrap(self) -> str:
         return ",".join(f"{HOST}:{node.secure_port}" for node in self.nodes if node.secure_port)
 

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import signal
 import subprocess
 from pathlib import Path
 
@@ -18,9 +16,7 @@ from assetbus.infra.state import (
     ServiceStatus,
     brokers_seen,
     find_pids,
-    find_process,
     pid_alive,
-    stop_pid,
     tcp_open,
     wait_until,
 )
@@ -69,11 +65,6 @@ def format_storage(layout: ClusterLayout, libs: Path, java: str, progress: Progr
 def cluster_id(layout: ClusterLayout) -> str:
     info = _formatted_shape(layout) or {}
     return str(info.get("cluster_id", ""))
-
-
-def find_node(node: Node, record: NodeRecord | None) -> int | None:
-    """Pid of the node's broker (from the state, else found by its config path)."""
-    return find_process(record.pid if record else None, kafka.MAIN_CLASS, str(node.server_properties))
 
 
 def prepare(infra: InfraSettings, layout: ClusterLayout, progress: Progress, *, may_format: bool) -> str:
@@ -132,15 +123,9 @@ def wait_ready(layout: ClusterLayout, pids: dict[int, int], progress: Progress) 
 
 
 def node_status(node: Node, record: NodeRecord | None, expected: int) -> ServiceStatus:
-    pid = find_node(node, record)
+    pid = kafka.find_broker(node.server_properties, record)
     seen = brokers_seen(HOST, node.port)
-    detail = ""
-    if pid is None and seen:
-        detail = "another broker (not started by assetbus) answers on this port"
-    elif pid is not None and not seen:
-        detail = "process runs but does not answer (starting?)"
-    elif pid is not None and seen < expected:
-        detail = f"sees {seen} of {expected} brokers"
+    detail = kafka.broker_detail(pid, seen, expected)
     if node.secure_port is not None:
         detail = "\n".join(filter(None, [f"SASL_SSL {HOST}:{node.secure_port}", detail]))
     running = pid is not None and seen > 0
@@ -154,18 +139,3 @@ def stray_pids(layout: ClusterLayout) -> list[int]:
     for config in sorted(layout.folder.glob("node-*/server.properties")):
         found.update(find_pids(kafka.MAIN_CLASS, str(config)))
     return sorted(found)
-
-
-def stop_nodes(pids: list[int], timeout: float = 30.0) -> list[int]:
-    """SIGTERM every node at once (a quorum that loses nodes one by one stalls the last ones' controlled
-    shutdown), SIGKILL what is left after `timeout`; returns the pids that still run."""
-    for pid in pids:
-        try:
-            os.kill(pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
-    wait_until(lambda: not any(pid_alive(pid) for pid in pids), timeout, interval=0.2)
-    for pid in pids:
-        if pid_alive(pid):
-            stop_pid(pid, timeout=0.0)
-    return [pid for pid in pids if pid_alive(pid)]

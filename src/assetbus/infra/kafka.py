@@ -15,13 +15,15 @@ from pathlib import Path
 from assetbus.infra.errors import InfraError
 from assetbus.infra.state import (
     KafkaRecord,
+    NodeRecord,
     Progress,
     ServiceStatus,
     broker_answers,
+    brokers_seen,
     find_process,
     parse_bootstrap,
     pid_alive,
-    stop_pid,
+    stop_pids,
     tcp_open,
     wait_until,
 )
@@ -214,9 +216,23 @@ def format_storage(infra: InfraSettings, paths: KafkaPaths, java: str, progress:
     paths.format_info.write_text(json.dumps(info) + "\n")
 
 
-def find_broker(paths: KafkaPaths, record: KafkaRecord | None) -> int | None:
-    """Pid of the broker this launcher started (from the state, else found by its config path)."""
-    return find_process(record.pid if record else None, MAIN_CLASS, str(paths.server_properties))
+def find_broker(server_properties: Path, record: KafkaRecord | NodeRecord | None) -> int | None:
+    """Pid of the broker (or cluster node) this launcher started (from the state, else found by its config path)."""
+    return find_process(record.pid if record else None, MAIN_CLASS, str(server_properties))
+
+
+def broker_detail(pid: int | None, seen: int, expected: int = 1, port: int | None = None) -> str:
+    """What a status line adds about a broker: its pid (None: not ours), the brokers it lists (0: no answer),
+    how many it should list, and the port to check for another process (None: no check)."""
+    if pid is None and seen:
+        return "another broker (not started by assetbus) answers on this port"
+    if pid is None and port is not None and tcp_open(HOST, port):
+        return "port in use by another process"
+    if pid is not None and not seen:
+        return "process runs but does not answer (starting?)"
+    if pid is not None and seen < expected:
+        return f"sees {seen} of {expected} brokers"
+    return ""
 
 
 def check_ports_free(infra: InfraSettings) -> None:
@@ -252,25 +268,18 @@ def wait_ready(infra: InfraSettings, paths: KafkaPaths, pid: int, progress: Prog
 
     if not wait_until(ready, START_TIMEOUT, interval=0.3) or exited:
         if not exited:
-            stop_pid(pid)
+            stop_pids([pid])
         why = "exited during startup" if exited else f"did not answer within {START_TIMEOUT:.0f} s"
         raise InfraError(f"The Kafka broker {why}; see {paths.log_file} and {paths.console_log}.")
 
 
 def status(infra: InfraSettings, paths: KafkaPaths, record: KafkaRecord | None) -> ServiceStatus:
-    """The local broker's status."""
     address = f"{HOST}:{infra.kafka_port}"
-    pid = find_broker(paths, record)
-    answers = broker_answers(HOST, infra.kafka_port)
-    detail = ""
-    if pid is None and answers:
-        detail = "another broker (not started by assetbus) answers on this port"
-    elif pid is None and tcp_open(HOST, infra.kafka_port):
-        detail = "port in use by another process"
-    elif pid is not None and not answers:
-        detail = "process runs but does not answer (starting?)"
-    running = pid is not None and answers
-    return ServiceStatus("kafka", True, running, address, pid, paths.log_file, pid is not None, detail)
+    pid = find_broker(paths.server_properties, record)
+    seen = brokers_seen(HOST, infra.kafka_port)
+    detail = broker_detail(pid, seen, port=infra.kafka_port)
+    return ServiceStatus("kafka", True, pid is not None and seen > 0, address, pid, paths.log_file, pid is not None,
+                         detail)
 
 
 def external_status(servers: str) -> ServiceStatus:

@@ -21,7 +21,7 @@ from assetbus.infra.state import (
     brokers_seen,
     parse_bootstrap,
     pid_alive,
-    stop_pid,
+    stop_pids,
     wait_until,
 )
 from assetbus.settings import ConnectionSettings, InfraSettings
@@ -61,7 +61,7 @@ def _external_kafka_up(servers: str) -> None:
 def _local_kafka_up(infra: InfraSettings, state: InfraState, home: Path, say: Progress) -> int | None:
     """Start the broker unless it runs; returns the pid to wait for (None: already answering)."""
     paths = kafka.KafkaPaths.of(infra)
-    pid = kafka.find_broker(paths, state.kafka)
+    pid = kafka.find_broker(paths.server_properties, state.kafka)
     if pid is not None:
         record = state.kafka
         if not pid_alive(pid, (str(paths.libs),)) or (record and record.pid == pid
@@ -87,13 +87,13 @@ def _cluster_pids(infra: InfraSettings, state: InfraState) -> dict[int, int]:
         return {}
     layout = cluster.ClusterLayout.of_record(infra, state.cluster)
     records = {n.node_id: n for n in state.cluster.nodes}
-    pids = {node.node_id: runner.find_node(node, records.get(node.node_id)) for node in layout.nodes}
+    pids = {node.node_id: kafka.find_broker(node.server_properties, records.get(node.node_id)) for node in layout.nodes}
     return {node_id: pid for node_id, pid in pids.items() if pid is not None}
 
 
 def _local_cluster_up(infra: InfraSettings, state: InfraState, home: Path, say: Progress) -> dict[int, int] | None:
     """Start the nodes of the cluster that do not run; returns the pids to wait for (None: all answer)."""
-    if kafka.find_broker(kafka.KafkaPaths.of(infra), state.kafka) is not None:
+    if kafka.find_broker(kafka.KafkaPaths.of(infra).server_properties, state.kafka) is not None:
         raise InfraError("The single local Kafka broker runs; run `assetbus infra down` before `up --brokers N`.")
     layout = cluster.ClusterLayout.of(infra)
     running = _cluster_pids(infra, state)
@@ -114,9 +114,8 @@ def _local_cluster_up(infra: InfraSettings, state: InfraState, home: Path, say: 
     return None if len(running) == len(layout.nodes) and answering else pids
 
 
-def up(infra: InfraSettings, conn: ConnectionSettings, progress: Progress | None = None) -> InfraStatus:
+def up(infra: InfraSettings, conn: ConnectionSettings, progress: Progress = _quiet) -> InfraStatus:
     """Start (or check) Kafka and PostgreSQL; a no-op for what already runs. Raises InfraError."""
-    say = progress or _quiet
     home = _home(infra)
     with _locked(home):
         state = InfraState.load(home)
@@ -125,53 +124,51 @@ def up(infra: InfraSettings, conn: ConnectionSettings, progress: Progress | None
         if conn.kafka_bootstrap_servers:
             _external_kafka_up(conn.kafka_bootstrap_servers)
         elif infra.kafka_brokers > 1:
-            wait_nodes = _local_cluster_up(infra, state, home, say)
+            wait_nodes = _local_cluster_up(infra, state, home, progress)
         else:
             if _cluster_pids(infra, state):
                 raise InfraError("A local Kafka cluster runs; use `assetbus infra up --brokers "
                                  f"{len(state.cluster.nodes) if state.cluster else 3}` or run `assetbus infra down`.")
-            wait_pid = _local_kafka_up(infra, state, home, say)
+            wait_pid = _local_kafka_up(infra, state, home, progress)
         if conn.database_url:
             reason = postgres.try_connect(conn.db_url(infra))
             if reason is not None:
                 raise InfraError(f"Cannot connect to DATABASE_URL ({reason}); fix it or unset it to use the local one.")
         else:
-            state.postgres = postgres.up(infra, conn.db_url(infra), state.postgres, say)
+            state.postgres = postgres.up(infra, conn.db_url(infra), state.postgres, progress)
             state.save(home)
         if wait_pid is not None:  # the broker boots while PostgreSQL is being set up
             try:
-                kafka.wait_ready(infra, kafka.KafkaPaths.of(infra), wait_pid, say)
+                kafka.wait_ready(infra, kafka.KafkaPaths.of(infra), wait_pid, progress)
             except InfraError:
                 state.kafka = None
                 state.save(home)
                 raise
         if wait_nodes is not None:
-            runner.wait_ready(cluster.ClusterLayout.of(infra), wait_nodes, say)
+            runner.wait_ready(cluster.ClusterLayout.of(infra), wait_nodes, progress)
     return status(infra, conn)
 
 
-def down(infra: InfraSettings, conn: ConnectionSettings, progress: Progress | None = None) -> InfraStatus:
+def down(infra: InfraSettings, conn: ConnectionSettings, progress: Progress = _quiet) -> InfraStatus:
     """Stop what `up` started (never external services or clusters that already ran)."""
-    say = progress or _quiet
     home = _home(infra)
     with _locked(home):
         state = InfraState.load(home)
         if not conn.kafka_bootstrap_servers:
-            pid = kafka.find_broker(kafka.KafkaPaths.of(infra), state.kafka)
+            pid = kafka.find_broker(kafka.KafkaPaths.of(infra).server_properties, state.kafka)
             if pid is not None:
-                say(f"Stopping the Kafka broker (pid {pid})…")
-                stop_pid(pid)
-                if pid_alive(pid):
+                progress(f"Stopping the Kafka broker (pid {pid})…")
+                if stop_pids([pid]):
                     raise InfraError(f"The Kafka broker (pid {pid}) did not stop; kill it and run down again.")
             state.kafka = None
             state.save(home)
-            _cluster_down(infra, state, home, say)
+            _cluster_down(infra, state, home, progress)
         if not conn.database_url and state.postgres is not None:
             record = state.postgres
             if record.started:
-                postgres.stop(record, say)
+                postgres.stop(record, progress)
             else:
-                say(f"PostgreSQL {record.version}/{record.cluster} ran before `infra up`; leaving it running.")
+                progress(f"PostgreSQL {record.version}/{record.cluster} ran before `infra up`; leaving it running.")
             state.postgres = None
             state.save(home)
     return status(infra, conn)
@@ -184,7 +181,7 @@ def _cluster_down(infra: InfraSettings, state: InfraState, home: Path, say: Prog
     pids = sorted({*_cluster_pids(infra, state).values(), *runner.stray_pids(layout)})
     if pids:
         say(f"Stopping {len(pids)} Kafka node(s) (pids {', '.join(map(str, pids))})…")
-        left = runner.stop_nodes(pids)
+        left = stop_pids(pids)
         if left:
             raise InfraError(f"Kafka node(s) {left} did not stop; kill them and run down again.")
     state.cluster = None

@@ -17,6 +17,8 @@ from assetbus.settings import InfraSettings
 
 HOST = "127.0.0.1"
 READY_TIMEOUT = 30.0
+PG_LIB = Path("/usr/lib/postgresql")
+"""Debian's per-version binaries: `/usr/lib/postgresql/<version>/bin`."""
 
 
 @dataclass(frozen=True)
@@ -71,8 +73,7 @@ def list_clusters() -> list[Cluster]:
 
 def installed_versions() -> list[str]:
     """PostgreSQL server versions under /usr/lib/postgresql, newest last."""
-    root = Path("/usr/lib/postgresql")
-    found = [p.name for p in root.iterdir() if (p / "bin" / "postgres").exists()] if root.is_dir() else []
+    found = [p.name for p in PG_LIB.iterdir() if (p / "bin" / "postgres").exists()] if PG_LIB.is_dir() else []
     return sorted(found, key=_version_key)
 
 
@@ -118,10 +119,6 @@ def as_postgres(command: list[str]) -> list[str]:
     if os.geteuid() == 0:
         return ["runuser", "-u", "postgres", "--", *command]
     return ["sudo", "-n", "-u", "postgres", "--", *command]
-
-
-PG_LIB = Path("/usr/lib/postgresql")
-"""Debian's per-version binaries: `/usr/lib/postgresql/<version>/bin`."""
 
 
 def psql_command(cluster: Cluster, sql: str) -> list[str]:
@@ -212,22 +209,18 @@ def _ensure_login(infra: InfraSettings, cluster: Cluster, dsn: str, progress: Pr
 
 def up(infra: InfraSettings, dsn: str, record: PostgresRecord | None, progress: Progress) -> PostgresRecord:
     """Make the local cluster run on 127.0.0.1:<pg_port> with the role and database; returns the record."""
-    installed = created = started = False
+    started = False
     if shutil.which("pg_ctlcluster") is None:
         install_postgresql(infra.home.expanduser().resolve(), progress)
-        installed = True
-    cluster = pick_cluster(list_clusters(), infra.pg_port)
-    if cluster is None:
-        cluster, created = _create_cluster(infra.pg_port, progress), True
+        started = True  # the package's install may have started it
+    cluster = pick_cluster(list_clusters(), infra.pg_port) or _create_cluster(infra.pg_port, progress)
     if not cluster.online:
         _start_cluster(cluster, progress)
         started = True
-    started = started or installed  # the package's install may have started it
     _ensure_login(infra, cluster, dsn, progress)
     if record is not None and (record.version, record.cluster) == (cluster.version, cluster.name):
-        started, created = started or record.started, created or record.created
-        installed = installed or record.installed
-    return PostgresRecord(cluster.version, cluster.name, cluster.port, started, created, installed)
+        started = started or record.started
+    return PostgresRecord(cluster.version, cluster.name, cluster.port, started)
 
 
 def stop(record: PostgresRecord, progress: Progress) -> None:
@@ -242,7 +235,6 @@ def stop(record: PostgresRecord, progress: Progress) -> None:
 
 
 def status(infra: InfraSettings, record: PostgresRecord | None) -> ServiceStatus:
-    """The local cluster's status."""
     address = f"{HOST}:{infra.pg_port}"
     if shutil.which("pg_lsclusters") is None:
         return ServiceStatus("postgresql", True, False, address, detail="PostgreSQL is not installed")

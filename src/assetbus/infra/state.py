@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import json
 import os
 import signal
@@ -56,14 +57,13 @@ class ClusterRecord:
 
 @dataclass
 class PostgresRecord:
-    """The local cluster `up` used; ``started`` means `down` may stop it."""
+    """The local cluster `up` used; ``started`` means `down` may stop it. (A state file of an older assetbus
+    also holds ``created`` and ``installed``, which nothing read: loading ignores them.)"""
 
     version: str
     cluster: str
     port: int
     started: bool = False
-    created: bool = False
-    installed: bool = False
 
 
 @dataclass
@@ -149,15 +149,16 @@ def pid_alive(pid: int, cmdline_contains: tuple[str, ...] = ()) -> bool:
     return all(part in cmdline for part in cmdline_contains)
 
 
-def stop_pid(pid: int, timeout: float = 30.0) -> None:
-    """SIGTERM, wait up to timeout, then SIGKILL."""
+def stop_pids(pids: list[int], timeout: float = 30.0) -> list[int]:
+    """SIGTERM every process at once (a quorum that loses nodes one by one stalls the last ones' controlled
+    shutdown), SIGKILL what is left after `timeout` and wait up to 10 s more; returns the pids that still run."""
     for sig, wait in ((signal.SIGTERM, timeout), (signal.SIGKILL, 10.0)):
-        try:
-            os.kill(pid, sig)
-        except ProcessLookupError:
-            return
-        if wait_until(lambda: not pid_alive(pid), wait, interval=0.2):
-            return
+        for pid in [pid for pid in pids if pid_alive(pid)]:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, sig)
+        if wait_until(lambda: not any(pid_alive(pid) for pid in pids), wait, interval=0.2):
+            break
+    return [pid for pid in pids if pid_alive(pid)]
 
 
 def find_process(recorded: int | None, *cmdline_contains: str) -> int | None:

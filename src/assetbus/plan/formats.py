@@ -29,12 +29,6 @@ STRIMZI_API_VERSION = "kafka.strimzi.io/v1"
 MONGEY_KAFKA_VERSION = "~> 0.12"
 """The Mongey/kafka provider versions the Terraform output is written for (`kafka_topic`, `kafka_acl`)."""
 
-_RFC1123_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-RFC1123_NAME = re.compile(rf"{_RFC1123_LABEL}(\.{_RFC1123_LABEL})*")
-"""A Kubernetes resource name (an RFC 1123 subdomain, at most 253 characters)."""
-TF_LABEL = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
-"""A Terraform resource label."""
-
 
 def as_document(plan: Plan) -> dict[str, Any]:
     """The plan as plain data (what `--format json` and `--format yaml` print)."""

@@ -38,8 +38,7 @@ from assetbus.consumers.scheduler.config import READINESS_PARTITIONS
 from assetbus.producers.kafka.topics import MIN_ISR, core_specs, min_isr_for
 from assetbus.schemas import Topics
 
-__all__ = ["PRINCIPALS", "USER_AUTHS", "Acl", "Plan", "PlannedTopic", "UserAuth", "build_plan", "default_principal",
-           "parse_principals", "subscriber_groups", "watcher_groups"]
+__all__ = ["PRINCIPALS", "USER_AUTHS", "Acl", "Plan", "PlannedTopic", "UserAuth", "build_plan", "parse_principals"]
 
 Resource = Literal["topic", "group", "cluster"]
 Pattern = Literal["literal", "prefixed"]
@@ -61,12 +60,6 @@ PRINCIPALS = {
     "subscriber": "downstream readiness subscribers (the SDK's ReadinessSubscriber, subscribe_readiness)",
 }
 """Who needs ACLs, by role; the Kafka principal is `User:<prefix>-<role>` unless named otherwise."""
-
-
-def default_principal(prefix: str, role: str, user_auth: UserAuth = "scram-sha-512") -> str:
-    """`User:<prefix>-<role>`; with TLS client certificates the principal is the certificate's subject,
-    `User:CN=<prefix>-<role>`."""
-    return f"User:CN={prefix}-{role}" if user_auth == "tls" else f"User:{prefix}-{role}"
 
 
 def parse_principals(values: Iterable[str]) -> dict[str, str]:
@@ -121,16 +114,8 @@ class Plan:
     topics: list[PlannedTopic] = field(default_factory=list)
     acls: list[Acl] = field(default_factory=list)
 
-    def acls_of(self, role: str) -> list[Acl]:
-        """The ACLs of `role`'s principal (a principal shared by roles has the ACLs of each)."""
-        return [acl for acl in self.acls if acl.principal == self.principals[role]]
-
     def roles_of(self, principal: str) -> list[str]:
         return [role for role, named in self.principals.items() if named == principal]
-
-    @property
-    def partition_replicas(self) -> int:
-        return sum(topic.partitions * topic.replication_factor for topic in self.topics)
 
 
 def build_plan(topics: Topics, dag_ids: Iterable[str] = (), *, replication_factor: int = 3,
@@ -152,7 +137,9 @@ def build_plan(topics: Topics, dag_ids: Iterable[str] = (), *, replication_facto
     unknown = set(principals or {}) - set(PRINCIPALS)
     if unknown:
         raise ValueError(f"no role {', '.join(sorted(unknown))}: the roles are {', '.join(PRINCIPALS)}")
-    who = {role: default_principal(topics.prefix, role, user_auth) for role in PRINCIPALS} | (principals or {})
+    # with TLS client certificates the principal is the certificate's subject
+    user = "User:CN=" if user_auth == "tls" else "User:"
+    who = {role: f"{user}{topics.prefix}-{role}" for role in PRINCIPALS} | (principals or {})
     plan = Plan(topics.prefix, create_topics, who, user_auth)
     for spec in core_specs(topics, partitions=partitions):
         plan.topics.append(PlannedTopic(spec.name, spec.partitions, replication_factor,
@@ -162,7 +149,7 @@ def build_plan(topics: Topics, dag_ids: Iterable[str] = (), *, replication_facto
                                         {MIN_ISR: str(min_isr)}, f"ReadinessSignals of consumer DAG {dag_id}"))
     groups = {"bridge": bridge_group or f"{topics.prefix}-airflow-bridge",
               "forwarder": forwarder_group or f"{topics.prefix}-airflow-forwarder",
-              "subscriber": subscriber_groups_prefix or subscriber_groups(topics.prefix)}
+              "subscriber": subscriber_groups_prefix or f"{topics.prefix}-subscriber."}
     plan.acls = sorted(set(_acls(topics, who, create_topics, groups)))  # roles may share a principal
     return plan
 
@@ -201,18 +188,9 @@ def _acls(topics: Topics, who: dict[str, str], create: bool, groups: dict[str, s
         *topic("cli", everything, "Read", "Write", "DescribeConfigs", *creates, pattern="prefixed"),
         group("cli", f"{topics.prefix}-", "Describe", pattern="prefixed"),
         *topic("triggerer", readiness, "Read", pattern="prefixed"),
-        group("triggerer", watcher_groups(topics.prefix), "Read", pattern="prefixed"),
+        group("triggerer", f"{topics.prefix}-watcher.", "Read", pattern="prefixed"),  # <prefix>-watcher.<dag_id>
         *topic("triggerer", topics.asset_events, "Read"),
         *topic("subscriber", readiness, "Read", pattern="prefixed"),
         group("subscriber", groups["subscriber"], "Read", pattern="prefixed"),
     ]
 
-
-def watcher_groups(prefix: str) -> str:
-    """What the groups of Airflow's readiness watchers start with: `<prefix>-watcher.<dag_id>` by default."""
-    return f"{prefix}-watcher."
-
-
-def subscriber_groups(prefix: str) -> str:
-    """What the groups of readiness subscribers start with in the plan: `<prefix>-subscriber.<name>`."""
-    return f"{prefix}-subscriber."

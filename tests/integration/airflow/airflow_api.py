@@ -15,7 +15,7 @@ class AirflowApi:
     def __init__(self, stack: AirflowStack) -> None:
         self.stack = stack
         self._http = httpx.Client(base_url=f"{stack.airflow.url}/api/v2", timeout=60)
-        self._http.headers["Authorization"] = f"Bearer {stack.airflow_token()}"
+        self._http.headers["Authorization"] = f"Bearer {stack.airflow.token()}"
 
     def get(self, path: str, **params: Any) -> Any:
         response = self._http.get(path, params=params)

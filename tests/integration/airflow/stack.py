@@ -87,7 +87,8 @@ def pytest_runtest_makereport(item: pytest.Item,
     report: pytest.TestReport = yield
     if report.failed and _RUNNING and _uses_stack(item):
         stack = _RUNNING[-1]
-        for name in stack.logs():
+        logs = sorted([*stack.home.glob("*.log"), *stack.home.glob("airflow/*.log")])  # services', then Airflow's
+        for name in (str(log.relative_to(stack.home).with_suffix("")) for log in logs):
             report.sections.append((f"the end of {name}.log", stack.log_tail(name, 2000)))
     return report
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import signal
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -12,7 +13,7 @@ import httpx
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from assetbus.infra.airflow_stack import AirflowStack
+from assetbus.infra.airflow_stack import TRIGGERER, AirflowStack
 from assetbus.infra.ports import free_port
 from assetbus.producers import AsyncEmitter, task_token
 from assetbus.schemas import AssetRef, Receipt, Topics
@@ -36,6 +37,18 @@ async def emit_partitions(stack: AirflowStack, asset: AssetRef, partitions: Sequ
             await asyncio.sleep(every_s)
     assert all(r.accepted for r in receipts), receipts
     return receipts
+
+
+def bridge_args(stack: AirflowStack, *more: str) -> tuple[str, ...]:
+    """`assetbus run ARGS` of a bridge serving every DAG Airflow tags `assetbus` (no `--dag`)."""
+    return ("airflow-bridge", "--airflow-metadata-url", stack.metadata_url, *more)
+
+
+def restart_triggerer(stack: AirflowStack, sig: int = signal.SIGTERM, env: Mapping[str, str] | None = None) -> None:
+    """Stop Airflow's triggerer (kill -9 of its supervisor and runner with sig=SIGKILL) and start it again,
+    with `env` added to its environment."""
+    stack.stop_service(TRIGGERER, sig)
+    stack._start_triggerer(env)
 
 
 def second_api(stack: AirflowStack, name: str, **env: str) -> Iterator[str]:

@@ -20,7 +20,7 @@ from assetbus.infra.airflow_stack import AirflowStack
 from assetbus.infra.ports import free_port
 from tests.helpers import wait_for
 from tests.integration.airflow.airflow_api import AirflowApi
-from tests.integration.airflow.support import HOURLY_CLICKS, ORDERS, emit_partitions, runs_of
+from tests.integration.airflow.support import HOURLY_CLICKS, ORDERS, bridge_args, emit_partitions, runs_of
 
 
 @pytest.fixture
@@ -28,7 +28,7 @@ def bridge(airflow_stack: AirflowStack) -> Iterator[str]:
     """The bridge's probes URL (it serves /metrics, /healthz and /readyz)."""
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    airflow_stack.service("bridge", *airflow_stack.bridge_args("--poll-interval-s", "1", "--metrics-port", str(port)))
+    airflow_stack.service("bridge", *bridge_args(airflow_stack, "--poll-interval-s", "1", "--metrics-port", str(port)))
     airflow_stack.wait_service("bridge", f"{url}/readyz")
     yield url
     airflow_stack.stop_service("bridge")

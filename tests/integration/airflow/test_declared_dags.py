@@ -23,7 +23,7 @@ from assetbus.topics import delete_topics
 from tests.helpers import wait_for
 from tests.integration.airflow.airflow_api import AirflowApi
 from tests.integration.airflow.stack import DAG_IDS
-from tests.integration.airflow.support import emit_partitions, runs_of
+from tests.integration.airflow.support import bridge_args, emit_partitions, runs_of
 
 DECLARED_CLICKS = AssetRef(name="airflow_demo.declared_clicks", uri="s3://example/declared_clicks")
 
@@ -67,7 +67,7 @@ def readiness_topics(infra: Settings, airflow_stack: AirflowStack) -> Iterator[N
 @pytest.fixture
 def bridge(airflow_stack: AirflowStack) -> Iterator[None]:
     """The bridge without `--dag`, syncing from Airflow every second."""
-    airflow_stack.service("declared-bridge", *airflow_stack.bridge_args(
+    airflow_stack.service("declared-bridge", *bridge_args(airflow_stack,
         "--poll-interval-s", "1", "--sync-interval-s", "1", "--group-id", f"declared-{uuid.uuid4().hex[:6]}"))
     yield
     airflow_stack.stop_service("declared-bridge")

@@ -88,7 +88,7 @@ async def test_an_airflow_api_server_restart_mid_stream_loses_and_doubles_nothin
         at_kill = await ledger(stack_engine, RESTART_FEED.name)
         assert at_kill.get("posted", 0) < count, f"the restart came after the stream ended: {at_kill}"
         await asyncio.to_thread(airflow_stack.airflow.wait_healthy, 180)
-        airflow_api._http.headers["Authorization"] = f"Bearer {airflow_stack.airflow_token()}"
+        airflow_api._http.headers["Authorization"] = f"Bearer {airflow_stack.airflow.token()}"
         await until(lambda: _at_least(stack_engine, RESTART_FEED.name, count), 240,
                     "the ledger to confirm every event", 1.0)
         _assert_exactly_once(airflow_events(airflow_api, asset_id), stored)
@@ -135,7 +135,7 @@ AUTH_FEED = AssetRef(name="forward.auth_feed", uri="s3://forward/auth_feed")
 async def _restart_airflow_api(stack: AirflowStack, api: AirflowApi, jwt_secret: str | None) -> None:
     await asyncio.to_thread(restart_api_server, stack, jwt_secret)
     await asyncio.to_thread(stack.airflow.wait_healthy, 180)
-    api._http.headers["Authorization"] = f"Bearer {stack.airflow_token()}"
+    api._http.headers["Authorization"] = f"Bearer {stack.airflow.token()}"
 
 
 async def test_airflow_refusing_the_forwarders_token_mid_stream_loses_and_doubles_nothing(
@@ -150,7 +150,7 @@ async def test_airflow_refusing_the_forwarders_token_mid_stream_loses_and_double
     rotated = False
     try:
         await until(lambda: _at_least(stack_engine, AUTH_FEED.name, 5), 120, "the forwarder to post 5 events")
-        old_token = airflow_stack.airflow_token()
+        old_token = airflow_stack.airflow.token()
         await _restart_airflow_api(airflow_stack, airflow_api, "rotated-" + airflow_stack.airflow.jwt_secret)
         rotated = True
         before = (await ledger(stack_engine, AUTH_FEED.name)).get("posted", 0)

@@ -26,7 +26,7 @@ from assetbus.settings import Settings
 from assetbus.topics import ensure_topics
 from tests.integration.airflow.airflow_api import AirflowApi
 from tests.integration.airflow.forwarding import airflow_asset_id, airflow_events, emit
-from tests.integration.airflow.support import REPLICA_FEED, emit_partitions
+from tests.integration.airflow.support import REPLICA_FEED, emit_partitions, restart_triggerer
 from tests.integration.airflow.watching import publish, readiness_signal, signal_run_id, watched_events
 from tests.integration.chaos.harness import (
     EXACTLY_ONCE,
@@ -116,7 +116,7 @@ class Triggerer:
     stack: AirflowStack
 
     async def kill(self) -> None:
-        await asyncio.to_thread(self.stack.restart_triggerer, signals.SIGKILL, QUICK_TAKEOVER)
+        await asyncio.to_thread(restart_triggerer, self.stack, signals.SIGKILL, QUICK_TAKEOVER)
 
     async def stop(self) -> int:
         return 0  # it runs on for the tests after; the stack stops it

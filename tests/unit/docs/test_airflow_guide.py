@@ -112,11 +112,12 @@ def test_no_second_file_of_consumer_definitions() -> None:
 def test_the_test_stack_reads_rules_from_airflow_and_bridges_without_dag() -> None:
     stack = (REPO / "src" / "assetbus" / "infra" / "airflow_stack.py").read_text()
     assert '"airflow", "sync", "--metadata-url", self.metadata_url' in stack
-    assert 'return ("airflow-bridge", "--airflow-metadata-url", self.metadata_url, *more)' in stack
     conftest = (REPO / "tests" / "integration" / "airflow" / "stack.py").read_text()  # the Airflow stack's fixtures
     assert "consumer_definitions" not in conftest
+    support = (REPO / "tests" / "integration" / "airflow" / "support.py").read_text()
+    assert 'return ("airflow-bridge", "--airflow-metadata-url", stack.metadata_url, *more)' in support
     bridge_test = (REPO / "tests" / "integration" / "airflow" / "test_consumer_dags.py").read_text()
-    assert '*airflow_stack.bridge_args("--poll-interval-s", "1", "--metrics-port", str(port))' in bridge_test
+    assert '*bridge_args(airflow_stack, "--poll-interval-s", "1", "--metrics-port", str(port))' in bridge_test
 
 
 def test_every_airflow_cfg_line_is_what_the_airflow_stack_configures() -> None:

@@ -10,8 +10,9 @@ import yaml
 from typer.testing import CliRunner
 
 from assetbus.cli.main import app
-from assetbus.plan import PRINCIPALS, as_document, build_plan, render
+from assetbus.plan import PRINCIPALS, Plan, as_document, build_plan, render
 from assetbus.schemas import Topics
+from tests.helpers import acls_of
 
 CHECKED_IN = Path(__file__).parents[4] / "docs" / "topics-plan.json"
 
@@ -44,17 +45,21 @@ def test_no_create_mode_drops_the_create_acls_and_only_them(default_environment:
     # bridge
 
 
+def _replicas(plan: Plan) -> int:
+    return sum(topic.partitions * topic.replication_factor for topic in plan.topics)
+
+
 def test_every_principal_has_acls_and_readiness_acls_do_not_grow_with_dags() -> None:
     ten, thousand = (build_plan(Topics(), [f"dag_{n}" for n in range(count)]) for count in (10, 1000))
-    assert set(ten.principals) == set(PRINCIPALS) and all(ten.acls_of(role) for role in PRINCIPALS)
+    assert set(ten.principals) == set(PRINCIPALS) and all(acls_of(ten, role) for role in PRINCIPALS)
     assert ten.acls == thousand.acls
-    assert (len(ten.topics), ten.partition_replicas) == (14, 147)  # (19 core partitions + 10 x 3) x RF 3
-    assert (len(thousand.topics), thousand.partition_replicas) == (1004, 9057)
+    assert (len(ten.topics), _replicas(ten)) == (14, 147)  # (19 core partitions + 10 x 3) x RF 3
+    assert (len(thousand.topics), _replicas(thousand)) == (1004, 9057)
 
 
 def test_the_sdk_may_only_write_commands_and_read_receipts() -> None:
     plan = build_plan(Topics(prefix="orders"))
-    assert {(a.resource_name, a.operation) for a in plan.acls_of("sdk")} == {("orders.emissions", "Write"),
+    assert {(a.resource_name, a.operation) for a in acls_of(plan, "sdk")} == {("orders.emissions", "Write"),
                                                                             ("orders.receipts", "Read")}
     assert plan.principals["sdk"] == "User:orders-sdk"
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import jsonschema_rs
 import yaml
 
-from assetbus.contract import stale_documents
+from assetbus.contract.documents import stale_documents
 from assetbus.producers import issue_token
 from assetbus.schemas import DEAD_LETTER_HEADERS, AssetRef, EmissionCommand, Provenance, SourceKind, Topics
 

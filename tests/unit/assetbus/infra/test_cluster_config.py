@@ -26,8 +26,8 @@ def test_each_node_has_its_own_ports_and_folder(tmp_path: Path) -> None:
     assert [(n.node_id, n.port, n.controller_port) for n in layout.nodes] == [
         (1, 29092, 29093), (2, 29102, 29103), (3, 29112, 29113)]
     assert len({n.folder for n in layout.nodes}) == 3 and len({n.log_file for n in layout.nodes}) == 3
-    assert layout.bootstrap == "127.0.0.1:29092,127.0.0.1:29102,127.0.0.1:29112"
-    assert _infra(tmp_path).local_bootstrap() == layout.bootstrap
+    assert _infra(tmp_path).local_bootstrap() == ",".join(f"127.0.0.1:{n.port}" for n in layout.nodes) \
+        == "127.0.0.1:29092,127.0.0.1:29102,127.0.0.1:29112"
 
 
 def test_every_node_knows_all_three_voters_and_replicates_three_times(tmp_path: Path) -> None:

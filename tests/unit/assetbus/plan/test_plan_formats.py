@@ -5,6 +5,7 @@ cannot collide."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -15,9 +16,15 @@ import pytest
 import yaml
 
 from assetbus.plan import build_plan, render
-from assetbus.plan.formats import RFC1123_NAME, TF_LABEL, k8s_name, strimzi_resources, terraform_document, tf_label
+from assetbus.plan.formats import k8s_name, strimzi_resources, terraform_document, tf_label
 from assetbus.schemas import Topics
+from tests.helpers import acls_of
 
+_RFC1123_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+RFC1123_NAME = re.compile(rf"{_RFC1123_LABEL}(\.{_RFC1123_LABEL})*")
+"""A Kubernetes resource name (an RFC 1123 subdomain, at most 253 characters)."""
+TF_LABEL = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+"""A Terraform resource label."""
 STRIMZI_CRDS = Path(__file__).parent / "strimzi"
 """The `v1` `openAPIV3Schema` of Strimzi's own CRDs, `packaging/install/cluster-operator/043-Crd-kafkatopic.yaml`
 and `044-Crd-kafkauser.yaml` of strimzi/strimzi-kafka-operator at 8541da1e (2026-08-22, after Strimzi 1.2.0:
@@ -93,7 +100,7 @@ def test_a_strimzi_user_carries_exactly_its_principals_acls() -> None:
     users = {d["metadata"]["name"]: d for d in strimzi_resources(plan, "c") if d["kind"] == "KafkaUser"}
     assert set(users) == {principal.removeprefix("User:CN=") for principal in plan.principals.values()}
     persister = users["assetbus-persister"]["spec"]["authorization"]["acls"]
-    planned = {(a.resource_type, a.resource_name, a.operation) for a in plan.acls_of("persister")}
+    planned = {(a.resource_type, a.resource_name, a.operation) for a in acls_of(plan, "persister")}
     assert {(acl["resource"]["type"], acl["resource"]["name"], op) for acl in persister
             for op in acl["operations"]} == planned
     assert sum(len(acl["operations"]) for u in users.values() for acl in u["spec"]["authorization"]["acls"]) == \

@@ -7,6 +7,7 @@ import pytest
 
 from assetbus.plan import PRINCIPALS, Acl, build_plan, parse_principals
 from assetbus.schemas import Topics
+from tests.helpers import acls_of
 
 
 def _grants(acls: list[Acl]) -> set[tuple[str, str, str, str]]:
@@ -15,15 +16,15 @@ def _grants(acls: list[Acl]) -> set[tuple[str, str, str, str]]:
 
 def test_the_airflow_roles_and_subscribers_read_what_their_code_reads() -> None:
     plan = build_plan(Topics(prefix="orders"), ["orders_daily"])
-    assert _grants(plan.acls_of("forwarder")) == {("topic", "literal", "orders.asset-events", "Read"),
+    assert _grants(acls_of(plan, "forwarder")) == {("topic", "literal", "orders.asset-events", "Read"),
                                                   ("group", "literal", "orders-airflow-forwarder", "Read")}
-    assert _grants(plan.acls_of("triggerer")) == {  # watchers in groups <prefix>-watcher.<dag_id>; the partition
+    assert _grants(acls_of(plan, "triggerer")) == {  # watchers in groups <prefix>-watcher.<dag_id>; the partition
         ("topic", "prefixed", "orders.readiness.", "Read"),  # sensor's trigger reads asset events by assignment
         ("group", "prefixed", "orders-watcher.", "Read"),
         ("topic", "literal", "orders.asset-events", "Read")}
-    assert _grants(plan.acls_of("subscriber")) == {("topic", "prefixed", "orders.readiness.", "Read"),
+    assert _grants(acls_of(plan, "subscriber")) == {("topic", "prefixed", "orders.readiness.", "Read"),
                                                    ("group", "prefixed", "orders-subscriber.", "Read")}
-    assert ("group", "literal", "orders-airflow-bridge", "Read") in _grants(plan.acls_of("bridge"))
+    assert ("group", "literal", "orders-airflow-bridge", "Read") in _grants(acls_of(plan, "bridge"))
 
 
 def test_every_group_derives_from_the_prefix() -> None:
@@ -44,14 +45,14 @@ def test_a_principal_named_per_role_replaces_only_that_role() -> None:
     plan = build_plan(Topics(), principals=named)
     assert plan.principals["persister"] == "User:CN=persister,O=acme" and plan.principals["sdk"] == "User:tasks"
     assert plan.principals["scheduler"] == "User:assetbus-scheduler"
-    assert {a.principal for a in plan.acls_of("persister")} == {"User:CN=persister,O=acme"}
+    assert {a.principal for a in acls_of(plan, "persister")} == {"User:CN=persister,O=acme"}
 
 
 def test_roles_sharing_a_principal_get_each_acl_once() -> None:
     shared = dict.fromkeys(("bridge", "forwarder", "triggerer"), "User:airflow")
     plan = build_plan(Topics(), principals=shared)
     assert len(plan.acls) == len(set(plan.acls))
-    assert set(plan.acls_of("bridge")) == set(plan.acls_of("triggerer")) and plan.roles_of("User:airflow") == [
+    assert set(acls_of(plan, "bridge")) == set(acls_of(plan, "triggerer")) and plan.roles_of("User:airflow") == [
         "bridge", "forwarder", "triggerer"]
 
 
