@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from assetbus.cli.common import JSON_OPTION, connect, console, fail, on_database, run, settings
+from assetbus.cli.common import JSON_OPTION, connect, console, on_database, run, settings
 from assetbus.cli.output import print_json
 
 if TYPE_CHECKING:
@@ -46,11 +46,9 @@ def sync(path: Annotated[Path, typer.Argument(help="A DAG file, or a folder sear
 
     s = settings()
     topics = Topics(prefix=s.topic_prefix)
-    try:
-        report = run(sync_path(path, s.database_url, s.kafka.for_service("cli"), topics,
-                               allow_self_trigger=allow_self_trigger, create_topics=s.create_topics))
-    except (FileNotFoundError, TopicsNotCreated) as error:
-        fail(str(error))
+    report = run(sync_path(path, s.database_url, s.kafka.for_service("cli"), topics,
+                           allow_self_trigger=allow_self_trigger, create_topics=s.create_topics),
+                 refused=(FileNotFoundError, TopicsNotCreated))
     table = Table("dag", "result", "file / reason", title=f"dags sync {path}", title_justify="left")
     for outcome in report.outcomes:
         if outcome.error is not None:

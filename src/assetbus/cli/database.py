@@ -7,9 +7,6 @@ import typer
 from assetbus.cli.common import console, fail, run, settings
 from assetbus.cli.failures import ExitCode
 
-EXIT_WEAKER_TOPICS = ExitCode.WEAKER_TOPICS
-"""`assetbus migrate` found existing topics weaker than configured (and was not told to accept them)."""
-
 
 def migrate(
     accept_weaker_topics: bool = typer.Option(False, help="Exit 0 even if existing topics have fewer partitions or "
@@ -53,8 +50,4 @@ def migrate(
     console.print("database: at head")
     if report.weaker and not accept_weaker_topics:
         fail(f"{len(report.weaker)} existing topic setting(s) weaker than configured (listed above); fix them on the "
-             "cluster or pass --accept-weaker-topics", code=EXIT_WEAKER_TOPICS)
-
-
-def register(app: typer.Typer) -> None:
-    app.command("migrate")(migrate)
+             "cluster or pass --accept-weaker-topics", code=ExitCode.WEAKER_TOPICS)

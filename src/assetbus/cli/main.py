@@ -29,7 +29,6 @@ from assetbus.cli import (
     tokens,
     topics,
 )
-from assetbus.cli import registrations as registrations_cli
 from assetbus.cli import state as state_cli
 from assetbus.cli.lazy import lazy_typer
 from assetbus.cli.versions import version_callback
@@ -63,7 +62,6 @@ def root(version: bool = typer.Option(False, "--version", callback=version_callb
 app.add_typer(infra.app, name="infra")
 app.add_typer(lazy_typer("assetbus.cli.services", help="Run a service in the foreground."), name="run")
 app.add_typer(assets.app, name="assets")
-registrations_cli.register(assets.app)
 app.add_typer(state_cli.app, name="state")
 app.add_typer(tokens.app, name="token")
 app.add_typer(bench.app, name="bench")
@@ -71,7 +69,7 @@ app.add_typer(dags.app, name="dags")
 app.add_typer(runs.app, name="runs")
 app.add_typer(airflow.app, name="airflow")
 app.command("replay")(replay.replay_command)
-database.register(app)
+app.command("migrate")(database.migrate)
 app.command("demo")(demo.demo)
 app.add_typer(events.app, name="events")
 app.add_typer(dlq.app, name="dlq")

@@ -66,10 +66,7 @@ class Target:
 def _in_transaction(work: Callable[[AsyncConnection], Awaitable[T]]) -> T:
     from assetbus.consumers.storage.state import StateConflict
 
-    try:
-        return on_database(work, transaction=True)
-    except StateConflict as error:
-        fail(str(error))
+    return on_database(work, transaction=True, refused=(StateConflict,))
 
 
 def _json(value: Any) -> str:
