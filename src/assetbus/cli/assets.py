@@ -9,7 +9,7 @@ from __future__ import annotations
 import typer
 
 from assetbus.cli.common import JSON_OPTION, console, on_database
-from assetbus.cli.output import print_json
+from assetbus.cli.output import print_rows
 
 app = typer.Typer(help="Register and list assets.", no_args_is_help=True)
 
@@ -30,18 +30,10 @@ def register(name: str, uri: str) -> None:
 @app.command("list")
 def list_(as_json: bool = JSON_OPTION) -> None:
     """List registered assets."""
-    from rich.table import Table
-
     from assetbus.consumers.storage import list_assets
 
-    rows = on_database(list_assets)
-    if as_json:
-        print_json(rows)
-        return
-    table = Table("id", "name", "uri", "active")
-    for row in rows:
-        table.add_row(str(row.id), row.name, row.uri, "yes" if row.active else "no")
-    console.print(table)
+    print_rows(on_database(list_assets), as_json, ("id", "name", "uri", "active"),
+               lambda row: (str(row.id), row.name, row.uri, "yes" if row.active else "no"))
 
 
 @app.command("attach")
@@ -70,15 +62,9 @@ def detach(dag: str = DAG, task: str = TASK, asset: str = ASSET,
 def attachments(dag: str | None = typer.Option(None, "--dag", help="Only this DAG's tasks."),
                 as_json: bool = JSON_OPTION) -> None:
     """List task-asset registrations."""
-    from rich.table import Table
-
     from assetbus.consumers.storage.task_assets import list_task_assets
 
     rows = on_database(lambda conn: list_task_assets(conn, dag))
-    if as_json:
-        print_json(rows)
-        return
-    table = Table("dag", "task", "asset", "role", "since")
-    for row in rows:
-        table.add_row(row.dag_id, row.task_id, row.asset_name, row.role, row.created_at.isoformat(timespec="seconds"))
-    console.print(table)
+    print_rows(rows, as_json, ("dag", "task", "asset", "role", "since"),
+               lambda row: (row.dag_id, row.task_id, row.asset_name, row.role,
+                            row.created_at.isoformat(timespec="seconds")))

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from assetbus.cli.common import JSON_OPTION, connect, console, fail, kafka_connection, run, settings
-from assetbus.cli.output import print_json
+from assetbus.cli.output import print_json, print_rows
 
 if TYPE_CHECKING:
     from assetbus.consumers.observe import DeadLetterRecord
@@ -69,7 +69,6 @@ def list_(limit: int = typer.Option(100, "--limit", min=1, help="At most this ma
           as_json: bool = JSON_OPTION) -> None:
     """Dead letters still on the topic, newest first: reason, where they came from, whether redriven."""
     from rich.markup import escape
-    from rich.table import Table
 
     from assetbus.consumers.observe import read_dead_letters
 
@@ -80,17 +79,12 @@ def list_(limit: int = typer.Option(100, "--limit", min=1, help="At most this ma
 
     letters, redrives = run(go())
     found = [_as_dict(d, redrives.get((d.partition, d.offset))) for d in letters]
-    if as_json:
-        print_json(found)
-        return
-    table = Table("partition", "offset", "at (UTC)", "reason", "error", "source", "redriven",
-                  title=f"dead letters on {dlq_topic}", title_justify="left")
-    for item, letter in zip(found, letters, strict=True):
-        table.add_row(str(item["partition"]), str(item["offset"]), f"{letter.timestamp:%Y-%m-%d %H:%M:%S}",
-                      item["reason"], escape(item["error"]), item["source"],
-                      "-" if item["redrive"] is None else f"{item['redrive']['at']:%Y-%m-%d %H:%M} → "
-                                                          f"{item['redrive']['to']}")
-    console.print(table)
+    print_rows(found, as_json, ("partition", "offset", "at (UTC)", "reason", "error", "source", "redriven"),
+               lambda item: (str(item["partition"]), str(item["offset"]), f"{item['timestamp']:%Y-%m-%d %H:%M:%S}",
+                             item["reason"], escape(item["error"]), item["source"],
+                             "-" if item["redrive"] is None else f"{item['redrive']['at']:%Y-%m-%d %H:%M} → "
+                                                                 f"{item['redrive']['to']}"),
+               title=f"dead letters on {dlq_topic}", title_justify="left")
 
 
 async def _letter(partition: int, offset: int) -> tuple[DeadLetterRecord, bytes]:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from assetbus.cli.common import JSON_OPTION, console, fail, on_database
-from assetbus.cli.output import print_json
+from assetbus.cli.output import print_json, print_rows
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncConnection
@@ -85,7 +85,6 @@ def skips(dag: str | None = typer.Option(None, "--dag", help="Only this consumer
           as_json: bool = JSON_OPTION) -> None:
     """Events a DAG's partition mapping could not map, with the reason."""
     from rich.markup import escape
-    from rich.table import Table
 
     from assetbus.consumers.storage.queue import SkipRow, list_skips
 
@@ -94,15 +93,9 @@ def skips(dag: str | None = typer.Option(None, "--dag", help="Only this consumer
             await require_dag(conn, dag)
         return await list_skips(conn, dag, limit)
 
-    rows = on_database(go)
-    if as_json:
-        print_json(rows)
-        return
-    table = Table("dag", "event", "asset", "partition key", "reason", "detail")
-    for row in rows:
-        table.add_row(row.dag_id, str(row.event_id), row.asset_name, escape(row.partition_key or "-"), row.reason,
-                      escape(row.detail))
-    console.print(table)
+    print_rows(on_database(go), as_json, ("dag", "event", "asset", "partition key", "reason", "detail"),
+               lambda row: (row.dag_id, str(row.event_id), row.asset_name, escape(row.partition_key or "-"),
+                            row.reason, escape(row.detail)))
 
 
 @app.command("waiting")
@@ -110,7 +103,6 @@ def waiting(dag: str = typer.Option(..., "--dag", help="Consumer DAG."), as_json
     """Target partitions with queued events but no run yet, and what each still lacks."""
     from pydantic import ValidationError
     from rich.markup import escape
-    from rich.table import Table
 
     from assetbus.consumers.scheduler import ConsumerDag
     from assetbus.consumers.scheduler.apply import pending
@@ -132,11 +124,6 @@ def waiting(dag: str = typer.Option(..., "--dag", help="Consumer DAG."), as_json
     for key, entries in sorted(by_target.items(), key=lambda kv: kv[0] or ""):
         lacking = [str(p) for p in progress(definition, key, entries) if not p.complete]
         found.append({"partition_key": key, "queued_events": len(entries), "still_missing": lacking})
-    if as_json:
-        print_json(found)
-        return
-    table = Table("partition", "queued events", "still missing")
-    for item in found:
-        table.add_row(escape(item["partition_key"] or "(unpartitioned)"), str(item["queued_events"]),
-                      ", ".join(item["still_missing"]) or "-")
-    console.print(table)
+    print_rows(found, as_json, ("partition", "queued events", "still missing"),
+               lambda item: (escape(item["partition_key"] or "(unpartitioned)"), str(item["queued_events"]),
+                             ", ".join(item["still_missing"]) or "-"))
