@@ -20,20 +20,16 @@ _COLOURS = {"setup": "dim", "ingest_orders": "cyan", "nightly_export": "magenta"
             "orders_daily": "yellow", "incident_triage": "red"}
 
 
-def _quiet_logs() -> None:
-    """The services log to stderr; the demo's own lines tell the story."""
-    logging.basicConfig(level=logging.ERROR, format="%(levelname)s %(name)s %(message)s")
-    for name in ("assetbus", "aiokafka"):
-        logging.getLogger(name).setLevel(logging.CRITICAL)
-
-
 def demo(dags: Annotated[Path | None, typer.Option("--dags", help="The demo's consumer DAG file (default: the "
                                                    "one shipped in the package, assetbus/demo/dags.py).")] = None
          ) -> None:
     """Producers emit per batch and fail, consumer DAGs react per partition; ends with a summary table."""
     from assetbus.demo.story import DAGS_FILE, run_demo
 
-    _quiet_logs()
+    # the services log to stderr; the demo's own lines tell the story
+    logging.basicConfig(level=logging.ERROR, format="%(levelname)s %(name)s %(message)s")
+    for name in ("assetbus", "aiokafka"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
     started = time.monotonic()
 
     def show(actor: str, text: str) -> None:

@@ -23,25 +23,17 @@ ENV = "ASSETBUS_EVENT_LOOP"
 """`uvloop` (the default) or `asyncio`."""
 
 
-def _uvloop() -> asyncio.AbstractEventLoop:
-    import uvloop
-
-    return install(uvloop.new_event_loop())
-
-
-def _asyncio() -> asyncio.AbstractEventLoop:
-    return install(asyncio.new_event_loop())
-
-
 def service_loop_factory() -> Callable[[], asyncio.AbstractEventLoop]:
     """uvloop's loop factory, or the stdlib loop's when asked for or when uvloop is not installed."""
     choice = os.environ.get(ENV, "uvloop").strip().lower()
-    if choice == "asyncio":
-        return _asyncio
-    if choice != "uvloop":
+    if choice not in ("uvloop", "asyncio"):
         raise ValueError(f"{ENV} must be 'uvloop' or 'asyncio', not {choice!r}")
-    try:
-        import uvloop  # noqa: F401
-    except ImportError:  # pragma: no cover - a dependency of the assetbus distribution
-        return _asyncio
-    return _uvloop
+    new_loop: Callable[[], asyncio.AbstractEventLoop] = asyncio.new_event_loop
+    if choice == "uvloop":
+        try:
+            import uvloop
+        except ImportError:  # pragma: no cover - a dependency of the assetbus distribution
+            pass
+        else:
+            new_loop = uvloop.new_event_loop
+    return lambda: install(new_loop())
