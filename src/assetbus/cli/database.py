@@ -22,20 +22,16 @@ def migrate(
 
     s = settings()
     kafka, wanted = s.kafka, s.topic_settings
-    refused: TopicCreationFailed | None = None
     try:
         report = run(ensure_topics(kafka, Topics(prefix=s.topic_prefix), partitions=wanted.partitions,
                                    replication_factor=wanted.replication_factor,
-                                   min_insync_replicas=wanted.min_insync_replicas, create=s.create_topics))
-    except TopicCreationFailed as error:
-        refused = error
-    except typer.Exit:  # run() already said it in one line (a missing topic with ASSETBUS_CREATE_TOPICS=false)
+                                   min_insync_replicas=wanted.min_insync_replicas, create=s.create_topics),
+                     refused=(TopicCreationFailed,))
+    except typer.Exit:  # run() said it in one line (a refused creation, a topic missing with no topic creation)
         raise
     except Exception as error:  # aiokafka raises several unrelated types for "cannot connect"
         fail(f"cannot reach Kafka at {kafka.describe()} ({type(error).__name__}); "
              "run `assetbus infra up` or set KAFKA_BOOTSTRAP_SERVERS", ExitCode.KAFKA_UNREACHABLE)
-    if refused is not None:  # outside the `try`: the Exit that fail() raises is an Exception too
-        fail(str(refused))
     created = report.created
     console.print(f"topics: created {len(created)}" + (f" ({', '.join(created)})" if created else " (all present)")
                   + f", replication factor {report.replication_factor}, min.insync.replicas "

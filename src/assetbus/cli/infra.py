@@ -72,12 +72,8 @@ def _with_options(infra: InfraSettings, brokers: int | None, secure: bool | None
     from assetbus.infra import InfraError
     from assetbus.settings import InfraSettings
 
-    changes: dict[str, object] = {}
-    if brokers is not None:
-        changes["kafka_brokers"] = brokers
-    if secure is not None:
-        changes["kafka_secure"] = secure
-    merged = InfraSettings.model_validate({**infra.model_dump(), **changes})
+    given = {"kafka_brokers": brokers, "kafka_secure": secure}
+    merged = InfraSettings.model_validate({**infra.model_dump(), **{k: v for k, v in given.items() if v is not None}})
     if merged.kafka_secure and merged.kafka_brokers < 2:
         raise InfraError("--secure needs a local cluster: add --brokers 3.")
     return merged

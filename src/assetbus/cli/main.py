@@ -44,7 +44,6 @@ app = typer.Typer(help="assetbus: durable, exactly-once asset-readiness events o
 def root(version: bool = typer.Option(False, "--version", callback=version_callback, is_eager=True,
                                       allow_from_autoenv=False,  # ASSETBUS_VERSION is no switch
                                       help="Print the installed assetbus distributions' versions and exit.")) -> None:
-    """assetbus: durable, exactly-once asset-readiness events over Kafka and PostgreSQL."""
     # Here rather than in main(): this runs before any sub-command parses its options, but not for
     # `--help` or `--version`, which then need neither python-dotenv nor the settings models.
     from dotenv import load_dotenv
