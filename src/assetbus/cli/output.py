@@ -9,10 +9,13 @@ from collections.abc import Callable, Sequence
 from datetime import date, datetime
 from enum import Enum
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from uuid import UUID
 
 import typer
+
+if TYPE_CHECKING:
+    from rich.table import Column
 
 R = TypeVar("R")
 
@@ -47,8 +50,8 @@ def print_json(data: Any) -> None:
     typer.echo(to_json(data))
 
 
-def print_rows(rows: Sequence[R], as_json: bool, columns: Sequence[str], cells: Callable[[R], Sequence[str]],
-               **table: Any) -> None:
+def print_rows(rows: Sequence[R], as_json: bool, columns: Sequence[str | Column],
+               cells: Callable[[R], Sequence[str]], **table: Any) -> None:
     """`rows` as one JSON document (--json), else as a table (`rich.table.Table(**table)`) of `columns` with the
     `cells` of each row."""
     if as_json:

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from assetbus.cli.common import JSON_OPTION, console, fail, on_database
-from assetbus.cli.output import print_json, print_rows
+from assetbus.cli.common import JSON_OPTION, fail, on_database
+from assetbus.cli.output import print_rows
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncConnection
@@ -45,7 +45,7 @@ def list_(
 ) -> None:
     """Newest runs first: partition, generation, triggering events, outcome reported by the subscriber."""
     from rich.markup import escape
-    from rich.table import Table
+    from rich.table import Column
 
     from assetbus.consumers.storage.runs import RunRow, list_runs
 
@@ -57,26 +57,22 @@ def list_(
             await require_dag(conn, dag)
         return await list_runs(conn, dag_id=dag, status=status, limit=limit)
 
-    rows = on_database(go)
-    if as_json:
-        print_json(rows)
-        return
-    table = Table(title=f"consumer runs of {dag}, newest first" if dag else "consumer runs, newest first",
-                  title_justify="left")
-    columns = ["run id", "partition", "date (UTC)", "gen", "events", "outcome", "signal", "origin"]
-    for name in ([] if dag else ["dag"]) + columns:
-        table.add_column(name, no_wrap=True)
-    table.add_column("consumer · orchestrator run (state) · detail", overflow="fold")
-    for row in rows:
+    def cells(row: RunRow) -> list[str]:
         style = _STYLE.get(row.status, "white")
         external = f"{row.external_run_id} ({row.external_state})" if row.external_run_id else None
         detail = " · ".join(part for part in (row.consumer, external, row.detail) if part)
         date = f"{row.partition_date.astimezone(UTC):%Y-%m-%d %H:%M}" if row.partition_date else "-"
         signal = "sent" if row.published else "[yellow]pending[/]"
-        cells = [row.run_id[:8], escape(row.partition_key or "(unpartitioned)"), date, str(row.generation),
-                 str(len(row.events)), f"[{style}]{row.status}[/]", signal, row.origin, escape(detail or "-")]
-        table.add_row(*([] if dag else [row.dag_id]), *cells)
-    console.print(table)
+        return [*([] if dag else [row.dag_id]), row.run_id[:8], escape(row.partition_key or "(unpartitioned)"), date,
+                str(row.generation), str(len(row.events)), f"[{style}]{row.status}[/]", signal, row.origin,
+                escape(detail or "-")]
+
+    names = [*([] if dag else ["dag"]), "run id", "partition", "date (UTC)", "gen", "events", "outcome", "signal",
+             "origin"]
+    print_rows(on_database(go), as_json, [*(Column(name, no_wrap=True) for name in names),
+                                          Column("consumer · orchestrator run (state) · detail", overflow="fold")],
+               cells, title=f"consumer runs of {dag}, newest first" if dag else "consumer runs, newest first",
+               title_justify="left")
 
 
 @app.command("skips")
