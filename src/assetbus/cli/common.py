@@ -1,8 +1,6 @@
 """Helpers shared by the CLI commands: settings, one-line errors, the console, a database connection.
 
-Kept cheap to import (typer and rich only): `assetbus --help` builds every sub-command, so the heavy
-libraries (SQLAlchemy, aiokafka, FastAPI) are imported inside the functions that use them.
-"""
+Cheap to import, as every module `assetbus.cli.main` imports (SQLAlchemy, aiokafka: inside the functions)."""
 
 from __future__ import annotations
 

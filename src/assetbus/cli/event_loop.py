@@ -3,12 +3,8 @@
 uvloop (libuv underneath) costs less CPU per socket read and write and per callback than the
 stdlib selector loop; on two cores shared with Kafka and PostgreSQL that is latency (see
 docs/benchmarks.md, "Where the time goes"). Only the services (`assetbus run ...`) use it: the
-SDK runs on whatever loop the task code has.
-
-Either loop gets the services' exception handler (`assetbus.consumers.observe.loop_errors`): a failed
-TLS connection that the loop reports a second time (a handshake's exception in a future nobody awaits
-any more, a write to an already closed transport) is one debug line, not an asyncio traceback; every
-other loop error is reported as before.
+SDK runs on whatever loop the task code has. Either loop gets the services' exception handler
+(`assetbus.consumers.observe.loop_errors`).
 """
 
 from __future__ import annotations
