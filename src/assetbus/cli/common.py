@@ -87,8 +87,7 @@ async def database(database_url: str | None = None) -> AsyncIterator[AsyncEngine
 
 @asynccontextmanager
 async def connect(database_url: str | None = None, *, transaction: bool = False) -> AsyncIterator[AsyncConnection]:
-    """One connection to the database (the configured one unless `database_url` is given), in a
-    transaction committed on exit when `transaction=True`; its engine is disposed afterwards."""
+    """One connection on `database(database_url)`, in a transaction committed on exit when `transaction=True`."""
     async with database(database_url) as engine, engine.begin() if transaction else engine.connect() as conn:
         yield conn
 

@@ -10,10 +10,9 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from assetbus.cli.common import console, fail, run, settings
+from assetbus.cli.output import print_rows
 
 if TYPE_CHECKING:
-    from rich.table import Table
-
     from assetbus.demo.story import DemoResult
 
 _COLOURS = {"setup": "dim", "ingest_orders": "cyan", "nightly_export": "magenta", "orders_per_batch": "green",
@@ -42,7 +41,10 @@ def demo(dags: Annotated[Path | None, typer.Option("--dags", help="The demo's co
     except Exception as error:
         fail(f"demo failed: {type(error).__name__}: {error}")
     console.print()
-    console.print(_table(result))
+    print_rows(result.rows, False, ("DAG", "role", "events", "duplicates", "runs", "outcome"),
+               lambda row: (row.dag, row.role, str(row.events), "-" if row.duplicates is None else str(row.duplicates),
+                            "-" if row.runs is None else str(row.runs), row.outcome),
+               title="summary", title_justify="left")
     problems = _check(result)
     if problems:
         fail("; ".join(problems))
@@ -51,16 +53,6 @@ def demo(dags: Annotated[Path | None, typer.Option("--dags", help="The demo's co
                   f"processed while the producer wrote batch {writing}), the retry was a duplicate, the daily "
                   "roll-up waited for all 24 hours, and a DAG-level callback signalled without any task. "
                   "See `assetbus runs list`.")
-
-
-def _table(result: DemoResult) -> Table:
-    from rich.table import Table
-
-    table = Table("DAG", "role", "events", "duplicates", "runs", "outcome", title="summary", title_justify="left")
-    for row in result.rows:
-        table.add_row(row.dag, row.role, str(row.events), "-" if row.duplicates is None else str(row.duplicates),
-                      "-" if row.runs is None else str(row.runs), row.outcome)
-    return table
 
 
 def _check(result: DemoResult) -> list[str]:
