@@ -123,10 +123,9 @@ def _print_sync(account: AirflowAccount, report: AirflowSyncReport, rules: Decla
     attached: dict[str, list[str]] = {}
     for dag_id, task_id, asset, role in report.attached:
         attached.setdefault(asset, []).append(f"{dag_id}.{task_id} ({role})")
-    for name in report.registered:
-        table.add_row(escape(name), "[green]registered[/]", escape(", ".join(attached.get(name, [])) or "-"))
-    for name in report.unchanged:
-        table.add_row(escape(name), "[dim]known[/]", escape(", ".join(attached.get(name, [])) or "-"))
+    for names, result in ((report.registered, "[green]registered[/]"), (report.unchanged, "[dim]known[/]")):
+        for name in names:
+            table.add_row(escape(name), result, escape(", ".join(attached.get(name, [])) or "-"))
     for name, reason in report.errors.items():
         table.add_row(escape(name), "[red]not synced[/]", escape(reason))
     console.print(table)

@@ -138,9 +138,8 @@ def redrive(offset: int = OFFSET, partition: int = PARTITION,
             note: str = typer.Option("", "--note", help="Why, for the redrive log."),
             as_json: bool = JSON_OPTION) -> None:
     """Re-publish a dead letter to the emissions topic, once: a second redrive of it is refused."""
-    from aiokafka import AIOKafkaProducer
-
     from assetbus.consumers.storage.redrives import claim_redrive, complete_redrive
+    from assetbus.producers.kafka.producer import create_producer
     from assetbus.schemas.deadletters import REDRIVE_ID, REDRIVE_OF
 
     replacement = value_file.read_bytes() if value_file is not None else None
@@ -165,8 +164,7 @@ def redrive(offset: int = OFFSET, partition: int = PARTITION,
             headers = [(REDRIVE_OF, f"{letter.topic}:{partition}:{offset}".encode()),
                        (REDRIVE_ID, str(claimed).encode())]
             key = None if letter.key is None else letter.key.encode()
-            async with AIOKafkaProducer(**kafka_connection().client_kwargs(), enable_idempotence=True,
-                                        acks="all") as producer:
+            async with create_producer(kafka_connection()) as producer:
                 sent = await producer.send_and_wait(emissions, value, key=key, headers=headers)
             await complete_redrive(conn, claimed, sent.partition, sent.offset)
         done = {"redrive_id": claimed, "dead_letter": f"{letter.topic}:{partition}:{offset}", "reason": letter.reason,
