@@ -1,6 +1,6 @@
 """Helpers shared by the CLI commands: settings, one-line errors, the console, a database connection.
 
-Cheap to import, as every module `assetbus.cli.main` imports (SQLAlchemy, aiokafka: inside the functions)."""
+Cheap to import, as `assetbus.cli.main` asks: SQLAlchemy and aiokafka are imported inside the functions."""
 
 from __future__ import annotations
 

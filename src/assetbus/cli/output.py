@@ -1,4 +1,4 @@
-"""`--json` output: one JSON document on stdout, with dates in ISO 8601 and rows as objects."""
+"""`--json` output: one JSON document on stdout, with dates in ISO 8601 and rows as objects; else a table."""
 
 from __future__ import annotations
 
@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from uuid import UUID
 
 import typer
+
+from assetbus.cli.common import console
 
 if TYPE_CHECKING:
     from rich.table import Column
@@ -58,8 +60,6 @@ def print_rows(rows: Sequence[R], as_json: bool, columns: Sequence[str | Column]
         print_json(rows)
         return
     from rich.table import Table
-
-    from assetbus.cli.common import console
 
     shown = Table(*columns, **table)
     for row in rows:
