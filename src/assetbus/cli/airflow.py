@@ -52,28 +52,6 @@ def airflow_account(url: str | None = None, username: str | None = None) -> Airf
                           timeout_s=s.timeout_s)
 
 
-def optional_airflow_account() -> AirflowAccount | None:
-    """The account when ASSETBUS_AIRFLOW_URL is set (the API's token route needs it), else None."""
-    from assetbus.settings import AirflowSettings
-
-    return airflow_account() if AirflowSettings().url else None
-
-
-async def sync_from_airflow(account: AirflowAccount, database_url: str | None = None,
-                            dag_ids: list[str] | None = None,
-                            metadata_url: str | None = None) -> tuple[AirflowSyncReport, DeclaredReport]:
-    """Assets and registrations, and the rules of the DAGs tagged `assetbus` (registered by the provider's cluster
-    policy, or read from Airflow's metadata database when its URL is given)."""
-    from functools import partial
-
-    from assetbus.consumers.airflow import AirflowClient
-    from assetbus.consumers.airflow.declared import sync_from_airflow as sync
-
-    async with AirflowClient(account) as airflow:
-        return await sync(airflow, partial(connect, database_url, transaction=True), dag_ids=dag_ids or None,
-                          metadata_url=metadata_url)
-
-
 @app.command("metadata-db")
 def metadata_db(
     name: str | None = typer.Argument(None, help="The database (default: assetbus's database name + `_airflow`)."),
@@ -85,10 +63,7 @@ def metadata_db(
 
     server = settings().database_url
     database = name or default_database_name(server)
-    try:
-        created = run(ensure_database(server, database))
-    except InfraError as error:
-        fail(str(error))
+    created = run(ensure_database(server, database), refused=(InfraError,))
     err_console.print(f"{'created' if created else 'already there, kept as it is:'} database {database}",
                       highlight=False)
     print(airflow_metadata_url(server, database).render_as_string(hide_password=False))
@@ -112,13 +87,22 @@ def sync(
     """Register every asset Airflow knows, attach the tasks that declare it, and activate the readiness rules of
     the DAGs tagged `assetbus` (idempotent; Airflow's REST API is all it needs)."""
     import time
+    from functools import partial
 
-    from assetbus.consumers.airflow import AirflowError
+    from assetbus.consumers.airflow import AirflowClient, AirflowError
+    from assetbus.consumers.airflow.declared import sync_from_airflow
+
+    async def once() -> tuple[AirflowSyncReport, DeclaredReport]:
+        """Assets and registrations, and the rules of the DAGs tagged `assetbus` (registered by the provider's
+        cluster policy, or read from Airflow's metadata database when its URL is given)."""
+        async with AirflowClient(account) as airflow:
+            return await sync_from_airflow(airflow, partial(connect, transaction=True), dag_ids=dag or None,
+                                           metadata_url=metadata_url)
 
     account = airflow_account(airflow_url, username)
     while True:
         try:
-            report, rules = run(sync_from_airflow(account, dag_ids=dag, metadata_url=metadata_url))
+            report, rules = run(once())
         except AirflowError as error:
             if not watch:
                 fail(str(error))
@@ -139,10 +123,9 @@ def _print_sync(account: AirflowAccount, report: AirflowSyncReport, rules: Decla
     attached: dict[str, list[str]] = {}
     for dag_id, task_id, asset, role in report.attached:
         attached.setdefault(asset, []).append(f"{dag_id}.{task_id} ({role})")
-    for name in report.registered:
-        table.add_row(escape(name), "[green]registered[/]", escape(", ".join(attached.get(name, [])) or "-"))
-    for name in report.unchanged:
-        table.add_row(escape(name), "[dim]known[/]", escape(", ".join(attached.get(name, [])) or "-"))
+    for names, result in ((report.registered, "[green]registered[/]"), (report.unchanged, "[dim]known[/]")):
+        for name in names:
+            table.add_row(escape(name), result, escape(", ".join(attached.get(name, [])) or "-"))
     for name, reason in report.errors.items():
         table.add_row(escape(name), "[red]not synced[/]", escape(reason))
     console.print(table)

@@ -1,8 +1,6 @@
 """Helpers shared by the CLI commands: settings, one-line errors, the console, a database connection.
 
-Kept cheap to import (typer and rich only): `assetbus --help` builds every sub-command, so the heavy
-libraries (SQLAlchemy, aiokafka, FastAPI) are imported inside the functions that use them.
-"""
+Cheap to import, as `assetbus.cli.main` asks: SQLAlchemy and aiokafka are imported inside the functions."""
 
 from __future__ import annotations
 
@@ -24,6 +22,7 @@ if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
     from assetbus.producers.kafka import KafkaConnection
+    from assetbus.producers.tokens import TokenKey
     from assetbus.settings import Settings
 
 T = TypeVar("T")
@@ -58,6 +57,16 @@ def kafka_connection() -> KafkaConnection:
     return settings().kafka.for_service("cli")
 
 
+def signing_key() -> TokenKey:
+    """The minting key (a clear exit if none is configured)."""
+    from assetbus.security_settings import SecurityConfigError
+
+    try:
+        return settings().signing_key
+    except SecurityConfigError as error:
+        fail(str(error))
+
+
 def fail(message: str, code: int = ExitCode.FAILED) -> NoReturn:
     """Print one red sentence and exit: no stack traces for users."""
     err_console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
@@ -78,25 +87,26 @@ async def database(database_url: str | None = None) -> AsyncIterator[AsyncEngine
 
 @asynccontextmanager
 async def connect(database_url: str | None = None, *, transaction: bool = False) -> AsyncIterator[AsyncConnection]:
-    """One connection to the database (the configured one unless `database_url` is given), in a
-    transaction committed on exit when `transaction=True`; its engine is disposed afterwards."""
+    """One connection on `database(database_url)`, in a transaction committed on exit when `transaction=True`."""
     async with database(database_url) as engine, engine.begin() if transaction else engine.connect() as conn:
         yield conn
 
 
-def on_database(work: Callable[[AsyncConnection], Awaitable[T]], *, transaction: bool = False) -> T:
+def on_database(work: Callable[[AsyncConnection], Awaitable[T]], *, transaction: bool = False,
+                refused: tuple[type[Exception], ...] = ()) -> T:
     """`run` `work` on one connection to the configured database (see `connect`)."""
 
     async def go() -> T:
         async with connect(transaction=transaction) as conn:
             return await work(conn)
 
-    return run(go())
+    return run(go(), refused=refused)
 
 
-def run(coro: Coroutine[Any, Any, T], *, loop_factory: Callable[[], AbstractEventLoop] | None = None) -> T:
+def run(coro: Coroutine[Any, Any, T], *, loop_factory: Callable[[], AbstractEventLoop] | None = None,
+        refused: tuple[type[Exception], ...] = ()) -> T:
     """Run a command's coroutine (on `loop_factory`'s loop if given); a connection or setup fault ends
-    in one line and its exit code."""
+    in one line and its exit code, an error of a `refused` type in its own message (exit code 1)."""
     import asyncio
 
     quiet = logging.getLogger("aiokafka")
@@ -112,7 +122,9 @@ def run(coro: Coroutine[Any, Any, T], *, loop_factory: Callable[[], AbstractEven
         if isinstance(code, int):  # an error that knows its exit code (a service's start-up timeout: 75)
             fail(str(error), code)
         explained = explain(error)
-        if explained is None:
-            raise
-        fail(explained.message, explained.code)
+        if explained is not None:
+            fail(explained.message, explained.code)
+        if isinstance(error, refused):
+            fail(str(error))
+        raise
 

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from assetbus.cli.common import JSON_OPTION, connect, console, fail, on_database, run, settings
-from assetbus.cli.output import print_json
+from assetbus.cli.common import JSON_OPTION, connect, console, on_database, run, settings
+from assetbus.cli.output import print_rows
 
 if TYPE_CHECKING:
     from assetbus.consumers.scheduler import SyncReport
@@ -46,11 +46,9 @@ def sync(path: Annotated[Path, typer.Argument(help="A DAG file, or a folder sear
 
     s = settings()
     topics = Topics(prefix=s.topic_prefix)
-    try:
-        report = run(sync_path(path, s.database_url, s.kafka.for_service("cli"), topics,
-                               allow_self_trigger=allow_self_trigger, create_topics=s.create_topics))
-    except (FileNotFoundError, TopicsNotCreated) as error:
-        fail(str(error))
+    report = run(sync_path(path, s.database_url, s.kafka.for_service("cli"), topics,
+                           allow_self_trigger=allow_self_trigger, create_topics=s.create_topics),
+                 refused=(FileNotFoundError, TopicsNotCreated))
     table = Table("dag", "result", "file / reason", title=f"dags sync {path}", title_justify="left")
     for outcome in report.outcomes:
         if outcome.error is not None:
@@ -77,7 +75,7 @@ def list_(all_: bool = typer.Option(False, "--all", help="Include deactivated DA
     """List consumer DAGs: what each waits for, its mappings and coalescing policy."""
     from pydantic import ValidationError
     from rich.markup import escape
-    from rich.table import Table
+    from rich.table import Column
 
     from assetbus.consumers.scheduler import ConsumerDag
     from assetbus.consumers.storage.dags import list_dags
@@ -89,24 +87,18 @@ def list_(all_: bool = typer.Option(False, "--all", help="Include deactivated DA
             return None
 
     rows = on_database(lambda conn: list_dags(conn, active_only=not all_))
-    if as_json:
-        print_json([{"dag_id": r.dag_id, "waits_for": describe(r.definition), "coalesce": r.coalesce,
-                     "active": r.active, "fileloc": r.fileloc, "definition": r.definition,
-                     "created_at": r.created_at, "updated_at": r.updated_at} for r in rows])
-        return
-    table = Table(title="consumer DAGs", title_justify="left")
-    table.add_column("dag", no_wrap=True)
-    table.add_column("waits for", overflow="fold")
-    for name in ("coalesce", "active"):
-        table.add_column(name, overflow="fold")
-    table.add_column("file", no_wrap=True)  # a path stays on one line, to copy (the condition folds instead)
-    table.add_column("synced at", overflow="fold")
-    for row in rows:
-        described = describe(row.definition)
-        condition = "[red]unreadable definition[/]" if described is None else escape(described)
-        table.add_row(row.dag_id, condition, "yes" if row.coalesce else "no: a run per event",
-                      "yes" if row.active else "no", _short(row.fileloc), f"{row.updated_at:%Y-%m-%d %H:%M}")
-    console.print(table)
+    found: list[dict[str, Any]] = [
+        {"dag_id": r.dag_id, "waits_for": describe(r.definition), "coalesce": r.coalesce, "active": r.active,
+         "fileloc": r.fileloc, "definition": r.definition, "created_at": r.created_at, "updated_at": r.updated_at}
+        for r in rows]
+    columns = [Column("dag", no_wrap=True), Column("waits for", overflow="fold"), Column("coalesce", overflow="fold"),
+               Column("active", overflow="fold"),
+               Column("file", no_wrap=True),  # a path stays on one line, to copy (the condition folds instead)
+               Column("synced at", overflow="fold")]
+    print_rows(found, as_json, columns, lambda d: (
+        d["dag_id"], "[red]unreadable definition[/]" if d["waits_for"] is None else escape(d["waits_for"]),
+        "yes" if d["coalesce"] else "no: a run per event", "yes" if d["active"] else "no", _short(d["fileloc"]),
+        f"{d['updated_at']:%Y-%m-%d %H:%M}"), title="consumer DAGs", title_justify="left")
 
 
 def _short(fileloc: str) -> str:

@@ -7,9 +7,6 @@ import typer
 from assetbus.cli.common import console, fail, run, settings
 from assetbus.cli.failures import ExitCode
 
-EXIT_WEAKER_TOPICS = ExitCode.WEAKER_TOPICS
-"""`assetbus migrate` found existing topics weaker than configured (and was not told to accept them)."""
-
 
 def migrate(
     accept_weaker_topics: bool = typer.Option(False, help="Exit 0 even if existing topics have fewer partitions or "
@@ -25,20 +22,16 @@ def migrate(
 
     s = settings()
     kafka, wanted = s.kafka, s.topic_settings
-    refused: TopicCreationFailed | None = None
     try:
         report = run(ensure_topics(kafka, Topics(prefix=s.topic_prefix), partitions=wanted.partitions,
                                    replication_factor=wanted.replication_factor,
-                                   min_insync_replicas=wanted.min_insync_replicas, create=s.create_topics))
-    except TopicCreationFailed as error:
-        refused = error
-    except typer.Exit:  # run() already said it in one line (a missing topic with ASSETBUS_CREATE_TOPICS=false)
+                                   min_insync_replicas=wanted.min_insync_replicas, create=s.create_topics),
+                     refused=(TopicCreationFailed,))
+    except typer.Exit:  # run() said it in one line (a refused creation, a topic missing with no topic creation)
         raise
     except Exception as error:  # aiokafka raises several unrelated types for "cannot connect"
         fail(f"cannot reach Kafka at {kafka.describe()} ({type(error).__name__}); "
              "run `assetbus infra up` or set KAFKA_BOOTSTRAP_SERVERS", ExitCode.KAFKA_UNREACHABLE)
-    if refused is not None:  # outside the `try`: the Exit that fail() raises is an Exception too
-        fail(str(refused))
     created = report.created
     console.print(f"topics: created {len(created)}" + (f" ({', '.join(created)})" if created else " (all present)")
                   + f", replication factor {report.replication_factor}, min.insync.replicas "
@@ -53,8 +46,4 @@ def migrate(
     console.print("database: at head")
     if report.weaker and not accept_weaker_topics:
         fail(f"{len(report.weaker)} existing topic setting(s) weaker than configured (listed above); fix them on the "
-             "cluster or pass --accept-weaker-topics", code=EXIT_WEAKER_TOPICS)
-
-
-def register(app: typer.Typer) -> None:
-    app.command("migrate")(migrate)
+             "cluster or pass --accept-weaker-topics", code=ExitCode.WEAKER_TOPICS)

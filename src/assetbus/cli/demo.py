@@ -10,21 +10,13 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from assetbus.cli.common import console, fail, run, settings
+from assetbus.cli.output import print_rows
 
 if TYPE_CHECKING:
-    from rich.table import Table
-
     from assetbus.demo.story import DemoResult
 
 _COLOURS = {"setup": "dim", "ingest_orders": "cyan", "nightly_export": "magenta", "orders_per_batch": "green",
             "orders_daily": "yellow", "incident_triage": "red"}
-
-
-def _quiet_logs() -> None:
-    """The services log to stderr; the demo's own lines tell the story."""
-    logging.basicConfig(level=logging.ERROR, format="%(levelname)s %(name)s %(message)s")
-    for name in ("assetbus", "aiokafka"):
-        logging.getLogger(name).setLevel(logging.CRITICAL)
 
 
 def demo(dags: Annotated[Path | None, typer.Option("--dags", help="The demo's consumer DAG file (default: the "
@@ -33,7 +25,10 @@ def demo(dags: Annotated[Path | None, typer.Option("--dags", help="The demo's co
     """Producers emit per batch and fail, consumer DAGs react per partition; ends with a summary table."""
     from assetbus.demo.story import DAGS_FILE, run_demo
 
-    _quiet_logs()
+    # the services log to stderr; the demo's own lines tell the story
+    logging.basicConfig(level=logging.ERROR, format="%(levelname)s %(name)s %(message)s")
+    for name in ("assetbus", "aiokafka"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
     started = time.monotonic()
 
     def show(actor: str, text: str) -> None:
@@ -46,7 +41,10 @@ def demo(dags: Annotated[Path | None, typer.Option("--dags", help="The demo's co
     except Exception as error:
         fail(f"demo failed: {type(error).__name__}: {error}")
     console.print()
-    console.print(_table(result))
+    print_rows(result.rows, False, ("DAG", "role", "events", "duplicates", "runs", "outcome"),
+               lambda row: (row.dag, row.role, str(row.events), "-" if row.duplicates is None else str(row.duplicates),
+                            "-" if row.runs is None else str(row.runs), row.outcome),
+               title="summary", title_justify="left")
     problems = _check(result)
     if problems:
         fail("; ".join(problems))
@@ -55,16 +53,6 @@ def demo(dags: Annotated[Path | None, typer.Option("--dags", help="The demo's co
                   f"processed while the producer wrote batch {writing}), the retry was a duplicate, the daily "
                   "roll-up waited for all 24 hours, and a DAG-level callback signalled without any task. "
                   "See `assetbus runs list`.")
-
-
-def _table(result: DemoResult) -> Table:
-    from rich.table import Table
-
-    table = Table("DAG", "role", "events", "duplicates", "runs", "outcome", title="summary", title_justify="left")
-    for row in result.rows:
-        table.add_row(row.dag, row.role, str(row.events), "-" if row.duplicates is None else str(row.duplicates),
-                      "-" if row.runs is None else str(row.runs), row.outcome)
-    return table
 
 
 def _check(result: DemoResult) -> list[str]:

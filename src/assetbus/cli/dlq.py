@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from assetbus.cli.common import JSON_OPTION, connect, console, fail, kafka_connection, run, settings
-from assetbus.cli.output import print_json
+from assetbus.cli.output import print_json, print_rows
 
 if TYPE_CHECKING:
     from assetbus.consumers.observe import DeadLetterRecord
@@ -69,7 +69,6 @@ def list_(limit: int = typer.Option(100, "--limit", min=1, help="At most this ma
           as_json: bool = JSON_OPTION) -> None:
     """Dead letters still on the topic, newest first: reason, where they came from, whether redriven."""
     from rich.markup import escape
-    from rich.table import Table
 
     from assetbus.consumers.observe import read_dead_letters
 
@@ -80,17 +79,12 @@ def list_(limit: int = typer.Option(100, "--limit", min=1, help="At most this ma
 
     letters, redrives = run(go())
     found = [_as_dict(d, redrives.get((d.partition, d.offset))) for d in letters]
-    if as_json:
-        print_json(found)
-        return
-    table = Table("partition", "offset", "at (UTC)", "reason", "error", "source", "redriven",
-                  title=f"dead letters on {dlq_topic}", title_justify="left")
-    for item, letter in zip(found, letters, strict=True):
-        table.add_row(str(item["partition"]), str(item["offset"]), f"{letter.timestamp:%Y-%m-%d %H:%M:%S}",
-                      item["reason"], escape(item["error"]), item["source"],
-                      "-" if item["redrive"] is None else f"{item['redrive']['at']:%Y-%m-%d %H:%M} → "
-                                                          f"{item['redrive']['to']}")
-    console.print(table)
+    print_rows(found, as_json, ("partition", "offset", "at (UTC)", "reason", "error", "source", "redriven"),
+               lambda item: (str(item["partition"]), str(item["offset"]), f"{item['timestamp']:%Y-%m-%d %H:%M:%S}",
+                             item["reason"], escape(item["error"]), item["source"],
+                             "-" if item["redrive"] is None else f"{item['redrive']['at']:%Y-%m-%d %H:%M} → "
+                                                                 f"{item['redrive']['to']}"),
+               title=f"dead letters on {dlq_topic}", title_justify="left")
 
 
 async def _letter(partition: int, offset: int) -> tuple[DeadLetterRecord, bytes]:
@@ -144,9 +138,8 @@ def redrive(offset: int = OFFSET, partition: int = PARTITION,
             note: str = typer.Option("", "--note", help="Why, for the redrive log."),
             as_json: bool = JSON_OPTION) -> None:
     """Re-publish a dead letter to the emissions topic, once: a second redrive of it is refused."""
-    from aiokafka import AIOKafkaProducer
-
     from assetbus.consumers.storage.redrives import claim_redrive, complete_redrive
+    from assetbus.producers.kafka.producer import create_producer
     from assetbus.schemas.deadletters import REDRIVE_ID, REDRIVE_OF
 
     replacement = value_file.read_bytes() if value_file is not None else None
@@ -171,8 +164,7 @@ def redrive(offset: int = OFFSET, partition: int = PARTITION,
             headers = [(REDRIVE_OF, f"{letter.topic}:{partition}:{offset}".encode()),
                        (REDRIVE_ID, str(claimed).encode())]
             key = None if letter.key is None else letter.key.encode()
-            async with AIOKafkaProducer(**kafka_connection().client_kwargs(), enable_idempotence=True,
-                                        acks="all") as producer:
+            async with create_producer(kafka_connection()) as producer:
                 sent = await producer.send_and_wait(emissions, value, key=key, headers=headers)
             await complete_redrive(conn, claimed, sent.partition, sent.offset)
         done = {"redrive_id": claimed, "dead_letter": f"{letter.topic}:{partition}:{offset}", "reason": letter.reason,

@@ -3,12 +3,8 @@
 uvloop (libuv underneath) costs less CPU per socket read and write and per callback than the
 stdlib selector loop; on two cores shared with Kafka and PostgreSQL that is latency (see
 docs/benchmarks.md, "Where the time goes"). Only the services (`assetbus run ...`) use it: the
-SDK runs on whatever loop the task code has.
-
-Either loop gets the services' exception handler (`assetbus.consumers.observe.loop_errors`): a failed
-TLS connection that the loop reports a second time (a handshake's exception in a future nobody awaits
-any more, a write to an already closed transport) is one debug line, not an asyncio traceback; every
-other loop error is reported as before.
+SDK runs on whatever loop the task code has. Either loop gets the services' exception handler
+(`assetbus.consumers.observe.loop_errors`).
 """
 
 from __future__ import annotations
@@ -23,25 +19,17 @@ ENV = "ASSETBUS_EVENT_LOOP"
 """`uvloop` (the default) or `asyncio`."""
 
 
-def _uvloop() -> asyncio.AbstractEventLoop:
-    import uvloop
-
-    return install(uvloop.new_event_loop())
-
-
-def _asyncio() -> asyncio.AbstractEventLoop:
-    return install(asyncio.new_event_loop())
-
-
 def service_loop_factory() -> Callable[[], asyncio.AbstractEventLoop]:
     """uvloop's loop factory, or the stdlib loop's when asked for or when uvloop is not installed."""
     choice = os.environ.get(ENV, "uvloop").strip().lower()
-    if choice == "asyncio":
-        return _asyncio
-    if choice != "uvloop":
+    if choice not in ("uvloop", "asyncio"):
         raise ValueError(f"{ENV} must be 'uvloop' or 'asyncio', not {choice!r}")
-    try:
-        import uvloop  # noqa: F401
-    except ImportError:  # pragma: no cover - a dependency of the assetbus distribution
-        return _asyncio
-    return _uvloop
+    new_loop: Callable[[], asyncio.AbstractEventLoop] = asyncio.new_event_loop
+    if choice == "uvloop":
+        try:
+            import uvloop
+        except ImportError:  # pragma: no cover - a dependency of the assetbus distribution
+            pass
+        else:
+            new_loop = uvloop.new_event_loop
+    return lambda: install(new_loop())

@@ -9,11 +9,9 @@ from typing import TYPE_CHECKING
 import typer
 
 from assetbus.cli.common import JSON_OPTION, connect, console, fail, on_database, run
-from assetbus.cli.output import print_json, to_json
+from assetbus.cli.output import print_rows, to_json
 
 if TYPE_CHECKING:
-    from rich.table import Table
-
     from assetbus.consumers.storage.events import StoredEvent
 
 app = typer.Typer(help="Stored asset events: list them, follow new ones.", no_args_is_help=True)
@@ -37,19 +35,14 @@ def parse_since(value: str | None) -> datetime | None:
     return parsed if parsed.utcoffset() is not None else parsed.replace(tzinfo=UTC)
 
 
-def _table(rows: list[StoredEvent], title: str) -> Table:
+def _cells(row: StoredEvent) -> tuple[str, ...]:
     from rich.markup import escape
-    from rich.table import Table
 
-    table = Table("id", "stored at (UTC)", "asset", "partition", "source", "dedupe key", "extra",
-                  title=title, title_justify="left")
-    for row in rows:
-        source = f"{row.dag_id}/{row.run_id}" + (f"/{row.task_id}" if row.task_id else " (dag)")
-        extra = to_json(row.extra, compact=True)
-        table.add_row(str(row.id), f"{row.created_at.astimezone(UTC):%Y-%m-%d %H:%M:%S}", escape(row.asset_name),
-                      escape(row.partition_key or "-"), escape(source), escape(row.dedupe_key),
-                      escape(extra if len(extra) <= 60 else extra[:57] + "..."))
-    return table
+    source = f"{row.dag_id}/{row.run_id}" + (f"/{row.task_id}" if row.task_id else " (dag)")
+    extra = to_json(row.extra, compact=True)
+    return (str(row.id), f"{row.created_at.astimezone(UTC):%Y-%m-%d %H:%M:%S}", escape(row.asset_name),
+            escape(row.partition_key or "-"), escape(source), escape(row.dedupe_key),
+            escape(extra if len(extra) <= 60 else extra[:57] + "..."))
 
 
 @app.command("list")
@@ -65,11 +58,9 @@ def list_(asset: str | None = ASSET, partition: str | None = PARTITION,
     start = parse_since(since)
     rows = on_database(lambda conn: list_events(conn, asset=asset, partition_key=partition, since=start,
                                                 before_id=before, limit=limit))
-    if as_json:
-        print_json(rows)
-        return
-    console.print(_table(rows, "stored events, newest first"))
-    if len(rows) == limit:
+    print_rows(rows, as_json, ("id", "stored at (UTC)", "asset", "partition", "source", "dedupe key", "extra"), _cells,
+               title="stored events, newest first", title_justify="left")
+    if not as_json and len(rows) == limit:
         console.print(f"[dim]more: --before {rows[-1].id}[/]")
 
 

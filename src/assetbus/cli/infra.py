@@ -15,7 +15,7 @@ if TYPE_CHECKING:  # imported where used, so that `assetbus --help` stays fast
     from pydantic_settings import BaseSettings
     from rich.table import Table
 
-    from assetbus.infra import InfraStatus, ServiceStatus
+    from assetbus.infra import InfraStatus
     from assetbus.settings import ConnectionSettings, InfraSettings
 
 app = typer.Typer(
@@ -37,19 +37,11 @@ def _table(result: InfraStatus) -> Table:
     table.add_column("log / detail", overflow="fold")
     for svc in result.services:
         state = "[green]running[/]" if svc.running else "[red]stopped[/]"
-        table.add_row(svc.name, _mode(svc), state, svc.address, str(svc.pid or "-"), _where(svc))
+        mode = "external" if not svc.managed else "local (ours)" if svc.started_by_us else "local"
+        where = [str(svc.log_file)] if svc.log_file else []
+        where += [svc.detail] if svc.detail else []
+        table.add_row(svc.name, mode, state, svc.address, str(svc.pid or "-"), "\n".join(where) or "-")
     return table
-
-
-def _mode(svc: ServiceStatus) -> str:
-    if not svc.managed:
-        return "external"
-    return "local (ours)" if svc.started_by_us else "local"
-
-
-def _where(svc: ServiceStatus) -> str:
-    parts = [str(svc.log_file)] if svc.log_file else []
-    return "\n".join([*parts, svc.detail] if svc.detail else parts) or "-"
 
 
 def _run(action: Callable[[InfraSettings, ConnectionSettings], InfraStatus]) -> InfraStatus:
@@ -80,12 +72,8 @@ def _with_options(infra: InfraSettings, brokers: int | None, secure: bool | None
     from assetbus.infra import InfraError
     from assetbus.settings import InfraSettings
 
-    changes: dict[str, object] = {}
-    if brokers is not None:
-        changes["kafka_brokers"] = brokers
-    if secure is not None:
-        changes["kafka_secure"] = secure
-    merged = InfraSettings.model_validate({**infra.model_dump(), **changes})
+    given = {"kafka_brokers": brokers, "kafka_secure": secure}
+    merged = InfraSettings.model_validate({**infra.model_dump(), **{k: v for k, v in given.items() if v is not None}})
     if merged.kafka_secure and merged.kafka_brokers < 2:
         raise InfraError("--secure needs a local cluster: add --brokers 3.")
     return merged

@@ -7,14 +7,12 @@ from typing import Annotated, Any
 import typer
 
 from assetbus.cli.common import JSON_OPTION, console, kafka_connection, run, settings
-from assetbus.cli.output import print_json
+from assetbus.cli.output import print_rows
 
 
 def lag(groups: Annotated[list[str] | None, typer.Option("--group", help="Only this consumer group (repeatable).")]
         = None, as_json: bool = JSON_OPTION) -> None:
     """Consumer-group lag on the prefix's topics: records written but not yet committed by each group."""
-    from rich.table import Table
-
     from assetbus.consumers.observe import consumer_group_lag
 
     prefix = settings().topic_prefix
@@ -22,18 +20,13 @@ def lag(groups: Annotated[list[str] | None, typer.Option("--group", help="Only t
     rows: list[dict[str, Any]] = [{"group": g.group_id, "topic": p.topic, "partition": p.partition,
                                    "committed": p.committed, "end": p.end, "lag": p.lag}
                                   for g in found for p in g.partitions]
-    if as_json:
-        print_json(rows)
-        return
-    if not rows:
+    if not rows and not as_json:
         console.print(f"no consumer group has committed offsets on {prefix}.* topics")
         return
-    table = Table("group", "topic", "partition", "committed", "end", "lag", title=f"consumer lag on {prefix}.* topics",
-                  title_justify="left")
-    for row in rows:
-        style = "green" if row["lag"] == 0 else "yellow"
-        table.add_row(row["group"], row["topic"], str(row["partition"]), str(row["committed"]), str(row["end"]),
-                      f"[{style}]{row['lag']}[/]")
-    console.print(table)
-    for group in found:
-        console.print(f"{group.group_id}: {group.lag} record(s) behind", highlight=False)
+    print_rows(rows, as_json, ("group", "topic", "partition", "committed", "end", "lag"),
+               lambda row: (row["group"], row["topic"], str(row["partition"]), str(row["committed"]), str(row["end"]),
+                            f"[{'green' if row['lag'] == 0 else 'yellow'}]{row['lag']}[/]"),
+               title=f"consumer lag on {prefix}.* topics", title_justify="left")
+    if not as_json:
+        for group in found:
+            console.print(f"{group.group_id}: {group.lag} record(s) behind", highlight=False)

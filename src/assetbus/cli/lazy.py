@@ -18,20 +18,16 @@ def lazy_typer(module: str, help: str) -> typer.Typer:
     """An empty typer app standing for `module.app` until one of its commands is used."""
 
     class LazyGroup(TyperGroup):
-        _loaded: TyperGroup | None = None
-
-        def _group(self) -> TyperGroup:
-            if self._loaded is None:
-                self._loaded = typer.main.get_group(importlib.import_module(module).app)
-                self.commands.update(self._loaded.commands)
-            return self._loaded
+        def _load(self) -> None:
+            if not self.commands:  # the stand-in has none of its own
+                self.commands.update(typer.main.get_group(importlib.import_module(module).app).commands)
 
         def list_commands(self, ctx: Any) -> list[str]:
-            self._group()
+            self._load()
             return super().list_commands(ctx)
 
         def get_command(self, ctx: Any, cmd_name: str) -> Any:
-            self._group()
+            self._load()
             return super().get_command(ctx, cmd_name)
 
     LazyGroup.__name__ = LazyGroup.__qualname__ = f"LazyGroup[{module}]"

@@ -29,7 +29,6 @@ from assetbus.cli import (
     tokens,
     topics,
 )
-from assetbus.cli import registrations as registrations_cli
 from assetbus.cli import state as state_cli
 from assetbus.cli.lazy import lazy_typer
 from assetbus.cli.versions import version_callback
@@ -45,7 +44,6 @@ app = typer.Typer(help="assetbus: durable, exactly-once asset-readiness events o
 def root(version: bool = typer.Option(False, "--version", callback=version_callback, is_eager=True,
                                       allow_from_autoenv=False,  # ASSETBUS_VERSION is no switch
                                       help="Print the installed assetbus distributions' versions and exit.")) -> None:
-    """assetbus: durable, exactly-once asset-readiness events over Kafka and PostgreSQL."""
     # Here rather than in main(): this runs before any sub-command parses its options, but not for
     # `--help` or `--version`, which then need neither python-dotenv nor the settings models.
     from dotenv import load_dotenv
@@ -63,7 +61,6 @@ def root(version: bool = typer.Option(False, "--version", callback=version_callb
 app.add_typer(infra.app, name="infra")
 app.add_typer(lazy_typer("assetbus.cli.services", help="Run a service in the foreground."), name="run")
 app.add_typer(assets.app, name="assets")
-registrations_cli.register(assets.app)
 app.add_typer(state_cli.app, name="state")
 app.add_typer(tokens.app, name="token")
 app.add_typer(bench.app, name="bench")
@@ -71,7 +68,7 @@ app.add_typer(dags.app, name="dags")
 app.add_typer(runs.app, name="runs")
 app.add_typer(airflow.app, name="airflow")
 app.command("replay")(replay.replay_command)
-database.register(app)
+app.command("migrate")(database.migrate)
 app.command("demo")(demo.demo)
 app.add_typer(events.app, name="events")
 app.add_typer(dlq.app, name="dlq")
@@ -87,12 +84,8 @@ def main() -> None:
     app()
 
 
-def _stopped_before_serving(signum: int, frame: object) -> None:
-    raise SystemExit(0)
-
-
 def stop_cleanly_until_served() -> None:
     """`assetbus run <service>`: a SIGTERM that comes before the service's event loop takes the signal over
     (`Service.serve_until_signalled`), while the service's modules load and its loop starts, ends the process
     with exit code 0, as one that comes later does; without this, the default action killed it (-15)."""
-    signal.signal(signal.SIGTERM, _stopped_before_serving)
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(0))

@@ -13,7 +13,7 @@ import functools
 import inspect
 import typing
 from collections.abc import Callable, Collection, Mapping
-from typing import Any, Literal, NoReturn, TypeVar, cast
+from typing import Any, Literal, TypeVar, cast
 
 import typer
 from pydantic import Field, ValidationError
@@ -102,13 +102,9 @@ def build(model: type[M], options: Mapping[str, Any], **given: Any) -> M:
     try:
         return model(**given, **mine)
     except ValidationError as error:
-        _invalid(model, error)
+        from assetbus.cli.common import fail
 
-
-def _invalid(model: type[BaseSettings], error: ValidationError) -> NoReturn:
-    from assetbus.cli.common import fail
-
-    problems = "; ".join(
+        problems = "; ".join(
         f"{'.'.join(str(p) for p in e['loc']) or 'settings'} ({_env_name(model, str(e['loc'][0])) if e['loc'] else ''})"
         f": {e['msg']}" for e in error.errors()
     )

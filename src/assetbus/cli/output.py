@@ -1,17 +1,25 @@
-"""`--json` output: one JSON document on stdout, with dates in ISO 8601 and rows as objects."""
+"""`--json` output: one JSON document on stdout, with dates in ISO 8601 and rows as objects; else a table."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
 import math
+from collections.abc import Callable, Sequence
 from datetime import date, datetime
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 from uuid import UUID
 
 import typer
+
+from assetbus.cli.common import console
+
+if TYPE_CHECKING:
+    from rich.table import Column
+
+R = TypeVar("R")
 
 
 def _default(value: Any) -> Any:
@@ -42,6 +50,21 @@ def to_json(data: Any, *, compact: bool = False) -> str:
 def print_json(data: Any) -> None:
     """Write `data` (rows, dataclasses, dicts) as one JSON document."""
     typer.echo(to_json(data))
+
+
+def print_rows(rows: Sequence[R], as_json: bool, columns: Sequence[str | Column],
+               cells: Callable[[R], Sequence[str]], **table: Any) -> None:
+    """`rows` as one JSON document (--json), else as a table (`rich.table.Table(**table)`) of `columns` with the
+    `cells` of each row."""
+    if as_json:
+        print_json(rows)
+        return
+    from rich.table import Table
+
+    shown = Table(*columns, **table)
+    for row in rows:
+        shown.add_row(*cells(row))
+    console.print(shown)
 
 
 def json_line(data: Any) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import date, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
@@ -20,8 +20,6 @@ _STYLE = {"created": "green", "would create": "cyan", "exists": "dim", "incomple
 def parse_time(value: str, tz: ZoneInfo) -> datetime:
     """An ISO date (local midnight in `tz`) or date-time (naive ones are taken in `tz`)."""
     try:
-        if len(value) == 10:
-            return datetime.combine(date.fromisoformat(value), datetime.min.time(), tzinfo=tz)
         parsed = datetime.fromisoformat(value)
     except ValueError as error:
         raise typer.BadParameter(f"{value!r} is not an ISO date or date-time") from error

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from assetbus.cli.common import JSON_OPTION, console, fail, on_database
-from assetbus.cli.output import print_json
+from assetbus.cli.common import JSON_OPTION, fail, on_database
+from assetbus.cli.output import print_rows
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncConnection
@@ -45,7 +45,7 @@ def list_(
 ) -> None:
     """Newest runs first: partition, generation, triggering events, outcome reported by the subscriber."""
     from rich.markup import escape
-    from rich.table import Table
+    from rich.table import Column
 
     from assetbus.consumers.storage.runs import RunRow, list_runs
 
@@ -57,26 +57,22 @@ def list_(
             await require_dag(conn, dag)
         return await list_runs(conn, dag_id=dag, status=status, limit=limit)
 
-    rows = on_database(go)
-    if as_json:
-        print_json(rows)
-        return
-    table = Table(title=f"consumer runs of {dag}, newest first" if dag else "consumer runs, newest first",
-                  title_justify="left")
-    columns = ["run id", "partition", "date (UTC)", "gen", "events", "outcome", "signal", "origin"]
-    for name in ([] if dag else ["dag"]) + columns:
-        table.add_column(name, no_wrap=True)
-    table.add_column("consumer · orchestrator run (state) · detail", overflow="fold")
-    for row in rows:
+    def cells(row: RunRow) -> list[str]:
         style = _STYLE.get(row.status, "white")
         external = f"{row.external_run_id} ({row.external_state})" if row.external_run_id else None
         detail = " · ".join(part for part in (row.consumer, external, row.detail) if part)
         date = f"{row.partition_date.astimezone(UTC):%Y-%m-%d %H:%M}" if row.partition_date else "-"
         signal = "sent" if row.published else "[yellow]pending[/]"
-        cells = [row.run_id[:8], escape(row.partition_key or "(unpartitioned)"), date, str(row.generation),
-                 str(len(row.events)), f"[{style}]{row.status}[/]", signal, row.origin, escape(detail or "-")]
-        table.add_row(*([] if dag else [row.dag_id]), *cells)
-    console.print(table)
+        return [*([] if dag else [row.dag_id]), row.run_id[:8], escape(row.partition_key or "(unpartitioned)"), date,
+                str(row.generation), str(len(row.events)), f"[{style}]{row.status}[/]", signal, row.origin,
+                escape(detail or "-")]
+
+    names = [*([] if dag else ["dag"]), "run id", "partition", "date (UTC)", "gen", "events", "outcome", "signal",
+             "origin"]
+    print_rows(on_database(go), as_json, [*(Column(name, no_wrap=True) for name in names),
+                                          Column("consumer · orchestrator run (state) · detail", overflow="fold")],
+               cells, title=f"consumer runs of {dag}, newest first" if dag else "consumer runs, newest first",
+               title_justify="left")
 
 
 @app.command("skips")
@@ -85,7 +81,6 @@ def skips(dag: str | None = typer.Option(None, "--dag", help="Only this consumer
           as_json: bool = JSON_OPTION) -> None:
     """Events a DAG's partition mapping could not map, with the reason."""
     from rich.markup import escape
-    from rich.table import Table
 
     from assetbus.consumers.storage.queue import SkipRow, list_skips
 
@@ -94,15 +89,9 @@ def skips(dag: str | None = typer.Option(None, "--dag", help="Only this consumer
             await require_dag(conn, dag)
         return await list_skips(conn, dag, limit)
 
-    rows = on_database(go)
-    if as_json:
-        print_json(rows)
-        return
-    table = Table("dag", "event", "asset", "partition key", "reason", "detail")
-    for row in rows:
-        table.add_row(row.dag_id, str(row.event_id), row.asset_name, escape(row.partition_key or "-"), row.reason,
-                      escape(row.detail))
-    console.print(table)
+    print_rows(on_database(go), as_json, ("dag", "event", "asset", "partition key", "reason", "detail"),
+               lambda row: (row.dag_id, str(row.event_id), row.asset_name, escape(row.partition_key or "-"),
+                            row.reason, escape(row.detail)))
 
 
 @app.command("waiting")
@@ -110,7 +99,6 @@ def waiting(dag: str = typer.Option(..., "--dag", help="Consumer DAG."), as_json
     """Target partitions with queued events but no run yet, and what each still lacks."""
     from pydantic import ValidationError
     from rich.markup import escape
-    from rich.table import Table
 
     from assetbus.consumers.scheduler import ConsumerDag
     from assetbus.consumers.scheduler.apply import pending
@@ -132,11 +120,6 @@ def waiting(dag: str = typer.Option(..., "--dag", help="Consumer DAG."), as_json
     for key, entries in sorted(by_target.items(), key=lambda kv: kv[0] or ""):
         lacking = [str(p) for p in progress(definition, key, entries) if not p.complete]
         found.append({"partition_key": key, "queued_events": len(entries), "still_missing": lacking})
-    if as_json:
-        print_json(found)
-        return
-    table = Table("partition", "queued events", "still missing")
-    for item in found:
-        table.add_row(escape(item["partition_key"] or "(unpartitioned)"), str(item["queued_events"]),
-                      ", ".join(item["still_missing"]) or "-")
-    console.print(table)
+    print_rows(found, as_json, ("partition", "queued events", "still missing"),
+               lambda item: (escape(item["partition_key"] or "(unpartitioned)"), str(item["queued_events"]),
+                             ", ".join(item["still_missing"]) or "-"))

@@ -17,8 +17,8 @@ from typing import Any
 
 import typer
 
-from assetbus.cli.airflow import airflow_account, optional_airflow_account
-from assetbus.cli.common import database, fail, run, settings
+from assetbus.cli.airflow import airflow_account
+from assetbus.cli.common import database, fail, run, settings, signing_key
 from assetbus.cli.options import CONNECTION, LogSettings, build, settings_options
 from assetbus.consumers.airflow.config import BridgeConfig
 from assetbus.consumers.airflow.forwarder_config import ForwarderConfig
@@ -38,14 +38,9 @@ which key"). Every other service gets the public keys (persister, API) or no key
 
 def _signing_key(service: str) -> Any:
     """The minting key, for a service named in SIGNING_KEY_HOLDERS only (a clear exit if none is configured)."""
-    from assetbus.security_settings import SecurityConfigError
-
     if service not in SIGNING_KEY_HOLDERS:
         raise RuntimeError(f"`assetbus run {service}` must not hold the signing key (see SIGNING_KEY_HOLDERS)")
-    try:
-        return settings().signing_key
-    except SecurityConfigError as error:
-        fail(str(error))
+    return signing_key()
 
 
 def _connection(service: str, *, token: bool = True) -> dict[str, Any]:
@@ -134,9 +129,11 @@ def api(options: dict[str, Any]) -> None:
     from assetbus.consumers.api.multiprocess import prepare_multiprocess
     from assetbus.consumers.api.server import serve as serve_api
     from assetbus.producers.tokens import dag_token, task_token
+    from assetbus.settings import AirflowSettings
 
     log = _configure_logs(options)
-    config = build(ApiConfig, options, **_connection("api"), airflow=optional_airflow_account())
+    airflow = airflow_account() if AirflowSettings().url else None  # the token route needs it
+    config = build(ApiConfig, options, **_connection("api"), airflow=airflow)
     prepare_multiprocess(config.workers)  # /metrics sums the workers' request counters
     minter = None
     if config.airflow is not None:  # the token endpoint signs with the SDK's functions and the minting key

@@ -15,10 +15,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import typer
 
 from assetbus.cli.common import JSON_OPTION, console, database, fail, on_database, run
-from assetbus.cli.output import print_json
+from assetbus.cli.output import print_json, print_rows
 
 if TYPE_CHECKING:
-    from rich.table import Table
     from sqlalchemy.ext.asyncio import AsyncConnection
 
     from assetbus.consumers.storage.state import StateEntry
@@ -66,10 +65,7 @@ class Target:
 def _in_transaction(work: Callable[[AsyncConnection], Awaitable[T]]) -> T:
     from assetbus.consumers.storage.state import StateConflict
 
-    try:
-        return on_database(work, transaction=True)
-    except StateConflict as error:
-        fail(str(error))
+    return on_database(work, transaction=True, refused=(StateConflict,))
 
 
 def _json(value: Any) -> str:
@@ -103,15 +99,10 @@ def _aware(text: str) -> datetime:
     return moment
 
 
-def _table(title: str, entries: list[StateEntry]) -> Table:
-    from rich.table import Table
-
-    table = Table("key", "version", "updated at", "value", title=title, title_justify="left")
-    for entry in entries:
-        text = _json(entry.value)
-        shown = text if len(text) <= 80 else text[:77] + "..."
-        table.add_row(entry.key, str(entry.version), entry.updated_at.isoformat(timespec="seconds"), shown)
-    return table
+def _cells(entry: StateEntry) -> tuple[str, ...]:
+    text = _json(entry.value)
+    return (entry.key, str(entry.version), entry.updated_at.isoformat(timespec="seconds"),
+            text if len(text) <= 80 else text[:77] + "...")
 
 
 @app.command("get")
@@ -134,10 +125,11 @@ def get(key: str | None = typer.Argument(None, help="The key; omit it to list ev
     entries = _in_transaction(work)
     if key is not None and not entries:
         fail(f"{target} has no state under key {key!r}")
-    if as_json:
-        print_json(entries if key is None else entries[0])
-    elif key is None:
-        console.print(_table(str(target), entries))
+    if key is None:
+        print_rows(entries, as_json, ("key", "version", "updated at", "value"), _cells, title=str(target),
+                   title_justify="left")
+    elif as_json:
+        print_json(entries[0])
     else:
         typer.echo(_json(entries[0].value))
 

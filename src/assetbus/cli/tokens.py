@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from assetbus.cli.common import fail, settings
+from assetbus.cli.common import fail, settings, signing_key
 
 if TYPE_CHECKING:
-    from assetbus.producers.tokens import Publication, TokenKey
+    from assetbus.producers.tokens import Publication
 
 app = typer.Typer(help="Emitter tokens (signed with ASSETBUS_TOKEN_SIGNING_KEY, or the local mode's secret).",
                   no_args_is_help=True)
@@ -39,8 +39,12 @@ def _parse_outlet(text: str) -> dict[str, str]:
     return {"name": name, "uri": uri}
 
 
-def _echo(token: str, output: Output) -> None:
-    """Print the token alone, or (json) with its claims and expiry."""
+def _echo(token: str, output: Output, env: dict[str, str]) -> None:
+    """Print the token alone, (json) with its claims and expiry, or (env) as the `export` lines of `env`."""
+    if output is Output.env:
+        for name, value in env.items():
+            typer.echo(f"export {name}={shlex.quote(value)}")
+        return
     if output is Output.token:
         typer.echo(token)
         return
@@ -76,19 +80,14 @@ def issue(
     if try_number < 1 or map_index < -1:
         fail("--try must be >= 1 and --map-index >= -1")
     publish: Publication = [_parse_outlet(o) for o in outlets] if outlets else "*"
-    s, key = settings(), _signing_key()
+    s, key = settings(), signing_key()
     if task is None:
         token = dag_token(key, dag, run_id, ttl_seconds=ttl, publish=publish, not_after=not_after)
     else:
         token = task_token(key, dag, run_id, task, map_index=map_index, try_number=try_number,
                            ttl_seconds=ttl, publish=publish, not_after=not_after)
-    if output is not Output.env:
-        _echo(token, output)
-    else:
-        lines = {"ASSETBUS_TOKEN": token, "KAFKA_BOOTSTRAP_SERVERS": s.bootstrap_servers,
-                 "ASSETBUS_TOPIC_PREFIX": s.topic_prefix}
-        for name, value in lines.items():
-            typer.echo(f"export {name}={shlex.quote(value)}")
+    _echo(token, output, {"ASSETBUS_TOKEN": token, "KAFKA_BOOTSTRAP_SERVERS": s.bootstrap_servers,
+                          "ASSETBUS_TOPIC_PREFIX": s.topic_prefix})
 
 
 @app.command("worker")
@@ -120,13 +119,10 @@ def worker(
         fail("--deployment must not be empty")
     if output is Output.env and not api_url:
         fail("--format env needs --api-url (the connection's host)")
-    token = issue_token(_signing_key(), worker_source(deployment), ttl_seconds=ttl, subject=worker_subject(deployment),
+    token = issue_token(signing_key(), worker_source(deployment), ttl_seconds=ttl, subject=worker_subject(deployment),
                         scope=SCOPE_AIRFLOW_WORKER, publish=[])
-    if output is not Output.env:
-        _echo(token, output)
-    else:
-        connection = json.dumps({"conn_type": "assetbus", "host": api_url, "password": token})
-        typer.echo(f"export AIRFLOW_CONN_ASSETBUS_DEFAULT={shlex.quote(connection)}")
+    connection = json.dumps({"conn_type": "assetbus", "host": api_url, "password": token})
+    _echo(token, output, {"AIRFLOW_CONN_ASSETBUS_DEFAULT": connection})
 
 
 @app.command("revoke")
@@ -168,7 +164,7 @@ def operator(
     from assetbus.consumers.api.ui_auth import OPERATOR_TTL_SECONDS, operator_token
 
     ttl = _ttl(ttl, OPERATOR_TTL_SECONDS)
-    typer.echo(operator_token(_signing_key(), name or getpass.getuser(), ttl_seconds=ttl))
+    typer.echo(operator_token(signing_key(), name or getpass.getuser(), ttl_seconds=ttl))
 
 
 def _ttl(ttl: int | None, default: int) -> int:
@@ -177,16 +173,6 @@ def _ttl(ttl: int | None, default: int) -> int:
     if ttl <= 0:
         fail("--ttl must be a positive number of seconds")
     return ttl
-
-
-def _signing_key() -> TokenKey:
-    """The minting key (a clear exit if none is configured)."""
-    from assetbus.security_settings import SecurityConfigError
-
-    try:
-        return settings().signing_key
-    except SecurityConfigError as error:
-        fail(str(error))
 
 
 @app.command("subscriber")
@@ -201,7 +187,7 @@ def subscriber(
     from assetbus.consumers.api.routes.runs import SUBSCRIBER_TTL_SECONDS, subscriber_token
 
     ttl = _ttl(ttl, SUBSCRIBER_TTL_SECONDS)
-    typer.echo(subscriber_token(_signing_key(), dag, name, ttl_seconds=ttl))
+    typer.echo(subscriber_token(signing_key(), dag, name, ttl_seconds=ttl))
 
 
 @app.command("inspect")
