@@ -87,9 +87,10 @@ async def test_a_new_producer_that_cannot_start_drops_the_open_batches_and_is_tr
     sender.put("t", 0, b"k", b"v")
     with pytest.raises(TopicAuthorizationFailedError):
         await sender.send_open()
-    assert renewable.broken and not sender.has_open_records  # the owner puts them again
+    assert renewable.broken
 
-    sender.put("t", 0, b"k", b"v")
+    sender.put("t", 0, b"k", b"v")  # the owner puts them again
     (again,) = await sender.send_open()
     await again.future
+    assert again.records == 1, "the batch of the failed send_open was dropped, not sent with this one"
     assert (renewable.broken, renewable.renewals, cast(FakeProducer, renewable.producer).sent) == (False, 1, 1)
