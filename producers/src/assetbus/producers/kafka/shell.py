@@ -54,7 +54,7 @@ from assetbus.producers.kafka.connection import KafkaConnection
 from assetbus.producers.kafka.offsets import OffsetMetrics, Offsets
 from assetbus.producers.kafka.periodic import cancel_and_wait
 from assetbus.producers.kafka.retry import Backoff, RetryPolicy
-from assetbus.producers.kafka.topics import TopicsNotListed, admin_client, wait_listed
+from assetbus.producers.kafka.topics import unlisted
 from assetbus.producers.kafka.types import ConsumerSettings
 
 __all__ = ["ConsumerSettings", "ServiceShell"]  # ConsumerSettings lives in `types` (no aiokafka import)
@@ -138,14 +138,9 @@ class ServiceShell(Generic[Prepared]):
         """The subscribed topics the broker's metadata has not listed within `topics_wait_s`; none when the
         broker cannot say now: the consumer's own start then reports what is wrong."""
         try:
-            async with admin_client(self.connection, request_timeout_ms=10_000) as admin:
-                await wait_listed(admin, self.settings.topics,
-                                  RetryPolicy(initial_s=0.1, max_s=1.0, timeout_s=self.settings.topics_wait_s))
-        except TopicsNotListed as error:
-            return error.missing
+            return await unlisted(self.connection, self.settings.topics, self.settings.topics_wait_s)
         except KafkaError:
             return []
-        return []
 
     async def stop(self) -> None:
         """Let the batch in flight finish (up to `drain_timeout_s`), stop fetching, leave the group."""

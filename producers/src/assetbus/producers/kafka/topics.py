@@ -34,7 +34,7 @@ from assetbus.schemas import Topics
 
 __all__ = ["EXIT_NOT_MIGRATED", "EXIT_TOPICS_NOT_CREATED", "TopicCreationFailed", "TopicCreator", "TopicReport",
            "TopicSpec", "TopicsNotCreated", "TopicsNotListed", "WeakerTopic", "admin_client", "core_specs",
-           "default_replication", "delete_topics", "min_isr_for", "require_topics", "wait_listed"]
+           "default_replication", "delete_topics", "min_isr_for", "require_topics", "unlisted", "wait_listed"]
 
 log = logging.getLogger("assetbus.topics")
 
@@ -282,23 +282,29 @@ async def wait_listed(admin: AIOKafkaAdminClient, names: Sequence[str], policy: 
         raise TopicsNotListed(missing, time.monotonic() - started) from error
 
 
-async def require_topics(connection: KafkaConnection, specs: Iterable[TopicSpec], *, migrate_creates: bool,
-                         wait_s: float = 10.0) -> None:
-    """Return once the cluster lists every topic of `specs` with leaders (`wait_listed`); otherwise
-    `TopicsNotCreated` names the missing ones after `wait_s`. `migrate_creates`: this installation creates its
-    topics (`assetbus migrate`), so the fix to name is that command; otherwise the platform creates them."""
-    wanted = list(specs)
-    if not wanted:
-        return
+async def unlisted(connection: KafkaConnection, names: Sequence[str], wait_s: float) -> list[str]:
+    """Those of `names` that the cluster's metadata has not listed with leaders within `wait_s` (`wait_listed`)."""
     async with admin_client(connection, request_timeout_ms=10_000) as admin:
         try:
-            await wait_listed(admin, [spec.name for spec in wanted],
-                              RetryPolicy(initial_s=0.1, max_s=1.0, timeout_s=wait_s))
+            await wait_listed(admin, names, RetryPolicy(initial_s=0.1, max_s=1.0, timeout_s=wait_s))
         except TopicsNotListed as error:
-            brokers = len((await admin.describe_cluster())["brokers"])
-            replication, min_isr = default_replication(brokers)
-            raise TopicsNotCreated([spec for spec in wanted if spec.name in error.missing], replication, min_isr,
-                                   connection.describe(), migrate_creates=migrate_creates) from None
+            return error.missing
+    return []
+
+
+async def require_topics(connection: KafkaConnection, specs: Iterable[TopicSpec], *, migrate_creates: bool,
+                         wait_s: float = 10.0) -> None:
+    """Return once the cluster lists every topic of `specs` with leaders; otherwise `TopicsNotCreated` names
+    the missing ones after `wait_s`. `migrate_creates`: this installation creates its topics (`assetbus
+    migrate`), so the fix to name is that command; otherwise the platform creates them."""
+    wanted = list(specs)
+    if not wanted or not (missing := await unlisted(connection, [spec.name for spec in wanted], wait_s)):
+        return
+    async with admin_client(connection, request_timeout_ms=10_000) as admin:
+        brokers = len((await admin.describe_cluster())["brokers"])
+    replication, min_isr = default_replication(brokers)
+    raise TopicsNotCreated([spec for spec in wanted if spec.name in missing], replication, min_isr,
+                           connection.describe(), migrate_creates=migrate_creates)
 
 
 def _has_leaders(topic: Mapping[str, Any] | None) -> bool:
