@@ -1,12 +1,9 @@
 """The one topic creator: partitions, replication factor and `min.insync.replicas` as arguments.
 
 Topics are created explicitly (`assetbus migrate`, `infra up`, the scheduler for readiness topics),
-never by broker auto-creation. With `create=False` (`ASSETBUS_CREATE_TOPICS=false`, for platforms that
-forbid CreateTopics to applications) nothing is created: a missing topic raises `TopicsNotCreated`,
-which names it and the command that creates it. The replication factor defaults to the smaller of 3 and the number
-of brokers, `min.insync.replicas` to one less than it (at least 1, at most 2): a 3-broker cluster gets
-3 / 2, the local single broker 1 / 1. Existing topics are checked, not changed: those weaker than
-asked (fewer partitions or replicas, a lower min ISR) come back in the report for the caller to act on.
+never by broker auto-creation; with `create=False` (`ASSETBUS_CREATE_TOPICS=false`, for platforms that
+forbid CreateTopics to applications) nothing is created. Existing topics are checked, not changed: those weaker
+than asked (fewer partitions or replicas, a lower min ISR) come back in the report for the caller to act on.
 
 `ensure` returns only once the cluster's metadata lists every topic it created with a leader for
 each partition: a KRaft controller answers CreateTopics before the brokers have applied the new
@@ -50,10 +47,6 @@ EXIT_NOT_MIGRATED = 6
 
 class TopicCreationFailed(KafkaToolkitError):
     """The cluster refused to create a topic (for example a replication factor above its broker count)."""
-
-
-class _NotYetVisible(Exception):
-    """A topic that a metadata answer does not list yet (or lists without a leader)."""
 
 
 class TopicsNotListed(KafkaToolkitError):
@@ -144,7 +137,8 @@ def min_isr_for(replication: int) -> int:
 
 
 def default_replication(brokers: int) -> tuple[int, int]:
-    """(replication factor, min ISR) for a cluster of `brokers` when nothing is configured."""
+    """(replication factor, min ISR) for a cluster of `brokers` when nothing is configured: 3 / 2 from three
+    brokers on, 1 / 1 for the local single broker."""
     replication = max(1, min(3, brokers))
     return replication, min_isr_for(replication)
 
@@ -161,8 +155,8 @@ async def admin_client(connection: KafkaConnection, **options: Any) -> AsyncIter
 
 
 class TopicCreator:
-    """Creates missing topics with one replication policy (or, with `create=False`, only checks that
-    they exist). Opens an admin client per call."""
+    """Creates missing topics with one replication policy (with `create=False`, a missing one raises
+    `TopicsNotCreated`). Opens an admin client per call."""
 
     def __init__(self, connection: KafkaConnection, *, replication_factor: int | None = None,
                  min_insync_replicas: int | None = None, request_timeout_ms: int = 15_000,
@@ -271,10 +265,10 @@ async def wait_listed(admin: AIOKafkaAdminClient, names: Sequence[str], policy: 
             if present.intersection(names) else {}
         missing[:] = [name for name in names if not _has_leaders(described.get(name))]
         if missing:
-            raise _NotYetVisible(", ".join(missing))
+            raise TopicsNotListed(list(missing), time.monotonic() - started)
 
     def not_yet(error: BaseException) -> bool:
-        return isinstance(error, _NotYetVisible) or (isinstance(error, KafkaError) and error.retriable)
+        return isinstance(error, TopicsNotListed) or (isinstance(error, KafkaError) and error.retriable)
 
     try:
         await retry_until(listed, policy, what="the topics in the cluster's metadata", retriable=not_yet)
