@@ -5,8 +5,7 @@ its sequence numbers for that partition out of order for good: the refused batch
 later send to the partition fails with OutOfOrderSequenceNumber, even once the ACL is restored. `RenewableProducer`
 notes such a failure (`note`, or `watch` on a send's future) and `renewed()` starts a new producer in place of the
 broken one before the next send; while the ACL is still missing that start may be refused too, and raises (the
-next `renewed()` tries again). The persister's and scheduler's `BatchSender` and the API's HTTP gateway send
-through it.
+next `renewed()` tries again).
 """
 
 from __future__ import annotations

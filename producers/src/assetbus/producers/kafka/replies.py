@@ -2,9 +2,8 @@
 
 The persister keys each receipt by the producer id of the command it answers, so a client reads
 only the one partition its key hashes to, with no consumer group and nothing committed, from the
-end as it was at start-up (fixed before any command is sent, so no receipt can slip past). The
-emitter SDK's dispatcher and the HTTP gateway both use it. FastStream's `request()` does not work
-on a real broker, hence this small reader.
+end as it was at start-up (fixed before any command is sent, so no receipt can slip past).
+FastStream's `request()` does not work on a real broker, hence this small reader.
 """
 
 from __future__ import annotations

@@ -3,12 +3,11 @@
 It uses the producer's batch API (`create_batch` / `send_batch`) instead of `producer.send()`:
 `send()` is one coroutine per record and costs about three times more CPU per record than appending
 to a batch. Records go to the partition Kafka's default partitioner (murmur2 of the key, as in the
-Java client) picks, so keyed order is the same as with `send()`. The emitter's outbox, the
-persister's publisher and the scheduler's readiness publisher all send through this.
+Java client) picks, so keyed order is the same as with `send()`.
 
-Given a `RenewableProducer`, the sender watches every batch it hands over, and a batch the broker refused (which
-breaks the idempotent producer's sequence for its partition) makes the next `send_open` start a new producer
-first; if that start fails, the open batches are dropped (the owner puts them again) and the error raised.
+Given a `RenewableProducer`, the sender watches every batch it hands over; a refused one makes the next
+`send_open` start a new producer first, and if that start fails, the open batches are dropped (the owner puts
+them again) and the error raised.
 """
 
 from __future__ import annotations

@@ -1,16 +1,10 @@
 """The one consume → handle → commit shell: fetch a batch, hand it to an async handler, commit exactly what it handled.
 
-Every consumer of assetbus runs on it: the persister, the scheduler, the Airflow bridge and forwarder, and
-the SDK's readiness subscriber. Per batch (up to
-`max_records`, from one `getmany`): the handler runs; if it returns, the batch's own offsets are
-committed (`Offsets`: per partition, only if no rebalance happened meanwhile); if it raises, the
-batch's partitions are rewound and the shell waits per its retry policy (jittered back-off) before
-fetching again. Nothing is ever auto-committed. On a rebalance the batch in flight gets
-`revoke_wait_s` to finish. `stop()` lets the batch in flight finish (up to `drain_timeout_s`),
-then leaves the group (up to `leave_timeout_s`: a coordinator that does not answer, e.g. one that is
-moving after a broker restart, would hold the consumer's close for a whole request timeout; past the
-bound the group drops the member after its session timeout, and nothing handled is lost, as every
-handled batch has committed by then).
+Per batch (up to `max_records`, from one `getmany`): if the handler returns, the batch's own offsets are
+committed (`Offsets`); if it raises, the batch's partitions are rewound and the shell waits per its retry
+policy before fetching again. Nothing is ever auto-committed. On a rebalance the batch in flight gets
+`revoke_wait_s` to finish. `stop()` lets the batch in flight finish (up to `drain_timeout_s`), then leaves
+the group (up to `leave_timeout_s`, see `_leave`).
 
 The commit is one round trip to the group coordinator. It runs in the background while the next
 batch is fetched and handled, and commits exactly the offsets of the batch that was handled (never
@@ -31,7 +25,7 @@ one means the shell keeps up, and fetching at once would take a sliver of what a
 
 **Errors that stop the loop.** A handler's error is a failed batch (rewound, retried after the
 back-off), except one of `stop_on` (a refusal that retrying only repeats): it ends the loop, and
-`run_forever` / `until` re-raise it. A missing ACL on fetch (`KafkaAccessDenied`) ends it too, recorded in
+`run_forever` re-raises it. A missing ACL on fetch (`KafkaAccessDenied`) ends it too, recorded in
 `refusals` (the service's `/readyz` names it) when given.
 """
 
@@ -165,8 +159,11 @@ class ServiceShell(Generic[Prepared]):
                 self._consumer = self.offsets.consumer = None
 
     async def _leave(self, consumer: AIOKafkaConsumer) -> None:
-        """Close the consumer, leaving the group, within `leave_timeout_s`. Past it the close goes on in the
-        background (`leaving`: it ends with the request timeout at the latest, or when the process exits)."""
+        """Close the consumer, leaving the group, within `leave_timeout_s`: a coordinator that does not answer
+        (one moving after a broker restart) would hold the close for a whole request timeout. Past the bound the
+        close goes on in the background (`leaving`: it ends with the request timeout at the latest, or when the
+        process exits) and the group drops the member after its session timeout; nothing handled is lost, as
+        every handled batch has committed by then."""
         started = time.monotonic()
         closing = asyncio.create_task(consumer.stop(), name=f"{self._name}-leave")
         done, _ = await asyncio.wait({closing}, timeout=self.settings.leave_timeout_s)
