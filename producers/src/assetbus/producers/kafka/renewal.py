@@ -43,7 +43,6 @@ class RenewableProducer:
         self.producer = create()
         self.broken = False
         """A send failed so that the producer's sequence is broken: `renewed()` replaces it."""
-        self.renewals = 0
         self._renewing = asyncio.Lock()
 
     async def start(self) -> None:
@@ -80,7 +79,6 @@ class RenewableProducer:
                         await self.producer.stop()
                     raise
                 self.broken = False
-                self.renewals += 1
                 if self._on_renewed is not None:
                     self._on_renewed(self.producer)
         return self.producer

@@ -48,8 +48,6 @@ class ReplyReader:
         self._futures: dict[uuid.UUID, asyncio.Future[Receipt]] = {}
         self._holders: dict[uuid.UUID, int] = {}
         self._task: asyncio.Task[None] | None = None
-        self.received = 0
-        """Receipts for this key read from the topic."""
 
     async def start(self) -> None:
         consumer = AIOKafkaConsumer(**self._connection.client_kwargs("consumer"), enable_auto_commit=False,
@@ -132,10 +130,8 @@ class ReplyReader:
             batches = await self._consumer.getmany(timeout_ms=200, max_records=5000)
             for records in batches.values():
                 for record in records:
-                    if record.key != key:
-                        continue
-                    self.received += 1
-                    self._resolve(record.value)
+                    if record.key == key:
+                        self._resolve(record.value)
 
     def _resolve(self, value: bytes | None) -> None:
         try:
