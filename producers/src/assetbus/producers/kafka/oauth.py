@@ -6,10 +6,8 @@ lifetime has passed, before it expires; a failed refresh keeps serving the old t
 valid. One provider is shared by every client of the same settings in a process, so a service's
 producer, consumers and admin clients fetch one token, not one each.
 
-Faults say which setting to check in one line: refused credentials (`OAuthCredentialsRefused`, not
-retriable, so a service stops at start-up instead of waiting) or an unreachable token endpoint
-(`OAuthTokenUnavailable`, an aiokafka connection error, so clients retry as for a broker outage).
-Secrets never show in a message.
+Faults say which setting to check in one line (`OAuthCredentialsRefused`, `OAuthTokenUnavailable`); secrets
+never show in a message.
 """
 
 from __future__ import annotations
@@ -52,9 +50,9 @@ class OAuthError(KafkaToolkitError):
 
 
 class OAuthCredentialsRefused(OAuthError):
-    """The identity provider refused the client's credentials (or scope, or request): waiting will not help."""
+    """The identity provider refused the client's credentials (or scope, or request): waiting will not help, so
+    a service stops at start-up."""
 
-    retriable = False
     exit_code = EXIT_CREDENTIALS_REFUSED
 
 
@@ -132,19 +130,16 @@ class ClientCredentialsTokenProvider(CachingTokenProvider):
     def extensions(self) -> dict[str, str]:
         return dict(self._extensions)
 
-    def _basic(self) -> str:
-        pair = f"{quote(self.client_id, safe='')}:{quote(self._client_secret, safe='')}"
-        return "Basic " + base64.b64encode(pair.encode()).decode()
-
     async def _fetch(self) -> tuple[str, float]:
         import httpx
 
         form = {"grant_type": "client_credentials", **({"scope": self.scope} if self.scope else {})}
+        pair = f"{quote(self.client_id, safe='')}:{quote(self._client_secret, safe='')}".encode()
+        headers = {"Authorization": "Basic " + base64.b64encode(pair).decode(), "Accept": "application/json"}
         try:
             async with httpx.AsyncClient(timeout=self._timeout_s, verify=self._verify,
                                          transport=self._transport) as http:
-                response = await http.post(self.token_url, data=form, headers={
-                    "Authorization": self._basic(), "Accept": "application/json"})
+                response = await http.post(self.token_url, data=form, headers=headers)
         except httpx.HTTPError as error:
             why = f"{type(error).__name__}: {error}"
             raise OAuthTokenUnavailable(f"the OAuth token endpoint {self.token_url} is unreachable ({why}); "

@@ -55,7 +55,6 @@ class BrokerNotTrusted(KafkaToolkitError):
     """A broker's TLS certificate failed verification (another CA, a host name it does not name). `str()` is
     the one line to print."""
 
-    retriable = False
     exit_code = EXIT_BROKER_NOT_TRUSTED
 
 
@@ -63,7 +62,6 @@ class CredentialsRefused(KafkaToolkitError):
     """The broker refused the SASL user name and password (SCRAM or PLAIN). `str()` is the one line to print;
     it names the user and the mechanism, never the password."""
 
-    retriable = False
     exit_code = EXIT_CREDENTIALS_REFUSED
 
 
