@@ -113,7 +113,11 @@ class ServiceShell(Generic[Prepared]):
         return self._consumer
 
     async def start(self) -> None:
-        if missing := await self._missing_topics():  # aiokafka's consumer would retry for its request timeout
+        try:  # aiokafka's consumer would retry a missing topic for its request timeout
+            missing = await unlisted(self.connection, self.settings.topics, self.settings.topics_wait_s)
+        except KafkaError:  # the broker cannot say now: the consumer's own start reports what is wrong
+            missing = []
+        if missing:
             raise UnknownTopicOrPartitionError(
                 f"the group {self.settings.group_id} subscribes to {', '.join(missing)}, which the broker has not "
                 f"listed for {self.settings.topics_wait_s:.0f}s")
@@ -127,14 +131,6 @@ class ServiceShell(Generic[Prepared]):
         self._consumer = self.offsets.consumer = consumer
         self._stopping.clear()
         self._task = asyncio.create_task(self._run(), name=self._name)
-
-    async def _missing_topics(self) -> list[str]:
-        """The subscribed topics the broker's metadata has not listed within `topics_wait_s`; none when the
-        broker cannot say now: the consumer's own start then reports what is wrong."""
-        try:
-            return await unlisted(self.connection, self.settings.topics, self.settings.topics_wait_s)
-        except KafkaError:
-            return []
 
     async def stop(self) -> None:
         """Let the batch in flight finish (up to `drain_timeout_s`), stop fetching, leave the group."""

@@ -159,8 +159,7 @@ class TopicCreator:
     `TopicsNotCreated`). Opens an admin client per call."""
 
     def __init__(self, connection: KafkaConnection, *, replication_factor: int | None = None,
-                 min_insync_replicas: int | None = None, request_timeout_ms: int = 15_000,
-                 visible_timeout_s: float = 30.0, create: bool = True) -> None:
+                 min_insync_replicas: int | None = None, create: bool = True) -> None:
         if replication_factor is not None and replication_factor < 1:
             raise ValueError("replication_factor must be at least 1")
         if min_insync_replicas is not None and min_insync_replicas < 1:
@@ -169,13 +168,12 @@ class TopicCreator:
         self.replication_factor = replication_factor
         self.min_insync_replicas = min_insync_replicas
         self.create = create
-        self._timeout_ms = request_timeout_ms
-        self._visible = RetryPolicy(initial_s=0.02, max_s=0.5, timeout_s=visible_timeout_s)
+        self._visible = RetryPolicy(initial_s=0.02, max_s=0.5, timeout_s=30.0)
 
     async def ensure(self, specs: Iterable[TopicSpec], *, check_existing: bool = True) -> TopicReport:
         """Create the topics among `specs` that are missing; report existing ones weaker than asked."""
         wanted = {spec.name: spec for spec in specs}
-        async with admin_client(self.connection, request_timeout_ms=self._timeout_ms) as admin:
+        async with admin_client(self.connection, request_timeout_ms=15_000) as admin:
             brokers = len((await admin.describe_cluster())["brokers"])
             default_rf, _ = default_replication(brokers)
             replication = self.replication_factor or default_rf
