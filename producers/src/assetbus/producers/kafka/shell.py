@@ -86,7 +86,6 @@ class ServiceShell(Generic[Prepared]):
         self._after_commit = after_commit
         self._name = name
         self.refusals = refusals
-        self._consumer: AIOKafkaConsumer | None = None
         self._task: asyncio.Task[None] | None = None
         self._committing: asyncio.Task[None] | None = None
         self._stopping = asyncio.Event()
@@ -110,7 +109,7 @@ class ServiceShell(Generic[Prepared]):
 
     @property
     def consumer(self) -> AIOKafkaConsumer | None:
-        return self._consumer
+        return self.offsets.consumer
 
     async def start(self) -> None:
         try:  # aiokafka's consumer would retry a missing topic for its request timeout
@@ -128,7 +127,7 @@ class ServiceShell(Generic[Prepared]):
         except KafkaError as error:
             await consumer.stop()
             raise self._denied(error) or error from error
-        self._consumer = self.offsets.consumer = consumer
+        self.offsets.consumer = consumer
         self._stopping.clear()
         self._task = asyncio.create_task(self._run(), name=self._name)
 
@@ -150,9 +149,9 @@ class ServiceShell(Generic[Prepared]):
             await cancel_and_wait(self._committing)  # still committing after the drain timeout: give up on it
             self._committing = None
         finally:
-            if self._consumer is not None:
-                await self._leave(self._consumer)
-                self._consumer = self.offsets.consumer = None
+            if self.offsets.consumer is not None:
+                await self._leave(self.offsets.consumer)
+                self.offsets.consumer = None
 
     async def _leave(self, consumer: AIOKafkaConsumer) -> None:
         """Close the consumer, leaving the group, within `leave_timeout_s`: a coordinator that does not answer
@@ -175,7 +174,7 @@ class ServiceShell(Generic[Prepared]):
     async def wait_assigned(self, timeout_s: float = 30.0) -> None:
         """Wait until the group has given this consumer partitions (re-raises if the loop died)."""
         deadline = time.monotonic() + timeout_s
-        while self._consumer is None or not self._consumer.assignment():
+        while self.consumer is None or not self.consumer.assignment():
             if self._task is not None and self._task.done():
                 self._task.result()
             if time.monotonic() > deadline:
@@ -190,8 +189,8 @@ class ServiceShell(Generic[Prepared]):
         await asyncio.shield(self._task)
 
     async def _run(self) -> None:
-        assert self._consumer is not None
-        consumer = self._consumer
+        consumer = self.offsets.consumer
+        assert consumer is not None
         backoff = self.retry.backoff()
         in_flight: tuple[asyncio.Task[bool], list[Any]] | None = None
         try:
