@@ -98,7 +98,7 @@ async def test_a_persister_ahead_of_the_sdk_reads_both_versions(
 
 
 async def test_the_sdk_reads_receipts_of_a_newer_version_and_survives_one_it_cannot_read(
-        infra: Settings, topics: Topics) -> None:
+        infra: Settings, topics: Topics, caplog: pytest.LogCaptureFixture) -> None:
     """The SDK's receipt reader ignores unknown fields and does not check the receipt's version: a newer
     persister's receipt (N+1, with a new field) resolves the emit. A receipt it cannot read (a status it does
     not know) is skipped with a warning, the reader keeps running, and the next readable receipt resolves."""
@@ -129,4 +129,5 @@ async def test_the_sdk_reads_receipts_of_a_newer_version_and_survives_one_it_can
     finally:
         await reader.stop()
     assert late.rejected and late.error_code is ErrorCode.UNSUPPORTED_SCHEMA_VERSION
-    assert reader.received == 3
+    assert [r.getMessage() for r in caplog.records if r.name == "assetbus.receipts"] == [
+        f"ignoring an unreadable receipt on {topics.receipts}"]

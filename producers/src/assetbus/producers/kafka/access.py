@@ -31,8 +31,7 @@ from aiokafka.errors import (
 from assetbus.producers.kafka.connection import KafkaConnection
 from assetbus.producers.kafka.errors import KafkaToolkitError
 
-__all__ = ["EXIT_ACCESS_DENIED", "AccessRefusals", "KafkaAccessDenied", "access_denied", "denial_in",
-           "naming_refusals"]
+__all__ = ["EXIT_ACCESS_DENIED", "AccessRefusals", "KafkaAccessDenied", "access_denied", "naming_refusals"]
 
 EXIT_ACCESS_DENIED = 77
 """Exit code of a service the cluster's ACLs refuse (sysexits EX_NOPERM)."""
@@ -79,18 +78,6 @@ def _named(error: KafkaError) -> list[str]:
     return []
 
 
-def denial_in(error: BaseException) -> KafkaAccessDenied | None:
-    """The `KafkaAccessDenied` in `error`'s chain (itself, its cause or context), or None."""
-    seen: set[int] = set()
-    current: BaseException | None = error
-    while current is not None and id(current) not in seen:
-        if isinstance(current, KafkaAccessDenied):
-            return current
-        seen.add(id(current))
-        current = current.__cause__ or current.__context__
-    return None
-
-
 @contextlib.contextmanager
 def naming_refusals(connection: KafkaConnection, operation: str, *, topics: tuple[str, ...] = (),
                     group_id: str | None = None) -> Iterator[None]:
@@ -125,13 +112,18 @@ class AccessRefusals:
             return dict(self._held)
 
     def noted(self, work: str, error: BaseException | None) -> KafkaAccessDenied | None:
-        """After a round of `work`: record the refusal in `error` (None: the round succeeded, clear it)."""
-        denied = None if error is None else denial_in(error)
-        if denied is not None:
-            self.refused(work, denied)
-        elif error is None:
+        """After a round of `work`: record the `KafkaAccessDenied` in `error`'s chain (itself, its cause or
+        context), if any; None: the round succeeded, clear it."""
+        if error is None:
             self.cleared(work)
-        return denied
+        seen: set[int] = set()
+        while error is not None and id(error) not in seen:
+            if isinstance(error, KafkaAccessDenied):
+                self.refused(work, error)
+                return error
+            seen.add(id(error))
+            error = error.__cause__ or error.__context__
+        return None
 
     @contextlib.contextmanager
     def watching(self, work: str) -> Iterator[None]:

@@ -169,12 +169,8 @@ class KafkaConnection(BaseModel):
         """The bootstrap list as one comma-separated string (for messages and other tools)."""
         return ",".join(self.bootstrap_servers)
 
-    @property
-    def uses_tls(self) -> bool:
-        return self.security_protocol in (SecurityProtocol.SSL, SecurityProtocol.SASL_SSL)
-
     def ssl_context(self) -> ssl.SSLContext | None:
-        if not self.uses_tls:
+        if self.security_protocol not in (SecurityProtocol.SSL, SecurityProtocol.SASL_SSL):
             return None
         context = ssl.create_default_context(cafile=self.ssl_cafile)
         if self.ssl_certfile:

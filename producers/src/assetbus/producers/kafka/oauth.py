@@ -6,10 +6,8 @@ lifetime has passed, before it expires; a failed refresh keeps serving the old t
 valid. One provider is shared by every client of the same settings in a process, so a service's
 producer, consumers and admin clients fetch one token, not one each.
 
-Faults say which setting to check in one line: refused credentials (`OAuthCredentialsRefused`, not
-retriable, so a service stops at start-up instead of waiting) or an unreachable token endpoint
-(`OAuthTokenUnavailable`, an aiokafka connection error, so clients retry as for a broker outage).
-Secrets never show in a message.
+Faults say which setting to check in one line (`OAuthCredentialsRefused`, `OAuthTokenUnavailable`); secrets
+never show in a message.
 """
 
 from __future__ import annotations
@@ -52,9 +50,9 @@ class OAuthError(KafkaToolkitError):
 
 
 class OAuthCredentialsRefused(OAuthError):
-    """The identity provider refused the client's credentials (or scope, or request): waiting will not help."""
+    """The identity provider refused the client's credentials (or scope, or request): waiting will not help, so
+    a service stops at start-up."""
 
-    retriable = False
     exit_code = EXIT_CREDENTIALS_REFUSED
 
 
@@ -68,19 +66,13 @@ class OAuthTokenUnavailable(OAuthError, KafkaConnectionError):  # type: ignore[m
 class CachingTokenProvider(AbstractTokenProvider):  # type: ignore[misc]  # aiokafka is untyped
     """The cache and refresh shared by the providers: subclasses fetch `(token, lifetime in seconds)`."""
 
-    def __init__(self, *, refresh_fraction: float = REFRESH_FRACTION,
-                 clock: Callable[[], float] = time.monotonic) -> None:
-        if not 0 < refresh_fraction < 1:
-            raise ValueError("refresh_fraction must be between 0 and 1")
-        self._refresh_fraction = refresh_fraction
+    def __init__(self, *, clock: Callable[[], float] = time.monotonic) -> None:
         self._clock = clock
         self._token: str | None = None
         self._refresh_at = 0.0
         self._expires_at = 0.0
         self._locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = (
             weakref.WeakKeyDictionary())
-        self.fetches = 0
-        """How many tokens this provider has fetched (for tests and diagnostics)."""
 
     async def _fetch(self) -> tuple[str, float]:
         raise NotImplementedError
@@ -104,10 +96,9 @@ class CachingTokenProvider(AbstractTokenProvider):  # type: ignore[misc]  # aiok
                                 self._expires_at - now, error)
                     return self._token
                 raise
-            self.fetches += 1
             lifetime_s = max(lifetime_s, 1.0)
             self._token = token
-            self._refresh_at = now + self._refresh_fraction * lifetime_s
+            self._refresh_at = now + REFRESH_FRACTION * lifetime_s
             self._expires_at = now + lifetime_s
             return token
 
@@ -122,8 +113,8 @@ class ClientCredentialsTokenProvider(CachingTokenProvider):
     def __init__(self, token_url: str, client_id: str, client_secret: str, *, scope: str | None = None,
                  extensions: Mapping[str, str] | None = None, timeout_s: float = 15.0,
                  verify: str | bool = True, transport: httpx.AsyncBaseTransport | None = None,
-                 refresh_fraction: float = REFRESH_FRACTION, clock: Callable[[], float] = time.monotonic) -> None:
-        super().__init__(refresh_fraction=refresh_fraction, clock=clock)
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        super().__init__(clock=clock)
         self.token_url = token_url
         self.client_id = client_id
         self._client_secret = client_secret
@@ -139,19 +130,16 @@ class ClientCredentialsTokenProvider(CachingTokenProvider):
     def extensions(self) -> dict[str, str]:
         return dict(self._extensions)
 
-    def _basic(self) -> str:
-        pair = f"{quote(self.client_id, safe='')}:{quote(self._client_secret, safe='')}"
-        return "Basic " + base64.b64encode(pair.encode()).decode()
-
     async def _fetch(self) -> tuple[str, float]:
         import httpx
 
         form = {"grant_type": "client_credentials", **({"scope": self.scope} if self.scope else {})}
+        pair = f"{quote(self.client_id, safe='')}:{quote(self._client_secret, safe='')}".encode()
+        headers = {"Authorization": "Basic " + base64.b64encode(pair).decode(), "Accept": "application/json"}
         try:
             async with httpx.AsyncClient(timeout=self._timeout_s, verify=self._verify,
                                          transport=self._transport) as http:
-                response = await http.post(self.token_url, data=form, headers={
-                    "Authorization": self._basic(), "Accept": "application/json"})
+                response = await http.post(self.token_url, data=form, headers=headers)
         except httpx.HTTPError as error:
             why = f"{type(error).__name__}: {error}"
             raise OAuthTokenUnavailable(f"the OAuth token endpoint {self.token_url} is unreachable ({why}); "
@@ -207,9 +195,8 @@ class MskIamTokenProvider(CachingTokenProvider):
     extra), with the credentials of the default AWS chain, a profile, or an assumed role."""
 
     def __init__(self, region: str, *, profile: str | None = None, role_arn: str | None = None,
-                 signer: Any = None, refresh_fraction: float = REFRESH_FRACTION,
-                 clock: Callable[[], float] = time.monotonic) -> None:
-        super().__init__(refresh_fraction=refresh_fraction, clock=clock)
+                 signer: Any = None, clock: Callable[[], float] = time.monotonic) -> None:
+        super().__init__(clock=clock)
         self.region = region
         self.profile = profile
         self.role_arn = role_arn

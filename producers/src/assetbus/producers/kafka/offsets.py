@@ -62,15 +62,6 @@ class _Tally:
         self.value = value
 
 
-class Tallies:
-    """`OffsetMetrics` as plain numbers, for services without a metrics endpoint."""
-
-    def __init__(self) -> None:
-        self.rebalances = _Tally()
-        self.commit_failures = _Tally()
-        self.consumer_lag = _Tally()
-
-
 @dataclass(frozen=True, slots=True)
 class OffsetCounters:
     """`OffsetMetrics` from three metric objects (labelled Prometheus children, say: one set per DAG)."""
@@ -78,6 +69,13 @@ class OffsetCounters:
     rebalances: _Counter
     commit_failures: _Counter
     consumer_lag: _Gauge
+
+
+class Tallies(OffsetCounters):
+    """`OffsetMetrics` as plain numbers, for services without a metrics endpoint."""
+
+    def __init__(self) -> None:
+        super().__init__(_Tally(), _Tally(), _Tally())
 
 
 def batch_ranges(records: Sequence[ConsumedRecord]) -> dict[TopicPartition, tuple[int, int]]:

@@ -1,11 +1,8 @@
 """Background work of the services: the one periodic loop (`every`: run an action every interval until
 cancelled, a failure logged and tried again) and `in_background` (a coroutine for the length of a block).
 
-Used for every background round of the services (the scheduler's re-publishing, the bridge's sync from
-Airflow and its outcome reader, the API's state retention and pipeline gauges). A failure is logged once
-per kind in a row (not once per round while a dependency is away), and its recovery once. With `refusals`,
-a round that the cluster's authorizer refuses is recorded there (the service's `/readyz` names the missing ACL)
-until a round succeeds.
+A failure is logged once per kind in a row (not once per round while a dependency is away), and its recovery
+once.
 """
 
 from __future__ import annotations
@@ -26,8 +23,9 @@ def every(interval_s: float, action: Callable[[], Awaitable[Any]], *, what: str,
           first_after_s: float | None = None, stack: AsyncExitStack | None = None,
           refusals: AccessRefusals | None = None) -> asyncio.Task[None]:
     """Run `action` every `interval_s` (the first time after `first_after_s`, default one interval) in a task.
-    With `stack`, the task is cancelled and awaited when the stack closes; with `refusals`, a refused round is
-    recorded there under `what`, and cleared by the next round that succeeds."""
+    With `stack`, the task is cancelled and awaited when the stack closes; with `refusals`, a round the cluster's
+    authorizer refuses is recorded there under `what` (`/readyz` names the missing ACL), and cleared by the next
+    round that succeeds."""
 
     async def loop() -> None:
         failing: str | None = None

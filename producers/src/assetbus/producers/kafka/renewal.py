@@ -5,8 +5,7 @@ its sequence numbers for that partition out of order for good: the refused batch
 later send to the partition fails with OutOfOrderSequenceNumber, even once the ACL is restored. `RenewableProducer`
 notes such a failure (`note`, or `watch` on a send's future) and `renewed()` starts a new producer in place of the
 broken one before the next send; while the ACL is still missing that start may be refused too, and raises (the
-next `renewed()` tries again). The persister's and scheduler's `BatchSender` and the API's HTTP gateway send
-through it.
+next `renewed()` tries again).
 """
 
 from __future__ import annotations
@@ -44,7 +43,6 @@ class RenewableProducer:
         self.producer = create()
         self.broken = False
         """A send failed so that the producer's sequence is broken: `renewed()` replaces it."""
-        self.renewals = 0
         self._renewing = asyncio.Lock()
 
     async def start(self) -> None:
@@ -81,7 +79,6 @@ class RenewableProducer:
                         await self.producer.stop()
                     raise
                 self.broken = False
-                self.renewals += 1
                 if self._on_renewed is not None:
                     self._on_renewed(self.producer)
         return self.producer

@@ -2,9 +2,8 @@
 
 The persister keys each receipt by the producer id of the command it answers, so a client reads
 only the one partition its key hashes to, with no consumer group and nothing committed, from the
-end as it was at start-up (fixed before any command is sent, so no receipt can slip past). The
-emitter SDK's dispatcher and the HTTP gateway both use it. FastStream's `request()` does not work
-on a real broker, hence this small reader.
+end as it was at start-up (fixed before any command is sent, so no receipt can slip past).
+FastStream's `request()` does not work on a real broker, hence this small reader.
 """
 
 from __future__ import annotations
@@ -39,28 +38,20 @@ class ReplyReader:
     """
 
     def __init__(self, connection: KafkaConnection, topic: str, key: str, *,
-                 on_receipt: Callable[[Receipt], None] | None = None, fetch_max_wait_ms: int = 20,
-                 metadata_wait_s: float = 5.0) -> None:
+                 on_receipt: Callable[[Receipt], None] | None = None) -> None:
         self.topic = topic
         self.key = key
         self._connection = connection
         self._key_bytes = key.encode()
         self._on_receipt = on_receipt
-        self._fetch_max_wait_ms = fetch_max_wait_ms
-        self._metadata_wait_s = metadata_wait_s
         self._consumer: AIOKafkaConsumer | None = None
         self._futures: dict[uuid.UUID, asyncio.Future[Receipt]] = {}
         self._holders: dict[uuid.UUID, int] = {}
         self._task: asyncio.Task[None] | None = None
-        self._paused = False
-        self.received = 0
-        """Receipts for this key read from the topic (dropped ones included)."""
-        self.dropped = 0
-        """Receipts read while paused and thrown away."""
 
     async def start(self) -> None:
         consumer = AIOKafkaConsumer(**self._connection.client_kwargs("consumer"), enable_auto_commit=False,
-                                    group_id=None, fetch_max_wait_ms=self._fetch_max_wait_ms)
+                                    group_id=None, fetch_max_wait_ms=20)
         try:
             await consumer.start()  # a start that fails leaves the client's connections open too: stop() closes them
             partitions = await self._partitions(consumer)
@@ -75,7 +66,7 @@ class ReplyReader:
         self._task = asyncio.create_task(self._run(), name=f"assetbus-replies-{self.topic}")
 
     async def _partitions(self, consumer: AIOKafkaConsumer) -> set[int]:
-        """The topic's partitions; a topic created a moment ago gets `metadata_wait_s` to show up."""
+        """The topic's partitions; a topic created a moment ago gets 5 s to show up."""
         # partitions_for_topic() only knows subscribed topics; this one is assigned by hand,
         # so ask the client to load its metadata first.
         client = consumer._client
@@ -90,7 +81,7 @@ class ReplyReader:
                 raise TopicMissing(self.topic, "reply topic")
             return found
 
-        policy = RetryPolicy(initial_s=0.05, max_s=0.5, timeout_s=self._metadata_wait_s)
+        policy = RetryPolicy(initial_s=0.05, max_s=0.5, timeout_s=5.0)
         try:
             return await retry_until(look, policy, what=f"reply topic {self.topic!r}",
                                      retriable=lambda error: isinstance(error, TopicMissing))
@@ -132,13 +123,6 @@ class ReplyReader:
                 del self._holders[correlation_id]
                 self._futures.pop(correlation_id, None)
 
-    def pause(self) -> None:
-        """Stop resolving receipts (they are read and dropped). For tests of lost receipts."""
-        self._paused = True
-
-    def resume(self) -> None:
-        self._paused = False
-
     async def _run(self) -> None:
         assert self._consumer is not None
         key = self._key_bytes
@@ -146,12 +130,7 @@ class ReplyReader:
             batches = await self._consumer.getmany(timeout_ms=200, max_records=5000)
             for records in batches.values():
                 for record in records:
-                    if record.key != key:
-                        continue
-                    self.received += 1
-                    if self._paused:
-                        self.dropped += 1
-                    else:
+                    if record.key == key:
                         self._resolve(record.value)
 
     def _resolve(self, value: bytes | None) -> None:

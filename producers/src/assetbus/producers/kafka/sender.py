@@ -3,18 +3,18 @@
 It uses the producer's batch API (`create_batch` / `send_batch`) instead of `producer.send()`:
 `send()` is one coroutine per record and costs about three times more CPU per record than appending
 to a batch. Records go to the partition Kafka's default partitioner (murmur2 of the key, as in the
-Java client) picks, so keyed order is the same as with `send()`. The emitter's outbox, the
-persister's publisher and the scheduler's readiness publisher all send through this.
+Java client) picks, so keyed order is the same as with `send()`.
 
-Given a `RenewableProducer`, the sender watches every batch it hands over, and a batch the broker refused (which
-breaks the idempotent producer's sequence for its partition) makes the next `send_open` start a new producer
-first; if that start fails, the open batches are dropped (the owner puts them again) and the error raised.
+Given a `RenewableProducer`, the sender watches every batch it hands over; a refused one makes the next
+`send_open` start a new producer first, and if that start fails, the open batches are dropped (the owner puts
+them again) and the error raised.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from aiokafka import AIOKafkaProducer
@@ -36,24 +36,20 @@ def partition_for(key: bytes, partitions: Sequence[int]) -> int:
     return ordered[index]
 
 
+@dataclass(slots=True, eq=False)
 class Delivery:
     """One record batch handed to the producer: `future` resolves when the broker acknowledged it."""
 
-    __slots__ = ("future", "records", "tags")
-
-    def __init__(self, future: asyncio.Future[Any], records: int, tags: list[Any]) -> None:
-        self.future = future
-        self.records = records
-        self.tags = tags
+    future: asyncio.Future[Any]
+    records: int
+    tags: list[Any]
 
 
+@dataclass(slots=True, eq=False)
 class _Open:
-    __slots__ = ("builder", "records", "tags")
-
-    def __init__(self, builder: Any) -> None:
-        self.builder = builder
-        self.records = 0
-        self.tags: list[Any] = []
+    builder: Any
+    records: int = 0
+    tags: list[Any] = field(default_factory=list)
 
 
 class BatchSender:
@@ -64,6 +60,7 @@ class BatchSender:
 
     def __init__(self, producer: AIOKafkaProducer | RenewableProducer, *, max_partition_cache: int = 10_000) -> None:
         self._source = producer
+        self._renewable = producer if isinstance(producer, RenewableProducer) else None
         self._partition_lists: dict[str, list[int]] = {}
         self._partitions: dict[tuple[str, bytes], int] = {}
         self._max_cache = max_partition_cache
@@ -71,10 +68,6 @@ class BatchSender:
         self._full: list[tuple[tuple[str, int], _Open]] = []
         self.batches_sent = 0
         self.records_sent = 0
-
-    @property
-    def _renewable(self) -> RenewableProducer | None:
-        return self._source if isinstance(self._source, RenewableProducer) else None
 
     @property
     def _producer(self) -> AIOKafkaProducer:
@@ -109,10 +102,6 @@ class BatchSender:
     @property
     def has_full_batches(self) -> bool:
         return bool(self._full)
-
-    @property
-    def has_open_records(self) -> bool:
-        return bool(self._open) or bool(self._full)
 
     def put(self, topic: str, partition: int, key: bytes | None, value: bytes | None,
             headers: Sequence[Header] = (), tag: Any = None) -> None:
@@ -175,10 +164,6 @@ class BatchSender:
                 partition = await self.partition_of(topic, key)
             self.put(topic, partition, key, value, headers)
         return await self.send_open()
-
-    async def publish(self, records: Iterable[tuple[str, bytes | None, bytes | None, Sequence[Header]]]) -> None:
-        """Send, then wait for every acknowledgement (raises the first failure)."""
-        await wait_all(await self.send(records))
 
 
 async def wait_all(pending: Iterable[Delivery | asyncio.Future[Any]]) -> None:

@@ -1,16 +1,10 @@
 """The one consume → handle → commit shell: fetch a batch, hand it to an async handler, commit exactly what it handled.
 
-Every consumer of assetbus runs on it: the persister, the scheduler, the Airflow bridge and forwarder, and
-the SDK's readiness subscriber. Per batch (up to
-`max_records`, from one `getmany`): the handler runs; if it returns, the batch's own offsets are
-committed (`Offsets`: per partition, only if no rebalance happened meanwhile); if it raises, the
-batch's partitions are rewound and the shell waits per its retry policy (jittered back-off) before
-fetching again. Nothing is ever auto-committed. On a rebalance the batch in flight gets
-`revoke_wait_s` to finish. `stop()` lets the batch in flight finish (up to `drain_timeout_s`),
-then leaves the group (up to `leave_timeout_s`: a coordinator that does not answer, e.g. one that is
-moving after a broker restart, would hold the consumer's close for a whole request timeout; past the
-bound the group drops the member after its session timeout, and nothing handled is lost, as every
-handled batch has committed by then).
+Per batch (up to `max_records`, from one `getmany`): if the handler returns, the batch's own offsets are
+committed (`Offsets`); if it raises, the batch's partitions are rewound and the shell waits per its retry
+policy before fetching again. Nothing is ever auto-committed. On a rebalance the batch in flight gets
+`revoke_wait_s` to finish. `stop()` lets the batch in flight finish (up to `drain_timeout_s`), then leaves
+the group (up to `leave_timeout_s`, see `_leave`).
 
 The commit is one round trip to the group coordinator. It runs in the background while the next
 batch is fetched and handled, and commits exactly the offsets of the batch that was handled (never
@@ -31,7 +25,7 @@ one means the shell keeps up, and fetching at once would take a sliver of what a
 
 **Errors that stop the loop.** A handler's error is a failed batch (rewound, retried after the
 back-off), except one of `stop_on` (a refusal that retrying only repeats): it ends the loop, and
-`run_forever` / `until` re-raise it. A missing ACL on fetch (`KafkaAccessDenied`) ends it too, recorded in
+`run_forever` re-raises it. A missing ACL on fetch (`KafkaAccessDenied`) ends it too, recorded in
 `refusals` (the service's `/readyz` names it) when given.
 """
 
@@ -54,7 +48,7 @@ from assetbus.producers.kafka.connection import KafkaConnection
 from assetbus.producers.kafka.offsets import OffsetMetrics, Offsets
 from assetbus.producers.kafka.periodic import cancel_and_wait
 from assetbus.producers.kafka.retry import Backoff, RetryPolicy
-from assetbus.producers.kafka.topics import TopicsNotListed, admin_client, wait_listed
+from assetbus.producers.kafka.topics import unlisted
 from assetbus.producers.kafka.types import ConsumerSettings
 
 __all__ = ["ConsumerSettings", "ServiceShell"]  # ConsumerSettings lives in `types` (no aiokafka import)
@@ -92,7 +86,6 @@ class ServiceShell(Generic[Prepared]):
         self._after_commit = after_commit
         self._name = name
         self.refusals = refusals
-        self._consumer: AIOKafkaConsumer | None = None
         self._task: asyncio.Task[None] | None = None
         self._committing: asyncio.Task[None] | None = None
         self._stopping = asyncio.Event()
@@ -116,10 +109,14 @@ class ServiceShell(Generic[Prepared]):
 
     @property
     def consumer(self) -> AIOKafkaConsumer | None:
-        return self._consumer
+        return self.offsets.consumer
 
     async def start(self) -> None:
-        if missing := await self._missing_topics():  # aiokafka's consumer would retry for its request timeout
+        try:  # aiokafka's consumer would retry a missing topic for its request timeout
+            missing = await unlisted(self.connection, self.settings.topics, self.settings.topics_wait_s)
+        except KafkaError:  # the broker cannot say now: the consumer's own start reports what is wrong
+            missing = []
+        if missing:
             raise UnknownTopicOrPartitionError(
                 f"the group {self.settings.group_id} subscribes to {', '.join(missing)}, which the broker has not "
                 f"listed for {self.settings.topics_wait_s:.0f}s")
@@ -130,22 +127,9 @@ class ServiceShell(Generic[Prepared]):
         except KafkaError as error:
             await consumer.stop()
             raise self._denied(error) or error from error
-        self._consumer = self.offsets.consumer = consumer
+        self.offsets.consumer = consumer
         self._stopping.clear()
         self._task = asyncio.create_task(self._run(), name=self._name)
-
-    async def _missing_topics(self) -> list[str]:
-        """The subscribed topics the broker's metadata has not listed within `topics_wait_s`; none when the
-        broker cannot say now: the consumer's own start then reports what is wrong."""
-        try:
-            async with admin_client(self.connection, request_timeout_ms=10_000) as admin:
-                await wait_listed(admin, self.settings.topics,
-                                  RetryPolicy(initial_s=0.1, max_s=1.0, timeout_s=self.settings.topics_wait_s))
-        except TopicsNotListed as error:
-            return error.missing
-        except KafkaError:
-            return []
-        return []
 
     async def stop(self) -> None:
         """Let the batch in flight finish (up to `drain_timeout_s`), stop fetching, leave the group."""
@@ -165,13 +149,16 @@ class ServiceShell(Generic[Prepared]):
             await cancel_and_wait(self._committing)  # still committing after the drain timeout: give up on it
             self._committing = None
         finally:
-            if self._consumer is not None:
-                await self._leave(self._consumer)
-                self._consumer = self.offsets.consumer = None
+            if self.offsets.consumer is not None:
+                await self._leave(self.offsets.consumer)
+                self.offsets.consumer = None
 
     async def _leave(self, consumer: AIOKafkaConsumer) -> None:
-        """Close the consumer, leaving the group, within `leave_timeout_s`. Past it the close goes on in the
-        background (`leaving`: it ends with the request timeout at the latest, or when the process exits)."""
+        """Close the consumer, leaving the group, within `leave_timeout_s`: a coordinator that does not answer
+        (one moving after a broker restart) would hold the close for a whole request timeout. Past the bound the
+        close goes on in the background (`leaving`: it ends with the request timeout at the latest, or when the
+        process exits) and the group drops the member after its session timeout; nothing handled is lost, as
+        every handled batch has committed by then."""
         started = time.monotonic()
         closing = asyncio.create_task(consumer.stop(), name=f"{self._name}-leave")
         done, _ = await asyncio.wait({closing}, timeout=self.settings.leave_timeout_s)
@@ -187,7 +174,7 @@ class ServiceShell(Generic[Prepared]):
     async def wait_assigned(self, timeout_s: float = 30.0) -> None:
         """Wait until the group has given this consumer partitions (re-raises if the loop died)."""
         deadline = time.monotonic() + timeout_s
-        while self._consumer is None or not self._consumer.assignment():
+        while self.consumer is None or not self.consumer.assignment():
             if self._task is not None and self._task.done():
                 self._task.result()
             if time.monotonic() > deadline:
@@ -202,8 +189,8 @@ class ServiceShell(Generic[Prepared]):
         await asyncio.shield(self._task)
 
     async def _run(self) -> None:
-        assert self._consumer is not None
-        consumer = self._consumer
+        consumer = self.offsets.consumer
+        assert consumer is not None
         backoff = self.retry.backoff()
         in_flight: tuple[asyncio.Task[bool], list[Any]] | None = None
         try:

@@ -8,9 +8,7 @@ layer's (`assetbus.consumers.storage.wait_for_database`), on the same policy and
 
 aiokafka keeps only "Unable to bootstrap" of a failed TLS handshake or SASL authentication (it logs the
 cause and tries the next broker), so when a connection cannot bootstrap, the wait asks the first broker
-itself: a certificate that fails verification is `BrokerNotTrusted`, one line naming the broker, the
-reason and KAFKA_SSL_CAFILE (exit code 5); a user name and password the broker refuses is
-`CredentialsRefused`, one line naming the user, the mechanism and the settings (exit code 77).
+itself why (`BrokerNotTrusted`, `CredentialsRefused`).
 """
 
 from __future__ import annotations
@@ -57,7 +55,6 @@ class BrokerNotTrusted(KafkaToolkitError):
     """A broker's TLS certificate failed verification (another CA, a host name it does not name). `str()` is
     the one line to print."""
 
-    retriable = False
     exit_code = EXIT_BROKER_NOT_TRUSTED
 
 
@@ -65,7 +62,6 @@ class CredentialsRefused(KafkaToolkitError):
     """The broker refused the SASL user name and password (SCRAM or PLAIN). `str()` is the one line to print;
     it names the user and the mechanism, never the password."""
 
-    retriable = False
     exit_code = EXIT_CREDENTIALS_REFUSED
 
 

@@ -1,12 +1,9 @@
 """The one topic creator: partitions, replication factor and `min.insync.replicas` as arguments.
 
 Topics are created explicitly (`assetbus migrate`, `infra up`, the scheduler for readiness topics),
-never by broker auto-creation. With `create=False` (`ASSETBUS_CREATE_TOPICS=false`, for platforms that
-forbid CreateTopics to applications) nothing is created: a missing topic raises `TopicsNotCreated`,
-which names it and the command that creates it. The replication factor defaults to the smaller of 3 and the number
-of brokers, `min.insync.replicas` to one less than it (at least 1, at most 2): a 3-broker cluster gets
-3 / 2, the local single broker 1 / 1. Existing topics are checked, not changed: those weaker than
-asked (fewer partitions or replicas, a lower min ISR) come back in the report for the caller to act on.
+never by broker auto-creation; with `create=False` (`ASSETBUS_CREATE_TOPICS=false`, for platforms that
+forbid CreateTopics to applications) nothing is created. Existing topics are checked, not changed: those weaker
+than asked (fewer partitions or replicas, a lower min ISR) come back in the report for the caller to act on.
 
 `ensure` returns only once the cluster's metadata lists every topic it created with a leader for
 each partition: a KRaft controller answers CreateTopics before the brokers have applied the new
@@ -34,7 +31,7 @@ from assetbus.schemas import Topics
 
 __all__ = ["EXIT_NOT_MIGRATED", "EXIT_TOPICS_NOT_CREATED", "TopicCreationFailed", "TopicCreator", "TopicReport",
            "TopicSpec", "TopicsNotCreated", "TopicsNotListed", "WeakerTopic", "admin_client", "core_specs",
-           "default_replication", "delete_topics", "min_isr_for", "require_topics", "wait_listed"]
+           "default_replication", "delete_topics", "min_isr_for", "require_topics", "unlisted", "wait_listed"]
 
 log = logging.getLogger("assetbus.topics")
 
@@ -50,10 +47,6 @@ EXIT_NOT_MIGRATED = 6
 
 class TopicCreationFailed(KafkaToolkitError):
     """The cluster refused to create a topic (for example a replication factor above its broker count)."""
-
-
-class _NotYetVisible(Exception):
-    """A topic that a metadata answer does not list yet (or lists without a leader)."""
 
 
 class TopicsNotListed(KafkaToolkitError):
@@ -144,7 +137,8 @@ def min_isr_for(replication: int) -> int:
 
 
 def default_replication(brokers: int) -> tuple[int, int]:
-    """(replication factor, min ISR) for a cluster of `brokers` when nothing is configured."""
+    """(replication factor, min ISR) for a cluster of `brokers` when nothing is configured: 3 / 2 from three
+    brokers on, 1 / 1 for the local single broker."""
     replication = max(1, min(3, brokers))
     return replication, min_isr_for(replication)
 
@@ -161,12 +155,11 @@ async def admin_client(connection: KafkaConnection, **options: Any) -> AsyncIter
 
 
 class TopicCreator:
-    """Creates missing topics with one replication policy (or, with `create=False`, only checks that
-    they exist). Opens an admin client per call."""
+    """Creates missing topics with one replication policy (with `create=False`, a missing one raises
+    `TopicsNotCreated`). Opens an admin client per call."""
 
     def __init__(self, connection: KafkaConnection, *, replication_factor: int | None = None,
-                 min_insync_replicas: int | None = None, request_timeout_ms: int = 15_000,
-                 visible_timeout_s: float = 30.0, create: bool = True) -> None:
+                 min_insync_replicas: int | None = None, create: bool = True) -> None:
         if replication_factor is not None and replication_factor < 1:
             raise ValueError("replication_factor must be at least 1")
         if min_insync_replicas is not None and min_insync_replicas < 1:
@@ -175,13 +168,12 @@ class TopicCreator:
         self.replication_factor = replication_factor
         self.min_insync_replicas = min_insync_replicas
         self.create = create
-        self._timeout_ms = request_timeout_ms
-        self._visible = RetryPolicy(initial_s=0.02, max_s=0.5, timeout_s=visible_timeout_s)
+        self._visible = RetryPolicy(initial_s=0.02, max_s=0.5, timeout_s=30.0)
 
     async def ensure(self, specs: Iterable[TopicSpec], *, check_existing: bool = True) -> TopicReport:
         """Create the topics among `specs` that are missing; report existing ones weaker than asked."""
         wanted = {spec.name: spec for spec in specs}
-        async with admin_client(self.connection, request_timeout_ms=self._timeout_ms) as admin:
+        async with admin_client(self.connection, request_timeout_ms=15_000) as admin:
             brokers = len((await admin.describe_cluster())["brokers"])
             default_rf, _ = default_replication(brokers)
             replication = self.replication_factor or default_rf
@@ -271,10 +263,10 @@ async def wait_listed(admin: AIOKafkaAdminClient, names: Sequence[str], policy: 
             if present.intersection(names) else {}
         missing[:] = [name for name in names if not _has_leaders(described.get(name))]
         if missing:
-            raise _NotYetVisible(", ".join(missing))
+            raise TopicsNotListed(list(missing), time.monotonic() - started)
 
     def not_yet(error: BaseException) -> bool:
-        return isinstance(error, _NotYetVisible) or (isinstance(error, KafkaError) and error.retriable)
+        return isinstance(error, TopicsNotListed) or (isinstance(error, KafkaError) and error.retriable)
 
     try:
         await retry_until(listed, policy, what="the topics in the cluster's metadata", retriable=not_yet)
@@ -282,23 +274,29 @@ async def wait_listed(admin: AIOKafkaAdminClient, names: Sequence[str], policy: 
         raise TopicsNotListed(missing, time.monotonic() - started) from error
 
 
-async def require_topics(connection: KafkaConnection, specs: Iterable[TopicSpec], *, migrate_creates: bool,
-                         wait_s: float = 10.0) -> None:
-    """Return once the cluster lists every topic of `specs` with leaders (`wait_listed`); otherwise
-    `TopicsNotCreated` names the missing ones after `wait_s`. `migrate_creates`: this installation creates its
-    topics (`assetbus migrate`), so the fix to name is that command; otherwise the platform creates them."""
-    wanted = list(specs)
-    if not wanted:
-        return
+async def unlisted(connection: KafkaConnection, names: Sequence[str], wait_s: float) -> list[str]:
+    """Those of `names` that the cluster's metadata has not listed with leaders within `wait_s` (`wait_listed`)."""
     async with admin_client(connection, request_timeout_ms=10_000) as admin:
         try:
-            await wait_listed(admin, [spec.name for spec in wanted],
-                              RetryPolicy(initial_s=0.1, max_s=1.0, timeout_s=wait_s))
+            await wait_listed(admin, names, RetryPolicy(initial_s=0.1, max_s=1.0, timeout_s=wait_s))
         except TopicsNotListed as error:
-            brokers = len((await admin.describe_cluster())["brokers"])
-            replication, min_isr = default_replication(brokers)
-            raise TopicsNotCreated([spec for spec in wanted if spec.name in error.missing], replication, min_isr,
-                                   connection.describe(), migrate_creates=migrate_creates) from None
+            return error.missing
+    return []
+
+
+async def require_topics(connection: KafkaConnection, specs: Iterable[TopicSpec], *, migrate_creates: bool,
+                         wait_s: float = 10.0) -> None:
+    """Return once the cluster lists every topic of `specs` with leaders; otherwise `TopicsNotCreated` names
+    the missing ones after `wait_s`. `migrate_creates`: this installation creates its topics (`assetbus
+    migrate`), so the fix to name is that command; otherwise the platform creates them."""
+    wanted = list(specs)
+    if not wanted or not (missing := await unlisted(connection, [spec.name for spec in wanted], wait_s)):
+        return
+    async with admin_client(connection, request_timeout_ms=10_000) as admin:
+        brokers = len((await admin.describe_cluster())["brokers"])
+    replication, min_isr = default_replication(brokers)
+    raise TopicsNotCreated([spec for spec in wanted if spec.name in missing], replication, min_isr,
+                           connection.describe(), migrate_creates=migrate_creates)
 
 
 def _has_leaders(topic: Mapping[str, Any] | None) -> bool:
