@@ -34,7 +34,7 @@ from assetbus.producers.kafka.connection import ENV_PREFIX, KafkaConnection, as_
 from assetbus.producers.tokens import source_of, unverified_claims
 from assetbus.producers.validation import check_asset
 from assetbus.producers.wire import EmissionRequest
-from assetbus.schemas import ANY_ASSET, AssetRef, ErrorCode, Provenance, Receipt, Topics
+from assetbus.schemas import ANY_ASSET, AssetRef, Provenance, Receipt, Topics
 
 ENV_TOKEN = "ASSETBUS_TOKEN"
 ENV_TOPIC_PREFIX = "ASSETBUS_TOPIC_PREFIX"
@@ -83,8 +83,7 @@ class EmissionContext:
         policy = publication_policy(self.token)
         if policy is not None and asset not in policy:
             raise UnknownAsset(asset.name, asset.uri, sorted(f"{a.name} ({a.uri})" for a in policy),
-                               "the token's `publish` claim (`assetbus token issue --outlet`)",
-                               code=ErrorCode.ASSET_NOT_DECLARED)
+                               "the token's `publish` claim (`assetbus token issue --outlet`)")
         if self.outlets is not None and asset not in self.outlets:
             raise UnknownAsset(asset.name, asset.uri, sorted(f"{a.name} ({a.uri})" for a in self.outlets),
                                self.outlets_origin)
