@@ -85,8 +85,7 @@ class _Call:
                 spent = spent or time.monotonic() - self.started + delay > policy.timeout_s
             if not spent:
                 return delay
-        if isinstance(outcome, httpx.Response) and ((outcome.status_code < 500 and outcome.status_code != 429)
-                                                    or not self.repeatable):
+        elif isinstance(outcome, httpx.Response):
             return outcome
         if isinstance(outcome, httpx.Response):
             raise ApiUnavailable(f"the execution API at {self.api.base_url} answered {outcome.status_code}: "
