@@ -104,12 +104,8 @@ def publication_policy(token: str) -> frozenset[AssetRef] | None:
         return frozenset()
 
 
-@dataclass(frozen=True)
-class _Forbidden:
-    reason: str
-
-
-_current: ContextVar[EmissionContext | _Forbidden | None] = ContextVar("assetbus_emission_context", default=None)
+_current: ContextVar[EmissionContext | str | None] = ContextVar("assetbus_emission_context", default=None)
+"""The explicit context of this task or callback, or why emitting is forbidden here (a string)."""
 
 
 @contextmanager
@@ -160,7 +156,7 @@ callback_context = task_context
 @contextmanager
 def forbid_emission(reason: str = "while a DAG file is parsed") -> Iterator[None]:
     """Emitting inside this block raises NoEmissionContext(reason), even with ASSETBUS_TOKEN set."""
-    reset = _current.set(_Forbidden(reason))
+    reset = _current.set(reason)
     try:
         yield
     finally:
@@ -172,8 +168,8 @@ def current_context() -> EmissionContext:
     explicit = _current.get()
     if isinstance(explicit, EmissionContext):
         return explicit
-    if isinstance(explicit, _Forbidden):
-        raise NoEmissionContext(explicit.reason)
+    if isinstance(explicit, str):
+        raise NoEmissionContext(explicit)
     context = context_from_environment(os.environ)
     if context is None:
         raise NoEmissionContext()
