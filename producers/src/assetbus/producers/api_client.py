@@ -59,48 +59,39 @@ def _again(outcome: httpx.Response | httpx.HTTPError, repeatable: bool) -> bool:
     return repeatable and (outcome.status_code >= 500 or outcome.status_code == 429)
 
 
-def _unavailable(base_url: str, outcome: httpx.Response | httpx.HTTPError) -> ApiUnavailable:
-    if isinstance(outcome, httpx.Response):
-        return ApiUnavailable(f"the execution API at {base_url} answered {outcome.status_code}: {outcome.text[:300]}",
-                              status=outcome.status_code, response=outcome)
-    return ApiUnavailable(f"the execution API at {base_url} cannot be reached: {type(outcome).__name__}: {outcome}")
+class _Call:
+    """One call: what is sent, and the rule and the policy over its attempts (after each outcome, wait or be
+    done)."""
 
-
-class _Attempts:
-    """The rule and the policy over the attempts of one call: after each outcome, wait or be done."""
-
-    def __init__(self, base_url: str, policy: RetryPolicy, repeatable: bool) -> None:
-        self.base_url = base_url
-        self.policy = policy
+    def __init__(self, api: ExecutionApi | SyncExecutionApi, repeatable: bool, json: Any,
+                 params: Mapping[str, str] | None, headers: Mapping[str, str] | None) -> None:
+        self.api = api
         self.repeatable = repeatable
-        self.backoff = policy.backoff()
+        self.backoff = api.retry.backoff()
         self.started = time.monotonic()
+        self.sent: dict[str, Any] = {"params": dict(params or {}),
+                                     "headers": {**api_headers(api.token), **(headers or {})}}
+        if json is not None:
+            self.sent["json"] = json
 
-    def after(self, outcome: httpx.Response | httpx.HTTPError) -> float | None:
-        """The wait before the next attempt, or None: this outcome is the call's (see `result`)."""
-        if not _again(outcome, self.repeatable):
-            return None
-        delay = self.backoff.next_delay()
-        spent = self.policy.max_attempts is not None and self.backoff.attempts >= self.policy.max_attempts
-        if self.policy.timeout_s is not None:
-            spent = spent or time.monotonic() - self.started + delay > self.policy.timeout_s
-        return None if spent else delay
-
-    def result(self, outcome: httpx.Response | httpx.HTTPError) -> httpx.Response:
-        """The answer for the caller (2xx, 4xx, or the 5xx of a call that may not be repeated), else
-        `ApiUnavailable`."""
-        if isinstance(outcome, httpx.Response) and ((outcome.status_code < 500 and outcome.status_code != 429)
-                                                    or not self.repeatable):
+    def after(self, outcome: httpx.Response | httpx.HTTPError) -> float | httpx.Response:
+        """The wait before the next attempt, or the call's answer (2xx, 4xx, or the 5xx of a call that may not
+        be repeated); `ApiUnavailable` when the API stayed away, within the policy."""
+        if _again(outcome, self.repeatable):
+            delay = self.backoff.next_delay()
+            policy = self.api.retry
+            spent = policy.max_attempts is not None and self.backoff.attempts >= policy.max_attempts
+            if policy.timeout_s is not None:
+                spent = spent or time.monotonic() - self.started + delay > policy.timeout_s
+            if not spent:
+                return delay
+        elif isinstance(outcome, httpx.Response):
             return outcome
-        raise _unavailable(self.base_url, outcome)
-
-
-def _sent(token: str, json: Any, params: Mapping[str, str] | None, headers: Mapping[str, str] | None
-          ) -> dict[str, Any]:
-    sent: dict[str, Any] = {"params": dict(params or {}), "headers": {**api_headers(token), **(headers or {})}}
-    if json is not None:
-        sent["json"] = json
-    return sent
+        if isinstance(outcome, httpx.Response):
+            raise ApiUnavailable(f"the execution API at {self.api.base_url} answered {outcome.status_code}: "
+                                 f"{outcome.text[:300]}", status=outcome.status_code, response=outcome)
+        raise ApiUnavailable(f"the execution API at {self.api.base_url} cannot be reached: "
+                             f"{type(outcome).__name__}: {outcome}")
 
 
 class ExecutionApi:
@@ -118,16 +109,16 @@ class ExecutionApi:
                       ) -> httpx.Response:
         """The answer (2xx or 4xx, or 5xx of a call that may not be repeated); `ApiUnavailable` when the API
         stayed away, within the policy."""
-        attempts, sent = _Attempts(self.base_url, self.retry, repeatable), _sent(self.token, json, params, headers)
+        call = _Call(self, repeatable, json, params, headers)
         while True:
             outcome: httpx.Response | httpx.HTTPError
             try:
-                outcome = await self._http.request(method, path, **sent)
+                outcome = await self._http.request(method, path, **call.sent)
             except httpx.HTTPError as error:
                 outcome = error
-            if (delay := attempts.after(outcome)) is None:
-                return attempts.result(outcome)
-            await asyncio.sleep(delay)
+            if isinstance(step := call.after(outcome), httpx.Response):
+                return step
+            await asyncio.sleep(step)
 
     async def aclose(self) -> None:
         await self._http.aclose()
@@ -152,16 +143,16 @@ class SyncExecutionApi:
     def request(self, method: str, path: str, *, repeatable: bool, json: Any = None,
                 params: Mapping[str, str] | None = None, headers: Mapping[str, str] | None = None) -> httpx.Response:
         """As `ExecutionApi.request`."""
-        attempts, sent = _Attempts(self.base_url, self.retry, repeatable), _sent(self.token, json, params, headers)
+        call = _Call(self, repeatable, json, params, headers)
         while True:
             outcome: httpx.Response | httpx.HTTPError
             try:
-                outcome = self._http.request(method, path, **sent)
+                outcome = self._http.request(method, path, **call.sent)
             except httpx.HTTPError as error:
                 outcome = error
-            if (delay := attempts.after(outcome)) is None:
-                return attempts.result(outcome)
-            time.sleep(delay)
+            if isinstance(step := call.after(outcome), httpx.Response):
+                return step
+            time.sleep(step)
 
     def close(self) -> None:
         self._http.close()

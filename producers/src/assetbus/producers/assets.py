@@ -16,7 +16,7 @@ from typing_extensions import Unpack
 from assetbus.producers.context import EmissionContext, Transport, current_context
 from assetbus.producers.errors import InvalidEmission, ReceiptTimeout, raise_for_rejection
 from assetbus.producers.options import SendOptions
-from assetbus.producers.runtime import get_runtime
+from assetbus.producers.runtime import KafkaTransport, get_runtime
 from assetbus.producers.wire import EmissionRequest, prepare
 from assetbus.schemas import AssetRef, Receipt
 
@@ -25,7 +25,7 @@ _WAIT_MARGIN_S = 30.0
 
 
 def _transport(context: EmissionContext) -> Transport:
-    return context.transport or get_runtime().transport(context.kafka, context.topics)
+    return context.transport or KafkaTransport(get_runtime(), context.kafka, context.topics)
 
 
 class Asset:

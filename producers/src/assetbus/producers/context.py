@@ -34,7 +34,7 @@ from assetbus.producers.kafka.connection import ENV_PREFIX, KafkaConnection, as_
 from assetbus.producers.tokens import source_of, unverified_claims
 from assetbus.producers.validation import check_asset
 from assetbus.producers.wire import EmissionRequest
-from assetbus.schemas import ANY_ASSET, AssetRef, ErrorCode, Provenance, Receipt, Topics
+from assetbus.schemas import ANY_ASSET, AssetRef, Provenance, Receipt, Topics
 
 ENV_TOKEN = "ASSETBUS_TOKEN"
 ENV_TOPIC_PREFIX = "ASSETBUS_TOPIC_PREFIX"
@@ -83,8 +83,7 @@ class EmissionContext:
         policy = publication_policy(self.token)
         if policy is not None and asset not in policy:
             raise UnknownAsset(asset.name, asset.uri, sorted(f"{a.name} ({a.uri})" for a in policy),
-                               "the token's `publish` claim (`assetbus token issue --outlet`)",
-                               code=ErrorCode.ASSET_NOT_DECLARED)
+                               "the token's `publish` claim (`assetbus token issue --outlet`)")
         if self.outlets is not None and asset not in self.outlets:
             raise UnknownAsset(asset.name, asset.uri, sorted(f"{a.name} ({a.uri})" for a in self.outlets),
                                self.outlets_origin)
@@ -105,12 +104,8 @@ def publication_policy(token: str) -> frozenset[AssetRef] | None:
         return frozenset()
 
 
-@dataclass(frozen=True)
-class _Forbidden:
-    reason: str
-
-
-_current: ContextVar[EmissionContext | _Forbidden | None] = ContextVar("assetbus_emission_context", default=None)
+_current: ContextVar[EmissionContext | str | None] = ContextVar("assetbus_emission_context", default=None)
+"""The explicit context of this task or callback, or why emitting is forbidden here (a string)."""
 
 
 @contextmanager
@@ -161,7 +156,7 @@ callback_context = task_context
 @contextmanager
 def forbid_emission(reason: str = "while a DAG file is parsed") -> Iterator[None]:
     """Emitting inside this block raises NoEmissionContext(reason), even with ASSETBUS_TOKEN set."""
-    reset = _current.set(_Forbidden(reason))
+    reset = _current.set(reason)
     try:
         yield
     finally:
@@ -173,8 +168,8 @@ def current_context() -> EmissionContext:
     explicit = _current.get()
     if isinstance(explicit, EmissionContext):
         return explicit
-    if isinstance(explicit, _Forbidden):
-        raise NoEmissionContext(explicit.reason)
+    if isinstance(explicit, str):
+        raise NoEmissionContext(explicit)
     context = context_from_environment(os.environ)
     if context is None:
         raise NoEmissionContext()

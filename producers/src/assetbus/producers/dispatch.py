@@ -23,11 +23,12 @@ from aiokafka import AIOKafkaProducer
 
 from assetbus.producers.errors import EmitterClosed, EmitterError, ReceiptTimeout
 from assetbus.producers.kafka.connection import KafkaConnection
+from assetbus.producers.kafka.errors import TopicMissing
 from assetbus.producers.kafka.periodic import cancel_and_wait
 from assetbus.producers.kafka.producer import create_producer
 from assetbus.producers.kafka.properties import check_compression
+from assetbus.producers.kafka.replies import ReplyReader
 from assetbus.producers.outbox import Outbox
-from assetbus.producers.receipts import ReceiptListener
 from assetbus.producers.tracing import Header, span_headers
 from assetbus.producers.wire import EmissionRequest, command_encoder
 from assetbus.schemas import EmissionCommand, Receipt, Topics
@@ -125,8 +126,7 @@ class Dispatcher:
         self.topics = topics or Topics()
         self.config = config or DispatchConfig()
         self.producer_id = producer_id or f"emitter-{uuid.uuid4().hex}"
-        self.receipts = ReceiptListener(connection, self.topics.receipts, self.producer_id,
-                                        on_receipt=self._on_receipt)
+        self.receipts = ReplyReader(connection, self.topics.receipts, self.producer_id, on_receipt=self._on_receipt)
         self.stats = DispatchStats()
         self.connection = connection
         self._key_cache: dict[str, bytes] = {}
@@ -140,7 +140,10 @@ class Dispatcher:
 
     async def start(self) -> None:
         self._slots = _Slots(self.config.max_in_flight)
-        await self.receipts.start()
+        try:
+            await self.receipts.start()
+        except TopicMissing as error:
+            raise EmitterError(str(error)) from error
         producer = create_producer(self.connection, linger_ms=self.config.linger_ms,
                                    max_batch_bytes=self.config.max_batch_bytes, compression=self.config.compression)
         try:

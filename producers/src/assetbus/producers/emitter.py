@@ -9,8 +9,8 @@ from typing_extensions import Unpack
 from assetbus.producers.dispatch import DispatchConfig, Dispatcher, DispatchStats
 from assetbus.producers.errors import raise_for_rejection
 from assetbus.producers.kafka.connection import KafkaConnection, as_connection
+from assetbus.producers.kafka.replies import ReplyReader
 from assetbus.producers.options import EmitOptions, SendOptions
-from assetbus.producers.receipts import ReceiptListener
 from assetbus.producers.tokens import source_of
 from assetbus.producers.wire import prepare
 from assetbus.schemas import AssetRef, EmissionCommand, Provenance, Receipt, Topics
@@ -60,7 +60,7 @@ class AsyncEmitter:
         return self.dispatcher.producer_id
 
     @property
-    def receipts(self) -> ReceiptListener:
+    def receipts(self) -> ReplyReader:
         """The reply-topic listener (`pause()`/`resume()` simulate lost receipts in tests)."""
         return self.dispatcher.receipts
 

@@ -41,16 +41,16 @@ class UnknownAsset(InvalidEmission):
     """The asset is not one the running task declared (the token's publication policy, or the runner's
     outlets); nothing was sent. `code` is the one the persister would have answered."""
 
-    def __init__(self, name: str, uri: str, declared: list[str], origin: str = "the token's `publish` claim", *,
-                 code: ErrorCode = ErrorCode.ASSET_NOT_DECLARED) -> None:
-        super().__init__("asset", f"{code.value}: {name!r} ({uri}) is not among the assets this task declares in "
+    code = ErrorCode.ASSET_NOT_DECLARED
+
+    def __init__(self, name: str, uri: str, declared: list[str], origin: str) -> None:
+        super().__init__("asset", f"{self.code.value}: {name!r} ({uri}) is not among the assets this task declares in "
                          f"{origin}: {', '.join(declared) or 'none'}; declare it there (name and URI) or emit a "
                          "declared one")
         self.name = name
         self.uri = uri
         self.declared = declared
         self.origin = origin
-        self.code = code
 
 
 class NoEmissionContext(EmitterError):

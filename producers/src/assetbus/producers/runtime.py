@@ -99,14 +99,6 @@ class EmitterRuntime:
                 dispatcher = self._dispatchers[key] = candidate
         return dispatcher
 
-    async def _handover(self, connection: KafkaConnection, topics: Topics, token: str,
-                        request: EmissionRequest) -> concurrent.futures.Future[Receipt]:
-        dispatcher = await self.dispatcher(connection, topics)
-        return _chain(await dispatcher.submit_request(token, request))
-
-    def transport(self, connection: KafkaConnection, topics: Topics) -> KafkaTransport:
-        return KafkaTransport(self, connection, topics)
-
     def stop(self, timeout_s: float = 30.0) -> None:
         """Send what was handed over, stop the dispatchers and the loop. Idempotent."""
         with self._lock:
@@ -144,11 +136,15 @@ class KafkaTransport:
         self._connection = connection
         self._topics = topics
 
+    async def _handover(self, token: str, request: EmissionRequest) -> concurrent.futures.Future[Receipt]:
+        dispatcher = await self._runtime.dispatcher(self._connection, self._topics)
+        return _chain(await dispatcher.submit_request(token, request))
+
     def submit(self, token: str, request: EmissionRequest) -> concurrent.futures.Future[Receipt]:
-        return self._runtime.run(self._runtime._handover(self._connection, self._topics, token, request)).result()
+        return self._runtime.run(self._handover(token, request)).result()
 
     async def asubmit(self, token: str, request: EmissionRequest) -> asyncio.Future[Receipt]:
-        handed = self._runtime.run(self._runtime._handover(self._connection, self._topics, token, request))
+        handed = self._runtime.run(self._handover(token, request))
         receipt: concurrent.futures.Future[Receipt] = await asyncio.wrap_future(handed)
         return asyncio.wrap_future(receipt)
 

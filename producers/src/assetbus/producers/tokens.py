@@ -162,8 +162,3 @@ def source_of(token: str) -> Provenance:
     except (jwt.PyJWTError, ValueError) as error:
         raise InvalidEmission("token", f"is not an assetbus emitter token: {error}") from error
 
-
-def token_expiry(token: str) -> int | None:
-    """The token's `exp` claim (seconds since the epoch), read without verifying; None if absent."""
-    exp = unverified_claims(token).get("exp")
-    return int(exp) if isinstance(exp, int | float) else None

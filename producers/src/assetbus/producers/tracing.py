@@ -52,14 +52,13 @@ def traceparent_of(headers: Iterable[tuple[str, bytes]] | None) -> str | None:
     return None
 
 
-def span_headers(name: str, parent: Context | None = None, *, kind: SpanKind = SpanKind.PRODUCER,
-                 links: Sequence[Context] = ()) -> tuple[Header, ...]:
-    """Open and end one span (a child of `parent`, else of the current span); the headers of its context.
+def span_headers(name: str, parent: Context | None = None, *, links: Sequence[Context] = ()) -> tuple[Header, ...]:
+    """Open and end one producer span (a child of `parent`, else of the current span); the headers of its context.
 
     With no SDK configured the span is the no-op one and the headers are those of the parent.
     """
     span_links = [Link(trace.get_current_span(c).get_span_context()) for c in links]
-    span = tracer.start_span(name, parent, kind=kind, links=span_links or None)
+    span = tracer.start_span(name, parent, kind=SpanKind.PRODUCER, links=span_links or None)
     span.end()
     if not span.get_span_context().is_valid:
         return ()

@@ -20,9 +20,11 @@ runs are skipped, and the interrupted run is retried (at least once) once its le
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
@@ -33,9 +35,10 @@ from pydantic import ValidationError
 
 from assetbus.producers.kafka.connection import KafkaConnection, as_connection
 from assetbus.producers.kafka.offsets import OffsetMetrics, Tallies
+from assetbus.producers.kafka.periodic import in_background
+from assetbus.producers.kafka.retry import RetryPolicy
 from assetbus.producers.kafka.shell import ConsumerSettings, ServiceShell
-from assetbus.producers.readiness.lease import claim_when_free, renewing
-from assetbus.producers.readiness.ledger import FinishResult, LedgerRefused, RunLedger, RunStatus
+from assetbus.producers.readiness.ledger import Claim, ClaimState, FinishResult, LedgerRefused, RunLedger, RunStatus
 from assetbus.producers.tracing import context_of, tracer
 from assetbus.schemas import ReadinessSignal, Topics
 from assetbus.schemas.codecs import decode_signal
@@ -98,6 +101,48 @@ def check_signal(value: bytes | None, dag_id: str, topic: str) -> ReadinessSigna
         log.warning("skipping a signal for dag %s on the topic of %s", signal.dag_id, dag_id)
         return None
     return signal
+
+
+RENEWALS_PER_LEASE = 3
+"""A holder renews its lease this many times per lease: two renewals may fail before it lapses."""
+
+
+async def claim_when_free(ledger: RunLedger, run_id: str, consumer: str) -> Claim:
+    """Claim the run; while another holder's lease is live (`HELD`), claim again with back-off, from
+    0.2 s up to a third of the lease, until that holder finishes (`FINISHED`) or its lease
+    expires (`CLAIMED`). So two subscribers never run one run's handler at once, and a run whose
+    holder died is taken over within a lease."""
+    claim = await ledger.claim(run_id, consumer)
+    if claim.state is not ClaimState.HELD:
+        return claim
+    log.info("run %s is held by another subscriber; waiting until it finishes or its lease expires", run_id)
+    backoff = RetryPolicy(initial_s=0.2, max_s=max(0.2, ledger.lease_s / RENEWALS_PER_LEASE)).backoff()
+    while claim.state is ClaimState.HELD:
+        await backoff.sleep()
+        claim = await ledger.claim(run_id, consumer)
+    return claim
+
+
+@contextlib.asynccontextmanager
+async def renewing(ledger: RunLedger, run_id: str, fence: int, on_lost: Callable[[], None]) -> AsyncIterator[None]:
+    """Renew the lease of `fence` in the background while the body runs. A refused renewal (another claim
+    took the run after the lease expired) calls `on_lost` once and stops renewing; a renewal that fails
+    (the ledger unreachable past its retry policy) is logged and tried again at the next turn."""
+
+    async def renew() -> None:
+        while True:
+            await asyncio.sleep(ledger.lease_s / RENEWALS_PER_LEASE)
+            try:
+                renewed = await ledger.renew(run_id, fence)
+            except Exception as error:  # the next turn tries again; the lease may lapse meanwhile
+                log.warning("could not renew the lease of run %s: %s: %s", run_id, type(error).__name__, error)
+                continue
+            if not renewed:
+                on_lost()
+                return
+
+    async with in_background(renew(), name=f"assetbus-lease-{run_id}"):
+        yield
 
 
 async def run_once(ledger: RunLedger, signal: ReadinessSignal, handler: Handler, consumer: str,
@@ -170,8 +215,8 @@ class ReadinessSubscriber:
                                         batch_timeout_ms=500, fetch_max_wait_ms=10)
         self.shell: ServiceShell[Sequence[Any]] = ServiceShell(
             as_connection(connection), settings, self._on_batch, stop_on=(LedgerRefused,),
-            metrics=self.metrics.offset_metrics(dag_id), log=log, after_commit=self._committed,
-            name=f"assetbus-readiness-{dag_id}")
+            metrics=self.metrics.offset_metrics(dag_id), log=log,
+            after_commit=lambda: self.shell.offsets.update_lag(), name=f"assetbus-readiness-{dag_id}")
 
     async def start(self) -> None:
         await self._ledger.start()
@@ -202,9 +247,6 @@ class ReadinessSubscriber:
     async def run_forever(self) -> None:
         """For scripts: block while the subscriber runs (re-raises if its loop died)."""
         await self.shell.run_forever()
-
-    def _committed(self) -> None:
-        self.shell.offsets.update_lag()
 
     async def _on_batch(self, records: Sequence[Any]) -> None:
         for record in records:
