@@ -1,10 +1,10 @@
 """Task and asset state as prepared asyncpg statements: the execution API's hot path.
 
-The same semantics as `state.py` (which stays the SQLAlchemy face for the CLI, the UI and the
-retention cleanup), in plain SQL run on a `raw_pool` connection: each operation is ONE statement
-and one round trip. The asset registration check is part of the statement (a CTE), and a failed
-compare-and-set reports the current version from the same statement (the CTE's snapshot), so a
-412 needs no second query.
+Every write of task and asset state, for the API (on a `raw_pool` connection) and the `assetbus
+state` CLI (on its engine connection's driver); `state.py` holds the types and the SQLAlchemy reads.
+Each operation is ONE statement and one round trip. The asset registration check is part of the
+statement (a CTE), and a failed compare-and-set reports the current version from the same statement
+(the CTE's snapshot), so a 412 needs no second query.
 
 Values go in as JSON text (`$n::json`, the text the API already encoded to measure the value) and
 come out as JSON text (`value::text`), so asyncpg never decodes them. The column is `json`, not
@@ -38,10 +38,6 @@ class AssetNotRegistered(ConsumerError):
 
     def __init__(self) -> None:
         super().__init__("the task is not registered with the asset, or the asset is unknown or inactive")
-
-
-def _conflict(key: str, current_version: int | None) -> StateConflict:
-    return StateConflict(key, None, current_version=current_version)
 
 
 def _versions(when: Precondition) -> list[int] | None:
@@ -100,7 +96,7 @@ async def set_task_value(conn: asyncpg.Connection, ti: TaskKey, key: str, value_
         written, current = await conn.fetchrow(_TASK_REPLACE, *_ti(ti), key, value_json, expires_at,
                                                _versions(when))
     if written is None:
-        raise _conflict(key, current)
+        raise StateConflict(key, current)
     return int(written)
 
 
@@ -111,7 +107,7 @@ async def delete_task_value(conn: asyncpg.Connection, ti: TaskKey, key: str, whe
         return await conn.fetchval(_TASK_DELETE, *_ti(ti), key) is not None
     gone, current = await conn.fetchrow(_TASK_DELETE_IF, *_ti(ti), key, _versions(when))
     if gone is None:
-        raise _conflict(key, current)
+        raise StateConflict(key, current)
     return True
 
 
@@ -125,7 +121,10 @@ async def clear_task(conn: asyncpg.Connection, ti: TaskKey, *, all_map_indices: 
 # --- asset state: $1 asset name (or URI), $2 dag_id, $3 task_id, $4 key --------------------------------
 
 def _registered(by: str) -> str:
-    """The asset's id if the task is registered with it (either role) and it is active."""
+    """The asset's id if the task is registered with it (either role) and it is active. An operator
+    (`by` "operator", the CLI) names no task ($2 and $3 null) and reaches any registered asset by name."""
+    if by == "operator":
+        return "registered AS (SELECT id FROM assets WHERE name = $1 AND $2::text IS NULL AND $3::text IS NULL)"
     return ("registered AS (SELECT assets.id FROM assets JOIN task_assets ON task_assets.asset_id = assets.id "
             f"WHERE assets.{by} = $1 AND assets.active AND task_assets.dag_id = $2 AND task_assets.task_id = $3 "
             "LIMIT 1)")
@@ -158,19 +157,20 @@ def _asset_statements(by: str) -> dict[str, str]:
     }
 
 
-_ASSET = {"name": _asset_statements("name"), "uri": _asset_statements("uri")}
+_ASSET = {by: _asset_statements(by) for by in ("name", "uri", "operator")}
 
 
 @dataclass(frozen=True, slots=True)
 class AssetRef:
-    """An asset as a route names it (`by` is "name" or "uri"), and the task that asks for its state."""
+    """An asset as a route names it (`by` is "name" or "uri"), and the task that asks for its state; or
+    as an operator names it (`by` "operator", the name, no task)."""
 
     by: str
     value: str
-    dag_id: str
-    task_id: str
+    dag_id: str | None = None
+    task_id: str | None = None
 
-    def args(self) -> tuple[str, str, str]:
+    def args(self) -> tuple[str, str | None, str | None]:
         return self.value, self.dag_id, self.task_id
 
     def sql(self, what: str) -> str:
@@ -197,7 +197,7 @@ async def set_asset_value(conn: asyncpg.Connection, asset: AssetRef, key: str, v
     if found is None:
         raise AssetNotRegistered()
     if written is None:
-        raise _conflict(key, current)
+        raise StateConflict(key, current)
     return int(written)
 
 
@@ -210,7 +210,7 @@ async def delete_asset_value(conn: asyncpg.Connection, asset: AssetRef, key: str
         return True
     if when.unconditional:
         return False
-    raise _conflict(key, current)
+    raise StateConflict(key, current)
 
 
 async def clear_asset(conn: asyncpg.Connection, asset: AssetRef) -> int:

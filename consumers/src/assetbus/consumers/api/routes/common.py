@@ -29,7 +29,7 @@ DELETED_HEADER = "Assetbus-Deleted"
 
 def check_value(value: Any) -> str:
     """`value` as the JSON text to store; 422 (`invalid_request` or `value_too_large`) unless it may be
-    stored (`value_problem`)."""
+    stored (`encoded_value`)."""
     checked = encoded_value(value)
     if isinstance(checked, tuple):
         raise ApiError(422, *checked)
