@@ -42,7 +42,7 @@ from assetbus.consumers.observe.lag import consumer_group_lag
 from assetbus.consumers.storage.assets import assets_by_name
 from assetbus.consumers.storage.catalog import asset_summaries, latest_per_partition
 from assetbus.consumers.storage.dags import get_dag, list_dags
-from assetbus.consumers.storage.event_log import MAX_PAGE, events_by_id, get_event, list_events
+from assetbus.consumers.storage.event_log import MAX_PAGE, events_by_id, list_events
 from assetbus.consumers.storage.lineage import event_lineage
 from assetbus.consumers.storage.runs import get_run, list_runs, run_counts
 from assetbus.consumers.storage.waiting import waiting_counts
@@ -137,7 +137,7 @@ async def events(db: Db, asset: str | None = None, partition: str | None = None,
 @api.get("/events/{event_id}", response_model=EventDetail)
 async def event(db: Db, event_id: int) -> EventDetail:
     async with db.transaction() as conn:
-        stored = await get_event(conn, event_id)
+        stored = (await events_by_id(conn, [event_id])).get(event_id)
         if stored is None:
             raise _not_found(f"event {event_id}")
         lineage = await event_lineage(conn, event_id)
