@@ -123,11 +123,10 @@ async def list_asset_state(conn: AsyncConnection, asset_id: int) -> list[StateEn
     return await _list(conn, asset_state, {"asset_id": asset_id})
 
 
-async def delete_expired_task_state(conn: AsyncConnection, *, now: datetime | None = None, limit: int = 0) -> int:
+async def delete_expired_task_state(conn: AsyncConnection, *, limit: int = 0) -> int:
     """Delete task state whose `expires_at` has passed (rows without one are kept), at most `limit` rows
     when `limit` > 0, in one statement. Returns how many rows were deleted."""
-    moment: Any = now if now is not None else func.now()
-    expired = task_state.c.expires_at < moment
+    expired = task_state.c.expires_at < func.now()
     if limit <= 0:
         return int((await conn.execute(delete(task_state).where(expired))).rowcount)
     keys = (task_state.c.dag_id, task_state.c.run_id, task_state.c.task_id, task_state.c.map_index,
@@ -136,10 +135,8 @@ async def delete_expired_task_state(conn: AsyncConnection, *, now: datetime | No
     return int((await conn.execute(delete(task_state).where(tuple_(*keys).in_(batch)))).rowcount)
 
 
-async def list_expired_task_state(conn: AsyncConnection, *, now: datetime | None = None,
-                                  limit: int = 1000) -> list[tuple[TaskKey, StateEntry]]:
+async def list_expired_task_state(conn: AsyncConnection, *, limit: int = 1000) -> list[tuple[TaskKey, StateEntry]]:
     """What the cleanup would delete (a dry run), oldest expiry first."""
-    moment: Any = now if now is not None else func.now()
-    rows = await conn.execute(select(task_state).where(task_state.c.expires_at < moment)
+    rows = await conn.execute(select(task_state).where(task_state.c.expires_at < func.now())
                               .order_by(task_state.c.expires_at).limit(limit))
     return [(TaskKey(row.dag_id, row.run_id, row.task_id, row.map_index), _entry(row)) for row in rows]
