@@ -22,8 +22,7 @@ if TYPE_CHECKING:
     from rich.table import Table
     from sqlalchemy.ext.asyncio import AsyncConnection
 
-    from assetbus.consumers.storage.state import StateEntry
-    from assetbus.consumers.storage.state_statements import AssetRef
+    from assetbus.consumers.storage.state import AssetRef, StateEntry
 
 app = typer.Typer(help="Read, write and clear task state and asset state (operators).", no_args_is_help=True)
 T = TypeVar("T")
@@ -65,14 +64,14 @@ class Target:
         return found.id
 
     def ref(self) -> AssetRef:
-        from assetbus.consumers.storage.state_statements import AssetRef
+        from assetbus.consumers.storage.state import AssetRef
 
         assert self.asset is not None
         return AssetRef("operator", self.asset)
 
     def statement(self, work: Callable[[asyncpg.Connection], Awaitable[T]]) -> T:
-        """`work` with the API's prepared statements (`state_statements`) on the transaction's asyncpg connection."""
-        from assetbus.consumers.storage.state_statements import AssetNotRegistered
+        """`work` with the API's prepared statements (`storage.state`) on the transaction's asyncpg connection."""
+        from assetbus.consumers.storage.state import AssetNotRegistered
 
         async def on_driver(conn: AsyncConnection) -> T:
             return await work((await conn.get_raw_connection()).driver_connection)
@@ -172,8 +171,7 @@ def set_(key: str = typer.Argument(..., help="The key."), value: str = typer.Arg
          expires: str | None = typer.Option(None, "--expires-at", help="Task state: when the retention cleanup "
                                             "may delete the key, time-zone aware (2026-12-31T00:00:00Z).")) -> None:
     """Write the JSON VALUE under KEY (compare-and-set with --if-version)."""
-    from assetbus.consumers.storage.state import Precondition
-    from assetbus.consumers.storage.state_statements import set_asset_value, set_task_value
+    from assetbus.consumers.storage.state import Precondition, set_asset_value, set_task_value
 
     target = Target(dag, run_id, task, map_index, asset)
     value_json = _parse_value(value, as_text)
@@ -197,8 +195,8 @@ def clear(key: str | None = typer.Argument(None, help="Delete only this key; omi
           all_map_indices: bool = typer.Option(False, "--all-map-indices",
                                                help="Task state: clear every map index of the task.")) -> None:
     """Delete KEY, or every key of the task instance (or asset)."""
-    from assetbus.consumers.storage.state import Precondition
-    from assetbus.consumers.storage.state_statements import (
+    from assetbus.consumers.storage.state import (
+        Precondition,
         clear_asset,
         clear_task,
         delete_asset_value,

@@ -8,18 +8,16 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from assetbus.consumers.storage import register_asset
 from assetbus.consumers.storage.state import (
+    AssetNotRegistered,
+    AssetRef,
     Precondition,
     StateConflict,
     TaskKey,
+    clear_asset,
     get_asset_state,
     get_task_state,
     list_task_state,
     purge_run_state,
-)
-from assetbus.consumers.storage.state_statements import (
-    AssetNotRegistered,
-    AssetRef,
-    clear_asset,
     set_asset_value,
     set_task_value,
 )

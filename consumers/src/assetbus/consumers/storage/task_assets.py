@@ -1,6 +1,6 @@
 """Task-asset registrations: which tasks are inlets or outlets of which assets.
 
-Asset state is open only to registered tasks: each state statement checks it (`state_statements`).
+Asset state is open only to registered tasks: each state statement checks it (`state`).
 """
 
 from __future__ import annotations

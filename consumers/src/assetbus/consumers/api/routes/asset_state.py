@@ -30,7 +30,7 @@ from assetbus.consumers.api.routes.common import (
 )
 from assetbus.consumers.api.security import Caller, CurrentCaller
 from assetbus.consumers.api.versioning import version_header
-from assetbus.consumers.storage.state_statements import (
+from assetbus.consumers.storage.state import (
     AssetNotRegistered,
     AssetRef,
     clear_asset,
