@@ -21,7 +21,7 @@ retention cleanup (`delete_expired_task_state`) deletes it.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
@@ -106,16 +106,12 @@ async def _list(conn: AsyncConnection, table: Table, ident: Mapping[str, Any]) -
     return [_entry(row) for row in rows]
 
 
-def _task(ti: TaskKey) -> dict[str, Any]:
-    return {"dag_id": ti.dag_id, "run_id": ti.run_id, "task_id": ti.task_id, "map_index": ti.map_index}
-
-
 async def get_task_state(conn: AsyncConnection, ti: TaskKey, key: str) -> StateEntry | None:
-    return await _get(conn, task_state, _task(ti), key)
+    return await _get(conn, task_state, asdict(ti), key)
 
 
 async def list_task_state(conn: AsyncConnection, ti: TaskKey) -> list[StateEntry]:
-    return await _list(conn, task_state, _task(ti))
+    return await _list(conn, task_state, asdict(ti))
 
 
 async def purge_run_state(conn: AsyncConnection, dag_id: str, run_id: str) -> int:
