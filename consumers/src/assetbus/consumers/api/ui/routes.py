@@ -179,9 +179,10 @@ async def run(db: Db, run_id: str) -> RunDetail:
 
 
 @contextlib.asynccontextmanager
-async def _broker() -> AsyncIterator[None]:
+async def _broker(request: Request) -> AsyncIterator[tuple[KafkaConnection, Topics]]:
+    """The API's broker and topics; a broker that does not answer is a 503."""
     try:
-        yield
+        yield request.app.state.kafka, request.app.state.topics
     except (KafkaError, OSError, TimeoutError) as error:
         raise ApiError(503, ApiErrorCode.BROKER_UNAVAILABLE,
                        f"the broker did not answer: {type(error).__name__}", headers={"Retry-After": "2"}) from error
@@ -189,17 +190,13 @@ async def _broker() -> AsyncIterator[None]:
 
 @api.get("/lag", response_model=list[LagOut])
 async def lag(request: Request) -> list[LagOut]:
-    connection: KafkaConnection = request.app.state.kafka
-    topics: Topics = request.app.state.topics
-    async with _broker():
+    async with _broker(request) as (connection, topics):
         groups = await consumer_group_lag(connection, topic_prefix=topics.prefix, timeout_s=5)
     return [LagOut.of(g) for g in groups]
 
 
 @api.get("/dead-letters", response_model=list[DeadLetterOut])
 async def dead_letters(request: Request, limit: Limit = 50) -> list[DeadLetterOut]:
-    connection: KafkaConnection = request.app.state.kafka
-    topics: Topics = request.app.state.topics
-    async with _broker():
+    async with _broker(request) as (connection, topics):
         found = await read_dead_letters(connection, topics.emissions_dlq, limit=limit, timeout_s=5)
     return [DeadLetterOut.of(d) for d in found]
