@@ -18,9 +18,10 @@ from assetbus.cli.common import JSON_OPTION, console, database, fail, on_databas
 from assetbus.cli.output import print_json, print_rows
 
 if TYPE_CHECKING:
+    import asyncpg
     from sqlalchemy.ext.asyncio import AsyncConnection
 
-    from assetbus.consumers.storage.state import StateEntry
+    from assetbus.consumers.storage.state import AssetRef, StateEntry
 
 app = typer.Typer(help="Read, write and clear task state and asset state (operators).", no_args_is_help=True)
 T = TypeVar("T")
@@ -61,6 +62,24 @@ class Target:
             fail(f"asset {self.asset!r} is not registered")
         return found.id
 
+    def ref(self) -> AssetRef:
+        from assetbus.consumers.storage.state import AssetRef
+
+        assert self.asset is not None
+        return AssetRef("operator", self.asset)
+
+    def statement(self, work: Callable[[asyncpg.Connection], Awaitable[T]]) -> T:
+        """`work` with the API's prepared statements (`storage.state`) on the transaction's asyncpg connection."""
+        from assetbus.consumers.storage.state import AssetNotRegistered
+
+        async def on_driver(conn: AsyncConnection) -> T:
+            return await work((await conn.get_raw_connection()).driver_connection)
+
+        try:
+            return _in_transaction(on_driver)
+        except AssetNotRegistered:
+            fail(f"asset {self.asset!r} is not registered")
+
 
 def _in_transaction(work: Callable[[AsyncConnection], Awaitable[T]]) -> T:
     from assetbus.consumers.storage.state import StateConflict
@@ -72,9 +91,9 @@ def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def _parse_value(value: str, as_text: bool) -> Any:
-    """VALUE as a JSON document (or, with --text, as a JSON string), checked as the API checks it."""
-    from assetbus.consumers.api.models import value_problem
+def _parse_value(value: str, as_text: bool) -> str:
+    """VALUE as the JSON text to store (with --text, VALUE as a JSON string), checked as the API checks it."""
+    from assetbus.consumers.api.models import encoded_value
 
     if as_text:
         parsed: Any = value
@@ -83,10 +102,10 @@ def _parse_value(value: str, as_text: bool) -> Any:
             parsed = json.loads(value)
         except ValueError:
             fail(f"VALUE is not JSON: {value[:60]!r} (quote a string as '\"...\"', or pass --text)")
-    problem = value_problem(parsed)
-    if problem is not None:
-        fail(problem[1])
-    return parsed
+    checked = encoded_value(parsed)
+    if isinstance(checked, tuple):
+        fail(checked[1])
+    return checked
 
 
 def _aware(text: str) -> datetime:
@@ -144,22 +163,21 @@ def set_(key: str = typer.Argument(..., help="The key."), value: str = typer.Arg
          expires: str | None = typer.Option(None, "--expires-at", help="Task state: when the retention cleanup "
                                             "may delete the key, time-zone aware (2026-12-31T00:00:00Z).")) -> None:
     """Write the JSON VALUE under KEY (compare-and-set with --if-version)."""
-    from assetbus.consumers.storage.state import Precondition, set_asset_state, set_task_state
+    from assetbus.consumers.storage.state import Precondition, set_asset_value, set_task_value
 
     target = Target(dag, run_id, task, map_index, asset)
-    parsed = _parse_value(value, as_text)
+    value_json = _parse_value(value, as_text)
     expires_at = _aware(expires) if expires is not None else None
     when = Precondition(versions=frozenset({if_version})) if if_version is not None else Precondition()
     if expires_at is not None and target.ti is None:
         fail("asset state has no expiry (--expires-at is for task state)")
 
-    async def work(conn: AsyncConnection) -> StateEntry:
+    async def work(conn: asyncpg.Connection) -> int:
         if target.ti is not None:
-            return await set_task_state(conn, target.ti, key, parsed, when, expires_at=expires_at)
-        return await set_asset_state(conn, await target.asset_id(conn), key, parsed, when)
+            return await set_task_value(conn, target.ti, key, value_json, when, expires_at)
+        return await set_asset_value(conn, target.ref(), key, value_json, when)
 
-    entry = _in_transaction(work)
-    console.print(f"{target}: {key} = version {entry.version}")
+    console.print(f"{target}: {key} = version {target.statement(work)}")
 
 
 @app.command("clear")
@@ -170,25 +188,25 @@ def clear(key: str | None = typer.Argument(None, help="Delete only this key; omi
                                                help="Task state: clear every map index of the task.")) -> None:
     """Delete KEY, or every key of the task instance (or asset)."""
     from assetbus.consumers.storage.state import (
-        clear_asset_state,
-        clear_task_state,
-        delete_asset_state,
-        delete_task_state,
+        Precondition,
+        clear_asset,
+        clear_task,
+        delete_asset_value,
+        delete_task_value,
     )
 
     target = Target(dag, run_id, task, map_index, asset)
 
-    async def work(conn: AsyncConnection) -> int:
+    async def work(conn: asyncpg.Connection) -> int:
         if target.ti is not None:
             if key is not None:
-                return int(await delete_task_state(conn, target.ti, key))
-            return await clear_task_state(conn, target.ti, all_map_indices=all_map_indices)
-        asset_id = await target.asset_id(conn)
+                return int(await delete_task_value(conn, target.ti, key, Precondition()))
+            return await clear_task(conn, target.ti, all_map_indices=all_map_indices)
         if key is not None:
-            return int(await delete_asset_state(conn, asset_id, key))
-        return await clear_asset_state(conn, asset_id)
+            return int(await delete_asset_value(conn, target.ref(), key, Precondition()))
+        return await clear_asset(conn, target.ref())
 
-    console.print(f"{target}: deleted {_in_transaction(work)} key(s)")
+    console.print(f"{target}: deleted {target.statement(work)} key(s)")
 
 
 @app.command("purge-run")

@@ -8,7 +8,7 @@ from assetbus.consumers.api.versioning import UnsupportedVersion, resolve_versio
 from assetbus.consumers.auth import KeyNotFound, MissingVerificationKeys, TokenError, TokenVerifier
 from assetbus.consumers.errors import ConsumerError, NotStarted
 from assetbus.consumers.persister import Persister, PersisterConfig
-from assetbus.consumers.storage.state_statements import AssetNotRegistered
+from assetbus.consumers.storage.state import AssetNotRegistered
 from assetbus.producers.airflow.store_tokens import MissingSigningKey
 from assetbus.producers.errors import EmitterError
 from assetbus.producers.errors import NotStarted as SdkNotStarted

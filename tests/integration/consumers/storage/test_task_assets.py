@@ -19,6 +19,8 @@ async def test_a_task_may_publish_its_outlets_and_a_dag_run_what_any_of_its_task
         await attach_task_asset(conn, "other", "load", "elsewhere", "outlet")
 
         assert await declared_assets(conn, "ingest", "load") == [{"name": "orders", "uri": "s3://bucket/orders/"}]
+        assert [a["name"] for a in await declared_assets(conn, "ingest", "load", inlets=True)] == ["incidents",
+                                                                                                  "orders"]
         assert [a["name"] for a in await declared_assets(conn, "ingest", None)] == ["clicks", "incidents", "orders"]
         assert await declared_assets(conn, "ingest", "unknown-task") == []
         assert await declared_assets(conn, "no-such-dag", None) == []

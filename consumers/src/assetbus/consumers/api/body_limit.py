@@ -14,15 +14,14 @@ class BodyLimitMiddleware:
     """Answers 413 `body_too_large` for a body over `max_bytes`, declared or streamed.
 
     The body is read (at most `max_bytes`) before the app runs and handed over in one piece. A refused
-    body is read to its end and discarded before the 413 is sent (up to `drain_max_bytes`): a server
+    body is read to its end and discarded before the 413 is sent (up to DRAIN_MAX_BYTES): a server
     that closes a socket with unread bytes in it resets the connection, and a client still sending
     (a keep-alive connection, a streamed body) sees the reset instead of the answer.
     """
 
-    def __init__(self, app: ASGIApp, max_bytes: int, drain_max_bytes: int = DRAIN_MAX_BYTES) -> None:
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
         self.app = app
         self.max_bytes = max_bytes
-        self.drain_max_bytes = drain_max_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -30,7 +29,7 @@ class BodyLimitMiddleware:
             return
         declared = next((value for name, value in scope["headers"] if name == b"content-length"), None)
         if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
-            if int(declared) <= self.drain_max_bytes:
+            if int(declared) <= DRAIN_MAX_BYTES:
                 await self._drain(receive)
             await self._reject(scope, receive, send)
             return
@@ -55,9 +54,9 @@ class BodyLimitMiddleware:
                                       then=receive), send)
 
     async def _drain(self, receive: Receive) -> None:
-        """Read and drop the rest of the request body (at most `drain_max_bytes`)."""
+        """Read and drop the rest of the request body (at most DRAIN_MAX_BYTES)."""
         drained = 0
-        while drained <= self.drain_max_bytes:
+        while drained <= DRAIN_MAX_BYTES:
             message = await receive()
             if message["type"] != "http.request":
                 return

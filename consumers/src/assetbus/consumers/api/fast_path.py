@@ -27,7 +27,6 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from fastapi import APIRouter
 from fastapi.routing import APIRoute
 from pydantic import BaseModel, ValidationError
 from starlette.requests import Request
@@ -107,17 +106,9 @@ class FastPath:
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
-        self._routes: dict[tuple[str, str], APIRoute] = {}
-
-    def _route(self, router: APIRouter, template: str, method: str) -> APIRoute | None:
-        """The route object, for the metrics middleware's `route` label (looked up once)."""
-        found = self._routes.get((template, method))
-        if found is None:
-            for route in router.routes:
-                if isinstance(route, APIRoute) and route.path == template and method in (route.methods or ()):
-                    found = self._routes[(template, method)] = route
-                    break
-        return found
+        self._routes = {(route.path, method): route for router in (task_state.router, emit_route.router)
+                        for route in router.routes if isinstance(route, APIRoute) for method in route.methods or ()}
+        """The route objects by (template, method), for the metrics middleware's `route` label."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         body: list[bytes] = []  # what parsing read of the request body, handed on if FastAPI answers
@@ -146,7 +137,7 @@ class FastPath:
 
     async def _emit(self, scope: Scope, receive: Receive, body_read: list[bytes]) -> Answer | None:
         token = _bearer(scope)
-        route = self._route(emit_route.router, _EMIT_PATH, "POST")
+        route = self._routes.get((_EMIT_PATH, "POST"))
         if token is None or route is None:
             return None
         body = await _json_body(scope, receive, body_read, EmitRequest)
@@ -178,7 +169,7 @@ class FastPath:
             ti_id = uuid.UUID(ti_text)
         except ValueError:
             return None
-        route = self._route(task_state.router, prefix + "{task_instance_id}/{key:path}", method)
+        route = self._routes.get((prefix + "{task_instance_id}/{key:path}", method))
         if route is None:
             return None
         app_state = _taken(scope, route)

@@ -60,17 +60,11 @@ def _unstorable(value: Any) -> str | None:
     return None
 
 
-def value_problem(value: Any) -> tuple[str, str] | None:
-    """(reason, message) if `value` may not be stored, else None. Airflow 3.3's rules (null refused; NaN
-    and Infinity refused anywhere; at most VALUE_MAX_BYTES characters of `json.dumps`), plus what jsonb
-    cannot hold. Shared by the API and the `assetbus state` CLI."""
-    checked = encoded_value(value)
-    return checked if isinstance(checked, tuple) else None
-
-
 def encoded_value(value: Any) -> str | tuple[str, str]:
-    """`value` as the JSON text that is measured and stored, or (reason, message) if it may not be stored
-    (`value_problem`'s rules): the text is encoded once, for both."""
+    """`value` as the JSON text that is measured and stored (encoded once, for both), or (reason, message)
+    if it may not be stored. Airflow 3.3's rules (null refused; NaN and Infinity refused anywhere; at most
+    VALUE_MAX_BYTES characters of `json.dumps`), plus what jsonb cannot hold. Shared by the API and the
+    `assetbus state` CLI."""
     if value is None:
         return "invalid_request", "value: cannot be null (delete the key instead)"
     try:

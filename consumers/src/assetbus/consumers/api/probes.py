@@ -29,12 +29,12 @@ router = APIRouter(tags=["service"])
 
 
 class ApiMetrics:
-    """Requests by route template and status, and their duration. With `PROMETHEUS_MULTIPROC_DIR` set (and no
-    `registry` given) they are written to that directory and `registry` serves their sums over every worker."""
+    """Requests by route template and status, and their duration. With `PROMETHEUS_MULTIPROC_DIR` set they are
+    written to that directory and `registry` serves their sums over every worker."""
 
-    def __init__(self, registry: CollectorRegistry | None = None) -> None:
-        self.registry = registry or CollectorRegistry()
-        shared = multiprocess_dir() if registry is None else None
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        shared = multiprocess_dir()
         own: CollectorRegistry | None = self.registry
         if shared is not None:
             MultiProcessCollector(self.registry, path=shared)  # type: ignore[no-untyped-call]

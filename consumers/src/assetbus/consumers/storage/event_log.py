@@ -48,12 +48,6 @@ async def list_events(conn: AsyncConnection, *, asset: str | None = None, partit
     return [stored_event(row) for row in rows]
 
 
-async def get_event(conn: AsyncConnection, event_id: int) -> StoredEvent | None:
-    """One stored event by id, or None."""
-    found = await events_by_id(conn, [event_id])
-    return found.get(event_id)
-
-
 async def events_by_id(conn: AsyncConnection, ids: Iterable[int]) -> dict[int, StoredEvent]:
     """The stored events with these ids (unknown ids are absent)."""
     wanted = sorted(set(ids))

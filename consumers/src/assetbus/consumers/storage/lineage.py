@@ -8,7 +8,7 @@ the runs that one event made ready on their own, which hold it without a queue r
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -27,10 +27,9 @@ class WaitingIn:
 
 @dataclass(frozen=True, slots=True)
 class EventLineage:
-    event_id: int
-    runs: list[RunRow] = field(default_factory=list)
+    runs: list[RunRow]
     """Runs that consumed the event, oldest first."""
-    waiting: list[WaitingIn] = field(default_factory=list)
+    waiting: list[WaitingIn]
     """DAG partitions where it is queued and still waits for the rest of their condition."""
 
 
@@ -42,4 +41,4 @@ async def event_lineage(conn: AsyncConnection, event_id: int) -> EventLineage:
                                         "WHERE event_id = :event_id"), {"event_id": event_id}))
     runs = await runs_by_run_id(conn, [row.run_id for row in rows if row.run_id is not None])
     waiting = [WaitingIn(row.dag_id, loaded_key(row.target_key)) for row in rows if row.run_id is None]
-    return EventLineage(event_id, runs, waiting)
+    return EventLineage(runs, waiting)

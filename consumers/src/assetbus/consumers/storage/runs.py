@@ -37,7 +37,6 @@ class RunStatus(StrEnum):
     """The handler raised; `detail` says what."""
 
 
-FINISHED = (RunStatus.SUCCESS, RunStatus.FAILED)
 _QUEUED = RunStatus.QUEUED.value
 """Read once: an enum member's `.value` is a descriptor call, per created run on the scheduler's path."""
 

@@ -2,8 +2,17 @@
 
 Every write bumps `version` (a new key starts at 1). A `Precondition` turns a write into a
 compare-and-set: it only happens if the stored version is one of the expected ones (or the key
-is absent), so two workers cannot silently overwrite each other's checkpoint. Each operation is
-one statement (a second one only to report a failed compare-and-set).
+is absent), so two workers cannot silently overwrite each other's checkpoint.
+
+The API (on a `raw_pool` connection) and the `assetbus state` CLI (on its engine connection's
+driver) read and write values with prepared asyncpg statements: each operation is ONE statement and
+one round trip. The asset registration check is part of the statement (a CTE), and a failed
+compare-and-set reports the current version from the same statement (the CTE's snapshot), so a
+412 needs no second query. Values go in as JSON text (`$n::json`, the text the API already encoded
+to measure the value) and come out as JSON text (`value::text`), so asyncpg never decodes them. The
+column is `json`, not `jsonb`: a value comes back as it was written, its keys in their order (as
+Airflow's store keeps them). Entries with their times (`get_task_state`, ...), run purges and the
+expiry queries run through SQLAlchemy on the caller's connection.
 
 Task state may carry `expires_at`: as in Airflow 3.3, an expired row stays readable until the
 retention cleanup (`delete_expired_task_state`) deletes it.
@@ -12,12 +21,12 @@ retention cleanup (`delete_expired_task_state`) deletes it.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, Table, and_, delete, func, select, tuple_, update
-from sqlalchemy.dialects.postgresql import insert
+import asyncpg
+from sqlalchemy import ColumnElement, Table, and_, delete, func, select, tuple_
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from assetbus.consumers.errors import ConsumerError
@@ -61,19 +70,13 @@ class Precondition:
 
 
 class StateConflict(ConsumerError):
-    """A compare-and-set failed; `current` is what is stored now (None: the key is absent, or only its version
-    was read); `current_version` its version (None: the key is absent)."""
+    """A compare-and-set failed; `current_version` is the version stored now (None: the key is absent)."""
 
-    def __init__(self, key: str, current: StateEntry | None, *, current_version: int | None = None) -> None:
-        version = current.version if current is not None else current_version
-        found = f"version {version}" if version is not None else "no value"
+    def __init__(self, key: str, current_version: int | None) -> None:
+        found = f"version {current_version}" if current_version is not None else "no value"
         super().__init__(f"key {key!r} has {found}; the precondition does not hold")
         self.key = key
-        self.current = current
-        self.current_version = version
-
-
-_ANY = Precondition()
+        self.current_version = current_version
 
 
 def _where(table: Table, ident: Mapping[str, Any], key: str | None = None) -> ColumnElement[bool]:
@@ -103,86 +106,18 @@ async def _list(conn: AsyncConnection, table: Table, ident: Mapping[str, Any]) -
     return [_entry(row) for row in rows]
 
 
-async def _set(conn: AsyncConnection, table: Table, ident: Mapping[str, Any], key: str, value: Any,
-               when: Precondition, extra: Mapping[str, Any]) -> StateEntry:
-    if when.must_be_absent:
-        stmt: Any = (insert(table).values(**ident, key=key, value=value, **extra)
-                     .on_conflict_do_nothing().returning(*_columns(table)))
-    elif when.unconditional:
-        fresh = insert(table).values(**ident, key=key, value=value, **extra)
-        stmt = fresh.on_conflict_do_update(
-            index_elements=[*ident, "key"],
-            set_={"value": fresh.excluded.value, "version": table.c.version + 1, "updated_at": func.now(),
-                  **{name: fresh.excluded[name] for name in extra}},
-        ).returning(*_columns(table))
-    else:
-        condition = _where(table, ident, key)
-        if when.versions is not None:
-            condition = and_(condition, table.c.version.in_(sorted(when.versions)))
-        stmt = (update(table).where(condition)
-                .values(value=value, version=table.c.version + 1, updated_at=func.now(), **extra)
-                .returning(*_columns(table)))
-    row = (await conn.execute(stmt)).one_or_none()
-    if row is None:
-        raise StateConflict(key, await _get(conn, table, ident, key))
-    return _entry(row)
-
-
-async def _delete(conn: AsyncConnection, table: Table, ident: Mapping[str, Any], key: str,
-                  when: Precondition) -> bool:
-    condition = _where(table, ident, key)
-    if when.versions is not None:
-        condition = and_(condition, table.c.version.in_(sorted(when.versions)))
-    deleted = (await conn.execute(delete(table).where(condition).returning(table.c.version))).one_or_none()
-    if deleted is not None:
-        return True
-    if when.unconditional:
-        return False
-    current = await _get(conn, table, ident, key)
-    if current is not None or when.must_exist or when.versions is not None:
-        raise StateConflict(key, current)
-    return False
-
-
-async def _clear(conn: AsyncConnection, table: Table, ident: Mapping[str, Any]) -> int:
-    return int((await conn.execute(delete(table).where(_where(table, ident)))).rowcount)
-
-
-def _task(ti: TaskKey) -> dict[str, Any]:
-    return {"dag_id": ti.dag_id, "run_id": ti.run_id, "task_id": ti.task_id, "map_index": ti.map_index}
-
-
 async def get_task_state(conn: AsyncConnection, ti: TaskKey, key: str) -> StateEntry | None:
-    return await _get(conn, task_state, _task(ti), key)
+    return await _get(conn, task_state, asdict(ti), key)
 
 
 async def list_task_state(conn: AsyncConnection, ti: TaskKey) -> list[StateEntry]:
-    return await _list(conn, task_state, _task(ti))
-
-
-async def set_task_state(conn: AsyncConnection, ti: TaskKey, key: str, value: Any,
-                         when: Precondition = _ANY, *, expires_at: datetime | None = None) -> StateEntry:
-    """Write the JSON `value` under `key` (replacing its expiry); raises StateConflict if `when` does not hold."""
-    return await _set(conn, task_state, _task(ti), key, value, when, {"expires_at": expires_at})
-
-
-async def delete_task_state(conn: AsyncConnection, ti: TaskKey, key: str, when: Precondition = _ANY) -> bool:
-    """Delete one key; False if it was absent; StateConflict if a precondition (`If-Match`) does not hold,
-    an absent key included."""
-    return await _delete(conn, task_state, _task(ti), key, when)
-
-
-async def clear_task_state(conn: AsyncConnection, ti: TaskKey, *, all_map_indices: bool = False) -> int:
-    """Delete every key of the task instance (or of every map index of its task); returns how many."""
-    ident = _task(ti)
-    if all_map_indices:
-        del ident["map_index"]
-    return await _clear(conn, task_state, ident)
+    return await _list(conn, task_state, asdict(ti))
 
 
 async def purge_run_state(conn: AsyncConnection, dag_id: str, run_id: str) -> int:
     """Delete the task state of every task of a DAG run (called when the run is purged)."""
-    return await _clear(conn, task_state, {"dag_id": dag_id, "run_id": run_id})
+    purged = delete(task_state).where(_where(task_state, {"dag_id": dag_id, "run_id": run_id}))
+    return int((await conn.execute(purged)).rowcount)
 
 
 async def get_asset_state(conn: AsyncConnection, asset_id: int, key: str) -> StateEntry | None:
@@ -193,24 +128,10 @@ async def list_asset_state(conn: AsyncConnection, asset_id: int) -> list[StateEn
     return await _list(conn, asset_state, {"asset_id": asset_id})
 
 
-async def set_asset_state(conn: AsyncConnection, asset_id: int, key: str, value: Any,
-                          when: Precondition = _ANY) -> StateEntry:
-    return await _set(conn, asset_state, {"asset_id": asset_id}, key, value, when, {})
-
-
-async def delete_asset_state(conn: AsyncConnection, asset_id: int, key: str, when: Precondition = _ANY) -> bool:
-    return await _delete(conn, asset_state, {"asset_id": asset_id}, key, when)
-
-
-async def clear_asset_state(conn: AsyncConnection, asset_id: int) -> int:
-    return await _clear(conn, asset_state, {"asset_id": asset_id})
-
-
-async def delete_expired_task_state(conn: AsyncConnection, *, now: datetime | None = None, limit: int = 0) -> int:
+async def delete_expired_task_state(conn: AsyncConnection, *, limit: int = 0) -> int:
     """Delete task state whose `expires_at` has passed (rows without one are kept), at most `limit` rows
     when `limit` > 0, in one statement. Returns how many rows were deleted."""
-    moment: Any = now if now is not None else func.now()
-    expired = task_state.c.expires_at < moment
+    expired = task_state.c.expires_at < func.now()
     if limit <= 0:
         return int((await conn.execute(delete(task_state).where(expired))).rowcount)
     keys = (task_state.c.dag_id, task_state.c.run_id, task_state.c.task_id, task_state.c.map_index,
@@ -218,10 +139,205 @@ async def delete_expired_task_state(conn: AsyncConnection, *, now: datetime | No
     batch = select(*keys).where(expired).limit(limit)
     return int((await conn.execute(delete(task_state).where(tuple_(*keys).in_(batch)))).rowcount)
 
-async def list_expired_task_state(conn: AsyncConnection, *, now: datetime | None = None,
-                                  limit: int = 1000) -> list[tuple[TaskKey, StateEntry]]:
+
+async def list_expired_task_state(conn: AsyncConnection, *, limit: int = 1000) -> list[tuple[TaskKey, StateEntry]]:
     """What the cleanup would delete (a dry run), oldest expiry first."""
-    moment: Any = now if now is not None else func.now()
-    rows = await conn.execute(select(task_state).where(task_state.c.expires_at < moment)
+    rows = await conn.execute(select(task_state).where(task_state.c.expires_at < func.now())
                               .order_by(task_state.c.expires_at).limit(limit))
     return [(TaskKey(row.dag_id, row.run_id, row.task_id, row.map_index), _entry(row)) for row in rows]
+
+
+@dataclass(frozen=True, slots=True)
+class RawValue:
+    """A stored value as PostgreSQL prints it (JSON text) and its version."""
+
+    json: str
+    version: int
+
+
+class AssetNotRegistered(ConsumerError):
+    """The caller's task is not registered with the asset (or the asset is unknown or inactive)."""
+
+    def __init__(self) -> None:
+        super().__init__("the task is not registered with the asset, or the asset is unknown or inactive")
+
+
+def _versions(when: Precondition) -> list[int] | None:
+    return sorted(when.versions) if when.versions is not None else None
+
+
+# --- task state: $1 dag_id, $2 run_id, $3 task_id, $4 map_index, $5 key -------------------------------
+
+_TI = "dag_id = $1 AND run_id = $2 AND task_id = $3 AND map_index = $4"
+_TI_KEY = f"{_TI} AND key = $5"
+
+_TASK_GET = f"SELECT value::text, version FROM task_state WHERE {_TI_KEY}"
+_TASK_UPSERT = (
+    "INSERT INTO task_state (dag_id, run_id, task_id, map_index, key, value, expires_at) "
+    "VALUES ($1, $2, $3, $4, $5, $6::json, $7) "
+    "ON CONFLICT (dag_id, run_id, task_id, map_index, key) DO UPDATE SET value = excluded.value, "
+    "version = task_state.version + 1, updated_at = now(), expires_at = excluded.expires_at RETURNING version")
+_TASK_CREATE = (
+    "WITH written AS (INSERT INTO task_state (dag_id, run_id, task_id, map_index, key, value, expires_at) "
+    "VALUES ($1, $2, $3, $4, $5, $6::json, $7) ON CONFLICT DO NOTHING RETURNING version) "
+    f"SELECT (SELECT version FROM written), (SELECT version FROM task_state WHERE {_TI_KEY})")
+_TASK_REPLACE = (
+    "WITH written AS (UPDATE task_state SET value = $6::json, version = version + 1, updated_at = now(), "
+    f"expires_at = $7 WHERE {_TI_KEY} AND ($8::int[] IS NULL OR version = ANY($8)) RETURNING version) "
+    f"SELECT (SELECT version FROM written), (SELECT version FROM task_state WHERE {_TI_KEY})")
+_TASK_DELETE = f"DELETE FROM task_state WHERE {_TI_KEY} RETURNING version"
+_TASK_DELETE_IF = (
+    f"WITH gone AS (DELETE FROM task_state WHERE {_TI_KEY} AND ($6::int[] IS NULL OR version = ANY($6)) "
+    f"RETURNING version) SELECT (SELECT version FROM gone), (SELECT version FROM task_state WHERE {_TI_KEY})")
+_TASK_CLEAR = f"DELETE FROM task_state WHERE {_TI}"
+_TASK_CLEAR_ALL = "DELETE FROM task_state WHERE dag_id = $1 AND run_id = $2 AND task_id = $3"
+
+
+def _ti(ti: TaskKey) -> tuple[str, str, str, int]:
+    return ti.dag_id, ti.run_id, ti.task_id, ti.map_index
+
+
+def _count(status: str) -> int:
+    """The row count of a command status (`DELETE 3`)."""
+    return int(status.rsplit(" ", 1)[-1])
+
+
+async def get_task_value(conn: asyncpg.Connection, ti: TaskKey, key: str) -> RawValue | None:
+    row = await conn.fetchrow(_TASK_GET, *_ti(ti), key)
+    return RawValue(row[0], row[1]) if row is not None else None
+
+
+async def set_task_value(conn: asyncpg.Connection, ti: TaskKey, key: str, value_json: str, when: Precondition,
+                         expires_at: datetime | None) -> int:
+    """Write `value_json` under `key`; the new version. Raises StateConflict if `when` does not hold."""
+    if when.unconditional:
+        return int(await conn.fetchval(_TASK_UPSERT, *_ti(ti), key, value_json, expires_at))
+    if when.must_be_absent:
+        written, current = await conn.fetchrow(_TASK_CREATE, *_ti(ti), key, value_json, expires_at)
+    else:
+        written, current = await conn.fetchrow(_TASK_REPLACE, *_ti(ti), key, value_json, expires_at,
+                                               _versions(when))
+    if written is None:
+        raise StateConflict(key, current)
+    return int(written)
+
+
+async def delete_task_value(conn: asyncpg.Connection, ti: TaskKey, key: str, when: Precondition) -> bool:
+    """Delete one key; False if it was absent; StateConflict if a precondition does not hold (an absent key
+    included)."""
+    if when.unconditional:
+        return await conn.fetchval(_TASK_DELETE, *_ti(ti), key) is not None
+    gone, current = await conn.fetchrow(_TASK_DELETE_IF, *_ti(ti), key, _versions(when))
+    if gone is None:
+        raise StateConflict(key, current)
+    return True
+
+
+async def clear_task(conn: asyncpg.Connection, ti: TaskKey, *, all_map_indices: bool = False) -> int:
+    """Delete every key of the task instance (or of every map index of its task); how many."""
+    if all_map_indices:
+        return _count(await conn.execute(_TASK_CLEAR_ALL, ti.dag_id, ti.run_id, ti.task_id))
+    return _count(await conn.execute(_TASK_CLEAR, *_ti(ti)))
+
+
+# --- asset state: $1 asset name (or URI), $2 dag_id, $3 task_id, $4 key --------------------------------
+
+def _registered(by: str) -> str:
+    """The asset's id if the task is registered with it (either role) and it is active. An operator
+    (`by` "operator", the CLI) names no task ($2 and $3 null) and reaches any registered asset by name."""
+    if by == "operator":
+        return "registered AS (SELECT id FROM assets WHERE name = $1 AND $2::text IS NULL AND $3::text IS NULL)"
+    return ("registered AS (SELECT assets.id FROM assets JOIN task_assets ON task_assets.asset_id = assets.id "
+            f"WHERE assets.{by} = $1 AND assets.active AND task_assets.dag_id = $2 AND task_assets.task_id = $3 "
+            "LIMIT 1)")
+
+
+_CURRENT = "(SELECT version FROM asset_state WHERE asset_id = (SELECT id FROM registered) AND key = $4)"
+
+
+def _asset_statements(by: str) -> dict[str, str]:
+    head = f"WITH {_registered(by)}"
+    return {
+        "get": f"{head} SELECT registered.id, asset_state.value::text, asset_state.version FROM registered "
+               "LEFT JOIN asset_state ON asset_state.asset_id = registered.id AND asset_state.key = $4",
+        "upsert": f"{head}, written AS (INSERT INTO asset_state (asset_id, key, value) "
+                  "SELECT id, $4, $5::json FROM registered ON CONFLICT (asset_id, key) DO UPDATE SET "
+                  "value = excluded.value, version = asset_state.version + 1, updated_at = now() RETURNING version) "
+                  f"SELECT (SELECT id FROM registered), (SELECT version FROM written), {_CURRENT}",
+        "create": f"{head}, written AS (INSERT INTO asset_state (asset_id, key, value) "
+                  "SELECT id, $4, $5::json FROM registered ON CONFLICT DO NOTHING RETURNING version) "
+                  f"SELECT (SELECT id FROM registered), (SELECT version FROM written), {_CURRENT}",
+        "replace": f"{head}, written AS (UPDATE asset_state SET value = $5::json, version = version + 1, "
+                   "updated_at = now() WHERE asset_id = (SELECT id FROM registered) AND key = $4 "
+                   "AND ($6::int[] IS NULL OR version = ANY($6)) RETURNING version) "
+                   f"SELECT (SELECT id FROM registered), (SELECT version FROM written), {_CURRENT}",
+        "delete": f"{head}, gone AS (DELETE FROM asset_state WHERE asset_id = (SELECT id FROM registered) "
+                  "AND key = $4 AND ($5::int[] IS NULL OR version = ANY($5)) RETURNING version) "
+                  f"SELECT (SELECT id FROM registered), (SELECT version FROM gone), {_CURRENT}",
+        "clear": f"{head}, gone AS (DELETE FROM asset_state WHERE asset_id = (SELECT id FROM registered) "
+                 "RETURNING 1) SELECT (SELECT id FROM registered), (SELECT count(*) FROM gone)",
+    }
+
+
+_ASSET = {by: _asset_statements(by) for by in ("name", "uri", "operator")}
+
+
+@dataclass(frozen=True, slots=True)
+class AssetRef:
+    """An asset as a route names it (`by` is "name" or "uri"), and the task that asks for its state; or
+    as an operator names it (`by` "operator", the name, no task)."""
+
+    by: str
+    value: str
+    dag_id: str | None = None
+    task_id: str | None = None
+
+    def args(self) -> tuple[str, str | None, str | None]:
+        return self.value, self.dag_id, self.task_id
+
+    def sql(self, what: str) -> str:
+        return _ASSET[self.by][what]
+
+
+async def get_asset_value(conn: asyncpg.Connection, asset: AssetRef, key: str) -> RawValue | None:
+    """The value under `key` (None: absent). Raises AssetNotRegistered."""
+    row = await conn.fetchrow(asset.sql("get"), *asset.args(), key)
+    if row is None:
+        raise AssetNotRegistered()
+    return RawValue(row[1], row[2]) if row[2] is not None else None
+
+
+async def set_asset_value(conn: asyncpg.Connection, asset: AssetRef, key: str, value_json: str,
+                          when: Precondition) -> int:
+    """Write `value_json` under `key`; the new version. Raises AssetNotRegistered, or StateConflict."""
+    if when.unconditional or when.must_be_absent:
+        row = await conn.fetchrow(asset.sql("upsert" if when.unconditional else "create"), *asset.args(), key,
+                                  value_json)
+    else:
+        row = await conn.fetchrow(asset.sql("replace"), *asset.args(), key, value_json, _versions(when))
+    found, written, current = row
+    if found is None:
+        raise AssetNotRegistered()
+    if written is None:
+        raise StateConflict(key, current)
+    return int(written)
+
+
+async def delete_asset_value(conn: asyncpg.Connection, asset: AssetRef, key: str, when: Precondition) -> bool:
+    """Delete one key; False if it was absent. Raises AssetNotRegistered, or StateConflict."""
+    found, gone, current = await conn.fetchrow(asset.sql("delete"), *asset.args(), key, _versions(when))
+    if found is None:
+        raise AssetNotRegistered()
+    if gone is not None:
+        return True
+    if when.unconditional:
+        return False
+    raise StateConflict(key, current)
+
+
+async def clear_asset(conn: asyncpg.Connection, asset: AssetRef) -> int:
+    """Delete every key of the asset; how many. Raises AssetNotRegistered."""
+    found, count = await conn.fetchrow(asset.sql("clear"), *asset.args())
+    if found is None:
+        raise AssetNotRegistered()
+    return int(count)

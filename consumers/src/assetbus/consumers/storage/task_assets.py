@@ -1,6 +1,6 @@
 """Task-asset registrations: which tasks are inlets or outlets of which assets.
 
-Asset state is open only to registered tasks: each state statement checks it (`state_statements`).
+Asset state is open only to registered tasks: each state statement checks it (`state`).
 """
 
 from __future__ import annotations
@@ -69,17 +69,20 @@ async def list_task_assets(conn: AsyncConnection, dag_id: str | None = None) -> 
     return [TaskAssetRow(*row) for row in await conn.execute(query)]
 
 
-async def declared_assets(conn: AsyncConnection, dag_id: str, task_id: str | None = None) -> list[dict[str, str]]:
+async def declared_assets(conn: AsyncConnection, dag_id: str, task_id: str | None = None, *,
+                          inlets: bool = False) -> list[dict[str, str]]:
     """The active assets a task's tokens may publish, as {"name", "uri"} objects (their `publish` claim).
 
-    For a task: the outlets it is registered with. For a DAG run's callbacks (`task_id` None), which
-    Airflow lets declare nothing of their own: every asset any task of the DAG is registered with,
-    either role (an asset only a callback emits is listed as an inlet so that Airflow knows it).
+    For a task: the outlets it is registered with, and with `inlets` its inlets too (its callbacks'
+    tokens). For a DAG run's callbacks (`task_id` None), which Airflow lets declare nothing of their
+    own: every asset any task of the DAG is registered with, either role (an asset only a callback
+    emits is listed as an inlet so that Airflow knows it).
     """
     query = (select(assets.c.name, assets.c.uri).distinct()
              .join(task_assets, task_assets.c.asset_id == assets.c.id)
              .where(task_assets.c.dag_id == dag_id, assets.c.active.is_(True))
              .order_by(assets.c.name))
     if task_id is not None:
-        query = query.where(task_assets.c.task_id == task_id, task_assets.c.role == "outlet")
+        roles = ROLES if inlets else ("outlet",)
+        query = query.where(task_assets.c.task_id == task_id, task_assets.c.role.in_(roles))
     return [{"name": name, "uri": uri} for name, uri in await conn.execute(query)]

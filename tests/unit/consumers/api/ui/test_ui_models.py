@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from importlib.resources import files
+from uuid import UUID
 
-from assetbus.consumers.api.ui.models import DagOut, RunOut
+from assetbus.consumers.api.ui.models import DagOut, DeadLetterOut, EventOut, RunOut
+from assetbus.consumers.observe.deadletters import DeadLetterRecord
 from assetbus.consumers.scheduler import AllOf, AnyOf, AssetWait, ConsumerDag, HourlyToDaily
 from assetbus.consumers.storage.dags import DagRow
+from assetbus.consumers.storage.events import StoredEvent
 from assetbus.consumers.storage.runs import RunRow
 
 NOW = datetime(2026, 10, 1, tzinfo=UTC)
@@ -27,6 +30,20 @@ def test_a_run_carries_its_triggering_event_ids_and_its_page_cursor() -> None:
                  "failed", True, 1, "worker-1", "ValueError: boom", NOW, NOW, NOW)
     out = RunOut.of(row)
     assert (out.id, out.event_ids, out.status, out.detail) == (41, [7, 9], "failed", "ValueError: boom")
+
+
+def test_an_event_and_a_dead_letter_are_shown_with_their_asset_and_their_source() -> None:
+    stored = StoredEvent(3, 1, "orders", "s3://orders/", "task", "batch-41", UUID(int=7), {"rows": 41}, "2026-10-01",
+                         NOW, "task", "ingest", "run-1", "load", -1, 2, NOW)
+    assert EventOut.of(stored).model_dump() == {
+        "id": 3, "asset": "orders", "uri": "s3://orders/", "partition_key": "2026-10-01", "partition_date": NOW,
+        "dedupe_key": "batch-41", "extra": {"rows": 41}, "source_kind": "task", "dag_id": "ingest", "run_id": "run-1",
+        "task_id": "load", "map_index": -1, "try_number": 2, "created_at": NOW}
+    letter = DeadLetterRecord("p.emissions.dlq", 0, 5, NOW, "orders", "{", 1, "undecodable", "bad JSON",
+                              "p.emissions", 2, 9, {"reason": "undecodable"})
+    assert DeadLetterOut.of(letter).model_dump() == {
+        "partition": 0, "offset": 5, "timestamp": NOW, "key": "orders", "reason": "undecodable", "error": "bad JSON",
+        "source": "p.emissions/2@9", "value_preview": "{", "value_size": 1}
 
 
 def test_the_page_and_its_assets_ship_in_the_package() -> None:

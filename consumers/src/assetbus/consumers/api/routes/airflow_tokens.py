@@ -33,7 +33,6 @@ from uuid import UUID
 import jwt
 from fastapi import APIRouter, Depends, Request
 from pydantic import BaseModel, Field, model_validator
-from sqlalchemy import select
 
 from assetbus.consumers.airflow.attempts import FINISHED_TI, AttemptRefused, check_dag_run, check_task_attempt
 from assetbus.consumers.airflow.client import AirflowClient
@@ -46,8 +45,6 @@ from assetbus.consumers.api.errors import ApiError, ApiErrorCode, responses
 from assetbus.consumers.api.security import Caller, CurrentCaller
 from assetbus.consumers.api.versioning import version_header
 from assetbus.consumers.storage.revocations import revocation
-from assetbus.consumers.storage.state_tables import task_assets
-from assetbus.consumers.storage.tables import assets
 from assetbus.consumers.storage.task_assets import declared_assets
 from assetbus.schemas import SCOPE_AIRFLOW_ATTESTED
 
@@ -157,8 +154,7 @@ async def mint(body: AirflowTokenRequest, caller: Annotated[Caller, Depends(airf
     except AirflowError as error:
         raise ApiError(503, ApiErrorCode.AIRFLOW_UNAVAILABLE, f"cannot check the attempt with Airflow: {error}",
                        headers={"Retry-After": "2"}) from error
-    return AirflowTokenOut(token=token, expires_at=datetime.now(UTC) + timedelta(seconds=ttl),
-                           bootstrap_servers=config.kafka.bootstrap, topic_prefix=config.topics.prefix)
+    return _token_out(token, ttl, config)
 
 
 async def _mint_attested(caller: Caller, config: ApiConfig, minter: Minter, db: Db) -> AirflowTokenOut:
@@ -185,6 +181,10 @@ async def _mint_attested(caller: Caller, config: ApiConfig, minter: Minter, db: 
     token = minter.task(claims.dag_id, claims.run_id, claims.task_id, map_index=claims.map_index,
                         try_number=claims.try_number, ttl_seconds=ttl, publish=publish, not_after=not_after,
                         attested=True)
+    return _token_out(token, ttl, config)
+
+
+def _token_out(token: str, ttl: int, config: ApiConfig) -> AirflowTokenOut:
     return AirflowTokenOut(token=token, expires_at=datetime.now(UTC) + timedelta(seconds=ttl),
                            bootstrap_servers=config.kafka.bootstrap, topic_prefix=config.topics.prefix)
 
@@ -200,12 +200,4 @@ async def _publication(db: Db, config: ApiConfig, dag_id: str, task_id: str | No
     if config.airflow_publish == "any":
         return "*"
     async with db.statement() as conn:
-        declared = await declared_assets(conn, dag_id, task_id)
-        if callback and task_id is not None:
-            inlets = (select(assets.c.name, assets.c.uri)
-                      .join(task_assets, task_assets.c.asset_id == assets.c.id)
-                      .where(task_assets.c.dag_id == dag_id, task_assets.c.task_id == task_id,
-                             task_assets.c.role == "inlet", assets.c.active.is_(True)))
-            declared += [{"name": name, "uri": uri} for name, uri in await conn.execute(inlets)
-                         if {"name": name, "uri": uri} not in declared]
-        return declared
+        return await declared_assets(conn, dag_id, task_id, inlets=callback)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 
 import asyncpg
 from fastapi import APIRouter, Depends, Response
@@ -29,7 +30,7 @@ from assetbus.consumers.api.routes.common import (
 )
 from assetbus.consumers.api.security import Caller, CurrentCaller
 from assetbus.consumers.api.versioning import version_header
-from assetbus.consumers.storage.state_statements import (
+from assetbus.consumers.storage.state import (
     AssetNotRegistered,
     AssetRef,
     clear_asset,
@@ -44,22 +45,20 @@ ALIAS_PREFIX = "/execution/state/asset"
 router = APIRouter(tags=["asset state store"], dependencies=[Depends(version_header)])
 
 
+@dataclass(frozen=True)
 class _Asset:
-    """An asset as a route names it: by name or by URI."""
+    """An asset as a route names it: by "name" or by "uri"."""
 
-    def __init__(self, *, name: str | None = None, uri: str | None = None) -> None:
-        self.name, self.uri = name, uri
+    by: str
+    value: str
 
     def __str__(self) -> str:
-        return f"name={self.name!r}" if self.name is not None else f"uri={self.uri!r}"
+        return f"{self.by}={self.value!r}"
 
     def ref(self, caller: Caller) -> AssetRef:
         """The asset as the caller's task asks for it (403 `not_a_task_token` for other tokens)."""
         ti = caller.task()
-        if self.name is not None:
-            return AssetRef("name", self.name, ti.dag_id, ti.task_id)
-        assert self.uri is not None
-        return AssetRef("uri", self.uri, ti.dag_id, ti.task_id)
+        return AssetRef(self.by, self.value, ti.dag_id, ti.task_id)
 
     @contextlib.asynccontextmanager
     async def registered(self, caller: Caller, db: Database) -> AsyncIterator[tuple[asyncpg.Connection, AssetRef]]:
@@ -75,11 +74,11 @@ class _Asset:
 
 
 def by_name(name: AssetName) -> _Asset:
-    return _Asset(name=name)
+    return _Asset("name", name)
 
 
 def by_uri(uri: AssetUri) -> _Asset:
-    return _Asset(uri=uri)
+    return _Asset("uri", uri)
 
 
 def _add_routes(prefix: str, locate: Callable[..., _Asset], by: str, *, deprecated: bool = False) -> None:

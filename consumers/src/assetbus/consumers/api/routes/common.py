@@ -10,7 +10,7 @@ from fastapi.responses import JSONResponse
 
 from assetbus.consumers.api.errors import ApiError, etag
 from assetbus.consumers.api.models import KEY_PATTERN, NAME_PATTERN, encoded_value
-from assetbus.consumers.storage.state_statements import RawValue
+from assetbus.consumers.storage.state import RawValue
 from assetbus.schemas import KEY_MAX_LENGTH, NAME_MAX_LENGTH
 
 _KEY_DOC = (f"State key: 1 to {KEY_MAX_LENGTH} characters, no control characters, not only dots and slashes "
@@ -29,7 +29,7 @@ DELETED_HEADER = "Assetbus-Deleted"
 
 def check_value(value: Any) -> str:
     """`value` as the JSON text to store; 422 (`invalid_request` or `value_too_large`) unless it may be
-    stored (`value_problem`)."""
+    stored (`encoded_value`)."""
     checked = encoded_value(value)
     if isinstance(checked, tuple):
         raise ApiError(422, *checked)

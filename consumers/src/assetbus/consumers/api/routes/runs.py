@@ -16,7 +16,6 @@ installation's minting key. It may claim, renew and finish the runs of its own D
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Literal
 
@@ -54,15 +53,10 @@ def subscriber_token(key: TokenKey, dag_id: str, name: str, *, ttl_seconds: int 
                         extra_claims={"dag_id": dag_id})
 
 
-@dataclass(frozen=True)
-class Subscriber:
-    subject: str
-    dag_id: str
-
-
 async def subscriber(request: Request,
-                     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]) -> Subscriber:
-    """401 without a valid token; 403 unless it carries `runs:claim` and names a DAG."""
+                     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]) -> str:
+    """The DAG a subscriber token names: 401 without a valid token; 403 unless it carries `runs:claim` and
+    names a DAG."""
     if credentials is None:
         raise ApiError(401, ApiErrorCode.MISSING_TOKEN, "an `Authorization: Bearer <subscriber token>` header is "
                        "required (`assetbus token subscriber` makes one)", headers={"WWW-Authenticate": _CHALLENGE})
@@ -79,10 +73,10 @@ async def subscriber(request: Request,
     dag_id = jwt.decode(token, options={"verify_signature": False}).get("dag_id")  # verified just above
     if not isinstance(dag_id, str) or not dag_id:
         raise ApiError(403, ApiErrorCode.INSUFFICIENT_SCOPE, "the subscriber token names no DAG")
-    return Subscriber(subject=verified.subject, dag_id=dag_id)
+    return dag_id
 
 
-CurrentSubscriber = Annotated[Subscriber, Depends(subscriber)]
+SubscriberDag = Annotated[str, Depends(subscriber)]
 
 
 LeaseSeconds = Annotated[float, Field(ge=1, le=86400, description="How long the claim holds the run unless renewed "
@@ -135,21 +129,21 @@ class FinishOut(BaseModel):
                                         "run is not running (finished already).")
 
 
-async def _own_run(db: Db, run_id: str, caller: Subscriber) -> None:
+async def _own_run(db: Db, run_id: str, dag_id: str) -> None:
     """404 for an unknown run, 403 for a run of another DAG than the token's."""
     async with db.statement() as conn:
         run = await get_run(conn, run_id)
     if run is None:
         raise ApiError(404, ApiErrorCode.NOT_FOUND, f"no consumer run {run_id!r}")
-    if run.dag_id != caller.dag_id:
+    if run.dag_id != dag_id:
         raise ApiError(403, ApiErrorCode.INSUFFICIENT_SCOPE,
-                       f"the token may claim runs of DAG {caller.dag_id!r} only, not of {run.dag_id!r}")
+                       f"the token may claim runs of DAG {dag_id!r} only, not of {run.dag_id!r}")
 
 
 @router.post("/{run_id}/claim", response_model=ClaimOut, responses=responses(401, 403, 404, 503),
              summary="Claim (lease) a consumer run before handling its signal (needs a subscriber token)")
-async def claim(run_id: RunId, body: ClaimRequest, caller: CurrentSubscriber, db: Db) -> ClaimOut:
-    await _own_run(db, run_id, caller)  # a run's DAG never changes: checking it first is race-free
+async def claim(run_id: RunId, body: ClaimRequest, dag_id: SubscriberDag, db: Db) -> ClaimOut:
+    await _own_run(db, run_id, dag_id)  # a run's DAG never changes: checking it first is race-free
     async with db.statement() as conn:
         found = await claim_run(conn, run_id, body.consumer, body.lease_s)
     if found is None:
@@ -161,8 +155,8 @@ async def claim(run_id: RunId, body: ClaimRequest, caller: CurrentSubscriber, db
 
 @router.post("/{run_id}/renew", response_model=RenewOut, responses=responses(401, 403, 404, 503),
              summary="Extend the lease of a claimed consumer run while its handler runs (needs a subscriber token)")
-async def renew(run_id: RunId, body: RenewRequest, caller: CurrentSubscriber, db: Db) -> RenewOut:
-    await _own_run(db, run_id, caller)
+async def renew(run_id: RunId, body: RenewRequest, dag_id: SubscriberDag, db: Db) -> RenewOut:
+    await _own_run(db, run_id, dag_id)
     async with db.statement() as conn:
         lease_until = await renew_run(conn, run_id, body.fence, body.lease_s)
     return RenewOut(renewed=lease_until is not None, lease_until=lease_until)
@@ -170,8 +164,8 @@ async def renew(run_id: RunId, body: RenewRequest, caller: CurrentSubscriber, db
 
 @router.post("/{run_id}/finish", response_model=FinishOut, responses=responses(401, 403, 404, 503),
              summary="Record the outcome of a claimed consumer run (needs a subscriber token)")
-async def finish(run_id: RunId, body: FinishRequest, caller: CurrentSubscriber, db: Db) -> FinishOut:
-    await _own_run(db, run_id, caller)
+async def finish(run_id: RunId, body: FinishRequest, dag_id: SubscriberDag, db: Db) -> FinishOut:
+    await _own_run(db, run_id, dag_id)
     async with db.statement() as conn:
         recorded = await finish_run(conn, run_id, RunStatus(body.status), body.detail, fence=body.fence)
     return FinishOut(recorded=recorded, reason=None if recorded else FinishResult.STALE_FENCE)

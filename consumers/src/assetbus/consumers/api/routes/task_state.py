@@ -5,7 +5,7 @@ never cross mapped siblings; clearing every map index of the task is an explicit
 `ti:mapped` (Airflow offers it only on its core REST API, behind DAG permissions). PUT, DELETE
 (of an absent key too) and clear answer 204. Compare-and-set (`If-Match`/`If-None-Match`, the version
 as `ETag`) is an assetbus extension. Each request is one prepared SQL statement that commits by itself
-(`db.raw()`, `storage.state_statements`; a failed compare-and-set reads the current version in the
+(`db.raw()`, `storage.state`; a failed compare-and-set reads the current version in the
 same statement). The seed's `/execution/state/ti/…` paths are deprecated aliases of the same handlers.
 """
 
@@ -23,7 +23,7 @@ from assetbus.consumers.api.preconditions import IfMatch, IfNoneMatch, parse_pre
 from assetbus.consumers.api.routes.common import PathKey, check_value, no_content, stored_value_response
 from assetbus.consumers.api.security import CurrentCaller
 from assetbus.consumers.api.versioning import version_header
-from assetbus.consumers.storage.state_statements import clear_task, delete_task_value, get_task_value, set_task_value
+from assetbus.consumers.storage.state import clear_task, delete_task_value, get_task_value, set_task_value
 from assetbus.schemas import SCOPE_TASK_MAPPED
 
 STORE_PREFIX = "/execution/store/ti"

@@ -1,7 +1,9 @@
-"""The JSON the `/ui` page reads (`/ui/api/...`): plain views of the storage and observe results."""
+"""The JSON the `/ui` page reads (`/ui/api/...`): plain views of the storage and observe results (fields
+named as the viewed dataclass's are copied from it)."""
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from datetime import datetime
 from typing import Any
 
@@ -34,10 +36,7 @@ class EventOut(BaseModel):
 
     @classmethod
     def of(cls, e: StoredEvent) -> EventOut:
-        return cls(id=e.id, asset=e.asset_name, uri=e.asset_uri, partition_key=e.partition_key,
-                   partition_date=e.partition_date, dedupe_key=e.dedupe_key, extra=e.extra, source_kind=e.source_kind,
-                   dag_id=e.dag_id, run_id=e.run_id, task_id=e.task_id, map_index=e.map_index,
-                   try_number=e.try_number, created_at=e.created_at)
+        return cls.model_validate({**asdict(e), "asset": e.asset_name, "uri": e.asset_uri})
 
 
 class AssetOut(BaseModel):
@@ -75,11 +74,7 @@ class RunOut(BaseModel):
 
     @classmethod
     def of(cls, r: RunRow) -> RunOut:
-        return cls(id=r.id, run_id=r.run_id, dag_id=r.dag_id, partition_key=r.partition_key,
-                   partition_date=r.partition_date,
-                   generation=r.generation, status=r.status, detail=r.detail, origin=r.origin, published=r.published,
-                   attempts=r.attempts, consumer=r.consumer, event_ids=[int(e["event_id"]) for e in r.events],
-                   events=r.events, created_at=r.created_at, started_at=r.started_at, finished_at=r.finished_at)
+        return cls.model_validate({**asdict(r), "event_ids": [int(e["event_id"]) for e in r.events]})
 
 
 class WaitOut(BaseModel):
@@ -170,5 +165,4 @@ class DeadLetterOut(BaseModel):
     @classmethod
     def of(cls, d: DeadLetterRecord) -> DeadLetterOut:
         source = f"{d.source_topic}/{d.source_partition}@{d.source_offset}" if d.source_topic else None
-        return cls(partition=d.partition, offset=d.offset, timestamp=d.timestamp, key=d.key, reason=d.reason,
-                   error=d.error, source=source, value_preview=d.value_preview, value_size=d.value_size)
+        return cls.model_validate({**asdict(d), "source": source})

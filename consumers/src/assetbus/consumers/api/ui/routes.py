@@ -42,7 +42,7 @@ from assetbus.consumers.observe.lag import consumer_group_lag
 from assetbus.consumers.storage.assets import assets_by_name
 from assetbus.consumers.storage.catalog import asset_summaries, latest_per_partition
 from assetbus.consumers.storage.dags import get_dag, list_dags
-from assetbus.consumers.storage.event_log import MAX_PAGE, events_by_id, get_event, list_events
+from assetbus.consumers.storage.event_log import MAX_PAGE, events_by_id, list_events
 from assetbus.consumers.storage.lineage import event_lineage
 from assetbus.consumers.storage.runs import get_run, list_runs, run_counts
 from assetbus.consumers.storage.waiting import waiting_counts
@@ -137,7 +137,7 @@ async def events(db: Db, asset: str | None = None, partition: str | None = None,
 @api.get("/events/{event_id}", response_model=EventDetail)
 async def event(db: Db, event_id: int) -> EventDetail:
     async with db.transaction() as conn:
-        stored = await get_event(conn, event_id)
+        stored = (await events_by_id(conn, [event_id])).get(event_id)
         if stored is None:
             raise _not_found(f"event {event_id}")
         lineage = await event_lineage(conn, event_id)
@@ -179,9 +179,10 @@ async def run(db: Db, run_id: str) -> RunDetail:
 
 
 @contextlib.asynccontextmanager
-async def _broker() -> AsyncIterator[None]:
+async def _broker(request: Request) -> AsyncIterator[tuple[KafkaConnection, Topics]]:
+    """The API's broker and topics; a broker that does not answer is a 503."""
     try:
-        yield
+        yield request.app.state.kafka, request.app.state.topics
     except (KafkaError, OSError, TimeoutError) as error:
         raise ApiError(503, ApiErrorCode.BROKER_UNAVAILABLE,
                        f"the broker did not answer: {type(error).__name__}", headers={"Retry-After": "2"}) from error
@@ -189,17 +190,13 @@ async def _broker() -> AsyncIterator[None]:
 
 @api.get("/lag", response_model=list[LagOut])
 async def lag(request: Request) -> list[LagOut]:
-    connection: KafkaConnection = request.app.state.kafka
-    topics: Topics = request.app.state.topics
-    async with _broker():
+    async with _broker(request) as (connection, topics):
         groups = await consumer_group_lag(connection, topic_prefix=topics.prefix, timeout_s=5)
     return [LagOut.of(g) for g in groups]
 
 
 @api.get("/dead-letters", response_model=list[DeadLetterOut])
 async def dead_letters(request: Request, limit: Limit = 50) -> list[DeadLetterOut]:
-    connection: KafkaConnection = request.app.state.kafka
-    topics: Topics = request.app.state.topics
-    async with _broker():
+    async with _broker(request) as (connection, topics):
         found = await read_dead_letters(connection, topics.emissions_dlq, limit=limit, timeout_s=5)
     return [DeadLetterOut.of(d) for d in found]

@@ -33,11 +33,6 @@ class WaitingPartition:
     progress: list[Progress] = field(default_factory=list)
     """Each asset wait: `have` of `need` (empty when the DAG's definition cannot be read)."""
 
-    @property
-    def missing(self) -> list[Progress]:
-        """The waits that are not complete: what the partition still waits for."""
-        return [p for p in self.progress if not p.complete]
-
 
 async def waiting_partitions(conn: AsyncConnection, dag_id: str, *, after_key: str | None = None,
                              limit: int = 50) -> list[WaitingPartition]:
