@@ -5,8 +5,8 @@ Every long-running service (persister, scheduler, Airflow bridge and forwarder) 
 - `dependencies(stack)`: wait for Kafka and PostgreSQL (`startup_timeout_s`, exit code 75 after it),
   with the engine's disposal registered first, so that a start-up timeout leaves nothing open;
 - `open(stack)`: producers, publishers, periodic loops (the toolkit's `every`), each registered on `stack`;
-- `join(stack)`: the consumer groups (the toolkit's shell), last, so that nothing is fetched before the
-  service can handle it;
+- `join(stack)`: the consumer groups (by default the toolkit's shell in `shell`), last, so that nothing is
+  fetched before the service can handle it;
 - the probes (`/metrics`, `/healthz`, `/readyz`) when `metrics_port` is set;
 - `started(stack)`: work that may take long and that the probes should already report on (the bridge's
   first sync from Airflow).
@@ -36,6 +36,7 @@ from assetbus.consumers.observe.probes import ProbedService, ProbeServer, start_
 from assetbus.consumers.storage import wait_for_database
 from assetbus.producers.kafka.access import AccessRefusals
 from assetbus.producers.kafka.periodic import cancel_and_wait, every
+from assetbus.producers.kafka.shell import ServiceShell
 from assetbus.producers.kafka.startup import startup_policy, wait_for_kafka
 from assetbus.producers.kafka.topics import TopicSpec
 
@@ -46,6 +47,8 @@ class Service:
     """Base of the persister, the scheduler, the bridge and the forwarder. `async with` runs `start()` and `stop()`."""
 
     log: logging.Logger = logging.getLogger("assetbus.service")
+    shell: ServiceShell[Any] | None = None
+    """The service's consumer group, if it has one: joined by the default `join`, awaited by `run_forever`."""
     _probes: ProbeServer | None = None
     _stack: AsyncExitStack | None = None
     _refusals: AccessRefusals | None = None
@@ -71,6 +74,9 @@ class Service:
 
     async def join(self, stack: AsyncExitStack) -> None:
         """Join the consumer groups, registering each one's stop on `stack`."""
+        if self.shell is not None:
+            await self.shell.start()
+            stack.push_async_callback(self.shell.stop)  # the batch in flight finishes and commits first
 
     async def started(self, stack: AsyncExitStack) -> None:
         """Runs once the probes answer: slow first work that they should already report on."""
@@ -104,7 +110,9 @@ class Service:
 
     async def run_forever(self) -> None:
         """Block while the service works; re-raise what ended its work (a consume loop that died, say)."""
-        raise NotImplementedError
+        if self.shell is None:
+            raise NotImplementedError
+        await self.shell.run_forever()
 
     async def serve_until_signalled(self, on_started: Callable[[], None] | None = None) -> None:
         """For `assetbus run ...`: start, block until SIGINT or SIGTERM (or until the service's work ended: its

@@ -59,13 +59,11 @@ class Persister(Service):
         self.metrics = PersisterMetrics()
         self.engine = create_engine(config.database_url, pre_ping=False)  # a dead connection: chunk retried
         self.tokens = CachedTokenVerifier(TokenVerifier.configured(jwks=config.token_jwks, secret=config.token_secret))
-        self.producer: AIOKafkaProducer | None = None
-        self._renewable: RenewableProducer | None = None
         self.publisher: Publisher | None = None
         self.replies: ReplyTopics | None = None
         self.processor = BatchProcessor(self.engine, self.tokens, config.topics, self._missing_topics)
         self.retry = config.retry_policy()
-        self.shell = ServiceShell(
+        self.shell: ServiceShell[Sequence[RawRecord]] = ServiceShell(
             config.kafka, config.consumer_settings(config.topics.emissions),
             self._on_batch, retry=self.retry, metrics=self.metrics, log=log, on_failure=self._failed,
             after_commit=self._committed, name="assetbus-persister", refusals=self.refusals)
@@ -171,27 +169,13 @@ class Persister(Service):
             lambda: create_producer(self.config.kafka, linger_ms=self.config.producer_linger_ms),
             on_renewed=self._renewed)
         await renewable.start()
-        stack.push_async_callback(self._close_producer)
-        self._renewable = renewable
+        stack.push_async_callback(renewable.stop)
         self.publisher = Publisher(renewable)
         self._renewed(renewable.producer)
 
     def _renewed(self, producer: AIOKafkaProducer) -> None:
-        """The producer now in use (a new one after a batch the broker refused)."""
-        self.producer = producer
+        """The producer now in use (a new one after a batch the broker refused): reply topics are asked through it."""
         self.replies = ReplyTopics(producer)
-
-    async def run_forever(self) -> None:
-        await self.shell.run_forever()
-
-    async def join(self, stack: AsyncExitStack) -> None:
-        await self.shell.start()
-        stack.push_async_callback(self.shell.stop)  # the batch in flight finishes and commits first
-
-    async def _close_producer(self) -> None:
-        renewable, self._renewable, self.producer = self._renewable, None, None
-        if renewable is not None:
-            await renewable.stop()
 
 
 async def serve(config: PersisterConfig) -> None:
