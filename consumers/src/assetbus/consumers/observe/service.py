@@ -55,7 +55,6 @@ class Service:
 
     @property
     def refusals(self) -> AccessRefusals:
-        """What the cluster's ACLs refuse this service now (its `/readyz` fails while any is held)."""
         if self._refusals is None:
             self._refusals = AccessRefusals()
         return self._refusals
@@ -70,10 +69,9 @@ class Service:
         """Wait for what the service needs before it opens anything (see `wait_for`)."""
 
     async def open(self, stack: AsyncExitStack) -> None:
-        """Open producers, publishers and background loops, registering each one's close on `stack`."""
+        pass
 
     async def join(self, stack: AsyncExitStack) -> None:
-        """Join the consumer groups, registering each one's stop on `stack`."""
         if self.shell is not None:
             await self.shell.start()
             stack.push_async_callback(self.shell.stop)  # the batch in flight finishes and commits first
@@ -84,7 +82,6 @@ class Service:
     # -- the template ----------------------------------------------------------------------------------------
 
     async def start(self) -> None:
-        """Dependencies → open → join → probes → started; a failure closes what was opened, in reverse."""
         async with AsyncExitStack() as stack:
             await self.dependencies(stack)
             await self.open(stack)
@@ -175,7 +172,7 @@ class Service:
 
     @property
     def metrics_port(self) -> int | None:
-        """The bound port of /metrics, /healthz and /readyz (None: not served)."""
+        """The bound port of the probes (None: not served)."""
         return self._probes.port if self._probes is not None else None
 
     def stop_probes(self) -> None:

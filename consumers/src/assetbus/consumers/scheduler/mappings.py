@@ -184,9 +184,10 @@ class HourlyToDaily(_Zoned):
 
     kind: Literal["hourly_to_daily"] = Field(default="hourly_to_daily", description="Mapping type.")
 
-    def __init__(self, timezone: str | None = None, /, **data: Any) -> None:
-        super().__init__(timezone, **data)
     unit: ClassVar[str] = "hours"
+
+    def __init__(self, timezone: str | None = None, /, **data: Any) -> None:  # positional for the type checker too
+        super().__init__(timezone, **data)
 
     def map(self, key: str | None, when: datetime | None) -> Mapped | Unmappable:
         instant = _instant(key, when)
