@@ -51,7 +51,6 @@ class ProbeServer:
 
     def __init__(self, registry: CollectorRegistry, port: int, host: str = "0.0.0.0", *,
                  checks: ReadinessChecks | None = None, loop_timeout_s: float = 5.0) -> None:
-        self._registry = registry
         self._port = port
         self._host = host
         self._checks = checks
@@ -63,7 +62,7 @@ class ProbeServer:
 
     @property
     def port(self) -> int:
-        """The bound port (useful with port 0)."""
+        """The bound port (port 0 binds any free one)."""
         return self._server.server_port if self._server is not None else self._port
 
     def start(self) -> None:

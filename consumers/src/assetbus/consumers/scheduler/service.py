@@ -112,8 +112,6 @@ class Scheduler(Service):
         self.stats.runs += len(result.runs)
 
     async def apply(self, events: Sequence[IncomingEvent], routed: Routed) -> ApplyResult:
-        """The batch's DB transaction, retried while the database is unavailable."""
-
         async def transaction() -> ApplyResult:
             async with translated(), self.engine.begin() as conn:
                 return await apply_events(conn, self.registry, events, routed)
@@ -124,7 +122,6 @@ class Scheduler(Service):
         return self.metrics.registry, self.config
 
     async def dependencies(self, stack: AsyncExitStack) -> None:
-        """Kafka and the asset-events topic, then PostgreSQL."""
         await self.wait_for(stack, self.config, engine=self.engine,
                             required=core_specs(self.config.topics, only=[self.config.topics.asset_events]))
 
