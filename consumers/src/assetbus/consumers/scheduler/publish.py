@@ -37,6 +37,7 @@ from assetbus.consumers.storage.faults import translated
 from assetbus.consumers.storage.runs import RunRow, mark_published, unpublished_runs
 from assetbus.producers.kafka.access import AccessRefusals, naming_refusals
 from assetbus.producers.kafka.connection import KafkaConnection
+from assetbus.producers.kafka.periodic import cancel_and_wait
 from assetbus.producers.kafka.producer import create_producer
 from assetbus.producers.kafka.renewal import RenewableProducer
 from assetbus.producers.kafka.retry import RetryPolicy
@@ -100,10 +101,7 @@ class ReadinessPublisher:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._idle.wait(), flush_timeout_s)
         for task in (self._task, self._marker):
-            if task is not None:
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+            await cancel_and_wait(task)
 
     async def submit(self, runs: Sequence[RunRow], traces: Mapping[int, Context] | None = None) -> None:
         """Queue runs for the background sender; waits while the backlog is full (backpressure).
