@@ -121,33 +121,19 @@ class Service:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stopping.set)
         try:
-            if not await self._start_unless(stopping):
+            if not await _unless(self.start(), stopping):
                 self.log.info("stopped by a signal while starting")
                 return
             try:
                 if on_started is not None:
                     on_started()
                 if not stopping.is_set():
-                    await self._until(stopping)
+                    await _unless(self.run_forever(), stopping)
             finally:
                 await self.stop()
         finally:
             for sig in (signal.SIGINT, signal.SIGTERM):
                 loop.remove_signal_handler(sig)
-
-    async def _start_unless(self, stopping: asyncio.Event) -> bool:
-        """`start()`, unless `stopping` is set first: then the start is cancelled (its stack closes what it had
-        opened) and the answer is False. A start that fails raises."""
-        starting = await _unless(self.start(), stopping)
-        if starting.cancelled():
-            return False
-        starting.result()
-        return True
-
-    async def _until(self, stopping: asyncio.Event) -> None:
-        working = await _unless(self.run_forever(), stopping)
-        if not working.cancelled():
-            working.result()
 
     # -- helpers for the steps -------------------------------------------------------------------------------
 
@@ -181,8 +167,9 @@ class Service:
             self._probes = None
 
 
-async def _unless(work: Awaitable[None], stopping: asyncio.Event) -> asyncio.Future[None]:
-    """`work` as a task, cancelled (and awaited) if `stopping` is set before it ends; the ended task."""
+async def _unless(work: Awaitable[None], stopping: asyncio.Event) -> bool:
+    """`work` as a task, cancelled (and awaited: a cancelled start's stack closes what it had opened) if `stopping`
+    is set before it ends. True when it ended on its own; its error is re-raised."""
     task = asyncio.ensure_future(work)
     waiter = asyncio.ensure_future(stopping.wait())
     try:
@@ -191,4 +178,7 @@ async def _unless(work: Awaitable[None], stopping: asyncio.Event) -> asyncio.Fut
         await cancel_and_wait(waiter)
         if not task.done():
             await cancel_and_wait(task)
-    return task
+    if task.cancelled():
+        return False
+    task.result()
+    return True
