@@ -1,12 +1,6 @@
 """`/metrics`, `/healthz` and `/readyz` over HTTP for a service without a web server of its own
-(persister, scheduler, readiness subscribers, orchestrator bridges).
-
-```python
-probes = ProbeServer(metrics.registry, port=9464, checks=ReadinessChecks(broker=conn, database_url=url))
-probes.start()   # from inside the service's event loop: /healthz then also proves the loop is not stuck
-...
-probes.stop()
-```
+(persister, scheduler, readiness subscribers, orchestrator bridges); started from inside the service's
+event loop, so that `/healthz` also proves the loop is not stuck.
 
 It runs prometheus-client's threaded WSGI server in a daemon thread, so a busy or blocked event loop
 cannot delay a scrape. `/healthz` answers 200 while the service's event loop turns (a no-op is

@@ -1,8 +1,5 @@
-"""The persister's Prometheus metrics, on their own registry (several persisters may share a process).
-
-Served over HTTP with the probes by `assetbus.consumers.observe.ProbeServer` (`assetbus run persister
---metrics-port 9464`: `/metrics`, `/healthz`, `/readyz`).
-"""
+"""The persister's Prometheus metrics, on their own registry (several persisters may share a process), served
+with the probes (`assetbus run persister --metrics-port 9464`)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""The scheduler's Prometheus metrics, on their own registry (several schedulers may share a process).
-
-Served with the probes by `assetbus.consumers.observe.ProbeServer` (`assetbus run scheduler --metrics-port`).
-"""
+"""The scheduler's Prometheus metrics, on their own registry (several schedulers may share a process), served
+with the probes (`assetbus run scheduler --metrics-port`)."""
 
 from __future__ import annotations
 
