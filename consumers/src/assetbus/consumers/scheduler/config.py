@@ -1,7 +1,4 @@
-"""What the scheduler needs to run: one settings model (`ASSETBUS_SCHEDULER_*`, `.env`, or keywords).
-
-Built once at the edge (`assetbus run scheduler`, the demo, tests) and passed in.
-"""
+"""What the scheduler needs to run: one settings model (`ASSETBUS_SCHEDULER_*`, `.env`, or keywords)."""
 
 from __future__ import annotations
 
