@@ -76,10 +76,10 @@ class _Combined(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    if TYPE_CHECKING:  # a field of each subclass, declared after its `kind` (the stored definitions' key order)
+    if TYPE_CHECKING:  # fields of each subclass (`conditions` after `kind`: the stored definitions' key order)
+        kind: str
         conditions: list[Condition]
     verdict: ClassVar[Callable[[Iterable[bool]], bool]]
-    label: ClassVar[str]
 
     def holds(self, arrived: Arrived, target_key: str | None) -> bool:
         return type(self).verdict(c.holds(arrived, target_key) for c in self.conditions)
@@ -91,7 +91,7 @@ class _Combined(BaseModel):
         return [p for c in self.conditions for p in c.progress(arrived, target_key)]
 
     def describe(self) -> str:
-        return f"{self.label} (" + ", ".join(c.describe() for c in self.conditions) + ")"
+        return f"{self.kind.replace('_', ' ')} (" + ", ".join(c.describe() for c in self.conditions) + ")"
 
 
 class AllOf(_Combined):
@@ -100,7 +100,6 @@ class AllOf(_Combined):
     kind: Literal["all_of"] = Field(default="all_of", description="Condition type.")
     conditions: list[Condition] = Field(min_length=1, description="Conditions that must all hold.")
     verdict = all
-    label = "all of"
 
     def __init__(self, *conditions: Condition, **data: Any) -> None:
         if conditions:
@@ -114,7 +113,6 @@ class AnyOf(_Combined):
     kind: Literal["any_of"] = Field(default="any_of", description="Condition type.")
     conditions: list[Condition] = Field(min_length=1, description="Conditions of which one must hold.")
     verdict = any
-    label = "any of"
 
     def __init__(self, *conditions: Condition, **data: Any) -> None:
         if conditions:
