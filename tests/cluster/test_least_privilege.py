@@ -356,8 +356,7 @@ async def test_a_scheduler_whose_signals_the_acls_refuse_sends_them_once_the_acl
     try:
         async with engine.begin() as conn:
             await register_asset(conn, ORDERS.name, ORDERS.uri)
-            loaded = LoadResult(root="/dags/orders.py", dags=[LoadedDag(DAG, "/dags/orders.py")],
-                                files=["/dags/orders.py"])
+            loaded = LoadResult(root="/dags/orders.py", dags=[LoadedDag(DAG, "/dags/orders.py")])
             await sync_dags(conn, loaded)
         await ReadinessTopics(broker.admin_connection(), topics).ensure([DAG.dag_id])
         base = await _signals_on(broker, readiness)  # a topic made by an earlier test of the module holds its own
@@ -474,8 +473,7 @@ async def _left_by_a_crash(engine: AsyncEngine, broker: AclBroker, topics: Topic
     async with engine.begin() as conn:
         await register_asset(conn, ORDERS.name, ORDERS.uri)
         await register_asset(conn, SHIPMENTS.name, SHIPMENTS.uri)
-        loaded = LoadResult(root="/dags/orders.py", dags=[LoadedDag(DAG, "/dags/orders.py")],
-                            files=["/dags/orders.py"])
+        loaded = LoadResult(root="/dags/orders.py", dags=[LoadedDag(DAG, "/dags/orders.py")])
         await sync_dags(conn, loaded)
         new = [NewRun(str(uuid.uuid4()), DAG.dag_id, key, None, 1, [], "scheduler", "[]") for key in (SENT, CRASHED)]
         written = await write_fanout(conn, new, [], [])

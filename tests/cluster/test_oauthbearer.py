@@ -89,8 +89,7 @@ async def test_the_pipeline_signs_in_with_oauthbearer_tokens_the_broker_validate
     try:
         async with engine.begin() as conn:
             await register_asset(conn, ORDERS.name, ORDERS.uri)
-            await sync_dags(conn, LoadResult(root="/dags/orders.py", dags=[LoadedDag(DAG, "/dags/orders.py")],
-                                             files=["/dags/orders.py"]))
+            await sync_dags(conn, LoadResult(root="/dags/orders.py", dags=[LoadedDag(DAG, "/dags/orders.py")]))
     finally:
         await engine.dispose()
     persister = PersisterConfig(kafka=connection("persister"), database_url=db_url, token_secret=token_secret,

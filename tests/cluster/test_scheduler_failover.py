@@ -38,7 +38,7 @@ async def test_scheduler_killed_during_a_broker_failover_gives_one_run_per_parti
     await create_replicated_topics(cluster.connection(), {topics.readiness(DAG): 3})
     dag = ConsumerDag(dag_id=DAG, schedule=AssetWait(asset.name, mapping=Identity()))
     async with engine.begin() as conn:
-        await sync_dags(conn, LoadResult(root="/dags/d.py", dags=[LoadedDag(dag, "/dags/d.py")], files=["/dags/d.py"]))
+        await sync_dags(conn, LoadResult(root="/dags/d.py", dags=[LoadedDag(dag, "/dags/d.py")]))
 
     victim = await leader_of_key(cluster.connection(), topics.asset_events, asset.name)  # the scheduler's input
     bootstrap = cluster.connection().bootstrap  # every node, the victim included

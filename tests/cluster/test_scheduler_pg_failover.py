@@ -47,8 +47,7 @@ async def test_a_primary_kill_and_standby_promotion_gives_one_signalled_run_per_
         asset = (await spread_assets(engine, partitions=1, per_partition=1))[0]
         dag = ConsumerDag(dag_id=DAG, schedule=AssetWait(asset.name, mapping=Identity()))
         async with engine.begin() as conn:
-            await sync_dags(conn, LoadResult(root="/dags/d.py", dags=[LoadedDag(dag, "/dags/d.py")],
-                                             files=["/dags/d.py"]))
+            await sync_dags(conn, LoadResult(root="/dags/d.py", dags=[LoadedDag(dag, "/dags/d.py")]))
         await ensure_topics(connection, topics, {topics.readiness(DAG): 3})
         persister = PersisterProcess(bootstrap=connection.bootstrap, db_url=pg_pair.url, topics=topics,
                                      token_secret=token_secret, group_id=f"{topics.prefix}-persister",

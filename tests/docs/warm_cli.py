@@ -26,7 +26,7 @@ from pathlib import Path
 
 CLIENT = Path(__file__).with_name("client.py")
 PRELOAD = ("assetbus.cli.main", "assetbus.cli.services", "assetbus.settings", "assetbus.consumers.scheduler",
-           "assetbus.consumers.persister", "assetbus.consumers.persister.logs", "assetbus.consumers.observe",
+           "assetbus.consumers.persister", "assetbus.consumers.observe",
            "assetbus.producers", "uvicorn")
 """Imported once by the server, every name of a package's `__all__` included (the packages export lazily)."""
 

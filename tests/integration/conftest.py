@@ -178,7 +178,7 @@ def define_dags(engine: AsyncEngine, infra: Settings, topics: Topics,
     """`await define_dags(dag, ...)`: sync consumer DAG definitions (as from one file) and create their topics."""
 
     async def define(*dags: ConsumerDag, fileloc: str = "/dags/test_dags.py") -> SyncReport:
-        loaded = LoadResult(root=fileloc, dags=[LoadedDag(dag, fileloc) for dag in dags], files=[fileloc])
+        loaded = LoadResult(root=fileloc, dags=[LoadedDag(dag, fileloc) for dag in dags])
         async with engine.begin() as conn:
             report = await sync_dags(conn, loaded)
         await create_readiness_topics(infra.kafka, topics, report.synced)

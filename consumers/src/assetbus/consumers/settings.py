@@ -19,34 +19,18 @@ from assetbus.producers.kafka import ENV_PREFIX, ConsumerSettings, KafkaConnecti
 from assetbus.schemas import Topics
 
 __all__ = ["ENV_FILE", "BackoffSettings", "ConsumerGroupSettings", "KafkaSettings", "ProbeSettings",
-           "ServiceSettings", "VerificationKeys", "group_id_for", "service_settings_config"]
+           "ServiceSettings", "VerificationKeys", "service_settings_config"]
 
 ENV_FILE = ".env"
 
 
 def service_settings_config(env_prefix: str) -> SettingsConfigDict:
-    """The model config every service model uses, with its own environment prefix."""
     return SettingsConfigDict(env_prefix=env_prefix, env_file=ENV_FILE, extra="ignore", frozen=True,
                               validate_default=True, populate_by_name=True)
 
 
-def group_id_for(data: Any, service: str) -> Any:
-    """Settings input with `group_id` defaulted to `<topic prefix>-<service>` (a `mode="before"` validator's body):
-    two installations on one cluster with different prefixes never share a group, and the default prefix keeps
-    the historical ids (`assetbus-persister`, `assetbus-scheduler`)."""
-    if not isinstance(data, dict) or data.get("group_id"):
-        return data
-    topics = data.get("topics")
-    prefix = topics.prefix if isinstance(topics, Topics) else (topics or {}).get("prefix", Topics().prefix)
-    return {**data, "group_id": f"{prefix}-{service}"}
-
-
 class ServiceSettings(BaseSettings):
-    """Base of the service models: `env_prefix` names the service, e.g. `ASSETBUS_PERSISTER_`.
-
-    Every service reaches Kafka and PostgreSQL on one topic prefix; those connection fields are given
-    by the edge (`assetbus.settings.Settings`), the rest of a service's fields have defaults.
-    """
+    """Base of the service models: `env_prefix` names the service, e.g. `ASSETBUS_PERSISTER_`."""
 
     model_config = service_settings_config("ASSETBUS_")
 
@@ -74,7 +58,6 @@ class ServiceSettings(BaseSettings):
 
     @classmethod
     def env_name(cls, field: str) -> str:
-        """The environment variable of one field."""
         prefix = cls.model_config.get("env_prefix") or ""
         return f"{prefix}{field}".upper()
 
@@ -105,10 +88,8 @@ class BackoffSettings(BaseModel):
 
 
 class ConsumerGroupSettings(BaseModel):
-    """The consumer-group knobs every consuming service has (a mixin of the service models).
-
-    `group_id` defaults to `<topic prefix>-<service>` (`service` names it); `consumer_settings()` is the
-    toolkit shell's settings from them. A service changes a default by declaring the field again."""
+    """The consumer-group knobs every consuming service has (a mixin of the service models); a service changes a
+    default by declaring the field again."""
 
     service: ClassVar[str] = "consumer"
     group_id: str = Field(default="", description="Consumer group shared by this service's processes; default "
@@ -137,7 +118,13 @@ class ConsumerGroupSettings(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _group(cls, data: Any) -> Any:
-        return group_id_for(data, cls.service)
+        """`group_id` defaulted to `<topic prefix>-<service>`: two installations on one cluster with different
+        prefixes never share a group, and the default prefix keeps the historical ids (`assetbus-persister`)."""
+        if not isinstance(data, dict) or data.get("group_id"):
+            return data
+        topics = data.get("topics")
+        prefix = topics.prefix if isinstance(topics, Topics) else (topics or {}).get("prefix", Topics().prefix)
+        return {**data, "group_id": f"{prefix}-{cls.service}"}
 
     @model_validator(mode="after")
     def _consistent_group(self) -> Any:
@@ -148,7 +135,6 @@ class ConsumerGroupSettings(BaseModel):
         return self
 
     def consumer_settings(self, *topics: str) -> ConsumerSettings:
-        """The toolkit shell's settings for a consumer of `topics` in this service's group."""
         return ConsumerSettings(
             topics=topics, group_id=self.group_id, group_instance_id=self.group_instance_id,
             max_records=self.max_records, batch_timeout_ms=self.batch_timeout_ms,
@@ -159,10 +145,8 @@ class ConsumerGroupSettings(BaseModel):
 
 
 class VerificationKeys(ServiceSettings):
-    """The keys a token-verifying service (persister, API) holds: public keys only, except in local mode.
-
-    Neither set means the service refuses to start: it never invents a secret.
-    """
+    """The keys a token-verifying service (persister, API) holds: public keys only, except in local mode. Neither
+    set means the service refuses to start: it never invents a secret."""
 
     token_jwks: str | None = Field(default=None, description="JWKS with the public keys that verify EdDSA/RS256 "
                                    "tokens: a file path or an http(s) URL (given by the edge from "

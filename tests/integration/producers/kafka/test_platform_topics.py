@@ -142,7 +142,7 @@ async def test_a_scheduler_that_may_not_create_topics_names_a_synced_dags_missin
         async with engine.begin() as conn:
             await register_asset(conn, "orders", "s3://bucket/orders/")
             dag = s.ConsumerDag(dag_id="orders_daily", schedule=s.AssetWait("orders"))
-            await s.sync_dags(conn, s.LoadResult(root="/d.py", dags=[s.LoadedDag(dag, "/d.py")], files=["/d.py"]))
+            await s.sync_dags(conn, s.LoadResult(root="/d.py", dags=[s.LoadedDag(dag, "/d.py")]))
     finally:
         await engine.dispose()
     config = s.SchedulerConfig(kafka=infra.kafka, database_url=db_url, topics=topics, create_topics=False,
@@ -168,7 +168,7 @@ async def test_the_plan_of_the_synced_dags_lists_each_active_dags_readiness_topi
             await register_asset(conn, "orders", "s3://bucket/orders/")
             dags = [s.LoadedDag(s.ConsumerDag(dag_id=dag_id, schedule=s.AssetWait("orders")), "/d.py")
                     for dag_id in ("orders_daily", "orders_hourly")]
-            await s.sync_dags(conn, s.LoadResult(root="/d.py", dags=dags, files=["/d.py"]))
+            await s.sync_dags(conn, s.LoadResult(root="/d.py", dags=dags))
     finally:
         await engine.dispose()
     code, out, err = await run_service({"DATABASE_URL": db_url, "ASSETBUS_TOPIC_PREFIX": topics.prefix},

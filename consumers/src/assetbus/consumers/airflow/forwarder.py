@@ -167,9 +167,9 @@ class AirflowForwarder(Service):
         self._bridge_served = BridgeServedAssets(self._engine, config.asset_refresh_s)
         self._gate = asyncio.Semaphore(config.concurrency)
         self._retry = config.retry_policy()
-        self.shell = ServiceShell(config.kafka, config.consumer_settings(config.topics.asset_events),
-                                  self._on_batch, metrics=self.metrics, log=log,
-                                  name="assetbus-airflow-forwarder", refusals=self.refusals)
+        self.shell: ServiceShell[Sequence[Any]] = ServiceShell(
+            config.kafka, config.consumer_settings(config.topics.asset_events), self._on_batch, metrics=self.metrics,
+            log=log, name="assetbus-airflow-forwarder", refusals=self.refusals)
         self.posted = 0
         """Airflow asset events this process created (found or met again not counted)."""
 
@@ -181,15 +181,8 @@ class AirflowForwarder(Service):
         await self.wait_for(stack, self.config, engine=self._engine, owned_engine=self._owned_engine,
                             required=core_specs(self.config.topics, only=[self.config.topics.asset_events]))
 
-    async def join(self, stack: AsyncExitStack) -> None:
-        await self.shell.start()
-        stack.push_async_callback(self.shell.stop)
-
     async def wait_assigned(self, timeout_s: float = 30.0) -> None:
         await self.shell.wait_assigned(timeout_s)
-
-    async def run_forever(self) -> None:
-        await self.shell.run_forever()
 
     async def _on_batch(self, records: Sequence[Any]) -> None:
         """One asset's events in order; different assets at once (up to `concurrency`)."""

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import CollectorRegistry, Counter, Histogram
 
-from assetbus.consumers.observe.buckets import LATENCY_BUCKETS
+from assetbus.consumers.observe.buckets import LATENCY_BUCKETS, offset_metrics
 
 
 class ForwarderMetrics:
@@ -23,8 +23,5 @@ class ForwarderMetrics:
                                       registry=r)
         self.delay_seconds = Histogram("assetbus_forwarder_delay_seconds", "From an event stored in assetbus to "
                                        "its asset event existing in Airflow.", buckets=LATENCY_BUCKETS, registry=r)
-        self.consumer_lag = Gauge("assetbus_forwarder_consumer_lag", "Asset events not yet read by this "
-                                  "forwarder, over its assigned partitions.", registry=r)
-        self.rebalances = Counter("assetbus_forwarder_rebalances", "Partition assignments received.", registry=r)
-        self.commit_failures = Counter("assetbus_forwarder_offset_commit_failures", "Offset commits that failed "
-                                       "(the batch is redelivered, and met again in the ledger).", registry=r)
+        self.rebalances, self.commit_failures, self.consumer_lag = offset_metrics(
+            "assetbus_forwarder", "Asset events not yet read by this forwarder, over its assigned partitions.", r)

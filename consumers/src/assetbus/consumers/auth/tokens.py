@@ -56,7 +56,6 @@ class TokenVerifier:
     secret: str | None = field(default=None, repr=False)
     audience: str = DEFAULT_AUDIENCE
     leeway_seconds: int = 5
-    issuer: str = DEFAULT_ISSUER
     keys: KeySource | None = None
 
     def __post_init__(self) -> None:
@@ -65,10 +64,9 @@ class TokenVerifier:
                                           "HS256 secret for local development")
 
     @classmethod
-    def configured(cls, *, jwks: str | None, secret: str | None,
-                   audience: str = DEFAULT_AUDIENCE) -> TokenVerifier:
+    def configured(cls, *, jwks: str | None, secret: str | None) -> TokenVerifier:
         """From service settings: a JWKS file path or URL, and/or a local HS256 secret."""
-        return cls(secret=secret or None, audience=audience, keys=key_source(jwks) if jwks else None)
+        return cls(secret=secret or None, keys=key_source(jwks) if jwks else None)
 
     @property
     def algorithms(self) -> tuple[str, ...]:
@@ -104,7 +102,7 @@ class TokenVerifier:
         key, algorithm = self._key(token)
         try:
             payload: dict[str, Any] = jwt.decode(token, key, algorithms=[algorithm], audience=self.audience,
-                                                 issuer=self.issuer, leeway=self.leeway_seconds,
+                                                 issuer=DEFAULT_ISSUER, leeway=self.leeway_seconds,
                                                  options={"require": ["exp", "sub", "aud", "iss"]})
         except jwt.ExpiredSignatureError as error:  # the signature verified: the claims are the signer's
             if jwt.decode(token, options={"verify_signature": False}).get("attested") is True:
@@ -113,7 +111,7 @@ class TokenVerifier:
         except jwt.InvalidAudienceError as error:
             raise TokenError("token audience is not assetbus") from error
         except jwt.InvalidIssuerError as error:
-            raise TokenError(f"token issuer is not {self.issuer!r}") from error
+            raise TokenError(f"token issuer is not {DEFAULT_ISSUER!r}") from error
         except jwt.InvalidSignatureError as error:
             raise TokenError(SIGNATURE_INVALID) from error
         except jwt.PyJWTError as error:

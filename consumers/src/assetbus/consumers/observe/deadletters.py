@@ -97,10 +97,7 @@ def dead_letter(topic: str, partition: int, offset: int, timestamp_ms: int, key:
 
 async def read_dead_letters(connection: KafkaConnection, topic: str, *, limit: int = 50,
                             timeout_s: float = 10.0) -> list[DeadLetterRecord]:
-    """Up to `limit` newest dead letters of `topic` (over all its partitions), newest first.
-
-    An absent topic reads as empty.
-    """
+    """Up to `limit` newest dead letters of `topic` (over all its partitions), newest first; none if it is absent."""
     async with asyncio.timeout(timeout_s):
         partitions = (await partitions_of(connection, [topic])).get(topic)
     if not partitions:

@@ -43,7 +43,6 @@ class GroupLag:
         return sum(p.lag for p in self.partitions)
 
     def by_topic(self) -> dict[str, int]:
-        """topic → lag."""
         totals: dict[str, int] = {}
         for p in self.partitions:
             totals[p.topic] = totals.get(p.topic, 0) + p.lag

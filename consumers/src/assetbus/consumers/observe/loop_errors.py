@@ -12,10 +12,8 @@ loop can report the same failure a second time, with a traceback and no more to 
   the `RuntimeError: ... the handler is closed` as a "Fatal error on SSL protocol" (MagicStack/uvloop
   issues #68, #471; the `wrong-password` case).
 
-`handle_loop_error` is the one place that tells those second reports apart, whatever the message that
-carries them, and logs each as one debug line; every other loop error goes to asyncio's default
-handler as before. `install` puts it on a loop: the CLI's service loops (`assetbus.cli.event_loop`)
-and the API's uvicorn loop (its lifespan) run with it.
+`handle_loop_error` logs those second reports as one debug line each; `install` puts it on the CLI's service
+loops (`assetbus.cli.event_loop`) and the API's uvicorn loop (its lifespan).
 """
 
 from __future__ import annotations
@@ -31,10 +29,8 @@ log = logging.getLogger("assetbus.loop")
 
 
 def handle_loop_error(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
-    """The loop's exception handler: a failed TLS connection (its handshake refused, an `ssl.SSLError` such as
-    `SSLCertVerificationError`, however the loop reports it; or uvloop's write to its already closed TCP
-    transport) is one debug line, as the code that opened the connection has reported it; anything else is
-    reported by asyncio's default handler."""
+    """A failed TLS connection (an `ssl.SSLError`, however the loop reports it, or uvloop's write to its closed
+    TCP transport) is one debug line; anything else goes to asyncio's default handler."""
     error = context.get("exception")
     message = str(context.get("message", ""))
     closed_transport_write = (isinstance(error, RuntimeError) and "the handler is closed" in str(error)
@@ -47,6 +43,5 @@ def handle_loop_error(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) 
 
 
 def install(loop: asyncio.AbstractEventLoop) -> asyncio.AbstractEventLoop:
-    """Set `handle_loop_error` as `loop`'s exception handler; returns the loop."""
     loop.set_exception_handler(handle_loop_error)
     return loop

@@ -1,12 +1,6 @@
 """`/metrics`, `/healthz` and `/readyz` over HTTP for a service without a web server of its own
-(persister, scheduler, readiness subscribers, orchestrator bridges).
-
-```python
-probes = ProbeServer(metrics.registry, port=9464, checks=ReadinessChecks(broker=conn, database_url=url))
-probes.start()   # from inside the service's event loop: /healthz then also proves the loop is not stuck
-...
-probes.stop()
-```
+(persister, scheduler, readiness subscribers, orchestrator bridges); started from inside the service's
+event loop, so that `/healthz` also proves the loop is not stuck.
 
 It runs prometheus-client's threaded WSGI server in a daemon thread, so a busy or blocked event loop
 cannot delay a scrape. `/healthz` answers 200 while the service's event loop turns (a no-op is
@@ -51,7 +45,6 @@ class ProbeServer:
 
     def __init__(self, registry: CollectorRegistry, port: int, host: str = "0.0.0.0", *,
                  checks: ReadinessChecks | None = None, loop_timeout_s: float = 5.0) -> None:
-        self._registry = registry
         self._port = port
         self._host = host
         self._checks = checks
@@ -63,7 +56,7 @@ class ProbeServer:
 
     @property
     def port(self) -> int:
-        """The bound port (useful with port 0)."""
+        """The bound port (port 0 binds any free one)."""
         return self._server.server_port if self._server is not None else self._port
 
     def start(self) -> None:

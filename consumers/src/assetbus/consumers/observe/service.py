@@ -5,8 +5,8 @@ Every long-running service (persister, scheduler, Airflow bridge and forwarder) 
 - `dependencies(stack)`: wait for Kafka and PostgreSQL (`startup_timeout_s`, exit code 75 after it),
   with the engine's disposal registered first, so that a start-up timeout leaves nothing open;
 - `open(stack)`: producers, publishers, periodic loops (the toolkit's `every`), each registered on `stack`;
-- `join(stack)`: the consumer groups (the toolkit's shell), last, so that nothing is fetched before the
-  service can handle it;
+- `join(stack)`: the consumer groups (by default the toolkit's shell in `shell`), last, so that nothing is
+  fetched before the service can handle it;
 - the probes (`/metrics`, `/healthz`, `/readyz`) when `metrics_port` is set;
 - `started(stack)`: work that may take long and that the probes should already report on (the bridge's
   first sync from Airflow).
@@ -36,6 +36,7 @@ from assetbus.consumers.observe.probes import ProbedService, ProbeServer, start_
 from assetbus.consumers.storage import wait_for_database
 from assetbus.producers.kafka.access import AccessRefusals
 from assetbus.producers.kafka.periodic import cancel_and_wait, every
+from assetbus.producers.kafka.shell import ServiceShell
 from assetbus.producers.kafka.startup import startup_policy, wait_for_kafka
 from assetbus.producers.kafka.topics import TopicSpec
 
@@ -46,13 +47,14 @@ class Service:
     """Base of the persister, the scheduler, the bridge and the forwarder. `async with` runs `start()` and `stop()`."""
 
     log: logging.Logger = logging.getLogger("assetbus.service")
+    shell: ServiceShell[Any] | None = None
+    """The service's consumer group, if it has one: joined by the default `join`, awaited by `run_forever`."""
     _probes: ProbeServer | None = None
     _stack: AsyncExitStack | None = None
     _refusals: AccessRefusals | None = None
 
     @property
     def refusals(self) -> AccessRefusals:
-        """What the cluster's ACLs refuse this service now (its `/readyz` fails while any is held)."""
         if self._refusals is None:
             self._refusals = AccessRefusals()
         return self._refusals
@@ -67,10 +69,12 @@ class Service:
         """Wait for what the service needs before it opens anything (see `wait_for`)."""
 
     async def open(self, stack: AsyncExitStack) -> None:
-        """Open producers, publishers and background loops, registering each one's close on `stack`."""
+        pass
 
     async def join(self, stack: AsyncExitStack) -> None:
-        """Join the consumer groups, registering each one's stop on `stack`."""
+        if self.shell is not None:
+            await self.shell.start()
+            stack.push_async_callback(self.shell.stop)  # the batch in flight finishes and commits first
 
     async def started(self, stack: AsyncExitStack) -> None:
         """Runs once the probes answer: slow first work that they should already report on."""
@@ -78,7 +82,6 @@ class Service:
     # -- the template ----------------------------------------------------------------------------------------
 
     async def start(self) -> None:
-        """Dependencies → open → join → probes → started; a failure closes what was opened, in reverse."""
         async with AsyncExitStack() as stack:
             await self.dependencies(stack)
             await self.open(stack)
@@ -104,7 +107,9 @@ class Service:
 
     async def run_forever(self) -> None:
         """Block while the service works; re-raise what ended its work (a consume loop that died, say)."""
-        raise NotImplementedError
+        if self.shell is None:
+            raise NotImplementedError
+        await self.shell.run_forever()
 
     async def serve_until_signalled(self, on_started: Callable[[], None] | None = None) -> None:
         """For `assetbus run ...`: start, block until SIGINT or SIGTERM (or until the service's work ended: its
@@ -116,33 +121,19 @@ class Service:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stopping.set)
         try:
-            if not await self._start_unless(stopping):
+            if not await _unless(self.start(), stopping):
                 self.log.info("stopped by a signal while starting")
                 return
             try:
                 if on_started is not None:
                     on_started()
                 if not stopping.is_set():
-                    await self._until(stopping)
+                    await _unless(self.run_forever(), stopping)
             finally:
                 await self.stop()
         finally:
             for sig in (signal.SIGINT, signal.SIGTERM):
                 loop.remove_signal_handler(sig)
-
-    async def _start_unless(self, stopping: asyncio.Event) -> bool:
-        """`start()`, unless `stopping` is set first: then the start is cancelled (its stack closes what it had
-        opened) and the answer is False. A start that fails raises."""
-        starting = await _unless(self.start(), stopping)
-        if starting.cancelled():
-            return False
-        starting.result()
-        return True
-
-    async def _until(self, stopping: asyncio.Event) -> None:
-        working = await _unless(self.run_forever(), stopping)
-        if not working.cancelled():
-            working.result()
 
     # -- helpers for the steps -------------------------------------------------------------------------------
 
@@ -167,7 +158,7 @@ class Service:
 
     @property
     def metrics_port(self) -> int | None:
-        """The bound port of /metrics, /healthz and /readyz (None: not served)."""
+        """The bound port of the probes (None: not served)."""
         return self._probes.port if self._probes is not None else None
 
     def stop_probes(self) -> None:
@@ -176,8 +167,9 @@ class Service:
             self._probes = None
 
 
-async def _unless(work: Awaitable[None], stopping: asyncio.Event) -> asyncio.Future[None]:
-    """`work` as a task, cancelled (and awaited) if `stopping` is set before it ends; the ended task."""
+async def _unless(work: Awaitable[None], stopping: asyncio.Event) -> bool:
+    """`work` as a task, cancelled (and awaited: a cancelled start's stack closes what it had opened) if `stopping`
+    is set before it ends. True when it ended on its own; its error is re-raised."""
     task = asyncio.ensure_future(work)
     waiter = asyncio.ensure_future(stopping.wait())
     try:
@@ -186,4 +178,7 @@ async def _unless(work: Awaitable[None], stopping: asyncio.Event) -> asyncio.Fut
         await cancel_and_wait(waiter)
         if not task.done():
             await cancel_and_wait(task)
-    return task
+    if task.cancelled():
+        return False
+    task.result()
+    return True

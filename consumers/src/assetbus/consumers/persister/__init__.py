@@ -8,16 +8,15 @@ from assetbus.producers.exports import lazy_exports
 
 if TYPE_CHECKING:
     from assetbus.consumers.persister.app import Persister, serve
-    from assetbus.consumers.persister.batch import BatchProcessor, BatchResult, Outgoing
+    from assetbus.consumers.persister.batch import Outgoing
     from assetbus.consumers.persister.config import PersisterConfig
     from assetbus.consumers.persister.metrics import PersisterMetrics
 else:  # the type checker sees the imports above, not a module __getattr__
     __getattr__, __dir__ = lazy_exports(__name__, {
         ".app": ("Persister", "serve"),
-        ".batch": ("BatchProcessor", "BatchResult", "Outgoing"),
+        ".batch": ("Outgoing",),
         ".config": ("PersisterConfig",),
         ".metrics": ("PersisterMetrics",),
     })
 
-__all__ = ["BatchProcessor", "BatchResult", "Outgoing", "Persister", "PersisterConfig", "PersisterMetrics",
-           "serve"]
+__all__ = ["Outgoing", "Persister", "PersisterConfig", "PersisterMetrics", "serve"]

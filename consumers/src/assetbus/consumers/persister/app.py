@@ -50,6 +50,11 @@ def _settle(future: asyncio.Future[Any]) -> None:
         future.exception()
 
 
+async def _publish(publisher: Publisher, result: BatchResult, total: BatchResult) -> list[Delivery]:
+    total.merge(result)
+    return await publisher.send(result.outgoing())
+
+
 class Persister(Service):
     """The service with an explicit lifecycle: `await start()`, `await stop()`, or `async with`."""
 
@@ -59,13 +64,11 @@ class Persister(Service):
         self.metrics = PersisterMetrics()
         self.engine = create_engine(config.database_url, pre_ping=False)  # a dead connection: chunk retried
         self.tokens = CachedTokenVerifier(TokenVerifier.configured(jwks=config.token_jwks, secret=config.token_secret))
-        self.producer: AIOKafkaProducer | None = None
-        self._renewable: RenewableProducer | None = None
         self.publisher: Publisher | None = None
         self.replies: ReplyTopics | None = None
         self.processor = BatchProcessor(self.engine, self.tokens, config.topics, self._missing_topics)
         self.retry = config.retry_policy()
-        self.shell = ServiceShell(
+        self.shell: ServiceShell[Sequence[RawRecord]] = ServiceShell(
             config.kafka, config.consumer_settings(config.topics.emissions),
             self._on_batch, retry=self.retry, metrics=self.metrics, log=log, on_failure=self._failed,
             after_commit=self._committed, name="assetbus-persister", refusals=self.refusals)
@@ -92,9 +95,8 @@ class Persister(Service):
             self.replies.forget()
 
     async def handle(self, records: Sequence[RawRecord]) -> BatchResult:
-        """Store and publish one batch, pipelined in chunks (module docstring); returns once everything is durable
-        on both sides."""
-        if self.publisher is None:
+        """Store and publish one batch (module docstring); returns once everything is durable on both sides."""
+        if (publisher := self.publisher) is None:
             raise NotStarted("the persister")
         size = self.config.chunk_size
         depth = self.config.transactions_in_flight
@@ -109,12 +111,12 @@ class Persister(Service):
                 chunk_scopes = prepared.scopes()
                 earlier = list(storing) if chunk_scopes & scopes else []
                 scopes |= chunk_scopes
-                storing.append(asyncio.create_task(self._store_after(earlier, prepared, published)))
+                storing.append(asyncio.create_task(self._store(earlier, prepared, published)))
                 await asyncio.sleep(0)  # let it start its transaction before more CPU work
                 while len(storing) >= depth or (storing and storing[0].done()):
-                    pending += await self._publish(await storing.popleft(), total)
+                    pending += await _publish(publisher, await storing.popleft(), total)
             while storing:
-                pending += await self._publish(await storing.popleft(), total)
+                pending += await _publish(publisher, await storing.popleft(), total)
             await wait_all(pending)
         finally:
             for delivery in pending:
@@ -126,19 +128,13 @@ class Persister(Service):
                     await task
         return total
 
-    async def _publish(self, result: BatchResult, total: BatchResult) -> list[Delivery]:
-        if self.publisher is None:
-            raise NotStarted("the persister")
-        total.merge(result)
-        return await self.publisher.send(result.outgoing())
-
-    async def _store_after(self, earlier: list[asyncio.Task[BatchResult]], prepared: Prepared,
-                           published: set[int]) -> BatchResult:
-        if earlier:  # it repeats a dedupe scope of a chunk in flight: store after it
+    async def _store(self, earlier: list[asyncio.Task[BatchResult]], prepared: Prepared,
+                     published: set[int]) -> BatchResult:
+        """Store a chunk once the `earlier` chunks (which share a dedupe scope with it) are stored, retrying while
+        the database is unavailable."""
+        if earlier:
             await asyncio.wait(earlier)
-        return await self._store_until_done(prepared, published)
 
-    async def _store_until_done(self, prepared: Prepared, published: set[int]) -> BatchResult:
         def retrying(error: BaseException, delay: float) -> None:
             self.metrics.db_retries.inc()
             log.warning("database unavailable; retrying the chunk", extra={"retry_in_s": round(delay, 3),
@@ -162,36 +158,20 @@ class Persister(Service):
         return self.metrics.registry, self.config
 
     async def dependencies(self, stack: AsyncExitStack) -> None:
-        """Kafka and the core topics, then PostgreSQL."""
         await self.wait_for(stack, self.config, engine=self.engine, required=core_specs(self.config.topics))
 
     async def open(self, stack: AsyncExitStack) -> None:
-        """The producer that receipts, asset events and dead letters go out through."""
         renewable = RenewableProducer(
             lambda: create_producer(self.config.kafka, linger_ms=self.config.producer_linger_ms),
             on_renewed=self._renewed)
         await renewable.start()
-        stack.push_async_callback(self._close_producer)
-        self._renewable = renewable
+        stack.push_async_callback(renewable.stop)
         self.publisher = Publisher(renewable)
         self._renewed(renewable.producer)
 
     def _renewed(self, producer: AIOKafkaProducer) -> None:
-        """The producer now in use (a new one after a batch the broker refused)."""
-        self.producer = producer
+        """The producer now in use (a new one after a batch the broker refused): reply topics are asked through it."""
         self.replies = ReplyTopics(producer)
-
-    async def run_forever(self) -> None:
-        await self.shell.run_forever()
-
-    async def join(self, stack: AsyncExitStack) -> None:
-        await self.shell.start()
-        stack.push_async_callback(self.shell.stop)  # the batch in flight finishes and commits first
-
-    async def _close_producer(self) -> None:
-        renewable, self._renewable, self.producer = self._renewable, None, None
-        if renewable is not None:
-            await renewable.stop()
 
 
 async def serve(config: PersisterConfig) -> None:

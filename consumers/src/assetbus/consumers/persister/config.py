@@ -1,7 +1,4 @@
-"""What the persister needs to run: one settings model (`ASSETBUS_PERSISTER_*`, `.env`, or keywords).
-
-Built once at the edge (`assetbus run persister`, the demo, tests) and passed in.
-"""
+"""What the persister needs to run: one settings model (`ASSETBUS_PERSISTER_*`, `.env`, or keywords)."""
 
 from __future__ import annotations
 

@@ -1,14 +1,11 @@
-"""The persister's Prometheus metrics, on their own registry (several persisters may share a process).
-
-Served over HTTP with the probes by `assetbus.consumers.observe.ProbeServer` (`assetbus run persister
---metrics-port 9464`: `/metrics`, `/healthz`, `/readyz`).
-"""
+"""The persister's Prometheus metrics, on their own registry (several persisters may share a process), served
+with the probes (`assetbus run persister --metrics-port 9464`)."""
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import CollectorRegistry, Counter, Histogram
 
-from assetbus.consumers.observe.buckets import LATENCY_BUCKETS
+from assetbus.consumers.observe.buckets import LATENCY_BUCKETS, offset_metrics
 from assetbus.consumers.persister.batch import BatchResult
 from assetbus.schemas import ReceiptStatus
 
@@ -16,7 +13,7 @@ BATCH_SIZE_BUCKETS = (1, 10, 50, 100, 250, 500, 1000, 2000, 3000, 4000, 6000, 80
 
 
 class PersisterMetrics:
-    """Counters of outcomes, batch and latency histograms, consumer lag."""
+    """Counters of outcomes, batch and latency histograms; the consumer shell's offsets (an `OffsetMetrics`)."""
 
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
         self.registry = registry or CollectorRegistry()
@@ -40,18 +37,12 @@ class PersisterMetrics:
         self.batch_seconds = Histogram("assetbus_persister_batch_seconds",
                                        "From a batch's arrival to its offsets being committed.",
                                        buckets=LATENCY_BUCKETS, registry=r)
-        self.consumer_lag = Gauge("assetbus_persister_consumer_lag",
-                                  "Records on the assigned emission partitions not yet committed by this process.",
-                                  registry=r)
         self.batch_failures = Counter("assetbus_persister_batch_failures",
                                       "Batches that failed and were rewound for redelivery.", registry=r)
         self.db_retries = Counter("assetbus_persister_db_retries",
                                   "Database attempts that found the database unavailable.", registry=r)
-        self.commit_failures = Counter("assetbus_persister_offset_commit_failures",
-                                       "Offset commits that failed or were skipped after a rebalance "
-                                       "(the batch is redelivered and answered as duplicates).", registry=r)
-        self.rebalances = Counter("assetbus_persister_rebalances", "Partition assignments received.",
-                                  registry=r)
+        self.rebalances, self.commit_failures, self.consumer_lag = offset_metrics(
+            "assetbus_persister", "Records on the assigned emission partitions not yet committed by this process.", r)
 
     def observe(self, result: BatchResult, records: int, seconds: float) -> None:
         """Count one published and committed batch."""

@@ -14,7 +14,7 @@ from aiokafka import AIOKafkaProducer
 
 from assetbus.consumers.persister.batch import Outgoing
 from assetbus.producers.kafka.renewal import RenewableProducer
-from assetbus.producers.kafka.sender import BatchSender, Delivery, wait_all
+from assetbus.producers.kafka.sender import BatchSender, Delivery
 from assetbus.schemas.deadletters import TRUNCATED_FROM
 
 __all__ = ["DLQ_VALUE_LIMIT", "PUBLISHING", "Publisher"]
@@ -40,7 +40,7 @@ def _cut(records: Iterable[Outgoing]) -> Iterable[Outgoing]:
 
 
 class Publisher:
-    """Sends records in per-partition batches; `publish` returns once the broker acknowledged them all."""
+    """Sends records in per-partition batches."""
 
     def __init__(self, producer: AIOKafkaProducer | RenewableProducer) -> None:
         self._sender = BatchSender(producer)
@@ -48,7 +48,3 @@ class Publisher:
     async def send(self, records: Iterable[Outgoing]) -> list[Delivery]:
         """Hand the records to the producer; each delivery resolves when the broker has its batch (or fails)."""
         return await self._sender.send(_cut(records))
-
-    async def publish(self, records: Iterable[Outgoing]) -> None:
-        """Send, then wait for every acknowledgement (raises if one failed)."""
-        await wait_all(await self.send(records))

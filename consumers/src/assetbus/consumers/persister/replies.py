@@ -54,7 +54,6 @@ class ReplyTopics:
         self._checked_at = float("-inf")
 
     async def missing(self, names: set[str]) -> set[str]:
-        """The names among `names` that are not topics on the broker."""
         unknown = names - self._existing
         if not unknown:
             return set()

@@ -6,9 +6,9 @@ Serve them with `assetbus.consumers.observe.ProbeServer(metrics.registry, port)`
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import CollectorRegistry, Counter, Histogram
 
-from assetbus.consumers.observe.buckets import LATENCY_BUCKETS, READINESS_BUCKETS
+from assetbus.consumers.observe.buckets import LATENCY_BUCKETS, READINESS_BUCKETS, offset_metrics
 from assetbus.producers.kafka.offsets import OffsetCounters, OffsetMetrics
 from assetbus.producers.readiness import SubscriberEvents
 
@@ -27,17 +27,11 @@ class SubscriberMetrics(SubscriberEvents):
         self.readiness_seconds = Histogram("assetbus_subscriber_readiness_latency_seconds",
                                            "From a run's creation by the scheduler to its handler starting here.",
                                            ["dag_id"], buckets=READINESS_BUCKETS, registry=r)
-        self.consumer_lag = Gauge("assetbus_subscriber_consumer_lag",
-                                  "Signals on the assigned partitions not yet handled and committed.", ["dag_id"],
-                                  registry=r)
-        self.rebalances = Counter("assetbus_subscriber_rebalances", "Partition assignments received.", ["dag_id"],
-                                  registry=r)
+        self.rebalances, self.commit_failures, self.consumer_lag = offset_metrics(
+            "assetbus_subscriber", "Signals on the assigned partitions not yet handled and committed.", r, ["dag_id"])
         self.leases_lost = Counter("assetbus_subscriber_leases_lost", "Handlers that lost their run's lease while "
                                    "they ran (another claim took the run; their outcome was refused).", ["dag_id"],
                                    registry=r)
-        self.commit_failures = Counter("assetbus_subscriber_offset_commit_failures",
-                                       "Offset commits that failed or were skipped after a rebalance.", ["dag_id"],
-                                       registry=r)
 
     def signal(self, dag_id: str, outcome: str) -> None:
         self.signals.labels(dag_id=dag_id, outcome=outcome).inc()

@@ -36,7 +36,6 @@ ORIGIN_REPLAY = "replay"
 @dataclass
 class ApplyResult:
     runs: list[RunRow] = field(default_factory=list)
-    routed: int = 0
     skipped: int = 0
     foreign: int = 0
     """Events on the topic that this database does not hold (skipped)."""
@@ -159,7 +158,6 @@ async def apply_events(conn: AsyncConnection, registry: DagRegistry, incoming: S
         for skip in skips:
             log.info("dag %s skips event %d of %s: %s (%s)", skip.dag_id, skip.event.event_id, skip.event.asset_name,
                      skip.reason.value, skip.detail)
-    result.routed = len(entries)
     result.runs = (await queue_and_plan(conn, index.by_id, entries, ORIGIN_SCHEDULER, locked=True)).runs
     return result
 

@@ -6,9 +6,9 @@ condition hold? Nestable: `AllOf(AssetWait("orders"), AnyOf(AssetWait("eu"), Ass
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -71,56 +71,53 @@ class AssetWait(BaseModel):
         return f"{self.asset} [{self.mapping.describe()}]"
 
 
-class AllOf(BaseModel):
-    """Holds when every condition holds for the target partition."""
+class _Combined(BaseModel):
+    """`AllOf` and `AnyOf`: `verdict` (`all` or `any`) over the conditions' verdicts."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+    if TYPE_CHECKING:  # fields of each subclass (`conditions` after `kind`: the stored definitions' key order)
+        kind: str
+        conditions: list[Condition]
+    verdict: ClassVar[Callable[[Iterable[bool]], bool]]
+
+    def holds(self, arrived: Arrived, target_key: str | None) -> bool:
+        return type(self).verdict(c.holds(arrived, target_key) for c in self.conditions)
+
+    def waits(self) -> list[AssetWait]:
+        return [wait for c in self.conditions for wait in c.waits()]
+
+    def progress(self, arrived: Arrived, target_key: str | None) -> list[Progress]:
+        return [p for c in self.conditions for p in c.progress(arrived, target_key)]
+
+    def describe(self) -> str:
+        return f"{self.kind.replace('_', ' ')} (" + ", ".join(c.describe() for c in self.conditions) + ")"
+
+
+class AllOf(_Combined):
+    """Holds when every condition holds for the target partition."""
 
     kind: Literal["all_of"] = Field(default="all_of", description="Condition type.")
     conditions: list[Condition] = Field(min_length=1, description="Conditions that must all hold.")
+    verdict = all
 
     def __init__(self, *conditions: Condition, **data: Any) -> None:
         if conditions:
             data["conditions"] = list(conditions)
         super().__init__(**data)
 
-    def holds(self, arrived: Arrived, target_key: str | None) -> bool:
-        return all(c.holds(arrived, target_key) for c in self.conditions)
 
-    def waits(self) -> list[AssetWait]:
-        return [wait for c in self.conditions for wait in c.waits()]
-
-    def progress(self, arrived: Arrived, target_key: str | None) -> list[Progress]:
-        return [p for c in self.conditions for p in c.progress(arrived, target_key)]
-
-    def describe(self) -> str:
-        return "all of (" + ", ".join(c.describe() for c in self.conditions) + ")"
-
-
-class AnyOf(BaseModel):
+class AnyOf(_Combined):
     """Holds when at least one condition holds for the target partition."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     kind: Literal["any_of"] = Field(default="any_of", description="Condition type.")
     conditions: list[Condition] = Field(min_length=1, description="Conditions of which one must hold.")
+    verdict = any
 
     def __init__(self, *conditions: Condition, **data: Any) -> None:
         if conditions:
             data["conditions"] = list(conditions)
         super().__init__(**data)
-
-    def holds(self, arrived: Arrived, target_key: str | None) -> bool:
-        return any(c.holds(arrived, target_key) for c in self.conditions)
-
-    def waits(self) -> list[AssetWait]:
-        return [wait for c in self.conditions for wait in c.waits()]
-
-    def progress(self, arrived: Arrived, target_key: str | None) -> list[Progress]:
-        return [p for c in self.conditions for p in c.progress(arrived, target_key)]
-
-    def describe(self) -> str:
-        return "any of (" + ", ".join(c.describe() for c in self.conditions) + ")"
 
 
 Condition = Annotated[AssetWait | AllOf | AnyOf, Field(discriminator="kind")]

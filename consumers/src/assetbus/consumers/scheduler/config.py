@@ -1,7 +1,4 @@
-"""What the scheduler needs to run: one settings model (`ASSETBUS_SCHEDULER_*`, `.env`, or keywords).
-
-Built once at the edge (`assetbus run scheduler`, the demo, tests) and passed in.
-"""
+"""What the scheduler needs to run: one settings model (`ASSETBUS_SCHEDULER_*`, `.env`, or keywords)."""
 
 from __future__ import annotations
 
@@ -35,9 +32,6 @@ class SchedulerConfig(ServiceSettings, ConsumerGroupSettings, BackoffSettings, P
     max_records: int = Field(default=2000, ge=1, description="Largest batch of asset events applied in one "
                              "transaction.")
     batch_timeout_ms: int = Field(default=20, ge=0, description="How long to wait to fill a batch.")
-    fetch_max_wait_ms: int = Field(default=10, ge=0, description="The broker's long-poll limit per fetch; kept short "
-                                   "so the hot partition is not held back by a long poll on the idle ones (it is "
-                                   "a fixed wait on the path to readiness: 10 ms costs ~100 small fetches/s idle).")
     heartbeat_interval_ms: int = Field(default=2_000, ge=100, description="Heartbeats to the group coordinator.")
     readiness_partitions: int = readiness_partitions_field("the scheduler creates")
     republish_interval_s: float = Field(default=5.0, gt=0, description="How often unpublished runs (a crash after "

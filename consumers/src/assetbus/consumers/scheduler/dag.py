@@ -54,7 +54,6 @@ class ConsumerDag(BaseModel):
 
     @cached_property
     def waits(self) -> dict[str, AssetWait]:
-        """The asset waits of the schedule, by asset name."""
         return {wait.asset: wait for wait in self.schedule.waits()}
 
     @cached_property

@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from assetbus.consumers.scheduler.payload import UpstreamEvent, upstream_event
 from assetbus.producers.kafka.types import ConsumedRecord
 from assetbus.schemas import SUPPORTED_SCHEMA_VERSIONS
-from assetbus.schemas.codecs import EventView, read_event
+from assetbus.schemas.codecs import read_event
 
 log = logging.getLogger("assetbus.scheduler")
 
@@ -24,11 +24,6 @@ class IncomingEvent:
 
     event: UpstreamEvent
     command_id: UUID
-
-
-def incoming(event: EventView) -> IncomingEvent:
-    return IncomingEvent(upstream_event(event.event_id, event.asset_name, event.partition_key, event.partition_date,
-                                        event.source, event.timestamp), UUID(event.command_id_text))
 
 
 async def decode_batch(records: Sequence[ConsumedRecord], chunk: int = 256) -> tuple[list[IncomingEvent], int]:
@@ -52,5 +47,8 @@ async def decode_batch(records: Sequence[ConsumedRecord], chunk: int = 256) -> t
             log.warning("skipping asset event %d: schema_version %d is not supported", event.event_id,
                         event.schema_version)
             continue
-        events.setdefault(event.event_id, incoming(event))
+        if event.event_id not in events:
+            events[event.event_id] = IncomingEvent(upstream_event(
+                event.event_id, event.asset_name, event.partition_key, event.partition_date, event.source,
+                event.timestamp), UUID(event.command_id_text))
     return list(events.values()), unreadable

@@ -32,7 +32,6 @@ class LoadResult:
     dags: list[LoadedDag] = field(default_factory=list)
     errors: dict[str, str] = field(default_factory=dict)
     """File → why it could not be loaded."""
-    files: list[str] = field(default_factory=list)
 
 
 def dag_files(path: Path) -> list[Path]:
@@ -51,7 +50,6 @@ def load_dag_files(path: str | Path) -> LoadResult:
     defined_in: dict[str, str] = {}
     for file in dag_files(root):
         fileloc = str(file)
-        result.files.append(fileloc)
         try:
             namespace = runpy.run_path(fileloc, run_name=_module_name(fileloc))
         except ValidationError as error:

@@ -63,6 +63,8 @@ class _Mapping(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     unit: ClassVar[str] = "partitions"
+    label: ClassVar[str]
+    """What `describe()` says of the mapping."""
 
     def map(self, key: str | None, when: datetime | None) -> Mapped | Unmappable:
         raise NotImplementedError
@@ -77,31 +79,27 @@ class _Mapping(BaseModel):
         return type(self).window is _Mapping.window
 
     def describe(self) -> str:
-        raise NotImplementedError
+        return self.label
 
 
 class Identity(_Mapping):
     """The target partition is the event's partition (key and date); unpartitioned stays unpartitioned."""
 
     kind: Literal["identity"] = Field(default="identity", description="Mapping type.")
+    label = "identity"
 
     def map(self, key: str | None, when: datetime | None) -> Mapped | Unmappable:
         return Mapped(key, when, key or "")
-
-    def describe(self) -> str:
-        return "identity"
 
 
 class ToUnpartitioned(_Mapping):
     """Any partition (or none) → the one unpartitioned target: events coalesce into one pending run."""
 
     kind: Literal["unpartitioned"] = Field(default="unpartitioned", description="Mapping type.")
+    label = "any → unpartitioned"
 
     def map(self, key: str | None, when: datetime | None) -> Mapped | Unmappable:
         return Mapped(None, None, key or "")
-
-    def describe(self) -> str:
-        return "any → unpartitioned"
 
 
 class StaticMap(_Mapping):
@@ -162,6 +160,9 @@ class _Zoned(_Mapping):
         cal.zone(value)
         return value
 
+    def describe(self) -> str:
+        return f"{self.label} ({self.timezone})"
+
     def _day(self, key: str | None, when: datetime | None) -> date | Unmappable:
         """The upstream day: the key when it is an ISO date (a calendar day), else the partition date."""
         if key is not None and _ISO_DATE.match(key):
@@ -183,10 +184,12 @@ class HourlyToDaily(_Zoned):
     """Hourly partitions roll up into local days; a day is ready when all its hours (23, 24 or 25) arrived."""
 
     kind: Literal["hourly_to_daily"] = Field(default="hourly_to_daily", description="Mapping type.")
+    label = "hourly → daily"
 
-    def __init__(self, timezone: str | None = None, /, **data: Any) -> None:
-        super().__init__(timezone, **data)
     unit: ClassVar[str] = "hours"
+
+    def __init__(self, timezone: str | None = None, /, **data: Any) -> None:  # positional for the type checker too
+        super().__init__(timezone, **data)
 
     def map(self, key: str | None, when: datetime | None) -> Mapped | Unmappable:
         instant = _instant(key, when)
@@ -203,9 +206,6 @@ class HourlyToDaily(_Zoned):
         if target_key is None or not _ISO_DATE.match(target_key):
             return NEVER
         return _hours_of_day_slots(target_key, self.timezone)
-
-    def describe(self) -> str:
-        return f"hourly → daily ({self.timezone})"
 
 
 class _DailyRollup(_Zoned):
@@ -242,6 +242,7 @@ class DailyToWeekly(_DailyRollup):
     """Daily partitions roll up into ISO weeks (Monday to Sunday), keyed like `2026-W40`."""
 
     kind: Literal["daily_to_weekly"] = Field(default="daily_to_weekly", description="Mapping type.")
+    label = "daily → weekly"
 
     def __init__(self, timezone: str | None = None, /, **data: Any) -> None:
         super().__init__(timezone, **data)
@@ -253,14 +254,12 @@ class DailyToWeekly(_DailyRollup):
     def _days_of(self, period_key: str) -> Iterable[date]:
         return cal.days_of_iso_week(period_key)
 
-    def describe(self) -> str:
-        return f"daily → weekly ({self.timezone})"
-
 
 class DailyToMonthly(_DailyRollup):
     """Daily partitions roll up into calendar months, keyed like `2026-10`."""
 
     kind: Literal["daily_to_monthly"] = Field(default="daily_to_monthly", description="Mapping type.")
+    label = "daily → monthly"
 
     def __init__(self, timezone: str | None = None, /, **data: Any) -> None:
         super().__init__(timezone, **data)
@@ -270,9 +269,6 @@ class DailyToMonthly(_DailyRollup):
 
     def _days_of(self, period_key: str) -> Iterable[date]:
         return cal.days_of_month(period_key)
-
-    def describe(self) -> str:
-        return f"daily → monthly ({self.timezone})"
 
 
 @lru_cache(maxsize=8192)

@@ -1,7 +1,5 @@
-"""The scheduler's Prometheus metrics, on their own registry (several schedulers may share a process).
-
-Served with the probes by `assetbus.consumers.observe.ProbeServer` (`assetbus run scheduler --metrics-port`).
-"""
+"""The scheduler's Prometheus metrics, on their own registry (several schedulers may share a process), served
+with the probes (`assetbus run scheduler --metrics-port`)."""
 
 from __future__ import annotations
 
@@ -10,9 +8,9 @@ from collections import Counter as Tally
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import CollectorRegistry, Counter, Histogram
 
-from assetbus.consumers.observe.buckets import LATENCY_BUCKETS, READINESS_BUCKETS
+from assetbus.consumers.observe.buckets import LATENCY_BUCKETS, READINESS_BUCKETS, offset_metrics
 from assetbus.consumers.scheduler.apply import ORIGIN_SCHEDULER
 from assetbus.consumers.storage.runs import RunRow
 
@@ -43,12 +41,8 @@ class SchedulerMetrics:
                                            buckets=LATENCY_BUCKETS, registry=r)
         self.batch_failures = Counter("assetbus_scheduler_batch_failures",
                                       "Batches that failed and will be redelivered.", registry=r)
-        self.consumer_lag = Gauge("assetbus_scheduler_consumer_lag",
-                                  "Asset events on the assigned partitions not yet applied by this process.",
-                                  registry=r)
-        self.rebalances = Counter("assetbus_scheduler_rebalances", "Partition assignments received.", registry=r)
-        self.commit_failures = Counter("assetbus_scheduler_offset_commit_failures",
-                                       "Offset commits that failed or were skipped after a rebalance.", registry=r)
+        self.rebalances, self.commit_failures, self.consumer_lag = offset_metrics(
+            "assetbus_scheduler", "Asset events on the assigned partitions not yet applied by this process.", r)
 
     def applied(self, events: int, unreadable: int, skipped: int, runs: Sequence[RunRow], seconds: float) -> None:
         """Count one committed batch."""

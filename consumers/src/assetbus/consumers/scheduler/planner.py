@@ -70,7 +70,6 @@ class RunPlan:
 
     @property
     def events(self) -> list[UpstreamEvent]:
-        """The consumed entries' events (what the signal carries)."""
         return [pending.entry.event for pending in self.entries]
 
 
@@ -121,7 +120,6 @@ class DagIndex:
 
 
 def arrived(entries: Iterable[PendingEntry]) -> dict[str, frozenset[str]]:
-    """Asset name → slots, for entries of one target partition."""
     slots: dict[str, set[str]] = {}
     for pending in entries:
         slots.setdefault(pending.entry.asset_name, set()).add(pending.entry.slot)
@@ -129,7 +127,6 @@ def arrived(entries: Iterable[PendingEntry]) -> dict[str, frozenset[str]]:
 
 
 def plan_runs(dag: ConsumerDag, target_key: str | None, ordered: Sequence[PendingEntry]) -> list[RunPlan]:
-    """The runs to create for one target partition from its queued entries, given in arrival order."""
     if dag.ready_at_any_event:  # the condition holds as soon as one entry is queued
         if not ordered:
             return []

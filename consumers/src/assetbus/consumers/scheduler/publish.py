@@ -37,6 +37,7 @@ from assetbus.consumers.storage.faults import translated
 from assetbus.consumers.storage.runs import RunRow, mark_published, unpublished_runs
 from assetbus.producers.kafka.access import AccessRefusals, naming_refusals
 from assetbus.producers.kafka.connection import KafkaConnection
+from assetbus.producers.kafka.periodic import cancel_and_wait
 from assetbus.producers.kafka.producer import create_producer
 from assetbus.producers.kafka.renewal import RenewableProducer
 from assetbus.producers.kafka.retry import RetryPolicy
@@ -55,8 +56,7 @@ SENDING = "publishing readiness signals"
 
 
 class ReadinessPublisher:
-    """Sends signals for runs and records that the broker has them. `publish()` sends now;
-    `submit()` hands runs to the background sender (start it with `start()`)."""
+    """`publish()` sends now; `submit()` hands runs to the background sender (start it with `start()`)."""
 
     def __init__(self, producer: AIOKafkaProducer | RenewableProducer, engine: AsyncEngine, topics: Topics,
                  readiness_topics: ReadinessTopics, *, max_backlog: int = 50_000, retry_s: float = 0.5,
@@ -101,10 +101,7 @@ class ReadinessPublisher:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._idle.wait(), flush_timeout_s)
         for task in (self._task, self._marker):
-            if task is not None:
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+            await cancel_and_wait(task)
 
     async def submit(self, runs: Sequence[RunRow], traces: Mapping[int, Context] | None = None) -> None:
         """Queue runs for the background sender; waits while the backlog is full (backpressure).
@@ -124,7 +121,6 @@ class ReadinessPublisher:
         await self._room.wait()
 
     def note_traces(self, runs: Sequence[RunRow], traces: Mapping[int, Context]) -> None:
-        """Remember, until their signals are put, the trace contexts of the events behind runs."""
         for run in runs:
             contexts = [traces[e] for e in (int(event.get("event_id", -1)) for event in run.events) if e in traces]
             if contexts:
@@ -238,7 +234,6 @@ class ReadinessPublisher:
         return len(runs)
 
     async def _send(self, runs: Sequence[RunRow]) -> None:
-        """Send the signals of runs, in run order, and wait for every broker ack."""
         await self._readiness_topics.ensure({run.dag_id for run in runs})
         sender, times = self._sender, IsoTimes()
         try:
@@ -271,5 +266,5 @@ def traced_events(records: Iterable[ConsumedRecord]) -> dict[int, Context]:
 
 
 def _key(run: RunRow) -> bytes:
-    """A signal's record key: the run's partition key ('' when unpartitioned)."""
+    """The run's partition key ('' when unpartitioned)."""
     return (run.partition_key or "").encode()

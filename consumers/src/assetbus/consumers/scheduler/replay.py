@@ -77,7 +77,6 @@ SAMPLE = 50
 
 @dataclass
 class ReplayReport:
-    """What a replay did: counts per action, and a bounded sample of the target partitions themselves."""
 
     dag_id: str
     dry_run: bool
@@ -87,7 +86,6 @@ class ReplayReport:
     """Runs created (on a dry run: that would be created)."""
     published: int = 0
     counts: dict[str, int] = field(default_factory=dict)
-    """Target partitions per action."""
     targets: list[TargetOutcome] = field(default_factory=list)
     """The first `sample` target partitions of each action, in target order; `left_out` more are counted only."""
     left_out: int = 0
@@ -111,8 +109,6 @@ class RunPublisher(Protocol):
 async def replay(engine: AsyncEngine, dag: ConsumerDag, selection: ReplayRange, *, dry_run: bool = False,
                  publisher: RunPublisher | None = None, on_progress: ProgressCallback | None = None,
                  page: int = 2000, chunk: int = 200, sample: int = SAMPLE) -> ReplayReport:
-    """Replay in memory bounded by `page` events and `chunk` target partitions (and the largest target's
-    history), whatever the number of stored events: see `storage.replay_targets`."""
     report = ReplayReport(dag.dag_id, dry_run, sample=sample)
     async with routed_events(engine) as table:
         await _scan(table, dag, selection, report, page, on_progress)

@@ -1,9 +1,8 @@
 """Which unpublished runs' signals are on their readiness topics already (sent, acknowledged or not, before a crash).
 
-A run stays unpublished from its commit until the publisher has marked it, after the broker's ack. A
-kill -9 between the ack and the mark used to send those signals a second time at the next start. The
-publisher now reads the tail of each readiness partition its unpublished runs hash to, and marks the
-runs whose signal it finds there instead of sending them again.
+A kill -9 between the broker's ack and the `published` mark would send those signals again at the next start:
+the publisher reads the tail of each readiness partition its unpublished runs hash to, and marks the runs
+whose signal it finds there instead.
 
 The tail read is bounded: for n unpublished runs on a partition, the last `2n + margin` records. The
 publisher sends in run order and marks in send order, so every record after the last marked run's

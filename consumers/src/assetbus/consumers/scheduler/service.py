@@ -18,7 +18,6 @@ from collections.abc import Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 
-from aiokafka import AIOKafkaProducer
 from aiokafka.errors import KafkaError
 from opentelemetry.context import Context
 from prometheus_client import CollectorRegistry
@@ -81,7 +80,6 @@ class Scheduler(Service):
         self.registry = DagRegistry()
         self.readiness_topics = ReadinessTopics(TopicCreator(config.kafka, create=config.create_topics),
                                                 config.topics, config.readiness_partitions)
-        self.producer: AIOKafkaProducer | None = None
         self.publisher: ReadinessPublisher | None = None
         self.stats = SchedulerStats()
         self.retry = config.retry_policy()
@@ -114,8 +112,6 @@ class Scheduler(Service):
         self.stats.runs += len(result.runs)
 
     async def apply(self, events: Sequence[IncomingEvent], routed: Routed) -> ApplyResult:
-        """The batch's DB transaction, retried while the database is unavailable."""
-
         async def transaction() -> ApplyResult:
             async with translated(), self.engine.begin() as conn:
                 return await apply_events(conn, self.registry, events, routed)
@@ -126,7 +122,6 @@ class Scheduler(Service):
         return self.metrics.registry, self.config
 
     async def dependencies(self, stack: AsyncExitStack) -> None:
-        """Kafka and the asset-events topic, then PostgreSQL."""
         await self.wait_for(stack, self.config, engine=self.engine,
                             required=core_specs(self.config.topics, only=[self.config.topics.asset_events]))
 
@@ -140,11 +135,9 @@ class Scheduler(Service):
                           retriable=lambda error: isinstance(error, KafkaError),
                           log=log)  # a broker may be down while its partitions move to another
         renewable = RenewableProducer(lambda: create_producer(self.config.kafka, linger_ms=2,
-                                                              max_batch_bytes=256 * 1024),
-                                      on_renewed=self._renewed)
+                                                              max_batch_bytes=256 * 1024))
         await renewable.start()
         stack.push_async_callback(renewable.stop)
-        self.producer = renewable.producer
         publisher = ReadinessPublisher(renewable, self.engine, self.config.topics, self.readiness_topics,
                                        metrics=self.metrics, connection=self.config.kafka, refusals=self.refusals)
         self.publisher = publisher
@@ -157,17 +150,6 @@ class Scheduler(Service):
         stack.push_async_callback(publisher.stop)
         self._logged = dataclasses.replace(self.stats)
         self.every(self.config.republish_interval_s, self._republish, what=REPUBLISHING, stack=stack)
-
-    def _renewed(self, producer: AIOKafkaProducer) -> None:
-        """The producer now in use (a new one after a batch the broker refused)."""
-        self.producer = producer
-
-    async def run_forever(self) -> None:
-        await self.shell.run_forever()
-
-    async def join(self, stack: AsyncExitStack) -> None:
-        await self.shell.start()
-        stack.push_async_callback(self.shell.stop)  # the batch in flight finishes and commits first
 
     async def _republish(self) -> None:
         assert self.publisher is not None

@@ -52,11 +52,8 @@ class SyncReport:
 
 
 async def sync_dags(conn: AsyncConnection, loaded: LoadResult, *, allow_self_trigger: bool = False) -> SyncReport:
-    """Write `loaded` into the database, in the caller's transaction.
-
-    A DAG whose outlets (declared, or tasks registered as outlets) feed its own schedule is refused, or
-    written with a warning when `allow_self_trigger` is set.
-    """
+    """Write `loaded` into the database, in the caller's transaction (module docstring; a DAG's outlets are
+    declared, or tasks registered as outlets)."""
     report = SyncReport(file_errors=dict(loaded.errors))
     registered = await assets_by_name(conn, {asset for item in loaded.dags for asset in item.dag.assets})
     outlets: dict[str, set[str]] = {}

@@ -10,9 +10,8 @@ from assetbus.producers.kafka.connection import KafkaConnection
 from assetbus.producers.kafka.topics import TopicCreator, TopicSpec
 from assetbus.schemas import Topics
 
-__all__ = ["READINESS_PARTITIONS", "create_readiness_topics"]
-
 log = logging.getLogger("assetbus.scheduler")
+
 
 async def create_readiness_topics(connection: KafkaConnection | TopicCreator, topics: Topics, dag_ids: Iterable[str],
                                   *, partitions: int = READINESS_PARTITIONS) -> list[str]:

@@ -25,7 +25,6 @@ def zone(name: str) -> ZoneInfo:
 
 
 def utc_slot(instant: datetime) -> str:
-    """A canonical string for an instant: UTC, ISO 8601."""
     return instant.astimezone(UTC).isoformat()
 
 
@@ -75,7 +74,7 @@ def is_day_start(instant: datetime, tz_name: str) -> bool:
 
 
 def iso_week_key(day: date) -> str:
-    """`2026-W40`: the ISO week (Monday to Sunday) holding `day`."""
+    """`2026-W40`: the ISO week (Monday to Sunday)."""
     iso = day.isocalendar()
     return f"{iso.year}-W{iso.week:02d}"
 
@@ -90,7 +89,6 @@ def days_of_iso_week(key: str) -> tuple[date, ...]:
 
 
 def month_key(day: date) -> str:
-    """`2026-10`: the month holding `day`."""
     return f"{day.year:04d}-{day.month:02d}"
 
 
