@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from aiokafka.errors import KafkaError
@@ -95,3 +96,23 @@ def exported_metric_names() -> set[str]:
             for suffix in ("_total", "_bucket", "_count", "_sum", "_created"):
                 names.add(family.name + suffix)
     return names
+
+
+@dataclass(frozen=True)
+class TaskScope:
+    """Airflow's `airflow.state.TaskScope` (the same fields), for the state store backend where Airflow is not
+    installed."""
+
+    dag_id: str
+    run_id: str
+    task_id: str
+    map_index: int = -1
+
+
+@dataclass(frozen=True)
+class AssetScope:
+    """Airflow's `airflow.state.AssetScope` (the same fields), for the state store backend without Airflow."""
+
+    asset_id: int | None = None
+    name: str | None = None
+    uri: str | None = None

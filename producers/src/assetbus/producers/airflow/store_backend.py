@@ -17,7 +17,7 @@ and the backend gives Airflow back the same string (`json.dumps` of what `json.d
 keeps Airflow's `expires_at`; the assetbus API's retention cleanup deletes expired keys. An assetbus refusal
 reaches the task as the same status with Airflow's error shape (`{"detail": {"reason", "message"}}`), not as a 500.
 
-Importable without Airflow (for tests): the base class and the scopes are then stand-ins.
+Importable without Airflow (for tests): the base class is then `object`.
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ import json
 import os
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
-from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
@@ -93,25 +92,6 @@ narrowed to declared assets)."""
 AssetStateRule = Literal["caller", "declared"]
 T = TypeVar("T")
 S = TypeVar("S")
-
-
-@dataclass(frozen=True)
-class TaskScope:
-    """Stand-in for Airflow's `TaskScope` (`airflow.state`) where Airflow is not installed (same fields)."""
-
-    dag_id: str
-    run_id: str
-    task_id: str
-    map_index: int = -1
-
-
-@dataclass(frozen=True)
-class AssetScope:
-    """Stand-in for Airflow's `AssetScope` (`airflow.state`) where Airflow is not installed (same fields)."""
-
-    asset_id: int | None = None
-    name: str | None = None
-    uri: str | None = None
 
 
 def _is_task(scope: object) -> bool:
@@ -333,4 +313,4 @@ class AssetbusStoreBackend(BaseStoreBackend):
         `airflow state-store clean` skips custom backends anyway."""
 
 
-__all__ = ["ASSET_STATE_RUN_ID", "ENV_ASSET_STATE", "AssetScope", "AssetbusStoreBackend", "TaskScope"]
+__all__ = ["ASSET_STATE_RUN_ID", "ENV_ASSET_STATE", "AssetbusStoreBackend"]
