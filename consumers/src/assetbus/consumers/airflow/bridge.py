@@ -12,9 +12,8 @@ readiness rules of the DAGs Airflow tags `assetbus` (`declared`): those the prov
 registered from Airflow's dag-processor, or, given Airflow's metadata database, those read from it. It needs
 only Airflow's REST API. Without `dag_ids` it serves every such DAG, and starts serving a DAG deployed after
 it started; a tagged DAG it has no rule for is named in its log (`... is tagged assetbus but has no readiness
-rule: <why>`). It refuses to
-start on a prefix whose core topics do not exist, and creates a readiness topic only as the scheduler would
-(`bridge_topics`).
+rule: <why>`). It refuses to start on a prefix whose core topics do not exist, and creates a readiness topic
+only as the scheduler would (`BridgeReadinessTopics`).
 """
 
 from __future__ import annotations
@@ -30,7 +29,6 @@ from typing import Any
 from prometheus_client import CollectorRegistry
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from assetbus.consumers.airflow.bridge_topics import BridgeReadinessTopics
 from assetbus.consumers.airflow.client import AirflowClient
 from assetbus.consumers.airflow.config import BridgeConfig
 from assetbus.consumers.airflow.dagruns import CreatedRun, trigger_run
@@ -40,12 +38,14 @@ from assetbus.consumers.airflow.metrics import BridgeMetrics
 from assetbus.consumers.airflow.outcomes import OutcomePoller
 from assetbus.consumers.observe.service import Service, cancel_and_wait, every
 from assetbus.consumers.readiness import DatabaseLedger, ReadinessSubscriber, RunStatus
+from assetbus.consumers.scheduler.topics import create_readiness_topics
 from assetbus.consumers.storage import create_engine, translated
 from assetbus.consumers.storage.external_runs import note_run_problem, record_external_run
+from assetbus.producers.kafka.connection import KafkaConnection
 from assetbus.producers.kafka.retry import retry_until
-from assetbus.producers.kafka.topics import core_specs
+from assetbus.producers.kafka.topics import TopicCreator, TopicsNotCreated, core_specs
 from assetbus.producers.readiness import FinishResult
-from assetbus.schemas import ReadinessSignal
+from assetbus.schemas import ReadinessSignal, Topics
 
 log = logging.getLogger("assetbus.airflow.bridge")
 
@@ -61,6 +61,43 @@ class BridgeLedger(DatabaseLedger):
         if status is not RunStatus.SUCCESS:
             return await super().finish(run_id, fence, status, detail)
         return FinishResult.RECORDED if await self.release(run_id, fence) else FinishResult.STALE_FENCE
+
+
+class BridgeReadinessTopics:
+    """The readiness topics of the DAGs the bridge starts serving: created (`create`), or waited for.
+
+    The bridge never creates a core topic: its start-up (the service template's `wait_for`) requires
+    `<prefix>.asset-events`, so a bridge on an install that was not migrated, or on a mistyped prefix, stops
+    with one line naming it rather than create readiness topics under a prefix nobody publishes to and serve
+    nothing. (That one core topic is the one its ACLs let it describe: `assetbus topics plan`.) A readiness
+    topic is created with the scheduler's partition count (`readiness_partitions`), unless
+    ASSETBUS_CREATE_TOPICS=false: then a DAG is served from the first sync that finds its topic, and until
+    then a warning names the topic it waits for.
+    """
+
+    def __init__(self, connection: KafkaConnection, topics: Topics, *, create: bool, partitions: int) -> None:
+        self._creator = TopicCreator(connection, create=create)
+        self._topics = topics
+        self._partitions = partitions
+        self._waiting: set[str] = set()
+
+    async def ensure(self, dag_ids: Sequence[str]) -> None:
+        """Create the missing readiness topics of `dag_ids` (TopicsNotCreated names them if it may not)."""
+        await create_readiness_topics(self._creator, self._topics, dag_ids, partitions=self._partitions)
+
+    async def available(self, dag_ids: Sequence[str]) -> list[str]:
+        """Those of `dag_ids` whose readiness topic exists now (created here first, if this bridge may)."""
+        try:
+            await self.ensure(dag_ids)
+            missing: set[str] = set()
+        except TopicsNotCreated as error:
+            missing = set(error.missing)
+        if missing - self._waiting:
+            log.warning("waiting for the readiness topic(s) %s before serving their DAGs: ASSETBUS_CREATE_TOPICS="
+                        "false, so the bridge creates none (the assetbus scheduler creates them once it has the "
+                        "consumer DAG, or create them as `assetbus topics plan` lists)", ", ".join(sorted(missing)))
+        self._waiting = missing
+        return [dag_id for dag_id in dag_ids if self._topics.readiness(dag_id) not in missing]
 
 
 class BatchSubscriber(ReadinessSubscriber):
