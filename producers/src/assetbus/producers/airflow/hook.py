@@ -25,6 +25,7 @@ import httpx
 from airflow.sdk import BaseHook
 from typing_extensions import Unpack
 
+from assetbus.producers.airflow.attestation import ROUTE, api_reason
 from assetbus.producers.airflow.connection import (
     CONN_TYPE,
     WorkerAccess,
@@ -32,7 +33,7 @@ from assetbus.producers.airflow.connection import (
     settings_source,
     worker_access,
 )
-from assetbus.producers.airflow.credentials import _CREDENTIAL_REFUSED, ROUTE, _reason, emitter_settings
+from assetbus.producers.airflow.credentials import _CREDENTIAL_REFUSED, emitter_settings
 from assetbus.producers.airflow.emit import aemit, emit
 from assetbus.producers.airflow.identity_checks import identity_report
 from assetbus.producers.api_client import SyncExecutionApi
@@ -125,7 +126,7 @@ def _check_api(access: WorkerAccess, timeout_s: float) -> str:
         raise _Failed(f"the assetbus API at {access.api_url} did not answer: {error}") from None
     if health.status_code != 200:
         raise _Failed(f"the assetbus API at {access.api_url} is not healthy: {health.status_code}")
-    code, message = _reason(probe)
+    code, message = api_reason(probe)
     if probe.status_code == 401 or code in _CREDENTIAL_REFUSED:
         raise _Failed(f"the assetbus API at {access.api_url} refuses the worker credential: "
                       f"{probe.status_code} {code}: {message}")
@@ -142,7 +143,7 @@ def _emitter_settings(access: WorkerAccess, timeout_s: float) -> tuple[KafkaConn
     with SyncExecutionApi(access.api_url, access.credential, timeout_s=timeout_s) as api:
         response = api.request("GET", WORKER_KAFKA, repeatable=True)
     if response.status_code != 200:
-        code, message = _reason(response)
+        code, message = api_reason(response)
         raise _Failed(f"the assetbus API at {access.api_url} does not name its Kafka ({WORKER_KAFKA}): "
                       f"{response.status_code} {code}: {message}")
     kafka, prefix = emitter_settings(access, response.json())
