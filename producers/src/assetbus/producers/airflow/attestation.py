@@ -29,7 +29,7 @@ import os
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 import httpx
 
@@ -123,8 +123,7 @@ class AttestedAttempt:
     """The end of a finished try, seconds since the epoch (None while it runs)."""
 
 
-class AttemptLookup(Protocol):
-    def __call__(self, scope: Any, session: Any | None) -> AttestedAttempt | None: ...
+AttemptLookup = Callable[[Any, Any | None], AttestedAttempt | None]
 
 
 def _task_instance(scope: Any, session: Any) -> AttestedAttempt | None:
