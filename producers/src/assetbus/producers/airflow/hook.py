@@ -1,17 +1,12 @@
-"""`AssetbusHook`: the `assetbus` connection type (`test_connection()`; its form is declared in the provider
-info, `provider.py`) and a hook to emit with.
+"""`AssetbusHook`: the `assetbus` connection type (its form is declared in the provider info, `provider.py`;
+its fields are described in `connection.py`) and a hook to emit with.
 
     from assetbus.producers.airflow.hook import AssetbusHook
 
     AssetbusHook().emit(orders, partition_key="batch-41", dedupe_key="batch-41")
 
-The connection's fields are described in `connection.py`. `test_connection()` (the UI's and REST API's
-Test button with `[core] test_connection = Enabled`, or `airflow connections test`) checks what tasks will
-need: that the API answers, accepts the worker credential and mints tokens; that the Kafka a task's emitter
-will use (the connection's, this process's `KAFKA_*`, or the brokers the API names) answers and holds the
-topics of the prefix it will use (`<prefix>.emissions`, `.receipts`, `.asset-events`); and the same for the
-Kafka and prefix the triggerer's watchers and sensors read (the connection's, or the environment's; without
-them it says so, and passes).
+`test_connection()` runs for the UI's and REST API's Test button (`[core] test_connection = Enabled`) and
+`airflow connections test`.
 """
 
 from __future__ import annotations
@@ -61,12 +56,9 @@ class AssetbusHook(BaseHook):  # type: ignore[misc]
         self.assetbus_conn_id = assetbus_conn_id or default_conn_id()
         self.timeout_s = timeout_s
 
-    def access(self) -> WorkerAccess:
+    def get_conn(self) -> WorkerAccess:
         """The connection as read now: the API, the credential, Kafka and the topic prefix."""
         return worker_access(self.assetbus_conn_id)
-
-    def get_conn(self) -> WorkerAccess:
-        return self.access()
 
     def emit(self, asset: object, *, context: Mapping[str, Any] | None = None, raise_on_reject: bool = True,
              **options: Unpack[SendOptions]) -> Receipt:
@@ -85,7 +77,7 @@ class AssetbusHook(BaseHook):  # type: ignore[misc]
         """(True, what was checked) or (False, the first problem found): the API and the worker credential, then
         the Kafka and topic prefix a task's emitter will use, then the triggerer's."""
         try:
-            access = self.access()
+            access = self.get_conn()
             checked = [_check_api(access, self.timeout_s), identity_report()]
             checked.append(_run(_check_kafka(*_emitter_settings(access, self.timeout_s), "a task's emitter")))
             checked.append(_run(_check_triggerer(self.assetbus_conn_id)))
