@@ -1,9 +1,5 @@
-"""What the Airflow bridge needs to run: one settings model (`ASSETBUS_BRIDGE_*`, `.env`, or keywords).
-
-Built once at the edge (`assetbus run airflow-bridge`, tests) and passed in. The Airflow account is given
-by the edge from `ASSETBUS_AIRFLOW_URL` and one way to authenticate: `ASSETBUS_AIRFLOW_USERNAME` and
-`ASSETBUS_AIRFLOW_PASSWORD`, `ASSETBUS_AIRFLOW_TOKEN`, or `ASSETBUS_AIRFLOW_AUTH`.
-"""
+"""What the Airflow bridge needs to run: one settings model (`ASSETBUS_BRIDGE_*`, `.env`, or keywords), built
+once at the edge (`assetbus run airflow-bridge`, tests) and passed in."""
 
 from __future__ import annotations
 

@@ -1,8 +1,4 @@
-"""What the Airflow forwarder needs to run: one settings model (`ASSETBUS_FORWARDER_*`, `.env`, or keywords).
-
-The Airflow account is given by the edge, as for the bridge (`ASSETBUS_AIRFLOW_URL` and one way to
-authenticate).
-"""
+"""What the Airflow forwarder needs to run: one settings model (`ASSETBUS_FORWARDER_*`, `.env`, or keywords)."""
 
 from __future__ import annotations
 

@@ -8,10 +8,8 @@ Airflow's API server calls the backend for every task and asset state request of
 assetbus, over assetbus's execution API (`ASSETBUS_API_URL`), with a short-lived `ti:self` token it mints
 per task instance (`store_tokens`). Asset scopes are resolved to the asset's name from Airflow's metadata
 DB, and the backend acts as the task instance that asks (`store_assets`): assetbus then opens the asset's
-state only if that task is registered with the asset, as on assetbus's own API. When the caller cannot be
-identified (no `StateCallerMiddleware` in the api-server), asset state is refused (403
-`caller_not_identified`) unless `ASSETBUS_STORE_ASSET_STATE=declared` opts into the looser rule: act as a
-task that declares the asset, so any task reaches any declared asset's state, as in Airflow.
+state only if that task is registered with the asset, as on assetbus's own API (`ENV_ASSET_STATE`: when
+the caller cannot be identified).
 Airflow's values are JSON strings: assetbus stores the JSON they encode (so its API, CLI and UI show it)
 and the backend gives Airflow back the same string (`json.dumps` of what `json.dumps` wrote). Task state
 keeps Airflow's `expires_at`; the assetbus API's retention cleanup deletes expired keys. An assetbus refusal
@@ -212,9 +210,6 @@ class AssetbusStoreBackend(BaseStoreBackend):
     def _client(self, identity: TaskIdentity) -> StateClient:
         return StateClient(self.api_url, self._tokens.for_task(identity), http=self._http)
 
-    def _aclient(self, identity: TaskIdentity) -> AsyncStateClient:
-        return AsyncStateClient(self.api_url, self._tokens.for_task(identity), timeout_s=self._timeout_s)
-
     @contextmanager
     def _state(self, scope: Any, session: Any | None) -> Iterator[TaskState | AssetState | None]:
         """The state `scope` names, as the task the backend acts as for it (None: Airflow knows no such asset);
@@ -241,7 +236,7 @@ class AssetbusStoreBackend(BaseStoreBackend):
                     yield None
                     return
                 name, who = actor
-            async with self._aclient(who) as client:
+            async with AsyncStateClient(self.api_url, self._tokens.for_task(who), timeout_s=self._timeout_s) as client:
                 yield client.task_state if name is None else client.asset(name).state
         except StateError as error:
             raise _refused(error) from error

@@ -2,7 +2,7 @@
 
 - `AssetbusReadinessTrigger` (a `BaseEventTrigger`, for Airflow 3's event-driven scheduling): each
   readiness signal of an assetbus consumer DAG (`<prefix>.readiness.<dag_id>`) becomes an Airflow asset
-  event, through an `AssetWatcher`, its offset committed only once Airflow has stored the event:
+  event, through an `AssetWatcher`:
 
       ready = Asset("orders_ready", watchers=[AssetWatcher(
           name="orders_ready", trigger=AssetbusReadinessTrigger(dag_id="orders_by_partition"))])
@@ -11,8 +11,7 @@
   The signal is the event's `extra["payload"]` (run id, partition key and date, generation, the
   triggering events). Airflow gives watcher events no partition key, and one Airflow run may cover
   several signals: for one run per partition, use the bridge.
-- `AssetbusPartitionTrigger`: fires once a stored event of one asset (and partition) is on
-  `<prefix>.asset-events`; what `AssetbusPartitionSensor` defers to.
+- `AssetbusPartitionTrigger`: what `AssetbusPartitionSensor` defers to.
 
 Kafka and the topic prefix come from the `assetbus` connection's `kafka` (or `kafka_conn_id`) and
 `topic_prefix` extras, read in the triggerer, else from `KAFKA_*` and `ASSETBUS_TOPIC_PREFIX` there.
@@ -153,10 +152,9 @@ class AssetbusReadinessTrigger(BaseEventTrigger):  # type: ignore[misc]
     """Fire an event for each readiness signal of the assetbus consumer DAG `dag_id` (for an AssetWatcher).
 
     The triggerer reads the signals in the consumer group `group_id` (default `<prefix>-watcher.<dag_id>`, with
-    the topic prefix the triggerer reads), from the oldest one not yet in Airflow's database. It runs in Airflow's
-    ack mode (`ReadinessStream`): a signal's offset is committed only once Airflow has stored its asset
-    event, so a triggerer killed at any point can hand a signal over twice, never lose it. A record that is
-    not a readiness signal is logged and passed by.
+    the topic prefix the triggerer reads), in Airflow's ack mode (`ReadinessStream`): a triggerer killed at any
+    point can hand a signal over twice, never lose it. A record that is not a readiness signal is logged and
+    passed by.
     """
 
     def __init__(self, dag_id: str, *, conn_id: str | None = None, group_id: str | None = None) -> None:
