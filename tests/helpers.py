@@ -74,8 +74,7 @@ def exported_metric_names() -> set[str]:
     dashboard, an alert rule or an autoscaler may query."""
     from prometheus_client import CollectorRegistry
 
-    from assetbus.consumers.airflow.forwarder_metrics import ForwarderMetrics
-    from assetbus.consumers.airflow.metrics import BridgeMetrics
+    from assetbus.consumers.airflow.metrics import BridgeMetrics, ForwarderMetrics
     from assetbus.consumers.api.probes import ApiMetrics
     from assetbus.consumers.observe.access import register_refusals
     from assetbus.consumers.observe.pipeline import PipelineGauges
