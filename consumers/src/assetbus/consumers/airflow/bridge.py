@@ -36,6 +36,7 @@ from assetbus.consumers.airflow.declared import sync_from_airflow
 from assetbus.consumers.airflow.errors import AirflowError, AirflowRefused, error_kind
 from assetbus.consumers.airflow.metrics import BridgeMetrics
 from assetbus.consumers.airflow.outcomes import OutcomePoller
+from assetbus.consumers.errors import NotStarted
 from assetbus.consumers.observe.service import Service, cancel_and_wait, every
 from assetbus.consumers.readiness import DatabaseLedger, ReadinessSubscriber, RunStatus
 from assetbus.consumers.scheduler.topics import create_readiness_topics
@@ -139,10 +140,10 @@ class AirflowBridge(Service):
         self.subscribers = [self._subscriber(dag_id) for dag_id in config.dag_ids]
         self.without_rule: dict[str, str] = {}
         """Airflow DAGs tagged `assetbus` that have no readiness rule, and why (from the last sync)."""
-        self.poller = OutcomePoller(self._airflow, self._engine, config.dag_ids, interval_s=config.poll_interval_s,
-                                    on_outcome=self._outcome)
+        self.poller = OutcomePoller(self._airflow, self._engine, config.dag_ids, on_outcome=self._outcome)
         self._started: list[BatchSubscriber] = []
         self._runs: list[asyncio.Task[None]] = []
+        self._poll_task: asyncio.Task[None] | None = None
         self._sync_task: asyncio.Task[None] | None = None
 
     def _subscriber(self, dag_id: str) -> BatchSubscriber:
@@ -204,8 +205,8 @@ class AirflowBridge(Service):
         stack.push_async_callback(self._stop_subscribers)
         for subscriber in list(self.subscribers):
             await self._serve(subscriber)
-        await self.poller.start()
-        stack.push_async_callback(self.poller.stop)
+        self._poll_task = every(self.config.poll_interval_s, self.poller.poll_once, what="reading run outcomes from "
+                                "Airflow", log=log, first_after_s=0, stack=stack)
 
     async def started(self, stack: AsyncExitStack) -> None:
         """The first sync (a failure is logged and tried again), then one every `sync_interval_s`."""
@@ -232,17 +233,16 @@ class AirflowBridge(Service):
 
     async def run_forever(self) -> None:
         """Block while the subscribers, the poller and the sync run (re-raises if one of them died)."""
-        poller = asyncio.ensure_future(self.poller.run_forever())
-        try:
-            while True:
-                watched = {poller, *self._runs, *([self._sync_task] if self._sync_task else [])}
-                done, _ = await asyncio.wait(watched, timeout=1.0, return_when=asyncio.FIRST_COMPLETED)
-                for task in done:
-                    task.result()  # re-raises a failure
-                    if task is poller or task is self._sync_task:
-                        return
-        finally:
-            poller.cancel()
+        poller = self._poll_task
+        if poller is None:
+            raise NotStarted("the Airflow bridge")
+        while True:
+            watched = {poller, *self._runs, *([self._sync_task] if self._sync_task else [])}
+            done, _ = await asyncio.wait(watched, timeout=1.0, return_when=asyncio.FIRST_COMPLETED)
+            for task in done:
+                task.result()  # re-raises a failure
+                if task is poller or task is self._sync_task:
+                    return
 
     async def handle(self, signal: ReadinessSignal) -> None:
         """Create the signal's Airflow run, backing off while Airflow cannot; raise only if it refuses it."""
