@@ -303,8 +303,3 @@ class AirflowForwarder(Service):
             if assetbus_event_id(item) == event_id:
                 return int(item["id"])
         return None
-
-
-async def serve(config: ForwarderConfig) -> None:
-    """`assetbus run airflow-forwarder`: forward until SIGINT or SIGTERM."""
-    await AirflowForwarder(config).serve_until_signalled()
