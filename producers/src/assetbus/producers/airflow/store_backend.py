@@ -48,7 +48,6 @@ from assetbus.producers.airflow.store_assets import (
     calling_task_instance_id,
 )
 from assetbus.producers.airflow.store_tokens import (
-    DEFAULT_TTL_S,
     MissingSigningKey,
     StateTokens,
     TaskIdentity,
@@ -143,9 +142,8 @@ class AssetbusStoreBackend(BaseStoreBackend):
 
     def __init__(self, api_url: str | None = None, signing_key: TokenKey | None = None, *,
                  asset_lookup: AssetLookup = airflow_asset_lookup, caller: CallerLookup = airflow_calling_task,
-                 asset_state: AssetStateRule | None = None, token_ttl_s: int = DEFAULT_TTL_S,
                  timeout_s: float = 10.0, attempts: AttemptLookup = airflow_attempt) -> None:
-        rule = asset_state or os.environ.get(ENV_ASSET_STATE, "caller").strip() or "caller"
+        rule = os.environ.get(ENV_ASSET_STATE, "caller").strip() or "caller"
         if rule not in ("caller", "declared"):
             raise ValueError(f"{ENV_ASSET_STATE}={rule!r}: expected 'caller' (the default) or 'declared'")
         self.asset_state: AssetStateRule = cast(AssetStateRule, rule)
@@ -163,7 +161,7 @@ class AssetbusStoreBackend(BaseStoreBackend):
             key = "no signing key"
         else:
             self.cannot_mint = None
-        self._state_tokens = StateTokens(key, ttl_s=token_ttl_s)
+        self._state_tokens = StateTokens(key)
         self._attestor = Attestor(key, self.api_url, http=self._http, lookup=attempts,
                                   calling=calling_task_instance_id)
 
