@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from aiokafka.errors import KafkaError
@@ -81,8 +82,7 @@ def exported_metric_names() -> set[str]:
     dashboard, an alert rule or an autoscaler may query."""
     from prometheus_client import CollectorRegistry
 
-    from assetbus.consumers.airflow.forwarder_metrics import ForwarderMetrics
-    from assetbus.consumers.airflow.metrics import BridgeMetrics
+    from assetbus.consumers.airflow.metrics import BridgeMetrics, ForwarderMetrics
     from assetbus.consumers.api.probes import ApiMetrics
     from assetbus.consumers.observe.access import register_refusals
     from assetbus.consumers.observe.pipeline import PipelineGauges
@@ -103,3 +103,23 @@ def exported_metric_names() -> set[str]:
             for suffix in ("_total", "_bucket", "_count", "_sum", "_created"):
                 names.add(family.name + suffix)
     return names
+
+
+@dataclass(frozen=True)
+class TaskScope:
+    """Airflow's `airflow.state.TaskScope` (the same fields), for the state store backend where Airflow is not
+    installed."""
+
+    dag_id: str
+    run_id: str
+    task_id: str
+    map_index: int = -1
+
+
+@dataclass(frozen=True)
+class AssetScope:
+    """Airflow's `airflow.state.AssetScope` (the same fields), for the state store backend without Airflow."""
+
+    asset_id: int | None = None
+    name: str | None = None
+    uri: str | None = None

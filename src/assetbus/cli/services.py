@@ -185,8 +185,8 @@ def airflow_forwarder(options: dict[str, Any]) -> None:
     """Post every stored event of an asset that Airflow knows to Airflow's REST API as an asset event, exactly
     once (Airflow: ASSETBUS_AIRFLOW_URL, and one of ASSETBUS_AIRFLOW_PASSWORD with ASSETBUS_AIRFLOW_USERNAME,
     ASSETBUS_AIRFLOW_TOKEN or ASSETBUS_AIRFLOW_AUTH)."""
-    from assetbus.consumers.airflow.forwarder import serve
+    from assetbus.consumers.airflow.forwarder import AirflowForwarder
 
     _configure_logs(options, quiet_httpx=True)
     config = build(ForwarderConfig, options, **_connection("forwarder", token=False), airflow=airflow_account())
-    _serve(serve(config))
+    _serve(AirflowForwarder(config).serve_until_signalled())

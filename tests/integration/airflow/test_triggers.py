@@ -28,8 +28,8 @@ from tests.integration.airflow.airflow_api import AirflowApi
 from tests.integration.airflow.support import emit_partitions, restart_triggerer
 from tests.integration.airflow.watching import WATCHED, publish, readiness_signal, signal_run_id, watched_events
 
-HOLD_ENV = "ASSETBUS_TRIGGER_TEST_HOLD"
-"""assetbus.producers.airflow.triggers.HOLD_ENV (that module needs Airflow, which this venv has not)."""
+HELD_TRIGGERER = Path(__file__).parent / "held_triggerer"
+"""On a triggerer's PYTHONPATH, its sitecustomize.py holds the triggerer once it took the signal the hold file names."""
 SENSED = AssetRef(name="airflow_test.sensed", uri="s3://example/sensed")
 
 
@@ -42,6 +42,10 @@ def _wait(condition: Any, timeout_s: float, what: str) -> Any:
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout_s:.0f}s waiting for {what}")
         time.sleep(1.0)
+
+
+def _held(hold: Path) -> dict[str, str]:
+    return {"ASSETBUS_TRIGGER_TEST_HOLD": str(hold), "PYTHONPATH": str(HELD_TRIGGERER)}
 
 
 def _asset_events_of(airflow_api: AirflowApi, run_id: str) -> list[dict[str, Any]]:
@@ -76,10 +80,10 @@ async def test_a_signal_taken_by_a_triggerer_killed_before_airflow_stored_it_rea
     hold = tmp_path / "hold"
     hold.write_text(signal.run_id)
     # the triggerer blocks once it has taken this signal's event, before the event is in Airflow's database
-    restart_triggerer(airflow_stack, env={HOLD_ENV: str(hold)})
+    restart_triggerer(airflow_stack, env=_held(hold))
     await publish(airflow_stack, topics.readiness(WATCHED), signal)
     await asyncio.to_thread(_wait, lambda: hold.read_text() == "held", 240, "the triggerer to take the signal")
-    restart_triggerer(airflow_stack, signals.SIGKILL, env={HOLD_ENV: str(hold)})  # kill -9 in the window
+    restart_triggerer(airflow_stack, signals.SIGKILL, env=_held(hold))  # kill -9 in the window
     assert _asset_events_of(airflow_api, signal.run_id) == []  # the kill came before Airflow stored it
 
     await asyncio.to_thread(_wait, lambda: _asset_events_of(airflow_api, signal.run_id), 240,

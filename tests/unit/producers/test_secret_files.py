@@ -13,8 +13,9 @@ import jwt
 import pytest
 
 from assetbus.producers.airflow.attestation import ATTESTATION_KEY, AttestedAttempt
-from assetbus.producers.airflow.store_backend import AssetbusStoreBackend, TaskScope
+from assetbus.producers.airflow.store_backend import AssetbusStoreBackend
 from assetbus.producers.secret_files import SecretFileError, expand_file_variables
+from tests.helpers import TaskScope
 from tests.unit.producers.airflow.token_api import answer_token_requests
 
 SECRET = "a-secret-mounted-as-a-file-of-32-bytes!"

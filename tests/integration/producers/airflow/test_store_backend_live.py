@@ -22,8 +22,9 @@ from assetbus.consumers.storage.state import TaskKey, delete_expired_task_state,
 from assetbus.consumers.storage.task_assets import attach_task_asset
 from assetbus.producers import task_token
 from assetbus.producers.airflow.store_assets import AssetAccess, AssetScopeLike
-from assetbus.producers.airflow.store_backend import AssetbusStoreBackend, AssetScope, TaskScope
+from assetbus.producers.airflow.store_backend import AssetbusStoreBackend
 from assetbus.producers.state import StateClient
+from tests.helpers import AssetScope, TaskScope
 
 ORDERS_ID, UNDECLARED_ID = 7, 8
 

@@ -12,8 +12,9 @@ from fastapi import HTTPException
 from assetbus.producers.airflow import identity_checks
 from assetbus.producers.airflow.attestation import ATTESTATION_KEY, AttestationRefused
 from assetbus.producers.airflow.identity_checks import backend_findings, identity_report, key_findings
-from assetbus.producers.airflow.store_backend import AssetbusStoreBackend, TaskScope
+from assetbus.producers.airflow.store_backend import AssetbusStoreBackend
 from assetbus.producers.tokens import unverified_claims
+from tests.helpers import TaskScope
 from tests.unit.producers.airflow.token_api import answer_token_requests
 
 SECRET = "unit-test-secret-that-is-long-enough-for-hs256"

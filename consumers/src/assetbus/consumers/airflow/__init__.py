@@ -8,10 +8,10 @@ from assetbus.producers.exports import lazy_exports
 
 if TYPE_CHECKING:
     from assetbus.consumers.airflow.account import AirflowAccount
-    from assetbus.consumers.airflow.bridge import AirflowBridge, BridgeLedger
+    from assetbus.consumers.airflow.bridge import AirflowBridge
     from assetbus.consumers.airflow.client import AirflowClient
     from assetbus.consumers.airflow.config import BridgeConfig
-    from assetbus.consumers.airflow.dagruns import CONF_KEY, CreatedRun, dag_run_id, run_conf, run_state, trigger_run
+    from assetbus.consumers.airflow.dagruns import CONF_KEY, dag_run_id, run_conf
     from assetbus.consumers.airflow.errors import (
         AirflowAuthError,
         AirflowError,
@@ -20,32 +20,19 @@ if TYPE_CHECKING:
         AirflowTokenRefused,
         AirflowUnavailable,
     )
-    from assetbus.consumers.airflow.metrics import BridgeMetrics
-    from assetbus.consumers.airflow.minting import Minter
-    from assetbus.consumers.airflow.outcomes import OutcomePoller
-    from assetbus.consumers.airflow.sync import (
-        AirflowAsset,
-        AirflowSyncReport,
-        apply_airflow_assets,
-        read_airflow_assets,
-    )
+    from assetbus.consumers.airflow.sync import AirflowSyncReport
 else:  # the type checker sees the imports above, not a module __getattr__
     __getattr__, __dir__ = lazy_exports(__name__, {
-        ".bridge": ("AirflowBridge", "BridgeLedger"),
+        ".bridge": ("AirflowBridge",),
         ".account": ("AirflowAccount",),
         ".client": ("AirflowClient",),
         ".config": ("BridgeConfig",),
-        ".dagruns": ("CONF_KEY", "CreatedRun", "dag_run_id", "run_conf", "run_state", "trigger_run"),
+        ".dagruns": ("CONF_KEY", "dag_run_id", "run_conf"),
         ".errors": ("AirflowAuthError", "AirflowError", "AirflowNotFound", "AirflowRefused", "AirflowTokenRefused",
                     "AirflowUnavailable"),
-        ".metrics": ("BridgeMetrics",),
-        ".minting": ("Minter",),
-        ".outcomes": ("OutcomePoller",),
-        ".sync": ("AirflowAsset", "AirflowSyncReport", "apply_airflow_assets", "read_airflow_assets"),
+        ".sync": ("AirflowSyncReport",),
     })
 
-__all__ = ["CONF_KEY", "AirflowAccount", "AirflowAsset", "AirflowAuthError", "AirflowBridge", "AirflowClient",
-           "AirflowError", "AirflowNotFound", "AirflowRefused", "AirflowSyncReport", "AirflowTokenRefused",
-           "AirflowUnavailable", "BridgeConfig", "BridgeLedger", "BridgeMetrics", "CreatedRun", "Minter",
-           "OutcomePoller", "apply_airflow_assets", "dag_run_id", "read_airflow_assets", "run_conf", "run_state",
-           "trigger_run"]
+__all__ = ["CONF_KEY", "AirflowAccount", "AirflowAuthError", "AirflowBridge", "AirflowClient", "AirflowError",
+           "AirflowNotFound", "AirflowRefused", "AirflowSyncReport", "AirflowTokenRefused", "AirflowUnavailable",
+           "BridgeConfig", "dag_run_id", "run_conf"]

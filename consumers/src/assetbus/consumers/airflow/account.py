@@ -1,13 +1,8 @@
 """The Airflow account assetbus uses: a plain value, light to import (the settings models hold one).
 
-Exactly one way to authenticate to Airflow's REST API:
-
-- `password`: a user name and password, exchanged for a JWT at Airflow's `POST /auth/token` (a
-  self-run Airflow with its own auth manager);
-- `token`: a static bearer token handed out by the platform (`ASSETBUS_AIRFLOW_TOKEN`); assetbus cannot
-  renew it, so a 401 is an error that names it;
-- `auth`: the import path of an `httpx.Auth` factory (`package.module:Factory`, called with no
-  arguments), for platforms with their own token flows (`ASSETBUS_AIRFLOW_AUTH`).
+Exactly one way to authenticate to Airflow's REST API (`client.py` says how each is used): a user name and
+password (a self-run Airflow with its own auth manager), a static token handed out by the platform, or an
+`httpx.Auth` factory for platforms with their own token flows.
 """
 
 from __future__ import annotations

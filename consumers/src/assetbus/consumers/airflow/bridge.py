@@ -12,9 +12,8 @@ readiness rules of the DAGs Airflow tags `assetbus` (`declared`): those the prov
 registered from Airflow's dag-processor, or, given Airflow's metadata database, those read from it. It needs
 only Airflow's REST API. Without `dag_ids` it serves every such DAG, and starts serving a DAG deployed after
 it started; a tagged DAG it has no rule for is named in its log (`... is tagged assetbus but has no readiness
-rule: <why>`). It refuses to
-start on a prefix whose core topics do not exist, and creates a readiness topic only as the scheduler would
-(`bridge_topics`).
+rule: <why>`). It refuses to start on a prefix whose core topics do not exist, and creates a readiness topic
+only as the scheduler would (`BridgeReadinessTopics`).
 """
 
 from __future__ import annotations
@@ -30,7 +29,6 @@ from typing import Any
 from prometheus_client import CollectorRegistry
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from assetbus.consumers.airflow.bridge_topics import BridgeReadinessTopics
 from assetbus.consumers.airflow.client import AirflowClient
 from assetbus.consumers.airflow.config import BridgeConfig
 from assetbus.consumers.airflow.dagruns import CreatedRun, trigger_run
@@ -38,14 +36,17 @@ from assetbus.consumers.airflow.declared import sync_from_airflow
 from assetbus.consumers.airflow.errors import AirflowError, AirflowRefused, error_kind
 from assetbus.consumers.airflow.metrics import BridgeMetrics
 from assetbus.consumers.airflow.outcomes import OutcomePoller
+from assetbus.consumers.errors import NotStarted
 from assetbus.consumers.observe.service import Service, cancel_and_wait, every
 from assetbus.consumers.readiness import DatabaseLedger, ReadinessSubscriber, RunStatus
+from assetbus.consumers.scheduler.topics import create_readiness_topics
 from assetbus.consumers.storage import create_engine, translated
 from assetbus.consumers.storage.external_runs import note_run_problem, record_external_run
+from assetbus.producers.kafka.connection import KafkaConnection
 from assetbus.producers.kafka.retry import retry_until
-from assetbus.producers.kafka.topics import core_specs
+from assetbus.producers.kafka.topics import TopicCreator, TopicsNotCreated, core_specs
 from assetbus.producers.readiness import FinishResult
-from assetbus.schemas import ReadinessSignal
+from assetbus.schemas import ReadinessSignal, Topics
 
 log = logging.getLogger("assetbus.airflow.bridge")
 
@@ -61,6 +62,43 @@ class BridgeLedger(DatabaseLedger):
         if status is not RunStatus.SUCCESS:
             return await super().finish(run_id, fence, status, detail)
         return FinishResult.RECORDED if await self.release(run_id, fence) else FinishResult.STALE_FENCE
+
+
+class BridgeReadinessTopics:
+    """The readiness topics of the DAGs the bridge starts serving: created (`create`), or waited for.
+
+    The bridge never creates a core topic: its start-up (the service template's `wait_for`) requires
+    `<prefix>.asset-events`, so a bridge on an install that was not migrated, or on a mistyped prefix, stops
+    with one line naming it rather than create readiness topics under a prefix nobody publishes to and serve
+    nothing. (That one core topic is the one its ACLs let it describe: `assetbus topics plan`.) A readiness
+    topic is created with the scheduler's partition count (`readiness_partitions`), unless
+    ASSETBUS_CREATE_TOPICS=false: then a DAG is served from the first sync that finds its topic, and until
+    then a warning names the topic it waits for.
+    """
+
+    def __init__(self, connection: KafkaConnection, topics: Topics, *, create: bool, partitions: int) -> None:
+        self._creator = TopicCreator(connection, create=create)
+        self._topics = topics
+        self._partitions = partitions
+        self._waiting: set[str] = set()
+
+    async def ensure(self, dag_ids: Sequence[str]) -> None:
+        """Create the missing readiness topics of `dag_ids` (TopicsNotCreated names them if it may not)."""
+        await create_readiness_topics(self._creator, self._topics, dag_ids, partitions=self._partitions)
+
+    async def available(self, dag_ids: Sequence[str]) -> list[str]:
+        """Those of `dag_ids` whose readiness topic exists now (created here first, if this bridge may)."""
+        try:
+            await self.ensure(dag_ids)
+            missing: set[str] = set()
+        except TopicsNotCreated as error:
+            missing = set(error.missing)
+        if missing - self._waiting:
+            log.warning("waiting for the readiness topic(s) %s before serving their DAGs: ASSETBUS_CREATE_TOPICS="
+                        "false, so the bridge creates none (the assetbus scheduler creates them once it has the "
+                        "consumer DAG, or create them as `assetbus topics plan` lists)", ", ".join(sorted(missing)))
+        self._waiting = missing
+        return [dag_id for dag_id in dag_ids if self._topics.readiness(dag_id) not in missing]
 
 
 class BatchSubscriber(ReadinessSubscriber):
@@ -102,10 +140,10 @@ class AirflowBridge(Service):
         self.subscribers = [self._subscriber(dag_id) for dag_id in config.dag_ids]
         self.without_rule: dict[str, str] = {}
         """Airflow DAGs tagged `assetbus` that have no readiness rule, and why (from the last sync)."""
-        self.poller = OutcomePoller(self._airflow, self._engine, config.dag_ids, interval_s=config.poll_interval_s,
-                                    on_outcome=self._outcome)
+        self.poller = OutcomePoller(self._airflow, self._engine, config.dag_ids, on_outcome=self._outcome)
         self._started: list[BatchSubscriber] = []
         self._runs: list[asyncio.Task[None]] = []
+        self._poll_task: asyncio.Task[None] | None = None
         self._sync_task: asyncio.Task[None] | None = None
 
     def _subscriber(self, dag_id: str) -> BatchSubscriber:
@@ -167,8 +205,8 @@ class AirflowBridge(Service):
         stack.push_async_callback(self._stop_subscribers)
         for subscriber in list(self.subscribers):
             await self._serve(subscriber)
-        await self.poller.start()
-        stack.push_async_callback(self.poller.stop)
+        self._poll_task = every(self.config.poll_interval_s, self.poller.poll_once, what="reading run outcomes from "
+                                "Airflow", log=log, first_after_s=0, stack=stack)
 
     async def started(self, stack: AsyncExitStack) -> None:
         """The first sync (a failure is logged and tried again), then one every `sync_interval_s`."""
@@ -195,17 +233,16 @@ class AirflowBridge(Service):
 
     async def run_forever(self) -> None:
         """Block while the subscribers, the poller and the sync run (re-raises if one of them died)."""
-        poller = asyncio.ensure_future(self.poller.run_forever())
-        try:
-            while True:
-                watched = {poller, *self._runs, *([self._sync_task] if self._sync_task else [])}
-                done, _ = await asyncio.wait(watched, timeout=1.0, return_when=asyncio.FIRST_COMPLETED)
-                for task in done:
-                    task.result()  # re-raises a failure
-                    if task is poller or task is self._sync_task:
-                        return
-        finally:
-            poller.cancel()
+        poller = self._poll_task
+        if poller is None:
+            raise NotStarted("the Airflow bridge")
+        while True:
+            watched = {poller, *self._runs, *([self._sync_task] if self._sync_task else [])}
+            done, _ = await asyncio.wait(watched, timeout=1.0, return_when=asyncio.FIRST_COMPLETED)
+            for task in done:
+                task.result()  # re-raises a failure
+                if task is poller or task is self._sync_task:
+                    return
 
     async def handle(self, signal: ReadinessSignal) -> None:
         """Create the signal's Airflow run, backing off while Airflow cannot; raise only if it refuses it."""

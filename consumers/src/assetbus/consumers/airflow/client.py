@@ -4,9 +4,9 @@ Authentication is the account's one method (`AirflowAccount`):
 - a user name and password: Airflow's normal token flow, `POST /auth/token` gives a JWT that goes in
   `Authorization: Bearer`; a 401, or a 403 about the token, fetches a fresh token once, a second one is an
   AirflowAuthError;
-- a static token: sent as `Authorization: Bearer`; a 401, or a 403 about the token ("Invalid JWT token",
-  what Airflow 3.3.2 answers to a token it cannot verify), is AirflowTokenRefused at once (it cannot be
-  renewed here, so there is nothing to retry);
+- a static token: a default `Authorization: Bearer` header; a 401, or a 403 about the token ("Invalid JWT
+  token", what Airflow 3.3.2 answers to a token it cannot verify), is AirflowTokenRefused at once (it cannot
+  be renewed here, so there is nothing to retry);
 - an `httpx.Auth` from an import path: httpx runs its flow on every request; a 401 is an AirflowAuthError.
 A 403 is an AirflowAuthError. No answer, 5xx and 429 are AirflowUnavailable (retriable). Everything else
 is translated into the errors of `consumers.airflow.errors`.
@@ -15,7 +15,6 @@ is translated into the errors of `consumers.airflow.errors`.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Generator
 from typing import Any
 
 import httpx
@@ -48,33 +47,16 @@ def _stale_token(response: httpx.Response) -> bool:
     return response.status_code == 401 or (response.status_code == 403 and "token" in _detail(response).lower())
 
 
-class BearerToken(httpx.Auth):
-    """A static bearer token in every request's `Authorization` header."""
-
-    def __init__(self, token: str) -> None:
-        self._header = f"Bearer {token}"
-
-    def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
-        request.headers["Authorization"] = self._header
-        yield request
-
-
-def _http_auth(account: AirflowAccount) -> httpx.Auth | None:
-    """httpx's auth for a static token or an import path; None for a password (this client's token flow)."""
-    if account.method == "token":
-        return BearerToken(account.token)
-    if account.method == "auth":
-        return load_auth(account.auth)
-    return None
-
-
 class AirflowClient:
     """`async with AirflowClient(account) as airflow: await airflow.get(...)`."""
 
     def __init__(self, account: AirflowAccount, *, transport: httpx.AsyncBaseTransport | None = None) -> None:
         self.account = account
         self._http = httpx.AsyncClient(base_url=account.url.rstrip("/"), timeout=account.timeout_s,
-                                       transport=transport, auth=_http_auth(account))
+                                       transport=transport,
+                                       auth=load_auth(account.auth) if account.method == "auth" else None,
+                                       headers={"Authorization": f"Bearer {account.token}"}
+                                       if account.method == "token" else None)
         self._token: str | None = None
         self._token_lock = asyncio.Lock()
 

@@ -1,9 +1,5 @@
-"""What the Airflow bridge needs to run: one settings model (`ASSETBUS_BRIDGE_*`, `.env`, or keywords).
-
-Built once at the edge (`assetbus run airflow-bridge`, tests) and passed in. The Airflow account is given
-by the edge from `ASSETBUS_AIRFLOW_URL` and one way to authenticate: `ASSETBUS_AIRFLOW_USERNAME` and
-`ASSETBUS_AIRFLOW_PASSWORD`, `ASSETBUS_AIRFLOW_TOKEN`, or `ASSETBUS_AIRFLOW_AUTH`.
-"""
+"""What the Airflow bridge needs to run: one settings model (`ASSETBUS_BRIDGE_*`, `.env`, or keywords), built
+once at the edge (`assetbus run airflow-bridge`, tests) and passed in; and what it shares with the forwarder's."""
 
 from __future__ import annotations
 
@@ -23,16 +19,27 @@ from assetbus.consumers.settings import (
 )
 
 
-class BridgeConfig(ServiceSettings, ConsumerGroupSettings, BackoffSettings, ProbeSettings):
+class AirflowServiceSettings(ServiceSettings, ConsumerGroupSettings, BackoffSettings, ProbeSettings):
+    """The settings of a service that calls Airflow (the bridge, the forwarder)."""
+
+    airflow: AirflowAccount = Field(repr=False, description="Airflow's API server and the account the service "
+                                    "calls it as (given by the edge from ASSETBUS_AIRFLOW_URL and "
+                                    "ASSETBUS_AIRFLOW_PASSWORD, _TOKEN or _AUTH).")
+
+    @field_validator("dag_ids", "assets", mode="before", check_fields=False)
+    @classmethod
+    def _split(cls, value: Any) -> Any:
+        """`ASSETBUS_BRIDGE_DAG_IDS="orders daily"`, `ASSETBUS_FORWARDER_ASSETS` (or comma-separated): several."""
+        return tuple(value.replace(",", " ").split()) if isinstance(value, str) else value
+
+
+class BridgeConfig(AirflowServiceSettings):
     """The bridge's settings; connection fields and the Airflow account are given by the edge. Its consumer
     groups (one per DAG's readiness topic) share `group_id`, `<topic prefix>-airflow-bridge` by default."""
 
     model_config = service_settings_config("ASSETBUS_BRIDGE_")
     service = "airflow-bridge"
 
-    airflow: AirflowAccount = Field(repr=False, description="Airflow's API server and the account the bridge "
-                                    "creates runs with (given by the edge from ASSETBUS_AIRFLOW_URL and "
-                                    "ASSETBUS_AIRFLOW_PASSWORD, _TOKEN or _AUTH).")
     dag_ids: Annotated[tuple[str, ...], NoDecode] = Field(default=(), json_schema_extra={"option": "--dag"},
                                      description="Only these Airflow DAGs (repeatable); each one's readiness rule "
                                      "is the assetbus consumer DAG of the same id. Unset: every DAG Airflow tags "
@@ -58,12 +65,6 @@ class BridgeConfig(ServiceSettings, ConsumerGroupSettings, BackoffSettings, Prob
                            "leaves the run to another bridge after at most this long.")
     backoff_initial_s: float = Field(default=0.5, gt=0, description="First wait while Airflow cannot take a run.")
     backoff_max_s: float = Field(default=30.0, gt=0, description="Longest wait while Airflow cannot take a run.")
-
-    @field_validator("dag_ids", mode="before")
-    @classmethod
-    def _split(cls, value: Any) -> Any:
-        """`ASSETBUS_BRIDGE_DAG_IDS="orders daily"` (or comma-separated) names several DAGs."""
-        return tuple(value.replace(",", " ").split()) if isinstance(value, str) else value
 
     @model_validator(mode="after")
     def _consistent(self) -> BridgeConfig:

@@ -81,10 +81,6 @@ async def trigger_run(airflow: AirflowClient, signal: ReadinessSignal) -> Create
             "conf": run_conf(signal), "note": _note(signal)}
     response = await airflow.request("POST", runs_path(signal.dag_id), json=body, accept=(409,))
     if response.status_code == 409:
-        return CreatedRun(run_id, await run_state(airflow, signal.dag_id, run_id), created=False)
+        existing = await airflow.get(runs_path(signal.dag_id, run_id))
+        return CreatedRun(run_id, str(existing.get("state")), created=False)
     return CreatedRun(run_id, str(response.json().get("state", "queued")), created=True)
-
-
-async def run_state(airflow: AirflowClient, dag_id: str, run_id: str) -> str:
-    """Airflow's state of a DAG run: queued, running, success or failed."""
-    return str((await airflow.get(runs_path(dag_id, run_id))).get("state"))

@@ -43,9 +43,7 @@ from assetbus.consumers.storage.dags import SyncChange, deactivate_dags, get_dag
 from assetbus.consumers.storage.urls import asyncpg_dsn
 
 AIRFLOW_TAG = "assetbus"
-"""The Airflow DAG tag that makes a DAG assetbus-driven (its runs are started by the bridge)."""
 FILELOC_PREFIX = "airflow:"
-"""`consumer_dags.fileloc` of a rule read from an Airflow DAG."""
 NOT_REGISTERED = ("no readiness rule registered for it: the assetbus cluster policy registers one when Airflow's "
                   "dag-processor parses the DAG (assetbus-sdk[airflow] installed there, its assetbus connection "
                   "reaching the assetbus API; the dag-processor's log of the DAG file says why not), or give "

@@ -49,7 +49,7 @@ from assetbus.consumers.airflow.client import AirflowClient
 from assetbus.consumers.airflow.declared import bridge_served_assets
 from assetbus.consumers.airflow.errors import AirflowError, AirflowNotFound, AirflowRefused, error_kind
 from assetbus.consumers.airflow.forwarder_config import ForwarderConfig
-from assetbus.consumers.airflow.forwarder_metrics import ForwarderMetrics
+from assetbus.consumers.airflow.metrics import ForwarderMetrics
 from assetbus.consumers.errors import ConsumerError
 from assetbus.consumers.observe.service import Service
 from assetbus.consumers.storage import create_engine, translated
@@ -296,8 +296,3 @@ class AirflowForwarder(Service):
             if assetbus_event_id(item) == event_id:
                 return int(item["id"])
         return None
-
-
-async def serve(config: ForwarderConfig) -> None:
-    """`assetbus run airflow-forwarder`: forward until SIGINT or SIGTERM."""
-    await AirflowForwarder(config).serve_until_signalled()

@@ -1,35 +1,22 @@
-"""What the Airflow forwarder needs to run: one settings model (`ASSETBUS_FORWARDER_*`, `.env`, or keywords).
-
-The Airflow account is given by the edge, as for the bridge (`ASSETBUS_AIRFLOW_URL` and one way to
-authenticate).
-"""
+"""What the Airflow forwarder needs to run: one settings model (`ASSETBUS_FORWARDER_*`, `.env`, or keywords)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, model_validator
 from pydantic_settings import NoDecode
 
-from assetbus.consumers.airflow.account import AirflowAccount
-from assetbus.consumers.settings import (
-    BackoffSettings,
-    ConsumerGroupSettings,
-    ProbeSettings,
-    ServiceSettings,
-    service_settings_config,
-)
+from assetbus.consumers.airflow.config import AirflowServiceSettings
+from assetbus.consumers.settings import service_settings_config
 
 
-class ForwarderConfig(ServiceSettings, ConsumerGroupSettings, BackoffSettings, ProbeSettings):
+class ForwarderConfig(AirflowServiceSettings):
     """The forwarder's settings; connection fields and the Airflow account are given by the edge."""
 
     model_config = service_settings_config("ASSETBUS_FORWARDER_")
     service = "airflow-forwarder"
 
-    airflow: AirflowAccount = Field(repr=False, description="Airflow's API server and the account the forwarder "
-                                    "posts asset events with (given by the edge from ASSETBUS_AIRFLOW_URL and "
-                                    "ASSETBUS_AIRFLOW_PASSWORD, _TOKEN or _AUTH).")
     assets: Annotated[tuple[str, ...], NoDecode] = Field(default=(), json_schema_extra={"option": "--asset"},
                                      description="Forward only the events of these assets (repeatable); none: "
                                      "every asset that Airflow knows.")
@@ -47,12 +34,6 @@ class ForwarderConfig(ServiceSettings, ConsumerGroupSettings, BackoffSettings, P
     backoff_initial_s: float = Field(default=0.5, gt=0, description="First wait while Airflow cannot take an "
                                      "event.")
     backoff_max_s: float = Field(default=30.0, gt=0, description="Longest wait while Airflow cannot take an event.")
-
-    @field_validator("assets", mode="before")
-    @classmethod
-    def _split(cls, value: Any) -> Any:
-        """`ASSETBUS_FORWARDER_ASSETS="a b"` (or comma-separated) names several assets."""
-        return tuple(value.replace(",", " ").split()) if isinstance(value, str) else value
 
     @model_validator(mode="after")
     def _consistent(self) -> ForwarderConfig:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import logging
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 
@@ -11,43 +9,26 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from assetbus.consumers.airflow.client import AirflowClient
 from assetbus.consumers.airflow.dagruns import FINAL_STATES, RUN_ID_PREFIX, runs_path
-from assetbus.consumers.errors import NotStarted
 from assetbus.consumers.storage import translated
 from assetbus.consumers.storage.external_runs import OpenExternalRun, open_external_runs, update_external_state
-from assetbus.producers.kafka.periodic import cancel_and_wait, every
 
-log = logging.getLogger("assetbus.airflow.outcomes")
 
 class OutcomePoller:
-    """Every `interval_s`, reads Airflow's state of each open bridged run and records it. start()/stop()."""
+    """Reads Airflow's state of each open bridged run and records it (`poll_once`, which the bridge runs
+    periodically)."""
 
     def __init__(self, airflow: AirflowClient, engine: AsyncEngine, dag_ids: Sequence[str], *,
-                 interval_s: float = 2.0, on_outcome: Callable[[str, str], None] | None = None) -> None:
+                 on_outcome: Callable[[str, str], None] | None = None) -> None:
         """`on_outcome(dag_id, state)` is called for each run that reached a final state."""
         self._airflow = airflow
         self._engine = engine
         self._dag_ids = list(dag_ids)
-        self.interval_s = interval_s
         self._on_outcome = on_outcome
-        self._task: asyncio.Task[None] | None = None
 
     def watch(self, dag_id: str) -> None:
         """Also read the outcomes of this DAG's runs (a DAG the bridge found after it started)."""
         if dag_id not in self._dag_ids:
             self._dag_ids.append(dag_id)
-
-    async def start(self) -> None:
-        self._task = every(self.interval_s, self.poll_once, what="reading run outcomes from Airflow", log=log,
-                           first_after_s=0)
-
-    async def stop(self) -> None:
-        task, self._task = self._task, None
-        await cancel_and_wait(task)
-
-    async def run_forever(self) -> None:
-        if self._task is None:
-            raise NotStarted("the bridge's outcome reader")
-        await self._task
 
     async def poll_once(self) -> None:
         """One pass over the open runs.

@@ -29,7 +29,7 @@ import os
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 import httpx
 
@@ -51,6 +51,7 @@ __all__ = [
     "Attestor",
     "IdentityMode",
     "airflow_attempt",
+    "api_reason",
     "identity_mode",
     "worker_state_store_backend",
 ]
@@ -77,6 +78,15 @@ class AttestationRefused(EmitterError):
         super().__init__(message)
         self.code = code
         self.status = status
+
+
+def api_reason(response: httpx.Response) -> tuple[str | None, str]:
+    """The `code` and `message` of an assetbus API refusal (no code, and the text, when it is not JSON)."""
+    try:
+        body = response.json()
+        return body.get("code"), str(body.get("message", body))
+    except ValueError:
+        return None, response.text[:300]
 
 
 def identity_mode(env: Mapping[str, str] | None = None) -> tuple[IdentityMode, str]:
@@ -113,8 +123,7 @@ class AttestedAttempt:
     """The end of a finished try, seconds since the epoch (None while it runs)."""
 
 
-class AttemptLookup(Protocol):
-    def __call__(self, scope: Any, session: Any | None) -> AttestedAttempt | None: ...
+AttemptLookup = Callable[[Any, Any | None], AttestedAttempt | None]
 
 
 def _task_instance(scope: Any, session: Any) -> AttestedAttempt | None:
@@ -179,12 +188,8 @@ class Attestor:
             if self._http is None:
                 api.close()
         if response.status_code != 200:
-            try:
-                answer = response.json()
-                code, message = str(answer.get("code")), str(answer.get("message"))
-            except ValueError:
-                code, message = "assetbus_error", response.text[:300]
-            raise AttestationRefused(f"the assetbus minter refused: {message}", code=code,
+            code, message = api_reason(response)
+            raise AttestationRefused(f"the assetbus minter refused: {message}", code=code or "assetbus_error",
                                      status=response.status_code if response.status_code < 500 else 503)
         log.info("attested token for %s/%s/%s[%s] try %s (%s) in %.1f ms", attempt.dag_id, attempt.run_id,
                  attempt.task_id, attempt.map_index, attempt.try_number, attempt.state,

@@ -8,15 +8,10 @@ names say secret (`sasl_password`, `ssl_key_password`) in task logs. Its fields:
 - host: the assetbus execution API's URL (a host without a scheme gets the schema, else `http`);
 - password: the worker credential (`assetbus token worker`);
 - extra `topic_prefix`: the topic prefix (default: the API's);
-- extra `kafka`: the Kafka connection inline (`KafkaConnection`'s fields: `bootstrap_servers`,
-  `security_protocol`, `sasl_mechanism`, `sasl_username`, `sasl_password`, `ssl_cafile`, ...), or
-  extra `kafka_conn_id`: another Airflow connection holding it, either an `assetbus`-style `kafka`
-  extra or a `kafka_default`-style config dict (`bootstrap.servers`, `security.protocol`,
-  `sasl.mechanism(s)`, `sasl.username`, `sasl.password`, `ssl.ca.location`, ...; `sasl.oauthbearer.method=oidc`
-  with `sasl.oauthbearer.token.endpoint.url`, `.client.id`, `.client.secret`, `.scope` and `.extensions` for
-  OAUTHBEARER; the client properties `KAFKA_PROPERTIES` takes, such as `client.rack`; any other key is
-  refused by name).
-  Without either, the brokers the API names (with `KAFKA_*` from the environment as a fallback).
+- extra `kafka`: the Kafka connection inline (`KafkaConnection`'s fields), or extra `kafka_conn_id`: another
+  Airflow connection holding it, as an `assetbus`-style `kafka` extra or a `kafka_default`-style config dict
+  (librdkafka's names: `kafka_from_config`). Without either, the brokers the API names (with `KAFKA_*` from
+  the environment as a fallback).
 
 When Airflow has no such connection (or is not installed), the environment is the fallback:
 `ASSETBUS_API_URL`, `ASSETBUS_AIRFLOW_WORKER_TOKEN`, `ASSETBUS_TOPIC_PREFIX` and `KAFKA_*`.

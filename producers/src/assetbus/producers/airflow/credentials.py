@@ -31,7 +31,9 @@ from assetbus.producers.airflow.attempt import Attempt
 from assetbus.producers.airflow.attestation import (
     ATTESTATION_KEY,
     ENV_IDENTITY,
+    ROUTE,
     WORKER_BACKEND_SETTING,
+    api_reason,
     identity_mode,
     worker_state_store_backend,
 )
@@ -42,7 +44,6 @@ from assetbus.producers.kafka.connection import KafkaConnection
 from assetbus.producers.kafka.retry import RetryPolicy
 from assetbus.producers.secret_files import expand_file_variables
 
-ROUTE = "/airflow/tokens"
 _CREDENTIAL_REFUSED = {"missing_token", "invalid_token", "insufficient_scope"}
 RENEW_BEFORE_S = 120.0
 
@@ -73,14 +74,6 @@ class Credentials:
     @property
     def bootstrap_servers(self) -> str:
         return self.kafka.bootstrap
-
-
-def _reason(response: httpx.Response) -> tuple[str | None, str]:
-    try:
-        body = response.json()
-        return body.get("code"), str(body.get("message", body))
-    except ValueError:
-        return None, response.text[:300]
 
 
 NO_CREDENTIAL = (f"this worker has no assetbus worker credential: set it as the password of the Airflow "
@@ -169,7 +162,7 @@ class TokenSource:
                 api.close()
         if response.status_code == 200:
             return _credentials(access, response.json())
-        code, message = _reason(response)
+        code, message = api_reason(response)
         hint = (f" (the worker credential from {access.source} is not accepted: mint a new one with "
                 f"`assetbus token worker`)" if code in _CREDENTIAL_REFUSED else "")
         raise TokenRequestFailed(f"the assetbus API refused a token for {attempt.dag_id}/{attempt.run_id}/"

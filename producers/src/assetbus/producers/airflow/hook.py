@@ -1,17 +1,12 @@
-"""`AssetbusHook`: the `assetbus` connection type (`test_connection()`; its form is declared in the provider
-info, `provider.py`) and a hook to emit with.
+"""`AssetbusHook`: the `assetbus` connection type (its form is declared in the provider info, `provider.py`;
+its fields are described in `connection.py`) and a hook to emit with.
 
     from assetbus.producers.airflow.hook import AssetbusHook
 
     AssetbusHook().emit(orders, partition_key="batch-41", dedupe_key="batch-41")
 
-The connection's fields are described in `connection.py`. `test_connection()` (the UI's and REST API's
-Test button with `[core] test_connection = Enabled`, or `airflow connections test`) checks what tasks will
-need: that the API answers, accepts the worker credential and mints tokens; that the Kafka a task's emitter
-will use (the connection's, this process's `KAFKA_*`, or the brokers the API names) answers and holds the
-topics of the prefix it will use (`<prefix>.emissions`, `.receipts`, `.asset-events`); and the same for the
-Kafka and prefix the triggerer's watchers and sensors read (the connection's, or the environment's; without
-them it says so, and passes).
+`test_connection()` runs for the UI's and REST API's Test button (`[core] test_connection = Enabled`) and
+`airflow connections test`.
 """
 
 from __future__ import annotations
@@ -25,6 +20,7 @@ import httpx
 from airflow.sdk import BaseHook
 from typing_extensions import Unpack
 
+from assetbus.producers.airflow.attestation import ROUTE, api_reason
 from assetbus.producers.airflow.connection import (
     CONN_TYPE,
     WorkerAccess,
@@ -32,7 +28,7 @@ from assetbus.producers.airflow.connection import (
     settings_source,
     worker_access,
 )
-from assetbus.producers.airflow.credentials import _CREDENTIAL_REFUSED, ROUTE, _reason, emitter_settings
+from assetbus.producers.airflow.credentials import _CREDENTIAL_REFUSED, emitter_settings
 from assetbus.producers.airflow.emit import aemit, emit
 from assetbus.producers.airflow.identity_checks import identity_report
 from assetbus.producers.api_client import SyncExecutionApi
@@ -60,12 +56,9 @@ class AssetbusHook(BaseHook):  # type: ignore[misc]
         self.assetbus_conn_id = assetbus_conn_id or default_conn_id()
         self.timeout_s = timeout_s
 
-    def access(self) -> WorkerAccess:
+    def get_conn(self) -> WorkerAccess:
         """The connection as read now: the API, the credential, Kafka and the topic prefix."""
         return worker_access(self.assetbus_conn_id)
-
-    def get_conn(self) -> WorkerAccess:
-        return self.access()
 
     def emit(self, asset: object, *, context: Mapping[str, Any] | None = None, raise_on_reject: bool = True,
              **options: Unpack[SendOptions]) -> Receipt:
@@ -84,7 +77,7 @@ class AssetbusHook(BaseHook):  # type: ignore[misc]
         """(True, what was checked) or (False, the first problem found): the API and the worker credential, then
         the Kafka and topic prefix a task's emitter will use, then the triggerer's."""
         try:
-            access = self.access()
+            access = self.get_conn()
             checked = [_check_api(access, self.timeout_s), identity_report()]
             checked.append(_run(_check_kafka(*_emitter_settings(access, self.timeout_s), "a task's emitter")))
             checked.append(_run(_check_triggerer(self.assetbus_conn_id)))
@@ -125,7 +118,7 @@ def _check_api(access: WorkerAccess, timeout_s: float) -> str:
         raise _Failed(f"the assetbus API at {access.api_url} did not answer: {error}") from None
     if health.status_code != 200:
         raise _Failed(f"the assetbus API at {access.api_url} is not healthy: {health.status_code}")
-    code, message = _reason(probe)
+    code, message = api_reason(probe)
     if probe.status_code == 401 or code in _CREDENTIAL_REFUSED:
         raise _Failed(f"the assetbus API at {access.api_url} refuses the worker credential: "
                       f"{probe.status_code} {code}: {message}")
@@ -142,7 +135,7 @@ def _emitter_settings(access: WorkerAccess, timeout_s: float) -> tuple[KafkaConn
     with SyncExecutionApi(access.api_url, access.credential, timeout_s=timeout_s) as api:
         response = api.request("GET", WORKER_KAFKA, repeatable=True)
     if response.status_code != 200:
-        code, message = _reason(response)
+        code, message = api_reason(response)
         raise _Failed(f"the assetbus API at {access.api_url} does not name its Kafka ({WORKER_KAFKA}): "
                       f"{response.status_code} {code}: {message}")
     kafka, prefix = emitter_settings(access, response.json())

@@ -24,6 +24,7 @@ from assetbus.producers.airflow.attestation import (
     ROUTE,
     WORKER_BACKEND_SETTING,
     AttestationRefused,
+    api_reason,
     identity_mode,
     worker_state_store_backend,
 )
@@ -66,10 +67,7 @@ def key_findings(key: TokenKey, api_url: str, *, timeout_s: float = 5.0) -> list
         return [Finding("assetbus API", False, f"{api_url} did not answer: {error}",
                         f"set {ENV_API_URL} to the assetbus API with ASSETBUS_AIRFLOW_URL (the minter)")]
     found = [Finding("assetbus API", health.status_code == 200, f"{api_url}/healthz answered {health.status_code}")]
-    try:
-        code, message = str(answer.json().get("code")), str(answer.json().get("message"))
-    except ValueError:
-        code, message = "?", answer.text[:200]
+    code, message = api_reason(answer)
     if answer.status_code == 403 and code == "insufficient_scope":
         found.append(Finding("signing key", True, f"the API at {api_url} verifies what this key signs"))
     elif answer.status_code == 404:

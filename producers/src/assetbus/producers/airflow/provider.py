@@ -15,12 +15,6 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 DISTRIBUTION = "assetbus-sdk"
-HOOK = "assetbus.producers.airflow.hook.AssetbusHook"
-OPERATOR = "assetbus.producers.airflow.operator.AssetbusEmitOperator"
-NOTIFIER = "assetbus.producers.airflow.notifier.AssetbusNotifier"
-TRIGGERS = "assetbus.producers.airflow.triggers"
-SENSORS = "assetbus.producers.airflow.sensors"
-QUEUE_PROVIDER = "assetbus.producers.airflow.queues.AssetbusMessageQueueProvider"
 INTEGRATION = "assetbus"
 CONN_FIELDS: dict[str, dict[str, Any]] = {
     "topic_prefix": {
@@ -61,14 +55,15 @@ def get_provider_info() -> dict[str, Any]:
                        "PostgreSQL): receipts that mean stored, dedupe that survives retries, per-partition runs.",
         "versions": [_version()],
         "integrations": [{"integration-name": INTEGRATION, "tags": ["service"]}],
-        "connection-types": [{"hook-class-name": HOOK, "connection-type": "assetbus", "hook-name": "assetbus",
+        "connection-types": [{"hook-class-name": "assetbus.producers.airflow.hook.AssetbusHook",
+                              "connection-type": "assetbus", "hook-name": "assetbus",
                               "conn-fields": CONN_FIELDS, "ui-field-behaviour": UI_FIELD_BEHAVIOUR}],
-        "hooks": [{"integration-name": INTEGRATION, "python-modules": [HOOK.rsplit(".", 1)[0]]}],
-        "operators": [{"integration-name": INTEGRATION, "python-modules": [OPERATOR.rsplit(".", 1)[0]]}],
-        "notifications": [NOTIFIER],
-        "triggers": [{"integration-name": INTEGRATION, "python-modules": [TRIGGERS]}],
-        "sensors": [{"integration-name": INTEGRATION, "python-modules": [SENSORS]}],
-        "queues": [QUEUE_PROVIDER],
+        "hooks": [{"integration-name": INTEGRATION, "python-modules": ["assetbus.producers.airflow.hook"]}],
+        "operators": [{"integration-name": INTEGRATION, "python-modules": ["assetbus.producers.airflow.operator"]}],
+        "notifications": ["assetbus.producers.airflow.notifier.AssetbusNotifier"],
+        "triggers": [{"integration-name": INTEGRATION, "python-modules": ["assetbus.producers.airflow.triggers"]}],
+        "sensors": [{"integration-name": INTEGRATION, "python-modules": ["assetbus.producers.airflow.sensors"]}],
+        "queues": ["assetbus.producers.airflow.queues.AssetbusMessageQueueProvider"],
         "config": {
             "assetbus": {
                 "description": "assetbus on Airflow workers.",

@@ -44,9 +44,6 @@ class AssetbusPartitionSensor(BaseSensorOperator):  # type: ignore[misc]
                                                     conn_id=self.assetbus_conn_id),
                    method_name="execute_complete", timeout=timedelta(seconds=self.timeout))
 
-    def poke(self, context: Mapping[str, Any]) -> bool:  # pragma: no cover - the sensor always defers
-        raise NotImplementedError("AssetbusPartitionSensor always defers to the triggerer")
-
     def execute_complete(self, context: Mapping[str, Any], event: Mapping[str, Any]) -> dict[str, Any]:
         """The stored event that satisfied the sensor (its XCom `return_value`)."""
         return dict(event)

@@ -49,8 +49,8 @@ class AssetScopeLike(Protocol):
     uri: str | None
 
 
-class AssetLookup(Protocol):
-    def __call__(self, scope: AssetScopeLike, session: Any | None) -> AssetAccess | None: ...
+AssetLookup = Callable[[AssetScopeLike, Any | None], AssetAccess | None]
+CallerLookup = Callable[[Any | None], TaskIdentity | None]
 
 
 def _lookup(scope: AssetScopeLike, session: Any) -> AssetAccess | None:
@@ -90,10 +90,6 @@ def airflow_asset_lookup(scope: AssetScopeLike, session: Any | None) -> AssetAcc
     """The asset's name and a task declaring it, from Airflow's metadata DB (None: no such asset).
     `dag_id`/`task_id` are empty when no task declares the asset."""
     return in_session(lambda db: _lookup(scope, db), session)
-
-
-class CallerLookup(Protocol):
-    def __call__(self, session: Any | None) -> TaskIdentity | None: ...
 
 
 Scope = MutableMapping[str, Any]

@@ -8,16 +8,14 @@ Airflow's API server calls the backend for every task and asset state request of
 assetbus, over assetbus's execution API (`ASSETBUS_API_URL`), with a short-lived `ti:self` token it mints
 per task instance (`store_tokens`). Asset scopes are resolved to the asset's name from Airflow's metadata
 DB, and the backend acts as the task instance that asks (`store_assets`): assetbus then opens the asset's
-state only if that task is registered with the asset, as on assetbus's own API. When the caller cannot be
-identified (no `StateCallerMiddleware` in the api-server), asset state is refused (403
-`caller_not_identified`) unless `ASSETBUS_STORE_ASSET_STATE=declared` opts into the looser rule: act as a
-task that declares the asset, so any task reaches any declared asset's state, as in Airflow.
+state only if that task is registered with the asset, as on assetbus's own API (`ENV_ASSET_STATE`: when
+the caller cannot be identified).
 Airflow's values are JSON strings: assetbus stores the JSON they encode (so its API, CLI and UI show it)
 and the backend gives Airflow back the same string (`json.dumps` of what `json.dumps` wrote). Task state
 keeps Airflow's `expires_at`; the assetbus API's retention cleanup deletes expired keys. An assetbus refusal
 reaches the task as the same status with Airflow's error shape (`{"detail": {"reason", "message"}}`), not as a 500.
 
-Importable without Airflow (for tests): the base class and the scopes are then stand-ins.
+Importable without Airflow (for tests): the base class is then `object`.
 """
 
 from __future__ import annotations
@@ -27,7 +25,6 @@ import json
 import os
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
-from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
@@ -51,7 +48,6 @@ from assetbus.producers.airflow.store_assets import (
     calling_task_instance_id,
 )
 from assetbus.producers.airflow.store_tokens import (
-    DEFAULT_TTL_S,
     MissingSigningKey,
     StateTokens,
     TaskIdentity,
@@ -93,25 +89,6 @@ narrowed to declared assets)."""
 AssetStateRule = Literal["caller", "declared"]
 T = TypeVar("T")
 S = TypeVar("S")
-
-
-@dataclass(frozen=True)
-class TaskScope:
-    """Stand-in for Airflow's `TaskScope` (`airflow.state`) where Airflow is not installed (same fields)."""
-
-    dag_id: str
-    run_id: str
-    task_id: str
-    map_index: int = -1
-
-
-@dataclass(frozen=True)
-class AssetScope:
-    """Stand-in for Airflow's `AssetScope` (`airflow.state`) where Airflow is not installed (same fields)."""
-
-    asset_id: int | None = None
-    name: str | None = None
-    uri: str | None = None
 
 
 def _is_task(scope: object) -> bool:
@@ -165,9 +142,8 @@ class AssetbusStoreBackend(BaseStoreBackend):
 
     def __init__(self, api_url: str | None = None, signing_key: TokenKey | None = None, *,
                  asset_lookup: AssetLookup = airflow_asset_lookup, caller: CallerLookup = airflow_calling_task,
-                 asset_state: AssetStateRule | None = None, token_ttl_s: int = DEFAULT_TTL_S,
                  timeout_s: float = 10.0, attempts: AttemptLookup = airflow_attempt) -> None:
-        rule = asset_state or os.environ.get(ENV_ASSET_STATE, "caller").strip() or "caller"
+        rule = os.environ.get(ENV_ASSET_STATE, "caller").strip() or "caller"
         if rule not in ("caller", "declared"):
             raise ValueError(f"{ENV_ASSET_STATE}={rule!r}: expected 'caller' (the default) or 'declared'")
         self.asset_state: AssetStateRule = cast(AssetStateRule, rule)
@@ -185,7 +161,7 @@ class AssetbusStoreBackend(BaseStoreBackend):
             key = "no signing key"
         else:
             self.cannot_mint = None
-        self._state_tokens = StateTokens(key, ttl_s=token_ttl_s)
+        self._state_tokens = StateTokens(key)
         self._attestor = Attestor(key, self.api_url, http=self._http, lookup=attempts,
                                   calling=calling_task_instance_id)
 
@@ -232,9 +208,6 @@ class AssetbusStoreBackend(BaseStoreBackend):
     def _client(self, identity: TaskIdentity) -> StateClient:
         return StateClient(self.api_url, self._tokens.for_task(identity), http=self._http)
 
-    def _aclient(self, identity: TaskIdentity) -> AsyncStateClient:
-        return AsyncStateClient(self.api_url, self._tokens.for_task(identity), timeout_s=self._timeout_s)
-
     @contextmanager
     def _state(self, scope: Any, session: Any | None) -> Iterator[TaskState | AssetState | None]:
         """The state `scope` names, as the task the backend acts as for it (None: Airflow knows no such asset);
@@ -261,7 +234,7 @@ class AssetbusStoreBackend(BaseStoreBackend):
                     yield None
                     return
                 name, who = actor
-            async with self._aclient(who) as client:
+            async with AsyncStateClient(self.api_url, self._tokens.for_task(who), timeout_s=self._timeout_s) as client:
                 yield client.task_state if name is None else client.asset(name).state
         except StateError as error:
             raise _refused(error) from error
@@ -333,4 +306,4 @@ class AssetbusStoreBackend(BaseStoreBackend):
         `airflow state-store clean` skips custom backends anyway."""
 
 
-__all__ = ["ASSET_STATE_RUN_ID", "ENV_ASSET_STATE", "AssetScope", "AssetbusStoreBackend", "TaskScope"]
+__all__ = ["ASSET_STATE_RUN_ID", "ENV_ASSET_STATE", "AssetbusStoreBackend"]

@@ -55,11 +55,8 @@ def signing_key_from_env(env: dict[str, str] | None = None) -> TokenKey:
 class StateTokens:
     """`tokens.for_task((dag_id, run_id, task_id, map_index))`: a cached `ti:self` token for that instance."""
 
-    def __init__(self, key: TokenKey, *, ttl_s: int = DEFAULT_TTL_S) -> None:
-        if ttl_s <= RENEW_BEFORE_S:
-            raise ValueError(f"ttl_s must be more than {RENEW_BEFORE_S} s")
+    def __init__(self, key: TokenKey) -> None:
         self._key = key
-        self._ttl_s = ttl_s
         self._cache: dict[TaskIdentity, tuple[str, float]] = {}
         self._lock = threading.Lock()
 
@@ -72,10 +69,10 @@ class StateTokens:
         dag_id, run_id, task_id, map_index = identity
         source = Provenance(kind=SourceKind.TASK, dag_id=dag_id, run_id=run_id, task_id=task_id,
                             map_index=map_index, try_number=STATE_TRY_NUMBER)
-        token = issue_token(self._key, source, ttl_seconds=self._ttl_s, scope=f"{SCOPE_TASK_SELF} {SCOPE_TASK_MAPPED}",
-                             publish=[])
+        token = issue_token(self._key, source, ttl_seconds=DEFAULT_TTL_S,
+                            scope=f"{SCOPE_TASK_SELF} {SCOPE_TASK_MAPPED}", publish=[])
         with self._lock:
             if len(self._cache) >= _CACHE_LIMIT:
                 self._cache.clear()
-            self._cache[identity] = (token, now + self._ttl_s)
+            self._cache[identity] = (token, now + DEFAULT_TTL_S)
         return token

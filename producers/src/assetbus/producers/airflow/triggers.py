@@ -2,7 +2,7 @@
 
 - `AssetbusReadinessTrigger` (a `BaseEventTrigger`, for Airflow 3's event-driven scheduling): each
   readiness signal of an assetbus consumer DAG (`<prefix>.readiness.<dag_id>`) becomes an Airflow asset
-  event, through an `AssetWatcher`, its offset committed only once Airflow has stored the event:
+  event, through an `AssetWatcher`:
 
       ready = Asset("orders_ready", watchers=[AssetWatcher(
           name="orders_ready", trigger=AssetbusReadinessTrigger(dag_id="orders_by_partition"))])
@@ -11,8 +11,7 @@
   The signal is the event's `extra["payload"]` (run id, partition key and date, generation, the
   triggering events). Airflow gives watcher events no partition key, and one Airflow run may cover
   several signals: for one run per partition, use the bridge.
-- `AssetbusPartitionTrigger`: fires once a stored event of one asset (and partition) is on
-  `<prefix>.asset-events`; what `AssetbusPartitionSensor` defers to.
+- `AssetbusPartitionTrigger`: what `AssetbusPartitionSensor` defers to.
 
 Kafka and the topic prefix come from the `assetbus` connection's `kafka` (or `kafka_conn_id`) and
 `topic_prefix` extras, read in the triggerer, else from `KAFKA_*` and `ASSETBUS_TOPIC_PREFIX` there.
@@ -23,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import time
 from collections.abc import AsyncIterator, Hashable, Sequence
 from typing import Any
 
@@ -41,7 +39,6 @@ from assetbus.schemas import AssetEvent, ReadinessSignal, Topics
 
 _HERE = __name__
 log = logging.getLogger(__name__)
-TOPIC_POLL_S = 2.0
 
 
 class TriggerSetupError(EmitterError):
@@ -70,12 +67,8 @@ async def _kafka_and_topics(conn_id: str | None) -> tuple[KafkaConnection, Topic
     return kafka, Topics(prefix=prefix)
 
 
-TOPIC_WAIT = RetryPolicy(initial_s=0.5, max_s=TOPIC_POLL_S, timeout_s=300.0)
+TOPIC_WAIT = RetryPolicy(initial_s=0.5, max_s=2.0, timeout_s=300.0)
 """How long a readiness watcher waits for its topic before it fails (Airflow then starts it again)."""
-HOLD_ENV = "ASSETBUS_TRIGGER_TEST_HOLD"
-"""Tests only: a file holding a signal's run id. Once the triggerer has taken the event of that signal, the
-trigger writes `held` into the file and blocks the triggerer's event loop, before Airflow's database has the
-event: the window a kill -9 of the triggerer must not lose a signal in."""
 
 
 async def _wait_for_topic(consumer: AIOKafkaConsumer, topic: str, policy: RetryPolicy) -> None:
@@ -101,20 +94,6 @@ async def _wait_for_topic(consumer: AIOKafkaConsumer, topic: str, policy: RetryP
                                 f"the connection's topic_prefix") from error
 
 
-def _hold_after_handoff(signal: ReadinessSignal) -> None:
-    """The test hook of HOLD_ENV (a no-op unless the triggerer's environment sets it)."""
-    path = os.environ.get(HOLD_ENV)
-    if not path or not os.path.exists(path):
-        return
-    with open(path, encoding="utf-8") as file:
-        if file.read().strip() != signal.run_id:
-            return
-    with open(path, "w", encoding="utf-8") as file:
-        file.write("held")
-    while True:  # blocks the event loop on purpose: the event stays in the runner's memory until a kill
-        time.sleep(1.0)
-
-
 class ReadinessStream(SharedStreamProducer):  # type: ignore[misc]
     """The broker side of `AssetbusReadinessTrigger` in Airflow's ack mode: one consumer per watcher.
 
@@ -124,12 +103,10 @@ class ReadinessStream(SharedStreamProducer):  # type: ignore[misc]
     the trigger again, which reads on from the last committed position.
     """
 
-    def __init__(self, *, dag_id: str, conn_id: str | None, group_id: str | None,
-                 topic_wait: RetryPolicy = TOPIC_WAIT) -> None:
+    def __init__(self, *, dag_id: str, conn_id: str | None, group_id: str | None) -> None:
         self.dag_id = dag_id
         self.conn_id = conn_id
         self.group_id = group_id
-        self.topic_wait = topic_wait
         self._consumer: AIOKafkaConsumer | None = None
 
     async def open_stream(self) -> AsyncIterator[tuple[ConsumerRecord, tuple[TopicPartition, int]]]:
@@ -140,7 +117,7 @@ class ReadinessStream(SharedStreamProducer):  # type: ignore[misc]
                                     **kafka.client_kwargs("consumer"))
         self._consumer = consumer
         await consumer.start()
-        await _wait_for_topic(consumer, topic, self.topic_wait)
+        await _wait_for_topic(consumer, topic, TOPIC_WAIT)
         consumer.subscribe([topic])
         async for record in consumer:
             if record.value is not None:  # a tombstone is passed by: the next commit covers its offset
@@ -175,10 +152,9 @@ class AssetbusReadinessTrigger(BaseEventTrigger):  # type: ignore[misc]
     """Fire an event for each readiness signal of the assetbus consumer DAG `dag_id` (for an AssetWatcher).
 
     The triggerer reads the signals in the consumer group `group_id` (default `<prefix>-watcher.<dag_id>`, with
-    the topic prefix the triggerer reads), from the oldest one not yet in Airflow's database. It runs in Airflow's
-    ack mode (`ReadinessStream`): a signal's offset is committed only once Airflow has stored its asset
-    event, so a triggerer killed at any point can hand a signal over twice, never lose it. A record that is
-    not a readiness signal is logged and passed by.
+    the topic prefix the triggerer reads), in Airflow's ack mode (`ReadinessStream`): a triggerer killed at any
+    point can hand a signal over twice, never lose it. A record that is not a readiness signal is logged and
+    passed by.
     """
 
     def __init__(self, dag_id: str, *, conn_id: str | None = None, group_id: str | None = None) -> None:
@@ -210,7 +186,6 @@ class AssetbusReadinessTrigger(BaseEventTrigger):  # type: ignore[misc]
                 reject_shared_stream_event()
                 continue
             yield TriggerEvent(signal.model_dump(mode="json"))
-            _hold_after_handoff(signal)
 
     async def run(self) -> AsyncIterator[TriggerEvent]:
         raise TriggerSetupError("AssetbusReadinessTrigger runs in Airflow 3.3's triggerer, through its shared "
