@@ -139,7 +139,7 @@ class AirflowPaths:
         self.poll_s = poll_s
         self.timeout_s = timeout_s
         self.http = httpx.AsyncClient(base_url=f"{stack.airflow.url}/api/v2", timeout=60,
-                                      headers={"Authorization": f"Bearer {stack.airflow_token()}"})
+                                      headers={"Authorization": f"Bearer {stack.airflow.token()}"})
         self.asset_ids: dict[str, int] = {}
         self.skipped_posts: list[str] = []
         self.services: dict[str, subprocess.Popen[bytes]] = {}
