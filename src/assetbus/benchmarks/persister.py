@@ -43,6 +43,7 @@ from assetbus.consumers.storage import count_events, register_asset
 from assetbus.infra.ports import free_port
 from assetbus.producers import source_of, task_token
 from assetbus.producers.kafka.connection import KafkaConnection
+from assetbus.producers.kafka.producer import started
 from assetbus.schemas import AssetRef, EmissionCommand, Topics
 from assetbus.schemas.codecs import encode_command
 from assetbus.settings import Settings
@@ -106,10 +107,8 @@ def build_commands(token: str, topics: Topics, n: int, size: int, assets: list[A
 
 async def preload(connection: KafkaConnection, topics: Topics, commands: list[EmissionCommand]) -> int:
     """Produce the commands (key = asset name, as the emitter does); returns the bytes of one."""
-    producer = AIOKafkaProducer(**connection.client_kwargs(), acks="all", enable_idempotence=True,
-                                linger_ms=20, max_batch_size=1024 * 1024)
-    await producer.start()
-    try:
+    async with started(AIOKafkaProducer(**connection.client_kwargs(), acks="all", enable_idempotence=True,
+                                        linger_ms=20, max_batch_size=1024 * 1024)) as producer:
         pending = []
         size = 0
         for command in commands:
@@ -118,8 +117,6 @@ async def preload(connection: KafkaConnection, topics: Topics, commands: list[Em
             pending.append(await producer.send(topics.emissions, value, key=command.asset.name.encode()))
         await asyncio.gather(*pending)
         return size
-    finally:
-        await producer.stop()
 
 
 def persister_command(group_id: str, metrics_port: int, options: BenchOptions) -> list[str]:
@@ -152,10 +149,10 @@ async def run_benchmark(settings: Settings, options: BenchOptions) -> BenchRepor
         assets = bench_assets(options.assets)
         await register_assets(db_url, assets)
         token = task_token(settings.token_secret, "bench_dag", f"run-{topics.prefix}", "load")
-        started = time.perf_counter()
+        began = time.perf_counter()
         command_bytes = await preload(settings.kafka, topics,
                                       build_commands(token, topics, options.commands, options.size, assets))
-        preload_s = time.perf_counter() - started
+        preload_s = time.perf_counter() - began
         async with record_count(settings, [topics.receipts]) as receipts:
             report = await _run_persister(settings, options, topics, db_url, receipts)
         async with database(db_url) as engine, engine.connect() as conn:
@@ -266,7 +263,7 @@ async def _measure_group(settings: Settings, k: int, n: int, topics: Topics, db_
                 finally:
                     for process in processes:
                         process.send_signal(signal.SIGCONT)
-                started = time.perf_counter()
+                began = time.perf_counter()
                 # a rebalance redelivers a batch, answered again as duplicates: receipts alone can count ahead
                 await until(lambda: _all_stored_and_receipted(engine, receipts, len(warm_up) + n), timeout_s,
                              "every command stored and receipted")
@@ -278,9 +275,9 @@ async def _measure_group(settings: Settings, k: int, n: int, topics: Topics, db_
         if stored != n + len(warm_up):
             raise RuntimeError(f"{stored} events stored for {n + len(warm_up)} commands")
         members = sampler.by_role("persister")
-        return GroupReport(persisters=k, commands=n, produce_s=started - paused, run_s=finished - started,
+        return GroupReport(persisters=k, commands=n, produce_s=began - paused, run_s=finished - began,
                            rebalances=rebalanced,
-                           cpu_s=sum(p.cpu_between(started, finished + 0.3) for p in members),
+                           cpu_s=sum(p.cpu_between(began, finished + 0.3) for p in members),
                            peak_rss_mb=max((p.peak_rss_mb for p in members), default=0.0),
                            load_before=load_before, load_after=os.getloadavg())
     finally:

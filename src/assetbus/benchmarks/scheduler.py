@@ -63,6 +63,7 @@ from assetbus.consumers.scheduler.topics import create_readiness_topics
 from assetbus.consumers.storage import count_events, register_asset
 from assetbus.consumers.storage.runs import PUBLISHED
 from assetbus.producers import AsyncEmitter, task_token
+from assetbus.producers.kafka.producer import started
 from assetbus.schemas import AssetRef, Receipt, Topics
 from assetbus.settings import Settings
 
@@ -298,9 +299,9 @@ async def measure_latency(settings: Settings, options: SchedulerBenchOptions, to
     receipted: dict[str, float] = {}
     marks: dict[str, dict[str, float]] = {"event_sent": {}, "signal_sent": {}}
     reader = AIOKafkaConsumer(**settings.kafka.client_kwargs(), enable_auto_commit=False, fetch_max_wait_ms=5)
-    await reader.start()
     token = task_token(settings.token_secret, "bench", "r1", "load")
-    async with service(settings, topics, db_url, "persister", "--group-id", f"{topics.prefix}-persister"), \
+    async with started(reader), \
+            service(settings, topics, db_url, "persister", "--group-id", f"{topics.prefix}-persister"), \
             service(settings, topics, db_url, "scheduler", "--group-id", f"{topics.prefix}-scheduler") as watch, \
             AsyncEmitter(settings.kafka, token, topics=topics, receipt_timeout_s=60) as emitter:
         parts = [TopicPartition(topics.readiness(IDENTITY.dag_id), p) for p in range(3)]
@@ -322,7 +323,6 @@ async def measure_latency(settings: Settings, options: SchedulerBenchOptions, to
         finally:
             reading.cancel()
             await asyncio.gather(reading, return_exceptions=True)
-            await reader.stop()
     report.peak_rss_mb = max(report.peak_rss_mb, watch.peak_rss / 2**20)
     cutoff = min(sent.values(), default=0.0) + options.warmup_s
     run.offered = len(sent)

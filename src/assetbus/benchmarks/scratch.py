@@ -20,6 +20,7 @@ from assetbus.consumers.observe.lag import partitions_of
 from assetbus.consumers.storage import create_engine
 from assetbus.consumers.storage.urls import asyncpg_dsn
 from assetbus.migrate import upgrade_async
+from assetbus.producers.kafka.producer import started
 from assetbus.schemas import Topics
 from assetbus.settings import Settings
 from assetbus.topics import delete_topics, ensure_topics
@@ -120,13 +121,9 @@ async def record_count(settings: Settings, topics: list[str]) -> AsyncIterator[C
     PostgreSQL from the scheduler it measures."""
     found = await partitions_of(settings.kafka, topics)
     parts = [TopicPartition(topic, p) for topic in topics for p in found[topic]]
-    consumer = AIOKafkaConsumer(**settings.kafka.client_kwargs(), enable_auto_commit=False)
-    try:
-        await consumer.start()
+    async with started(AIOKafkaConsumer(**settings.kafka.client_kwargs(), enable_auto_commit=False)) as consumer:
 
         async def count() -> int:
             return int(sum((await consumer.end_offsets(parts)).values()))
 
         yield count
-    finally:
-        await consumer.stop()

@@ -25,6 +25,7 @@ from assetbus.benchmarks.scheduler import ASSET, IDENTITY, START, offer, prepare
 from assetbus.benchmarks.scratch import scratch_pipeline
 from assetbus.benchmarks.stats import percentile
 from assetbus.producers import AsyncEmitter, task_token
+from assetbus.producers.kafka.producer import started
 from assetbus.schemas import Receipt, Topics
 from assetbus.schemas.codecs import decode_signal
 from assetbus.settings import Settings
@@ -90,12 +91,12 @@ async def _soak(settings: Settings, options: SoakOptions, topics: Topics, db_url
                 progress: Callable[[str], None]) -> None:
     live = _Live()
     reader = AIOKafkaConsumer(**settings.kafka.client_kwargs(), enable_auto_commit=False, fetch_max_wait_ms=5)
-    await reader.start()
     token = task_token(settings.token_secret, "bench", "r1", "soak")
-    async with service(settings, topics, db_url, "persister", "--group-id", f"{topics.prefix}-persister",
-                        "--batch-timeout-ms", "5"), \
+    async with started(reader), \
+            service(settings, topics, db_url, "persister", "--group-id", f"{topics.prefix}-persister",
+                    "--batch-timeout-ms", "5"), \
             service(settings, topics, db_url, "scheduler", "--group-id", f"{topics.prefix}-scheduler",
-                     "--batch-timeout-ms", "5"), \
+                    "--batch-timeout-ms", "5"), \
             AsyncEmitter(settings.kafka, token, topics=topics, receipt_timeout_s=120) as emitter:
         parts = [TopicPartition(topics.readiness(IDENTITY.dag_id), p) for p in range(3)]
         reader.assign(parts)
@@ -108,23 +109,22 @@ async def _soak(settings: Settings, options: SoakOptions, topics: Topics, db_url
                 await emitter.emit(ASSET, partition_key="warm-up", partition_date=START - timedelta(hours=1),
                                    dedupe_key="warm-up", timeout_s=120)
                 await asyncio.wait_for(live.warmed.wait(), 120)
-                started = time.perf_counter()
-                offering = asyncio.create_task(_offer(emitter, options, live, started))
+                began = time.perf_counter()
+                offering = asyncio.create_task(_offer(emitter, options, live, began))
                 try:
-                    await _watch(options, live, sampler, report, started, offering, progress)
+                    await _watch(options, live, sampler, report, began, offering, progress)
                 finally:
                     offering.cancel()
                     await asyncio.gather(offering, return_exceptions=True)
         finally:
             reading.cancel()
             await asyncio.gather(reading, return_exceptions=True)
-            await reader.stop()
     report.emitted, report.receipted, report.signalled = live.emitted, live.receipted, live.signalled
 
 
-async def _offer(emitter: AsyncEmitter, options: SoakOptions, live: _Live, started: float) -> None:
+async def _offer(emitter: AsyncEmitter, options: SoakOptions, live: _Live, began: float) -> None:
     """Emit at the offered rate, each receipt's latency noted by a callback."""
-    async for key, sent, future in offer(emitter, options.rate, options.events, started):
+    async for key, sent, future in offer(emitter, options.rate, options.events, began):
         live.sent_at[key] = sent
         future.add_done_callback(lambda f, t=sent: _receipted(live, t, f))  # type: ignore[misc]
         live.emitted += 1
@@ -154,11 +154,11 @@ async def _read(reader: AIOKafkaConsumer, live: _Live) -> None:
                 live.readiness_ms.append((now - sent) * 1000)
 
 
-async def _watch(options: SoakOptions, live: _Live, sampler: ProcessSampler, report: SoakReport, started: float,
+async def _watch(options: SoakOptions, live: _Live, sampler: ProcessSampler, report: SoakReport, began: float,
                  offering: asyncio.Task[None], progress: Callable[[str], None]) -> None:
     """Record a window every interval until every event is signalled, or the time bound (+ 60 s to drain)."""
-    deadline, draining = started + options.max_seconds, False
-    previous = started
+    deadline, draining = began + options.max_seconds, False
+    previous = began
     while True:
         await asyncio.sleep(0.2)
         if offering.done() and not offering.cancelled() and (error := offering.exception()) is not None:
@@ -166,7 +166,7 @@ async def _watch(options: SoakOptions, live: _Live, sampler: ProcessSampler, rep
         now = time.perf_counter()
         finished = offering.done() and live.signalled >= live.emitted
         if now - previous >= options.interval_s or finished or now > deadline:
-            report.windows.append(w := _window(live, sampler, now - started, previous, now))
+            report.windows.append(w := _window(live, sampler, now - began, previous, now))
             progress(f"{w.at_s:5.0f}s emitted {w.emitted:,} receipted {w.receipted:,} signalled {w.signalled:,}; "
                      f"receipt p99 {w.receipt_p99_ms:.0f} ms, readiness p99 {w.readiness_p99_ms:.0f} ms; RSS "
                      f"persister {w.persister_rss_mb:.0f} MB, scheduler {w.scheduler_rss_mb:.0f} MB; "
@@ -177,7 +177,7 @@ async def _watch(options: SoakOptions, live: _Live, sampler: ProcessSampler, rep
         if now > deadline:  # the time bound: stop offering; what was emitted gets 60 s to drain
             offering.cancel()
             deadline, draining = now + 60, True
-    report.seconds = time.perf_counter() - started
+    report.seconds = time.perf_counter() - began
 
 
 def _window(live: _Live, sampler: ProcessSampler, at_s: float, start: float, end: float) -> Window:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from datetime import datetime
 from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
@@ -55,6 +56,7 @@ def replay_command(
     from assetbus.consumers.scheduler.publish import ReadinessPublisher, create_producer
     from assetbus.consumers.scheduler.topics import ReadinessTopics
     from assetbus.consumers.scheduler.tzcalendar import zone
+    from assetbus.producers.kafka.producer import started
     from assetbus.producers.kafka.topics import TopicCreator
     from assetbus.schemas import Topics
 
@@ -76,13 +78,12 @@ def replay_command(
                 since=parse_time(since, zone_info) if since else None,
                 until=parse_time(until, zone_info) if until else None,
                 partitions=frozenset(p.strip() for p in partitions.split(",") if p.strip()) if partitions else None)
-            producer = create_producer(s.kafka) if publish and not dry_run else None
-            publisher = None
-            if producer is not None:
-                await producer.start()
-                creator = TopicCreator(s.kafka, create=s.create_topics)
-                publisher = ReadinessPublisher(producer, engine, topics, ReadinessTopics(creator, topics))
-            try:
+            async with contextlib.AsyncExitStack() as stack:
+                publisher = None
+                if publish and not dry_run:
+                    producer = await stack.enter_async_context(started(create_producer(s.kafka)))
+                    creator = TopicCreator(s.kafka, create=s.create_topics)
+                    publisher = ReadinessPublisher(producer, engine, topics, ReadinessTopics(creator, topics))
                 with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                               TimeElapsedColumn(), console=console, transient=False) as bar:
                     tasks = {"scan": bar.add_task("scanning stored events", total=None),
@@ -95,9 +96,6 @@ def replay_command(
                                           on_progress=on_progress)
                     for task in tasks.values():
                         bar.update(task, total=bar.tasks[task].total or 0)
-            finally:
-                if producer is not None:
-                    await producer.stop()
             return report
 
     report = run(go())

@@ -20,6 +20,7 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 
 from assetbus.producers.kafka.access import naming_refusals
 from assetbus.producers.kafka.connection import KafkaConnection
+from assetbus.producers.kafka.producer import started
 
 Place = tuple[str, int]
 """(readiness topic, partition) of a run's signal."""
@@ -34,9 +35,8 @@ async def on_the_broker(connection: KafkaConnection, runs: Iterable[tuple[str, P
         wanted.setdefault(place, set()).add(run_id)
     if not wanted:
         return set()
-    consumer = AIOKafkaConsumer(**connection.client_kwargs(), group_id=None, enable_auto_commit=False)
-    try:
-        await consumer.start()
+    async with started(AIOKafkaConsumer(**connection.client_kwargs(), group_id=None,
+                                        enable_auto_commit=False)) as consumer:
         with naming_refusals(connection, "Read", topics=tuple(sorted({topic for topic, _ in wanted}))):
             parts = {place: TopicPartition(*place) for place in wanted}
             consumer.assign(list(parts.values()))
@@ -49,8 +49,6 @@ async def on_the_broker(connection: KafkaConnection, runs: Iterable[tuple[str, P
                     consumer.seek(tp, start)
                     open_parts[tp] = ends[tp]
             return await _read_until(consumer, open_parts, lambda tp: wanted[(tp.topic, tp.partition)], timeout_ms)
-    finally:
-        await consumer.stop()
 
 
 async def _read_until(consumer: AIOKafkaConsumer, ends: dict[TopicPartition, int],

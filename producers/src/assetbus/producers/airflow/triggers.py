@@ -34,6 +34,7 @@ from assetbus.producers.airflow.connection import default_conn_id, worker_access
 from assetbus.producers.errors import EmitterError
 from assetbus.producers.kafka.connection import KafkaConnection
 from assetbus.producers.kafka.errors import TopicMissing
+from assetbus.producers.kafka.producer import started
 from assetbus.producers.kafka.retry import RetryPolicy, RetryTimeout, retry_until
 from assetbus.schemas import AssetEvent, ReadinessSignal, Topics
 
@@ -214,8 +215,7 @@ class AssetbusPartitionTrigger(BaseTrigger):  # type: ignore[misc]
         kafka, topics = await _kafka_and_topics(self.conn_id)
         consumer = AIOKafkaConsumer(topics.asset_events, group_id=None, enable_auto_commit=False,
                                     auto_offset_reset="earliest", **kafka.client_kwargs("consumer"))
-        try:
-            await consumer.start()
+        async with started(consumer):
             async for message in consumer:
                 if message.value is None:
                     continue
@@ -224,5 +224,3 @@ class AssetbusPartitionTrigger(BaseTrigger):  # type: ignore[misc]
                         (self.partition_key is None or event.partition_key == self.partition_key):
                     yield TriggerEvent(event.model_dump(mode="json"))
                     return
-        finally:
-            await consumer.stop()
