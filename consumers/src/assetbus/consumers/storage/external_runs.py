@@ -14,7 +14,7 @@ from datetime import datetime
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from assetbus.consumers.storage.runs import RunStatus
+from assetbus.producers.readiness import RunStatus
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,27 +15,13 @@ import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from assetbus.consumers.storage.queue import loaded_key, stored_key
-
-
-class RunStatus(StrEnum):
-    """A consumer run's outcome as reported by its subscriber."""
-
-    QUEUED = "queued"
-    """Created; no subscriber has started it yet."""
-    RUNNING = "running"
-    """A subscriber claimed it and its handler is running."""
-    SUCCESS = "success"
-    """The handler returned."""
-    FAILED = "failed"
-    """The handler raised; `detail` says what."""
-
+from assetbus.producers.readiness import RunStatus
 
 _QUEUED = RunStatus.QUEUED.value
 """Read once: an enum member's `.value` is a descriptor call, per created run on the scheduler's path."""
