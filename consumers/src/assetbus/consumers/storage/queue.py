@@ -32,18 +32,11 @@ class NewQueueEntry:
     """The run that consumes it already, or None (pending)."""
 
 
-@dataclass(slots=True)  # not frozen: built per event, and a frozen __init__ costs 4x
-class QueueRow:
+@dataclass(slots=True, kw_only=True)
+class QueueRow(NewQueueEntry):
+    """A stored entry: its row id besides what was queued."""
+
     id: int
-    dag_id: str
-    event_id: int
-    asset_name: str
-    target_key: str | None
-    target_date: datetime | None
-    slot: str
-    event: str
-    """JSON text."""
-    run_id: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,5 +136,5 @@ async def list_skips(conn: AsyncConnection, dag_id: str | None = None, limit: in
 
 
 def _row(row: Any) -> QueueRow:
-    return QueueRow(row.id, row.dag_id, row.event_id, row.asset_name, loaded_key(row.target_key), row.target_date,
-                    row.slot, row.event, row.run_id)
+    return QueueRow(row.dag_id, row.event_id, row.asset_name, loaded_key(row.target_key), row.target_date, row.slot,
+                    row.event, row.run_id, id=row.id)
