@@ -17,13 +17,12 @@ import asyncpg
 from fastapi import Depends, Request
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from assetbus.consumers.errors import ConsumerError
 from assetbus.consumers.storage import translated
 from assetbus.consumers.storage.raw_pool import raw_connection
 
 
 class Database:
-    def __init__(self, engine: AsyncEngine, raw_pool: asyncpg.Pool | None = None) -> None:
+    def __init__(self, engine: AsyncEngine, raw_pool: asyncpg.Pool) -> None:
         self.engine = engine
         self.raw_pool = raw_pool
         self._autocommit = engine.execution_options(isolation_level="AUTOCOMMIT")  # same pool
@@ -45,8 +44,6 @@ class Database:
 
     def raw(self) -> contextlib.AbstractAsyncContextManager[asyncpg.Connection]:
         """An asyncpg connection for single autocommit statements (`raw_pool.raw_connection`)."""
-        if self.raw_pool is None:
-            raise ConsumerError("this Database has no raw pool")
         return raw_connection(self.raw_pool)
 
 
