@@ -15,7 +15,7 @@ from typing import Any
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from assetbus.consumers.storage.scheduler_tables import UNPARTITIONED
+from assetbus.consumers.storage.tables import UNPARTITIONED
 
 
 @dataclass(slots=True)  # not frozen: built per event, and a frozen __init__ costs 4x

@@ -30,7 +30,7 @@ from sqlalchemy import ColumnElement, Table, and_, delete, func, select, tuple_
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from assetbus.consumers.errors import ConsumerError
-from assetbus.consumers.storage.state_tables import asset_state, task_state
+from assetbus.consumers.storage.tables import asset_state, task_state
 
 
 @dataclass(frozen=True, slots=True)
