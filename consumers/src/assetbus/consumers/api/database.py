@@ -1,10 +1,8 @@
 """The routes' access to PostgreSQL: one transaction per request, driver faults → 503.
 
-`transaction()` costs two round trips besides the statements (BEGIN, COMMIT); a request that runs
-ONE statement can use `statement()` instead, where that statement commits on its own: same
-atomicity, a third of the round trips of a one-row read. The state store routes use `raw()`: an
-asyncpg connection of a plain pool for the prepared statements of `storage.state`
-(no SQLAlchemy on the request path).
+A request that runs ONE statement can use `statement()` instead of `transaction()`: same atomicity, a
+third of the round trips of a one-row read. The state store routes use `raw()`, for the prepared
+statements of `storage.state` (no SQLAlchemy on the request path).
 """
 
 from __future__ import annotations
