@@ -45,7 +45,7 @@ from assetbus.consumers.observe.pipeline import PipelineGauges
 from assetbus.consumers.observe.readiness import ReadinessChecks
 from assetbus.consumers.storage import create_engine, wait_for_database
 from assetbus.consumers.storage.raw_pool import create_raw_pool
-from assetbus.consumers.storage.state_retention import periodic_cleanup
+from assetbus.consumers.storage.state import periodic_cleanup
 from assetbus.producers.kafka.access import AccessRefusals
 from assetbus.producers.kafka.startup import startup_policy, wait_for_kafka
 
