@@ -28,7 +28,6 @@ from assetbus.consumers.api.probes import ApiMetrics, RequestMetricsMiddleware
 from assetbus.consumers.api.probes import router as probes_router
 from assetbus.consumers.api.routes import (
     airflow_rules,
-    airflow_settings,
     airflow_tokens,
     asset_state,
     emit,
@@ -128,7 +127,6 @@ def create_api(config: ApiConfig, *, minter: Minter | None = None) -> FastAPI:
     app.include_router(runs.router)
     app.include_router(airflow_tokens.router)
     app.include_router(airflow_rules.router)
-    app.include_router(airflow_settings.router)
     app.include_router(probes_router)
     app.include_router(ui.router)
     app.include_router(ui.api)
