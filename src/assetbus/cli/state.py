@@ -224,8 +224,7 @@ def cleanup(dry_run: bool = typer.Option(False, "--dry-run", help="List what wou
             batch_size: int = typer.Option(0, "--batch-size", min=0,
                                            help="Rows per transaction (0: all in one).")) -> None:
     """Delete the task state whose expiry has passed (Airflow's `airflow state-store clean`)."""
-    from assetbus.consumers.storage.state import list_expired_task_state
-    from assetbus.consumers.storage.state_retention import delete_expired_state
+    from assetbus.consumers.storage.state import delete_expired_state, list_expired_task_state
 
     if dry_run:
         expired = _in_transaction(list_expired_task_state)

@@ -10,9 +10,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 
 import assetbus.consumers.storage.forwarded
 import assetbus.consumers.storage.redrives
-import assetbus.consumers.storage.revocations
-import assetbus.consumers.storage.scheduler_tables
-import assetbus.consumers.storage.state_tables  # noqa: F401  (registers their tables on `metadata`)
+import assetbus.consumers.storage.revocations  # noqa: F401  (registers their tables on `metadata`)
 from assetbus.consumers.storage.tables import metadata
 
 config = context.config

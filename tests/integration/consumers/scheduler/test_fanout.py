@@ -168,7 +168,7 @@ async def test_an_event_ready_on_its_own_is_held_by_its_run_not_queued(
     """A per-event DAG writes the run only; a roll-up's hours wait as queue entries; lineage finds both."""
     from sqlalchemy import text
 
-    from assetbus.consumers.storage.lineage import event_lineage
+    from assetbus.consumers.storage.runs import event_lineage
 
     await define_dags(ConsumerDag(dag_id="daily", schedule=AssetWait("clicks", mapping=HourlyToDaily("UTC"))),
                       ConsumerDag(dag_id="per_event", schedule=AssetWait("clicks"), coalesce=False))

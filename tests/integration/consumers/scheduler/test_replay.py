@@ -23,8 +23,8 @@ from assetbus.consumers.scheduler import (
 from assetbus.consumers.scheduler.publish import ReadinessPublisher, create_producer
 from assetbus.consumers.scheduler.topics import ReadinessTopics
 from assetbus.consumers.storage import count_events
-from assetbus.consumers.storage.history import stored_events
 from assetbus.consumers.storage.queue import pending_for_dag
+from assetbus.consumers.storage.replay_targets import stored_events
 from assetbus.consumers.storage.runs import RunRow
 from assetbus.producers import AsyncEmitter
 from assetbus.schemas import AssetRef, ReadinessSignal, Topics

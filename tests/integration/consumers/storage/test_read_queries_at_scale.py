@@ -13,8 +13,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from assetbus.consumers.storage.catalog import asset_summaries, latest_per_partition
 from assetbus.consumers.storage.event_log import list_events
-from assetbus.consumers.storage.lineage import event_lineage
-from assetbus.consumers.storage.waiting import waiting_targets
+from assetbus.consumers.storage.queue import waiting_targets
+from assetbus.consumers.storage.runs import event_lineage
 
 EVENTS = 100_000
 PARTITIONS = 2_000

@@ -12,8 +12,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from assetbus.consumers.airflow.bridge import BridgeLedger
 from assetbus.consumers.scheduler import AssetWait, ConsumerDag
-from assetbus.consumers.storage.runs import RunClaim, RunStatus, claim_run, finish_run, get_run, renew_run
-from assetbus.producers.readiness import Claim, ClaimState, FinishResult
+from assetbus.consumers.storage.runs import RunClaim, claim_run, finish_run, get_run, renew_run
+from assetbus.producers.readiness import Claim, ClaimState, FinishResult, RunStatus
 from assetbus.producers.readiness import RunStatus as Outcome
 from tests.helpers import wait_for
 

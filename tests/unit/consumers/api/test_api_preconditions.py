@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from assetbus.consumers.api.errors import ApiError
-from assetbus.consumers.api.preconditions import parse_precondition
+from assetbus.consumers.api.routes.common import parse_precondition
 from assetbus.consumers.storage.state import Precondition
 
 

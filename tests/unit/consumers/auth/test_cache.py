@@ -46,14 +46,14 @@ def test_invalid_tokens_are_rejected_every_time_and_never_cached() -> None:
     for _ in range(2):
         with pytest.raises(TokenError):
             cache.verify(forged)
-    assert len(cache) == 0
+    assert len(cache._valid) == 0
 
 
 def test_the_cache_is_bounded() -> None:
     cache = CachedTokenVerifier(TokenVerifier(SECRET), size=3)
     for run in range(5):
         cache.verify(task_token(SECRET, "d", f"r{run}", "t"))
-    assert len(cache) == 3
+    assert len(cache._valid) == 3
 
 
 def test_an_expired_attested_token_is_refused_as_its_attempt_ended_cached_or_not() -> None:

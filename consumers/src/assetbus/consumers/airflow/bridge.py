@@ -41,7 +41,7 @@ from assetbus.consumers.observe.service import Service, cancel_and_wait, every
 from assetbus.consumers.readiness import DatabaseLedger, ReadinessSubscriber, RunStatus
 from assetbus.consumers.scheduler.topics import create_readiness_topics
 from assetbus.consumers.storage import create_engine, translated
-from assetbus.consumers.storage.external_runs import note_run_problem, record_external_run
+from assetbus.consumers.storage.runs import note_run_problem, record_external_run
 from assetbus.producers.kafka.connection import KafkaConnection
 from assetbus.producers.kafka.retry import retry_until
 from assetbus.producers.kafka.topics import TopicCreator, TopicsNotCreated, core_specs

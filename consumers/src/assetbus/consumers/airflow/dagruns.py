@@ -12,7 +12,7 @@ from typing import Any
 from urllib.parse import quote
 
 from assetbus.consumers.airflow.client import AirflowClient
-from assetbus.consumers.storage.runs import RunStatus
+from assetbus.producers.readiness import RunStatus
 from assetbus.producers.tracing import TRACEPARENT, headers_of, traceparent_of
 from assetbus.schemas import ReadinessSignal
 

@@ -10,7 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from assetbus.consumers.airflow.client import AirflowClient
 from assetbus.consumers.airflow.dagruns import FINAL_STATES, RUN_ID_PREFIX, runs_path
 from assetbus.consumers.storage import translated
-from assetbus.consumers.storage.external_runs import OpenExternalRun, open_external_runs, update_external_state
+from assetbus.consumers.storage.runs import OpenExternalRun, open_external_runs, update_external_state
 
 
 class OutcomePoller:

@@ -27,15 +27,14 @@ from assetbus.consumers.api.models import BODY_MAX_BYTES
 from assetbus.consumers.api.probes import ApiMetrics, RequestMetricsMiddleware
 from assetbus.consumers.api.probes import router as probes_router
 from assetbus.consumers.api.routes import (
-    airflow_rules_router,
-    airflow_settings_router,
-    airflow_tokens_router,
-    asset_state_router,
-    emit_router,
-    runs_router,
-    task_state_router,
+    airflow_rules,
+    airflow_tokens,
+    asset_state,
+    emit,
+    runs,
+    task_state,
 )
-from assetbus.consumers.api.ui import ui_api_router, ui_router
+from assetbus.consumers.api.ui import routes as ui
 from assetbus.consumers.api.ui_auth import OperatorVerifier
 from assetbus.consumers.api.versioning import API_VERSIONS, LATEST_VERSION, VERSION_HEADER, ApiVersionMiddleware
 from assetbus.consumers.auth import CachedTokenVerifier, TokenVerifier
@@ -45,7 +44,7 @@ from assetbus.consumers.observe.pipeline import PipelineGauges
 from assetbus.consumers.observe.readiness import ReadinessChecks
 from assetbus.consumers.storage import create_engine, wait_for_database
 from assetbus.consumers.storage.raw_pool import create_raw_pool
-from assetbus.consumers.storage.state_retention import periodic_cleanup
+from assetbus.consumers.storage.state import periodic_cleanup
 from assetbus.producers.kafka.access import AccessRefusals
 from assetbus.producers.kafka.startup import startup_policy, wait_for_kafka
 
@@ -122,16 +121,15 @@ def create_api(config: ApiConfig, *, minter: Minter | None = None) -> FastAPI:
                                           degraded_without=frozenset({"broker"}), access=refusals)
     app.state.metrics_registry = registry
     install_handlers(app)
-    app.include_router(task_state_router)
-    app.include_router(asset_state_router)
-    app.include_router(emit_router)
-    app.include_router(runs_router)
-    app.include_router(airflow_tokens_router)
-    app.include_router(airflow_rules_router)
-    app.include_router(airflow_settings_router)
+    app.include_router(task_state.router)
+    app.include_router(asset_state.router)
+    app.include_router(emit.router)
+    app.include_router(runs.router)
+    app.include_router(airflow_tokens.router)
+    app.include_router(airflow_rules.router)
     app.include_router(probes_router)
-    app.include_router(ui_router)
-    app.include_router(ui_api_router)
+    app.include_router(ui.router)
+    app.include_router(ui.api)
     app.mount("/ui/static", StaticFiles(packages=[("assetbus.consumers.api.ui", "static")]), name="ui-static")
 
     @app.get("/health", response_model=Health, tags=["service"], summary="Liveness (alias of /healthz)")

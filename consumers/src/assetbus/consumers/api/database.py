@@ -1,10 +1,8 @@
 """The routes' access to PostgreSQL: one transaction per request, driver faults → 503.
 
-`transaction()` costs two round trips besides the statements (BEGIN, COMMIT); a request that runs
-ONE statement can use `statement()` instead, where that statement commits on its own: same
-atomicity, a third of the round trips of a one-row read. The state store routes use `raw()`: an
-asyncpg connection of a plain pool for the prepared statements of `storage.state`
-(no SQLAlchemy on the request path).
+A request that runs ONE statement can use `statement()` instead of `transaction()`: same atomicity, a
+third of the round trips of a one-row read. The state store routes use `raw()`, for the prepared
+statements of `storage.state` (no SQLAlchemy on the request path).
 """
 
 from __future__ import annotations
@@ -17,13 +15,12 @@ import asyncpg
 from fastapi import Depends, Request
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from assetbus.consumers.errors import ConsumerError
 from assetbus.consumers.storage import translated
 from assetbus.consumers.storage.raw_pool import raw_connection
 
 
 class Database:
-    def __init__(self, engine: AsyncEngine, raw_pool: asyncpg.Pool | None = None) -> None:
+    def __init__(self, engine: AsyncEngine, raw_pool: asyncpg.Pool) -> None:
         self.engine = engine
         self.raw_pool = raw_pool
         self._autocommit = engine.execution_options(isolation_level="AUTOCOMMIT")  # same pool
@@ -45,8 +42,6 @@ class Database:
 
     def raw(self) -> contextlib.AbstractAsyncContextManager[asyncpg.Connection]:
         """An asyncpg connection for single autocommit statements (`raw_pool.raw_connection`)."""
-        if self.raw_pool is None:
-            raise ConsumerError("this Database has no raw pool")
         return raw_connection(self.raw_pool)
 
 

@@ -64,6 +64,3 @@ class CachedTokenVerifier:
         if len(self._valid) > self._size:
             self._valid.popitem(last=False)
         return verified
-
-    def __len__(self) -> int:
-        return len(self._valid)

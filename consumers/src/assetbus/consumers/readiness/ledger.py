@@ -16,7 +16,6 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from assetbus.consumers.faults import storage_unavailable
 from assetbus.consumers.storage import create_engine, translated
-from assetbus.consumers.storage.runs import RunStatus as StoredStatus
 from assetbus.consumers.storage.runs import claim_run, finish_run, renew_run
 from assetbus.producers.kafka.retry import RetryPolicy, retry_until
 from assetbus.producers.readiness import DEFAULT_LEASE_S, FINISHED, Claim, ClaimState, FinishResult, RunStatus
@@ -62,8 +61,7 @@ class DatabaseLedger:
         return await self._run(lambda conn: renew_run(conn, run_id, fence, 0)) is not None
 
     async def finish(self, run_id: str, fence: int, status: RunStatus, detail: str | None = None) -> FinishResult:
-        recorded = await self._run(lambda conn: finish_run(conn, run_id, StoredStatus(status.value), detail,
-                                                           fence=fence))
+        recorded = await self._run(lambda conn: finish_run(conn, run_id, status, detail, fence=fence))
         return FinishResult.RECORDED if recorded else FinishResult.STALE_FENCE
 
     async def _run(self, statement: Callable[[AsyncConnection], Awaitable[T]]) -> T:

@@ -30,9 +30,15 @@ from assetbus.consumers.scheduler.conditions import Progress
 from assetbus.consumers.scheduler.dag import ConsumerDag
 from assetbus.consumers.scheduler.payload import UpstreamEvent, upstream_event
 from assetbus.consumers.scheduler.planner import DagIndex, PendingEntry, QueueEntry, plan_runs, progress
-from assetbus.consumers.storage.history import HistoricEvent, count_stored_events, stored_events
 from assetbus.consumers.storage.queue import lock_targets, pending_entries
-from assetbus.consumers.storage.replay_targets import START, RoutedTable, routed_events
+from assetbus.consumers.storage.replay_targets import (
+    START,
+    HistoricEvent,
+    RoutedTable,
+    count_stored_events,
+    routed_events,
+    stored_events,
+)
 from assetbus.consumers.storage.runs import RunRow, targets_with_runs
 
 MARGIN = timedelta(days=35)

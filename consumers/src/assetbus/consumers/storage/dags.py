@@ -11,7 +11,7 @@ from typing import Any
 from sqlalchemy import func, select, text, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from assetbus.consumers.storage.scheduler_tables import consumer_dags
+from assetbus.consumers.storage.tables import consumer_dags
 
 
 class SyncChange(StrEnum):

@@ -112,7 +112,7 @@ async def read_targets(conn: AsyncConnection, pairs: Sequence[tuple[str, int]], 
     if row.ids:
         for row_id, dag, event_id, asset, key, when, slot, payload in zip(
                 row.ids, row.dags, row.events, row.assets, row.keys, row.dates, row.slots, row.payloads, strict=True):
-            queued = QueueRow(row_id, dag, event_id, asset, loaded_key(key), when, slot, payload, None)
+            queued = QueueRow(dag, event_id, asset, loaded_key(key), when, slot, payload, id=row_id)
             state.pending.setdefault((queued.dag_id, queued.target_key), []).append(queued)
     if row.gen_dags:
         for dag, key, generation in zip(row.gen_dags, row.gen_keys, row.gens, strict=True):

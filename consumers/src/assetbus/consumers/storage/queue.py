@@ -3,6 +3,11 @@
 A queue row is unique per (dag, event): redelivered events are no-ops. Rows stay after their run is
 created (`run_id` set): they are the run's history, and they keep replay from queueing again. An
 event that makes its target ready on its own gets no row: its run records it (`consumer_runs.event_id`).
+
+The partitions still waiting are the target partitions with pending entries (no run yet): `waiting_targets`
+walks the distinct pending keys of one DAG with a recursive skip scan over the partial index
+`ix_partition_queue_pending (dag_id, target_key) WHERE run_id IS NULL`. What each still lacks is the
+scheduler's to say (`assetbus.consumers.api.ui.waiting`).
 """
 
 from __future__ import annotations
@@ -15,7 +20,8 @@ from typing import Any
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from assetbus.consumers.storage.scheduler_tables import UNPARTITIONED
+from assetbus.consumers.storage.event_log import MAX_PAGE
+from assetbus.consumers.storage.tables import UNPARTITIONED
 
 
 @dataclass(slots=True)  # not frozen: built per event, and a frozen __init__ costs 4x
@@ -32,18 +38,11 @@ class NewQueueEntry:
     """The run that consumes it already, or None (pending)."""
 
 
-@dataclass(slots=True)  # not frozen: built per event, and a frozen __init__ costs 4x
-class QueueRow:
+@dataclass(slots=True, kw_only=True)
+class QueueRow(NewQueueEntry):
+    """A stored entry: its row id besides what was queued."""
+
     id: int
-    dag_id: str
-    event_id: int
-    asset_name: str
-    target_key: str | None
-    target_date: datetime | None
-    slot: str
-    event: str
-    """JSON text."""
-    run_id: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,5 +142,39 @@ async def list_skips(conn: AsyncConnection, dag_id: str | None = None, limit: in
 
 
 def _row(row: Any) -> QueueRow:
-    return QueueRow(row.id, row.dag_id, row.event_id, row.asset_name, loaded_key(row.target_key), row.target_date,
-                    row.slot, row.event, row.run_id)
+    return QueueRow(row.dag_id, row.event_id, row.asset_name, loaded_key(row.target_key), row.target_date, row.slot,
+                    row.event, row.run_id, id=row.id)
+
+
+_TARGETS = """
+WITH RECURSIVE keys(k) AS (
+    (SELECT target_key FROM partition_queue
+     WHERE dag_id = :dag AND run_id IS NULL {start} ORDER BY target_key LIMIT 1)
+    UNION ALL
+    SELECT (SELECT target_key FROM partition_queue
+            WHERE dag_id = :dag AND run_id IS NULL AND target_key > keys.k ORDER BY target_key LIMIT 1)
+    FROM keys WHERE keys.k IS NOT NULL
+)
+SELECT k FROM keys WHERE k IS NOT NULL LIMIT :limit
+"""
+
+
+async def waiting_targets(conn: AsyncConnection, dag_id: str, *, after_key: str | None = None,
+                          limit: int = 50) -> list[str | None]:
+    """Target partitions of a DAG with pending entries, keys ascending (None, unpartitioned, first).
+
+    Pass the last key of a page as `after_key` for the next page.
+    """
+    params: dict[str, Any] = {"dag": dag_id, "limit": max(1, min(limit, MAX_PAGE))}
+    start = ""
+    if after_key is not None:
+        start, params["after"] = "AND target_key > :after", stored_key(after_key)
+    rows = await conn.execute(text(_TARGETS.format(start=start)), params)
+    return [loaded_key(key) for key in rows.scalars()]
+
+
+async def waiting_counts(conn: AsyncConnection) -> dict[str, tuple[int, int]]:
+    """dag_id → (target partitions waiting, events queued for them), for DAGs with anything pending."""
+    rows = await conn.execute(text("SELECT dag_id, count(DISTINCT target_key) AS targets, count(*) AS events "
+                                   "FROM partition_queue WHERE run_id IS NULL GROUP BY dag_id"))
+    return {row.dag_id: (int(row.targets), int(row.events)) for row in rows}

@@ -1,4 +1,5 @@
-"""A replay's routed events in a temporary table: written in event-id order, read back in target order.
+"""A replay's stored events, read page by page, and its routed events in a temporary table: written in
+event-id order, read back in target order.
 
 Replay reads stored events in id order, but plans a target partition from all of its events at once. So
 it writes only (target, slot, event id) per routed event here, and reads them back ordered by target,
@@ -12,12 +13,54 @@ import uuid
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from assetbus.consumers.storage.history import EVENT_COLUMNS, HistoricEvent
+
+@dataclass(frozen=True, slots=True)
+class HistoricEvent:
+    id: int
+    asset_name: str
+    partition_key: str | None
+    partition_date: datetime | None
+    source_kind: str
+    dag_id: str
+    run_id: str
+    task_id: str | None
+    map_index: int | None
+    try_number: int | None
+    created_at: datetime
+
+
+EVENT_COLUMNS = ("e.id, a.name, e.partition_key, e.partition_date, e.source_kind, e.dag_id, e.run_id, e.task_id, "
+                 "e.map_index, e.try_number, e.created_at")
+"""A `HistoricEvent`'s columns, in its fields' order, of `asset_events e JOIN assets a`."""
+
+_FILTER = """
+FROM asset_events e JOIN assets a ON a.id = e.asset_id
+WHERE a.name = ANY(CAST(:assets AS text[]))
+  AND (CAST(:since AS timestamptz) IS NULL OR e.partition_date >= :since)
+  AND (CAST(:until AS timestamptz) IS NULL OR e.partition_date < :until)
+"""
+
+
+async def count_stored_events(conn: AsyncConnection, assets: Sequence[str], *, since: datetime | None = None,
+                              until: datetime | None = None) -> int:
+    """How many stored events of these assets (with a partition date in [since, until) when given)."""
+    query = text("SELECT count(*) " + _FILTER)
+    return int((await conn.execute(query, {"assets": list(assets), "since": since, "until": until})).scalar_one())
+
+
+async def stored_events(conn: AsyncConnection, assets: Sequence[str], *, after_id: int = 0, limit: int = 1000,
+                        since: datetime | None = None, until: datetime | None = None) -> list[HistoricEvent]:
+    """The next page of stored events of these assets, in id (storage) order."""
+    query = text(f"SELECT {EVENT_COLUMNS} {_FILTER} AND e.id > :after ORDER BY e.id LIMIT :limit")
+    rows = await conn.execute(query, {"assets": list(assets), "since": since, "until": until, "after": after_id,
+                                      "limit": limit})
+    return [HistoricEvent(*row) for row in rows]
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,27 +15,13 @@ import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from assetbus.consumers.storage.queue import loaded_key, stored_key
-
-
-class RunStatus(StrEnum):
-    """A consumer run's outcome as reported by its subscriber."""
-
-    QUEUED = "queued"
-    """Created; no subscriber has started it yet."""
-    RUNNING = "running"
-    """A subscriber claimed it and its handler is running."""
-    SUCCESS = "success"
-    """The handler returned."""
-    FAILED = "failed"
-    """The handler raised; `detail` says what."""
-
+from assetbus.producers.readiness import RunStatus
 
 _QUEUED = RunStatus.QUEUED.value
 """Read once: an enum member's `.value` is a descriptor call, per created run on the scheduler's path."""
@@ -244,3 +230,90 @@ async def run_counts(conn: AsyncConnection, since: datetime | None = None) -> di
     for row in rows:
         counts.setdefault(row.dag_id, {})[row.status] = row.n
     return counts
+
+
+@dataclass(frozen=True, slots=True)
+class WaitingIn:
+    """An event queued for a DAG's target partition whose run has not been created yet."""
+
+    dag_id: str
+    target_key: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class EventLineage:
+    runs: list[RunRow]
+    """Runs that consumed the event, oldest first."""
+    waiting: list[WaitingIn]
+    """DAG partitions where it is queued and still waits for the rest of their condition."""
+
+
+async def event_lineage(conn: AsyncConnection, event_id: int) -> EventLineage:
+    """The runs an event triggered and where it still waits (both empty: no DAG waits on its asset).
+
+    Both come from the partition queue (one row per consumer DAG and event; `run_id` set once a run consumed
+    it), by event id through `ix_partition_queue_event_id` (migration 0005), and from the runs that one event
+    made ready on their own, which hold it without a queue row (`uq_consumer_runs_event_id`, migration 0009).
+    """
+    rows = list(await conn.execute(text("SELECT dag_id, target_key, run_id FROM partition_queue "
+                                        "WHERE event_id = :event_id UNION ALL "
+                                        "SELECT dag_id, partition_key, run_id FROM consumer_runs "
+                                        "WHERE event_id = :event_id"), {"event_id": event_id}))
+    runs = await runs_by_run_id(conn, [row.run_id for row in rows if row.run_id is not None])
+    waiting = [WaitingIn(row.dag_id, loaded_key(row.target_key)) for row in rows if row.run_id is None]
+    return EventLineage(runs, waiting)
+
+
+@dataclass(frozen=True, slots=True)
+class OpenExternalRun:
+    """A run executed by an orchestrator (an Airflow DAG run started by the bridge): the bridge claims it, creates
+    the orchestrator's run and records its id (`record_external_run`); the outcome poller reads the open ones and
+    records the orchestrator's final state as the run's outcome (`update_external_state`)."""
+
+    run_id: str
+    dag_id: str
+    external_run_id: str
+    external_state: str | None
+    started_at: datetime | None
+
+
+async def record_external_run(conn: AsyncConnection, run_id: str, external_run_id: str, external_state: str,
+                              consumer: str) -> bool:
+    """Note the orchestrator's run of a claimed run; it stays `running` until its outcome comes back."""
+    rows = await conn.execute(text(
+        "UPDATE consumer_runs SET external_run_id = :ext, external_state = :state, consumer = :consumer, "
+        "detail = NULL WHERE run_id = :r AND status NOT IN ('success', 'failed') RETURNING id"),
+        {"r": run_id, "ext": external_run_id, "state": external_state, "consumer": consumer})
+    return rows.one_or_none() is not None
+
+
+async def open_external_runs(conn: AsyncConnection, dag_ids: Sequence[str], limit: int = 5000) -> list[OpenExternalRun]:
+    """Runs of these DAGs started in the orchestrator whose outcome has not come back yet, oldest first."""
+    if not dag_ids:
+        return []
+    rows = await conn.execute(text(
+        "SELECT run_id, dag_id, external_run_id, external_state, started_at FROM consumer_runs "
+        "WHERE external_run_id IS NOT NULL AND status = 'running' AND dag_id = ANY(CAST(:dags AS text[])) "
+        "ORDER BY dag_id, id LIMIT :limit"), {"dags": list(dag_ids), "limit": limit})
+    return [OpenExternalRun(*row) for row in rows]
+
+
+async def update_external_state(conn: AsyncConnection, run_id: str, external_state: str,
+                                outcome: RunStatus | None = None, detail: str | None = None) -> bool:
+    """Record the orchestrator's state; with `outcome` (success/failed) the run is finished."""
+    if outcome is None:
+        rows = await conn.execute(text(
+            "UPDATE consumer_runs SET external_state = :state WHERE run_id = :r AND status = 'running' "
+            "RETURNING id"), {"r": run_id, "state": external_state})
+    else:
+        rows = await conn.execute(text(
+            "UPDATE consumer_runs SET external_state = :state, status = :status, detail = :detail, "
+            "finished_at = now() WHERE run_id = :r AND status = 'running' RETURNING id"),
+            {"r": run_id, "state": external_state, "status": outcome.value, "detail": detail})
+    return rows.one_or_none() is not None
+
+
+async def note_run_problem(conn: AsyncConnection, run_id: str, detail: str) -> None:
+    """Why the orchestrator's run could not be created yet (shown by `assetbus runs list`)."""
+    await conn.execute(text("UPDATE consumer_runs SET detail = :detail WHERE run_id = :r AND status = 'running'"),
+                       {"r": run_id, "detail": detail[:2000]})

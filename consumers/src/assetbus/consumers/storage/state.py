@@ -14,23 +14,29 @@ column is `json`, not `jsonb`: a value comes back as it was written, its keys in
 Airflow's store keeps them). Entries with their times (`get_task_state`, ...), run purges and the
 expiry queries run through SQLAlchemy on the caller's connection.
 
-Task state may carry `expires_at`: as in Airflow 3.3, an expired row stays readable until the
-retention cleanup (`delete_expired_task_state`) deletes it.
+Task state may carry `expires_at`: as in Airflow 3.3 (`MetastoreBackend.cleanup()`), an expired row stays
+readable until the retention cleanup deletes it: `periodic_cleanup` in the API service
+(`ASSETBUS_API_STATE_CLEANUP_INTERVAL_S`, hourly by default), or one pass of `assetbus state cleanup`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
 import asyncpg
 from sqlalchemy import ColumnElement, Table, and_, delete, func, select, tuple_
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from assetbus.consumers.errors import ConsumerError
-from assetbus.consumers.storage.state_tables import asset_state, task_state
+from assetbus.consumers.storage.tables import asset_state, task_state
+from assetbus.producers.kafka.periodic import every
+
+log = logging.getLogger("assetbus.state.retention")
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,6 +151,34 @@ async def list_expired_task_state(conn: AsyncConnection, *, limit: int = 1000) -
     rows = await conn.execute(select(task_state).where(task_state.c.expires_at < func.now())
                               .order_by(task_state.c.expires_at).limit(limit))
     return [(TaskKey(row.dag_id, row.run_id, row.task_id, row.map_index), _entry(row)) for row in rows]
+
+
+async def delete_expired_state(engine: AsyncEngine, *, batch_size: int = 0) -> int:
+    """One cleanup pass: every expired row, `batch_size` per transaction (0: all in one). Returns the count."""
+    total = 0
+    while True:
+        async with engine.begin() as conn:
+            deleted = await delete_expired_task_state(conn, limit=batch_size)
+        total += deleted
+        if batch_size <= 0 or deleted < batch_size:
+            return total
+
+
+async def _cleanup_pass(engine: AsyncEngine, batch_size: int) -> None:
+    deleted = await delete_expired_state(engine, batch_size=batch_size)
+    if deleted:
+        log.info("deleted %d expired task state rows", deleted)
+
+
+@contextlib.asynccontextmanager
+async def periodic_cleanup(engine: AsyncEngine, interval_s: float | None, *, batch_size: int = 0
+                           ) -> AsyncIterator[None]:
+    """A cleanup pass every `interval_s` in the background while the block runs (not at all if `interval_s` is
+    None), on the toolkit's periodic loop: a failed pass is logged and tried again next time."""
+    async with contextlib.AsyncExitStack() as stack:
+        if interval_s is not None:
+            every(interval_s, lambda: _cleanup_pass(engine, batch_size), what="state cleanup", log=log, stack=stack)
+        yield
 
 
 @dataclass(frozen=True, slots=True)

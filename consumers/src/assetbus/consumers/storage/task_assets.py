@@ -12,8 +12,7 @@ from sqlalchemy import and_, delete, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from assetbus.consumers.storage.state_tables import ROLES, task_assets
-from assetbus.consumers.storage.tables import assets
+from assetbus.consumers.storage.tables import ROLES, assets, task_assets
 
 
 @dataclass(frozen=True, slots=True)

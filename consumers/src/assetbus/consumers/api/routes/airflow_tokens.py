@@ -1,4 +1,6 @@
-"""`POST /airflow/tokens`: a short-lived emitter token for a running Airflow task attempt or DAG run.
+"""`POST /airflow/tokens`: a short-lived emitter token for a running Airflow task attempt or DAG run; and
+`GET /airflow/kafka`: the brokers and topic prefix that route names to every worker (nothing secret), for
+`AssetbusHook.test_connection()`, which has no running attempt to ask a token for.
 
 It lives outside `/execution/` (whose routes need a task token): it is how a task gets one.
 
@@ -201,3 +203,17 @@ async def _publication(db: Db, config: ApiConfig, dag_id: str, task_id: str | No
         return "*"
     async with db.statement() as conn:
         return await declared_assets(conn, dag_id, task_id, inlets=callback)
+
+
+class WorkerKafkaOut(BaseModel):
+    """What the API names to a worker with each token."""
+
+    bootstrap_servers: str = Field(description="Kafka bootstrap servers the API itself uses.")
+    topic_prefix: str = Field(description="Topic prefix of this assetbus installation.")
+
+
+@router.get("/kafka", response_model=WorkerKafkaOut, responses=responses(403),
+            dependencies=[Depends(airflow_worker)],
+            summary="The Kafka brokers and topic prefix the API names to workers (needs the worker credential)")
+async def worker_kafka(config: Annotated[ApiConfig, Depends(config_of)]) -> WorkerKafkaOut:
+    return WorkerKafkaOut(bootstrap_servers=config.kafka.bootstrap, topic_prefix=config.topics.prefix)

@@ -19,13 +19,15 @@ from fastapi import APIRouter, Depends, Response
 from assetbus.consumers.api.database import Database, Db
 from assetbus.consumers.api.errors import ApiError, ApiErrorCode, responses
 from assetbus.consumers.api.models import AssetStoreValueIn, StoreValueOut
-from assetbus.consumers.api.preconditions import IfMatch, IfNoneMatch, parse_precondition
 from assetbus.consumers.api.routes.common import (
     AssetName,
     AssetUri,
+    IfMatch,
+    IfNoneMatch,
     QueryKey,
     check_value,
     no_content,
+    parse_precondition,
     stored_value_response,
 )
 from assetbus.consumers.api.security import Caller, CurrentCaller

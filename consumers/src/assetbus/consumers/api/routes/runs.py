@@ -31,8 +31,8 @@ from assetbus.consumers.api.ui_auth import OperatorVerifier
 from assetbus.consumers.api.versioning import version_header
 from assetbus.consumers.auth import TokenError
 from assetbus.consumers.auth.tokens import DEFAULT_AUDIENCE
-from assetbus.consumers.storage.runs import RunStatus, claim_run, finish_run, get_run, renew_run
-from assetbus.producers.readiness import DEFAULT_LEASE_S, SCOPE_RUNS_CLAIM, FinishResult
+from assetbus.consumers.storage.runs import claim_run, finish_run, get_run, renew_run
+from assetbus.producers.readiness import DEFAULT_LEASE_S, SCOPE_RUNS_CLAIM, FinishResult, RunStatus
 from assetbus.producers.tokens import TokenKey, scoped_token
 
 router = APIRouter(prefix="/execution/runs", tags=["runs"], dependencies=[Depends(version_header)])

@@ -19,8 +19,15 @@ from fastapi import APIRouter, Depends, Path, Query, Request, Response
 from assetbus.consumers.api.database import Db
 from assetbus.consumers.api.errors import ApiError, ApiErrorCode, responses
 from assetbus.consumers.api.models import StoreValueOut, TaskStoreValueIn
-from assetbus.consumers.api.preconditions import IfMatch, IfNoneMatch, parse_precondition
-from assetbus.consumers.api.routes.common import PathKey, check_value, no_content, stored_value_response
+from assetbus.consumers.api.routes.common import (
+    IfMatch,
+    IfNoneMatch,
+    PathKey,
+    check_value,
+    no_content,
+    parse_precondition,
+    stored_value_response,
+)
 from assetbus.consumers.api.security import CurrentCaller
 from assetbus.consumers.api.versioning import version_header
 from assetbus.consumers.storage.state import clear_task, delete_task_value, get_task_value, set_task_value

@@ -43,9 +43,8 @@ from assetbus.consumers.storage.assets import assets_by_name
 from assetbus.consumers.storage.catalog import asset_summaries, latest_per_partition
 from assetbus.consumers.storage.dags import get_dag, list_dags
 from assetbus.consumers.storage.event_log import MAX_PAGE, events_by_id, list_events
-from assetbus.consumers.storage.lineage import event_lineage
-from assetbus.consumers.storage.runs import get_run, list_runs, run_counts
-from assetbus.consumers.storage.waiting import waiting_counts
+from assetbus.consumers.storage.queue import waiting_counts
+from assetbus.consumers.storage.runs import event_lineage, get_run, list_runs, run_counts
 from assetbus.producers.kafka import KafkaConnection
 from assetbus.schemas import Topics
 

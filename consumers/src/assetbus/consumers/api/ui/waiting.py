@@ -17,8 +17,7 @@ from assetbus.consumers.scheduler.conditions import Progress
 from assetbus.consumers.scheduler.dag import ConsumerDag
 from assetbus.consumers.scheduler.planner import progress
 from assetbus.consumers.storage.dags import get_dag
-from assetbus.consumers.storage.queue import pending_entries
-from assetbus.consumers.storage.waiting import waiting_targets
+from assetbus.consumers.storage.queue import pending_entries, waiting_targets
 
 
 @dataclass(frozen=True, slots=True)
