@@ -51,14 +51,6 @@ class AsyncEmitter:
         self._encoder = self.dispatcher.encoder(token)
 
     @property
-    def topics(self) -> Topics:
-        return self.dispatcher.topics
-
-    @property
-    def producer_id(self) -> str:
-        return self.dispatcher.producer_id
-
-    @property
     def stats(self) -> DispatchStats:
         return self.dispatcher.stats
 
