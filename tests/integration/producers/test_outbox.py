@@ -42,7 +42,7 @@ async def test_a_lone_record_does_not_wait_for_linger_and_a_burst_behind_a_batch
                 if i == 0:
                     await wait_for(handed_over(2), what="the burst's first record handed over at once")
             await outbox.flush()
-            assert outbox.records_sent == 2_001
+            assert outbox._sender.records_sent == 2_001
             assert outbox.batches_sent <= 4, outbox.batches_sent  # the 1,999 behind the first in 1 or 2 batches
             assert time.monotonic() - started < LINGER_S, "a batch waited for the full linger"
         finally:

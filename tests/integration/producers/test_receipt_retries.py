@@ -24,7 +24,8 @@ async def test_a_lost_receipt_is_retried_with_the_same_command_and_stores_one_ev
     lost: list[bytes | None] = []
     async with AsyncEmitter(infra.bootstrap_servers, token, topics=topics, receipt_timeout_s=1.0,
                             attempts=10) as emitter:
-        monkeypatch.setattr(emitter.receipts, "_resolve", lost.append)  # the first send's receipt is thrown away
+        # the first send's receipt is thrown away
+        monkeypatch.setattr(emitter.dispatcher.receipts, "_resolve", lost.append)
         future = await emitter.emit_nowait(orders.ref, dedupe_key="batch-41")
 
         async def stored_receipt_lost_and_resent() -> bool:
@@ -50,12 +51,13 @@ async def test_with_no_receipt_at_all_the_future_fails_with_receipt_timeout(
     token = task_token(token_secret, "ingest", "run-1", "load_orders")
     async with AsyncEmitter(infra.bootstrap_servers, token, topics=topics, receipt_timeout_s=0.3,
                             attempts=2) as emitter:
-        monkeypatch.setattr(emitter.receipts, "_resolve", lambda value: None)  # every receipt is thrown away
+        # every receipt is thrown away
+        monkeypatch.setattr(emitter.dispatcher.receipts, "_resolve", lambda value: None)
         future = await emitter.emit_nowait(orders.ref)
         with pytest.raises(ReceiptTimeout) as raised:
             await asyncio.wait_for(future, 30)
         assert raised.value.attempts == 2 and raised.value.retriable
-        assert emitter.in_flight == 0
+        assert not emitter.dispatcher._pending  # every slot is free again
 
 
 async def test_fire_and_forget_never_holds_more_than_max_in_flight_commands(

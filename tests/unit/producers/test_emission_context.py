@@ -21,7 +21,7 @@ def test_the_environment_names_token_broker_prefix_and_outlets() -> None:
     context = context_from_environment({"ASSETBUS_TOKEN": token, "KAFKA_BOOTSTRAP_SERVERS": "broker:9092",
                                         "ASSETBUS_TOPIC_PREFIX": "staging", "ASSETBUS_OUTLETS": outlets})
     assert context is not None
-    assert (context.bootstrap_servers, context.topics.emissions) == ("broker:9092", "staging.emissions")
+    assert (context.kafka.bootstrap, context.topics.emissions) == ("broker:9092", "staging.emissions")
     assert context.outlets == frozenset({AssetRef(name="orders", uri="s3://bucket/orders/")})
     assert context.source.task_id == "load"
 
@@ -42,7 +42,7 @@ def test_an_explicit_context_wins_over_the_environment(monkeypatch: pytest.Monke
     with task_context(dag_token(SECRET, "ingest", "run-1")):
         context = current_context()
         assert context.source.kind is SourceKind.DAG and context.source.task_id is None
-        assert context.bootstrap_servers == "from-env:9092"  # unset values still come from the environment
+        assert context.kafka.bootstrap == "from-env:9092"  # unset values still come from the environment
     assert current_context().source.kind is SourceKind.TASK
 
 

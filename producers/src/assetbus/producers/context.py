@@ -68,11 +68,6 @@ class EmissionContext:
     transport: Transport | None = None
 
     @property
-    def bootstrap_servers(self) -> str:
-        """The bootstrap list, comma-separated."""
-        return self.kafka.bootstrap
-
-    @property
     def source(self) -> Provenance:
         """The task attempt or DAG run the token names."""
         return source_of(self.token)

@@ -58,11 +58,7 @@ class DispatchConfig:
 
 @dataclass
 class DispatchStats:
-    submitted: int = 0
     resent: int = 0
-    receipts: int = 0
-    timeouts: int = 0
-    delivery_errors: int = 0
     peak_in_flight: int = 0
 
 
@@ -195,11 +191,6 @@ class Dispatcher:
         """Record batches handed to Kafka so far."""
         return self._outbox.batches_sent if self._outbox is not None else 0
 
-    @property
-    def in_flight(self) -> int:
-        """Commands handed over and still without a receipt (at most `max_in_flight`)."""
-        return len(self._pending)
-
     def encoder(self, token: str) -> CommandEncoder:
         encoder = self._encoders.get(token)
         if encoder is None:
@@ -243,7 +234,6 @@ class Dispatcher:
         pending = self._pending
         pending[command_id] = entry
         stats = self.stats
-        stats.submitted += 1
         if len(pending) > stats.peak_in_flight:
             stats.peak_in_flight = len(pending)
         outbox.put(key, payload, entry, entry.headers)
@@ -276,13 +266,11 @@ class Dispatcher:
         if entry is None:
             return  # a late receipt of a command already answered (a resend's twin), or another process's
         self._finish(entry)
-        self.stats.receipts += 1
         if not entry.future.done():
             entry.future.set_result(receipt)
 
     def _undelivered(self, tags: Sequence[Any], error: BaseException) -> None:
         """A batch did not reach the broker: its commands are resent at their deadline."""
-        self.stats.delivery_errors += 1
         message = f"{type(error).__name__}: {error}"
         for entry in tags:
             entry.last_error = message
@@ -304,7 +292,6 @@ class Dispatcher:
                     self._outbox.put(entry.key, entry.payload, entry, entry.headers)
                 else:
                     self._finish(entry)
-                    self.stats.timeouts += 1
                     log.warning("no receipt for command %s after %d attempt(s)", entry.command_id, entry.sends)
                     entry.future.set_exception(ReceiptTimeout(str(entry.command_id), now - entry.started,
                                                               entry.sends, entry.last_error, self.topics.emissions))

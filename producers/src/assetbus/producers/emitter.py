@@ -9,7 +9,6 @@ from typing_extensions import Unpack
 from assetbus.producers.dispatch import DispatchConfig, Dispatcher, DispatchStats
 from assetbus.producers.errors import raise_for_rejection
 from assetbus.producers.kafka.connection import KafkaConnection, as_connection
-from assetbus.producers.kafka.replies import ReplyReader
 from assetbus.producers.options import EmitOptions, SendOptions
 from assetbus.producers.tokens import source_of
 from assetbus.producers.wire import prepare
@@ -52,25 +51,8 @@ class AsyncEmitter:
         self._encoder = self.dispatcher.encoder(token)
 
     @property
-    def topics(self) -> Topics:
-        return self.dispatcher.topics
-
-    @property
-    def producer_id(self) -> str:
-        return self.dispatcher.producer_id
-
-    @property
-    def receipts(self) -> ReplyReader:
-        """The reply-topic listener (`pause()`/`resume()` simulate lost receipts in tests)."""
-        return self.dispatcher.receipts
-
-    @property
     def stats(self) -> DispatchStats:
         return self.dispatcher.stats
-
-    @property
-    def in_flight(self) -> int:
-        return self.dispatcher.in_flight
 
     async def start(self) -> None:
         if self._owns:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Callable
 
 __all__ = ["new_command_id"]
 
@@ -21,24 +20,12 @@ _pool = bytearray()
 
 
 def _from_int(value: int) -> uuid.UUID:
-    """`uuid.UUID(int=value)` without the argument checks (its slots, set as `__init__` sets them)."""
+    """`uuid.UUID(int=value)` without the argument checks: its two slots (`int`, `is_safe`, the same on
+    every supported Python, 3.10 to 3.13), set as `__init__` sets them."""
     made = object.__new__(uuid.UUID)
     object.__setattr__(made, "int", value)
     object.__setattr__(made, "is_safe", uuid.SafeUUID.unknown)
     return made
-
-
-def _checked_builder() -> Callable[[int], uuid.UUID]:
-    probe = 0x0123456789ABCDEF0123456789ABCDEF
-    try:
-        if _from_int(probe) == uuid.UUID(int=probe) and str(_from_int(probe)) == str(uuid.UUID(int=probe)):
-            return _from_int
-    except (AttributeError, TypeError):  # another Python's UUID layout: use the public constructor
-        pass
-    return lambda value: uuid.UUID(int=value)
-
-
-_build = _checked_builder()
 
 
 def new_command_id() -> uuid.UUID:
@@ -47,7 +34,7 @@ def new_command_id() -> uuid.UUID:
         _pool.extend(os.urandom(_POOL_BYTES))
     raw = _pool[-16:]
     del _pool[-16:]
-    return _build((int.from_bytes(raw, "big") & _CLEAR) | _SET)
+    return _from_int((int.from_bytes(raw, "big") & _CLEAR) | _SET)
 
 
 def _forget_pool() -> None:

@@ -53,10 +53,6 @@ class Outbox:
         return self._sender.batches_sent
 
     @property
-    def records_sent(self) -> int:
-        return self._sender.records_sent
-
-    @property
     def has_full_batches(self) -> bool:
         return self._sender.has_full_batches
 

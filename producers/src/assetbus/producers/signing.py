@@ -88,7 +88,3 @@ class SigningKey:
     def jwks(self, *also: SigningKey) -> dict[str, Any]:
         """A JWKS with this key's public half (and those of `also`, e.g. the key being rotated out)."""
         return {"keys": [self.public_jwk(), *(other.public_jwk() for other in also)]}
-
-    def public_key(self) -> Any:
-        """The public key object, as PyJWT takes it for verification."""
-        return self.private_key.public_key()

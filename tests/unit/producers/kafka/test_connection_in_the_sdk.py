@@ -18,7 +18,7 @@ def test_a_comma_separated_bootstrap_list_in_the_environment_is_a_list() -> None
     assert context is not None
     assert context.kafka.bootstrap_servers == ("a:9092", "b:9093")
     assert context.kafka.client_id == "worker-7"
-    assert context.bootstrap_servers == "a:9092,b:9093"
+    assert context.kafka.bootstrap == "a:9092,b:9093"
 
 
 def test_a_malformed_bootstrap_setting_names_the_variable() -> None:
