@@ -12,14 +12,22 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from aiokafka.errors import KafkaError
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from assetbus.plan import Acl, Plan
 
 T = TypeVar("T")
+Model = TypeVar("Model", bound="BaseModel")
 
 
 def acls_of(plan: Plan, role: str) -> list[Acl]:
     """The ACLs of `role`'s principal in a topics plan (a principal shared by roles has the ACLs of each)."""
     return [acl for acl in plan.acls if acl.principal == plan.principals[role]]
+
+
+def replaced(model: Model, **changes: Any) -> Model:
+    """A validated copy of a frozen settings model with `changes` applied."""
+    return type(model).model_validate({**model.model_dump(), **changes})
 
 
 def not_yet(error: BaseException) -> bool:

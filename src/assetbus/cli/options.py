@@ -21,7 +21,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from assetbus.consumers.settings import ENV_FILE
 
-__all__ = ["CONNECTION", "LogSettings", "build", "settings_options"]
+__all__ = ["CONNECTION", "LogSettings", "build", "env_name", "settings_options"]
 
 M = TypeVar("M", bound=BaseSettings)
 
@@ -39,7 +39,7 @@ class LogSettings(BaseSettings):
     log_format: Literal["kv", "json"] = Field(default="kv", description="Log lines as `kv` (key=value) or `json`.")
 
 
-def _env_name(model: type[BaseSettings], field: str) -> str:
+def env_name(model: type[BaseSettings], field: str) -> str:
     return f"{model.model_config.get('env_prefix') or ''}{field}".upper()
 
 
@@ -80,7 +80,7 @@ def settings_options(*models: type[BaseSettings], skip: Collection[str] = CONNEC
         parameters = [
             inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=_annotation(model, name) | None,
                               default=typer.Option(None, *_declared(model, name), help=_help(model, name),
-                                                   show_default=False, envvar=_env_name(model, name),
+                                                   show_default=False, envvar=env_name(model, name),
                                                    show_envvar=True))
             for name, model in owners.items()
         ]
@@ -105,7 +105,7 @@ def build(model: type[M], options: Mapping[str, Any], **given: Any) -> M:
         from assetbus.cli.common import fail
 
         problems = "; ".join(
-        f"{'.'.join(str(p) for p in e['loc']) or 'settings'} ({_env_name(model, str(e['loc'][0])) if e['loc'] else ''})"
+        f"{'.'.join(str(p) for p in e['loc']) or 'settings'} ({env_name(model, str(e['loc'][0])) if e['loc'] else ''})"
         f": {e['msg']}" for e in error.errors()
     )
     fail(f"invalid settings: {problems}", code=2)

@@ -57,6 +57,7 @@ def rendered() -> dict[str, list[Manifest]]:
 
 def _port_setting(name: str) -> str:
     """The variable that opens a service's probe port, as its settings model names it."""
+    from assetbus.cli.options import env_name
     from assetbus.consumers.airflow.config import BridgeConfig
     from assetbus.consumers.airflow.forwarder_config import ForwarderConfig
     from assetbus.consumers.api.config import ApiConfig
@@ -66,14 +67,14 @@ def _port_setting(name: str) -> str:
 
     models: dict[str, type[ServiceSettings]] = {"persister": PersisterConfig, "scheduler": SchedulerConfig,
                                                 "api": ApiConfig, "bridge": BridgeConfig, "forwarder": ForwarderConfig}
-    return str(models[name].env_name("port" if name == "api" else "metrics_port"))
+    return env_name(models[name], "port" if name == "api" else "metrics_port")
 
 
 def _variables_the_code_reads() -> set[str]:
     """Every environment variable a setting of the services, the CLI or the launcher reads."""
     from pydantic_settings import BaseSettings
 
-    from assetbus.cli.options import CONNECTION, LogSettings
+    from assetbus.cli.options import CONNECTION, LogSettings, env_name
     from assetbus.consumers.airflow.config import BridgeConfig
     from assetbus.consumers.airflow.forwarder_config import ForwarderConfig
     from assetbus.consumers.api.config import ApiConfig
@@ -84,7 +85,7 @@ def _variables_the_code_reads() -> set[str]:
 
     names = {ENV_PREFIX + field.upper() for field in KafkaConnection.model_fields}
     for service in (PersisterConfig, SchedulerConfig, ApiConfig, BridgeConfig, ForwarderConfig):
-        names |= {service.env_name(field) for field in service.model_fields if field not in CONNECTION | {"airflow"}}
+        names |= {env_name(service, field) for field in service.model_fields if field not in CONNECTION | {"airflow"}}
     settings: tuple[type[BaseSettings], ...] = (LogSettings, AirflowSettings, SecuritySettings, InfraSettings,
                                                  TopicSettings, ConnectionSettings)
     for model in settings:

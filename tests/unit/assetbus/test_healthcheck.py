@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from assetbus.cli.options import env_name
 from assetbus.consumers.airflow.config import BridgeConfig
 from assetbus.consumers.airflow.forwarder_config import ForwarderConfig
 from assetbus.consumers.api.config import ApiConfig
@@ -20,11 +21,11 @@ from assetbus.healthcheck import PORT_SETTINGS, Target, check, container_command
 
 def test_the_port_variables_are_the_settings_models_own() -> None:
     assert PORT_SETTINGS == {
-        "persister": ("--metrics-port", PersisterConfig.env_name("metrics_port")),
-        "scheduler": ("--metrics-port", SchedulerConfig.env_name("metrics_port")),
-        "api": ("--port", ApiConfig.env_name("port")),
-        "airflow-bridge": ("--metrics-port", BridgeConfig.env_name("metrics_port")),
-        "airflow-forwarder": ("--metrics-port", ForwarderConfig.env_name("metrics_port")),
+        "persister": ("--metrics-port", env_name(PersisterConfig, "metrics_port")),
+        "scheduler": ("--metrics-port", env_name(SchedulerConfig, "metrics_port")),
+        "api": ("--port", env_name(ApiConfig, "port")),
+        "airflow-bridge": ("--metrics-port", env_name(BridgeConfig, "metrics_port")),
+        "airflow-forwarder": ("--metrics-port", env_name(ForwarderConfig, "metrics_port")),
     }
     assert ApiConfig.model_fields["port"].default == 8321
 

@@ -52,15 +52,6 @@ class ServiceSettings(BaseSettings):
             raise ValueError("DATABASE_URL is empty: give the URL of PostgreSQL")
         return value
 
-    def replace(self, **changes: Any) -> Any:
-        """A validated copy with `changes` applied (the models are frozen)."""
-        return type(self).model_validate({**self.model_dump(), **changes})
-
-    @classmethod
-    def env_name(cls, field: str) -> str:
-        prefix = cls.model_config.get("env_prefix") or ""
-        return f"{prefix}{field}".upper()
-
 
 class ProbeSettings(BaseModel):
     """Where a service serves `/metrics`, `/healthz` and `/readyz` (a mixin of the service models)."""

@@ -15,7 +15,7 @@ from assetbus.consumers.api import ApiConfig, create_api
 from assetbus.consumers.persister import Persister, PersisterConfig
 from assetbus.consumers.storage import count_events, register_asset
 from assetbus.producers import dag_token, task_token
-from tests.helpers import wait_for
+from tests.helpers import replaced, wait_for
 
 URL = "/execution/asset-events/emit"
 ORDERS = {"name": "orders", "uri": "s3://bucket/orders/"}
@@ -122,7 +122,7 @@ async def test_malformed_emit_bodies_are_422_before_anything_is_sent(api_client:
 @pytest.fixture
 async def impatient_api(api_config: ApiConfig) -> AsyncIterator[httpx.AsyncClient]:
     """The API with a 1 s receipt timeout (and no persister running)."""
-    app: FastAPI = create_api(api_config.replace(receipt_timeout_s=1.0))
+    app: FastAPI = create_api(replaced(api_config, receipt_timeout_s=1.0))
     async with app.router.lifespan_context(app), httpx.AsyncClient(
             transport=httpx.ASGITransport(app=app), base_url="http://assetbus.test") as client:
         yield client

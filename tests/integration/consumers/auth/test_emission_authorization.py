@@ -30,6 +30,7 @@ from assetbus.producers import SigningKey, issue_token
 from assetbus.producers.tokens import TokenKey
 from assetbus.schemas import AssetRef, EmissionCommand, ErrorCode, Provenance, ReceiptStatus, SourceKind, Topics
 from assetbus.settings import Settings
+from tests.helpers import replaced
 from tests.integration.consumers.persister.streams import read_topic, receipts_by_command
 
 ORDERS = AssetRef(name="orders", uri="s3://bucket/orders/")
@@ -97,13 +98,13 @@ def jwks_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def persister_config(persister_config: PersisterConfig, jwks_file: Path) -> PersisterConfig:
-    config: PersisterConfig = persister_config.replace(token_jwks=str(jwks_file), token_secret=None)
+    config: PersisterConfig = replaced(persister_config, token_jwks=str(jwks_file), token_secret=None)
     return config
 
 
 @pytest.fixture
 def api_config(api_config: ApiConfig, jwks_file: Path) -> ApiConfig:
-    config: ApiConfig = api_config.replace(token_jwks=str(jwks_file), token_secret=None)
+    config: ApiConfig = replaced(api_config, token_jwks=str(jwks_file), token_secret=None)
     return config
 
 

@@ -22,14 +22,13 @@ from assetbus.migrate import alembic_config
 from assetbus.producers.kafka import KafkaConnection
 from assetbus.schemas import Topics
 from assetbus.settings import Settings
-from tests.helpers import wait_for
+from tests.helpers import replaced, wait_for
 
 
 @pytest.fixture
 def api_config(api_config: ApiConfig) -> ApiConfig:
     """The shared API config with the lag and dead-letter gauges on (the route tests leave them off)."""
-    replaced: ApiConfig = api_config.replace(pipeline_gauges_interval_s=15.0)
-    return replaced
+    return replaced(api_config, pipeline_gauges_interval_s=15.0)
 
 
 async def _get(url: str) -> httpx.Response:
@@ -39,7 +38,7 @@ async def _get(url: str) -> httpx.Response:
 
 async def test_the_scheduler_serves_metrics_and_is_ready_at_the_migrations_head(
         scheduler_config: SchedulerConfig) -> None:
-    config = scheduler_config.replace(metrics_port=0, metrics_host="127.0.0.1")
+    config = replaced(scheduler_config, metrics_port=0, metrics_host="127.0.0.1")
     async with Scheduler(config) as scheduler:
         base = f"http://127.0.0.1:{scheduler.metrics_port}"
         alive, ready, metrics = await asyncio.gather(_get(f"{base}/healthz"), _get(f"{base}/readyz"),
@@ -111,7 +110,7 @@ async def test_the_api_answers_the_probes_and_counts_requests_by_route(api_clien
 
 
 async def test_the_persister_serves_its_probes_beside_its_metrics(persister_config: PersisterConfig) -> None:
-    async with Persister(persister_config.replace(metrics_port=0, metrics_host="127.0.0.1")) as persister:
+    async with Persister(replaced(persister_config, metrics_port=0, metrics_host="127.0.0.1")) as persister:
         base = f"http://127.0.0.1:{persister.metrics_port}"
         alive, ready, metrics = await asyncio.gather(_get(f"{base}/healthz"), _get(f"{base}/readyz"),
                                                      _get(f"{base}/metrics"))

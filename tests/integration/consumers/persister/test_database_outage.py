@@ -13,7 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from assetbus.consumers.persister import Persister, PersisterConfig
 from assetbus.schemas import AssetRef, EmissionCommand, ReceiptStatus, Topics
 from assetbus.settings import Settings
-from tests.helpers import wait_for
+from tests.helpers import replaced, wait_for
 from tests.integration.consumers.persister.streams import (
     commands,
     committed_offsets,
@@ -64,9 +64,7 @@ async def outage(infra: Settings, db_url: str) -> AsyncIterator[Outage]:
 
 
 def small_batches(config: PersisterConfig, **changes: object) -> PersisterConfig:
-    replaced: PersisterConfig = config.replace(max_records=500, chunk_size=250, backoff_initial_s=0.1,
-                                               backoff_max_s=0.5, **changes)
-    return replaced
+    return replaced(config, max_records=500, chunk_size=250, backoff_initial_s=0.1, backoff_max_s=0.5, **changes)
 
 
 def _count(persister: Persister, counter: str) -> float:

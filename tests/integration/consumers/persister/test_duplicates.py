@@ -13,7 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from assetbus.consumers.persister import Persister, PersisterConfig
 from assetbus.schemas import AssetRef, ReceiptStatus, Topics
 from assetbus.settings import Settings
-from tests.helpers import wait_for
+from tests.helpers import replaced, wait_for
 from tests.integration.consumers.persister.streams import (
     commands,
     distinct,
@@ -36,7 +36,7 @@ async def test_repeats_in_one_batch_and_across_batches_are_duplicates_and_replay
     # one partition (one key), all sent before the persister starts: one batch, several chunks of 3
     stream = [same_key[0], *unique[:5], same_key[1], resent, *unique[5:7], twin, *unique[7:], same_key[2]]
     await produce(infra.bootstrap_servers, topics.emissions, encoded(stream))
-    config = persister_config.replace(chunk_size=3)
+    config = replaced(persister_config, chunk_size=3)
     async with Persister(config) as persister:
         records = await read_topic(infra.bootstrap_servers, topics.receipts, lambda r: len(r) == len(stream))
 

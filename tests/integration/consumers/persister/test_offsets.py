@@ -8,9 +8,10 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from assetbus.consumers.persister import Persister, PersisterConfig
-from assetbus.consumers.persister.batch import BatchResult, RawRecord
+from assetbus.consumers.persister.batch import BatchResult
 from assetbus.consumers.storage import count_events, register_asset
 from assetbus.producers import AsyncEmitter, task_token
+from assetbus.producers.kafka.types import KeyedRecord
 from assetbus.schemas import AssetRef, Topics
 from assetbus.settings import Settings
 from tests.helpers import wait_for
@@ -23,7 +24,7 @@ class FailsAfterInsertOnce(Persister):
 
     failures = 0
 
-    async def handle(self, records: Sequence[RawRecord]) -> BatchResult:
+    async def handle(self, records: Sequence[KeyedRecord]) -> BatchResult:
         if self.failures == 0:
             self.failures += 1
             # the DB transaction commits ...
@@ -82,7 +83,7 @@ async def test_no_offset_is_committed_while_the_database_step_has_not_finished(
 class FailsForever(Persister):
     attempts = 0
 
-    async def handle(self, records: Sequence[RawRecord]) -> BatchResult:
+    async def handle(self, records: Sequence[KeyedRecord]) -> BatchResult:
         self.attempts += 1
         raise RuntimeError("injected: every batch fails before the database step")
 

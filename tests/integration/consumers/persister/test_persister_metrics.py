@@ -9,7 +9,7 @@ from assetbus.benchmarks.scrape import Metrics, scrape
 from assetbus.consumers.persister import Persister, PersisterConfig
 from assetbus.schemas import AssetRef, Topics
 from assetbus.settings import Settings
-from tests.helpers import wait_for
+from tests.helpers import replaced, wait_for
 from tests.integration.consumers.persister.streams import commands, encoded, produce, read_topic
 
 
@@ -18,7 +18,7 @@ async def test_metrics_endpoint_counts_outcomes_batches_transactions_and_lag(
     valid = commands(token, topics, orders, 3)
     duplicate = valid[0].model_copy(update={"command_id": uuid.uuid4()})  # same dedupe key, another command
     unknown = commands(token, topics, AssetRef(name="nope", uri="s3://nope/"), 1)
-    config = persister_config.replace(metrics_port=0, metrics_host="127.0.0.1")
+    config = replaced(persister_config, metrics_port=0, metrics_host="127.0.0.1")
     async with Persister(config) as persister:
         assert persister.metrics_port
         await produce(infra.bootstrap_servers, topics.emissions,

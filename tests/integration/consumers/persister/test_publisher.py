@@ -9,10 +9,10 @@ import pytest
 from aiokafka import AIOKafkaProducer
 
 from assetbus.consumers.persister import Outgoing
-from assetbus.consumers.persister.publish import DLQ_VALUE_LIMIT, Publisher
+from assetbus.consumers.persister.publish import DLQ_VALUE_LIMIT, fitting
 from assetbus.consumers.persister.replies import ReplyTopics
 from assetbus.producers.kafka.producer import create_producer
-from assetbus.producers.kafka.sender import wait_all
+from assetbus.producers.kafka.sender import BatchSender, wait_all
 from assetbus.schemas import Topics
 from assetbus.settings import Settings
 from tests.integration.consumers.persister.streams import read_topic
@@ -29,7 +29,8 @@ async def producer(infra: Settings) -> AsyncIterator[AIOKafkaProducer]:
 async def test_records_land_on_the_partition_send_would_choose_for_their_key(
         infra: Settings, topics: Topics, producer: AIOKafkaProducer) -> None:
     keys = [f"asset-{i}".encode() for i in range(40)]
-    await wait_all(await Publisher(producer).send(Outgoing(topics.asset_events, key, b"batched") for key in keys))
+    records = fitting(Outgoing(topics.asset_events, key, b"batched") for key in keys)
+    await wait_all(await BatchSender(producer).send(records))
     for key in keys:
         await producer.send(topics.receipts, b"sent", key=key)
     await producer.flush()
@@ -42,8 +43,8 @@ async def test_records_land_on_the_partition_send_would_choose_for_their_key(
 async def test_an_oversize_dead_letter_keeps_its_head_and_says_how_long_it_was(
         infra: Settings, topics: Topics, producer: AIOKafkaProducer) -> None:
     value = b"x" * (DLQ_VALUE_LIMIT + 100_000)
-    await wait_all(await Publisher(producer).send([Outgoing(topics.emissions_dlq, None, value,
-                                                           (("assetbus.dlq.reason", b"r"),))]))
+    await wait_all(await BatchSender(producer).send(fitting([Outgoing(topics.emissions_dlq, None, value,
+                                                                      (("assetbus.dlq.reason", b"r"),))])))
     (letter,) = await read_topic(infra.bootstrap_servers, topics.emissions_dlq, lambda r: len(r) == 1)
     assert letter.value == value[:DLQ_VALUE_LIMIT]
     assert dict(letter.headers)["assetbus.dlq.truncated_from"] == str(len(value)).encode()

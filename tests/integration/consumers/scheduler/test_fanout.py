@@ -24,7 +24,7 @@ from assetbus.consumers.storage.runs import RunRow
 from assetbus.producers import AsyncEmitter
 from assetbus.schemas import AssetRef, ReadinessSignal, Topics
 from assetbus.settings import Settings
-from tests.helpers import wait_for
+from tests.helpers import replaced, wait_for
 
 from .conftest import CLICKS, CUSTOMERS, ORDERS
 
@@ -156,7 +156,7 @@ async def test_reading_every_event_again_creates_no_run_twice(
     await emit_all(emitter, ORDERS, [{"partition_key": f"b{i}", "dedupe_key": f"b{i}"} for i in range(10)])
     async with Scheduler(scheduler_config):
         await wait_runs(runs_of, "per_batch", 10)
-    again = scheduler_config.replace(group_id=scheduler_config.group_id + "-again")  # rereads from the start
+    again = replaced(scheduler_config, group_id=scheduler_config.group_id + "-again")  # rereads from the start
     async with Scheduler(again) as second:
         await wait_for(lambda: _at_least(second, 10), what="the second scheduler to read every event")
     assert len(await runs_of("per_batch")) == 10

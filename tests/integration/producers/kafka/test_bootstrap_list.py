@@ -15,6 +15,7 @@ from assetbus.producers import AsyncEmitter, task_token
 from assetbus.producers.kafka import KafkaConnection
 from assetbus.schemas import AssetRef, Topics
 from assetbus.settings import Settings
+from tests.helpers import replaced
 from tests.integration.consumers.persister.streams import PersisterProcess
 from tests.integration.consumers.scheduler.conftest import signals_on
 
@@ -43,8 +44,8 @@ async def test_persister_and_scheduler_run_on_a_comma_separated_bootstrap_list(
     await register_orders(engine)
     await define_dags(ConsumerDag(dag_id="listed", schedule=AssetWait("orders", mapping=Identity())))
     token = task_token(token_secret, "ingest", "run-1", "load")
-    async with Persister(persister_config.replace(kafka=listed)), \
-            Scheduler(scheduler_config.replace(kafka=listed)), \
+    async with Persister(replaced(persister_config, kafka=listed)), \
+            Scheduler(replaced(scheduler_config, kafka=listed)), \
             AsyncEmitter(bootstrap, token, topics=topics, receipt_timeout_s=20) as emitter:
         receipt = await emitter.emit(ORDERS, partition_key="2026-12-01", dedupe_key="listed-1")
         assert receipt.accepted

@@ -10,7 +10,7 @@ import typer
 from pydantic import ValidationError
 from typer.testing import CliRunner
 
-from assetbus.cli.options import CONNECTION, LogSettings, build, settings_options
+from assetbus.cli.options import CONNECTION, LogSettings, build, env_name, settings_options
 from assetbus.consumers.airflow import AirflowAccount, BridgeConfig
 from assetbus.producers.kafka import KafkaConnection
 
@@ -23,7 +23,7 @@ GIVEN: dict[str, Any] = {"kafka": KafkaConnection(bootstrap_servers=("127.0.0.1:
 def _no_ambient_settings(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.chdir(tmp_path)  # no .env of the developer's
     for name in BridgeConfig.model_fields:
-        monkeypatch.delenv(BridgeConfig.env_name(name), raising=False)
+        monkeypatch.delenv(env_name(BridgeConfig, name), raising=False)
 
 
 def _invoke(args: list[str], env: dict[str, str] | None = None) -> tuple[int, str, list[BridgeConfig]]:

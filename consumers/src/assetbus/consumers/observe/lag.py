@@ -50,12 +50,11 @@ class GroupLag:
 
 
 async def consumer_group_lag(connection: KafkaConnection, *, topic_prefix: str,
-                             groups: Iterable[str] | None = None, timeout_s: float = 10.0,
-                             concurrency: int = 16) -> list[GroupLag]:
+                             groups: Iterable[str] | None = None, timeout_s: float = 10.0) -> list[GroupLag]:
     """The lag of consumer groups on topics named `<topic_prefix>.…`, by group id.
 
     `groups`: the groups to look at; by default every group of the cluster (their commits are fetched
-    concurrently, `concurrency` at a time). Groups without commits on such topics are left out.
+    concurrently, 16 at a time). Groups without commits on such topics are left out.
     """
     async with asyncio.timeout(timeout_s):
         async with admin_client(connection, request_timeout_ms=int(timeout_s * 1000)) as admin:
@@ -63,7 +62,7 @@ async def consumer_group_lag(connection: KafkaConnection, *, topic_prefix: str,
                 wanted = sorted({str(g[0]) for g in await admin.list_consumer_groups()})
             else:
                 wanted = sorted(set(groups))
-            slots = asyncio.Semaphore(concurrency)
+            slots = asyncio.Semaphore(16)
 
             async def commits_of(group_id: str) -> dict[TopicPartition, int]:
                 async with slots:

@@ -28,19 +28,20 @@ from assetbus.consumers.auth.cache import CachedTokenVerifier
 from assetbus.consumers.errors import NotStarted
 from assetbus.consumers.faults import storage_unavailable
 from assetbus.consumers.observe.service import Service
-from assetbus.consumers.persister.batch import BatchProcessor, BatchResult, Prepared, RawRecord
+from assetbus.consumers.persister.batch import BatchProcessor, BatchResult, Prepared
 from assetbus.consumers.persister.config import PersisterConfig
 from assetbus.consumers.persister.metrics import PersisterMetrics
-from assetbus.consumers.persister.publish import PUBLISHING, Publisher
+from assetbus.consumers.persister.publish import PUBLISHING, fitting
 from assetbus.consumers.persister.replies import ReceiptsTopicUnavailable, ReplyTopics
 from assetbus.consumers.storage import create_engine
 from assetbus.producers.kafka.access import access_denied
 from assetbus.producers.kafka.producer import create_producer
 from assetbus.producers.kafka.renewal import RenewableProducer
 from assetbus.producers.kafka.retry import retry_until
-from assetbus.producers.kafka.sender import Delivery, wait_all
+from assetbus.producers.kafka.sender import BatchSender, Delivery, wait_all
 from assetbus.producers.kafka.shell import ServiceShell
 from assetbus.producers.kafka.topics import core_specs
+from assetbus.producers.kafka.types import KeyedRecord
 
 log = logging.getLogger("assetbus.persister")
 
@@ -50,9 +51,9 @@ def _settle(future: asyncio.Future[Any]) -> None:
         future.exception()
 
 
-async def _publish(publisher: Publisher, result: BatchResult, total: BatchResult) -> list[Delivery]:
+async def _publish(sender: BatchSender, result: BatchResult, total: BatchResult) -> list[Delivery]:
     total.merge(result)
-    return await publisher.send(result.outgoing())
+    return await sender.send(fitting(result.outgoing()))
 
 
 class Persister(Service):
@@ -64,17 +65,17 @@ class Persister(Service):
         self.metrics = PersisterMetrics()
         self.engine = create_engine(config.database_url, pre_ping=False)  # a dead connection: chunk retried
         self.tokens = CachedTokenVerifier(TokenVerifier.configured(jwks=config.token_jwks, secret=config.token_secret))
-        self.publisher: Publisher | None = None
+        self.publisher: BatchSender | None = None
         self.replies: ReplyTopics | None = None
         self.processor = BatchProcessor(self.engine, self.tokens, config.topics, self._missing_topics)
         self.retry = config.retry_policy()
-        self.shell: ServiceShell[Sequence[RawRecord]] = ServiceShell(
+        self.shell: ServiceShell[Sequence[KeyedRecord]] = ServiceShell(
             config.kafka, config.consumer_settings(config.topics.emissions),
             self._on_batch, retry=self.retry, metrics=self.metrics, log=log, on_failure=self._failed,
             after_commit=self._committed, name="assetbus-persister", refusals=self.refusals)
         self.offsets = self.shell.offsets
 
-    async def _on_batch(self, records: Sequence[RawRecord]) -> None:
+    async def _on_batch(self, records: Sequence[KeyedRecord]) -> None:
         started = time.perf_counter()
         result = await self.handle(records)
         self.metrics.observe(result, len(records), time.perf_counter() - started)
@@ -94,7 +95,7 @@ class Persister(Service):
         if self.replies is not None:
             self.replies.forget()
 
-    async def handle(self, records: Sequence[RawRecord]) -> BatchResult:
+    async def handle(self, records: Sequence[KeyedRecord]) -> BatchResult:
         """Store and publish one batch (module docstring); returns once everything is durable on both sides."""
         if (publisher := self.publisher) is None:
             raise NotStarted("the persister")
@@ -166,7 +167,7 @@ class Persister(Service):
             on_renewed=self._renewed)
         await renewable.start()
         stack.push_async_callback(renewable.stop)
-        self.publisher = Publisher(renewable)
+        self.publisher = BatchSender(renewable)
         self._renewed(renewable.producer)
 
     def _renewed(self, producer: AIOKafkaProducer) -> None:

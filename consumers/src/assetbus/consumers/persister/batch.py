@@ -58,13 +58,6 @@ YIELD_EVERY = 16
 """Records checked between two yields to the event loop: `prepare` is CPU work meant to overlap the
 transactions in flight, and each of their round trips needs the loop (a yield costs ~10 µs)."""
 
-MissingTopics = Callable[[set[str]], Awaitable[set[str]]]
-"""Given reply topics, the ones that do not exist (their commands cannot be answered)."""
-
-
-RawRecord = KeyedRecord
-"""What the persister needs of a consumed record."""
-
 
 class Outgoing(NamedTuple):
     """One record to produce: a receipt, an asset event, or a dead letter."""
@@ -111,7 +104,7 @@ class BatchResult:
         self.statuses[ReceiptStatus.REJECTED] += 1
         self.rejections[rejection.code] += 1
 
-    def dead_letter(self, record: RawRecord, letter: DeadLetter, dlq_topic: str) -> None:
+    def dead_letter(self, record: KeyedRecord, letter: DeadLetter, dlq_topic: str) -> None:
         log.warning("dead letter", extra={"reason": letter.reason.value, "error": letter.detail,
                                           "source_topic": record.topic, "source_partition": record.partition,
                                           "source_offset": record.offset})
@@ -142,10 +135,11 @@ class Prepared:
 
 
 class BatchProcessor:
-    """Validates and stores records. `store` raises StorageUnavailable (retriable) if the database is away."""
+    """Validates and stores records. `store` raises StorageUnavailable (retriable) if the database is away.
+    `missing_topics`: given reply topics, the ones that do not exist (their commands cannot be answered)."""
 
     def __init__(self, engine: AsyncEngine, tokens: CachedTokenVerifier, topics: Topics,
-                 missing_topics: MissingTopics) -> None:
+                 missing_topics: Callable[[set[str]], Awaitable[set[str]]]) -> None:
         self._engine = engine
         self._tokens = tokens
         self._topics = topics
@@ -153,9 +147,9 @@ class BatchProcessor:
         self._fragments = Fragments()
         self._assets = AssetCache()
 
-    async def prepare(self, records: Sequence[RawRecord]) -> Prepared:
+    async def prepare(self, records: Sequence[KeyedRecord]) -> Prepared:
         result = BatchResult()
-        decoded: list[tuple[RawRecord, CommandView | Rejection]] = []
+        decoded: list[tuple[KeyedRecord, CommandView | Rejection]] = []
         for i, record in enumerate(records):
             if i % YIELD_EVERY == YIELD_EVERY - 1:
                 await asyncio.sleep(0)  # let the transactions in flight take their next step

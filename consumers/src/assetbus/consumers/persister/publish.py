@@ -10,14 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from aiokafka import AIOKafkaProducer
-
 from assetbus.consumers.persister.batch import Outgoing
-from assetbus.producers.kafka.renewal import RenewableProducer
-from assetbus.producers.kafka.sender import BatchSender, Delivery
 from assetbus.schemas.deadletters import TRUNCATED_FROM
 
-__all__ = ["DLQ_VALUE_LIMIT", "PUBLISHING", "Publisher"]
+__all__ = ["DLQ_VALUE_LIMIT", "PUBLISHING", "fitting"]
 
 PUBLISHING = "publishing receipts and asset events"
 """The persister's work, by name, in its `refusals`."""
@@ -27,24 +23,11 @@ DLQ_VALUE_LIMIT = 512 * 1024
 the broker's message size limit, or it would block the batch behind it."""
 
 
-def _fitting(record: Outgoing) -> Outgoing:
-    if record.value is None or len(record.value) <= DLQ_VALUE_LIMIT:
-        return record
-    headers = (*record.headers, (TRUNCATED_FROM, str(len(record.value)).encode()))
-    return Outgoing(record.topic, record.key, record.value[:DLQ_VALUE_LIMIT], headers)
-
-
-def _cut(records: Iterable[Outgoing]) -> Iterable[Outgoing]:
+def fitting(records: Iterable[Outgoing]) -> Iterable[Outgoing]:
+    """The records to send; one with headers (a dead letter has them) larger than `DLQ_VALUE_LIMIT` is cut."""
     for record in records:
-        yield _fitting(record) if record.headers else record
-
-
-class Publisher:
-    """Sends records in per-partition batches."""
-
-    def __init__(self, producer: AIOKafkaProducer | RenewableProducer) -> None:
-        self._sender = BatchSender(producer)
-
-    async def send(self, records: Iterable[Outgoing]) -> list[Delivery]:
-        """Hand the records to the producer; each delivery resolves when the broker has its batch (or fails)."""
-        return await self._sender.send(_cut(records))
+        if not record.headers or record.value is None or len(record.value) <= DLQ_VALUE_LIMIT:
+            yield record
+        else:
+            headers = (*record.headers, (TRUNCATED_FROM, str(len(record.value)).encode()))
+            yield Outgoing(record.topic, record.key, record.value[:DLQ_VALUE_LIMIT], headers)
