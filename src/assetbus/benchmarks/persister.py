@@ -18,7 +18,6 @@ counted and reported.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import signal
 import sys
@@ -36,7 +35,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from assetbus.benchmarks.conditions import conditions
 from assetbus.benchmarks.processes import ProcessSampler, ProcessWatch
 from assetbus.benchmarks.scrape import Histogram, scrape
-from assetbus.benchmarks.scratch import database, record_count, scratch_pipeline, service_env, stop, until
+from assetbus.benchmarks.scratch import at_least, database, record_count, scratch_pipeline, service_env, stop, until
 from assetbus.benchmarks.stats import per_second
 from assetbus.consumers.persister.config import PersisterConfig
 from assetbus.consumers.storage import count_events, register_asset
@@ -232,56 +231,53 @@ class GroupReport:
 
 
 async def run_group(settings: Settings, persisters: int, commands: int, timeout_s: float = 300.0) -> GroupReport:
-    async with scratch_pipeline(settings) as (topics, db_url):
-        return await _measure_group(settings, persisters, commands, topics, db_url, timeout_s)
-
-
-async def _measure_group(settings: Settings, k: int, n: int, topics: Topics, db_url: str,
-                         timeout_s: float) -> GroupReport:
-    options = BenchOptions(commands=n)
+    options = BenchOptions(commands=commands)
     assets = bench_assets(options.assets)
-    await register_assets(db_url, assets)
-    token = task_token(settings.token_secret, "bench_dag", f"run-{topics.prefix}", "load")
-    warm_up = build_commands(token, topics, len(assets), options.size, assets)
-    load = build_commands(token, topics, n + len(assets), options.size, assets)[len(assets):]  # unique dedupe keys
-    ports = [free_port() for _ in range(k)]
-    processes = [await asyncio.create_subprocess_exec(*persister_command(f"{topics.prefix}-persister", port, options),
-                                                      env=service_env(settings, topics, db_url)) for port in ports]
-    try:
-        async with record_count(settings, [topics.receipts]) as receipts, database(db_url) as engine:
-            with ProcessSampler(interval_s=0.1).running() as sampler:
-                await until(lambda: _all_assigned(ports), timeout_s, "every persister assigned its partitions")
-                await preload(settings.kafka, topics, warm_up)
-                await until(lambda: _receipts_at_least(receipts, len(warm_up)), timeout_s, "warm-up receipts")
-                assigned = await _rebalances(ports)
-                load_before = os.getloadavg()
-                paused = time.perf_counter()
-                for process in processes:
-                    process.send_signal(signal.SIGSTOP)
-                try:
-                    await preload(settings.kafka, topics, load)
-                finally:
+    async with scratch_pipeline(settings) as (topics, db_url):
+        await register_assets(db_url, assets)
+        token = task_token(settings.token_secret, "bench_dag", f"run-{topics.prefix}", "load")
+        warm_up = build_commands(token, topics, len(assets), options.size, assets)
+        # the load's dedupe keys follow the warm-up's
+        load = build_commands(token, topics, commands + len(assets), options.size, assets)[len(assets):]
+        ports = [free_port() for _ in range(persisters)]
+        processes = [await asyncio.create_subprocess_exec(
+            *persister_command(f"{topics.prefix}-persister", port, options), env=service_env(settings, topics, db_url))
+            for port in ports]
+        try:
+            async with record_count(settings, [topics.receipts]) as receipts, database(db_url) as engine:
+                with ProcessSampler(interval_s=0.1).running() as sampler:
+                    await until(lambda: _all_assigned(ports), timeout_s, "every persister assigned its partitions")
+                    await preload(settings.kafka, topics, warm_up)
+                    await until(lambda: at_least(receipts, len(warm_up)), timeout_s, "warm-up receipts")
+                    assigned = await _rebalances(ports)
+                    load_before = os.getloadavg()
+                    paused = time.perf_counter()
                     for process in processes:
-                        process.send_signal(signal.SIGCONT)
-                began = time.perf_counter()
-                # a rebalance redelivers a batch, answered again as duplicates: receipts alone can count ahead
-                await until(lambda: _all_stored_and_receipted(engine, receipts, len(warm_up) + n), timeout_s,
-                             "every command stored and receipted")
-                finished = time.perf_counter()
-                await asyncio.sleep(0.3)  # one more sample of every process after the last receipt
-                rebalanced = await _rebalances(ports) - assigned
-            async with engine.connect() as conn:
-                stored = await count_events(conn)
-        if stored != n + len(warm_up):
-            raise RuntimeError(f"{stored} events stored for {n + len(warm_up)} commands")
-        members = sampler.by_role("persister")
-        return GroupReport(persisters=k, commands=n, produce_s=began - paused, run_s=finished - began,
-                           rebalances=rebalanced,
-                           cpu_s=sum(p.cpu_between(began, finished + 0.3) for p in members),
-                           peak_rss_mb=max((p.peak_rss_mb for p in members), default=0.0),
-                           load_before=load_before, load_after=os.getloadavg())
-    finally:
-        await asyncio.gather(*(stop(process) for process in processes))
+                        process.send_signal(signal.SIGSTOP)
+                    try:
+                        await preload(settings.kafka, topics, load)
+                    finally:
+                        for process in processes:
+                            process.send_signal(signal.SIGCONT)
+                    began = time.perf_counter()
+                    # a rebalance redelivers a batch, answered again as duplicates: receipts alone can count ahead
+                    await until(lambda: _all_stored_and_receipted(engine, receipts, len(warm_up) + commands),
+                                timeout_s, "every command stored and receipted")
+                    finished = time.perf_counter()
+                    await asyncio.sleep(0.3)  # one more sample of every process after the last receipt
+                    rebalanced = await _rebalances(ports) - assigned
+                async with engine.connect() as conn:
+                    stored = await count_events(conn)
+            if stored != commands + len(warm_up):
+                raise RuntimeError(f"{stored} events stored for {commands + len(warm_up)} commands")
+            members = sampler.by_role("persister")
+            return GroupReport(persisters=persisters, commands=commands, produce_s=began - paused,
+                               run_s=finished - began, rebalances=rebalanced,
+                               cpu_s=sum(p.cpu_between(began, finished + 0.3) for p in members),
+                               peak_rss_mb=max((p.peak_rss_mb for p in members), default=0.0),
+                               load_before=load_before, load_after=os.getloadavg())
+        finally:
+            await asyncio.gather(*(stop(process) for process in processes))
 
 
 async def _all_assigned(ports: list[int]) -> bool:
@@ -301,13 +297,8 @@ async def _assignments(port: int) -> int:
 
 
 async def _all_stored_and_receipted(engine: AsyncEngine, receipts: Callable[[], Awaitable[int]], n: int) -> bool:
-    if not await _receipts_at_least(receipts, n):
+    if not await at_least(receipts, n):
         return False
     async with engine.connect() as conn:
         return await count_events(conn) >= n
 
-
-async def _receipts_at_least(receipts: Callable[[], Awaitable[int]], n: int) -> bool:
-    with contextlib.suppress(Exception):
-        return await receipts() >= n
-    return False
