@@ -152,56 +152,50 @@ async def run_benchmark(settings: Settings, options: BenchOptions) -> BenchRepor
         command_bytes = await preload(settings.kafka, topics,
                                       build_commands(token, topics, options.commands, options.size, assets))
         preload_s = time.perf_counter() - began
+        port = free_port()
+        persister_url = db_url if options.db_tls else make_url(db_url).update_query_dict(
+            {"ssl": "disable"}).render_as_string(hide_password=False)
         async with record_count(settings, [topics.receipts]) as receipts:
-            report = await _run_persister(settings, options, topics, db_url, receipts)
+            load_before = os.getloadavg()
+            launched = time.perf_counter()
+            process = await asyncio.create_subprocess_exec(
+                *persister_command(f"{topics.prefix}-persister", port, options),
+                env=service_env(settings, topics, persister_url))
+            watch = ProcessWatch(process.pid)
+            watch.start()
+            first: float | None = None
+            cpu_at_first = 0.0
+            done = 0
+            try:
+                deadline = launched + options.timeout_s
+                while done < options.commands:
+                    if process.returncode is not None:
+                        raise RuntimeError(f"the persister exited with code {process.returncode}")
+                    if time.perf_counter() > deadline:
+                        raise RuntimeError(f"timed out after {options.timeout_s}s with {done} receipts")
+                    done = await receipts()
+                    if done and first is None:
+                        first, cpu_at_first = time.perf_counter(), watch.cpu_s()
+                    await asyncio.sleep(0.05)
+                finished = time.perf_counter()
+                cpu_s = watch.cpu_s()
+                metrics = await asyncio.to_thread(scrape, f"http://127.0.0.1:{port}/metrics")
+            finally:
+                await watch.stop()
+                await stop(process, 60 if options.profile else 20)
+        assert first is not None
         async with database(db_url) as engine, engine.connect() as conn:
-            report.stored = await count_events(conn)
-        if report.stored != options.commands:
-            raise RuntimeError(f"{report.stored} events stored for {options.commands} commands")
-        report.command_bytes, report.preload_s = command_bytes, preload_s
-        return report
-
-
-async def _run_persister(settings: Settings, options: BenchOptions, topics: Topics, db_url: str,
-                         receipts: Callable[[], Awaitable[int]]) -> BenchReport:
-    port = free_port()
-    if not options.db_tls:
-        db_url = make_url(db_url).update_query_dict({"ssl": "disable"}).render_as_string(hide_password=False)
-    load_before = os.getloadavg()
-    launched = time.perf_counter()
-    process = await asyncio.create_subprocess_exec(*persister_command(f"{topics.prefix}-persister", port, options),
-                                                   env=service_env(settings, topics, db_url))
-    watch = ProcessWatch(process.pid)
-    watch.start()
-    first: float | None = None
-    cpu_at_first = 0.0
-    done = 0
-    try:
-        deadline = launched + options.timeout_s
-        while done < options.commands:
-            if process.returncode is not None:
-                raise RuntimeError(f"the persister exited with code {process.returncode}")
-            if time.perf_counter() > deadline:
-                raise RuntimeError(f"timed out after {options.timeout_s}s with {done} receipts")
-            done = await receipts()
-            if done and first is None:
-                first, cpu_at_first = time.perf_counter(), watch.cpu_s()
-            await asyncio.sleep(0.05)
-        finished = time.perf_counter()
-        cpu_s = watch.cpu_s()
-        metrics = await asyncio.to_thread(scrape, f"http://127.0.0.1:{port}/metrics")
-    finally:
-        await watch.stop()
-        await stop(process, 60 if options.profile else 20)
-    assert first is not None
-    return BenchReport(
-        options=options, command_bytes=0, preload_s=0.0, startup_s=first - launched, run_s=finished - first,
-        total_s=finished - launched, peak_rss_mb=watch.peak_rss / 2**20, cpu_s=cpu_s,
-        run_cpu_s=cpu_s - cpu_at_first, stored=0, receipts=done,
-        batch_sizes=metrics.histogram("assetbus_persister_batch_size"),
-        db_commit=metrics.histogram("assetbus_persister_db_commit_seconds"),
-        load_before=load_before, load_after=os.getloadavg(),
-        conditions=conditions("TLS (asyncpg prefers it)" if options.db_tls else "plain TCP (?ssl=disable)"))
+            stored = await count_events(conn)
+        if stored != options.commands:
+            raise RuntimeError(f"{stored} events stored for {options.commands} commands")
+        return BenchReport(
+            options=options, command_bytes=command_bytes, preload_s=preload_s, startup_s=first - launched,
+            run_s=finished - first, total_s=finished - launched, peak_rss_mb=watch.peak_rss / 2**20, cpu_s=cpu_s,
+            run_cpu_s=cpu_s - cpu_at_first, stored=stored, receipts=done,
+            batch_sizes=metrics.histogram("assetbus_persister_batch_size"),
+            db_commit=metrics.histogram("assetbus_persister_db_commit_seconds"),
+            load_before=load_before, load_after=os.getloadavg(),
+            conditions=conditions("TLS (asyncpg prefers it)" if options.db_tls else "plain TCP (?ssl=disable)"))
 
 
 @dataclass

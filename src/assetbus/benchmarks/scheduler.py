@@ -127,17 +127,12 @@ async def service(settings: Settings, topics: Topics, db_url: str, *args: str,
         yield watch
     finally:
         await watch.stop()
-        if process.returncode is None:
-            _terminate(process.pid, profiled=profile is not None)
+        if process.returncode is None:  # SIGTERM; under py-spy to its child (py-spy then writes its file)
+            with contextlib.suppress(psutil.Error):
+                running = psutil.Process(process.pid)
+                for target in (running.children() if profile is not None else None) or [running]:
+                    target.send_signal(signal.SIGTERM)
         await stop(process, terminate=False)
-
-
-def _terminate(pid: int, *, profiled: bool) -> None:
-    """SIGTERM to the service (under py-spy: to its child; py-spy then writes its file and exits)."""
-    with contextlib.suppress(psutil.Error):
-        process = psutil.Process(pid)
-        for target in (process.children() if profiled else None) or [process]:
-            target.send_signal(signal.SIGTERM)
 
 
 async def published(engine: AsyncEngine, dag_id: str) -> int:
