@@ -73,7 +73,6 @@ START = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 def readiness_topics(topics: Topics) -> list[str]:
-    """The readiness topics of the per-event and the daily DAG."""
     return [topics.readiness(IDENTITY.dag_id), topics.readiness(DAILY.dag_id)]
 
 

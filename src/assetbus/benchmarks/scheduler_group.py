@@ -144,7 +144,6 @@ def _pinned_text(schedulers: frozenset[int] | None, infra: frozenset[int] | None
 
 
 async def _stable(admin: AIOKafkaAdminClient, group: str, members: int) -> bool:
-    """Whether the consumer group is Stable with `members` members."""
     (response,) = await admin.describe_consumer_groups([group])
     _, _, state, _, _, found, *_ = response.groups[0]
     return bool(state == "Stable" and len(found) == members)
