@@ -144,9 +144,6 @@ class AirflowPaths:
         self.skipped_posts: list[str] = []
         self.services: dict[str, subprocess.Popen[bytes]] = {}
 
-    async def aclose(self) -> None:
-        await self.http.aclose()
-
     async def get(self, path: str, **params: Any) -> Any:
         response = await self.http.get(path, params=params)
         response.raise_for_status()
@@ -197,10 +194,6 @@ class AirflowPaths:
 
     async def runs(self, dag_id: str) -> list[dict[str, Any]]:
         return await self.every(f"/dags/{dag_id}/dagRuns", "dag_runs", order_by="id")
-
-    async def events(self, asset: AssetRef) -> list[dict[str, Any]]:
-        return await self.every("/assets/events", "asset_events", asset_id=self.asset_ids[asset.name],
-                                order_by="timestamp")
 
     async def forwarded_event(self, asset: AssetRef, event_id: int) -> dict[str, Any] | None:
         """Airflow's asset event that carries assetbus event `event_id` (the forwarder's `extra["assetbus"]`).
@@ -318,8 +311,9 @@ class AirflowPaths:
         # Airflow 3.3's GET /assets/events answers 500 while a run an event triggered has not started (the
         # response model wants the run's start_date): asked again until the runs have started
         listed = await self.wait("GET /assets/events to answer (it fails while a triggered run is queued)",
-                                 lambda: self.events(PARTITIONS), timeout_s=max(self.timeout_s, count * 3.0),
-                                 every_s=1.0)
+                                 lambda: self.every("/assets/events", "asset_events", order_by="timestamp",
+                                                    asset_id=self.asset_ids[PARTITIONS.name]),
+                                 timeout_s=max(self.timeout_s, count * 3.0), every_s=1.0)
         events = {e["partition_key"]: airflow_time(e["timestamp"]) for e in listed if e.get("partition_key") in wanted}
         if len(runs) != count or len(events) != count:
             raise RuntimeError(f"Airflow has {len(events)} events and {len(runs)} runs for {count} partitions")
@@ -556,7 +550,7 @@ async def run_airflow_benchmark(settings: Settings, options: AirflowBenchOptions
             try:
                 await _measure(paths, options, report, progress)
             finally:
-                await paths.aclose()
+                await paths.http.aclose()
         report.skipped_posts = paths.skipped_posts
         report.conditions = await _conditions(settings, stack, options, load_before)
         report.conditions["skipped_posts"] = len(paths.skipped_posts)

@@ -146,9 +146,13 @@ def _assets(n: int) -> list[AssetRef]:
     return [AssetRef(name=f"bench.emit-{i:02d}", uri=f"s3://bench/emit-{i:02d}/") for i in range(n)]
 
 
+def _extra(extra_bytes: int) -> dict[str, object]:
+    return {"path": "s3://bench/" + "x" * max(0, extra_bytes - 25), "rows": 1}
+
+
 async def _emit_all(emitter: AsyncEmitter, run: EmitRun, assets: list[AssetRef], extra_bytes: int,
                     wait_receipts: bool) -> None:
-    extra = {"path": "s3://bench/" + "x" * max(0, extra_bytes - 25), "rows": 1}
+    extra = _extra(extra_bytes)
     futures: list[asyncio.Future[Receipt]] = []
     n_assets = len(assets)
     started, cpu_started = time.perf_counter(), time.process_time()
@@ -213,35 +217,31 @@ async def _receipts_run(settings: Settings, options: EmitBenchOptions, secret: s
 
 
 async def _latency_run(settings: Settings, options: EmitBenchOptions, secret: str, rate: int) -> LatencyRun:
-    run = LatencyRun(rate, options.seconds)
-    async with _with_persister(settings, options, secret) as emitter:
-        await _offer(emitter, run, options)
-    return run
-
-
-async def _offer(emitter: AsyncEmitter, run: LatencyRun, options: EmitBenchOptions) -> None:
     """Emit at the offered rate without waiting for each receipt; note when each receipt comes."""
+    run = LatencyRun(rate, options.seconds)
     assets = _assets(options.assets)
-    extra = {"path": "s3://bench/" + "x" * max(0, options.extra_bytes - 25), "rows": 1}
-    total = int(run.rate * run.seconds)
+    extra = _extra(options.extra_bytes)
+    total = int(rate * options.seconds)
     sent = [0.0] * total
     answered = [0.0] * total
     futures: list[asyncio.Future[Receipt]] = []
-    started = time.perf_counter()
-    for i in range(total):
-        delay = started + i / run.rate - time.perf_counter()
-        if delay > 0.001:
-            await asyncio.sleep(delay)
-        sent[i] = time.perf_counter()
-        future = await emitter.emit_nowait(assets[i % len(assets)], extra=extra, partition_key="2026-10-01",
-                                           dedupe_key=f"l{i}")
-        future.add_done_callback(lambda _, i=i: answered.__setitem__(i, time.perf_counter()))  # type: ignore[misc]
-        futures.append(future)
-    receipts = await asyncio.gather(*futures)
+    async with _with_persister(settings, options, secret) as emitter:
+        started = time.perf_counter()
+        for i in range(total):
+            delay = started + i / rate - time.perf_counter()
+            if delay > 0.001:
+                await asyncio.sleep(delay)
+            sent[i] = time.perf_counter()
+            future = await emitter.emit_nowait(assets[i % len(assets)], extra=extra, partition_key="2026-10-01",
+                                               dedupe_key=f"l{i}")
+            future.add_done_callback(lambda _, i=i: answered.__setitem__(i, time.perf_counter()))  # type: ignore[misc]
+            futures.append(future)
+        receipts = await asyncio.gather(*futures)
     run.offered = total
     run.accepted = sum(1 for r in receipts if r.accepted)
     cutoff = started + options.warmup_s
     run.latencies_ms = [(answered[i] - sent[i]) * 1000 for i in range(total) if sent[i] >= cutoff]
+    return run
 
 
 def install_tracing() -> None:
@@ -264,8 +264,7 @@ async def run_emit_benchmark(settings: Settings, options: EmitBenchOptions) -> E
     if options.trace:
         install_tracing()
     secret = secrets.token_urlsafe(32)
-    sample = prepare(_assets(1)[0], extra={"path": "s3://bench/" + "x" * max(0, options.extra_bytes - 25), "rows": 1},
-                     partition_key="2026-10-01", dedupe_key="b1000")
+    sample = prepare(_assets(1)[0], extra=_extra(options.extra_bytes), partition_key="2026-10-01", dedupe_key="b1000")
     size = len(command_encoder(f"emitter-{uuid.uuid4().hex}", "benchxxxxxxxxxx.receipts", _token(secret))
                .encode(sample))
     report = EmitReport(options, size, len(_token(secret)), load_before=os.getloadavg())

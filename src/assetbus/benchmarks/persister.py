@@ -18,7 +18,6 @@ counted and reported.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import signal
 import sys
@@ -36,7 +35,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from assetbus.benchmarks.conditions import conditions
 from assetbus.benchmarks.processes import ProcessSampler, ProcessWatch
 from assetbus.benchmarks.scrape import Histogram, scrape
-from assetbus.benchmarks.scratch import database, record_count, scratch_pipeline, service_env, stop, until
+from assetbus.benchmarks.scratch import at_least, database, record_count, scratch_pipeline, service_env, stop, until
 from assetbus.benchmarks.stats import per_second
 from assetbus.consumers.persister.config import PersisterConfig
 from assetbus.consumers.storage import count_events, register_asset
@@ -153,56 +152,50 @@ async def run_benchmark(settings: Settings, options: BenchOptions) -> BenchRepor
         command_bytes = await preload(settings.kafka, topics,
                                       build_commands(token, topics, options.commands, options.size, assets))
         preload_s = time.perf_counter() - began
+        port = free_port()
+        persister_url = db_url if options.db_tls else make_url(db_url).update_query_dict(
+            {"ssl": "disable"}).render_as_string(hide_password=False)
         async with record_count(settings, [topics.receipts]) as receipts:
-            report = await _run_persister(settings, options, topics, db_url, receipts)
+            load_before = os.getloadavg()
+            launched = time.perf_counter()
+            process = await asyncio.create_subprocess_exec(
+                *persister_command(f"{topics.prefix}-persister", port, options),
+                env=service_env(settings, topics, persister_url))
+            watch = ProcessWatch(process.pid)
+            watch.start()
+            first: float | None = None
+            cpu_at_first = 0.0
+            done = 0
+            try:
+                deadline = launched + options.timeout_s
+                while done < options.commands:
+                    if process.returncode is not None:
+                        raise RuntimeError(f"the persister exited with code {process.returncode}")
+                    if time.perf_counter() > deadline:
+                        raise RuntimeError(f"timed out after {options.timeout_s}s with {done} receipts")
+                    done = await receipts()
+                    if done and first is None:
+                        first, cpu_at_first = time.perf_counter(), watch.cpu_s()
+                    await asyncio.sleep(0.05)
+                finished = time.perf_counter()
+                cpu_s = watch.cpu_s()
+                metrics = await asyncio.to_thread(scrape, f"http://127.0.0.1:{port}/metrics")
+            finally:
+                await watch.stop()
+                await stop(process, 60 if options.profile else 20)
+        assert first is not None
         async with database(db_url) as engine, engine.connect() as conn:
-            report.stored = await count_events(conn)
-        if report.stored != options.commands:
-            raise RuntimeError(f"{report.stored} events stored for {options.commands} commands")
-        report.command_bytes, report.preload_s = command_bytes, preload_s
-        return report
-
-
-async def _run_persister(settings: Settings, options: BenchOptions, topics: Topics, db_url: str,
-                         receipts: Callable[[], Awaitable[int]]) -> BenchReport:
-    port = free_port()
-    if not options.db_tls:
-        db_url = make_url(db_url).update_query_dict({"ssl": "disable"}).render_as_string(hide_password=False)
-    load_before = os.getloadavg()
-    launched = time.perf_counter()
-    process = await asyncio.create_subprocess_exec(*persister_command(f"{topics.prefix}-persister", port, options),
-                                                   env=service_env(settings, topics, db_url))
-    watch = ProcessWatch(process.pid)
-    watch.start()
-    first: float | None = None
-    cpu_at_first = 0.0
-    done = 0
-    try:
-        deadline = launched + options.timeout_s
-        while done < options.commands:
-            if process.returncode is not None:
-                raise RuntimeError(f"the persister exited with code {process.returncode}")
-            if time.perf_counter() > deadline:
-                raise RuntimeError(f"timed out after {options.timeout_s}s with {done} receipts")
-            done = await receipts()
-            if done and first is None:
-                first, cpu_at_first = time.perf_counter(), watch.cpu_s()
-            await asyncio.sleep(0.05)
-        finished = time.perf_counter()
-        cpu_s = watch.cpu_s()
-        metrics = await asyncio.to_thread(scrape, f"http://127.0.0.1:{port}/metrics")
-    finally:
-        await watch.stop()
-        await stop(process, 60 if options.profile else 20)
-    assert first is not None
-    return BenchReport(
-        options=options, command_bytes=0, preload_s=0.0, startup_s=first - launched, run_s=finished - first,
-        total_s=finished - launched, peak_rss_mb=watch.peak_rss / 2**20, cpu_s=cpu_s,
-        run_cpu_s=cpu_s - cpu_at_first, stored=0, receipts=done,
-        batch_sizes=metrics.histogram("assetbus_persister_batch_size"),
-        db_commit=metrics.histogram("assetbus_persister_db_commit_seconds"),
-        load_before=load_before, load_after=os.getloadavg(),
-        conditions=conditions("TLS (asyncpg prefers it)" if options.db_tls else "plain TCP (?ssl=disable)"))
+            stored = await count_events(conn)
+        if stored != options.commands:
+            raise RuntimeError(f"{stored} events stored for {options.commands} commands")
+        return BenchReport(
+            options=options, command_bytes=command_bytes, preload_s=preload_s, startup_s=first - launched,
+            run_s=finished - first, total_s=finished - launched, peak_rss_mb=watch.peak_rss / 2**20, cpu_s=cpu_s,
+            run_cpu_s=cpu_s - cpu_at_first, stored=stored, receipts=done,
+            batch_sizes=metrics.histogram("assetbus_persister_batch_size"),
+            db_commit=metrics.histogram("assetbus_persister_db_commit_seconds"),
+            load_before=load_before, load_after=os.getloadavg(),
+            conditions=conditions("TLS (asyncpg prefers it)" if options.db_tls else "plain TCP (?ssl=disable)"))
 
 
 @dataclass
@@ -232,56 +225,53 @@ class GroupReport:
 
 
 async def run_group(settings: Settings, persisters: int, commands: int, timeout_s: float = 300.0) -> GroupReport:
-    async with scratch_pipeline(settings) as (topics, db_url):
-        return await _measure_group(settings, persisters, commands, topics, db_url, timeout_s)
-
-
-async def _measure_group(settings: Settings, k: int, n: int, topics: Topics, db_url: str,
-                         timeout_s: float) -> GroupReport:
-    options = BenchOptions(commands=n)
+    options = BenchOptions(commands=commands)
     assets = bench_assets(options.assets)
-    await register_assets(db_url, assets)
-    token = task_token(settings.token_secret, "bench_dag", f"run-{topics.prefix}", "load")
-    warm_up = build_commands(token, topics, len(assets), options.size, assets)
-    load = build_commands(token, topics, n + len(assets), options.size, assets)[len(assets):]  # unique dedupe keys
-    ports = [free_port() for _ in range(k)]
-    processes = [await asyncio.create_subprocess_exec(*persister_command(f"{topics.prefix}-persister", port, options),
-                                                      env=service_env(settings, topics, db_url)) for port in ports]
-    try:
-        async with record_count(settings, [topics.receipts]) as receipts, database(db_url) as engine:
-            with ProcessSampler(interval_s=0.1).running() as sampler:
-                await until(lambda: _all_assigned(ports), timeout_s, "every persister assigned its partitions")
-                await preload(settings.kafka, topics, warm_up)
-                await until(lambda: _receipts_at_least(receipts, len(warm_up)), timeout_s, "warm-up receipts")
-                assigned = await _rebalances(ports)
-                load_before = os.getloadavg()
-                paused = time.perf_counter()
-                for process in processes:
-                    process.send_signal(signal.SIGSTOP)
-                try:
-                    await preload(settings.kafka, topics, load)
-                finally:
+    async with scratch_pipeline(settings) as (topics, db_url):
+        await register_assets(db_url, assets)
+        token = task_token(settings.token_secret, "bench_dag", f"run-{topics.prefix}", "load")
+        warm_up = build_commands(token, topics, len(assets), options.size, assets)
+        # the load's dedupe keys follow the warm-up's
+        load = build_commands(token, topics, commands + len(assets), options.size, assets)[len(assets):]
+        ports = [free_port() for _ in range(persisters)]
+        processes = [await asyncio.create_subprocess_exec(
+            *persister_command(f"{topics.prefix}-persister", port, options), env=service_env(settings, topics, db_url))
+            for port in ports]
+        try:
+            async with record_count(settings, [topics.receipts]) as receipts, database(db_url) as engine:
+                with ProcessSampler(interval_s=0.1).running() as sampler:
+                    await until(lambda: _all_assigned(ports), timeout_s, "every persister assigned its partitions")
+                    await preload(settings.kafka, topics, warm_up)
+                    await until(lambda: at_least(receipts, len(warm_up)), timeout_s, "warm-up receipts")
+                    assigned = await _rebalances(ports)
+                    load_before = os.getloadavg()
+                    paused = time.perf_counter()
                     for process in processes:
-                        process.send_signal(signal.SIGCONT)
-                began = time.perf_counter()
-                # a rebalance redelivers a batch, answered again as duplicates: receipts alone can count ahead
-                await until(lambda: _all_stored_and_receipted(engine, receipts, len(warm_up) + n), timeout_s,
-                             "every command stored and receipted")
-                finished = time.perf_counter()
-                await asyncio.sleep(0.3)  # one more sample of every process after the last receipt
-                rebalanced = await _rebalances(ports) - assigned
-            async with engine.connect() as conn:
-                stored = await count_events(conn)
-        if stored != n + len(warm_up):
-            raise RuntimeError(f"{stored} events stored for {n + len(warm_up)} commands")
-        members = sampler.by_role("persister")
-        return GroupReport(persisters=k, commands=n, produce_s=began - paused, run_s=finished - began,
-                           rebalances=rebalanced,
-                           cpu_s=sum(p.cpu_between(began, finished + 0.3) for p in members),
-                           peak_rss_mb=max((p.peak_rss_mb for p in members), default=0.0),
-                           load_before=load_before, load_after=os.getloadavg())
-    finally:
-        await asyncio.gather(*(stop(process) for process in processes))
+                        process.send_signal(signal.SIGSTOP)
+                    try:
+                        await preload(settings.kafka, topics, load)
+                    finally:
+                        for process in processes:
+                            process.send_signal(signal.SIGCONT)
+                    began = time.perf_counter()
+                    # a rebalance redelivers a batch, answered again as duplicates: receipts alone can count ahead
+                    await until(lambda: _all_stored_and_receipted(engine, receipts, len(warm_up) + commands),
+                                timeout_s, "every command stored and receipted")
+                    finished = time.perf_counter()
+                    await asyncio.sleep(0.3)  # one more sample of every process after the last receipt
+                    rebalanced = await _rebalances(ports) - assigned
+                async with engine.connect() as conn:
+                    stored = await count_events(conn)
+            if stored != commands + len(warm_up):
+                raise RuntimeError(f"{stored} events stored for {commands + len(warm_up)} commands")
+            members = sampler.by_role("persister")
+            return GroupReport(persisters=persisters, commands=commands, produce_s=began - paused,
+                               run_s=finished - began, rebalances=rebalanced,
+                               cpu_s=sum(p.cpu_between(began, finished + 0.3) for p in members),
+                               peak_rss_mb=max((p.peak_rss_mb for p in members), default=0.0),
+                               load_before=load_before, load_after=os.getloadavg())
+        finally:
+            await asyncio.gather(*(stop(process) for process in processes))
 
 
 async def _all_assigned(ports: list[int]) -> bool:
@@ -301,13 +291,8 @@ async def _assignments(port: int) -> int:
 
 
 async def _all_stored_and_receipted(engine: AsyncEngine, receipts: Callable[[], Awaitable[int]], n: int) -> bool:
-    if not await _receipts_at_least(receipts, n):
+    if not await at_least(receipts, n):
         return False
     async with engine.connect() as conn:
         return await count_events(conn) >= n
 
-
-async def _receipts_at_least(receipts: Callable[[], Awaitable[int]], n: int) -> bool:
-    with contextlib.suppress(Exception):
-        return await receipts() >= n
-    return False

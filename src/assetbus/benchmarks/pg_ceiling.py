@@ -94,39 +94,6 @@ def _chunks(options: CeilingOptions, asset_ids: list[int], tag: str) -> list[Chu
     return chunks
 
 
-async def _measure(db_url: str, options: CeilingOptions, tag: str) -> CeilingReport:
-    dsn = make_url(db_url).set(drivername="postgresql").render_as_string(hide_password=False)
-    connections = [await asyncpg.connect(dsn) for _ in range(options.in_flight)]
-    try:
-        asset_ids = [int(await connections[0].fetchval(
-            "INSERT INTO assets (name, uri) VALUES ($1, $2) RETURNING id", f"bench.asset-{i:02d}",
-            f"s3://bench/asset-{i:02d}/")) for i in range(options.assets)]
-        chunks = _chunks(options, asset_ids, tag)
-        queue: asyncio.Queue[Chunk] = asyncio.Queue()
-        for chunk in chunks:
-            queue.put_nowait(chunk)
-        inserted = 0
-
-        async def writer(conn: asyncpg.Connection) -> None:
-            nonlocal inserted
-            statement = await conn.prepare(_INSERT)
-            while not queue.empty():
-                chunk = queue.get_nowait()
-                async with conn.transaction():
-                    returned = await statement.fetch(*chunk)
-                inserted += len(returned)
-
-        started = time.perf_counter()
-        await asyncio.gather(*(writer(conn) for conn in connections))
-        seconds = time.perf_counter() - started
-        if inserted != options.rows:
-            raise RuntimeError(f"{inserted} rows inserted for {options.rows}")
-        return CeilingReport(options, inserted, seconds)
-    finally:
-        for conn in connections:
-            await conn.close()
-
-
 async def run_pg_ceiling(settings: Settings, options: CeilingOptions,
                          progress: Callable[[str], None] = lambda _: None) -> CeilingReport:
     """The rate in a fresh migrated database, dropped afterwards."""
@@ -136,8 +103,34 @@ async def run_pg_ceiling(settings: Settings, options: CeilingOptions,
     try:
         progress(f"  {options.rows:,} rows of {options.extra_bytes:,} B extra, {options.chunk_size:,} per "
                  f"transaction, {options.in_flight} in flight")
-        report = await _measure(db_url, options, tag)
-        report.database = db_name
-        return report
+        dsn = make_url(db_url).set(drivername="postgresql").render_as_string(hide_password=False)
+        connections = [await asyncpg.connect(dsn) for _ in range(options.in_flight)]
+        try:
+            asset_ids = [int(await connections[0].fetchval(
+                "INSERT INTO assets (name, uri) VALUES ($1, $2) RETURNING id", f"bench.asset-{i:02d}",
+                f"s3://bench/asset-{i:02d}/")) for i in range(options.assets)]
+            queue: asyncio.Queue[Chunk] = asyncio.Queue()
+            for chunk in _chunks(options, asset_ids, tag):
+                queue.put_nowait(chunk)
+            inserted = 0
+
+            async def writer(conn: asyncpg.Connection) -> None:
+                nonlocal inserted
+                statement = await conn.prepare(_INSERT)
+                while not queue.empty():
+                    chunk = queue.get_nowait()
+                    async with conn.transaction():
+                        returned = await statement.fetch(*chunk)
+                    inserted += len(returned)
+
+            started = time.perf_counter()
+            await asyncio.gather(*(writer(conn) for conn in connections))
+            seconds = time.perf_counter() - started
+            if inserted != options.rows:
+                raise RuntimeError(f"{inserted} rows inserted for {options.rows}")
+            return CeilingReport(options, inserted, seconds, db_name)
+        finally:
+            for conn in connections:
+                await conn.close()
     finally:
         await drop_database(settings.database_url, db_name)

@@ -80,14 +80,14 @@ class ProcessSampler:
         if self.infra:
             self.infra_cpu.append((now, *infra_cpu()))
 
-    async def run(self) -> None:
-        while True:
-            await asyncio.to_thread(self.sample)
-            await asyncio.sleep(self.interval_s)
-
     @contextmanager
     def running(self) -> Iterator[ProcessSampler]:
-        task = asyncio.get_running_loop().create_task(self.run())
+        async def run() -> None:
+            while True:
+                await asyncio.to_thread(self.sample)
+                await asyncio.sleep(self.interval_s)
+
+        task = asyncio.get_running_loop().create_task(run())
         try:
             yield self
         finally:

@@ -39,8 +39,6 @@ from assetbus.benchmarks.scheduler import (
     START,
     BacklogRun,
     LatencyRun,
-    SchedulerBenchOptions,
-    SchedulerBenchReport,
     apply_backlog,
     measure_latency,
     prepare,
@@ -141,12 +139,10 @@ async def partitions_run(settings: Settings, partitions: int, rate: int, seconds
     async with scratch_pipeline(settings, readiness_topics) as (topics, db_url):
         await prepare(settings, topics, db_url)
         await store_history(db_url, partitions, runs=True)
-        report = SchedulerBenchReport(SchedulerBenchOptions(rates=(rate,), seconds=seconds))
-        await measure_latency(settings, report.options, topics, db_url, report, rate=rate)
+        latency = await measure_latency(settings, topics, db_url, rate, seconds)
         tables = await table_sizes(db_url)
-    latency = report.latency[-1]
     return PartitionsRow(partitions, rate, len(latency.latencies_ms), latency.percentile(50),
-                         latency.percentile(99), report.peak_rss_mb, tables)
+                         latency.percentile(99), latency.scheduler_peak_rss_mb, tables)
 
 
 BACKLOG_DAG = ConsumerDag(dag_id="bench.replayed", schedule=AssetWait(ASSET.name, mapping=Identity()), coalesce=False)
@@ -321,11 +317,9 @@ async def run_scale(settings: Settings, options: ScaleOptions, progress: Callabl
     report = ScaleReport(load_before=os.getloadavg())
     for rate in options.rates:
         progress(f"offered {rate:,}/s for {options.seconds:g} s (emitter, persister, scheduler, reader)")
-        bench = SchedulerBenchReport(SchedulerBenchOptions(rates=(rate,), seconds=options.seconds))
         with ProcessSampler().running() as sampler:
             async with scratch_pipeline(settings, readiness_topics) as (topics, db_url):
-                await measure_latency(settings, bench.options, topics, db_url, bench, rate=rate)
-        r = bench.latency[-1]
+                r = await measure_latency(settings, topics, db_url, rate, options.seconds)
         row = RateRow(rate, r, sampler.peak_rss_mb("persister"), sampler.peak_rss_mb("scheduler"), os.getloadavg())
         report.rates.append(row)
         progress(f"  receipt p50/p99 {r.percentile(50, receipts=True):.0f}/{r.percentile(99, receipts=True):.0f} ms, "

@@ -26,13 +26,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import json
 import os
 import signal
 import sys
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -74,7 +73,6 @@ START = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 def readiness_topics(topics: Topics) -> list[str]:
-    """The readiness topics of the per-event and the daily DAG."""
     return [topics.readiness(IDENTITY.dag_id), topics.readiness(DAILY.dag_id)]
 
 
@@ -128,17 +126,12 @@ async def service(settings: Settings, topics: Topics, db_url: str, *args: str,
         yield watch
     finally:
         await watch.stop()
-        if process.returncode is None:
-            _terminate(process.pid, profiled=profile is not None)
+        if process.returncode is None:  # SIGTERM; under py-spy to its child (py-spy then writes its file)
+            with contextlib.suppress(psutil.Error):
+                running = psutil.Process(process.pid)
+                for target in (running.children() if profile is not None else None) or [running]:
+                    target.send_signal(signal.SIGTERM)
         await stop(process, terminate=False)
-
-
-def _terminate(pid: int, *, profiled: bool) -> None:
-    """SIGTERM to the service (under py-spy: to its child; py-spy then writes its file and exits)."""
-    with contextlib.suppress(psutil.Error):
-        process = psutil.Process(pid)
-        for target in (process.children() if profiled else None) or [process]:
-            target.send_signal(signal.SIGTERM)
 
 
 async def published(engine: AsyncEngine, dag_id: str) -> int:
@@ -179,6 +172,7 @@ class LatencyRun:
     receipt_latencies_ms: list[float] = field(default_factory=list)
     scheduler_cpu_s: float = 0.0
     """The scheduler process's user + system CPU over the offered seconds."""
+    scheduler_peak_rss_mb: float = 0.0
     load_before: tuple[float, float, float] = (0.0, 0.0, 0.0)
     stages_ms: dict[str, list[float]] = field(default_factory=dict)
     """Per stage of the path (`STAGES`), each counted event's time in it (ms)."""
@@ -222,31 +216,26 @@ class SchedulerBenchReport:
         return figures
 
 
-Phase = Callable[[Settings, SchedulerBenchOptions, Topics, str, SchedulerBenchReport], Awaitable[None]]
-
-
 async def run_benchmark(settings: Settings, options: SchedulerBenchOptions) -> SchedulerBenchReport:
-    """The throughput run (none with `events=0`), then one latency run per offered rate."""
+    """The throughput run (none with `events=0`), then one latency run per offered rate, each on a scratch pipeline."""
     report = SchedulerBenchReport(options, load_before=os.getloadavg(), conditions=conditions())
-    phases: list[Phase] = [*([_throughput] if options.events else []),
-                           *(functools.partial(measure_latency, rate=rate) for rate in options.rates)]
-    for phase in phases:
+    if options.events:
         async with scratch_pipeline(settings, readiness_topics) as (topics, db_url):
-            await phase(settings, options, topics, db_url, report)
+            await prepare(settings, topics, db_url)
+            run = await apply_backlog(settings, topics, db_url, options.events, max_records=options.max_records,
+                                      profile=options.profile, timeout_s=options.timeout_s)
+            report.peak_rss_mb = run.peak_rss_mb
+            report.throughput_events, report.throughput_s, report.throughput_cpu_s = run.events, run.seconds, run.cpu_s
+            async with database(db_url) as engine:
+                for dag in (IDENTITY, DAILY):
+                    report.runs_created[dag.dag_id] = await published(engine, dag.dag_id)
+    for rate in options.rates:
+        async with scratch_pipeline(settings, readiness_topics) as (topics, db_url):
+            latency = await measure_latency(settings, topics, db_url, rate, options.seconds, options.warmup_s)
+        report.latency.append(latency)
+        report.peak_rss_mb = max(report.peak_rss_mb, latency.scheduler_peak_rss_mb)
     report.load_after = os.getloadavg()
     return report
-
-
-async def _throughput(settings: Settings, options: SchedulerBenchOptions, topics: Topics, db_url: str,
-                      report: SchedulerBenchReport) -> None:
-    await prepare(settings, topics, db_url)
-    run = await apply_backlog(settings, topics, db_url, options.events, max_records=options.max_records,
-                              profile=options.profile, timeout_s=options.timeout_s)
-    report.peak_rss_mb = max(report.peak_rss_mb, run.peak_rss_mb)
-    report.throughput_events, report.throughput_s, report.throughput_cpu_s = run.events, run.seconds, run.cpu_s
-    async with database(db_url) as engine:
-        for dag in (IDENTITY, DAILY):
-            report.runs_created[dag.dag_id] = await published(engine, dag.dag_id)
 
 
 @dataclass(frozen=True)
@@ -289,9 +278,9 @@ async def apply_backlog(settings: Settings, topics: Topics, db_url: str, n: int,
     return BacklogRun(n - first[1], finished - first[0], cpu - first[2], watch.peak_rss / 2**20)
 
 
-async def measure_latency(settings: Settings, options: SchedulerBenchOptions, topics: Topics, db_url: str,
-                          report: SchedulerBenchReport, *, rate: int) -> None:
-    """One latency run at `rate` emissions/s, appended to `report.latency`."""
+async def measure_latency(settings: Settings, topics: Topics, db_url: str, rate: int, seconds: float,
+                          warmup_s: float = 1.0) -> LatencyRun:
+    """One latency run: `rate` emissions/s offered for `seconds`, the first `warmup_s` left out."""
     await prepare(settings, topics, db_url)
     run = LatencyRun(rate, load_before=os.getloadavg())
     sent: dict[str, float] = {}
@@ -315,7 +304,7 @@ async def measure_latency(settings: Settings, options: SchedulerBenchOptions, to
             await _warm_up(emitter, received)
             received.clear()
             cpu_before = watch.cpu_s()
-            await _offer(emitter, rate, options.seconds, sent, receipted)
+            await _offer(emitter, rate, seconds, sent, receipted)
             offered.set()
             with contextlib.suppress(TimeoutError):  # signals that never came are left out of the figures
                 await asyncio.wait_for(all_in.wait(), 60)
@@ -323,16 +312,16 @@ async def measure_latency(settings: Settings, options: SchedulerBenchOptions, to
         finally:
             reading.cancel()
             await asyncio.gather(reading, return_exceptions=True)
-    report.peak_rss_mb = max(report.peak_rss_mb, watch.peak_rss / 2**20)
-    cutoff = min(sent.values(), default=0.0) + options.warmup_s
+    run.scheduler_peak_rss_mb = watch.peak_rss / 2**20
+    cutoff = min(sent.values(), default=0.0) + warmup_s
     run.offered = len(sent)
-    run.offered_rate = len(sent) / options.seconds
+    run.offered_rate = len(sent) / seconds
     run.latencies_ms = [(received[k] - t) * 1000 for k, t in sent.items() if k in received and t >= cutoff]
     run.receipt_latencies_ms = [(receipted[k] - t) * 1000 for k, t in sent.items() if k in receipted and t >= cutoff]
     counted = {k for k, t in sent.items() if t >= cutoff}
     marks.update(await _transaction_starts(db_url))
     run.stages_ms = _stages(sent, received, marks, counted)
-    report.latency.append(run)
+    return run
 
 
 async def _transaction_starts(db_url: str) -> dict[str, dict[str, float]]:

@@ -23,7 +23,7 @@ import contextlib
 import os
 import signal
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import psutil
@@ -31,7 +31,7 @@ from aiokafka.admin import AIOKafkaAdminClient
 
 from assetbus.benchmarks.processes import ProcessWatch, infra_cpu, infra_role
 from assetbus.benchmarks.scheduler import prepare, service, store_events
-from assetbus.benchmarks.scratch import record_count, scratch_pipeline, until
+from assetbus.benchmarks.scratch import at_least, record_count, scratch_pipeline, until
 from assetbus.benchmarks.stats import per_second, us_per
 from assetbus.consumers.observe.lag import partitions_of
 from assetbus.consumers.scheduler import AssetWait, ConsumerDag, Identity
@@ -114,7 +114,7 @@ async def run_scheduler_group(settings: Settings, schedulers: int, events: int, 
                     await until(lambda: _stable(admin, group, schedulers), timeout_s,
                                 f"{schedulers} scheduler(s) in a stable group", every_s=0.2)
                 await store_events(settings, topics, db_url, len(assets), assets)  # one warm-up event per asset
-                await until(lambda: _at_least(signalled, len(assets)), timeout_s, "the warm-up signals")
+                await until(lambda: at_least(signalled, len(assets)), timeout_s, "the warm-up signals")
                 pids = [w.pid for w in watches]
                 if pin_schedulers is not None:
                     for pid in pids:
@@ -127,7 +127,7 @@ async def run_scheduler_group(settings: Settings, schedulers: int, events: int, 
                     for pid in pids:
                         os.kill(pid, signal.SIGCONT)
                 started, cpu_before, infra_before = time.perf_counter(), sum(w.cpu_s() for w in watches), infra_cpu()
-                await until(lambda: _at_least(signalled, events + len(assets)), timeout_s, f"{events:,} signals", 0.02)
+                await until(lambda: at_least(signalled, events + len(assets)), timeout_s, f"{events:,} signals", 0.02)
                 report.events, report.seconds = events, time.perf_counter() - started
                 report.cpu_s = sum(w.cpu_s() for w in watches) - cpu_before
                 report.kafka_cpu_s, report.postgres_cpu_s = (after - before for after, before in
@@ -144,14 +144,9 @@ def _pinned_text(schedulers: frozenset[int] | None, infra: frozenset[int] | None
 
 
 async def _stable(admin: AIOKafkaAdminClient, group: str, members: int) -> bool:
-    """Whether the consumer group is Stable with `members` members."""
     (response,) = await admin.describe_consumer_groups([group])
     _, _, state, _, _, found, *_ = response.groups[0]
     return bool(state == "Stable" and len(found) == members)
-
-
-async def _at_least(count: Callable[[], Awaitable[int]], n: int) -> bool:
-    return await count() >= n
 
 
 def parse_cpus(text: str) -> frozenset[int]:

@@ -4,6 +4,7 @@ the environment of their service subprocesses, and counting records on the broke
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import time
@@ -93,6 +94,13 @@ async def until(check: Callable[[], Awaitable[bool]], timeout_s: float, what: st
         if time.perf_counter() > deadline:
             raise RuntimeError(f"timed out waiting for {what}")
         await asyncio.sleep(every_s)
+
+
+async def at_least(count: Callable[[], Awaitable[int]], n: int) -> bool:
+    """Whether `count()` reached `n`; False when it failed (a broker or a service not ready yet)."""
+    with contextlib.suppress(Exception):
+        return await count() >= n
+    return False
 
 
 def service_env(settings: Settings, topics: Topics, db_url: str) -> dict[str, str]:

@@ -26,7 +26,7 @@ from assetbus.benchmarks.scratch import scratch_pipeline
 from assetbus.benchmarks.stats import percentile
 from assetbus.producers import AsyncEmitter, task_token
 from assetbus.producers.kafka.producer import started
-from assetbus.schemas import Receipt, Topics
+from assetbus.schemas import Receipt
 from assetbus.schemas.codecs import decode_signal
 from assetbus.settings import Settings
 
@@ -83,43 +83,38 @@ async def run_soak(settings: Settings, options: SoakOptions, progress: Callable[
     report = SoakReport(conditions=conditions())
     async with scratch_pipeline(settings, readiness_topics) as (topics, db_url):
         await prepare(settings, topics, db_url)
-        await _soak(settings, options, topics, db_url, report, progress)
-    return report
-
-
-async def _soak(settings: Settings, options: SoakOptions, topics: Topics, db_url: str, report: SoakReport,
-                progress: Callable[[str], None]) -> None:
-    live = _Live()
-    reader = AIOKafkaConsumer(**settings.kafka.client_kwargs(), enable_auto_commit=False, fetch_max_wait_ms=5)
-    token = task_token(settings.token_secret, "bench", "r1", "soak")
-    async with started(reader), \
-            service(settings, topics, db_url, "persister", "--group-id", f"{topics.prefix}-persister",
-                    "--batch-timeout-ms", "5"), \
-            service(settings, topics, db_url, "scheduler", "--group-id", f"{topics.prefix}-scheduler",
-                    "--batch-timeout-ms", "5"), \
-            AsyncEmitter(settings.kafka, token, topics=topics, receipt_timeout_s=120) as emitter:
-        parts = [TopicPartition(topics.readiness(IDENTITY.dag_id), p) for p in range(3)]
-        reader.assign(parts)
-        await reader.seek_to_end(*parts)
-        reading = asyncio.create_task(_read(reader, live))
-        sampler = ProcessSampler(interval_s=1.0)
-        try:
-            with sampler.running():
-                live.sent_at["warm-up"] = time.perf_counter()
-                await emitter.emit(ASSET, partition_key="warm-up", partition_date=START - timedelta(hours=1),
-                                   dedupe_key="warm-up", timeout_s=120)
-                await asyncio.wait_for(live.warmed.wait(), 120)
-                began = time.perf_counter()
-                offering = asyncio.create_task(_offer(emitter, options, live, began))
-                try:
-                    await _watch(options, live, sampler, report, began, offering, progress)
-                finally:
-                    offering.cancel()
-                    await asyncio.gather(offering, return_exceptions=True)
-        finally:
-            reading.cancel()
-            await asyncio.gather(reading, return_exceptions=True)
+        live = _Live()
+        reader = AIOKafkaConsumer(**settings.kafka.client_kwargs(), enable_auto_commit=False, fetch_max_wait_ms=5)
+        token = task_token(settings.token_secret, "bench", "r1", "soak")
+        async with started(reader), \
+                service(settings, topics, db_url, "persister", "--group-id", f"{topics.prefix}-persister",
+                        "--batch-timeout-ms", "5"), \
+                service(settings, topics, db_url, "scheduler", "--group-id", f"{topics.prefix}-scheduler",
+                        "--batch-timeout-ms", "5"), \
+                AsyncEmitter(settings.kafka, token, topics=topics, receipt_timeout_s=120) as emitter:
+            parts = [TopicPartition(topics.readiness(IDENTITY.dag_id), p) for p in range(3)]
+            reader.assign(parts)
+            await reader.seek_to_end(*parts)
+            reading = asyncio.create_task(_read(reader, live))
+            sampler = ProcessSampler(interval_s=1.0)
+            try:
+                with sampler.running():
+                    live.sent_at["warm-up"] = time.perf_counter()
+                    await emitter.emit(ASSET, partition_key="warm-up", partition_date=START - timedelta(hours=1),
+                                       dedupe_key="warm-up", timeout_s=120)
+                    await asyncio.wait_for(live.warmed.wait(), 120)
+                    began = time.perf_counter()
+                    offering = asyncio.create_task(_offer(emitter, options, live, began))
+                    try:
+                        await _watch(options, live, sampler, report, began, offering, progress)
+                    finally:
+                        offering.cancel()
+                        await asyncio.gather(offering, return_exceptions=True)
+            finally:
+                reading.cancel()
+                await asyncio.gather(reading, return_exceptions=True)
     report.emitted, report.receipted, report.signalled = live.emitted, live.receipted, live.signalled
+    return report
 
 
 async def _offer(emitter: AsyncEmitter, options: SoakOptions, live: _Live, began: float) -> None:
