@@ -233,15 +233,11 @@ class LocalAirflow:
     def stop(self) -> None:
         """End the processes, then drop the PostgreSQL metadata database that `launch()` created."""
         try:
-            for process in self._processes.values():
+            for process in self._processes.values():  # all at once, then each waited for (or killed)
                 if process.poll() is None:
                     os.killpg(process.pid, signal.SIGTERM)
             for process in self._processes.values():
-                try:
-                    process.wait(timeout=20)
-                except subprocess.TimeoutExpired:
-                    os.killpg(process.pid, signal.SIGKILL)
-                    process.wait()
+                stop_group(process)
             self._processes.clear()
         finally:
             if self._database_created:
