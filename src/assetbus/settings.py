@@ -105,14 +105,8 @@ class ConnectionSettings(BaseSettings):
 
 
 def normalize_db_url(url: str) -> str:
-    """Accept plain `postgresql://` URLs and use the asyncpg driver for them (`storage.urls.engine_url`).
-
-    libpq's `sslmode=` (as managed PostgreSQL services hand out URLs) becomes asyncpg's `ssl=`, which
-    takes the same values (`require`, `verify-full`, ...): SQLAlchemy passes query parameters to
-    `asyncpg.connect` as keywords, and it has no `sslmode`. A libpq host list
-    (`postgresql://u:pw@db-a:5432,db-b:5432/db?target_session_attrs=read-write`, a primary and its
-    standby) becomes the dialect's `host=db-a:5432&host=db-b:5432`.
-    """
+    """Accept plain `postgresql://` URLs and use the asyncpg driver for them: `storage.urls.engine_url`
+    (`sslmode=` becomes asyncpg's `ssl=`, a libpq host list the dialect's repeated `host=`)."""
     return engine_url(url)
 
 

@@ -93,7 +93,6 @@ def up(
     from assetbus.infra import secure_client_environment
     from assetbus.infra import up as infra_up
     from assetbus.security_settings import ensure_local_secret
-    from assetbus.settings import InfraSettings
 
     started = time.monotonic()
     chosen: list[InfraSettings] = []
@@ -103,10 +102,10 @@ def up(
         return infra_up(chosen[0], conn, progress=_progress)
 
     result = _run(start)
-    ensure_local_secret(_settings(InfraSettings, "ASSETBUS_").home)  # local mode: this machine's HS256 token key
+    ensure_local_secret(chosen[0].home)  # local mode: this machine's HS256 token key
     console.print(_table(result))
     console.print(f"[green]Ready[/green] in {time.monotonic() - started:.1f} s.")
-    if chosen and chosen[0].kafka_secure and chosen[0].kafka_brokers > 1:
+    if chosen[0].kafka_secure and chosen[0].kafka_brokers > 1:
         console.print("Clients of the SASL_SSL listener need (shell syntax):")
         for name, value in secure_client_environment(chosen[0]).items():
             console.print(f"  {name}={value}", highlight=False, soft_wrap=True)

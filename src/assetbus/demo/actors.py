@@ -44,7 +44,6 @@ class DemoState:
     overlap: tuple[int, int] | None = None
     """(batch the consumer processed, batch the producer was writing meanwhile)."""
     receipts: dict[str, list[Receipt]] = field(default_factory=dict)
-    handled: dict[str, list[ReadinessSignal]] = field(default_factory=dict)
     task_error: str | None = None
     producer_ahead: asyncio.Event = field(default_factory=asyncio.Event)
     """Set once the producer is writing the batch two after FIRST_BATCH + 1."""
@@ -123,7 +122,6 @@ def consumer_handlers(state: DemoState, show: Show) -> dict[str, Callable[[Readi
             state.overlap = (batch, state.writing_batch)
             show("orders_per_batch", f"done with batch {batch} while the producer is writing batch "
                                      f"{state.writing_batch}")
-        state.handled.setdefault(PER_BATCH_DAG, []).append(signal)
 
     async def daily(signal: ReadinessSignal) -> None:
         if not state.mine(signal):
@@ -131,7 +129,6 @@ def consumer_handlers(state: DemoState, show: Show) -> dict[str, Callable[[Readi
         sources = {provenance(e.source) for e in signal.events}
         show("orders_daily", f"day {signal.partition_key} · starts {local(signal.partition_date)} · "
                              f"{len(signal.events)} hourly batches from {', '.join(sorted(sources))}")
-        state.handled.setdefault(DAILY_DAG, []).append(signal)
 
     async def incidents(signal: ReadinessSignal) -> None:
         if not state.mine(signal):
@@ -139,6 +136,5 @@ def consumer_handlers(state: DemoState, show: Show) -> dict[str, Callable[[Readi
         event = signal.events[0]
         show("incident_triage", f"incident from {provenance(event.source)} · event {event.event_id} "
                                 "→ ticket opened")
-        state.handled.setdefault(INCIDENT_DAG, []).append(signal)
 
     return {PER_BATCH_DAG: per_batch, DAILY_DAG: daily, INCIDENT_DAG: incidents}

@@ -16,7 +16,7 @@ import contextlib
 import secrets
 from collections import Counter
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -70,11 +70,10 @@ class SummaryRow:
     outcome: str
 
 
-@dataclass
+@dataclass(frozen=True)
 class DemoResult:
     state: DemoState
-    sync: SyncReport
-    rows: list[SummaryRow] = field(default_factory=list)
+    rows: list[SummaryRow]
 
 
 async def run_demo(settings: Settings, show: Show, dags_file: Path = DAGS_FILE, timeout_s: float = 90) -> DemoResult:
@@ -101,7 +100,7 @@ async def run_demo(settings: Settings, show: Show, dags_file: Path = DAGS_FILE, 
                                           "(an emission is never retracted)")
             await nightly_export(settings.kafka, dag_token(secret, "nightly_export", tag), state, show, topics)
             await _wait_for_runs(engine, state, started, timeout_s)
-        return DemoResult(state, report, await _summary(engine, state, started))
+        return DemoResult(state, await _summary(engine, state, started))
     finally:
         await engine.dispose()
 

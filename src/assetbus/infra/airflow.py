@@ -16,7 +16,7 @@ import secrets
 import signal
 import subprocess
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -62,6 +62,24 @@ def stop_group(process: subprocess.Popen[bytes], sig: int = signal.SIGTERM) -> N
     except subprocess.TimeoutExpired:
         os.killpg(process.pid, signal.SIGKILL)
         process.wait()
+
+
+def wait_for(condition: Callable[[], bool], processes: Mapping[str, subprocess.Popen[bytes]], timeout_s: float,
+             what: str, exited: Callable[[str, int], str]) -> None:
+    """Poll `condition` every 0.5 s (an HTTP error or an unreadable answer is a no) until it holds; InfraError
+    with `exited(name, returncode)` when one of `processes` exits first, or after `timeout_s`."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        for name, process in processes.items():
+            if process.poll() is not None:
+                raise InfraError(exited(name, process.returncode))
+        try:
+            if condition():
+                return
+        except (httpx.HTTPError, ValueError):
+            pass
+        time.sleep(0.5)
+    raise InfraError(f"timed out after {timeout_s:.0f}s waiting for {what}")
 
 
 def postgres_driver_missing(venv: Path = AIRFLOW_VENV) -> str | None:
@@ -205,33 +223,21 @@ class LocalAirflow:
             raise
 
     def wait_healthy(self, timeout_s: float) -> None:
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            for name, process in self._processes.items():
-                if process.poll() is not None:
-                    raise InfraError(f"Airflow's {name} exited ({process.returncode}); see {self.home}/{name}.log")
-            try:
-                health = httpx.get(f"{self.url}/api/v2/monitor/health", timeout=2).json()
-                if health.get("scheduler", {}).get("status") == "healthy" \
-                        and health.get("dag_processor", {}).get("status") == "healthy":
-                    return
-            except (httpx.HTTPError, ValueError):
-                pass
-            time.sleep(0.5)
-        raise InfraError(f"Airflow at {self.url} did not become healthy in {timeout_s:.0f}s; see {self.home}/*.log")
+        def healthy() -> bool:
+            health = httpx.get(f"{self.url}/api/v2/monitor/health", timeout=2).json()
+            return all(health.get(part, {}).get("status") == "healthy" for part in ("scheduler", "dag_processor"))
+
+        wait_for(healthy, self._processes, timeout_s, f"Airflow at {self.url} (logs: {self.home}/*.log)",
+                 lambda name, code: f"Airflow's {name} exited ({code}); see {self.home}/{name}.log")
 
     def stop(self) -> None:
         """End the processes, then drop the PostgreSQL metadata database that `launch()` created."""
         try:
-            for process in self._processes.values():
+            for process in self._processes.values():  # all at once, then each waited for (or killed)
                 if process.poll() is None:
                     os.killpg(process.pid, signal.SIGTERM)
             for process in self._processes.values():
-                try:
-                    process.wait(timeout=20)
-                except subprocess.TimeoutExpired:
-                    os.killpg(process.pid, signal.SIGKILL)
-                    process.wait()
+                stop_group(process)
             self._processes.clear()
         finally:
             if self._database_created:

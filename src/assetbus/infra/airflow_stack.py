@@ -19,14 +19,13 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
 
-from assetbus.infra.airflow import LocalAirflow, airflow_bin, spawn, stop_group
+from assetbus.infra.airflow import LocalAirflow, airflow_bin, spawn, stop_group, wait_for
 from assetbus.infra.errors import InfraError
 from assetbus.infra.ports import free_port
 from assetbus.producers.airflow.connection import CONN_ID
@@ -160,20 +159,9 @@ class AirflowStack:
         dags = httpx.get(f"{self.airflow.url}/api/v2/dags", params={"limit": 1000}, headers=headers).json()
         return set(self.dag_ids) <= {dag["dag_id"] for dag in dags.get("dags", [])}
 
-    def _wait(self, condition: object, timeout_s: float, what: str) -> None:
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            for name, process in self._services.items():
-                if process.poll() is not None:
-                    raise InfraError(f"assetbus {name} exited ({process.returncode}); the end of its log:\n"
-                                     + self.log_tail(name))
-            try:
-                if condition():  # type: ignore[operator]
-                    return
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.5)
-        raise InfraError(f"timed out after {timeout_s:.0f}s waiting for {what}")
+    def _wait(self, condition: Callable[[], bool], timeout_s: float, what: str) -> None:
+        wait_for(condition, self._services, timeout_s, what,
+                 lambda name, code: f"assetbus {name} exited ({code}); the end of its log:\n" + self.log_tail(name))
 
     def wait_service(self, name: str, url: str, timeout_s: float = 120.0) -> None:
         """Wait until the service `name` answers `url` (its `/readyz`, say) with 200; fail if it exits first."""

@@ -9,7 +9,6 @@ from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-import httpx
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -58,7 +57,7 @@ def second_api(stack: AirflowStack, name: str, **env: str) -> Iterator[str]:
     stack.service(name, "api", **env, ASSETBUS_API_PORT=str(port))
     url = f"http://127.0.0.1:{port}"
     try:
-        stack._wait(lambda: httpx.get(f"{url}/healthz", timeout=2).status_code == 200, 120, f"the {name} API")
+        stack.wait_service(name, f"{url}/healthz")
         yield url
     finally:
         stack.stop_service(name)
