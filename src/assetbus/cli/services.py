@@ -20,8 +20,7 @@ import typer
 from assetbus.cli.airflow import airflow_account
 from assetbus.cli.common import database, fail, run, settings, signing_key
 from assetbus.cli.options import CONNECTION, LogSettings, build, settings_options
-from assetbus.consumers.airflow.config import BridgeConfig
-from assetbus.consumers.airflow.forwarder_config import ForwarderConfig
+from assetbus.consumers.airflow.config import BridgeConfig, ForwarderConfig
 from assetbus.consumers.api.config import ApiConfig
 from assetbus.consumers.persister.config import PersisterConfig
 from assetbus.consumers.scheduler.config import SchedulerConfig

@@ -46,9 +46,9 @@ from prometheus_client import CollectorRegistry
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from assetbus.consumers.airflow.client import AirflowClient
+from assetbus.consumers.airflow.config import ForwarderConfig
 from assetbus.consumers.airflow.declared import bridge_served_assets
 from assetbus.consumers.airflow.errors import AirflowError, AirflowNotFound, AirflowRefused, error_kind
-from assetbus.consumers.airflow.forwarder_config import ForwarderConfig
 from assetbus.consumers.airflow.metrics import ForwarderMetrics
 from assetbus.consumers.errors import ConsumerError
 from assetbus.consumers.observe.service import Service
