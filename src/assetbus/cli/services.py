@@ -123,7 +123,7 @@ def _serve(service: Coroutine[Any, Any, None]) -> None:
 def api(options: dict[str, Any]) -> None:
     """Serve the execution API (task state, asset state, HTTP emit), the /ui page, /metrics, /healthz and /readyz;
     OpenAPI at /docs and /openapi.json."""
-    from assetbus.consumers.airflow.minting import Minter
+    from assetbus.consumers.airflow.workers import Minter
     from assetbus.consumers.api import create_api
     from assetbus.consumers.api.multiprocess import prepare_multiprocess
     from assetbus.consumers.api.server import serve as serve_api
