@@ -240,12 +240,10 @@ class AirflowBridge(Service):
         async def attempt() -> CreatedRun:
             try:
                 return await trigger_run(self._airflow, signal)
-            except AirflowRefused:
-                self.metrics.airflow_errors.labels(dag_id=signal.dag_id, kind="refused").inc()
-                raise
             except AirflowError as error:
                 self.metrics.airflow_errors.labels(dag_id=signal.dag_id, kind=error_kind(error)).inc()
-                await self._note(signal.run_id, f"waiting for Airflow: {error}")
+                if _airflow_transient(error):
+                    await self._note(signal.run_id, f"waiting for Airflow: {error}")
                 raise
 
         def waiting(error: BaseException, delay: float) -> None:
