@@ -30,9 +30,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from assetbus.consumers.airflow.account import AirflowAccount
 from assetbus.consumers.airflow.bridge import AirflowBridge
-from assetbus.consumers.airflow.config import BridgeConfig
+from assetbus.consumers.airflow.config import BridgeConfig, ForwarderConfig
 from assetbus.consumers.airflow.forwarder import AirflowForwarder
-from assetbus.consumers.airflow.forwarder_config import ForwarderConfig
 from assetbus.consumers.api import ApiConfig, create_api
 from assetbus.consumers.persister import Persister, PersisterConfig
 from assetbus.consumers.scheduler import (

@@ -20,8 +20,7 @@ import typer
 from assetbus.cli.airflow import airflow_account
 from assetbus.cli.common import database, fail, run, settings, signing_key
 from assetbus.cli.options import CONNECTION, LogSettings, build, settings_options
-from assetbus.consumers.airflow.config import BridgeConfig
-from assetbus.consumers.airflow.forwarder_config import ForwarderConfig
+from assetbus.consumers.airflow.config import BridgeConfig, ForwarderConfig
 from assetbus.consumers.api.config import ApiConfig
 from assetbus.consumers.persister.config import PersisterConfig
 from assetbus.consumers.scheduler.config import SchedulerConfig
@@ -124,7 +123,7 @@ def _serve(service: Coroutine[Any, Any, None]) -> None:
 def api(options: dict[str, Any]) -> None:
     """Serve the execution API (task state, asset state, HTTP emit), the /ui page, /metrics, /healthz and /readyz;
     OpenAPI at /docs and /openapi.json."""
-    from assetbus.consumers.airflow.minting import Minter
+    from assetbus.consumers.airflow.workers import Minter
     from assetbus.consumers.api import create_api
     from assetbus.consumers.api.multiprocess import prepare_multiprocess
     from assetbus.consumers.api.server import serve as serve_api

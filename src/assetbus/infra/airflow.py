@@ -26,7 +26,7 @@ from sqlalchemy.engine import make_url
 from assetbus.infra.airflow_db import airflow_metadata_url, create_database, drop_database
 from assetbus.infra.errors import InfraError
 from assetbus.infra.ports import free_port
-from assetbus.infra.state import run_async
+from assetbus.producers.kafka.periodic import run_async
 from assetbus.settings import Settings
 
 REPO = Path(__file__).resolve().parents[3]

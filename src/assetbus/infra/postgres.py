@@ -12,7 +12,8 @@ import asyncpg
 
 from assetbus.consumers.storage.urls import asyncpg_dsn
 from assetbus.infra.errors import InfraError
-from assetbus.infra.state import PostgresRecord, Progress, ServiceStatus, run_async, tcp_open, wait_until
+from assetbus.infra.state import PostgresRecord, Progress, ServiceStatus, tcp_open, wait_until
+from assetbus.producers.kafka.periodic import run_async
 from assetbus.settings import InfraSettings
 
 HOST = "127.0.0.1"

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import contextlib
 import json
 import os
@@ -11,15 +9,13 @@ import signal
 import socket
 import struct
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, TypeVar
 
 from pydantic import TypeAdapter
 
 Progress = Callable[[str], None]
-T = TypeVar("T")
 
 STATE_FILE = "infra.json"
 
@@ -231,13 +227,3 @@ def parse_bootstrap(servers: str) -> list[tuple[str, int]]:
         if host and port.isdigit():
             result.append((host.strip("[]"), int(port)))
     return result
-
-
-def run_async(coro: Coroutine[Any, Any, T]) -> T:
-    """Run a coroutine to completion, also when the caller already runs an event loop."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, coro).result()

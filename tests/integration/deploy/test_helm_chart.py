@@ -58,8 +58,7 @@ def rendered() -> dict[str, list[Manifest]]:
 def _port_setting(name: str) -> str:
     """The variable that opens a service's probe port, as its settings model names it."""
     from assetbus.cli.options import env_name
-    from assetbus.consumers.airflow.config import BridgeConfig
-    from assetbus.consumers.airflow.forwarder_config import ForwarderConfig
+    from assetbus.consumers.airflow.config import BridgeConfig, ForwarderConfig
     from assetbus.consumers.api.config import ApiConfig
     from assetbus.consumers.persister.config import PersisterConfig
     from assetbus.consumers.scheduler.config import SchedulerConfig
@@ -75,8 +74,7 @@ def _variables_the_code_reads() -> set[str]:
     from pydantic_settings import BaseSettings
 
     from assetbus.cli.options import CONNECTION, LogSettings, env_name
-    from assetbus.consumers.airflow.config import BridgeConfig
-    from assetbus.consumers.airflow.forwarder_config import ForwarderConfig
+    from assetbus.consumers.airflow.config import BridgeConfig, ForwarderConfig
     from assetbus.consumers.api.config import ApiConfig
     from assetbus.consumers.persister.config import PersisterConfig
     from assetbus.consumers.scheduler.config import SchedulerConfig

@@ -11,8 +11,7 @@ from typing import Any
 import pytest
 
 from assetbus.cli.options import env_name
-from assetbus.consumers.airflow.config import BridgeConfig
-from assetbus.consumers.airflow.forwarder_config import ForwarderConfig
+from assetbus.consumers.airflow.config import BridgeConfig, ForwarderConfig
 from assetbus.consumers.api.config import ApiConfig
 from assetbus.consumers.persister.config import PersisterConfig
 from assetbus.consumers.scheduler.config import SchedulerConfig

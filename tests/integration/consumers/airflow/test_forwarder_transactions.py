@@ -20,8 +20,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from assetbus.consumers.airflow import AirflowAccount
 from assetbus.consumers.airflow.client import AirflowClient
+from assetbus.consumers.airflow.config import ForwarderConfig
 from assetbus.consumers.airflow.forwarder import AirflowForwarder
-from assetbus.consumers.airflow.forwarder_config import ForwarderConfig
 from assetbus.consumers.persister import Persister
 from assetbus.consumers.storage import create_engine, register_asset
 from assetbus.producers import AsyncEmitter, task_token

@@ -140,19 +140,19 @@ def test_the_connection_wins_over_the_environment_and_the_api(monkeypatch: pytes
     access = WorkerAccess("http://api:8321", "cred", kafka=airflow_connection.kafka_from_config(
         {"bootstrap.servers": "conn:9092"}, "test"), topic_prefix="conn-prefix")
     credentials = TokenSource(access).credentials(ATTEMPT)
-    assert (credentials.bootstrap_servers, credentials.topic_prefix) == ("conn:9092", "conn-prefix")
+    assert (credentials.kafka.bootstrap, credentials.topic_prefix) == ("conn:9092", "conn-prefix")
 
 
 def test_without_kafka_in_the_connection_the_environment_then_the_api_decide(monkeypatch: pytest.MonkeyPatch) -> None:
     _answer(monkeypatch)
     credentials = TokenSource(WorkerAccess("http://api:8321", "cred")).credentials(ATTEMPT)
-    assert (credentials.bootstrap_servers, credentials.topic_prefix) == ("api-named:9092", "api-prefix")
+    assert (credentials.kafka.bootstrap, credentials.topic_prefix) == ("api-named:9092", "api-prefix")
     monkeypatch.setenv("KAFKA_SASL_USERNAME", "env-user")  # the environment's SASL with the API's brokers
     monkeypatch.setenv("KAFKA_SECURITY_PROTOCOL", "SASL_PLAINTEXT")
     monkeypatch.setenv("KAFKA_SASL_MECHANISM", "PLAIN")
     monkeypatch.setenv("KAFKA_SASL_PASSWORD", "env-password")
     credentials = TokenSource(WorkerAccess("http://api:8321", "cred")).credentials(ATTEMPT)
-    assert (credentials.bootstrap_servers, credentials.kafka.sasl_username) == ("api-named:9092", "env-user")
+    assert (credentials.kafka.bootstrap, credentials.kafka.sasl_username) == ("api-named:9092", "env-user")
 
 
 def test_the_distribution_registers_the_provider_info_airflow_reads() -> None:

@@ -13,7 +13,7 @@ registered from Airflow's dag-processor, or, given Airflow's metadata database, 
 only Airflow's REST API. Without `dag_ids` it serves every such DAG, and starts serving a DAG deployed after
 it started; a tagged DAG it has no rule for is named in its log (`... is tagged assetbus but has no readiness
 rule: <why>`). It refuses to start on a prefix whose core topics do not exist, and creates a readiness topic
-only as the scheduler would (`BridgeReadinessTopics`).
+only as the scheduler would (`_ensure_topics`).
 """
 
 from __future__ import annotations
@@ -42,11 +42,10 @@ from assetbus.consumers.readiness import DatabaseLedger, ReadinessSubscriber, Ru
 from assetbus.consumers.scheduler.topics import create_readiness_topics
 from assetbus.consumers.storage import create_engine, translated
 from assetbus.consumers.storage.runs import note_run_problem, record_external_run
-from assetbus.producers.kafka.connection import KafkaConnection
 from assetbus.producers.kafka.retry import retry_until
 from assetbus.producers.kafka.topics import TopicCreator, TopicsNotCreated, core_specs
 from assetbus.producers.readiness import FinishResult
-from assetbus.schemas import ReadinessSignal, Topics
+from assetbus.schemas import ReadinessSignal
 
 log = logging.getLogger("assetbus.airflow.bridge")
 
@@ -62,43 +61,6 @@ class BridgeLedger(DatabaseLedger):
         if status is not RunStatus.SUCCESS:
             return await super().finish(run_id, fence, status, detail)
         return FinishResult.RECORDED if await self.release(run_id, fence) else FinishResult.STALE_FENCE
-
-
-class BridgeReadinessTopics:
-    """The readiness topics of the DAGs the bridge starts serving: created (`create`), or waited for.
-
-    The bridge never creates a core topic: its start-up (the service template's `wait_for`) requires
-    `<prefix>.asset-events`, so a bridge on an install that was not migrated, or on a mistyped prefix, stops
-    with one line naming it rather than create readiness topics under a prefix nobody publishes to and serve
-    nothing. (That one core topic is the one its ACLs let it describe: `assetbus topics plan`.) A readiness
-    topic is created with the scheduler's partition count (`readiness_partitions`), unless
-    ASSETBUS_CREATE_TOPICS=false: then a DAG is served from the first sync that finds its topic, and until
-    then a warning names the topic it waits for.
-    """
-
-    def __init__(self, connection: KafkaConnection, topics: Topics, *, create: bool, partitions: int) -> None:
-        self._creator = TopicCreator(connection, create=create)
-        self._topics = topics
-        self._partitions = partitions
-        self._waiting: set[str] = set()
-
-    async def ensure(self, dag_ids: Sequence[str]) -> None:
-        """Create the missing readiness topics of `dag_ids` (TopicsNotCreated names them if it may not)."""
-        await create_readiness_topics(self._creator, self._topics, dag_ids, partitions=self._partitions)
-
-    async def available(self, dag_ids: Sequence[str]) -> list[str]:
-        """Those of `dag_ids` whose readiness topic exists now (created here first, if this bridge may)."""
-        try:
-            await self.ensure(dag_ids)
-            missing: set[str] = set()
-        except TopicsNotCreated as error:
-            missing = set(error.missing)
-        if missing - self._waiting:
-            log.warning("waiting for the readiness topic(s) %s before serving their DAGs: ASSETBUS_CREATE_TOPICS="
-                        "false, so the bridge creates none (the assetbus scheduler creates them once it has the "
-                        "consumer DAG, or create them as `assetbus topics plan` lists)", ", ".join(sorted(missing)))
-        self._waiting = missing
-        return [dag_id for dag_id in dag_ids if self._topics.readiness(dag_id) not in missing]
 
 
 class BatchSubscriber(ReadinessSubscriber):
@@ -133,8 +95,8 @@ class AirflowBridge(Service):
         self._airflow = AirflowClient(config.airflow)
         self._retry = config.retry_policy()
         """How long `handle` waits between tries while Airflow cannot take a run (it retries forever)."""
-        self._readiness_topics = BridgeReadinessTopics(config.kafka, config.topics, create=config.create_topics,
-                                                       partitions=config.readiness_partitions)
+        self._topic_creator = TopicCreator(config.kafka, create=config.create_topics)
+        self._waiting_topics: set[str] = set()
         self.created = 0
         """Airflow runs this process created (existing ones met on redelivery not counted)."""
         self.subscribers = [self._subscriber(dag_id) for dag_id in config.dag_ids]
@@ -170,12 +132,39 @@ class AirflowBridge(Service):
             if self.without_rule.get(dag_id) != reason:
                 log.warning("Airflow DAG %s is tagged assetbus but has no readiness rule: %s", dag_id, reason)
         self.without_rule = report.without_rule
-        new = await self._readiness_topics.available([dag_id for dag_id in found if dag_id not in self.dag_ids])
+        new = await self._available([dag_id for dag_id in found if dag_id not in self.dag_ids])
         if new:
             for dag_id in new:
                 await self._serve(self._subscriber(dag_id))
             log.info("serving Airflow DAG(s) %s", ", ".join(new))
         return new
+
+    async def _ensure_topics(self, dag_ids: Sequence[str]) -> None:
+        """Create the missing readiness topics of `dag_ids` (TopicsNotCreated names them if it may not).
+
+        The bridge never creates a core topic: its start-up (`dependencies`) requires `<prefix>.asset-events`, so
+        a bridge on an install that was not migrated, or on a mistyped prefix, stops with one line naming it
+        rather than create readiness topics under a prefix nobody publishes to and serve nothing. (That one core
+        topic is the one its ACLs let it describe: `assetbus topics plan`.) A readiness topic is created with the
+        scheduler's partition count (`readiness_partitions`), unless ASSETBUS_CREATE_TOPICS=false: then a DAG is
+        served from the first sync that finds its topic (`_available`)."""
+        await create_readiness_topics(self._topic_creator, self.config.topics, dag_ids,
+                                      partitions=self.config.readiness_partitions)
+
+    async def _available(self, dag_ids: Sequence[str]) -> list[str]:
+        """Those of `dag_ids` whose readiness topic exists now (created here first, if this bridge may); until
+        then a warning names the topics waited for."""
+        try:
+            await self._ensure_topics(dag_ids)
+            missing: set[str] = set()
+        except TopicsNotCreated as error:
+            missing = set(error.missing)
+        if missing - self._waiting_topics:
+            log.warning("waiting for the readiness topic(s) %s before serving their DAGs: ASSETBUS_CREATE_TOPICS="
+                        "false, so the bridge creates none (the assetbus scheduler creates them once it has the "
+                        "consumer DAG, or create them as `assetbus topics plan` lists)", ", ".join(sorted(missing)))
+        self._waiting_topics = missing
+        return [dag_id for dag_id in dag_ids if self.config.topics.readiness(dag_id) not in missing]
 
     async def _serve(self, subscriber: BatchSubscriber) -> None:
         if subscriber not in self.subscribers:
@@ -197,7 +186,7 @@ class AirflowBridge(Service):
         stack.push_async_callback(self._airflow.aclose)
         await self.wait_for(stack, self.config, engine=self._engine, owned_engine=self._owned_engine,
                             required=core_specs(self.config.topics, only=[self.config.topics.asset_events]))
-        await self._readiness_topics.ensure(self.config.dag_ids)  # the DAGs given: served from the start
+        await self._ensure_topics(self.config.dag_ids)  # the DAGs given: served from the start
 
     async def join(self, stack: AsyncExitStack) -> None:
         """The configured DAGs' subscribers and the outcome poller; the probes come up with them, before the
@@ -251,12 +240,10 @@ class AirflowBridge(Service):
         async def attempt() -> CreatedRun:
             try:
                 return await trigger_run(self._airflow, signal)
-            except AirflowRefused:
-                self.metrics.airflow_errors.labels(dag_id=signal.dag_id, kind="refused").inc()
-                raise
             except AirflowError as error:
                 self.metrics.airflow_errors.labels(dag_id=signal.dag_id, kind=error_kind(error)).inc()
-                await self._note(signal.run_id, f"waiting for Airflow: {error}")
+                if _airflow_transient(error):
+                    await self._note(signal.run_id, f"waiting for Airflow: {error}")
                 raise
 
         def waiting(error: BaseException, delay: float) -> None:

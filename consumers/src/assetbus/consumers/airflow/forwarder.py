@@ -20,8 +20,8 @@ A redelivered event already `posted` is skipped.
 partition. If the events of an asset it waits on were forwarded too, Airflow's own scheduler would start a
 second run of it (an `asset_triggered` one beside the bridge's). So the forwarder leaves the events of every
 asset that a bridge-served DAG waits on to the bridge (outcome `bridge_served`), read from the rules the
-bridge syncs (`BridgeServedAssets`, refreshed every `asset_refresh_s`); `assetbus doctor` fails on events
-forwarded for such an asset anyway.
+bridge syncs (refreshed every `asset_refresh_s`); `assetbus doctor` fails on events forwarded for such an
+asset anyway.
 
 Order per asset is kept: asset events are keyed by asset name, so one asset's events come in order from
 one partition, and they are forwarded one after the other; different assets of a batch may go at once
@@ -46,9 +46,9 @@ from prometheus_client import CollectorRegistry
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from assetbus.consumers.airflow.client import AirflowClient
+from assetbus.consumers.airflow.config import ForwarderConfig
 from assetbus.consumers.airflow.declared import bridge_served_assets
 from assetbus.consumers.airflow.errors import AirflowError, AirflowNotFound, AirflowRefused, error_kind
-from assetbus.consumers.airflow.forwarder_config import ForwarderConfig
 from assetbus.consumers.airflow.metrics import ForwarderMetrics
 from assetbus.consumers.errors import ConsumerError
 from assetbus.consumers.observe.service import Service
@@ -131,24 +131,6 @@ class AirflowAssets:
         self._known.pop((name, uri), None)
 
 
-class BridgeServedAssets:
-    """The assets that DAGs served by the Airflow bridge wait on (their rules written from Airflow), read
-    from the database at most every `refresh_s`."""
-
-    def __init__(self, engine: AsyncEngine, refresh_s: float) -> None:
-        self._engine = engine
-        self._refresh_s = refresh_s
-        self._assets: frozenset[str] = frozenset()
-        self._read_at = float("-inf")
-
-    async def assets(self) -> frozenset[str]:
-        if time.monotonic() - self._read_at >= self._refresh_s:
-            async with translated(), self._engine.connect() as conn:
-                self._assets = frozenset(await bridge_served_assets(conn))
-            self._read_at = time.monotonic()
-        return self._assets
-
-
 class AirflowForwarder(Service):
     """`async with AirflowForwarder(config) as forwarder: await forwarder.run_forever()`."""
 
@@ -164,7 +146,8 @@ class AirflowForwarder(Service):
         """This process's name on the leases it takes."""
         self._assets = AirflowAssets(self._airflow, config.asset_refresh_s)
         self._wanted = frozenset(config.assets)
-        self._bridge_served = BridgeServedAssets(self._engine, config.asset_refresh_s)
+        self._bridge_served: frozenset[str] = frozenset()
+        self._bridge_served_read_at = float("-inf")
         self._gate = asyncio.Semaphore(config.concurrency)
         self._retry = config.retry_policy()
         self.shell: ServiceShell[Sequence[Any]] = ServiceShell(
@@ -206,7 +189,7 @@ class AirflowForwarder(Service):
         """Make sure the event exists in Airflow once; its outcome (see `ForwarderMetrics.events`)."""
         if self._wanted and event.asset.name not in self._wanted:
             return "skipped"
-        if event.asset.name in await self._bridge_served.assets():
+        if event.asset.name in await self._bridge_served_assets():
             return "bridge_served"  # the bridge starts its DAGs' runs: a forwarded event would start a second
         asset_id = await retry_until(lambda: self._assets.id_of(event.asset.name, event.asset.uri), self._retry,
                                      what=f"asset {event.asset.name} in Airflow",
@@ -257,6 +240,15 @@ class AirflowForwarder(Service):
                                  f"{event.asset.name} to Airflow",
                                  retriable=lambda error: isinstance(error, AirflowError | EntryLeased),
                                  on_retry=self._airflow_failed)
+
+    async def _bridge_served_assets(self) -> frozenset[str]:
+        """The assets that DAGs served by the Airflow bridge wait on (their rules written from Airflow), read
+        from the database at most every `asset_refresh_s`."""
+        if time.monotonic() - self._bridge_served_read_at >= self.config.asset_refresh_s:
+            async with translated(), self._engine.connect() as conn:
+                self._bridge_served = frozenset(await bridge_served_assets(conn))
+            self._bridge_served_read_at = time.monotonic()
+        return self._bridge_served
 
     async def _lease(self, event_id: int) -> LedgerEntry:
         """The event's ledger entry, its intent leased to this process (EntryLeased: another holds it)."""

@@ -11,13 +11,22 @@ a connection test reads the Kafka and topic prefix the API names to workers (`GE
 It is minted once per deployment (`assetbus token worker`), with the minting key, and kept where
 Airflow keeps secrets: the password of the Airflow connection `assetbus_default`, read by the worker
 through Airflow's own connection API (so through the deployment's secrets backend).
+
+The tokens a worker gets are signed by a `Minter`, injected at the edge so the services never import the SDK:
+the CLI (`assetbus run api`) passes the SDK's `task_token` / `dag_token` (`assetbus.producers.tokens`) bound
+to the minting key (`ASSETBUS_TOKEN_SIGNING_KEY`, or local mode's secret): the key never reaches this package,
+and a change of signing scheme behind those functions changes nothing here.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
 from assetbus.schemas import Provenance, SourceKind
 
-__all__ = ["DEFAULT_WORKER_TTL_SECONDS", "SCOPE_AIRFLOW_WORKER", "WORKER_DAG_ID", "worker_source", "worker_subject"]
+__all__ = ["DEFAULT_WORKER_TTL_SECONDS", "SCOPE_AIRFLOW_WORKER", "WORKER_DAG_ID", "Minter", "Publish", "worker_source",
+           "worker_subject"]
 
 SCOPE_AIRFLOW_WORKER = "airflow:worker"
 """The only scope of a worker credential: it may ask `POST /airflow/tokens`, nothing else."""
@@ -36,3 +45,25 @@ def worker_source(deployment: str) -> Provenance:
 def worker_subject(deployment: str) -> str:
     """The `sub` of a worker credential."""
     return f"airflow-worker:{deployment}"
+
+
+Publish = list[dict[str, str]] | Literal["*"]
+"""The token's `publish` claim: the assets it may emit to as {"name", "uri"} objects, or "*"."""
+
+
+class TaskMint(Protocol):
+    def __call__(self, dag_id: str, run_id: str, task_id: str, *, map_index: int = -1,
+                 try_number: int = 1, ttl_seconds: int = ..., publish: Publish = ...,
+                 not_after: int | None = ..., attested: bool = ...) -> str: ...
+
+
+class DagMint(Protocol):
+    def __call__(self, dag_id: str, run_id: str, *, ttl_seconds: int = ..., publish: Publish = ...) -> str: ...
+
+
+@dataclass(frozen=True)
+class Minter:
+    """The two token functions the token endpoint signs with."""
+
+    task: TaskMint
+    dag: DagMint

@@ -16,7 +16,7 @@ from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, Field
 
 from assetbus.consumers.airflow.client import AirflowClient
-from assetbus.consumers.airflow.minting import Minter
+from assetbus.consumers.airflow.workers import Minter
 from assetbus.consumers.api.body_limit import BodyLimitMiddleware
 from assetbus.consumers.api.config import ApiConfig
 from assetbus.consumers.api.database import Database

@@ -71,10 +71,6 @@ class Credentials:
     def fresh(self) -> bool:
         return (self.renew_at or self.expires_at - RENEW_BEFORE_S) > time.time()
 
-    @property
-    def bootstrap_servers(self) -> str:
-        return self.kafka.bootstrap
-
 
 NO_CREDENTIAL = (f"this worker has no assetbus worker credential: set it as the password of the Airflow "
                  f"connection {CONN_ID} (`assetbus token worker` mints it), or in {ENV_WORKER_TOKEN}")

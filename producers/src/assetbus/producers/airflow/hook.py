@@ -12,9 +12,8 @@ its fields are described in `connection.py`) and a hook to emit with.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
-from collections.abc import Coroutine, Mapping
-from typing import Any, TypeVar
+from collections.abc import Mapping
+from typing import Any
 
 import httpx
 from airflow.sdk import BaseHook
@@ -33,6 +32,7 @@ from assetbus.producers.airflow.emit import aemit, emit
 from assetbus.producers.airflow.identity_checks import identity_report
 from assetbus.producers.api_client import SyncExecutionApi
 from assetbus.producers.kafka.connection import KafkaConnection
+from assetbus.producers.kafka.periodic import run_async
 from assetbus.producers.options import SendOptions
 from assetbus.schemas import Receipt, Topics
 
@@ -79,8 +79,8 @@ class AssetbusHook(BaseHook):  # type: ignore[misc]
         try:
             access = self.get_conn()
             checked = [_check_api(access, self.timeout_s), identity_report()]
-            checked.append(_run(_check_kafka(*_emitter_settings(access, self.timeout_s), "a task's emitter")))
-            checked.append(_run(_check_triggerer(self.assetbus_conn_id)))
+            checked.append(run_async(_check_kafka(*_emitter_settings(access, self.timeout_s), "a task's emitter")))
+            checked.append(run_async(_check_triggerer(self.assetbus_conn_id)))
         except _Failed as failure:
             return False, str(failure)
         except Exception as error:  # the UI shows the message of whatever went wrong
@@ -90,19 +90,6 @@ class AssetbusHook(BaseHook):  # type: ignore[misc]
 
 class _Failed(Exception):
     pass
-
-
-T = TypeVar("T")
-
-
-def _run(coroutine: Coroutine[Any, Any, T]) -> T:
-    """Run a coroutine to its end from sync code, also where this thread already runs an event loop."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coroutine)
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, coroutine).result()
 
 
 def _check_api(access: WorkerAccess, timeout_s: float) -> str:

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 from collections.abc import AsyncIterator, Hashable, Sequence
 from typing import Any
 
@@ -31,6 +30,7 @@ from airflow.triggers.shared_stream import AdvanceItem, SharedStreamProducer, re
 from pydantic import ValidationError
 
 from assetbus.producers.airflow.connection import default_conn_id, worker_access
+from assetbus.producers.airflow.credentials import emitter_settings
 from assetbus.producers.errors import EmitterError
 from assetbus.producers.kafka.connection import KafkaConnection
 from assetbus.producers.kafka.errors import TopicMissing
@@ -52,19 +52,22 @@ class SignalNotStored(EmitterError):
     retriable = True
 
 
+_UNSET = {
+    "bootstrap_servers": "the triggerer has no Kafka for assetbus: give the connection {} a `kafka` or "
+                         "`kafka_conn_id` extra (or set KAFKA_BOOTSTRAP_SERVERS in the triggerer)",
+    "topic_prefix": "the triggerer has no assetbus topic prefix: give the connection {} a `topic_prefix` extra (or "
+                    "set ASSETBUS_TOPIC_PREFIX)",
+}
+
+
 async def _kafka_and_topics(conn_id: str | None) -> tuple[KafkaConnection, Topics]:
-    access = await asyncio.to_thread(worker_access, conn_id or default_conn_id())
-    kafka = access.kafka
-    if kafka is None:
-        if not os.environ.get("KAFKA_BOOTSTRAP_SERVERS"):
-            raise TriggerSetupError(f"the triggerer has no Kafka for assetbus: give the connection "
-                                    f"{conn_id or default_conn_id()} a `kafka` or `kafka_conn_id` extra "
-                                    f"(or set KAFKA_BOOTSTRAP_SERVERS in the triggerer)")
-        kafka = KafkaConnection.from_environ()
-    prefix = access.topic_prefix or os.environ.get("ASSETBUS_TOPIC_PREFIX")
-    if not prefix:
-        raise TriggerSetupError(f"the triggerer has no assetbus topic prefix: give the connection "
-                                f"{conn_id or default_conn_id()} a `topic_prefix` extra (or set ASSETBUS_TOPIC_PREFIX)")
+    """A worker's emitter settings without the API's answer (a trigger asks for no token): the connection's,
+    else the triggerer's environment's."""
+    conn_id = conn_id or default_conn_id()
+    try:
+        kafka, prefix = emitter_settings(await asyncio.to_thread(worker_access, conn_id), {})
+    except KeyError as unset:
+        raise TriggerSetupError(_UNSET[unset.args[0]].format(conn_id)) from None
     return kafka, Topics(prefix=prefix)
 
 

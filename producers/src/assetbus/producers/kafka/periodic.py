@@ -1,5 +1,6 @@
 """Background work of the services: the one periodic loop (`every`: run an action every interval until
-cancelled, a failure logged and tried again) and `in_background` (a coroutine for the length of a block).
+cancelled, a failure logged and tried again), `in_background` (a coroutine for the length of a block) and
+`run_async` (a coroutine to its end from sync code).
 
 A failure is logged once per kind in a row (not once per round while a dependency is away), and its recovery
 once.
@@ -8,15 +9,18 @@ once.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from contextlib import AsyncExitStack
-from typing import Any
+from typing import Any, TypeVar
 
 from assetbus.producers.kafka.access import AccessRefusals
 
-__all__ = ["cancel_and_wait", "every", "in_background"]
+__all__ = ["cancel_and_wait", "every", "in_background", "run_async"]
+
+T = TypeVar("T")
 
 
 def every(interval_s: float, action: Callable[[], Awaitable[Any]], *, what: str, log: logging.Logger,
@@ -72,3 +76,13 @@ async def in_background(work: Coroutine[Any, Any, None], *, name: str) -> AsyncI
         yield
     finally:
         await cancel_and_wait(task)
+
+
+def run_async(coro: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine to completion, also when the caller already runs an event loop."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coro).result()

@@ -39,8 +39,7 @@ from pydantic import BaseModel, Field, model_validator
 from assetbus.consumers.airflow.attempts import FINISHED_TI, AttemptRefused, check_dag_run, check_task_attempt
 from assetbus.consumers.airflow.client import AirflowClient
 from assetbus.consumers.airflow.errors import AirflowError
-from assetbus.consumers.airflow.minting import Minter, Publish
-from assetbus.consumers.airflow.workers import SCOPE_AIRFLOW_WORKER
+from assetbus.consumers.airflow.workers import SCOPE_AIRFLOW_WORKER, Minter, Publish
 from assetbus.consumers.api.config import ApiConfig
 from assetbus.consumers.api.database import Db
 from assetbus.consumers.api.errors import ApiError, ApiErrorCode, responses
