@@ -79,6 +79,11 @@ class Kind:
     timeout_s: float = 120.0
     settled: Callable[[], Awaitable[None]] | None = None
     """What else holds once the work is done (a subscriber's outcomes in the ledger, say); asserts."""
+    tail: int = 0
+    """Units of `wanted` that `offer_tail` offers only after the last kill, so that the last process starts into
+    work however fast the ones before it went: a consumer that takes its work in large batches can finish all of
+    it between reaching its kill point and the kill landing, on a loaded machine."""
+    offer_tail: Callable[[], Awaitable[None]] | None = None
 
 
 @dataclass
@@ -165,7 +170,7 @@ async def _kill_and_finish(kind: Kind, log_dir: Path, points: list[float], repor
     for n, share in enumerate(points):
         process = await kind.start(log_dir, n)
         # each process does some work before its kill (a kill point the last one overshot moves past it)
-        target = min(kind.wanted - 1, max(int(kind.wanted * share), (await kind.effects()).distinct + 1))
+        target = min(kind.wanted - kind.tail - 1, max(int(kind.wanted * share), (await kind.effects()).distinct + 1))
 
         async def reached(at: int = target) -> bool:
             return (await kind.effects()).distinct >= at
@@ -176,6 +181,8 @@ async def _kill_and_finish(kind: Kind, log_dir: Path, points: list[float], repor
         finally:
             await process.kill()
         report.kills_at.append((await kind.effects()).distinct)
+    if kind.offer_tail is not None:
+        await kind.offer_tail()
     left = kind.wanted - (await kind.effects()).distinct
     assert left > 0, (f"{kind.name}: the work was done before the last process started, so its restart is not "
                       f"under test (offer more work, or trickle it over longer than a process's start): {report}")

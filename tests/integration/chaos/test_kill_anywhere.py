@@ -54,6 +54,8 @@ from tests.integration.producers.test_sdk_subscriber_alone import FASTSTREAM, PL
 
 ORDERS = AssetRef(name="chaos.orders", uri="s3://chaos/orders/")
 N = 3_000
+TAIL = N // 10
+"""Of the persister's and the scheduler's work, offered after the last kill (`Kind.tail`)."""
 SIGNALS = 60
 """Readiness signals a subscriber handles (a new member waits out the killed one's 10 s session and 3 s lease)."""
 
@@ -103,21 +105,27 @@ async def _persister_kind(t: Setting) -> Kind:
         await register_asset(conn, ORDERS.name, ORDERS.uri)
     token = task_token(token_secret, "chaos", "run-1", "load")
 
+    work = encoded(commands(token, topics, ORDERS, N))
+
     async def offer() -> None:
-        await produce(infra.bootstrap_servers, topics.emissions, encoded(commands(token, topics, ORDERS, N)))
+        await produce(infra.bootstrap_servers, topics.emissions, work[:N - TAIL])
+
+    async def offer_tail() -> None:
+        await produce(infra.bootstrap_servers, topics.emissions, work[N - TAIL:])
 
     return Kind("persister", EXACTLY_ONCE, N,
                 command("persister", assetbus(
                     "run", "persister", "--group-id", f"{topics.prefix}-persister", "--session-timeout-ms", "6000",
                     "--max-records", "200", "--chunk-size", "100"), _env(infra, db_url, topics, token_secret)),
-                offer, lambda: _stored(engine))
+                offer, lambda: _stored(engine), tail=TAIL, offer_tail=offer_tail)
 
 
-async def _stored_by_a_persister(t: Setting, asset: AssetRef, partitions: int) -> None:
-    """One event per partition `p-<i>` of `asset`, stored by a persister of this test (not under chaos)."""
+async def _stored_by_a_persister(t: Setting, asset: AssetRef, partitions: int, first: int = 0) -> None:
+    """One event per partition `p-<i>` of `asset` (`first` ≤ i < `partitions`), stored by a persister of this test
+    (not under chaos)."""
     token = task_token(t.token_secret, "chaos", "run-1", "load")
     each_its_partition = [c.model_copy(update={"partition_key": f"p-{i}"})
-                          for i, c in enumerate(commands(token, t.topics, asset, partitions))]
+                          for i, c in enumerate(commands(token, t.topics, asset, partitions))][first:]
     async with Persister(t.persister_config):
         await produce(t.infra.bootstrap_servers, t.topics.emissions, encoded(each_its_partition))
 
@@ -134,13 +142,16 @@ async def _scheduler_kind(t: Setting) -> Kind:
     await t.define_dags(ConsumerDag(dag_id="chaos_per_key", schedule=AssetWait(ORDERS.name, mapping=Identity())))
 
     async def offer() -> None:
-        await _stored_by_a_persister(t, ORDERS, N)
+        await _stored_by_a_persister(t, ORDERS, N - TAIL)
+
+    async def offer_tail() -> None:
+        await _stored_by_a_persister(t, ORDERS, N, first=N - TAIL)
 
     return Kind("scheduler", EXACTLY_ONCE, N,
                 command("scheduler", assetbus(
                     "run", "scheduler", "--group-id", f"{topics.prefix}-sched", "--session-timeout-ms", "6000",
                     "--max-records", "100", "--republish-interval-s", "1"), _env(infra, db_url, topics, token_secret)),
-                offer, lambda: _runs(engine))
+                offer, lambda: _runs(engine), tail=TAIL, offer_tail=offer_tail)
 
 
 async def _subscriber_kind(t: Setting, flavour: str) -> Kind:
