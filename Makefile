@@ -67,10 +67,9 @@ infra: install  ## start local Kafka + PostgreSQL unless configured, create topi
 demo: infra  ## the end-to-end story
 	$(BIN)/assetbus demo
 
-test:  ## lint and unit tests first (stopping at once if they fail), then the whole suite against the real broker, database and Airflow (two pytest-xdist workers: the Airflow tests in one, one after the other; the rest beside them)
+test:  ## lint and unit tests first (stopping at once if they fail), then the whole suite against the real broker, database, Airflow and a 3-node cluster (three pytest-xdist workers: the Airflow tests in one and the cluster's failover tests in another, each one after the other; the rest beside them)
 	setsid -w $(MAKE) --no-print-directory -j4 -Oline test-setup
-	ASSETBUS_REQUIRE_AIRFLOW=1 $(BIN)/pytest -n 2 --dist loadscope --durations=15 --ignore=tests/unit
-	$(MAKE) --no-print-directory test-cluster
+	ASSETBUS_REQUIRE_AIRFLOW=1 $(BIN)/pytest -n 3 --dist loadscope --durations=15 --ignore=tests/unit -m ''
 
 # Four independent chains at once (the minutes a fresh clone spends before the first integration test):
 # lint, then the unit tests; the SDK's wheels, then the Airflow venv from them (and the three wheels checked by
@@ -90,7 +89,7 @@ test-system: install
 	@if [ "$${ASSETBUS_TEST_INFRA:-}" = testcontainers ]; then echo "tests start their own containers (testcontainers)"; \
 	else $(MAKE) --no-print-directory infra; fi
 
-test-cluster: install  ## failover tests on their own 3-node Kafka cluster and PostgreSQL primary + standby (started and stopped by the tests)
+test-cluster: install  ## only the failover tests, alone, on their own 3-node Kafka cluster and PostgreSQL primary + standby (started and stopped by the tests; `make test` runs them beside the rest)
 	$(BIN)/pytest tests/cluster -m cluster
 
 test-airflow: install airflow-venv infra  ## only the tests against a real Airflow 3 (marker `airflow`: the Airflow suite, the Airflow guide's walk-through, bench airflow)

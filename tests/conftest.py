@@ -30,6 +30,7 @@ TEMPLATE_DB = f"assetbus_test_template_{os.getpid()}"
 
 
 AIRFLOW_SCOPE = "airflow"
+CLUSTER_SCOPE = "cluster"
 
 
 def names_airflow(path: str) -> bool:
@@ -52,18 +53,22 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """`make test` runs the integration suite in two pytest-xdist workers. The tests in files whose path
-    names airflow are one unit of work, run by one worker one after the other: they share one Airflow
-    stack, started once, and two Airflows at once would only fight for the cores. The other worker takes
-    the other tests, a module at a time (module fixtures are made once). The largest unit goes first."""
+    """`make test` runs the integration suite and the cluster's failover tests in three pytest-xdist workers.
+    Two groups of tests are one unit of work each, run by one worker one after the other: the tests in files
+    whose path names airflow (they share one Airflow stack, started once; two Airflows at once would only fight
+    for the cores), and those in `tests/cluster/` (they share one 3-node cluster, started once). The other tests
+    go to the third worker a module at a time (module fixtures are made once), and to the first worker done with
+    its group. The largest unit goes first."""
     from xdist.scheduler import LoadScopeScheduling
 
-    class AirflowApart(LoadScopeScheduling):  # type: ignore[misc]  # pytest-xdist ships no type information
+    class OneWorkerPerStack(LoadScopeScheduling):  # type: ignore[misc]  # pytest-xdist ships no type information
         def _split_scope(self, nodeid: str) -> str:
             path = nodeid.split("::", 1)[0]
+            if path.startswith("tests/cluster/"):
+                return CLUSTER_SCOPE
             return AIRFLOW_SCOPE if names_airflow("/tests/" + path.removeprefix("tests/")) else path
 
-    return AirflowApart(config, log)
+    return OneWorkerPerStack(config, log)
 
 
 async def drop_database(admin_dsn: str, name: str) -> None:
