@@ -9,6 +9,7 @@ import re
 import shutil
 import subprocess
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -61,30 +62,40 @@ class KafkaPaths:
                    logs / "kafka-console.log")
 
 
-def render_server_properties(infra: InfraSettings, data_dir: Path) -> str:
-    """server.properties of a single-node KRaft broker+controller on 127.0.0.1."""
-    port, cport = infra.kafka_port, infra.kafka_controller_port
+def render_properties(node_id: int, voters: str, listeners: dict[str, int], data_dir: Path, replicas: int = 1,
+                      min_isr: int = 1, extra: Mapping[str, str] | None = None) -> str:
+    """server.properties of a combined KRaft broker+controller on 127.0.0.1: `listeners` maps each listener
+    (CONTROLLER included, the only one not advertised) to its port; `voters` is the controllers' host:port list."""
+    advertised = [f"{name}://{HOST}:{port}" for name, port in listeners.items() if name != "CONTROLLER"]
     props = {
         "process.roles": "broker,controller",
-        "node.id": "1",
-        "controller.quorum.bootstrap.servers": f"{HOST}:{cport}",
-        "listeners": f"PLAINTEXT://{HOST}:{port},CONTROLLER://{HOST}:{cport}",
-        "advertised.listeners": f"PLAINTEXT://{HOST}:{port}",
+        "node.id": str(node_id),
+        "controller.quorum.bootstrap.servers": voters,
+        "listeners": ",".join(f"{name}://{HOST}:{port}" for name, port in listeners.items()),
+        "advertised.listeners": ",".join(advertised),
         "controller.listener.names": "CONTROLLER",
         "inter.broker.listener.name": "PLAINTEXT",
-        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+        "listener.security.protocol.map": ",".join(f"{name}:{'PLAINTEXT' if name == 'CONTROLLER' else name}"
+                                                   for name in listeners),
         "log.dirs": str(data_dir),
         "num.partitions": "1",
-        "offsets.topic.replication.factor": "1",
-        "transaction.state.log.replication.factor": "1",
-        "transaction.state.log.min.isr": "1",
-        "share.coordinator.state.topic.replication.factor": "1",
-        "share.coordinator.state.topic.min.isr": "1",
+        "offsets.topic.replication.factor": str(replicas),
+        "transaction.state.log.replication.factor": str(replicas),
+        "transaction.state.log.min.isr": str(min_isr),
+        "share.coordinator.state.topic.replication.factor": str(replicas),
+        "share.coordinator.state.topic.min.isr": str(min_isr),
         "group.initial.rebalance.delay.ms": "0",
         "auto.create.topics.enable": "false",
+        **(extra or {}),
     }
     lines = ["# Written by `assetbus infra up`; edits are overwritten."]
     return "\n".join([*lines, *(f"{key}={value}" for key, value in props.items())]) + "\n"
+
+
+def render_server_properties(infra: InfraSettings, data_dir: Path) -> str:
+    """server.properties of the single-node broker."""
+    ports = {"PLAINTEXT": infra.kafka_port, "CONTROLLER": infra.kafka_controller_port}
+    return render_properties(1, f"{HOST}:{infra.kafka_controller_port}", ports, data_dir)
 
 
 def render_log4j2(log_file: Path) -> str:
@@ -181,14 +192,6 @@ def java_binary() -> str:
     return java
 
 
-def write_config(infra: InfraSettings, paths: KafkaPaths) -> None:
-    """(Re)write server.properties and the log4j2 config."""
-    paths.config_dir.mkdir(parents=True, exist_ok=True)
-    paths.logs.mkdir(parents=True, exist_ok=True)
-    paths.server_properties.write_text(render_server_properties(infra, paths.data))
-    paths.log4j_config.write_text(render_log4j2(paths.log_file))
-
-
 def format_storage(infra: InfraSettings, paths: KafkaPaths, java: str, progress: Progress) -> None:
     """Format the KRaft storage once (again only if the controller port changed)."""
     try:
@@ -235,20 +238,18 @@ def broker_detail(pid: int | None, seen: int, expected: int = 1, port: int | Non
     return ""
 
 
-def check_ports_free(infra: InfraSettings) -> None:
-    """InfraError when another process holds the broker's ports."""
+def start(infra: InfraSettings, paths: KafkaPaths, progress: Progress) -> subprocess.Popen[bytes]:
+    """Fetch, configure, format and launch the broker detached; does not wait for it."""
+    java = java_binary()
     ports = {"ASSETBUS_KAFKA_PORT": infra.kafka_port, "ASSETBUS_KAFKA_CONTROLLER_PORT": infra.kafka_controller_port}
     for env, port in ports.items():
         if tcp_open(HOST, port):
             raise InfraError(f"Port {port} is in use by another process; set {env} or stop that process.")
-
-
-def start(infra: InfraSettings, paths: KafkaPaths, progress: Progress) -> subprocess.Popen[bytes]:
-    """Fetch, configure, format and launch the broker detached; does not wait for it."""
-    java = java_binary()
-    check_ports_free(infra)
     fetch_jars(paths, progress)
-    write_config(infra, paths)
+    paths.config_dir.mkdir(parents=True, exist_ok=True)
+    paths.logs.mkdir(parents=True, exist_ok=True)
+    paths.server_properties.write_text(render_server_properties(infra, paths.data))
+    paths.log4j_config.write_text(render_log4j2(paths.log_file))
     format_storage(infra, paths, java, progress)
     progress(f"Starting Kafka {paths.version} on {HOST}:{infra.kafka_port}…")
     return launch(infra, java, paths.log4j_config, paths.server_properties, paths.console_log)
