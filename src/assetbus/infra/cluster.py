@@ -64,8 +64,14 @@ class ClusterLayout:
     secure: bool
 
     @classmethod
-    def of(cls, infra: InfraSettings) -> ClusterLayout:
+    def of(cls, infra: InfraSettings, record: ClusterRecord | None = None) -> ClusterLayout:
+        """The layout `infra` describes or, given the `record` of a running cluster, the one it was started with
+        (whatever the settings say now)."""
         folder = infra.home.expanduser().resolve() / "kafka-cluster"
+        if record is not None:
+            nodes = [Node(n.node_id, n.port, n.controller_port, n.secure_port, folder / f"node-{n.node_id}")
+                     for n in record.nodes]
+            return cls(folder, tuple(nodes), record.secure)
         nodes = []
         for n in range(infra.kafka_brokers):
             step = n * NODE_PORT_STEP
@@ -73,14 +79,6 @@ class ClusterLayout:
             nodes.append(Node(n + 1, infra.kafka_port + step, infra.kafka_controller_port + step, secure_port,
                               folder / f"node-{n + 1}"))
         return cls(folder, tuple(nodes), infra.kafka_secure)
-
-    @classmethod
-    def of_record(cls, infra: InfraSettings, record: ClusterRecord) -> ClusterLayout:
-        """The layout a running cluster was started with (whatever the settings say now)."""
-        folder = infra.home.expanduser().resolve() / "kafka-cluster"
-        nodes = tuple(Node(n.node_id, n.port, n.controller_port, n.secure_port, folder / f"node-{n.node_id}")
-                      for n in record.nodes)
-        return cls(folder, nodes, record.secure)
 
     @property
     def format_info(self) -> Path:

@@ -85,9 +85,9 @@ def _cluster_pids(infra: InfraSettings, state: InfraState) -> dict[int, int]:
     """Node id → pid of the recorded cluster's nodes that run."""
     if state.cluster is None:
         return {}
-    layout = cluster.ClusterLayout.of_record(infra, state.cluster)
-    records = {n.node_id: n for n in state.cluster.nodes}
-    pids = {node.node_id: kafka.find_broker(node.server_properties, records.get(node.node_id)) for node in layout.nodes}
+    layout = cluster.ClusterLayout.of(infra, state.cluster)
+    pids = {node.node_id: kafka.find_broker(node.server_properties, record)
+            for node, record in zip(layout.nodes, state.cluster.nodes, strict=True)}
     return {node_id: pid for node_id, pid in pids.items() if pid is not None}
 
 
@@ -176,8 +176,7 @@ def down(infra: InfraSettings, conn: ConnectionSettings, progress: Progress = _q
 
 def _cluster_down(infra: InfraSettings, state: InfraState, home: Path, say: Progress) -> None:
     """Stop every node of the local cluster (those of the state file and any left in its folder)."""
-    layout = (cluster.ClusterLayout.of_record(infra, state.cluster) if state.cluster
-              else cluster.ClusterLayout.of(infra))
+    layout = cluster.ClusterLayout.of(infra, state.cluster)
     pids = sorted({*_cluster_pids(infra, state).values(), *runner.stray_pids(layout)})
     if pids:
         say(f"Stopping {len(pids)} Kafka node(s) (pids {', '.join(map(str, pids))})…")
@@ -189,7 +188,7 @@ def _cluster_down(infra: InfraSettings, state: InfraState, home: Path, say: Prog
 
 
 def _cluster_status(infra: InfraSettings, record: ClusterRecord | None) -> tuple[ServiceStatus, ...]:
-    layout = cluster.ClusterLayout.of_record(infra, record) if record else cluster.ClusterLayout.of(infra)
+    layout = cluster.ClusterLayout.of(infra, record)
     records = {n.node_id: n for n in record.nodes} if record else {}
     return tuple(runner.node_status(node, records.get(node.node_id), len(layout.nodes)) for node in layout.nodes)
 
