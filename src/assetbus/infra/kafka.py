@@ -19,9 +19,8 @@ from assetbus.infra.state import (
     NodeRecord,
     Progress,
     ServiceStatus,
-    broker_answers,
     brokers_seen,
-    find_process,
+    find_pids,
     parse_bootstrap,
     pid_alive,
     stop_pids,
@@ -221,7 +220,11 @@ def format_storage(infra: InfraSettings, paths: KafkaPaths, java: str, progress:
 
 def find_broker(server_properties: Path, record: KafkaRecord | NodeRecord | None) -> int | None:
     """Pid of the broker (or cluster node) this launcher started (from the state, else found by its config path)."""
-    return find_process(record.pid if record else None, MAIN_CLASS, str(server_properties))
+    command = (MAIN_CLASS, str(server_properties))
+    if record is not None and pid_alive(record.pid, command):
+        return record.pid
+    pids = find_pids(*command)
+    return pids[0] if pids else None
 
 
 def broker_detail(pid: int | None, seen: int, expected: int = 1, port: int | None = None) -> str:
@@ -265,7 +268,7 @@ def wait_ready(infra: InfraSettings, paths: KafkaPaths, pid: int, progress: Prog
         if not pid_alive(pid, alive):
             exited.append(True)
             return True
-        return broker_answers(HOST, infra.kafka_port, timeout=1.0)
+        return brokers_seen(HOST, infra.kafka_port, timeout=1.0) > 0
 
     if not wait_until(ready, START_TIMEOUT, interval=0.3) or exited:
         if not exited:
@@ -285,5 +288,5 @@ def status(infra: InfraSettings, paths: KafkaPaths, record: KafkaRecord | None) 
 
 def external_status(servers: str) -> ServiceStatus:
     """Status of the broker named by KAFKA_BOOTSTRAP_SERVERS."""
-    running = any(broker_answers(host, port) for host, port in parse_bootstrap(servers))
+    running = any(brokers_seen(host, port) > 0 for host, port in parse_bootstrap(servers))
     return ServiceStatus("kafka", False, running, servers, detail="" if running else "not reachable")

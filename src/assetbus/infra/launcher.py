@@ -17,7 +17,6 @@ from assetbus.infra.state import (
     KafkaRecord,
     Progress,
     ServiceStatus,
-    broker_answers,
     brokers_seen,
     parse_bootstrap,
     pid_alive,
@@ -53,7 +52,7 @@ def _external_kafka_up(servers: str) -> None:
     targets = parse_bootstrap(servers)
     if not targets:
         raise InfraError(f"KAFKA_BOOTSTRAP_SERVERS={servers!r} is not a host:port list; fix or unset it.")
-    if not wait_until(lambda: any(broker_answers(h, p) for h, p in targets), EXTERNAL_TIMEOUT, 0.5):
+    if not wait_until(lambda: any(brokers_seen(h, p) > 0 for h, p in targets), EXTERNAL_TIMEOUT, 0.5):
         raise InfraError(f"No Kafka broker answers at KAFKA_BOOTSTRAP_SERVERS={servers}; start it or unset the "
                          "variable.")
 
@@ -74,7 +73,7 @@ def _local_kafka_up(infra: InfraSettings, state: InfraState, home: Path, say: Pr
         if record is None or record.pid != pid:
             state.kafka = KafkaRecord(pid, infra.kafka_version, infra.kafka_port, infra.kafka_controller_port)
             state.save(home)
-        return None if broker_answers(kafka.HOST, infra.kafka_port) else pid
+        return None if brokers_seen(kafka.HOST, infra.kafka_port) else pid
     proc = kafka.start(infra, paths, say)
     state.kafka = KafkaRecord(proc.pid, infra.kafka_version, infra.kafka_port, infra.kafka_controller_port)
     state.save(home)
