@@ -227,20 +227,6 @@ def find_broker(server_properties: Path, record: KafkaRecord | NodeRecord | None
     return pids[0] if pids else None
 
 
-def broker_detail(pid: int | None, seen: int, expected: int = 1, port: int | None = None) -> str:
-    """What a status line adds about a broker: its pid (None: not ours), the brokers it lists (0: no answer),
-    how many it should list, and the port to check for another process (None: no check)."""
-    if pid is None and seen:
-        return "another broker (not started by assetbus) answers on this port"
-    if pid is None and port is not None and tcp_open(HOST, port):
-        return "port in use by another process"
-    if pid is not None and not seen:
-        return "process runs but does not answer (starting?)"
-    if pid is not None and seen < expected:
-        return f"sees {seen} of {expected} brokers"
-    return ""
-
-
 def start(infra: InfraSettings, paths: KafkaPaths, progress: Progress) -> subprocess.Popen[bytes]:
     """Fetch, configure, format and launch the broker detached; does not wait for it."""
     java = java_binary()
@@ -277,12 +263,23 @@ def wait_ready(infra: InfraSettings, paths: KafkaPaths, pid: int, progress: Prog
         raise InfraError(f"The Kafka broker {why}; see {paths.log_file} and {paths.console_log}.")
 
 
-def status(infra: InfraSettings, paths: KafkaPaths, record: KafkaRecord | None) -> ServiceStatus:
-    address = f"{HOST}:{infra.kafka_port}"
-    pid = find_broker(paths.server_properties, record)
-    seen = brokers_seen(HOST, infra.kafka_port)
-    detail = broker_detail(pid, seen, port=infra.kafka_port)
-    return ServiceStatus("kafka", True, pid is not None and seen > 0, address, pid, paths.log_file, pid is not None,
+def status(name: str, port: int, server_properties: Path, record: KafkaRecord | NodeRecord | None, log_file: Path,
+           expected: int = 1, listener: str = "") -> ServiceStatus:
+    """The broker as `status` sees it: the single one (`expected` 1: its port is checked for another process too)
+    or a node of a cluster of `expected` brokers (`listener`: its SASL_SSL listener, if it has one)."""
+    pid = find_broker(server_properties, record)
+    seen = brokers_seen(HOST, port)
+    detail = ""
+    if pid is None and seen:
+        detail = "another broker (not started by assetbus) answers on this port"
+    elif pid is None and expected == 1 and tcp_open(HOST, port):
+        detail = "port in use by another process"
+    elif pid is not None and not seen:
+        detail = "process runs but does not answer (starting?)"
+    elif pid is not None and seen < expected:
+        detail = f"sees {seen} of {expected} brokers"
+    detail = "\n".join(filter(None, [listener, detail]))
+    return ServiceStatus(name, True, pid is not None and seen > 0, f"{HOST}:{port}", pid, log_file, pid is not None,
                          detail)
 
 

@@ -210,7 +210,8 @@ def status(infra: InfraSettings, conn: ConnectionSettings) -> InfraStatus:
         nodes = _cluster_status(infra, state.cluster)
         kafka_status = _summary(nodes)
     else:
-        kafka_status = kafka.status(infra, kafka.KafkaPaths.of(infra), state.kafka)
+        paths = kafka.KafkaPaths.of(infra)
+        kafka_status = kafka.status("kafka", infra.kafka_port, paths.server_properties, state.kafka, paths.log_file)
     if conn.database_url:
         pg_status = postgres.external_status(conn.db_url(infra))
     else:
