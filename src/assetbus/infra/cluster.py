@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from assetbus.infra import kafka
-from assetbus.infra.state import ClusterRecord, NodeRecord
+from assetbus.infra.state import ClusterRecord
 from assetbus.infra.tls import SCRAM_MECHANISM, SCRAM_USER, SecureMaterial
 from assetbus.settings import NODE_PORT_STEP, InfraSettings
 
@@ -50,9 +50,6 @@ class Node:
     @property
     def console_log(self) -> Path:
         return self.folder.parent / "logs" / f"kafka-node-{self.node_id}-console.log"
-
-    def record(self, pid: int) -> NodeRecord:
-        return NodeRecord(self.node_id, pid, self.port, self.controller_port, self.secure_port)
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from assetbus.infra.state import (
     InfraState,
     InfraStatus,
     KafkaRecord,
+    NodeRecord,
     Progress,
     ServiceStatus,
     brokers_seen,
@@ -106,7 +107,7 @@ def _local_cluster_up(infra: InfraSettings, state: InfraState, home: Path, say: 
     for node in layout.nodes:
         if node.node_id not in running:
             pids[node.node_id] = runner.start_node(infra, node, java, say).pid
-    records = [node.record(pids[node.node_id]) for node in layout.nodes]
+    records = [NodeRecord(n.node_id, pids[n.node_id], n.port, n.controller_port, n.secure_port) for n in layout.nodes]
     state.cluster = ClusterRecord(infra.kafka_version, runner.cluster_id(layout), records, layout.secure)
     state.save(home)
     answering = all(brokers_seen(kafka.HOST, n.port, 1.0) == len(layout.nodes) for n in layout.nodes)
