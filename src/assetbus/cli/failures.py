@@ -7,9 +7,9 @@ service was unreachable, and names the setting to check.
 
 from __future__ import annotations
 
+import traceback
 from dataclasses import dataclass
 from enum import IntEnum
-from types import TracebackType
 
 
 class ExitCode(IntEnum):
@@ -52,14 +52,6 @@ def _chain(error: BaseException) -> list[BaseException]:
     return seen
 
 
-def _frames(tb: TracebackType | None) -> str:
-    files = []
-    while tb is not None:
-        files.append(tb.tb_frame.f_code.co_filename)
-        tb = tb.tb_next
-    return " ".join(files)
-
-
 def _where() -> tuple[str, str]:
     """The configured database URL (password hidden) and bootstrap servers, for the message."""
     try:
@@ -78,7 +70,7 @@ def explain(error: BaseException) -> Explained | None:
     chain = _chain(error)
     names = {type(e).__name__ for e in chain}
     modules = " ".join(type(e).__module__ for e in chain)
-    frames = " ".join(_frames(e.__traceback__) for e in chain)
+    frames = " ".join(frame.f_code.co_filename for e in chain for frame, _ in traceback.walk_tb(e.__traceback__))
     root, name = chain[-1], type(chain[-1]).__name__
     detail = str(root) if str(root).startswith(name) else f"{name}: {root}".strip().rstrip(":")
     database, kafka = _where()

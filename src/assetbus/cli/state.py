@@ -87,10 +87,6 @@ def _in_transaction(work: Callable[[AsyncConnection], Awaitable[T]]) -> T:
     return on_database(work, transaction=True, refused=(StateConflict,))
 
 
-def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False)
-
-
 def _parse_value(value: str, as_text: bool) -> str:
     """VALUE as the JSON text to store (with --text, VALUE as a JSON string), checked as the API checks it."""
     from assetbus.consumers.api.models import encoded_value
@@ -119,7 +115,7 @@ def _aware(text: str) -> datetime:
 
 
 def _cells(entry: StateEntry) -> tuple[str, ...]:
-    text = _json(entry.value)
+    text = json.dumps(entry.value, ensure_ascii=False)
     return (entry.key, str(entry.version), entry.updated_at.isoformat(timespec="seconds"),
             text if len(text) <= 80 else text[:77] + "...")
 
@@ -150,7 +146,7 @@ def get(key: str | None = typer.Argument(None, help="The key; omit it to list ev
     elif as_json:
         print_json(entries[0])
     else:
-        typer.echo(_json(entries[0].value))
+        typer.echo(json.dumps(entries[0].value, ensure_ascii=False))
 
 
 @app.command("set")

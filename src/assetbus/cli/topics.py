@@ -42,7 +42,6 @@ def plan(
 ) -> None:
     """Print every topic (partitions, replication, min ISR, retention, configs) and the ACLs each principal needs
     (ASSETBUS_TOPIC_PREFIX, ASSETBUS_TOPIC_* and ASSETBUS_CREATE_TOPICS apply). Nothing connects to Kafka."""
-    from assetbus.consumers.scheduler.config import SchedulerConfig
     from assetbus.consumers.storage.dags import list_dags
     from assetbus.plan import FORMATS, USER_AUTHS, build_plan, parse_principals, render
     from assetbus.schemas import Topics
@@ -61,7 +60,6 @@ def plan(
         built = build_plan(Topics(prefix=s.topic_prefix), dag_ids,
                            replication_factor=replication_factor or wanted.replication_factor or 3,
                            min_insync_replicas=wanted.min_insync_replicas, partitions=wanted.partitions,
-                           readiness_partitions=SchedulerConfig.model_fields["readiness_partitions"].get_default(),
                            create_topics=s.create_topics, principals=parse_principals(principal or ()),
                            user_auth=auth, subscriber_groups_prefix=subscriber_groups)
         text = render(built, fmt, strimzi_cluster=strimzi_cluster)

@@ -15,7 +15,6 @@ import os
 import secrets
 import signal
 import subprocess
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +25,7 @@ from sqlalchemy.engine import make_url
 from assetbus.infra.airflow_db import airflow_metadata_url, create_database, drop_database
 from assetbus.infra.errors import InfraError
 from assetbus.infra.ports import free_port
+from assetbus.infra.state import wait_until
 from assetbus.producers.kafka.periodic import run_async
 from assetbus.settings import Settings
 
@@ -68,18 +68,17 @@ def wait_for(condition: Callable[[], bool], processes: Mapping[str, subprocess.P
              what: str, exited: Callable[[str, int], str]) -> None:
     """Poll `condition` every 0.5 s (an HTTP error or an unreadable answer is a no) until it holds; InfraError
     with `exited(name, returncode)` when one of `processes` exits first, or after `timeout_s`."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
+    def ready() -> bool:
         for name, process in processes.items():
             if process.poll() is not None:
                 raise InfraError(exited(name, process.returncode))
         try:
-            if condition():
-                return
+            return condition()
         except (httpx.HTTPError, ValueError):
-            pass
-        time.sleep(0.5)
-    raise InfraError(f"timed out after {timeout_s:.0f}s waiting for {what}")
+            return False
+
+    if not wait_until(ready, timeout_s, interval=0.5):
+        raise InfraError(f"timed out after {timeout_s:.0f}s waiting for {what}")
 
 
 def postgres_driver_missing(venv: Path = AIRFLOW_VENV) -> str | None:

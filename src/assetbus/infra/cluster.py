@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from assetbus.infra import kafka
-from assetbus.infra.state import ClusterRecord, NodeRecord
+from assetbus.infra.state import ClusterRecord
 from assetbus.infra.tls import SCRAM_MECHANISM, SCRAM_USER, SecureMaterial
 from assetbus.settings import NODE_PORT_STEP, InfraSettings
 
@@ -51,9 +51,6 @@ class Node:
     def console_log(self) -> Path:
         return self.folder.parent / "logs" / f"kafka-node-{self.node_id}-console.log"
 
-    def record(self, pid: int) -> NodeRecord:
-        return NodeRecord(self.node_id, pid, self.port, self.controller_port, self.secure_port)
-
 
 @dataclass(frozen=True)
 class ClusterLayout:
@@ -64,8 +61,14 @@ class ClusterLayout:
     secure: bool
 
     @classmethod
-    def of(cls, infra: InfraSettings) -> ClusterLayout:
+    def of(cls, infra: InfraSettings, record: ClusterRecord | None = None) -> ClusterLayout:
+        """The layout `infra` describes or, given the `record` of a running cluster, the one it was started with
+        (whatever the settings say now)."""
         folder = infra.home.expanduser().resolve() / "kafka-cluster"
+        if record is not None:
+            nodes = [Node(n.node_id, n.port, n.controller_port, n.secure_port, folder / f"node-{n.node_id}")
+                     for n in record.nodes]
+            return cls(folder, tuple(nodes), record.secure)
         nodes = []
         for n in range(infra.kafka_brokers):
             step = n * NODE_PORT_STEP
@@ -73,14 +76,6 @@ class ClusterLayout:
             nodes.append(Node(n + 1, infra.kafka_port + step, infra.kafka_controller_port + step, secure_port,
                               folder / f"node-{n + 1}"))
         return cls(folder, tuple(nodes), infra.kafka_secure)
-
-    @classmethod
-    def of_record(cls, infra: InfraSettings, record: ClusterRecord) -> ClusterLayout:
-        """The layout a running cluster was started with (whatever the settings say now)."""
-        folder = infra.home.expanduser().resolve() / "kafka-cluster"
-        nodes = tuple(Node(n.node_id, n.port, n.controller_port, n.secure_port, folder / f"node-{n.node_id}")
-                      for n in record.nodes)
-        return cls(folder, nodes, record.secure)
 
     @property
     def format_info(self) -> Path:
@@ -103,43 +98,21 @@ class ClusterLayout:
 def render_node_properties(layout: ClusterLayout, node: Node) -> str:
     """server.properties of one combined broker+controller of the cluster."""
     voters = ",".join(f"{HOST}:{other.controller_port}" for other in layout.nodes)
-    replicas, min_isr = str(min(3, len(layout.nodes))), str(min(2, len(layout.nodes)))
-    listeners = [f"PLAINTEXT://{HOST}:{node.port}", f"CONTROLLER://{HOST}:{node.controller_port}"]
-    advertised = [f"PLAINTEXT://{HOST}:{node.port}"]
-    protocols = ["PLAINTEXT:PLAINTEXT", "CONTROLLER:PLAINTEXT"]
-    if node.secure_port is not None:
-        listeners.append(f"{SECURE_LISTENER}://{HOST}:{node.secure_port}")
-        advertised.append(f"{SECURE_LISTENER}://{HOST}:{node.secure_port}")
-        protocols.append(f"{SECURE_LISTENER}:{SECURE_LISTENER}")
-    props = {
-        "process.roles": "broker,controller",
-        "node.id": str(node.node_id),
-        "controller.quorum.bootstrap.servers": voters,
-        "listeners": ",".join(listeners),
-        "advertised.listeners": ",".join(advertised),
-        "controller.listener.names": "CONTROLLER",
-        "inter.broker.listener.name": "PLAINTEXT",
-        "listener.security.protocol.map": ",".join(protocols),
-        "log.dirs": str(node.data),
-        "num.partitions": "1",
-        "default.replication.factor": replicas,
-        "min.insync.replicas": min_isr,
-        "offsets.topic.replication.factor": replicas,
-        "transaction.state.log.replication.factor": replicas,
-        "transaction.state.log.min.isr": min_isr,
-        "share.coordinator.state.topic.replication.factor": replicas,
-        "share.coordinator.state.topic.min.isr": min_isr,
+    replicas, min_isr = min(3, len(layout.nodes)), min(2, len(layout.nodes))
+    listeners = {"PLAINTEXT": node.port, "CONTROLLER": node.controller_port}
+    extra = {
+        "default.replication.factor": str(replicas),
+        "min.insync.replicas": str(min_isr),
         "unclean.leader.election.enable": "false",
         # a dead node is fenced (and leaves every ISR) after 6 s instead of 9 s; heartbeats every 1 s
         "broker.session.timeout.ms": "6000",
         "broker.heartbeat.interval.ms": "1000",
-        "group.initial.rebalance.delay.ms": "0",
-        "auto.create.topics.enable": "false",
     }
     if node.secure_port is not None:
+        listeners[SECURE_LISTENER] = node.secure_port
         material = layout.material
         listener = f"listener.name.{SECURE_LISTENER.lower()}"
-        props |= {
+        extra |= {
             "sasl.enabled.mechanisms": SCRAM_MECHANISM,
             f"{listener}.{SCRAM_MECHANISM.lower()}.sasl.jaas.config":
                 "org.apache.kafka.common.security.scram.ScramLoginModule required;",
@@ -148,8 +121,7 @@ def render_node_properties(layout: ClusterLayout, node: Node) -> str:
             f"{listener}.ssl.keystore.password": material.keystore_password(),
             f"{listener}.ssl.key.password": material.keystore_password(),
         }
-    lines = ["# Written by `assetbus infra up --brokers N`; edits are overwritten."]
-    return "\n".join([*lines, *(f"{key}={value}" for key, value in props.items())]) + "\n"
+    return kafka.render_properties(node.node_id, voters, listeners, node.data, replicas, min_isr, extra)
 
 
 def write_configs(layout: ClusterLayout) -> None:

@@ -123,14 +123,9 @@ def wait_ready(layout: ClusterLayout, pids: dict[int, int], progress: Progress) 
 
 
 def node_status(node: Node, record: NodeRecord | None, expected: int) -> ServiceStatus:
-    pid = kafka.find_broker(node.server_properties, record)
-    seen = brokers_seen(HOST, node.port)
-    detail = kafka.broker_detail(pid, seen, expected)
-    if node.secure_port is not None:
-        detail = "\n".join(filter(None, [f"SASL_SSL {HOST}:{node.secure_port}", detail]))
-    running = pid is not None and seen > 0
-    return ServiceStatus(f"kafka-{node.node_id}", True, running, f"{HOST}:{node.port}", pid, node.log_file,
-                         pid is not None, detail)
+    listener = f"SASL_SSL {HOST}:{node.secure_port}" if node.secure_port is not None else ""
+    return kafka.status(f"kafka-{node.node_id}", node.port, node.server_properties, record, node.log_file, expected,
+                        listener)
 
 
 def stray_pids(layout: ClusterLayout) -> list[int]:

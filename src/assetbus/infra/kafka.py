@@ -9,6 +9,7 @@ import re
 import shutil
 import subprocess
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,9 +19,8 @@ from assetbus.infra.state import (
     NodeRecord,
     Progress,
     ServiceStatus,
-    broker_answers,
     brokers_seen,
-    find_process,
+    find_pids,
     parse_bootstrap,
     pid_alive,
     stop_pids,
@@ -61,30 +61,40 @@ class KafkaPaths:
                    logs / "kafka-console.log")
 
 
-def render_server_properties(infra: InfraSettings, data_dir: Path) -> str:
-    """server.properties of a single-node KRaft broker+controller on 127.0.0.1."""
-    port, cport = infra.kafka_port, infra.kafka_controller_port
+def render_properties(node_id: int, voters: str, listeners: dict[str, int], data_dir: Path, replicas: int = 1,
+                      min_isr: int = 1, extra: Mapping[str, str] | None = None) -> str:
+    """server.properties of a combined KRaft broker+controller on 127.0.0.1: `listeners` maps each listener
+    (CONTROLLER included, the only one not advertised) to its port; `voters` is the controllers' host:port list."""
+    advertised = [f"{name}://{HOST}:{port}" for name, port in listeners.items() if name != "CONTROLLER"]
     props = {
         "process.roles": "broker,controller",
-        "node.id": "1",
-        "controller.quorum.bootstrap.servers": f"{HOST}:{cport}",
-        "listeners": f"PLAINTEXT://{HOST}:{port},CONTROLLER://{HOST}:{cport}",
-        "advertised.listeners": f"PLAINTEXT://{HOST}:{port}",
+        "node.id": str(node_id),
+        "controller.quorum.bootstrap.servers": voters,
+        "listeners": ",".join(f"{name}://{HOST}:{port}" for name, port in listeners.items()),
+        "advertised.listeners": ",".join(advertised),
         "controller.listener.names": "CONTROLLER",
         "inter.broker.listener.name": "PLAINTEXT",
-        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+        "listener.security.protocol.map": ",".join(f"{name}:{'PLAINTEXT' if name == 'CONTROLLER' else name}"
+                                                   for name in listeners),
         "log.dirs": str(data_dir),
         "num.partitions": "1",
-        "offsets.topic.replication.factor": "1",
-        "transaction.state.log.replication.factor": "1",
-        "transaction.state.log.min.isr": "1",
-        "share.coordinator.state.topic.replication.factor": "1",
-        "share.coordinator.state.topic.min.isr": "1",
+        "offsets.topic.replication.factor": str(replicas),
+        "transaction.state.log.replication.factor": str(replicas),
+        "transaction.state.log.min.isr": str(min_isr),
+        "share.coordinator.state.topic.replication.factor": str(replicas),
+        "share.coordinator.state.topic.min.isr": str(min_isr),
         "group.initial.rebalance.delay.ms": "0",
         "auto.create.topics.enable": "false",
+        **(extra or {}),
     }
     lines = ["# Written by `assetbus infra up`; edits are overwritten."]
     return "\n".join([*lines, *(f"{key}={value}" for key, value in props.items())]) + "\n"
+
+
+def render_server_properties(infra: InfraSettings, data_dir: Path) -> str:
+    """server.properties of the single-node broker."""
+    ports = {"PLAINTEXT": infra.kafka_port, "CONTROLLER": infra.kafka_controller_port}
+    return render_properties(1, f"{HOST}:{infra.kafka_controller_port}", ports, data_dir)
 
 
 def render_log4j2(log_file: Path) -> str:
@@ -181,14 +191,6 @@ def java_binary() -> str:
     return java
 
 
-def write_config(infra: InfraSettings, paths: KafkaPaths) -> None:
-    """(Re)write server.properties and the log4j2 config."""
-    paths.config_dir.mkdir(parents=True, exist_ok=True)
-    paths.logs.mkdir(parents=True, exist_ok=True)
-    paths.server_properties.write_text(render_server_properties(infra, paths.data))
-    paths.log4j_config.write_text(render_log4j2(paths.log_file))
-
-
 def format_storage(infra: InfraSettings, paths: KafkaPaths, java: str, progress: Progress) -> None:
     """Format the KRaft storage once (again only if the controller port changed)."""
     try:
@@ -218,37 +220,25 @@ def format_storage(infra: InfraSettings, paths: KafkaPaths, java: str, progress:
 
 def find_broker(server_properties: Path, record: KafkaRecord | NodeRecord | None) -> int | None:
     """Pid of the broker (or cluster node) this launcher started (from the state, else found by its config path)."""
-    return find_process(record.pid if record else None, MAIN_CLASS, str(server_properties))
-
-
-def broker_detail(pid: int | None, seen: int, expected: int = 1, port: int | None = None) -> str:
-    """What a status line adds about a broker: its pid (None: not ours), the brokers it lists (0: no answer),
-    how many it should list, and the port to check for another process (None: no check)."""
-    if pid is None and seen:
-        return "another broker (not started by assetbus) answers on this port"
-    if pid is None and port is not None and tcp_open(HOST, port):
-        return "port in use by another process"
-    if pid is not None and not seen:
-        return "process runs but does not answer (starting?)"
-    if pid is not None and seen < expected:
-        return f"sees {seen} of {expected} brokers"
-    return ""
-
-
-def check_ports_free(infra: InfraSettings) -> None:
-    """InfraError when another process holds the broker's ports."""
-    ports = {"ASSETBUS_KAFKA_PORT": infra.kafka_port, "ASSETBUS_KAFKA_CONTROLLER_PORT": infra.kafka_controller_port}
-    for env, port in ports.items():
-        if tcp_open(HOST, port):
-            raise InfraError(f"Port {port} is in use by another process; set {env} or stop that process.")
+    command = (MAIN_CLASS, str(server_properties))
+    if record is not None and pid_alive(record.pid, command):
+        return record.pid
+    pids = find_pids(*command)
+    return pids[0] if pids else None
 
 
 def start(infra: InfraSettings, paths: KafkaPaths, progress: Progress) -> subprocess.Popen[bytes]:
     """Fetch, configure, format and launch the broker detached; does not wait for it."""
     java = java_binary()
-    check_ports_free(infra)
+    ports = {"ASSETBUS_KAFKA_PORT": infra.kafka_port, "ASSETBUS_KAFKA_CONTROLLER_PORT": infra.kafka_controller_port}
+    for env, port in ports.items():
+        if tcp_open(HOST, port):
+            raise InfraError(f"Port {port} is in use by another process; set {env} or stop that process.")
     fetch_jars(paths, progress)
-    write_config(infra, paths)
+    paths.config_dir.mkdir(parents=True, exist_ok=True)
+    paths.logs.mkdir(parents=True, exist_ok=True)
+    paths.server_properties.write_text(render_server_properties(infra, paths.data))
+    paths.log4j_config.write_text(render_log4j2(paths.log_file))
     format_storage(infra, paths, java, progress)
     progress(f"Starting Kafka {paths.version} on {HOST}:{infra.kafka_port}…")
     return launch(infra, java, paths.log4j_config, paths.server_properties, paths.console_log)
@@ -264,7 +254,7 @@ def wait_ready(infra: InfraSettings, paths: KafkaPaths, pid: int, progress: Prog
         if not pid_alive(pid, alive):
             exited.append(True)
             return True
-        return broker_answers(HOST, infra.kafka_port, timeout=1.0)
+        return brokers_seen(HOST, infra.kafka_port, timeout=1.0) > 0
 
     if not wait_until(ready, START_TIMEOUT, interval=0.3) or exited:
         if not exited:
@@ -273,16 +263,27 @@ def wait_ready(infra: InfraSettings, paths: KafkaPaths, pid: int, progress: Prog
         raise InfraError(f"The Kafka broker {why}; see {paths.log_file} and {paths.console_log}.")
 
 
-def status(infra: InfraSettings, paths: KafkaPaths, record: KafkaRecord | None) -> ServiceStatus:
-    address = f"{HOST}:{infra.kafka_port}"
-    pid = find_broker(paths.server_properties, record)
-    seen = brokers_seen(HOST, infra.kafka_port)
-    detail = broker_detail(pid, seen, port=infra.kafka_port)
-    return ServiceStatus("kafka", True, pid is not None and seen > 0, address, pid, paths.log_file, pid is not None,
+def status(name: str, port: int, server_properties: Path, record: KafkaRecord | NodeRecord | None, log_file: Path,
+           expected: int = 1, listener: str = "") -> ServiceStatus:
+    """The broker as `status` sees it: the single one (`expected` 1: its port is checked for another process too)
+    or a node of a cluster of `expected` brokers (`listener`: its SASL_SSL listener, if it has one)."""
+    pid = find_broker(server_properties, record)
+    seen = brokers_seen(HOST, port)
+    detail = ""
+    if pid is None and seen:
+        detail = "another broker (not started by assetbus) answers on this port"
+    elif pid is None and expected == 1 and tcp_open(HOST, port):
+        detail = "port in use by another process"
+    elif pid is not None and not seen:
+        detail = "process runs but does not answer (starting?)"
+    elif pid is not None and seen < expected:
+        detail = f"sees {seen} of {expected} brokers"
+    detail = "\n".join(filter(None, [listener, detail]))
+    return ServiceStatus(name, True, pid is not None and seen > 0, f"{HOST}:{port}", pid, log_file, pid is not None,
                          detail)
 
 
 def external_status(servers: str) -> ServiceStatus:
     """Status of the broker named by KAFKA_BOOTSTRAP_SERVERS."""
-    running = any(broker_answers(host, port) for host, port in parse_bootstrap(servers))
+    running = any(brokers_seen(host, port) > 0 for host, port in parse_bootstrap(servers))
     return ServiceStatus("kafka", False, running, servers, detail="" if running else "not reachable")

@@ -15,9 +15,9 @@ from assetbus.infra.state import (
     InfraState,
     InfraStatus,
     KafkaRecord,
+    NodeRecord,
     Progress,
     ServiceStatus,
-    broker_answers,
     brokers_seen,
     parse_bootstrap,
     pid_alive,
@@ -53,7 +53,7 @@ def _external_kafka_up(servers: str) -> None:
     targets = parse_bootstrap(servers)
     if not targets:
         raise InfraError(f"KAFKA_BOOTSTRAP_SERVERS={servers!r} is not a host:port list; fix or unset it.")
-    if not wait_until(lambda: any(broker_answers(h, p) for h, p in targets), EXTERNAL_TIMEOUT, 0.5):
+    if not wait_until(lambda: any(brokers_seen(h, p) > 0 for h, p in targets), EXTERNAL_TIMEOUT, 0.5):
         raise InfraError(f"No Kafka broker answers at KAFKA_BOOTSTRAP_SERVERS={servers}; start it or unset the "
                          "variable.")
 
@@ -74,7 +74,7 @@ def _local_kafka_up(infra: InfraSettings, state: InfraState, home: Path, say: Pr
         if record is None or record.pid != pid:
             state.kafka = KafkaRecord(pid, infra.kafka_version, infra.kafka_port, infra.kafka_controller_port)
             state.save(home)
-        return None if broker_answers(kafka.HOST, infra.kafka_port) else pid
+        return None if brokers_seen(kafka.HOST, infra.kafka_port) else pid
     proc = kafka.start(infra, paths, say)
     state.kafka = KafkaRecord(proc.pid, infra.kafka_version, infra.kafka_port, infra.kafka_controller_port)
     state.save(home)
@@ -85,9 +85,9 @@ def _cluster_pids(infra: InfraSettings, state: InfraState) -> dict[int, int]:
     """Node id → pid of the recorded cluster's nodes that run."""
     if state.cluster is None:
         return {}
-    layout = cluster.ClusterLayout.of_record(infra, state.cluster)
-    records = {n.node_id: n for n in state.cluster.nodes}
-    pids = {node.node_id: kafka.find_broker(node.server_properties, records.get(node.node_id)) for node in layout.nodes}
+    layout = cluster.ClusterLayout.of(infra, state.cluster)
+    pids = {node.node_id: kafka.find_broker(node.server_properties, record)
+            for node, record in zip(layout.nodes, state.cluster.nodes, strict=True)}
     return {node_id: pid for node_id, pid in pids.items() if pid is not None}
 
 
@@ -107,7 +107,7 @@ def _local_cluster_up(infra: InfraSettings, state: InfraState, home: Path, say: 
     for node in layout.nodes:
         if node.node_id not in running:
             pids[node.node_id] = runner.start_node(infra, node, java, say).pid
-    records = [node.record(pids[node.node_id]) for node in layout.nodes]
+    records = [NodeRecord(n.node_id, pids[n.node_id], n.port, n.controller_port, n.secure_port) for n in layout.nodes]
     state.cluster = ClusterRecord(infra.kafka_version, runner.cluster_id(layout), records, layout.secure)
     state.save(home)
     answering = all(brokers_seen(kafka.HOST, n.port, 1.0) == len(layout.nodes) for n in layout.nodes)
@@ -176,8 +176,7 @@ def down(infra: InfraSettings, conn: ConnectionSettings, progress: Progress = _q
 
 def _cluster_down(infra: InfraSettings, state: InfraState, home: Path, say: Progress) -> None:
     """Stop every node of the local cluster (those of the state file and any left in its folder)."""
-    layout = (cluster.ClusterLayout.of_record(infra, state.cluster) if state.cluster
-              else cluster.ClusterLayout.of(infra))
+    layout = cluster.ClusterLayout.of(infra, state.cluster)
     pids = sorted({*_cluster_pids(infra, state).values(), *runner.stray_pids(layout)})
     if pids:
         say(f"Stopping {len(pids)} Kafka node(s) (pids {', '.join(map(str, pids))})…")
@@ -189,7 +188,7 @@ def _cluster_down(infra: InfraSettings, state: InfraState, home: Path, say: Prog
 
 
 def _cluster_status(infra: InfraSettings, record: ClusterRecord | None) -> tuple[ServiceStatus, ...]:
-    layout = cluster.ClusterLayout.of_record(infra, record) if record else cluster.ClusterLayout.of(infra)
+    layout = cluster.ClusterLayout.of(infra, record)
     records = {n.node_id: n for n in record.nodes} if record else {}
     return tuple(runner.node_status(node, records.get(node.node_id), len(layout.nodes)) for node in layout.nodes)
 
@@ -212,7 +211,8 @@ def status(infra: InfraSettings, conn: ConnectionSettings) -> InfraStatus:
         nodes = _cluster_status(infra, state.cluster)
         kafka_status = _summary(nodes)
     else:
-        kafka_status = kafka.status(infra, kafka.KafkaPaths.of(infra), state.kafka)
+        paths = kafka.KafkaPaths.of(infra)
+        kafka_status = kafka.status("kafka", infra.kafka_port, paths.server_properties, state.kafka, paths.log_file)
     if conn.database_url:
         pg_status = postgres.external_status(conn.db_url(infra))
     else:

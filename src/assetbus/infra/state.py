@@ -157,14 +157,6 @@ def stop_pids(pids: list[int], timeout: float = 30.0) -> list[int]:
     return [pid for pid in pids if pid_alive(pid)]
 
 
-def find_process(recorded: int | None, *cmdline_contains: str) -> int | None:
-    """The recorded pid if it still runs this command, else the first live process that does."""
-    if recorded is not None and pid_alive(recorded, cmdline_contains):
-        return recorded
-    pids = find_pids(*cmdline_contains)
-    return pids[0] if pids else None
-
-
 def find_pids(*cmdline_contains: str) -> list[int]:
     """Live processes whose command line holds every given string."""
     found = []
@@ -198,11 +190,6 @@ def metadata_broker_count(response: bytes, correlation_id: int = 1) -> int:
     if corr != correlation_id:
         raise ValueError("unexpected correlation id")
     return int(count)
-
-
-def broker_answers(host: str, port: int, timeout: float = 2.0) -> bool:
-    """True when host:port is a Kafka broker that answers a Metadata request with brokers."""
-    return brokers_seen(host, port, timeout) > 0
 
 
 def brokers_seen(host: str, port: int, timeout: float = 2.0) -> int:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections import Counter
 from typing import Any, Literal
 
 import yaml
@@ -88,11 +89,9 @@ def tf_label(name: str) -> str:
 
 
 def _unique(names: list[str], what: str) -> list[str]:
-    seen: set[str] = set()
-    for name in names:
-        if name in seen:
+    for name, count in Counter(names).items():
+        if count > 1:
             raise ValueError(f"two {what} would both be named {name!r}")
-        seen.add(name)
     return names
 
 

@@ -121,14 +121,13 @@ class Plan:
 def build_plan(topics: Topics, dag_ids: Iterable[str] = (), *, replication_factor: int = 3,
                min_insync_replicas: int | None = None, partitions: int | None = None,
                readiness_partitions: int = READINESS_PARTITIONS, create_topics: bool = True,
-               bridge_group: str | None = None, forwarder_group: str | None = None,
                subscriber_groups_prefix: str | None = None, principals: dict[str, str] | None = None,
                user_auth: UserAuth = "scram-sha-512") -> Plan:
     """Every topic of the installation (the core ones, and one readiness topic per DAG in `dag_ids`) and every ACL.
 
-    The bridge's and forwarder's groups default to theirs, `<prefix>-airflow-bridge` and
-    `<prefix>-airflow-forwarder`, and readiness subscribers' groups start with `<prefix>-subscriber.` unless
-    `subscriber_groups_prefix` says otherwise; `principals` names some roles' principals otherwise."""
+    The bridge's and forwarder's groups are theirs, `<prefix>-airflow-bridge` and `<prefix>-airflow-forwarder`,
+    and readiness subscribers' groups start with `<prefix>-subscriber.` unless `subscriber_groups_prefix` says
+    otherwise; `principals` names some roles' principals otherwise."""
     min_isr = min_insync_replicas or min_isr_for(replication_factor)
     purposes = {topics.emissions: "EmissionCommands, keyed by asset name: emitters -> persister",
                 topics.receipts: "Receipts, keyed by producer id: persister -> emitters",
@@ -147,14 +146,12 @@ def build_plan(topics: Topics, dag_ids: Iterable[str] = (), *, replication_facto
     for dag_id in sorted(set(dag_ids)):
         plan.topics.append(PlannedTopic(topics.readiness(dag_id), readiness_partitions, replication_factor,
                                         {MIN_ISR: str(min_isr)}, f"ReadinessSignals of consumer DAG {dag_id}"))
-    groups = {"bridge": bridge_group or f"{topics.prefix}-airflow-bridge",
-              "forwarder": forwarder_group or f"{topics.prefix}-airflow-forwarder",
-              "subscriber": subscriber_groups_prefix or f"{topics.prefix}-subscriber."}
-    plan.acls = sorted(set(_acls(topics, who, create_topics, groups)))  # roles may share a principal
+    subscribers = subscriber_groups_prefix or f"{topics.prefix}-subscriber."
+    plan.acls = sorted(set(_acls(topics, who, create_topics, subscribers)))  # roles may share a principal
     return plan
 
 
-def _acls(topics: Topics, who: dict[str, str], create: bool, groups: dict[str, str]) -> list[Acl]:
+def _acls(topics: Topics, who: dict[str, str], create: bool, subscriber_groups: str) -> list[Acl]:
     readiness = topics.prefix + ".readiness."
     everything = topics.prefix + "."
 
@@ -178,9 +175,9 @@ def _acls(topics: Topics, who: dict[str, str], create: bool, groups: dict[str, s
         *topic("scheduler", readiness, "Read", "Write", *creates, pattern="prefixed"),
         *topic("bridge", topics.asset_events, "Describe"),
         *topic("bridge", readiness, "Read", *creates, pattern="prefixed"),
-        group("bridge", groups["bridge"], "Read"),
+        group("bridge", f"{topics.prefix}-airflow-bridge", "Read"),
         *topic("forwarder", topics.asset_events, "Read"),
-        group("forwarder", groups["forwarder"], "Read"),
+        group("forwarder", f"{topics.prefix}-airflow-forwarder", "Read"),
         *topic("api", topics.emissions, "Write"),
         *topic("api", topics.receipts, "Read"),
         *topic("api", everything, "Describe", pattern="prefixed"),
@@ -191,6 +188,6 @@ def _acls(topics: Topics, who: dict[str, str], create: bool, groups: dict[str, s
         group("triggerer", f"{topics.prefix}-watcher.", "Read", pattern="prefixed"),  # <prefix>-watcher.<dag_id>
         *topic("triggerer", topics.asset_events, "Read"),
         *topic("subscriber", readiness, "Read", pattern="prefixed"),
-        group("subscriber", groups["subscriber"], "Read", pattern="prefixed"),
+        group("subscriber", subscriber_groups, "Read", pattern="prefixed"),
     ]
 

@@ -16,7 +16,7 @@ from assetbus.infra.kafka import (
     render_server_properties,
     start_command,
 )
-from assetbus.infra.state import broker_answers, metadata_broker_count, metadata_request, parse_bootstrap
+from assetbus.infra.state import brokers_seen, metadata_broker_count, metadata_request, parse_bootstrap
 from assetbus.settings import InfraSettings
 
 
@@ -101,7 +101,7 @@ def test_probe_rejects_a_non_kafka_server() -> None:
     thread = threading.Thread(target=answer_http, daemon=True)
     thread.start()
     try:
-        assert broker_answers("127.0.0.1", port, timeout=2.0) is False
+        assert brokers_seen("127.0.0.1", port, timeout=2.0) == 0
     finally:
         thread.join(timeout=5)
         server.close()
