@@ -116,8 +116,9 @@ async def replay(engine: AsyncEngine, dag: ConsumerDag, selection: ReplayRange, 
                  publisher: RunPublisher | None = None, on_progress: ProgressCallback | None = None,
                  page: int = 2000, chunk: int = 200, sample: int = SAMPLE) -> ReplayReport:
     report = ReplayReport(dag.dag_id, dry_run, sample=sample)
+    progress: ProgressCallback = on_progress or (lambda phase, done, total: None)
     async with routed_events(engine) as table:
-        await _scan(table, dag, selection, report, page, on_progress)
+        await _scan(table, dag, selection, report, page, progress)
         total = await table.index()
         done = 0
         selected: dict[str | None, list[QueueEntry]] = {}
@@ -128,16 +129,14 @@ async def replay(engine: AsyncEngine, dag: ConsumerDag, selection: ReplayRange, 
             if len(selected) >= chunk:
                 await _chunk(engine, dag, selected, report, publisher)
                 selected = {}
-                if on_progress is not None:
-                    on_progress("create", done, total)
+                progress("create", done, total)
         await _chunk(engine, dag, selected, report, publisher)
-        if on_progress is not None:
-            on_progress("create", done, total)
+        progress("create", done, total)
     return report
 
 
 async def _scan(table: RoutedTable, dag: ConsumerDag, selection: ReplayRange, report: ReplayReport, page: int,
-                on_progress: ProgressCallback | None) -> None:
+                on_progress: ProgressCallback) -> None:
     """Pass 1: route the stored events in id order, page by page, into the replay's table."""
     since = selection.since - MARGIN if selection.since is not None else None
     until = selection.until + MARGIN if selection.until is not None else None
@@ -156,8 +155,7 @@ async def _scan(table: RoutedTable, dag: ConsumerDag, selection: ReplayRange, re
         report.skipped += len(skips)
         await table.add([(e.target_key, e.slot, e.event.event_id) for e in entries
                          if wanted is None or e.target_key in wanted])
-        if on_progress is not None:
-            on_progress("scan", report.scanned, max(total, report.scanned))
+        on_progress("scan", report.scanned, max(total, report.scanned))
 
 
 async def _targets(table: RoutedTable, dag: ConsumerDag, page: int) -> AsyncIterator[tuple[str | None,
