@@ -193,22 +193,19 @@ async def _chunk(engine: AsyncEngine, dag: ConsumerDag, selected: dict[str | Non
         async with engine.connect() as conn:
             taken = await targets_with_runs(conn, dag.dag_id, selected)
         for key, entries in selected.items():
-            report.add(TargetOutcome(key, _target_date(entries), len(entries), "exists") if key in taken
-                       else _dry(dag, key, entries, report))
+            if key in taken:
+                report.add(TargetOutcome(key, _target_date(entries), len(entries), "exists"))
+                continue
+            queued = [PendingEntry(None, entry) for entry in entries]
+            plans = plan_runs(dag, key, queued)
+            report.runs += len(plans)
+            report.add(TargetOutcome(key, plans[0].target_date, len(entries), "would create", len(plans)) if plans
+                       else _incomplete(dag, key, queued))
         return
     runs = await _write(engine, dag, selected, report)
     report.runs += len(runs)
     if publisher is not None and runs:
         report.published += await publisher.publish(runs)
-
-
-def _dry(dag: ConsumerDag, key: str | None, entries: list[QueueEntry], report: ReplayReport) -> TargetOutcome:
-    queued = [PendingEntry(None, entry) for entry in entries]
-    plans = plan_runs(dag, key, queued)
-    if plans:
-        report.runs += len(plans)
-        return TargetOutcome(key, plans[0].target_date, len(entries), "would create", len(plans))
-    return _incomplete(dag, key, queued)
 
 
 async def _write(engine: AsyncEngine, dag: ConsumerDag, selected: dict[str | None, list[QueueEntry]],
