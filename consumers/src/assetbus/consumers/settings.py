@@ -126,13 +126,8 @@ class ConsumerGroupSettings(BaseModel):
         return self
 
     def consumer_settings(self, *topics: str) -> ConsumerSettings:
-        return ConsumerSettings(
-            topics=topics, group_id=self.group_id, group_instance_id=self.group_instance_id,
-            max_records=self.max_records, batch_timeout_ms=self.batch_timeout_ms,
-            fetch_max_wait_ms=self.fetch_max_wait_ms, session_timeout_ms=self.session_timeout_ms,
-            heartbeat_interval_ms=self.heartbeat_interval_ms, max_poll_interval_ms=self.max_poll_interval_ms,
-            rebalance_timeout_ms=self.rebalance_timeout_ms, revoke_wait_s=self.revoke_wait_s,
-            max_partition_fetch_bytes=self.max_partition_fetch_bytes)
+        """The shell's settings: every field above, by the same name."""
+        return ConsumerSettings(topics=topics, **self.model_dump(include=set(ConsumerGroupSettings.model_fields)))
 
 
 class VerificationKeys(ServiceSettings):

@@ -43,11 +43,11 @@ async def test_one_write_creates_the_run_queues_the_new_entry_and_consumes_the_o
         state = await read_targets(conn, [("daily", 1), ("daily", 3)], [("daily", "day"), ("daily", None)])
         assert confirmed == {1, 2, 3} and version[0] == 1
         assert state.known == {("daily", 1)}
-        assert [row.event_id for row in state.pending_of(("daily", "day"))] == [1, 2]
-        assert state.generation_of(("daily", "day")) == 0 and state.pending_of(("daily", None)) == []
+        assert [row.event_id for row in state.pending[("daily", "day")]] == [1, 2]
+        assert ("daily", "day") not in state.generations and ("daily", None) not in state.pending
 
         run = NewRun(str(uuid.uuid4()), "daily", "day", None, 1, [{"event_id": 1}], "scheduler", "[]")
-        older = [(row.id, run.run_id) for row in state.pending_of(("daily", "day"))]
+        older = [(row.id, run.run_id) for row in state.pending[("daily", "day")]]
         written = await write_fanout(conn, [run], [_entry(3, "day", run.run_id)], older)
         assert set(written.run_ids) == {run.run_id} and written.queued == 1 and written.created_at is not None
 
@@ -55,7 +55,7 @@ async def test_one_write_creates_the_run_queues_the_new_entry_and_consumes_the_o
         after = await read_targets(conn, [], [("daily", "day")])
         consumed = (await conn.execute(text("SELECT count(*) FROM partition_queue WHERE run_id = :r"),
                                        {"r": run.run_id})).scalar_one()
-    assert after.pending_of(("daily", "day")) == [] and after.generation_of(("daily", "day")) == 1
+    assert ("daily", "day") not in after.pending and after.generations[("daily", "day")] == 1
     assert consumed == 3
 
 

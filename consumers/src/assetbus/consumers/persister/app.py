@@ -6,6 +6,10 @@ it is stored; once every receipt, asset event and dead letter of the batch is ac
 broker, the shell commits the batch's own offsets. A database outage stalls the chunk with the
 retry policy's jittered back-off; any other failure makes the shell rewind the batch for redelivery
 after a pause. At start-up the service waits for Kafka and PostgreSQL (`startup_timeout_s`).
+
+Records go through the toolkit's `BatchSender` (one record batch per topic-partition, partitioned
+like `send()`), on the toolkit's idempotent acks=all producer, renewed after a batch the broker refused (a
+missing ACL breaks its sequence numbers). A dead letter too large for the broker is cut (`fitting`).
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ import contextlib
 import logging
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from contextlib import AsyncExitStack
 from typing import Any
 
@@ -28,10 +32,9 @@ from assetbus.consumers.auth.cache import CachedTokenVerifier
 from assetbus.consumers.errors import NotStarted
 from assetbus.consumers.faults import storage_unavailable
 from assetbus.consumers.observe.service import Service
-from assetbus.consumers.persister.batch import BatchProcessor, BatchResult, Prepared
+from assetbus.consumers.persister.batch import BatchProcessor, BatchResult, Outgoing, Prepared
 from assetbus.consumers.persister.config import PersisterConfig
 from assetbus.consumers.persister.metrics import PersisterMetrics
-from assetbus.consumers.persister.publish import PUBLISHING, fitting
 from assetbus.consumers.persister.replies import ReceiptsTopicUnavailable, ReplyTopics
 from assetbus.consumers.storage import create_engine
 from assetbus.producers.kafka.access import access_denied
@@ -42,8 +45,26 @@ from assetbus.producers.kafka.sender import BatchSender, Delivery, wait_all
 from assetbus.producers.kafka.shell import ServiceShell
 from assetbus.producers.kafka.topics import core_specs
 from assetbus.producers.kafka.types import KeyedRecord
+from assetbus.schemas.deadletters import TRUNCATED_FROM
 
 log = logging.getLogger("assetbus.persister")
+
+PUBLISHING = "publishing receipts and asset events"
+"""The persister's work, by name, in its `refusals`."""
+
+DLQ_VALUE_LIMIT = 512 * 1024
+"""A dead letter larger than this keeps only its first bytes (a header says so): it must still fit
+the broker's message size limit, or it would block the batch behind it."""
+
+
+def fitting(records: Iterable[Outgoing]) -> Iterable[Outgoing]:
+    """The records to send; one with headers (a dead letter has them) larger than `DLQ_VALUE_LIMIT` is cut."""
+    for record in records:
+        if not record.headers or record.value is None or len(record.value) <= DLQ_VALUE_LIMIT:
+            yield record
+        else:
+            headers = (*record.headers, (TRUNCATED_FROM, str(len(record.value)).encode()))
+            yield Outgoing(record.topic, record.key, record.value[:DLQ_VALUE_LIMIT], headers)
 
 
 def _settle(future: asyncio.Future[Any]) -> None:

@@ -39,8 +39,6 @@ class AssetCache:
             fresh = await assets_by_name(conn, missing)
             if len(cached) + len(fresh) > MAX_CACHED:
                 cached.clear()
-            for name, row in fresh.items():
-                found[name] = row
-                if row.active:
-                    cached[name] = row
+            found.update(fresh)
+            cached.update((name, row) for name, row in fresh.items() if row.active)
         return found

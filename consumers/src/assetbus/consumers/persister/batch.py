@@ -13,7 +13,7 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import NamedTuple
 
@@ -90,13 +90,11 @@ class BatchResult:
         yield from self.dead_letters
 
     def merge(self, other: BatchResult) -> None:
-        self.receipts += other.receipts
-        self.events += other.events
-        self.dead_letters += other.dead_letters
-        self.statuses += other.statuses
-        self.rejections += other.rejections
-        self.dead_letter_reasons += other.dead_letter_reasons
-        self.db_seconds += other.db_seconds
+        """Add `other` to this result, field by field (lists and counters in place)."""
+        for f in fields(self):
+            total = getattr(self, f.name)
+            total += getattr(other, f.name)
+            setattr(self, f.name, total)
 
     def reject(self, rejection: Rejection) -> None:
         self.receipts.append(Outgoing(rejection.reply_to, rejection.producer_id.encode(),

@@ -77,7 +77,7 @@ async def queue_and_plan(conn: AsyncConnection, dags: Mapping[str, ConsumerDag],
     for entry in fresh:
         target = entry.target
         if target not in queued:
-            queued[target] = [pending(row) for row in state.pending_of(target)]
+            queued[target] = [pending(row) for row in state.pending.get(target, [])]
         queued[target].append(PendingEntry(None, entry))
     plans: list[RunPlan] = []
     for target in sorted(queued, key=lambda t: _arrival(queued[t])):
@@ -171,7 +171,7 @@ def _new_runs(plans: Sequence[RunPlan], state: TargetState,
     generations = state.generations
     for plan, run_id in zip(plans, new_run_ids(len(plans)), strict=True):
         target = (plan.dag_id, plan.target_key)
-        generation = generations[target] = state.generation_of(target) + 1
+        generation = generations[target] = generations.get(target, 0) + 1
         events = plan.events
         only = plan.entries[0] if len(plan.entries) == 1 and plan.entries[0].row_id is None else None
         runs.append(NewRun(run_id, plan.dag_id, plan.target_key, plan.target_date, generation,

@@ -16,12 +16,14 @@ from enum import StrEnum
 from functools import lru_cache
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
 from assetbus.consumers.scheduler import tzcalendar as cal
 from assetbus.schemas import KEY_MAX_LENGTH
 
 _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+PartitionKey = Annotated[str, StringConstraints(min_length=1, max_length=KEY_MAX_LENGTH)]
 
 NEVER: frozenset[str] = frozenset({"\x00never"})
 """The window of a target key the mapping cannot produce: no set of events ever fills it."""
@@ -106,7 +108,8 @@ class StaticMap(_Mapping):
     """A fixed key → key table. With `require_all`, a target waits for every source key mapped to it."""
 
     kind: Literal["static"] = Field(default="static", description="Mapping type.")
-    mapping: dict[str, str] = Field(min_length=1, description="Upstream partition key → target partition key.")
+    mapping: dict[PartitionKey, PartitionKey] = Field(min_length=1,
+                                                      description="Upstream partition key → target partition key.")
     require_all: bool = Field(default=False, description="Wait for every upstream key that maps to the target.")
 
     unit: ClassVar[str] = "keys"
@@ -115,14 +118,6 @@ class StaticMap(_Mapping):
         if mapping is not None:
             data["mapping"] = mapping
         super().__init__(**data)
-
-    @field_validator("mapping")
-    @classmethod
-    def _keys_are_partition_keys(cls, value: dict[str, str]) -> dict[str, str]:
-        for key in (*value, *value.values()):
-            if not 0 < len(key) <= KEY_MAX_LENGTH:
-                raise ValueError(f"partition key {key!r} must be 1 to {KEY_MAX_LENGTH} characters")
-        return value
 
     def map(self, key: str | None, when: datetime | None) -> Mapped | Unmappable:
         if key is None:

@@ -116,8 +116,9 @@ async def replay(engine: AsyncEngine, dag: ConsumerDag, selection: ReplayRange, 
                  publisher: RunPublisher | None = None, on_progress: ProgressCallback | None = None,
                  page: int = 2000, chunk: int = 200, sample: int = SAMPLE) -> ReplayReport:
     report = ReplayReport(dag.dag_id, dry_run, sample=sample)
+    progress: ProgressCallback = on_progress or (lambda phase, done, total: None)
     async with routed_events(engine) as table:
-        await _scan(table, dag, selection, report, page, on_progress)
+        await _scan(table, dag, selection, report, page, progress)
         total = await table.index()
         done = 0
         selected: dict[str | None, list[QueueEntry]] = {}
@@ -128,16 +129,14 @@ async def replay(engine: AsyncEngine, dag: ConsumerDag, selection: ReplayRange, 
             if len(selected) >= chunk:
                 await _chunk(engine, dag, selected, report, publisher)
                 selected = {}
-                if on_progress is not None:
-                    on_progress("create", done, total)
+                progress("create", done, total)
         await _chunk(engine, dag, selected, report, publisher)
-        if on_progress is not None:
-            on_progress("create", done, total)
+        progress("create", done, total)
     return report
 
 
 async def _scan(table: RoutedTable, dag: ConsumerDag, selection: ReplayRange, report: ReplayReport, page: int,
-                on_progress: ProgressCallback | None) -> None:
+                on_progress: ProgressCallback) -> None:
     """Pass 1: route the stored events in id order, page by page, into the replay's table."""
     since = selection.since - MARGIN if selection.since is not None else None
     until = selection.until + MARGIN if selection.until is not None else None
@@ -156,8 +155,7 @@ async def _scan(table: RoutedTable, dag: ConsumerDag, selection: ReplayRange, re
         report.skipped += len(skips)
         await table.add([(e.target_key, e.slot, e.event.event_id) for e in entries
                          if wanted is None or e.target_key in wanted])
-        if on_progress is not None:
-            on_progress("scan", report.scanned, max(total, report.scanned))
+        on_progress("scan", report.scanned, max(total, report.scanned))
 
 
 async def _targets(table: RoutedTable, dag: ConsumerDag, page: int) -> AsyncIterator[tuple[str | None,
@@ -195,22 +193,19 @@ async def _chunk(engine: AsyncEngine, dag: ConsumerDag, selected: dict[str | Non
         async with engine.connect() as conn:
             taken = await targets_with_runs(conn, dag.dag_id, selected)
         for key, entries in selected.items():
-            report.add(TargetOutcome(key, _target_date(entries), len(entries), "exists") if key in taken
-                       else _dry(dag, key, entries, report))
+            if key in taken:
+                report.add(TargetOutcome(key, _target_date(entries), len(entries), "exists"))
+                continue
+            queued = [PendingEntry(None, entry) for entry in entries]
+            plans = plan_runs(dag, key, queued)
+            report.runs += len(plans)
+            report.add(TargetOutcome(key, plans[0].target_date, len(entries), "would create", len(plans)) if plans
+                       else _incomplete(dag, key, queued))
         return
     runs = await _write(engine, dag, selected, report)
     report.runs += len(runs)
     if publisher is not None and runs:
         report.published += await publisher.publish(runs)
-
-
-def _dry(dag: ConsumerDag, key: str | None, entries: list[QueueEntry], report: ReplayReport) -> TargetOutcome:
-    queued = [PendingEntry(None, entry) for entry in entries]
-    plans = plan_runs(dag, key, queued)
-    if plans:
-        report.runs += len(plans)
-        return TargetOutcome(key, plans[0].target_date, len(entries), "would create", len(plans))
-    return _incomplete(dag, key, queued)
 
 
 async def _write(engine: AsyncEngine, dag: ConsumerDag, selected: dict[str | None, list[QueueEntry]],

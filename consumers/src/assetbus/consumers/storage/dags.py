@@ -23,6 +23,8 @@ class SyncChange(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class DagRow:
+    """A `consumer_dags` row (its columns in order)."""
+
     dag_id: str
     fileloc: str
     definition: dict[str, Any]
@@ -32,9 +34,6 @@ class DagRow:
     created_at: datetime
     updated_at: datetime
 
-
-_COLUMNS = (consumer_dags.c.dag_id, consumer_dags.c.fileloc, consumer_dags.c.definition, consumer_dags.c.fingerprint,
-            consumer_dags.c.coalesce, consumer_dags.c.active, consumer_dags.c.created_at, consumer_dags.c.updated_at)
 
 _UPSERT = text("""
 WITH before AS (SELECT active FROM consumer_dags WHERE dag_id = :dag_id)
@@ -102,21 +101,21 @@ async def dags_under(conn: AsyncConnection, root: str) -> list[DagRow]:
     """DAGs whose defining file is `root` or lies under the folder `root`."""
     prefix = root.rstrip("/") + "/"
     rows = await conn.execute(
-        select(*_COLUMNS).where((consumer_dags.c.fileloc == root)
+        select(consumer_dags).where((consumer_dags.c.fileloc == root)
                                 | (func.left(consumer_dags.c.fileloc, len(prefix)) == prefix))
     )
     return [DagRow(*row) for row in rows]
 
 
 async def list_dags(conn: AsyncConnection, *, active_only: bool = False) -> list[DagRow]:
-    query = select(*_COLUMNS).order_by(consumer_dags.c.dag_id)
+    query = select(consumer_dags).order_by(consumer_dags.c.dag_id)
     if active_only:
         query = query.where(consumer_dags.c.active)
     return [DagRow(*row) for row in await conn.execute(query)]
 
 
 async def get_dag(conn: AsyncConnection, dag_id: str) -> DagRow | None:
-    row = (await conn.execute(select(*_COLUMNS).where(consumer_dags.c.dag_id == dag_id))).one_or_none()
+    row = (await conn.execute(select(consumer_dags).where(consumer_dags.c.dag_id == dag_id))).one_or_none()
     return DagRow(*row) if row is not None else None
 
 

@@ -81,10 +81,6 @@ class StoredEvent:
     try_number: int | None
     created_at: datetime
 
-    @property
-    def scope_key(self) -> ScopeKey:
-        return (self.asset_id, self.dedupe_scope, self.dedupe_key)
-
 
 _INSERT = """
 WITH inserted AS (
@@ -170,7 +166,7 @@ async def find_events(conn: AsyncConnection, keys: Iterable[ScopeKey]) -> dict[S
         return {}
     rows = await conn.execute(_FETCH, {"asset_id": [k[0] for k in wanted], "scope": [k[1] for k in wanted],
                                        "key": [k[2] for k in wanted]})
-    return {event.scope_key: event for event in map(stored_event, rows)}
+    return {(e.asset_id, e.dedupe_scope, e.dedupe_key): e for e in map(stored_event, rows)}
 
 
 def stored_event(row: Any) -> StoredEvent:

@@ -58,16 +58,9 @@ class TargetState:
     known: set[tuple[str, int]] = field(default_factory=set)
     """(dag, event id) pairs queued before (pending or consumed) or recorded by their run: redeliveries."""
     pending: dict[Target, list[QueueRow]] = field(default_factory=dict)
-    """The pending entries of the targets that have some, in arrival order (`pending_of`)."""
+    """The pending entries of the targets that have some, in arrival order."""
     generations: dict[Target, int] = field(default_factory=dict)
-    """The latest run generation of the targets that have runs (`generation_of`)."""
-
-    def pending_of(self, target: Target) -> list[QueueRow]:
-        return self.pending.get(target, [])
-
-    def generation_of(self, target: Target) -> int:
-        """0 when the target has no run yet."""
-        return self.generations.get(target, 0)
+    """The latest run generation of the targets that have runs (absent: none yet, generation 0)."""
 
 
 _READ = text("""

@@ -53,10 +53,6 @@ class RedriveRow:
     redriven_at: datetime
 
 
-_COLUMNS = ("id, dlq_topic, dlq_partition, dlq_offset, reason, target_topic, target_partition, target_offset, "
-            "value_sha256, value_replaced, operator, note, redriven_at")
-
-
 async def claim_redrive(conn: AsyncConnection, *, dlq_topic: str, dlq_partition: int, dlq_offset: int, reason: str,
                         target_topic: str, value_sha256: str, replaced: bool, operator: str,
                         note: str) -> int | None:
@@ -78,6 +74,6 @@ async def complete_redrive(conn: AsyncConnection, redrive_id: int, target_partit
 
 async def list_redrives(conn: AsyncConnection, dlq_topic: str) -> dict[tuple[int, int], RedriveRow]:
     """Every redrive from `dlq_topic`, by (partition, offset)."""
-    rows = await conn.execute(text(f"SELECT {_COLUMNS} FROM dlq_redrives WHERE dlq_topic = :t ORDER BY id"),
-                              {"t": dlq_topic})
+    rows = await conn.execute(dlq_redrives.select().where(dlq_redrives.c.dlq_topic == dlq_topic)  # the fields' order
+                              .order_by(dlq_redrives.c.id))
     return {(row.dlq_partition, row.dlq_offset): RedriveRow(*row) for row in rows}

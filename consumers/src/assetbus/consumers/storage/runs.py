@@ -143,16 +143,6 @@ async def list_runs(conn: AsyncConnection, *, dag_id: str | None = None, status:
     return [_run(row) for row in rows]
 
 
-async def runs_by_run_id(conn: AsyncConnection, run_ids: Iterable[str]) -> list[RunRow]:
-    """The runs with these run ids, oldest first (unknown ids are absent)."""
-    wanted = sorted(set(run_ids))
-    if not wanted:
-        return []
-    rows = await conn.execute(text(f"SELECT {_COLUMNS} FROM consumer_runs WHERE run_id = ANY(CAST(:ids AS text[])) "
-                                   "ORDER BY id"), {"ids": wanted})
-    return [_run(row) for row in rows]
-
-
 async def get_run(conn: AsyncConnection, run_id: str) -> RunRow | None:
     row = (await conn.execute(text(f"SELECT {_COLUMNS} FROM consumer_runs WHERE run_id = :r"),
                               {"r": run_id})).one_or_none()
@@ -259,7 +249,11 @@ async def event_lineage(conn: AsyncConnection, event_id: int) -> EventLineage:
                                         "WHERE event_id = :event_id UNION ALL "
                                         "SELECT dag_id, partition_key, run_id FROM consumer_runs "
                                         "WHERE event_id = :event_id"), {"event_id": event_id}))
-    runs = await runs_by_run_id(conn, [row.run_id for row in rows if row.run_id is not None])
+    runs: list[RunRow] = []
+    if run_ids := sorted({row.run_id for row in rows if row.run_id is not None}):
+        runs = [_run(run) for run in await conn.execute(text(
+            f"SELECT {_COLUMNS} FROM consumer_runs WHERE run_id = ANY(CAST(:ids AS text[])) ORDER BY id"),
+            {"ids": run_ids})]
     waiting = [WaitingIn(row.dag_id, loaded_key(row.target_key)) for row in rows if row.run_id is None]
     return EventLineage(runs, waiting)
 

@@ -205,24 +205,22 @@ def _versions(when: Precondition) -> list[int] | None:
 _TI = "dag_id = $1 AND run_id = $2 AND task_id = $3 AND map_index = $4"
 _TI_KEY = f"{_TI} AND key = $5"
 
+_TASK_INSERT = ("INSERT INTO task_state (dag_id, run_id, task_id, map_index, key, value, expires_at) "
+                "VALUES ($1, $2, $3, $4, $5, $6::json, $7) ON CONFLICT")
+_TASK_ANSWER = ("RETURNING version) SELECT (SELECT version FROM changed), "
+                f"(SELECT version FROM task_state WHERE {_TI_KEY})")
+"""Closes a `changed` CTE: the version it wrote (None: the precondition failed) and the version stored now."""
+
 _TASK_GET = f"SELECT value::text, version FROM task_state WHERE {_TI_KEY}"
-_TASK_UPSERT = (
-    "INSERT INTO task_state (dag_id, run_id, task_id, map_index, key, value, expires_at) "
-    "VALUES ($1, $2, $3, $4, $5, $6::json, $7) "
-    "ON CONFLICT (dag_id, run_id, task_id, map_index, key) DO UPDATE SET value = excluded.value, "
-    "version = task_state.version + 1, updated_at = now(), expires_at = excluded.expires_at RETURNING version")
-_TASK_CREATE = (
-    "WITH written AS (INSERT INTO task_state (dag_id, run_id, task_id, map_index, key, value, expires_at) "
-    "VALUES ($1, $2, $3, $4, $5, $6::json, $7) ON CONFLICT DO NOTHING RETURNING version) "
-    f"SELECT (SELECT version FROM written), (SELECT version FROM task_state WHERE {_TI_KEY})")
-_TASK_REPLACE = (
-    "WITH written AS (UPDATE task_state SET value = $6::json, version = version + 1, updated_at = now(), "
-    f"expires_at = $7 WHERE {_TI_KEY} AND ($8::int[] IS NULL OR version = ANY($8)) RETURNING version) "
-    f"SELECT (SELECT version FROM written), (SELECT version FROM task_state WHERE {_TI_KEY})")
+_TASK_UPSERT = (f"{_TASK_INSERT} (dag_id, run_id, task_id, map_index, key) DO UPDATE SET value = excluded.value, "
+                "version = task_state.version + 1, updated_at = now(), expires_at = excluded.expires_at "
+                "RETURNING version")
+_TASK_CREATE = f"WITH changed AS ({_TASK_INSERT} DO NOTHING {_TASK_ANSWER}"
+_TASK_REPLACE = ("WITH changed AS (UPDATE task_state SET value = $6::json, version = version + 1, updated_at = now(), "
+                 f"expires_at = $7 WHERE {_TI_KEY} AND ($8::int[] IS NULL OR version = ANY($8)) {_TASK_ANSWER}")
 _TASK_DELETE = f"DELETE FROM task_state WHERE {_TI_KEY} RETURNING version"
-_TASK_DELETE_IF = (
-    f"WITH gone AS (DELETE FROM task_state WHERE {_TI_KEY} AND ($6::int[] IS NULL OR version = ANY($6)) "
-    f"RETURNING version) SELECT (SELECT version FROM gone), (SELECT version FROM task_state WHERE {_TI_KEY})")
+_TASK_DELETE_IF = (f"WITH changed AS (DELETE FROM task_state WHERE {_TI_KEY} "
+                   f"AND ($6::int[] IS NULL OR version = ANY($6)) {_TASK_ANSWER}")
 _TASK_CLEAR = f"DELETE FROM task_state WHERE {_TI}"
 _TASK_CLEAR_ALL = "DELETE FROM task_state WHERE dag_id = $1 AND run_id = $2 AND task_id = $3"
 
@@ -291,23 +289,19 @@ _CURRENT = "(SELECT version FROM asset_state WHERE asset_id = (SELECT id FROM re
 
 def _asset_statements(by: str) -> dict[str, str]:
     head = f"WITH {_registered(by)}"
+    insert = "INSERT INTO asset_state (asset_id, key, value) SELECT id, $4, $5::json FROM registered ON CONFLICT"
+    answer = f"RETURNING version) SELECT (SELECT id FROM registered), (SELECT version FROM changed), {_CURRENT}"
     return {
         "get": f"{head} SELECT registered.id, asset_state.value::text, asset_state.version FROM registered "
                "LEFT JOIN asset_state ON asset_state.asset_id = registered.id AND asset_state.key = $4",
-        "upsert": f"{head}, written AS (INSERT INTO asset_state (asset_id, key, value) "
-                  "SELECT id, $4, $5::json FROM registered ON CONFLICT (asset_id, key) DO UPDATE SET "
-                  "value = excluded.value, version = asset_state.version + 1, updated_at = now() RETURNING version) "
-                  f"SELECT (SELECT id FROM registered), (SELECT version FROM written), {_CURRENT}",
-        "create": f"{head}, written AS (INSERT INTO asset_state (asset_id, key, value) "
-                  "SELECT id, $4, $5::json FROM registered ON CONFLICT DO NOTHING RETURNING version) "
-                  f"SELECT (SELECT id FROM registered), (SELECT version FROM written), {_CURRENT}",
-        "replace": f"{head}, written AS (UPDATE asset_state SET value = $5::json, version = version + 1, "
+        "upsert": f"{head}, changed AS ({insert} (asset_id, key) DO UPDATE SET value = excluded.value, "
+                  f"version = asset_state.version + 1, updated_at = now() {answer}",
+        "create": f"{head}, changed AS ({insert} DO NOTHING {answer}",
+        "replace": f"{head}, changed AS (UPDATE asset_state SET value = $5::json, version = version + 1, "
                    "updated_at = now() WHERE asset_id = (SELECT id FROM registered) AND key = $4 "
-                   "AND ($6::int[] IS NULL OR version = ANY($6)) RETURNING version) "
-                   f"SELECT (SELECT id FROM registered), (SELECT version FROM written), {_CURRENT}",
-        "delete": f"{head}, gone AS (DELETE FROM asset_state WHERE asset_id = (SELECT id FROM registered) "
-                  "AND key = $4 AND ($5::int[] IS NULL OR version = ANY($5)) RETURNING version) "
-                  f"SELECT (SELECT id FROM registered), (SELECT version FROM gone), {_CURRENT}",
+                   f"AND ($6::int[] IS NULL OR version = ANY($6)) {answer}",
+        "delete": f"{head}, changed AS (DELETE FROM asset_state WHERE asset_id = (SELECT id FROM registered) "
+                  f"AND key = $4 AND ($5::int[] IS NULL OR version = ANY($5)) {answer}",
         "clear": f"{head}, gone AS (DELETE FROM asset_state WHERE asset_id = (SELECT id FROM registered) "
                  "RETURNING 1) SELECT (SELECT id FROM registered), (SELECT count(*) FROM gone)",
     }

@@ -103,8 +103,6 @@ partition_queue = Table(
     Index("ix_partition_queue_pending", "dag_id", "target_key", postgresql_where=text("run_id IS NULL")),
     Index(None, "event_id"),  # an event's runs and waits (0005)
 )
-"""One row per (consumer DAG, upstream event) that waits: pending while run_id is null, then the run's history.
-An event that makes its target ready on its own gets no row: its run records it (`consumer_runs.event_id`)."""
 
 consumer_runs = Table(
     "consumer_runs",
@@ -135,8 +133,6 @@ consumer_runs = Table(
     Index("ix_consumer_runs_external_open", "dag_id", "id",
           postgresql_where=text("external_run_id IS NOT NULL AND status = 'running'")),
 )
-"""At most one run per (dag, target partition, generation). A claim is a lease: `attempts` is its fence
-(bumped per successful claim), `lease_until` its expiry (see `storage.runs.claim_run`)."""
 
 unpublished_batches = Table(
     "unpublished_batches",
