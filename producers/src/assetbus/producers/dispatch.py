@@ -28,6 +28,7 @@ from assetbus.producers.kafka.periodic import cancel_and_wait
 from assetbus.producers.kafka.producer import create_producer
 from assetbus.producers.kafka.properties import check_compression
 from assetbus.producers.kafka.replies import ReplyReader
+from assetbus.producers.kafka.types import Lifecycle
 from assetbus.producers.outbox import Outbox
 from assetbus.producers.tracing import Header, span_headers
 from assetbus.producers.wire import EmissionRequest, command_encoder
@@ -114,7 +115,7 @@ class _Slots:
                 waiter.set_result(None)
 
 
-class Dispatcher:
+class Dispatcher(Lifecycle):
     """`async with Dispatcher(connection, topics) as d: future = await d.submit_request(token, request)`."""
 
     def __init__(self, connection: KafkaConnection, topics: Topics | None = None, *, producer_id: str | None = None,
@@ -178,13 +179,6 @@ class Dispatcher:
                     await self._producer.stop()
             finally:
                 await self.receipts.stop()
-
-    async def __aenter__(self) -> Dispatcher:
-        await self.start()
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.stop()
 
     @property
     def batches_sent(self) -> int:
