@@ -183,7 +183,7 @@ class Dispatcher(Lifecycle):
     @property
     def batches_sent(self) -> int:
         """Record batches handed to Kafka so far."""
-        return self._outbox.batches_sent if self._outbox is not None else 0
+        return self._outbox.sender.batches_sent if self._outbox is not None else 0
 
     def encoder(self, token: str) -> CommandEncoder:
         encoder = self._encoders.get(token)
@@ -231,7 +231,7 @@ class Dispatcher(Lifecycle):
         if len(pending) > stats.peak_in_flight:
             stats.peak_in_flight = len(pending)
         outbox.put(key, payload, entry, entry.headers)
-        if outbox.has_full_batches:
+        if outbox.sender.has_full_batches:
             await asyncio.sleep(0)  # let the outbox hand a full batch to Kafka before filling the next
         return future
 
