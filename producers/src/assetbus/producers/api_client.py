@@ -142,7 +142,6 @@ class SyncExecutionApi:
 
     def request(self, method: str, path: str, *, repeatable: bool, json: Any = None,
                 params: Mapping[str, str] | None = None, headers: Mapping[str, str] | None = None) -> httpx.Response:
-        """As `ExecutionApi.request`."""
         call = _Call(self, repeatable, json, params, headers)
         while True:
             outcome: httpx.Response | httpx.HTTPError

@@ -23,7 +23,6 @@ def _iso(when: datetime | None) -> str | None:
 
 
 def source_dict(source: Provenance) -> dict[str, Any]:
-    """A Provenance as its JSON object."""
     return {"kind": source.kind.value, "dag_id": source.dag_id, "run_id": source.run_id, "task_id": source.task_id,
             "map_index": source.map_index, "try_number": source.try_number}
 
@@ -45,7 +44,6 @@ def triggering_event_json(payload: dict[str, Any], source_json: str) -> str:
 
 
 def json_array(items_json: Iterable[str]) -> str:
-    """The JSON array of values serialized one by one."""
     return "[" + ",".join(items_json) + "]"
 
 
