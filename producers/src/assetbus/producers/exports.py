@@ -23,20 +23,16 @@ import ast
 import importlib
 import importlib.util
 import sys
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 __all__ = ["lazy_exports"]
 
 
-def lazy_exports(package: str, exports: Mapping[str, Iterable[str]] | None = None
-                 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
-    """The `__getattr__` and `__dir__` of `package`: `exports` maps a module (`.name` is relative to the
-    package, as in an import) to the names it gives the package; None: the `from ... import` statements under
-    the `if TYPE_CHECKING:` of the package's `__init__`."""
-    if exports is None:
-        exports = _type_checking_imports(package)
-    modules = {importlib.util.resolve_name(module, package): tuple(names) for module, names in exports.items()}
+def lazy_exports(package: str) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """The `__getattr__` and `__dir__` of `package`, for the names its `__init__` imports under `if TYPE_CHECKING:`
+    (`from module import name, ...` statements)."""
+    modules = _type_checking_imports(package)
     where = {name: module for module, names in modules.items() for name in names}
 
     def __getattr__(name: str) -> Any:
@@ -64,6 +60,7 @@ def _type_checking_imports(package: str) -> dict[str, list[str]]:
     for node in tree.body:
         if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
             for statement in node.body:
-                if isinstance(statement, ast.ImportFrom) and statement.module is not None:
-                    found.setdefault(statement.module, []).extend(alias.name for alias in statement.names)
+                if isinstance(statement, ast.ImportFrom):
+                    module = importlib.util.resolve_name("." * statement.level + (statement.module or ""), package)
+                    found.setdefault(module, []).extend(alias.name for alias in statement.names)
     return found
