@@ -3,6 +3,7 @@ same classes and methods (described on the blocking ones), each awaited."""
 
 from __future__ import annotations
 
+import functools
 from datetime import datetime
 from typing import Any
 
@@ -88,13 +89,10 @@ class StateClient:
         self.token = token
         self._api = SyncExecutionApi(base_url, token, timeout_s=timeout_s, http=http,
                                      retry=connect_policy(connect_retries))
-        self._task_state: TaskState | None = None
 
-    @property
+    @functools.cached_property
     def task_state(self) -> TaskState:
-        if self._task_state is None:
-            self._task_state = TaskState(self, Target(ti_id=own_ti_id(self.token)))
-        return self._task_state
+        return TaskState(self, Target(ti_id=own_ti_id(self.token)))
 
     def asset(self, asset: object) -> Asset:
         """The state of one asset: its name, an AssetRef, or an asset handle (`producers.Asset`)."""
@@ -170,13 +168,10 @@ class AsyncStateClient:
                  http: httpx.AsyncClient | None = None) -> None:
         self.token = token
         self._api = ExecutionApi(base_url, token, timeout_s=timeout_s, http=http, retry=connect_policy(connect_retries))
-        self._task_state: AsyncTaskState | None = None
 
-    @property
+    @functools.cached_property
     def task_state(self) -> AsyncTaskState:
-        if self._task_state is None:
-            self._task_state = AsyncTaskState(self, Target(ti_id=own_ti_id(self.token)))
-        return self._task_state
+        return AsyncTaskState(self, Target(ti_id=own_ti_id(self.token)))
 
     def asset(self, asset: object) -> AsyncAsset:
         return AsyncAsset(self, asset_name(asset))
