@@ -3,6 +3,7 @@ same classes and methods (described on the blocking ones), each awaited."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from datetime import datetime
 from typing import Any
@@ -81,7 +82,7 @@ class Asset:
         self.state = AssetState(client, Target(asset_name=name))
 
 
-class StateClient:
+class StateClient(contextlib.AbstractContextManager["StateClient"]):
     """Task and asset state over the execution API, with the task's token. Use as a context manager."""
 
     def __init__(self, base_url: str, token: str, *, timeout_s: float = 10.0, connect_retries: int = 2,
@@ -109,9 +110,6 @@ class StateClient:
 
     def close(self) -> None:
         self._api.close()
-
-    def __enter__(self) -> StateClient:
-        return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
@@ -161,7 +159,7 @@ class AsyncAsset:
         self.state = AsyncAssetState(client, Target(asset_name=name))
 
 
-class AsyncStateClient:
+class AsyncStateClient(contextlib.AbstractAsyncContextManager["AsyncStateClient"]):
     """Task and asset state over the execution API, with the task's token. `async with` it."""
 
     def __init__(self, base_url: str, token: str, *, timeout_s: float = 10.0, connect_retries: int = 2,
@@ -185,9 +183,6 @@ class AsyncStateClient:
 
     async def aclose(self) -> None:
         await self._api.aclose()
-
-    async def __aenter__(self) -> AsyncStateClient:
-        return self
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
