@@ -113,16 +113,17 @@ class BrokerUnavailable(EmitterError):
 
 
 class EmissionRejected(EmitterError):
-    """The persister answered `rejected`; `code` says why (switch on it or on the subclass). Each subclass names
-    its code in its class statement (`class InvalidCommand(EmissionRejected, code=...)`), which registers it in
-    `REJECTIONS`."""
+    """The persister answered `rejected`; `code` says why (switch on it or on the subclass). A subclass that names
+    its code in its class statement (`class InvalidCommand(EmissionRejected, code=...)`) is the one `REJECTIONS`
+    holds for it."""
 
     code: ErrorCode = ErrorCode.INTERNAL
 
-    def __init_subclass__(cls, *, code: ErrorCode, **kwargs: object) -> None:
+    def __init_subclass__(cls, *, code: ErrorCode | None = None, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
-        cls.code = code
-        REJECTIONS[code] = cls
+        if code is not None:
+            cls.code = code
+            REJECTIONS[code] = cls
 
     def __init__(self, receipt: Receipt) -> None:
         code = receipt.error_code or ErrorCode.INTERNAL
