@@ -1,4 +1,5 @@
-"""The toolkit's aliases: what a consumed record offers, and the shapes of the handlers the shell runs.
+"""The toolkit's aliases: what a consumed record offers, the shapes of the handlers the shell runs, and the
+start/stop lifecycle that clients of the toolkit share.
 
 aiokafka's `ConsumerRecord` satisfies both record protocols; tests and benchmarks pass plain objects.
 """
