@@ -29,7 +29,7 @@ async def test_a_lone_record_does_not_wait_for_linger_and_a_burst_behind_a_batch
         try:
             def handed_over(n: int) -> Callable[[], Awaitable[bool]]:
                 async def check() -> bool:
-                    return outbox.batches_sent >= n
+                    return outbox.sender.batches_sent >= n
                 return check
 
             started = time.monotonic()
@@ -42,8 +42,9 @@ async def test_a_lone_record_does_not_wait_for_linger_and_a_burst_behind_a_batch
                 if i == 0:
                     await wait_for(handed_over(2), what="the burst's first record handed over at once")
             await outbox.flush()
-            assert outbox._sender.records_sent == 2_001
-            assert outbox.batches_sent <= 4, outbox.batches_sent  # the 1,999 behind the first in 1 or 2 batches
+            assert outbox.sender.records_sent == 2_001
+            batches = outbox.sender.batches_sent
+            assert batches <= 4, batches  # the 1,999 behind the first in 1 or 2 batches
             assert time.monotonic() - started < LINGER_S, "a batch waited for the full linger"
         finally:
             await outbox.stop()

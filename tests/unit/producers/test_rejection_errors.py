@@ -64,3 +64,11 @@ def test_raise_for_rejection_passes_accepted_receipts_through() -> None:
     assert raise_for_rejection(accepted) is accepted
     with pytest.raises(AssetNotFound):
         raise_for_rejection(rejected(ErrorCode.ASSET_NOT_FOUND))
+
+
+def test_a_subclass_without_a_code_keeps_its_parent_s_and_takes_no_code_over() -> None:
+    class Mine(Unauthorized):
+        pass
+
+    assert Mine.code is ErrorCode.UNAUTHORIZED
+    assert type(rejection_error(rejected(ErrorCode.UNAUTHORIZED))) is Unauthorized

@@ -44,22 +44,7 @@ if TYPE_CHECKING:
     from assetbus.producers.signing import SigningKey
     from assetbus.producers.tokens import dag_token, issue_token, refresh_token, source_of, task_token
 else:  # the type checker sees the imports above, not a module __getattr__
-    __getattr__, __dir__ = lazy_exports(__name__, {
-        ".assets": ("Asset",),
-        ".callbacks": ("AssetNotifier", "run_references"),
-        ".context": ("EmissionContext", "callback_context", "current_context", "forbid_emission", "task_context"),
-        ".dispatch": ("DispatchConfig", "Dispatcher"),
-        ".emitter": ("AsyncEmitter",),
-        ".errors": (
-            "AssetNotDeclared", "AssetNotFound", "AttemptEnded", "BrokerUnavailable", "EmissionRejected",
-            "EmitterClosed", "EmitterError", "ExtraTooLarge", "InsufficientScope", "InternalError", "InvalidCommand",
-            "InvalidEmission", "InvalidPartition", "NoEmissionContext", "ReceiptTimeout", "Unauthorized",
-            "UnknownAsset", "UnsupportedSchemaVersion", "raise_for_rejection", "rejection_error",
-        ),
-        ".runtime": ("configure", "shutdown"),
-        ".signing": ("SigningKey",),
-        ".tokens": ("dag_token", "issue_token", "refresh_token", "source_of", "task_token"),
-    })
+    __getattr__, __dir__ = lazy_exports(__name__)
 
 __all__ = ["Asset", "AssetNotDeclared", "AssetNotFound", "AssetNotifier", "AsyncEmitter", "AttemptEnded",
            "BrokerUnavailable", "DispatchConfig", "Dispatcher", "EmissionContext", "EmissionRejected", "EmitterClosed",

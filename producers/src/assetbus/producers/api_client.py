@@ -16,6 +16,7 @@ Each request carries the bearer token and the API version this SDK was written f
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -94,7 +95,7 @@ class _Call:
                              f"{type(outcome).__name__}: {outcome}")
 
 
-class ExecutionApi:
+class ExecutionApi(contextlib.AbstractAsyncContextManager["ExecutionApi"]):
     """Async requests to the execution API as one token (`async with`, or `aclose()`)."""
 
     def __init__(self, base_url: str, token: str, *, timeout_s: float = 10.0, retry: RetryPolicy = API_RETRY,
@@ -123,14 +124,11 @@ class ExecutionApi:
     async def aclose(self) -> None:
         await self._http.aclose()
 
-    async def __aenter__(self) -> ExecutionApi:
-        return self
-
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
 
-class SyncExecutionApi:
+class SyncExecutionApi(contextlib.AbstractContextManager["SyncExecutionApi"]):
     """The same, blocking (task code without an event loop, Airflow's workers)."""
 
     def __init__(self, base_url: str, token: str, *, timeout_s: float = 10.0, retry: RetryPolicy = API_RETRY,
@@ -142,7 +140,6 @@ class SyncExecutionApi:
 
     def request(self, method: str, path: str, *, repeatable: bool, json: Any = None,
                 params: Mapping[str, str] | None = None, headers: Mapping[str, str] | None = None) -> httpx.Response:
-        """As `ExecutionApi.request`."""
         call = _Call(self, repeatable, json, params, headers)
         while True:
             outcome: httpx.Response | httpx.HTTPError
@@ -156,9 +153,6 @@ class SyncExecutionApi:
 
     def close(self) -> None:
         self._http.close()
-
-    def __enter__(self) -> SyncExecutionApi:
-        return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()

@@ -76,7 +76,8 @@ class Asset:
         `raise_on_reject=False`, and ReceiptTimeout when no receipt came after every resend.
         """
         request, future = self._submit(options)
-        limit = _wait_limit(request)
+        config = get_runtime().config
+        limit = (request.timeout_s or config.receipt_timeout_s) * (request.attempts or config.attempts) + _WAIT_MARGIN_S
         try:
             receipt = future.result(timeout=limit)
         except concurrent.futures.TimeoutError as error:
@@ -99,8 +100,3 @@ class Asset:
         """`emit_nowait()` for async task code; the future belongs to the caller's event loop."""
         context, request = self._request(options)
         return await _transport(context).asubmit(context.token, request)
-
-
-def _wait_limit(request: EmissionRequest) -> float:
-    config = get_runtime().config
-    return (request.timeout_s or config.receipt_timeout_s) * (request.attempts or config.attempts) + _WAIT_MARGIN_S

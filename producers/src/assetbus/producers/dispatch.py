@@ -28,6 +28,7 @@ from assetbus.producers.kafka.periodic import cancel_and_wait
 from assetbus.producers.kafka.producer import create_producer
 from assetbus.producers.kafka.properties import check_compression
 from assetbus.producers.kafka.replies import ReplyReader
+from assetbus.producers.kafka.types import Lifecycle
 from assetbus.producers.outbox import Outbox
 from assetbus.producers.tracing import Header, span_headers
 from assetbus.producers.wire import EmissionRequest, command_encoder
@@ -114,7 +115,7 @@ class _Slots:
                 waiter.set_result(None)
 
 
-class Dispatcher:
+class Dispatcher(Lifecycle):
     """`async with Dispatcher(connection, topics) as d: future = await d.submit_request(token, request)`."""
 
     def __init__(self, connection: KafkaConnection, topics: Topics | None = None, *, producer_id: str | None = None,
@@ -179,17 +180,10 @@ class Dispatcher:
             finally:
                 await self.receipts.stop()
 
-    async def __aenter__(self) -> Dispatcher:
-        await self.start()
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.stop()
-
     @property
     def batches_sent(self) -> int:
         """Record batches handed to Kafka so far."""
-        return self._outbox.batches_sent if self._outbox is not None else 0
+        return self._outbox.sender.batches_sent if self._outbox is not None else 0
 
     def encoder(self, token: str) -> CommandEncoder:
         encoder = self._encoders.get(token)
@@ -237,7 +231,7 @@ class Dispatcher:
         if len(pending) > stats.peak_in_flight:
             stats.peak_in_flight = len(pending)
         outbox.put(key, payload, entry, entry.headers)
-        if outbox.has_full_batches:
+        if outbox.sender.has_full_batches:
             await asyncio.sleep(0)  # let the outbox hand a full batch to Kafka before filling the next
         return future
 

@@ -9,6 +9,7 @@ from typing_extensions import Unpack
 from assetbus.producers.dispatch import DispatchConfig, Dispatcher, DispatchStats
 from assetbus.producers.errors import raise_for_rejection
 from assetbus.producers.kafka.connection import KafkaConnection, as_connection
+from assetbus.producers.kafka.types import Lifecycle
 from assetbus.producers.options import EmitOptions, SendOptions
 from assetbus.producers.tokens import source_of
 from assetbus.producers.wire import prepare
@@ -17,7 +18,7 @@ from assetbus.schemas import AssetRef, EmissionCommand, Provenance, Receipt, Top
 __all__ = ["AsyncEmitter"]
 
 
-class AsyncEmitter:
+class AsyncEmitter(Lifecycle):
     """`async with AsyncEmitter(connection, token) as emitter: await emitter.emit(asset, ...)`.
 
     `connection` is a `KafkaConnection` (`KafkaConnection.from_environ()` reads the task runner's
@@ -61,13 +62,6 @@ class AsyncEmitter:
     async def stop(self) -> None:
         if self._owns:
             await self.dispatcher.stop()
-
-    async def __aenter__(self) -> AsyncEmitter:
-        await self.start()
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.stop()
 
     def command(self, asset: AssetRef, **options: Unpack[EmitOptions]) -> EmissionCommand:
         """A validated command, ready to `submit` or `send` (raises InvalidEmission)."""

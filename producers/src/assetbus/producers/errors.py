@@ -113,9 +113,17 @@ class BrokerUnavailable(EmitterError):
 
 
 class EmissionRejected(EmitterError):
-    """The persister answered `rejected`; `code` says why (switch on it or on the subclass)."""
+    """The persister answered `rejected`; `code` says why (switch on it or on the subclass). A subclass that names
+    its code in its class statement (`class InvalidCommand(EmissionRejected, code=...)`) is the one `REJECTIONS`
+    holds for it."""
 
     code: ErrorCode = ErrorCode.INTERNAL
+
+    def __init_subclass__(cls, *, code: ErrorCode | None = None, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        if code is not None:
+            cls.code = code
+            REJECTIONS[code] = cls
 
     def __init__(self, receipt: Receipt) -> None:
         code = receipt.error_code or ErrorCode.INTERNAL
@@ -125,71 +133,47 @@ class EmissionRejected(EmitterError):
         self.retriable = code is ErrorCode.INTERNAL
 
 
-class InvalidCommand(EmissionRejected):
+REJECTIONS: dict[ErrorCode, type[EmissionRejected]] = {}
+
+
+class InvalidCommand(EmissionRejected, code=ErrorCode.INVALID_COMMAND):
     """`invalid_command`: the command breaks the wire contract."""
 
-    code = ErrorCode.INVALID_COMMAND
 
-
-class UnsupportedSchemaVersion(EmissionRejected):
+class UnsupportedSchemaVersion(EmissionRejected, code=ErrorCode.UNSUPPORTED_SCHEMA_VERSION):
     """`unsupported_schema_version`: the persister does not read this contract version."""
 
-    code = ErrorCode.UNSUPPORTED_SCHEMA_VERSION
 
-
-class AssetNotFound(EmissionRejected):
+class AssetNotFound(EmissionRejected, code=ErrorCode.ASSET_NOT_FOUND):
     """`asset_not_found`: no active asset is registered with that name *and* URI."""
 
-    code = ErrorCode.ASSET_NOT_FOUND
 
-
-class Unauthorized(EmissionRejected):
+class Unauthorized(EmissionRejected, code=ErrorCode.UNAUTHORIZED):
     """`unauthorized`: the token is forged or expired, or the body claims another source."""
 
-    code = ErrorCode.UNAUTHORIZED
 
-
-class AttemptEnded(Unauthorized):
+class AttemptEnded(Unauthorized, code=ErrorCode.ATTEMPT_ENDED):
     """`attempt_ended`: the token's attempt ended (past its callbacks' grace) before the token was used."""
 
-    code = ErrorCode.ATTEMPT_ENDED
 
-
-class InsufficientScope(EmissionRejected):
+class InsufficientScope(EmissionRejected, code=ErrorCode.INSUFFICIENT_SCOPE):
     """`insufficient_scope`: the token is valid but lacks the `emit` scope."""
 
-    code = ErrorCode.INSUFFICIENT_SCOPE
 
-
-class AssetNotDeclared(EmissionRejected):
+class AssetNotDeclared(EmissionRejected, code=ErrorCode.ASSET_NOT_DECLARED):
     """`asset_not_declared`: the token's publication policy does not name the asset (the message does)."""
 
-    code = ErrorCode.ASSET_NOT_DECLARED
 
-
-class InvalidPartition(EmissionRejected):
+class InvalidPartition(EmissionRejected, code=ErrorCode.INVALID_PARTITION):
     """`invalid_partition`: the partition arguments break the rules."""
 
-    code = ErrorCode.INVALID_PARTITION
 
-
-class ExtraTooLarge(EmissionRejected):
+class ExtraTooLarge(EmissionRejected, code=ErrorCode.EXTRA_TOO_LARGE):
     """`extra_too_large`: `extra` is larger than the limit."""
 
-    code = ErrorCode.EXTRA_TOO_LARGE
 
-
-class InternalError(EmissionRejected):
+class InternalError(EmissionRejected, code=ErrorCode.INTERNAL):
     """`internal`: the service failed on this command; emitting again with the same dedupe key is safe."""
-
-    code = ErrorCode.INTERNAL
-
-
-REJECTIONS: dict[ErrorCode, type[EmissionRejected]] = {
-    cls.code: cls
-    for cls in (InvalidCommand, UnsupportedSchemaVersion, AssetNotFound, Unauthorized, AttemptEnded, InsufficientScope,
-                AssetNotDeclared, InvalidPartition, ExtraTooLarge, InternalError)
-}
 
 
 def rejection_error(receipt: Receipt) -> EmissionRejected:

@@ -1,14 +1,15 @@
 """Package namespaces whose names are imported on first use (PEP 562), so that importing one light module
 of a package (its settings model, say) does not import the heavy rest of it.
 
-A package `__init__` imports its names for the type checker only and hands the same names, per module,
-to `lazy_exports` at run time (a `__getattr__` the type checker saw would make any name valid):
+A package `__init__` imports its names for the type checker only (a `__getattr__` the type checker saw would
+make any name valid), and `lazy_exports` reads those imports from its source at run time, so the names are
+written once:
 
     if TYPE_CHECKING:
         from package.app import create_api
         from package.config import ApiConfig
     else:
-        __getattr__, __dir__ = lazy_exports(__name__, {".app": ("create_api",), ".config": ("ApiConfig",)})
+        __getattr__, __dir__ = lazy_exports(__name__)
 
 `from package import create_api` then imports `package.app` at that moment, once, and binds all the
 names it exports on the package. A name that is also its module's name (the scheduler's `replay`) is
@@ -18,20 +19,20 @@ only through its package.
 
 from __future__ import annotations
 
+import ast
 import importlib
 import importlib.util
 import sys
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 __all__ = ["lazy_exports"]
 
 
-def lazy_exports(package: str, exports: Mapping[str, Iterable[str]]
-                 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
-    """The `__getattr__` and `__dir__` of `package`: `exports` maps a module (`.name` is relative to the
-    package, as in an import) to the names it gives the package."""
-    modules = {importlib.util.resolve_name(module, package): tuple(names) for module, names in exports.items()}
+def lazy_exports(package: str) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """The `__getattr__` and `__dir__` of `package`, for the names its `__init__` imports under `if TYPE_CHECKING:`
+    (`from module import name, ...` statements)."""
+    modules = _type_checking_imports(package)
     where = {name: module for module, names in modules.items() for name in names}
 
     def __getattr__(name: str) -> Any:
@@ -47,3 +48,19 @@ def lazy_exports(package: str, exports: Mapping[str, Iterable[str]]
         return sorted(set(vars(sys.modules[package])) | set(where))
 
     return __getattr__, __dir__
+
+
+def _type_checking_imports(package: str) -> dict[str, list[str]]:
+    """module → names of the imports the package's `__init__` makes for the type checker (read from its source)."""
+    init = sys.modules[package].__file__
+    assert init is not None
+    with open(init, encoding="utf-8") as source:
+        tree = ast.parse(source.read())
+    found: dict[str, list[str]] = {}
+    for node in tree.body:
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+            for statement in node.body:
+                if isinstance(statement, ast.ImportFrom):
+                    module = importlib.util.resolve_name("." * statement.level + (statement.module or ""), package)
+                    found.setdefault(module, []).extend(alias.name for alias in statement.names)
+    return found

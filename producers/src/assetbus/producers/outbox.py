@@ -31,8 +31,8 @@ class Outbox:
 
     def __init__(self, producer: AIOKafkaProducer, topic: str, partitions: list[int], *, linger_s: float,
                  on_failure: DeliveryFailed) -> None:
-        self._sender = BatchSender(producer)
-        self._sender.know_partitions(topic, partitions)
+        self.sender = BatchSender(producer)
+        self.sender.know_partitions(topic, partitions)
         self._topic = topic
         self._linger_s = linger_s
         self._on_failure = on_failure
@@ -48,17 +48,9 @@ class Outbox:
         await cancel_and_wait(self._task)
         self._task = None
 
-    @property
-    def batches_sent(self) -> int:
-        return self._sender.batches_sent
-
-    @property
-    def has_full_batches(self) -> bool:
-        return self._sender.has_full_batches
-
     def put(self, key: bytes, value: bytes, tag: Any, headers: Sequence[tuple[str, bytes]] = ()) -> None:
         """Append one record; `tag` is handed to `on_failure` if its batch cannot be delivered."""
-        self._sender.put(self._topic, self._sender.partition_known(self._topic, key), key, value, headers, tag)
+        self.sender.put(self._topic, self.sender.partition_known(self._topic, key), key, value, headers, tag)
         self._wake.set()
 
     async def flush(self) -> None:
@@ -71,14 +63,14 @@ class Outbox:
         while True:
             await self._wake.wait()
             self._wake.clear()
-            if self._linger_s and self._in_flight and not self._sender.has_full_batches:
+            if self._linger_s and self._in_flight and not self.sender.has_full_batches:
                 # a batch is on its way: fill the next one until that one is acknowledged (or linger)
                 await asyncio.wait(self._in_flight, timeout=self._linger_s, return_when=asyncio.FIRST_COMPLETED)
             await self._send_all()
 
     async def _send_all(self) -> None:
         async with self._lock:
-            for delivery in await self._sender.send_open(on_refused=self._refused):
+            for delivery in await self.sender.send_open(on_refused=self._refused):
                 self._in_flight.add(delivery.future)
                 delivery.future.add_done_callback(functools.partial(self._delivered, delivery))
 

@@ -27,6 +27,7 @@ from typing_extensions import Unpack
 
 from assetbus.producers.context import EmissionContext, task_context
 from assetbus.producers.errors import raise_for_rejection
+from assetbus.producers.kafka.types import Lifecycle
 from assetbus.producers.options import SendOptions
 from assetbus.producers.tokens import DEFAULT_AUDIENCE, dag_token, source_of, task_token
 from assetbus.producers.validation import check_asset
@@ -58,7 +59,7 @@ class _Transport:
         return await self._owner.submit(self._owner.encoder(token).command(request))
 
 
-class InMemoryEmitter:
+class InMemoryEmitter(Lifecycle):
     """Records every command and answers it at once. `registered=None` accepts any asset."""
 
     def __init__(self, *, registered: Iterable[object] | None = None, token: str | None = None,
@@ -111,19 +112,7 @@ class InMemoryEmitter:
         name = check_asset(asset).name
         return [event for event in self.events if event.asset.name == name]
 
-    # -- the AsyncEmitter API ---------------------------------------------------------------
-    async def start(self) -> None:
-        return None
-
-    async def stop(self) -> None:
-        return None
-
-    async def __aenter__(self) -> InMemoryEmitter:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        return None
-
+    # -- the AsyncEmitter API (and its `start`, `stop` and `async with`, from Lifecycle) -------------
     def command(self, asset: AssetRef, **options: Unpack[SendOptions]) -> EmissionCommand:
         return self.encoder(self.token).command(prepare(asset, **options))
 

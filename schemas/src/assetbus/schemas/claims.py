@@ -52,7 +52,6 @@ class EmitterClaims(Provenance):
 
     @property
     def scopes(self) -> frozenset[str]:
-        """The `scope` claim as a set."""
         return frozenset(self.scope.split())
 
     def may_publish(self, name: str, uri: str) -> bool:

@@ -22,16 +22,7 @@ if TYPE_CHECKING:
     )
     from assetbus.consumers.airflow.sync import AirflowSyncReport
 else:  # the type checker sees the imports above, not a module __getattr__
-    __getattr__, __dir__ = lazy_exports(__name__, {
-        ".bridge": ("AirflowBridge",),
-        ".account": ("AirflowAccount",),
-        ".client": ("AirflowClient",),
-        ".config": ("BridgeConfig",),
-        ".dagruns": ("CONF_KEY", "dag_run_id", "run_conf"),
-        ".errors": ("AirflowAuthError", "AirflowError", "AirflowNotFound", "AirflowRefused", "AirflowTokenRefused",
-                    "AirflowUnavailable"),
-        ".sync": ("AirflowSyncReport",),
-    })
+    __getattr__, __dir__ = lazy_exports(__name__)
 
 __all__ = ["CONF_KEY", "AirflowAccount", "AirflowAuthError", "AirflowBridge", "AirflowClient", "AirflowError",
            "AirflowNotFound", "AirflowRefused", "AirflowSyncReport", "AirflowTokenRefused", "AirflowUnavailable",

@@ -13,13 +13,7 @@ if TYPE_CHECKING:
     from assetbus.consumers.api.models import BODY_MAX_BYTES, VALUE_MAX_BYTES
     from assetbus.consumers.api.versioning import API_VERSIONS, LATEST_VERSION, VERSION_HEADER
 else:  # the type checker sees the imports above, not a module __getattr__
-    __getattr__, __dir__ = lazy_exports(__name__, {
-        ".app": ("create_api",),
-        ".config": ("ApiConfig",),
-        ".errors": ("ApiError", "ApiErrorCode", "ErrorBody"),
-        ".models": ("BODY_MAX_BYTES", "VALUE_MAX_BYTES"),
-        ".versioning": ("API_VERSIONS", "LATEST_VERSION", "VERSION_HEADER"),
-    })
+    __getattr__, __dir__ = lazy_exports(__name__)
 
 __all__ = [
     "API_VERSIONS",

@@ -19,14 +19,7 @@ if TYPE_CHECKING:
     from assetbus.consumers.observe.topics import describe_cluster
     from assetbus.migrations.heads import migration_heads
 else:  # the type checker sees the imports above, not a module __getattr__
-    __getattr__, __dir__ = lazy_exports(__name__, {
-        ".deadletters": ("DeadLetterRecord", "read_dead_letter", "read_dead_letters"),
-        ".lag": ("consumer_group_lag",),
-        ".probes": ("ProbeServer",),
-        ".readiness": ("ReadinessChecks",),
-        ".topics": ("describe_cluster",),
-        "assetbus.migrations.heads": ("migration_heads",),
-    })
+    __getattr__, __dir__ = lazy_exports(__name__)
 
 __all__ = [
     "DeadLetterRecord",

@@ -12,11 +12,6 @@ if TYPE_CHECKING:
     from assetbus.consumers.persister.config import PersisterConfig
     from assetbus.consumers.persister.metrics import PersisterMetrics
 else:  # the type checker sees the imports above, not a module __getattr__
-    __getattr__, __dir__ = lazy_exports(__name__, {
-        ".app": ("Persister", "serve"),
-        ".batch": ("Outgoing",),
-        ".config": ("PersisterConfig",),
-        ".metrics": ("PersisterMetrics",),
-    })
+    __getattr__, __dir__ = lazy_exports(__name__)
 
 __all__ = ["Outgoing", "Persister", "PersisterConfig", "PersisterMetrics", "serve"]

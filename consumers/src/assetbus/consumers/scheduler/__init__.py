@@ -33,20 +33,7 @@ if TYPE_CHECKING:
     from assetbus.consumers.scheduler.sync import SyncReport, sync_dags
     from assetbus.consumers.scheduler.topics import create_readiness_topics
 else:  # the type checker sees the imports above, not a module __getattr__
-    __getattr__, __dir__ = lazy_exports(__name__, {
-        ".conditions": ("AllOf", "AnyOf", "AssetWait", "Condition", "Progress"),
-        ".config": ("SchedulerConfig",),
-        ".dag": ("ConsumerDag",),
-        ".loader": ("LoadedDag", "LoadResult", "load_dag_files"),
-        ".mappings": (
-            "DailyToMonthly", "DailyToWeekly", "HourlyToDaily", "Identity", "Mapped", "PartitionMapping", "SkipReason",
-            "StaticMap", "ToUnpartitioned", "Unmappable",
-        ),
-        ".replay": ("ReplayRange", "ReplayReport", "replay"),
-        ".service": ("Scheduler", "serve"),
-        ".sync": ("SyncReport", "sync_dags"),
-        ".topics": ("create_readiness_topics",),
-    })
+    __getattr__, __dir__ = lazy_exports(__name__)
 
 __all__ = ["AllOf", "AnyOf", "AssetWait", "Condition", "ConsumerDag", "DailyToMonthly", "DailyToWeekly",
            "HourlyToDaily", "Identity", "LoadResult", "LoadedDag", "Mapped", "PartitionMapping", "Progress",

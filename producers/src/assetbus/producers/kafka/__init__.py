@@ -58,29 +58,7 @@ if TYPE_CHECKING:
     )
     from assetbus.producers.kafka.types import BatchHandler, ConsumedRecord, ConsumerSettings, KeyedRecord
 else:  # the type checker sees the imports above, not a module __getattr__
-    __getattr__, __dir__ = lazy_exports(__name__, {
-        ".periodic": ("cancel_and_wait", "every", "in_background"),
-        ".connection": (
-            "DEFAULT_BOOTSTRAP", "ENV_PREFIX", "KafkaConnection", "OAuthProvider", "SaslMechanism", "SecurityProtocol",
-            "as_connection",
-        ),
-        ".oauth": ("ClientCredentialsTokenProvider", "MskIamTokenProvider", "OAuthCredentialsRefused", "OAuthError",
-                   "OAuthTokenUnavailable"),
-        ".errors": ("KafkaToolkitError", "TopicMissing"),
-        ".producer": ("create_producer", "started"),
-        ".replies": ("ReplyReader",),
-        ".retry": ("Backoff", "RetryPolicy", "RetryTimeout", "retry_until"),
-        ".sender": ("BatchSender", "Delivery", "partition_for", "wait_all"),
-        ".access": ("EXIT_ACCESS_DENIED", "AccessRefusals", "KafkaAccessDenied", "access_denied",
-                    "naming_refusals"),
-        ".offsets": ("OffsetCounters", "OffsetMetrics", "Offsets", "Tallies", "batch_ranges"),
-        ".shell": ("ServiceShell",),
-        ".startup": ("EXIT_STARTUP_TIMEOUT", "StartupTimeout", "startup_policy", "wait_for_kafka"),
-        ".topics": ("EXIT_TOPICS_NOT_CREATED", "TopicCreationFailed", "TopicCreator", "TopicReport",
-                    "TopicsNotCreated", "TopicsNotListed", "TopicSpec", "WeakerTopic", "core_specs",
-                    "default_replication", "delete_topics", "wait_listed"),
-        ".types": ("BatchHandler", "ConsumedRecord", "ConsumerSettings", "KeyedRecord"),
-    })
+    __getattr__, __dir__ = lazy_exports(__name__)
 
 __all__ = ["DEFAULT_BOOTSTRAP", "ENV_PREFIX", "EXIT_ACCESS_DENIED", "EXIT_STARTUP_TIMEOUT", "EXIT_TOPICS_NOT_CREATED",
            "AccessRefusals", "Backoff", "BatchHandler", "BatchSender", "ClientCredentialsTokenProvider",

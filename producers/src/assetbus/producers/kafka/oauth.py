@@ -248,5 +248,4 @@ def client_credentials_provider(token_url: str, client_id: str, client_secret: s
 
 @functools.lru_cache(maxsize=32)
 def msk_iam_provider(region: str, profile: str | None, role_arn: str | None) -> MskIamTokenProvider:
-    """The process's one MSK IAM provider for these settings."""
     return MskIamTokenProvider(region, profile=profile, role_arn=role_arn)

@@ -75,7 +75,6 @@ class Backoff:
         return ceiling * (1 - policy.jitter * self.rng.random())
 
     async def sleep(self) -> float:
-        """Sleep for the next delay; returns it."""
         delay = self.next_delay()
         await asyncio.sleep(delay)
         return delay

@@ -55,6 +55,11 @@ __all__ = ["ConsumerSettings", "ServiceShell"]  # ConsumerSettings lives in `typ
 
 Prepared = TypeVar("Prepared")
 
+_CONSUMER_KWARGS = ("group_id", "group_instance_id", "auto_offset_reset", "fetch_max_wait_ms", "session_timeout_ms",
+                    "heartbeat_interval_ms", "max_poll_interval_ms", "rebalance_timeout_ms",
+                    "max_partition_fetch_bytes")
+"""The settings aiokafka's consumer takes under their own names (one left None: aiokafka's default)."""
+
 
 class ServiceShell(Generic[Prepared]):
     """One consumer in a group around one handler. Explicit lifecycle: `await start()`, `await stop()`.
@@ -94,18 +99,8 @@ class ServiceShell(Generic[Prepared]):
 
     def consumer_kwargs(self) -> dict[str, Any]:
         """The aiokafka consumer's arguments: never auto-commit."""
-        s = self.settings
-        kwargs: dict[str, Any] = {
-            **self.connection.client_kwargs("consumer"), "group_id": s.group_id, "enable_auto_commit": False,
-            "auto_offset_reset": s.auto_offset_reset, "fetch_max_wait_ms": s.fetch_max_wait_ms,
-            "session_timeout_ms": s.session_timeout_ms, "heartbeat_interval_ms": s.heartbeat_interval_ms,
-            "max_poll_interval_ms": s.max_poll_interval_ms, "max_partition_fetch_bytes": s.max_partition_fetch_bytes,
-        }
-        if s.rebalance_timeout_ms is not None:
-            kwargs["rebalance_timeout_ms"] = s.rebalance_timeout_ms
-        if s.group_instance_id is not None:
-            kwargs["group_instance_id"] = s.group_instance_id
-        return kwargs
+        passed = {name: value for name in _CONSUMER_KWARGS if (value := getattr(self.settings, name)) is not None}
+        return {**self.connection.client_kwargs("consumer"), **passed, "enable_auto_commit": False}
 
     @property
     def consumer(self) -> AIOKafkaConsumer | None:

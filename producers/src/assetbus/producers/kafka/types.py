@@ -1,4 +1,5 @@
-"""The toolkit's aliases: what a consumed record offers, and the shapes of the handlers the shell runs.
+"""The toolkit's aliases: what a consumed record offers, the shapes of the handlers the shell runs, and the
+start/stop lifecycle that clients of the toolkit share.
 
 aiokafka's `ConsumerRecord` satisfies both record protocols; tests and benchmarks pass plain objects.
 """
@@ -9,7 +10,9 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-__all__ = ["BatchHandler", "ConsumedRecord", "ConsumerSettings", "KeyedRecord"]
+from typing_extensions import Self
+
+__all__ = ["BatchHandler", "ConsumedRecord", "ConsumerSettings", "KeyedRecord", "Lifecycle"]
 
 
 class ConsumedRecord(Protocol):
@@ -32,6 +35,24 @@ class KeyedRecord(ConsumedRecord, Protocol):
 
     @property
     def key(self) -> bytes | None: ...
+
+
+class Lifecycle:
+    """An explicit lifecycle, `await start()` and `await stop()` (here: nothing to do), that is also an async
+    context manager: `async with` starts it and stops it."""
+
+    async def start(self) -> None:
+        return None
+
+    async def stop(self) -> None:
+        return None
+
+    async def __aenter__(self) -> Self:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
 
 
 BatchHandler = Callable[[Sequence[Any]], Awaitable[None]]

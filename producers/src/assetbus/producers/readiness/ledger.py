@@ -31,6 +31,7 @@ import httpx
 from assetbus.producers.api_client import ExecutionApi
 from assetbus.producers.errors import EmitterError
 from assetbus.producers.kafka.retry import RetryPolicy
+from assetbus.producers.kafka.types import Lifecycle
 
 log = logging.getLogger("assetbus.readiness")
 
@@ -181,7 +182,7 @@ class _Holding:
     lease_until: float = 0.0
 
 
-class MemoryLedger:
+class MemoryLedger(Lifecycle):
     """The same leases and fences within this process (`clock`: monotonic seconds); outcomes in `outcomes`."""
 
     def __init__(self, *, lease_s: float = DEFAULT_LEASE_S, clock: Callable[[], float] = time.monotonic) -> None:
@@ -189,12 +190,6 @@ class MemoryLedger:
         self.outcomes: dict[str, RunStatus] = {}
         self._clock = clock
         self._runs: dict[str, _Holding] = {}
-
-    async def start(self) -> None:
-        return None
-
-    async def stop(self) -> None:
-        return None
 
     async def claim(self, run_id: str, consumer: str) -> Claim:
         run = self._runs.setdefault(run_id, _Holding(RunStatus.QUEUED))

@@ -38,6 +38,7 @@ from assetbus.producers.kafka.offsets import OffsetMetrics, Tallies
 from assetbus.producers.kafka.periodic import in_background
 from assetbus.producers.kafka.retry import RetryPolicy
 from assetbus.producers.kafka.shell import ConsumerSettings, ServiceShell
+from assetbus.producers.kafka.types import Lifecycle
 from assetbus.producers.readiness.ledger import Claim, ClaimState, FinishResult, LedgerRefused, RunLedger, RunStatus
 from assetbus.producers.tracing import context_of, tracer
 from assetbus.schemas import ReadinessSignal, Topics
@@ -194,7 +195,7 @@ async def run_once(ledger: RunLedger, signal: ReadinessSignal, handler: Handler,
     return status
 
 
-class ReadinessSubscriber:
+class ReadinessSubscriber(Lifecycle):
     """Subscribe to `<prefix>.readiness.<dag_id>` in a consumer group. Explicit lifecycle or `async with`."""
 
     def __init__(self, connection: KafkaConnection | str, dag_id: str, handler: Handler, *, group_id: str,
@@ -232,13 +233,6 @@ class ReadinessSubscriber:
             await self.shell.stop()
         finally:
             await self._ledger.stop()
-
-    async def __aenter__(self) -> ReadinessSubscriber:
-        await self.start()
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.stop()
 
     async def wait_assigned(self, timeout_s: float = 30.0) -> None:
         """Wait until the group has given this subscriber its partitions (useful before emitting in tests)."""

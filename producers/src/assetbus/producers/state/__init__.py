@@ -9,7 +9,16 @@
 """
 
 from assetbus.producers.api_client import API_VERSION
-from assetbus.producers.state.aio import AsyncAsset, AsyncAssetState, AsyncStateClient, AsyncTaskState
+from assetbus.producers.state.clients import (
+    Asset,
+    AssetState,
+    AsyncAsset,
+    AsyncAssetState,
+    AsyncStateClient,
+    AsyncTaskState,
+    StateClient,
+    TaskState,
+)
 from assetbus.producers.state.errors import (
     InvalidStateRequest,
     StateConflict,
@@ -20,7 +29,6 @@ from assetbus.producers.state.errors import (
     ValueTooLarge,
 )
 from assetbus.producers.state.protocol import StateValue, own_ti_id
-from assetbus.producers.state.sync import Asset, AssetState, StateClient, TaskState
 
 __all__ = [
     "API_VERSION",

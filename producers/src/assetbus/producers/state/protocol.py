@@ -16,9 +16,8 @@ from urllib.parse import quote
 from uuid import UUID
 
 import httpx
-import jwt
-from pydantic import ValidationError
 
+from assetbus.producers.errors import InvalidEmission
 from assetbus.producers.kafka.retry import RetryPolicy
 from assetbus.producers.state.errors import (
     InvalidStateRequest,
@@ -29,7 +28,8 @@ from assetbus.producers.state.errors import (
     StateUnavailable,
     ValueTooLarge,
 )
-from assetbus.schemas import AssetRef, Provenance, SourceKind, task_instance_id
+from assetbus.producers.tokens import source_of
+from assetbus.schemas import AssetRef, SourceKind, task_instance_id
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,10 +61,9 @@ def connect_policy(retries: int) -> RetryPolicy:
 def own_ti_id(token: str) -> UUID:
     """The task instance id named by a task token (the server checks it against the signed claims)."""
     try:
-        claims = jwt.decode(token, options={"verify_signature": False})
-        source = Provenance.model_validate({name: claims.get(name) for name in Provenance.model_fields})
-    except (jwt.PyJWTError, ValidationError) as error:
-        raise StateUnauthorized(f"the token cannot be read: {error}", code="invalid_token") from error
+        source = source_of(token)
+    except InvalidEmission as error:  # its cause is PyJWT's or pydantic's error
+        raise StateUnauthorized(f"the token cannot be read: {error.__cause__}", code="invalid_token") from error
     if source.kind is not SourceKind.TASK or source.task_id is None or source.map_index is None:
         raise StateForbidden("task state needs a task token; this one names a DAG run", code="not_a_task_token")
     return task_instance_id(source.dag_id, source.run_id, source.task_id, source.map_index)

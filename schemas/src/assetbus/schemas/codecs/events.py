@@ -11,6 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from assetbus.schemas.codecs.text import json_datetime, json_str
+from assetbus.schemas.codecs.typed import model_codec
 from assetbus.schemas.compat import UTC
 from assetbus.schemas.events import AssetEvent
 from assetbus.schemas.version import SCHEMA_VERSION
@@ -28,11 +29,4 @@ def event_bytes(event_id: int, asset_json: str, extra_json: str, partition_key: 
             f'"timestamp":{timestamp_json}}}').encode()
 
 
-def encode_event(event: AssetEvent) -> bytes:
-    """The reference encoding: the model's JSON."""
-    return event.model_dump_json().encode()
-
-
-def decode_event(value: bytes | None) -> AssetEvent:
-    """The asset event in `value`; raises pydantic's ValidationError for anything else."""
-    return AssetEvent.model_validate_json(value or b"")
+encode_event, decode_event = model_codec(AssetEvent)

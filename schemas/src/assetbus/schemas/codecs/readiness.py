@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from assetbus.schemas.codecs.text import IsoTimes, json_str
+from assetbus.schemas.codecs.typed import model_codec
 from assetbus.schemas.provenance import Provenance
 from assetbus.schemas.readiness import ReadinessSignal
 from assetbus.schemas.version import SCHEMA_VERSION
@@ -23,7 +24,6 @@ def _iso(when: datetime | None) -> str | None:
 
 
 def source_dict(source: Provenance) -> dict[str, Any]:
-    """A Provenance as its JSON object."""
     return {"kind": source.kind.value, "dag_id": source.dag_id, "run_id": source.run_id, "task_id": source.task_id,
             "map_index": source.map_index, "try_number": source.try_number}
 
@@ -45,7 +45,6 @@ def triggering_event_json(payload: dict[str, Any], source_json: str) -> str:
 
 
 def json_array(items_json: Iterable[str]) -> str:
-    """The JSON array of values serialized one by one."""
     return "[" + ",".join(items_json) + "]"
 
 
@@ -61,11 +60,4 @@ def signal_bytes(run_id: str, dag_id: str, partition_key: str | None, partition_
             f'"events":{events_json}}}').encode()
 
 
-def encode_signal(signal: ReadinessSignal) -> bytes:
-    """The reference encoding: the model's JSON."""
-    return signal.model_dump_json().encode()
-
-
-def decode_signal(value: bytes | None) -> ReadinessSignal:
-    """The readiness signal in `value`; raises pydantic's ValidationError for anything else."""
-    return ReadinessSignal.model_validate_json(value or b"")
+encode_signal, decode_signal = model_codec(ReadinessSignal)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from assetbus.schemas.codecs.command_outcomes import Rejection
 from assetbus.schemas.codecs.text import json_str
+from assetbus.schemas.codecs.typed import model_codec
 from assetbus.schemas.receipts import Receipt, ReceiptStatus
 from assetbus.schemas.version import SCHEMA_VERSION
 
@@ -19,9 +20,7 @@ def receipt_bytes(correlation_id: str, status: str, event_id: int, timestamp_jso
             f'"dedupe_key":{json_str(dedupe_key)},"error_code":null,"error_message":null}}').encode()
 
 
-def encode_receipt(receipt: Receipt) -> bytes:
-    """The reference encoding: the model's JSON."""
-    return receipt.model_dump_json().encode()
+encode_receipt, decode_receipt = model_codec(Receipt)
 
 
 def rejection_bytes(rejection: Rejection) -> bytes:
@@ -29,8 +28,3 @@ def rejection_bytes(rejection: Rejection) -> bytes:
     return encode_receipt(Receipt(correlation_id=rejection.correlation_id, status=ReceiptStatus.REJECTED,
                                   asset_name=rejection.asset_name, error_code=rejection.code,
                                   error_message=rejection.message))
-
-
-def decode_receipt(value: bytes | None) -> Receipt:
-    """The receipt in `value`; raises pydantic's ValidationError for anything else."""
-    return Receipt.model_validate_json(value or b"")

@@ -60,7 +60,6 @@ def plain_json(value: Any) -> str:
 
 
 def json_str(value: str | None) -> str:
-    """A JSON string (or null)."""
     return "null" if value is None else encode_basestring(value)
 
 
@@ -70,7 +69,6 @@ def json_datetime(value: datetime | None) -> str:
 
 
 def json_asset(name: str, uri: str) -> str:
-    """An AssetRef as JSON."""
     return f'{{"name":{encode_basestring(name)},"uri":{encode_basestring(uri)}}}'
 
 

@@ -1,4 +1,5 @@
-"""Plain-dict validators generated from the contract's models, for the fast decoders.
+"""What the codecs generate from the contract's models: each message's reference codec (`model_codec`), and
+plain-dict validators for the fast decoders.
 
 Validating into a pydantic model costs mostly model construction (nested models, Python-level
 model validators). A TypedDict with the model's fields, types and constraints validates the same
@@ -10,7 +11,8 @@ model*. Model-level validators are not carried over; a fast decoder applies them
 from __future__ import annotations
 
 import enum
-from typing import Annotated, Any, Literal, Union, get_args, get_origin
+from collections.abc import Callable
+from typing import Annotated, Any, Literal, TypeVar, Union, get_args, get_origin
 
 from pydantic import BaseModel, StringConstraints, TypeAdapter
 from typing_extensions import NotRequired, Required, TypedDict
@@ -18,6 +20,21 @@ from typing_extensions import NotRequired, Required, TypedDict
 CANONICAL_UUID = r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"
 """The form `str(uuid)` writes and every sender of ours writes: a fast decoder keeps the text and
 leaves other spellings of a UUID to the model, which normalizes them."""
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def model_codec(model: type[M]) -> tuple[Callable[[M], bytes], Callable[[bytes | None], M]]:
+    """The reference encoding of a message (the model's JSON) and its decoder, which raises pydantic's
+    ValidationError for anything else."""
+
+    def encode(message: M) -> bytes:
+        return message.model_dump_json().encode()
+
+    def decode(value: bytes | None) -> M:
+        return model.model_validate_json(value or b"")
+
+    return encode, decode
 
 
 def typed_dict(model: type[BaseModel], overrides: dict[str, Any] | None = None) -> Any:

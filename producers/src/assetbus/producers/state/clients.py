@@ -1,13 +1,16 @@
-"""The synchronous state client: `StateClient(api_url, token).task_state.get("checkpoint")`."""
+"""The state clients: `StateClient(api_url, token).task_state.get("checkpoint")`, and `AsyncStateClient` with the
+same classes and methods (described on the blocking ones), each awaited."""
 
 from __future__ import annotations
 
+import contextlib
+import functools
 from datetime import datetime
 from typing import Any
 
 import httpx
 
-from assetbus.producers.api_client import ApiUnavailable, SyncExecutionApi
+from assetbus.producers.api_client import ApiUnavailable, ExecutionApi, SyncExecutionApi
 from assetbus.producers.state.protocol import (
     Call,
     StateValue,
@@ -79,7 +82,7 @@ class Asset:
         self.state = AssetState(client, Target(asset_name=name))
 
 
-class StateClient:
+class StateClient(contextlib.AbstractContextManager["StateClient"]):
     """Task and asset state over the execution API, with the task's token. Use as a context manager."""
 
     def __init__(self, base_url: str, token: str, *, timeout_s: float = 10.0, connect_retries: int = 2,
@@ -87,13 +90,10 @@ class StateClient:
         self.token = token
         self._api = SyncExecutionApi(base_url, token, timeout_s=timeout_s, http=http,
                                      retry=connect_policy(connect_retries))
-        self._task_state: TaskState | None = None
 
-    @property
+    @functools.cached_property
     def task_state(self) -> TaskState:
-        if self._task_state is None:
-            self._task_state = TaskState(self, Target(ti_id=own_ti_id(self.token)))
-        return self._task_state
+        return TaskState(self, Target(ti_id=own_ti_id(self.token)))
 
     def asset(self, asset: object) -> Asset:
         """The state of one asset: its name, an AssetRef, or an asset handle (`producers.Asset`)."""
@@ -111,8 +111,78 @@ class StateClient:
     def close(self) -> None:
         self._api.close()
 
-    def __enter__(self) -> StateClient:
-        return self
-
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class _AsyncKeys:
+    def __init__(self, client: AsyncStateClient, target: Target) -> None:
+        self._client = client
+        self._target = target
+
+    async def get(self, key: str, default: Any = None) -> Any:
+        entry = await self.get_entry(key)
+        return entry.value if entry is not None else default
+
+    async def get_entry(self, key: str) -> StateValue | None:
+        return read_entry(await self._client.send(self._target.key_call("GET", key)), key)
+
+    async def set(self, key: str, value: Any, *, if_version: int | None = None, only_if_absent: bool = False,
+                  expires_at: datetime | None = None) -> StateValue:
+        call = self._target.key_call("PUT", key, headers=conditions(if_version, only_if_absent),
+                                     json=self._target.set_body(value, expires_at))
+        return read_written(await self._client.send(call), key, value)
+
+    async def delete(self, key: str, *, if_version: int | None = None) -> bool:
+        call = self._target.key_call("DELETE", key, headers=conditions(if_version))
+        return read_deleted(await self._client.send(call))
+
+
+class AsyncTaskState(_AsyncKeys):
+    async def clear(self, *, all_map_indices: bool = False) -> int:
+        return read_cleared(await self._client.send(self._target.clear_call(all_map_indices)))
+
+    async def succeeded(self) -> int:
+        return read_cleared(await self._client.send(self._target.success_call()))
+
+
+class AsyncAssetState(_AsyncKeys):
+    async def clear(self) -> int:
+        return read_cleared(await self._client.send(self._target.clear_call()))
+
+
+class AsyncAsset:
+    """`client.asset("orders").state` — `await ....get("watermark")`."""
+
+    def __init__(self, client: AsyncStateClient, name: str) -> None:
+        self.name = name
+        self.state = AsyncAssetState(client, Target(asset_name=name))
+
+
+class AsyncStateClient(contextlib.AbstractAsyncContextManager["AsyncStateClient"]):
+    """Task and asset state over the execution API, with the task's token. `async with` it."""
+
+    def __init__(self, base_url: str, token: str, *, timeout_s: float = 10.0, connect_retries: int = 2,
+                 http: httpx.AsyncClient | None = None) -> None:
+        self.token = token
+        self._api = ExecutionApi(base_url, token, timeout_s=timeout_s, http=http, retry=connect_policy(connect_retries))
+
+    @functools.cached_property
+    def task_state(self) -> AsyncTaskState:
+        return AsyncTaskState(self, Target(ti_id=own_ti_id(self.token)))
+
+    def asset(self, asset: object) -> AsyncAsset:
+        return AsyncAsset(self, asset_name(asset))
+
+    async def send(self, call: Call) -> httpx.Response:
+        try:
+            return await self._api.request(call.method, call.path, repeatable=False, json=call.json,
+                                           params=call.params, headers=call.headers)
+        except ApiUnavailable as error:
+            raise unreachable(error) from error
+
+    async def aclose(self) -> None:
+        await self._api.aclose()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
