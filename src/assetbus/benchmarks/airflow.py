@@ -414,13 +414,6 @@ SHOWN = ("core.executor", "core.parallelism", "api.workers", "scheduler.schedule
          "dag_processor.refresh_interval", "dag_processor.min_file_process_interval")
 """The settings printed with the figures (with any `--airflow-setting`)."""
 
-REQUIRED = ("airflow_event_p50_ms", "airflow_event_p99_ms", "airflow_native_run_p50_ms", "airflow_native_run_p99_ms",
-            "airflow_bridge_run_p50_ms", "airflow_bridge_run_p99_ms", "airflow_rest_run_p50_ms",
-            "airflow_rest_run_p99_ms", "airflow_rest_post_p50_ms", "airflow_bridge_runs_per_s",
-            "airflow_bridge_backlog_s", "airflow_native_runs_per_s", "airflow_native_backlog_s",
-            "airflow_forwarded_events_per_s", "airflow_native_lag_p50_ms", "airflow_native_lag_p99_ms")
-"""The figures every run prints (`--json`, and `assetbus bench all` when it runs this benchmark)."""
-
 
 @dataclass(frozen=True)
 class AirflowBenchOptions:
