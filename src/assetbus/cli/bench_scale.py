@@ -17,7 +17,7 @@ from assetbus.cli.common import JSON_OPTION, console, fail, settings
 from assetbus.cli.output import json_line
 
 if TYPE_CHECKING:
-    from assetbus.benchmarks.scale import GrowthReport, ScaleOptions
+    from assetbus.benchmarks.scale import ScaleOptions, ScaleReport
 
 
 def scale(
@@ -106,7 +106,7 @@ def scale(
                                     f"{sg.cpu_us_per_event:.0f} µs", f"{sg.infra_cpu_us_per_event:.0f} µs",
                                     f"{sg.peak_rss_mb:.0f} MB", f"{sg.load_before[0]:.2f} → {sg.load_after[0]:.2f}")
         console.print(scheduler_table)
-    _print_growth(report.growth, options)
+    _print_growth(report, options)
     console.print(f"  conditions: {os.cpu_count()} cores shared by the emitter, the services, Kafka and PostgreSQL; "
                   f"load average {load_text(report.load_before)} before, {load_text(report.load_after)} after; "
                   f"each rate offered {options.seconds:g} s", highlight=False)
@@ -119,38 +119,39 @@ def scale(
                                          "infra_cpu_us_per_event": sg.infra_cpu_us_per_event, "pinned": sg.pinned,
                                          "peak_rss_mb": sg.peak_rss_mb, "load_average_before": sg.load_before,
                                          "load_average_after": sg.load_after} for sg in report.scheduler_groups],
-                         **report.growth.figures(),
+                         **{name: [row.figures() for row in getattr(report, name)]
+                            for name in ("dags", "partitions", "backlog")},
                          "load_average_before": report.load_before, "load_average_after": report.load_after,
                          "cores": os.cpu_count()}))
 
 
-def _print_growth(growth: GrowthReport, options: ScaleOptions) -> None:
+def _print_growth(report: ScaleReport, options: ScaleOptions) -> None:
     from rich.table import Table
 
-    if growth.dags:
+    if report.dags:
         table = Table("DAGs registered", "matching per event", "events/s", "CPU per event", "peak RSS",
                       title=f"consumer DAGs registered: one scheduler applies {options.dag_events:,} stored events",
                       title_justify="left")
-        for d in growth.dags:
+        for d in report.dags:
             table.add_row(f"{d.dags:,}", str(d.matching), f"[bold]{d.events_per_s:,.0f}[/]",
                           f"{d.cpu_us_per_event:.0f} µs", f"{d.run.peak_rss_mb:.0f} MB")
         console.print(table)
-    if growth.partitions:
+    if report.partitions:
         table = Table("partitions stored", "readiness p50 / p99", "signals measured", "scheduler peak RSS",
                       "partition_queue", "consumer_runs", "asset_events",
                       title=f"distinct partitions: their history stored, then {options.partition_rate:,}/s offered "
                       f"for {options.seconds:g} s on new ones (table rows and size after)", title_justify="left")
-        for p in growth.partitions:
+        for p in report.partitions:
             sizes = [f"{p.tables[t][0]:,} rows, {p.tables[t][1]:,.0f} MB"
                      for t in ("partition_queue", "consumer_runs", "asset_events")]
             table.add_row(f"{p.partitions:,}", f"{p.readiness_p50_ms:,.0f} / {p.readiness_p99_ms:,.0f} ms",
                           f"{p.signals:,}", f"{p.scheduler_peak_rss_mb:.0f} MB", *sizes)
         console.print(table)
-    if growth.backlog:
+    if report.backlog:
         table = Table("stored events", "runs created", "seconds", "events/s", "peak RSS",
                       title="a backlog replayed to a new per-event consumer DAG (`replay`, its own process)",
                       title_justify="left")
-        for b in growth.backlog:
+        for b in report.backlog:
             f = b.figures()
             table.add_row(f"{b.events:,}", f"{b.runs:,}", f"{b.seconds:.1f}", f"[bold]{f['events_per_s']:,.0f}[/]",
                           f"{b.peak_rss_mb:.0f} MB")
