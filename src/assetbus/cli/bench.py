@@ -11,7 +11,7 @@ import json
 import logging
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
@@ -19,11 +19,6 @@ from assetbus.cli import bench_airflow, bench_all, bench_scale
 from assetbus.cli.bench_all import run_bench
 from assetbus.cli.common import JSON_OPTION, console, fail, run, settings
 from assetbus.cli.output import json_line
-
-if TYPE_CHECKING:
-    from assetbus.benchmarks.api import ApiBenchReport
-    from assetbus.benchmarks.emit import EmitReport
-    from assetbus.benchmarks.persister import BenchReport
 
 app = typer.Typer(help="Benchmarks (run on a quiet machine; figures go to the README).")
 
@@ -58,6 +53,8 @@ def emit(
 ) -> None:
     """Emission throughput of one process not waiting on each receipt (emit_nowait), to the broker
     and, with a persister subprocess, to stored-and-receipted."""
+    from rich.table import Table
+
     logging.getLogger("aiokafka").setLevel(logging.CRITICAL)  # leader-election chatter on fresh topics
     rates = tuple(rate or (1000,))
     if count < 1 or in_flight < 1 or min(rates) < 1 or seconds <= 0:
@@ -75,12 +72,6 @@ def emit(
     else:
         console.print(f"emit benchmark: {count:,} emissions per run ({', '.join(options.modes)}) ...")
     report = run_bench(run_emit_benchmark(settings(), options), "emit benchmark failed")
-    _print_emit(report)
-
-
-def _print_emit(report: EmitReport) -> None:
-    from rich.table import Table
-
     for r in report.runs:
         table = Table(show_header=False, title=f"assetbus bench emit: {r.mode} run", title_justify="left")
         table.add_row("emissions/s to the broker",
@@ -129,7 +120,10 @@ def persister(
         help="Let the persister use TLS to PostgreSQL (asyncpg's default preference).")] = True,
 ) -> None:
     """Persister throughput end to end: durable + receipt published, with batch sizes and peak RSS."""
+    from rich.table import Table
+
     from assetbus.benchmarks.persister import BenchOptions, run_benchmark
+    from assetbus.benchmarks.stats import load_text
 
     if profile and importlib.util.find_spec("pyinstrument") is None:
         fail("--profile needs pyinstrument: .venv/bin/pip install pyinstrument")
@@ -138,14 +132,6 @@ def persister(
                            profile=Path(profile) if profile else None, db_tls=db_tls,
                            **{name: value for name, value in tuning.items() if value is not None})
     report = run_bench(run_benchmark(settings(), options), "persister benchmark failed")
-    _print_persister(report)
-
-
-def _print_persister(report: BenchReport) -> None:
-    from rich.table import Table
-
-    from assetbus.benchmarks.stats import load_text
-
     o = report.options
     console.print(f"[bold]persister benchmark[/]: {o.commands:,} commands of {report.command_bytes} bytes, "
                   f"{o.assets} assets over 6 partitions, --max-records {o.max_records} --chunk-size {o.chunk_size} "
@@ -262,6 +248,8 @@ def api(
     """Latency and throughput of the execution API (one uvicorn worker by default) with a persister behind it."""
     import sys
 
+    from rich.table import Table
+
     from assetbus.benchmarks.api import ApiBenchOptions, run_api_benchmark
 
     if min(requests, concurrency, emits, workers) < 1 or emits > 15_000:
@@ -270,14 +258,6 @@ def api(
                               python=python or sys.executable, profile=profile)
     console.print(f"api benchmark: {requests:,} state requests and {emits:,} HTTP emits per measurement ...")
     report = run_bench(run_api_benchmark(settings(), options), "api benchmark failed")
-    _print_api(report)
-    if as_json:
-        print(json.dumps(report.figures()))
-
-
-def _print_api(report: ApiBenchReport) -> None:
-    from rich.table import Table
-
     table = Table("operation", "rate", "p50 ms", "p99 ms", "API CPU/request", "client CPU/request",
                   title="assetbus bench api", title_justify="left")
     for p in report.phases:
@@ -291,7 +271,8 @@ def _print_api(report: ApiBenchReport) -> None:
                   "flight per client) on the same machine; every emit waits for its receipt (stored in PostgreSQL).")
     for name, value in report.conditions.items():
         console.print(f"  {name}: {value}")
-
+    if as_json:
+        print(json.dumps(report.figures()))
 
 
 app.command("all")(bench_all.all_)
