@@ -56,7 +56,7 @@ from assetbus.benchmarks.conditions import conditions, run_conditions
 from assetbus.benchmarks.scratch import create_database, drop_database, postgres_version
 from assetbus.benchmarks.stats import percentile
 from assetbus.consumers.storage import create_engine
-from assetbus.infra.airflow import AIRFLOW_VENV, POSTGRES, airflow_bin
+from assetbus.infra.airflow import POSTGRES, airflow_bin
 from assetbus.infra.airflow_stack import AirflowStack
 from assetbus.infra.ports import free_port
 from assetbus.producers import AsyncEmitter, task_token
@@ -89,17 +89,14 @@ def airflow_time(value: str) -> float:
 
 @dataclass
 class Round:
-    """One sample of each latency path, in seconds (None: that sample was not measured)."""
+    """One sample of each latency path (`bench_airflow.PATHS`), in seconds (None: that sample was not measured)."""
 
     event: float | None = None
-    """emit → the forwarded asset event exists in Airflow."""
     native_run: float | None = None
-    """emit → Airflow's own scheduling made the `schedule=[asset]` run."""
     bridge_run: float | None = None
-    """emit → the bridge made the run."""
     rest_run: float | None = None
-    """POST /assets/events → the asset-triggered run exists."""
     rest_post: float | None = None
+    """How long Airflow took to answer the POST."""
     """How long Airflow took to answer the POST."""
 
 
@@ -397,8 +394,6 @@ async def first_emits(paths: AirflowPaths, samples: int, progress: Callable[[str
     return found
 
 
-HERE = Path(__file__).parent
-
 AIRFLOW_SETTINGS: dict[str, str] = {
     "core.executor": "LocalExecutor",
     "core.parallelism": "32",
@@ -420,9 +415,7 @@ class AirflowBenchOptions:
     metadata: str = POSTGRES
     """Airflow's metadata DB: "postgres" (a fresh database on assetbus's PostgreSQL server) or "sqlite"."""
     samples: int = 50
-    """Measured rounds: one sample of each latency path per round."""
     partitions: int = 200
-    """Ready partitions for each runs-per-second figure."""
     warmup: int = 2
     """Rounds before the measured ones (connections, consumer groups, first parse), not counted."""
     bridge_concurrency: int | None = None
@@ -434,7 +427,6 @@ class AirflowBenchOptions:
     first_emits: int = 0
     """A task's first `emit()` per identity mode, runs alternating (`first_emits`); 0: not measured."""
     only_first_emits: bool = False
-    """Measure the first emits only (no latency rounds, no bursts)."""
 
     @classmethod
     def smoke(cls, metadata: str = POSTGRES) -> AirflowBenchOptions:
@@ -497,17 +489,9 @@ class AirflowBenchReport:
         return f
 
 
-def airflow_version(venv: Path = AIRFLOW_VENV) -> str:
+def airflow_version(venv: Path) -> str:
     found = sorted(venv.glob("lib/python*/site-packages/apache_airflow-*.dist-info"))
     return found[-1].name.removeprefix("apache_airflow-").removesuffix(".dist-info") if found else "unknown"
-
-
-def _bench_home() -> tuple[Path, Path, Path]:
-    home = Path(tempfile.mkdtemp(prefix="assetbus-bench-airflow-"))
-    dags, definitions = home / "dags", home / "consumers"
-    shutil.copytree(HERE / "airflow_dags", dags, ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copytree(HERE / "airflow_consumers", definitions, ignore=shutil.ignore_patterns("__pycache__"))
-    return home, dags, definitions
 
 
 async def run_airflow_benchmark(settings: Settings, options: AirflowBenchOptions,
@@ -515,7 +499,11 @@ async def run_airflow_benchmark(settings: Settings, options: AirflowBenchOptions
     report = AirflowBenchReport(options)
     load_before = os.getloadavg()
     started = time.perf_counter()
-    home, dags, definitions = _bench_home()
+    home = Path(tempfile.mkdtemp(prefix="assetbus-bench-airflow-"))
+    dags, definitions = home / "dags", home / "consumers"
+    here = Path(__file__).parent
+    shutil.copytree(here / "airflow_dags", dags, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(here / "airflow_consumers", definitions, ignore=shutil.ignore_patterns("__pycache__"))
     tag = uuid.uuid4().hex[:8]
     name = f"assetbus_bench_af_{tag}"
     database_url = await create_database(settings.database_url, name)
