@@ -10,7 +10,7 @@ leaves it out, and so does `--smoke` unless `--airflow` is given.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
@@ -121,6 +121,17 @@ def progress_printer() -> Callable[[str], None]:
         err_console.print(f"[dim]{time.perf_counter() - started:6.1f}s[/] {line}", highlight=False)
 
     return progress
+
+
+def print_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[str]]) -> None:
+    """A report's table, its title on the left; nothing when it has no rows."""
+    from rich.table import Table
+
+    table = Table(*columns, title=title, title_justify="left")
+    for row in rows:
+        table.add_row(*row)
+    if table.rows:
+        console.print(table)
 
 
 UNITS = {"per_s": "/s", "_ms": "ms", "_mb": "MB", "us_per_event": "µs", "us_per_emission": "µs", "_backlog_s": "s"}
