@@ -16,7 +16,7 @@ from typing import Annotated
 import typer
 
 from assetbus.cli import bench_airflow, bench_all, bench_scale
-from assetbus.cli.bench_all import run_bench
+from assetbus.cli.bench_all import print_table, run_bench
 from assetbus.cli.common import JSON_OPTION, console, fail, run, settings
 from assetbus.cli.output import json_line
 
@@ -248,8 +248,6 @@ def api(
     """Latency and throughput of the execution API (one uvicorn worker by default) with a persister behind it."""
     import sys
 
-    from rich.table import Table
-
     from assetbus.benchmarks.api import ApiBenchOptions, run_api_benchmark
 
     if min(requests, concurrency, emits, workers) < 1 or emits > 15_000:
@@ -258,12 +256,10 @@ def api(
                               python=python or sys.executable, profile=profile)
     console.print(f"api benchmark: {requests:,} state requests and {emits:,} HTTP emits per measurement ...")
     report = run_bench(run_api_benchmark(settings(), options), "api benchmark failed")
-    table = Table("operation", "rate", "p50 ms", "p99 ms", "API CPU/request", "client CPU/request",
-                  title="assetbus bench api", title_justify="left")
-    for p in report.phases:
-        table.add_row(p.label, f"[bold]{p.per_s:,.0f}[/]/s", f"{p.p50_ms:.1f}", f"{p.p99_ms:.1f}",
-                      f"{p.api_cpu_us:,.0f} µs", f"{p.client_cpu_us:,.0f} µs")
-    console.print(table)
+    print_table("assetbus bench api",
+                ("operation", "rate", "p50 ms", "p99 ms", "API CPU/request", "client CPU/request"),
+                [(p.label, f"[bold]{p.per_s:,.0f}[/]/s", f"{p.p50_ms:.1f}", f"{p.p99_ms:.1f}",
+                  f"{p.api_cpu_us:,.0f} µs", f"{p.client_cpu_us:,.0f} µs") for p in report.phases])
     before, after = report.load_before, report.load_after
     console.print(f"  conditions: load average {before[0]:.2f} before, {after[0]:.2f} after; API = `assetbus run api "
                   f"--workers {report.options.workers}` and `assetbus run persister` as subprocesses on a fresh "
