@@ -44,16 +44,11 @@ STATE_PATH = "/execution/store/ti"
 @dataclass(frozen=True)
 class ApiBenchOptions:
     requests: int = 4000
-    """Requests per task-state measurement."""
     concurrency: int = 16
     emits: int = 2000
-    """HTTP emits per emit measurement."""
     workers: int = 1
-    """API worker processes (`assetbus run api --workers`)."""
     python: str = sys.executable
-    """The interpreter that runs the services (another checkout's, to compare two builds under one load)."""
     profile: str | None = None
-    """A path prefix: py-spy records the API during each measurement into `<prefix>-<phase>.txt` (collapsed stacks)."""
 
 
 @dataclass(frozen=True)

@@ -232,20 +232,14 @@ class ScaleOptions:
     persisters: tuple[int, ...] = (1, 2, 3)
     commands: int = 50_000
     schedulers: tuple[int, ...] = ()
-    """Scheduler processes in one group, one run each (none by default)."""
     scheduler_events: int = 20_000
     pin_schedulers: frozenset[int] | None = None
-    """CPUs for the scheduler processes of the `schedulers` runs (`scheduler_group.pin`); None: not pinned."""
     pin_infra: frozenset[int] | None = None
-    """CPUs for Kafka, PostgreSQL and the benchmark's own process during those runs; None: not pinned."""
     dags: tuple[int, ...] = ()
-    """Consumer DAGs registered, one scheduler run each (none by default)."""
     dag_events: int = 20_000
     partitions: tuple[int, ...] = ()
-    """Partitions whose history is stored before a latency run, one run each (none by default)."""
     partition_rate: int = 1_000
     backlog: tuple[int, ...] = ()
-    """Stored events replayed to a new consumer DAG, one replay each (none by default)."""
 
 
 @dataclass

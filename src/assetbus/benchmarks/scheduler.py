@@ -145,14 +145,11 @@ async def published(engine: AsyncEngine, dag_id: str) -> int:
 class SchedulerBenchOptions:
     events: int = 20_000
     rates: tuple[int, ...] = (1_000, 5_000)
-    """Offered emissions/s of the latency runs, one run each (fresh prefix and database)."""
     seconds: float = 10.0
     warmup_s: float = 1.0
     max_records: int | None = None
-    """The scheduler's --max-records; None: its own default."""
     timeout_s: float = 300.0
     profile: Path | None = None
-    """Run the throughput run's scheduler under `py-spy record --format raw` into this file."""
 
 
 STAGES = ("emit → persister transaction", "persister transaction → asset event sent",
