@@ -46,7 +46,7 @@ from assetbus.benchmarks.scheduler import (
 )
 from assetbus.benchmarks.scheduler_group import SchedulerGroupReport, run_scheduler_group
 from assetbus.benchmarks.scratch import connection, scratch_pipeline
-from assetbus.benchmarks.stats import per_second, us_per
+from assetbus.benchmarks.stats import per_second
 from assetbus.consumers.scheduler import AssetWait, ConsumerDag, Identity
 from assetbus.consumers.scheduler.topics import create_readiness_topics
 from assetbus.schemas import AssetRef
@@ -65,18 +65,10 @@ class DagsRow:
     """DAGs that each event matches."""
     run: BacklogRun
 
-    @property
-    def events_per_s(self) -> float:
-        return per_second(self.run.events, self.run.seconds)
-
-    @property
-    def cpu_us_per_event(self) -> float:
-        return us_per(self.run.cpu_s, self.run.events)
-
     def figures(self) -> dict[str, float]:
         return {"dags": self.dags, "matching_per_event": self.matching, "events": self.run.events,
-                "events_per_s": round(self.events_per_s, 1),
-                "cpu_us_per_event": round(self.cpu_us_per_event, 1),
+                "events_per_s": round(self.run.events_per_s, 1),
+                "cpu_us_per_event": round(self.run.cpu_us_per_event, 1),
                 "peak_rss_mb": round(self.run.peak_rss_mb, 1)}
 
 
@@ -302,7 +294,7 @@ async def run_scale(settings: Settings, options: ScaleOptions, progress: Callabl
         progress(f"{n:,} consumer DAG(s) registered, {options.dag_events:,} events applied by one scheduler")
         drow = await dags_run(settings, n, options.dag_events)
         report.dags.append(drow)
-        progress(f"  {drow.events_per_s:,.0f} events/s, {drow.cpu_us_per_event:.0f} µs CPU per event, "
+        progress(f"  {drow.run.events_per_s:,.0f} events/s, {drow.run.cpu_us_per_event:.0f} µs CPU per event, "
                  f"peak RSS {drow.run.peak_rss_mb:.0f} MB")
     for p in options.partitions:
         progress(f"{p:,} partitions stored, then {options.partition_rate:,}/s offered for {options.seconds:g} s")

@@ -204,11 +204,11 @@ def scheduler(
                                     max_records=max_records, timeout_s=timeout_s, profile=profile)
     report = run_bench(run_benchmark(settings(), options), "scheduler benchmark failed")
     table = Table("figure", "value", title="assetbus bench scheduler", title_justify="left")
-    if report.throughput_events:
-        table.add_row("scheduler throughput", f"{report.events_per_s:,.0f} events/s "
-                      f"({report.throughput_events:,} events in {report.throughput_s:.2f} s, after the first runs)")
-        table.add_row("scheduler CPU per event", f"{report.cpu_us_per_event:,.0f} µs (user + system, "
-                      f"{report.throughput_cpu_s:.2f} s over the throughput run)")
+    if (backlog := report.throughput).events:
+        table.add_row("scheduler throughput", f"{backlog.events_per_s:,.0f} events/s "
+                      f"({backlog.events:,} events in {backlog.seconds:.2f} s, after the first runs)")
+        table.add_row("scheduler CPU per event", f"{backlog.cpu_us_per_event:,.0f} µs (user + system, "
+                      f"{backlog.cpu_s:.2f} s over the throughput run)")
         table.add_row("runs created", ", ".join(f"{dag}: {n:,}" for dag, n in report.runs_created.items()))
     table.add_row("scheduler peak RSS", f"{report.peak_rss_mb:.0f} MB")
     for latency in report.latency:

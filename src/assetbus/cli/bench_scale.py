@@ -96,8 +96,8 @@ def scale(
                   f"{sg.load_before[0]:.2f} → {sg.load_after[0]:.2f}") for sg in report.scheduler_groups])
     print_table(f"consumer DAGs registered: one scheduler applies {options.dag_events:,} stored events",
                 ("DAGs registered", "matching per event", "events/s", "CPU per event", "peak RSS"),
-                [(f"{d.dags:,}", str(d.matching), f"[bold]{d.events_per_s:,.0f}[/]", f"{d.cpu_us_per_event:.0f} µs",
-                  f"{d.run.peak_rss_mb:.0f} MB") for d in report.dags])
+                [(f"{d.dags:,}", str(d.matching), f"[bold]{d.run.events_per_s:,.0f}[/]",
+                  f"{d.run.cpu_us_per_event:.0f} µs", f"{d.run.peak_rss_mb:.0f} MB") for d in report.dags])
     print_table(f"distinct partitions: their history stored, then {options.partition_rate:,}/s offered for "
                 f"{options.seconds:g} s on new ones (table rows and size after)",
                 ("partitions stored", "readiness p50 / p99", "signals measured", "scheduler peak RSS", *TABLES),
