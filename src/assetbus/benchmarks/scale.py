@@ -105,17 +105,14 @@ class BacklogRow:
                 "peak_rss_mb": round(self.peak_rss_mb, 1)}
 
 
-def _idle_dags(n: int) -> tuple[list[AssetRef], list[ConsumerDag]]:
-    assets = [AssetRef(name=f"bench.idle-{i}", uri=f"s3://bench/idle-{i}/") for i in range(min(n, IDLE_ASSETS))]
-    dags = [ConsumerDag(dag_id=f"bench.idle.{i}", schedule=AssetWait(assets[i % len(assets)].name, mapping=Identity()),
-                        coalesce=i % 2 == 0) for i in range(n)]
-    return assets, dags
-
-
 async def dags_run(settings: Settings, dags: int, events: int, timeout_s: float = 600.0) -> DagsRow:
     """`dags` consumer DAGs registered, `events` events applied by one scheduler."""
     matching = [IDENTITY, DAILY][:min(dags, 2)]
-    idle_assets, idle = _idle_dags(dags - len(matching))
+    idle_assets = [AssetRef(name=f"bench.idle-{i}", uri=f"s3://bench/idle-{i}/")
+                   for i in range(min(dags - len(matching), IDLE_ASSETS))]
+    idle = [ConsumerDag(dag_id=f"bench.idle.{i}", schedule=AssetWait(idle_assets[i % len(idle_assets)].name,
+                                                                      mapping=Identity()), coalesce=i % 2 == 0)
+            for i in range(dags - len(matching))]
     readiness = [dag.dag_id for dag in (*matching, *idle)]
     async with scratch_pipeline(settings, lambda t: [t.readiness(d) for d in readiness]) as (topics, db_url):
         # the idle DAGs' readiness topics with one partition each (the scheduler would create three): lighter

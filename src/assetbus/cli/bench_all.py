@@ -19,7 +19,6 @@ from assetbus.cli.common import JSON_OPTION, console, err_console, fail, run, se
 from assetbus.cli.output import json_line
 
 if TYPE_CHECKING:
-    from assetbus.benchmarks.airflow import AirflowBenchReport
     from assetbus.benchmarks.suite import SuiteReport
 
 T = TypeVar("T")
@@ -58,7 +57,13 @@ def all_(
     report = run_bench(run_suite(settings(), sizes, progress), "bench all failed")
     airflow_report = None
     if with_airflow:
-        airflow_report = _run_airflow(smoke, progress)
+        from assetbus.benchmarks.airflow import AirflowBenchOptions, run_airflow_benchmark
+
+        options = AirflowBenchOptions.smoke() if smoke else AirflowBenchOptions(samples=AIRFLOW_SAMPLES)
+        progress(f"then airflow: Airflow 3 on PostgreSQL, {options.samples} rounds, {options.partitions} partitions "
+                 "(assetbus bench airflow)")
+        airflow_report = run_bench(run_airflow_benchmark(settings(), options, progress),
+                                   "bench all failed in the Airflow benchmark")
         report.figures.update(airflow_report.figures())
         report.conditions["airflow"] = airflow_report.conditions
     report.conditions["duration_s"] = round(time.perf_counter() - started, 1)
@@ -94,15 +99,6 @@ def include_airflow(asked: bool | None, smoke: bool) -> tuple[bool, str]:
     if asked:
         fail(f"--airflow: {problem}")
     return False, f"the Airflow benchmark is left out: {problem}"
-
-
-def _run_airflow(smoke: bool, progress: Callable[[str], None]) -> AirflowBenchReport:
-    from assetbus.benchmarks.airflow import AirflowBenchOptions, run_airflow_benchmark
-
-    options = AirflowBenchOptions.smoke() if smoke else AirflowBenchOptions(samples=AIRFLOW_SAMPLES)
-    progress(f"then airflow: Airflow 3 on PostgreSQL, {options.samples} rounds, {options.partitions} partitions "
-             "(assetbus bench airflow)")
-    return run_bench(run_airflow_benchmark(settings(), options, progress), "bench all failed in the Airflow benchmark")
 
 
 def run_bench(coro: Coroutine[Any, Any, T], failed: str) -> T:
