@@ -20,15 +20,9 @@ wall clock, and ends at the time Airflow itself recorded: the asset event's `tim
 `queued_at` (both set when the row is made, on the same clock). Airflow is polled only to learn that
 the row is there, every `poll_s`, so the polling interval is not in the figures and the polls are few.
 
-Every bench DAG's task on these paths is an `EmptyOperator`, which Airflow's scheduler completes without an
-executor, so a run costs Airflow its scheduling on every path and no task process.
-
-With `--first-emits N`, a task's first `emit()` is timed too, in each identity mode, runs alternating so
-that the machine's load falls on both alike. `attested`: the task's token comes through Airflow's
-task_state_store (supervisor → api-server → `AssetbusStoreBackend` → the stack's minter). `credential`:
-the worker credential asks a second minter, in `credential` mode (`ASSETBUS_API_AIRFLOW_IDENTITY=credential`),
-named by the Airflow connection `assetbus_credential`, which asks Airflow's REST API whether the attempt
-runs. Each sample is the task's own clock around its first `emit()` (token, Kafka, receipt).
+The bench DAGs are in `airflow_dags/` (why their tasks are `EmptyOperator`s: `bench_consumers.py`). With
+`--first-emits N`, a task's first `emit()` (token, Kafka, receipt, on the task's own clock) is timed too in each
+identity mode, runs alternating (`first_emits`; the modes: `bench_first_emit.py`, docs/benchmarks.md).
 """
 
 from __future__ import annotations
