@@ -46,7 +46,7 @@ from assetbus.benchmarks.conditions import conditions
 from assetbus.benchmarks.persister import preload
 from assetbus.benchmarks.processes import ProcessWatch
 from assetbus.benchmarks.scratch import database, record_count, scratch_pipeline, service_env, stop
-from assetbus.benchmarks.stats import per_second, percentile, us_per
+from assetbus.benchmarks.stats import Throughput, percentile
 from assetbus.consumers.observe.lag import partitions_of
 from assetbus.consumers.persister import Persister, PersisterConfig
 from assetbus.consumers.scheduler import (
@@ -179,21 +179,13 @@ class LatencyRun:
 
 
 @dataclass(frozen=True)
-class BacklogRun:
+class BacklogRun(Throughput):
     """A scheduler process applying a pre-loaded backlog: events timed, seconds, its CPU (user + system), peak RSS."""
 
     events: int
     seconds: float
     cpu_s: float
     peak_rss_mb: float
-
-    @property
-    def events_per_s(self) -> float:
-        return per_second(self.events, self.seconds)
-
-    @property
-    def cpu_us_per_event(self) -> float:
-        return us_per(self.cpu_s, self.events)
 
 
 @dataclass
