@@ -97,18 +97,18 @@ def scale(
     print_table(f"consumer DAGs registered: one scheduler applies {options.dag_events:,} stored events",
                 ("DAGs registered", "matching per event", "events/s", "CPU per event", "peak RSS"),
                 [(f"{d.dags:,}", str(d.matching), f"[bold]{d.run.events_per_s:,.0f}[/]",
-                  f"{d.run.cpu_us_per_event:.0f} µs", f"{d.run.peak_rss_mb:.0f} MB") for d in report.dags])
+                  f"{d.run.cpu_us_per_event:.0f} µs", f"{d.run.peak_rss_mb:.0f} MB") for d in report.growth.dags])
     print_table(f"distinct partitions: their history stored, then {options.partition_rate:,}/s offered for "
                 f"{options.seconds:g} s on new ones (table rows and size after)",
                 ("partitions stored", "readiness p50 / p99", "signals measured", "scheduler peak RSS", *TABLES),
                 [(f"{p.partitions:,}", f"{p.readiness_p50_ms:,.0f} / {p.readiness_p99_ms:,.0f} ms", f"{p.signals:,}",
                   f"{p.scheduler_peak_rss_mb:.0f} MB", *(f"{p.tables[t][0]:,} rows, {p.tables[t][1]:,.0f} MB"
                                                           for t in TABLES))
-                 for p in report.partitions])
+                 for p in report.growth.partitions])
     print_table("a backlog replayed to a new per-event consumer DAG (`replay`, its own process)",
                 ("stored events", "runs created", "seconds", "events/s", "peak RSS"),
                 [(f"{b.events:,}", f"{b.runs:,}", f"{b.seconds:.1f}", f"[bold]{b.figures()['events_per_s']:,.0f}[/]",
-                  f"{b.peak_rss_mb:.0f} MB") for b in report.backlog])
+                  f"{b.peak_rss_mb:.0f} MB") for b in report.growth.backlog])
     console.print(f"  conditions: {os.cpu_count()} cores shared by the emitter, the services, Kafka and PostgreSQL; "
                   f"load average {load_text(report.load_before)} before, {load_text(report.load_after)} after; "
                   f"each rate offered {options.seconds:g} s", highlight=False)
@@ -121,8 +121,7 @@ def scale(
                                          "infra_cpu_us_per_event": sg.infra_cpu_us_per_event, "pinned": sg.pinned,
                                          "peak_rss_mb": sg.peak_rss_mb, "load_average_before": sg.load_before,
                                          "load_average_after": sg.load_after} for sg in report.scheduler_groups],
-                         **{name: [row.figures() for row in getattr(report, name)]
-                            for name in ("dags", "partitions", "backlog")},
+                         **report.growth.figures(),
                          "load_average_before": report.load_before, "load_average_after": report.load_after,
                          "cores": os.cpu_count()}))
 
