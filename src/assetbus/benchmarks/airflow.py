@@ -407,7 +407,6 @@ SHOWN = ("core.executor", "core.parallelism", "api.workers", "scheduler.schedule
 @dataclass(frozen=True)
 class AirflowBenchOptions:
     metadata: str = POSTGRES
-    """Airflow's metadata DB: "postgres" (a fresh database on assetbus's PostgreSQL server) or "sqlite"."""
     samples: int = 50
     partitions: int = 200
     warmup: int = 2
@@ -415,7 +414,6 @@ class AirflowBenchOptions:
     bridge_concurrency: int | None = None
     """The bridge's `--concurrency`; None: `BRIDGE_CONCURRENCY` for the metadata DB."""
     airflow_settings: tuple[tuple[str, str], ...] = ()
-    """More Airflow settings, ("section.key", value), over the benchmark's."""
     keep_home: bool = False
     """Keep Airflow's home (its config and logs) after the run; it is kept anyway when the run fails."""
     first_emits: int = 0
