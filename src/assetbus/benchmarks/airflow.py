@@ -20,15 +20,9 @@ wall clock, and ends at the time Airflow itself recorded: the asset event's `tim
 `queued_at` (both set when the row is made, on the same clock). Airflow is polled only to learn that
 the row is there, every `poll_s`, so the polling interval is not in the figures and the polls are few.
 
-Every bench DAG's task on these paths is an `EmptyOperator`, which Airflow's scheduler completes without an
-executor, so a run costs Airflow its scheduling on every path and no task process.
-
-With `--first-emits N`, a task's first `emit()` is timed too, in each identity mode, runs alternating so
-that the machine's load falls on both alike. `attested`: the task's token comes through Airflow's
-task_state_store (supervisor → api-server → `AssetbusStoreBackend` → the stack's minter). `credential`:
-the worker credential asks a second minter, in `credential` mode (`ASSETBUS_API_AIRFLOW_IDENTITY=credential`),
-named by the Airflow connection `assetbus_credential`, which asks Airflow's REST API whether the attempt
-runs. Each sample is the task's own clock around its first `emit()` (token, Kafka, receipt).
+The bench DAGs are in `airflow_dags/` (why their tasks are `EmptyOperator`s: `bench_consumers.py`). With
+`--first-emits N`, a task's first `emit()` (token, Kafka, receipt, on the task's own clock) is timed too in each
+identity mode, runs alternating (`first_emits`; the modes: `bench_first_emit.py`, docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -56,7 +50,7 @@ from assetbus.benchmarks.conditions import conditions, run_conditions
 from assetbus.benchmarks.scratch import create_database, drop_database, postgres_version
 from assetbus.benchmarks.stats import percentile
 from assetbus.consumers.storage import create_engine
-from assetbus.infra.airflow import AIRFLOW_VENV, POSTGRES, airflow_bin
+from assetbus.infra.airflow import POSTGRES, airflow_bin
 from assetbus.infra.airflow_stack import AirflowStack
 from assetbus.infra.ports import free_port
 from assetbus.producers import AsyncEmitter, task_token
@@ -89,17 +83,14 @@ def airflow_time(value: str) -> float:
 
 @dataclass
 class Round:
-    """One sample of each latency path, in seconds (None: that sample was not measured)."""
+    """One sample of each latency path (`bench_airflow.PATHS`), in seconds (None: that sample was not measured)."""
 
     event: float | None = None
-    """emit → the forwarded asset event exists in Airflow."""
     native_run: float | None = None
-    """emit → Airflow's own scheduling made the `schedule=[asset]` run."""
     bridge_run: float | None = None
-    """emit → the bridge made the run."""
     rest_run: float | None = None
-    """POST /assets/events → the asset-triggered run exists."""
     rest_post: float | None = None
+    """How long Airflow took to answer the POST."""
     """How long Airflow took to answer the POST."""
 
 
@@ -397,8 +388,6 @@ async def first_emits(paths: AirflowPaths, samples: int, progress: Callable[[str
     return found
 
 
-HERE = Path(__file__).parent
-
 AIRFLOW_SETTINGS: dict[str, str] = {
     "core.executor": "LocalExecutor",
     "core.parallelism": "32",
@@ -414,34 +403,22 @@ SHOWN = ("core.executor", "core.parallelism", "api.workers", "scheduler.schedule
          "dag_processor.refresh_interval", "dag_processor.min_file_process_interval")
 """The settings printed with the figures (with any `--airflow-setting`)."""
 
-REQUIRED = ("airflow_event_p50_ms", "airflow_event_p99_ms", "airflow_native_run_p50_ms", "airflow_native_run_p99_ms",
-            "airflow_bridge_run_p50_ms", "airflow_bridge_run_p99_ms", "airflow_rest_run_p50_ms",
-            "airflow_rest_run_p99_ms", "airflow_rest_post_p50_ms", "airflow_bridge_runs_per_s",
-            "airflow_bridge_backlog_s", "airflow_native_runs_per_s", "airflow_native_backlog_s",
-            "airflow_forwarded_events_per_s", "airflow_native_lag_p50_ms", "airflow_native_lag_p99_ms")
-"""The figures every run prints (`--json`, and `assetbus bench all` when it runs this benchmark)."""
-
 
 @dataclass(frozen=True)
 class AirflowBenchOptions:
     metadata: str = POSTGRES
-    """Airflow's metadata DB: "postgres" (a fresh database on assetbus's PostgreSQL server) or "sqlite"."""
     samples: int = 50
-    """Measured rounds: one sample of each latency path per round."""
     partitions: int = 200
-    """Ready partitions for each runs-per-second figure."""
     warmup: int = 2
     """Rounds before the measured ones (connections, consumer groups, first parse), not counted."""
     bridge_concurrency: int | None = None
     """The bridge's `--concurrency`; None: `BRIDGE_CONCURRENCY` for the metadata DB."""
     airflow_settings: tuple[tuple[str, str], ...] = ()
-    """More Airflow settings, ("section.key", value), over the benchmark's."""
     keep_home: bool = False
     """Keep Airflow's home (its config and logs) after the run; it is kept anyway when the run fails."""
     first_emits: int = 0
     """A task's first `emit()` per identity mode, runs alternating (`first_emits`); 0: not measured."""
     only_first_emits: bool = False
-    """Measure the first emits only (no latency rounds, no bursts)."""
 
     @classmethod
     def smoke(cls, metadata: str = POSTGRES) -> AirflowBenchOptions:
@@ -504,17 +481,9 @@ class AirflowBenchReport:
         return f
 
 
-def airflow_version(venv: Path = AIRFLOW_VENV) -> str:
+def airflow_version(venv: Path) -> str:
     found = sorted(venv.glob("lib/python*/site-packages/apache_airflow-*.dist-info"))
     return found[-1].name.removeprefix("apache_airflow-").removesuffix(".dist-info") if found else "unknown"
-
-
-def _bench_home() -> tuple[Path, Path, Path]:
-    home = Path(tempfile.mkdtemp(prefix="assetbus-bench-airflow-"))
-    dags, definitions = home / "dags", home / "consumers"
-    shutil.copytree(HERE / "airflow_dags", dags, ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copytree(HERE / "airflow_consumers", definitions, ignore=shutil.ignore_patterns("__pycache__"))
-    return home, dags, definitions
 
 
 async def run_airflow_benchmark(settings: Settings, options: AirflowBenchOptions,
@@ -522,7 +491,11 @@ async def run_airflow_benchmark(settings: Settings, options: AirflowBenchOptions
     report = AirflowBenchReport(options)
     load_before = os.getloadavg()
     started = time.perf_counter()
-    home, dags, definitions = _bench_home()
+    home = Path(tempfile.mkdtemp(prefix="assetbus-bench-airflow-"))
+    dags, definitions = home / "dags", home / "consumers"
+    here = Path(__file__).parent
+    shutil.copytree(here / "airflow_dags", dags, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(here / "airflow_consumers", definitions, ignore=shutil.ignore_patterns("__pycache__"))
     tag = uuid.uuid4().hex[:8]
     name = f"assetbus_bench_af_{tag}"
     database_url = await create_database(settings.database_url, name)

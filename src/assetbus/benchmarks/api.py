@@ -30,6 +30,7 @@ from assetbus.benchmarks.conditions import conditions
 from assetbus.benchmarks.http_load import LoadResult, LoadSpec, http_request
 from assetbus.benchmarks.persister import register_assets
 from assetbus.benchmarks.scratch import scratch_pipeline, service_env, stop
+from assetbus.benchmarks.stats import percentile
 from assetbus.infra.ports import free_port
 from assetbus.producers.tokens import task_token
 from assetbus.schemas import AssetRef, task_instance_id
@@ -43,16 +44,11 @@ STATE_PATH = "/execution/store/ti"
 @dataclass(frozen=True)
 class ApiBenchOptions:
     requests: int = 4000
-    """Requests per task-state measurement."""
     concurrency: int = 16
     emits: int = 2000
-    """HTTP emits per emit measurement."""
     workers: int = 1
-    """API worker processes (`assetbus run api --workers`)."""
     python: str = sys.executable
-    """The interpreter that runs the services (another checkout's, to compare two builds under one load)."""
     profile: str | None = None
-    """A path prefix: py-spy records the API during each measurement into `<prefix>-<phase>.txt` (collapsed stacks)."""
 
 
 @dataclass(frozen=True)
@@ -173,10 +169,6 @@ async def _profiled(api: psutil.Process, path: str | None) -> AsyncIterator[None
         await asyncio.wait_for(spy.wait(), 30)
 
 
-def _percentile(ordered: list[float], q: float) -> float:
-    return ordered[min(len(ordered) - 1, int(len(ordered) * q))]
-
-
 async def _phase(stack: _Stack, options: ApiBenchOptions, name: str, label: str, clients: int, count: int,
                  requests: list[str], expect: list[int]) -> Phase:
     spec = LoadSpec("127.0.0.1", stack.port, clients, count, requests, expect)
@@ -185,9 +177,8 @@ async def _phase(stack: _Stack, options: ApiBenchOptions, name: str, label: str,
         before = _cpu(stack.api)
         result = await _load(spec)
         api_cpu = _cpu(stack.api) - before
-    ordered = sorted(result.latencies_ms)
-    return Phase(name, label, clients, count, count / result.elapsed_s, _percentile(ordered, 0.5),
-                 _percentile(ordered, 0.99), api_cpu / count * 1e6, result.client_cpu_s / count * 1e6)
+    return Phase(name, label, clients, count, count / result.elapsed_s, percentile(result.latencies_ms, 50),
+                 percentile(result.latencies_ms, 99), api_cpu / count * 1e6, result.client_cpu_s / count * 1e6)
 
 
 def _requests(secret: str, concurrency: int) -> tuple[list[str], list[str], list[str]]:

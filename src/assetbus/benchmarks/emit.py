@@ -48,14 +48,10 @@ class EmitBenchOptions:
     assets: int = 6
     modes: tuple[str, ...] = ("broker", "receipts")
     rates: tuple[int, ...] = (1_000,)
-    """Offered commands per second: one latency run per rate."""
     seconds: float = 10.0
-    """How long the rate is offered (latency run)."""
     warmup_s: float = 1.0
     """The first seconds of the latency run left out of its percentiles."""
     trace: bool = False
-    """Install an OpenTelemetry SDK TracerProvider (every span recorded, exported to a no-op exporter), so each
-    emission opens a recorded span and carries `traceparent`; without it the API's no-op tracer is used."""
 
 
 @dataclass

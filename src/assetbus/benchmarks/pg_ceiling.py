@@ -46,9 +46,7 @@ RETURNING id
 class CeilingOptions:
     rows: int = 100_000
     chunk_size: int = _PERSISTER.chunk_size
-    """Rows per transaction: the persister's default chunk."""
     in_flight: int = _PERSISTER.transactions_in_flight
-    """Transactions at once, one connection each: the persister's default."""
     extra_bytes: int = _PERSISTER.size
     assets: int = _PERSISTER.assets
 

@@ -46,7 +46,7 @@ from assetbus.benchmarks.scheduler import (
 )
 from assetbus.benchmarks.scheduler_group import SchedulerGroupReport, run_scheduler_group
 from assetbus.benchmarks.scratch import connection, scratch_pipeline
-from assetbus.benchmarks.stats import per_second, us_per
+from assetbus.benchmarks.stats import per_second
 from assetbus.consumers.scheduler import AssetWait, ConsumerDag, Identity
 from assetbus.consumers.scheduler.topics import create_readiness_topics
 from assetbus.schemas import AssetRef
@@ -65,18 +65,10 @@ class DagsRow:
     """DAGs that each event matches."""
     run: BacklogRun
 
-    @property
-    def events_per_s(self) -> float:
-        return per_second(self.run.events, self.run.seconds)
-
-    @property
-    def cpu_us_per_event(self) -> float:
-        return us_per(self.run.cpu_s, self.run.events)
-
     def figures(self) -> dict[str, float]:
         return {"dags": self.dags, "matching_per_event": self.matching, "events": self.run.events,
-                "events_per_s": round(self.events_per_s, 1),
-                "cpu_us_per_event": round(self.cpu_us_per_event, 1),
+                "events_per_s": round(self.run.events_per_s, 1),
+                "cpu_us_per_event": round(self.run.cpu_us_per_event, 1),
                 "peak_rss_mb": round(self.run.peak_rss_mb, 1)}
 
 
@@ -113,17 +105,14 @@ class BacklogRow:
                 "peak_rss_mb": round(self.peak_rss_mb, 1)}
 
 
-def _idle_dags(n: int) -> tuple[list[AssetRef], list[ConsumerDag]]:
-    assets = [AssetRef(name=f"bench.idle-{i}", uri=f"s3://bench/idle-{i}/") for i in range(min(n, IDLE_ASSETS))]
-    dags = [ConsumerDag(dag_id=f"bench.idle.{i}", schedule=AssetWait(assets[i % len(assets)].name, mapping=Identity()),
-                        coalesce=i % 2 == 0) for i in range(n)]
-    return assets, dags
-
-
 async def dags_run(settings: Settings, dags: int, events: int, timeout_s: float = 600.0) -> DagsRow:
     """`dags` consumer DAGs registered, `events` events applied by one scheduler."""
     matching = [IDENTITY, DAILY][:min(dags, 2)]
-    idle_assets, idle = _idle_dags(dags - len(matching))
+    idle_assets = [AssetRef(name=f"bench.idle-{i}", uri=f"s3://bench/idle-{i}/")
+                   for i in range(min(dags - len(matching), IDLE_ASSETS))]
+    idle = [ConsumerDag(dag_id=f"bench.idle.{i}", schedule=AssetWait(idle_assets[i % len(idle_assets)].name,
+                                                                      mapping=Identity()), coalesce=i % 2 == 0)
+            for i in range(dags - len(matching))]
     readiness = [dag.dag_id for dag in (*matching, *idle)]
     async with scratch_pipeline(settings, lambda t: [t.readiness(d) for d in readiness]) as (topics, db_url):
         # the idle DAGs' readiness topics with one partition each (the scheduler would create three): lighter
@@ -244,7 +233,7 @@ async def run_growth(settings: Settings, *, dags: tuple[int, ...], dag_events: i
         progress(f"{n:,} consumer DAG(s) registered, {dag_events:,} events applied by one scheduler")
         row = await dags_run(settings, n, dag_events)
         report.dags.append(row)
-        progress(f"  {row.events_per_s:,.0f} events/s, {row.cpu_us_per_event:.0f} µs CPU per event, "
+        progress(f"  {row.run.events_per_s:,.0f} events/s, {row.run.cpu_us_per_event:.0f} µs CPU per event, "
                  f"peak RSS {row.run.peak_rss_mb:.0f} MB")
     for p in partitions:
         progress(f"{p:,} partitions stored, then {partition_rate:,}/s offered for {seconds:g} s")
@@ -268,20 +257,14 @@ class ScaleOptions:
     persisters: tuple[int, ...] = (1, 2, 3)
     commands: int = 50_000
     schedulers: tuple[int, ...] = ()
-    """Scheduler processes in one group, one run each (none by default)."""
     scheduler_events: int = 20_000
     pin_schedulers: frozenset[int] | None = None
-    """CPUs for the scheduler processes of the `schedulers` runs (`scheduler_group.pin`); None: not pinned."""
     pin_infra: frozenset[int] | None = None
-    """CPUs for Kafka, PostgreSQL and the benchmark's own process during those runs; None: not pinned."""
     dags: tuple[int, ...] = ()
-    """Consumer DAGs registered, one scheduler run each (none by default)."""
     dag_events: int = 20_000
     partitions: tuple[int, ...] = ()
-    """Partitions whose history is stored before a latency run, one run each (none by default)."""
     partition_rate: int = 1_000
     backlog: tuple[int, ...] = ()
-    """Stored events replayed to a new consumer DAG, one replay each (none by default)."""
 
 
 @dataclass

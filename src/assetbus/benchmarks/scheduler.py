@@ -46,7 +46,7 @@ from assetbus.benchmarks.conditions import conditions
 from assetbus.benchmarks.persister import preload
 from assetbus.benchmarks.processes import ProcessWatch
 from assetbus.benchmarks.scratch import database, record_count, scratch_pipeline, service_env, stop
-from assetbus.benchmarks.stats import per_second, percentile, us_per
+from assetbus.benchmarks.stats import Throughput, percentile
 from assetbus.consumers.observe.lag import partitions_of
 from assetbus.consumers.persister import Persister, PersisterConfig
 from assetbus.consumers.scheduler import (
@@ -145,14 +145,11 @@ async def published(engine: AsyncEngine, dag_id: str) -> int:
 class SchedulerBenchOptions:
     events: int = 20_000
     rates: tuple[int, ...] = (1_000, 5_000)
-    """Offered emissions/s of the latency runs, one run each (fresh prefix and database)."""
     seconds: float = 10.0
     warmup_s: float = 1.0
     max_records: int | None = None
-    """The scheduler's --max-records; None: its own default."""
     timeout_s: float = 300.0
     profile: Path | None = None
-    """Run the throughput run's scheduler under `py-spy record --format raw` into this file."""
 
 
 STAGES = ("emit → persister transaction", "persister transaction → asset event sent",
@@ -181,13 +178,21 @@ class LatencyRun:
         return percentile(self.receipt_latencies_ms if receipts else self.latencies_ms, p)
 
 
+@dataclass(frozen=True)
+class BacklogRun(Throughput):
+    """A scheduler process applying a pre-loaded backlog: events timed, seconds, its CPU (user + system), peak RSS."""
+
+    events: int
+    seconds: float
+    cpu_s: float
+    peak_rss_mb: float
+
+
 @dataclass
 class SchedulerBenchReport:
     options: SchedulerBenchOptions
-    throughput_events: int = 0
-    throughput_s: float = 0.0
-    throughput_cpu_s: float = 0.0
-    """The scheduler's user + system CPU while it applied those events."""
+    throughput: BacklogRun = BacklogRun(0, 0.0, 0.0, 0.0)
+    """The throughput run (all zero with `events=0`)."""
     runs_created: dict[str, int] = field(default_factory=dict)
     peak_rss_mb: float = 0.0
     """The scheduler process's peak RSS over every run (psutil, sampled every 50 ms)."""
@@ -196,18 +201,10 @@ class SchedulerBenchReport:
     load_after: tuple[float, float, float] = (0.0, 0.0, 0.0)
     conditions: dict[str, str] = field(default_factory=dict)
 
-    @property
-    def events_per_s(self) -> float:
-        return per_second(self.throughput_events, self.throughput_s)
-
-    @property
-    def cpu_us_per_event(self) -> float:
-        return us_per(self.throughput_cpu_s, self.throughput_events)
-
     def summary(self) -> dict[str, float]:
         """Flat figures for `bench all --json`: the readiness keys without a suffix are at 1,000/s offered."""
-        figures = {"scheduler_events_per_s": round(self.events_per_s, 1),
-                   "scheduler_cpu_us_per_event": round(self.cpu_us_per_event, 1),
+        figures = {"scheduler_events_per_s": round(self.throughput.events_per_s, 1),
+                   "scheduler_cpu_us_per_event": round(self.throughput.cpu_us_per_event, 1),
                    "scheduler_peak_rss_mb": round(self.peak_rss_mb, 1)}
         for run in self.latency:
             suffix = "" if run.rate == 1_000 else f"_at_{run.rate}"
@@ -224,8 +221,7 @@ async def run_benchmark(settings: Settings, options: SchedulerBenchOptions) -> S
             await prepare(settings, topics, db_url)
             run = await apply_backlog(settings, topics, db_url, options.events, max_records=options.max_records,
                                       profile=options.profile, timeout_s=options.timeout_s)
-            report.peak_rss_mb = run.peak_rss_mb
-            report.throughput_events, report.throughput_s, report.throughput_cpu_s = run.events, run.seconds, run.cpu_s
+            report.throughput, report.peak_rss_mb = run, run.peak_rss_mb
             async with database(db_url) as engine:
                 for dag in (IDENTITY, DAILY):
                     report.runs_created[dag.dag_id] = await published(engine, dag.dag_id)
@@ -236,16 +232,6 @@ async def run_benchmark(settings: Settings, options: SchedulerBenchOptions) -> S
         report.peak_rss_mb = max(report.peak_rss_mb, latency.scheduler_peak_rss_mb)
     report.load_after = os.getloadavg()
     return report
-
-
-@dataclass(frozen=True)
-class BacklogRun:
-    """A scheduler process applying a pre-loaded backlog: events timed, seconds, its CPU then, its peak RSS."""
-
-    events: int
-    seconds: float
-    cpu_s: float
-    peak_rss_mb: float
 
 
 async def apply_backlog(settings: Settings, topics: Topics, db_url: str, n: int, *, max_records: int | None = None,

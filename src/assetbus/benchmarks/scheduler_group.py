@@ -32,7 +32,7 @@ from aiokafka.admin import AIOKafkaAdminClient
 from assetbus.benchmarks.processes import ProcessWatch, infra_cpu, infra_role
 from assetbus.benchmarks.scheduler import prepare, service, store_events
 from assetbus.benchmarks.scratch import at_least, record_count, scratch_pipeline, until
-from assetbus.benchmarks.stats import per_second, us_per
+from assetbus.benchmarks.stats import Throughput, us_per
 from assetbus.consumers.observe.lag import partitions_of
 from assetbus.consumers.scheduler import AssetWait, ConsumerDag, Identity
 from assetbus.producers.kafka.sender import partition_for
@@ -42,7 +42,7 @@ from assetbus.settings import Settings
 
 
 @dataclass
-class SchedulerGroupReport:
+class SchedulerGroupReport(Throughput):
     schedulers: int
     events: int
     seconds: float = 0.0
@@ -57,14 +57,6 @@ class SchedulerGroupReport:
     """How the processes were pinned (`--pin-schedulers`, `--pin-infra`), or empty."""
     load_before: tuple[float, float, float] = (0.0, 0.0, 0.0)
     load_after: tuple[float, float, float] = (0.0, 0.0, 0.0)
-
-    @property
-    def events_per_s(self) -> float:
-        return per_second(self.events, self.seconds)
-
-    @property
-    def cpu_us_per_event(self) -> float:
-        return us_per(self.cpu_s, self.events)
 
     @property
     def infra_cpu_us_per_event(self) -> float:

@@ -23,6 +23,22 @@ def us_per(cpu_s: float, count: float) -> float:
     return cpu_s / count * 1e6 if count else float("nan")
 
 
+class Throughput:
+    """The rates of a run that applied `events` in `seconds`, its processes using `cpu_s` (user + system)."""
+
+    events: int
+    seconds: float
+    cpu_s: float
+
+    @property
+    def events_per_s(self) -> float:
+        return per_second(self.events, self.seconds)
+
+    @property
+    def cpu_us_per_event(self) -> float:
+        return us_per(self.cpu_s, self.events)
+
+
 def load_text(values: Sequence[float]) -> str:
     """Load averages as printed with the figures: `1.02 0.87 0.55`."""
     return " ".join(f"{v:.2f}" for v in values)

@@ -25,12 +25,6 @@ from assetbus.benchmarks.scheduler import run_benchmark as run_scheduler_benchma
 from assetbus.benchmarks.scratch import postgres_version
 from assetbus.settings import Settings
 
-REQUIRED = ("receipted_per_s", "emit_receipted_per_s", "receipt_p50_ms", "receipt_p99_ms", "readiness_p50_ms",
-            "readiness_p99_ms", "scheduler_events_per_s", "api_get_per_s", "api_get_p99_ms", "api_put_per_s",
-            "http_emit_per_s", "persister_peak_rss_mb", "scheduler_peak_rss_mb", "pg_ceiling_rows_per_s",
-            "persister_share_of_pg_ceiling", "scheduler_share_of_persister", "scheduler_1000_dags_over_1_dag")
-"""The keys `bench all --json` always prints (latencies at the first offered rate, 1,000/s by default)."""
-
 
 @dataclass(frozen=True)
 class SuiteSizes:
@@ -38,7 +32,7 @@ class SuiteSizes:
     persister_commands: int = 100_000
     scheduler_events: int = 20_000
     rates: tuple[int, ...] = (1_000, 5_000, 50)
-    """Offered emissions/s for the latency runs; the first one gives the REQUIRED latency keys, the others
+    """Offered emissions/s for the latency runs; the first one gives the latency keys without a suffix, the others
     the same keys with `_at_<rate>` (`readiness_p50_ms_at_50`: the light load, where no backlog hides
     the path's own waits)."""
     latency_seconds: float = 10.0
@@ -112,17 +106,17 @@ async def run_suite(settings: Settings, sizes: SuiteSizes, progress: Callable[[s
         f[f"receipt_p99_ms{suffix}"] = at_rate.percentile(99, receipts=True)
         f[f"readiness_p50_ms{suffix}"] = at_rate.percentile(50)
         f[f"readiness_p99_ms{suffix}"] = at_rate.percentile(99)
-    progress(f"  scheduler {s.events_per_s:,.0f} events/s; at {first:,}/s receipt p99 {f['receipt_p99_ms']:.0f} ms, "
-             f"readiness p99 {f['readiness_p99_ms']:.0f} ms")
+    progress(f"  scheduler {s.throughput.events_per_s:,.0f} events/s; at {first:,}/s receipt p99 "
+             f"{f['receipt_p99_ms']:.0f} ms, readiness p99 {f['readiness_p99_ms']:.0f} ms")
 
-    f["scheduler_share_of_persister"] = s.events_per_s / p.events_per_s if p.events_per_s else 0.0
+    f["scheduler_share_of_persister"] = s.throughput.events_per_s / p.events_per_s if p.events_per_s else 0.0
     few, many = sizes.dag_counts
     progress(f"3b/4 scheduler with {few:,} and {many:,} consumer DAGs registered, {sizes.dag_events:,} events each")
     by_dags = [await dags_run(settings, n, sizes.dag_events) for n in sizes.dag_counts]
     for dags in by_dags:
-        f[f"scheduler_events_per_s_with_{dags.dags}_dags"] = dags.events_per_s
-        f[f"scheduler_cpu_us_per_event_with_{dags.dags}_dags"] = dags.cpu_us_per_event
-    one, thousand = by_dags
+        f[f"scheduler_events_per_s_with_{dags.dags}_dags"] = dags.run.events_per_s
+        f[f"scheduler_cpu_us_per_event_with_{dags.dags}_dags"] = dags.run.cpu_us_per_event
+    one, thousand = (dags.run for dags in by_dags)
     f["scheduler_1000_dags_over_1_dag"] = thousand.events_per_s / one.events_per_s if one.events_per_s else 0.0
     progress(f"  {one.events_per_s:,.0f} events/s at {few:,} DAG(s), {thousand.events_per_s:,.0f} at {many:,}: "
              f"{f['scheduler_1000_dags_over_1_dag']:.2f}")

@@ -11,19 +11,14 @@ import json
 import logging
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
 from assetbus.cli import bench_airflow, bench_all, bench_scale
-from assetbus.cli.bench_all import run_bench
+from assetbus.cli.bench_all import print_table, run_bench
 from assetbus.cli.common import JSON_OPTION, console, fail, run, settings
 from assetbus.cli.output import json_line
-
-if TYPE_CHECKING:
-    from assetbus.benchmarks.api import ApiBenchReport
-    from assetbus.benchmarks.emit import EmitReport
-    from assetbus.benchmarks.persister import BenchReport
 
 app = typer.Typer(help="Benchmarks (run on a quiet machine; figures go to the README).")
 
@@ -58,6 +53,8 @@ def emit(
 ) -> None:
     """Emission throughput of one process not waiting on each receipt (emit_nowait), to the broker
     and, with a persister subprocess, to stored-and-receipted."""
+    from rich.table import Table
+
     logging.getLogger("aiokafka").setLevel(logging.CRITICAL)  # leader-election chatter on fresh topics
     rates = tuple(rate or (1000,))
     if count < 1 or in_flight < 1 or min(rates) < 1 or seconds <= 0:
@@ -75,12 +72,6 @@ def emit(
     else:
         console.print(f"emit benchmark: {count:,} emissions per run ({', '.join(options.modes)}) ...")
     report = run_bench(run_emit_benchmark(settings(), options), "emit benchmark failed")
-    _print_emit(report)
-
-
-def _print_emit(report: EmitReport) -> None:
-    from rich.table import Table
-
     for r in report.runs:
         table = Table(show_header=False, title=f"assetbus bench emit: {r.mode} run", title_justify="left")
         table.add_row("emissions/s to the broker",
@@ -129,7 +120,10 @@ def persister(
         help="Let the persister use TLS to PostgreSQL (asyncpg's default preference).")] = True,
 ) -> None:
     """Persister throughput end to end: durable + receipt published, with batch sizes and peak RSS."""
+    from rich.table import Table
+
     from assetbus.benchmarks.persister import BenchOptions, run_benchmark
+    from assetbus.benchmarks.stats import load_text
 
     if profile and importlib.util.find_spec("pyinstrument") is None:
         fail("--profile needs pyinstrument: .venv/bin/pip install pyinstrument")
@@ -138,14 +132,6 @@ def persister(
                            profile=Path(profile) if profile else None, db_tls=db_tls,
                            **{name: value for name, value in tuning.items() if value is not None})
     report = run_bench(run_benchmark(settings(), options), "persister benchmark failed")
-    _print_persister(report)
-
-
-def _print_persister(report: BenchReport) -> None:
-    from rich.table import Table
-
-    from assetbus.benchmarks.stats import load_text
-
     o = report.options
     console.print(f"[bold]persister benchmark[/]: {o.commands:,} commands of {report.command_bytes} bytes, "
                   f"{o.assets} assets over 6 partitions, --max-records {o.max_records} --chunk-size {o.chunk_size} "
@@ -218,11 +204,11 @@ def scheduler(
                                     max_records=max_records, timeout_s=timeout_s, profile=profile)
     report = run_bench(run_benchmark(settings(), options), "scheduler benchmark failed")
     table = Table("figure", "value", title="assetbus bench scheduler", title_justify="left")
-    if report.throughput_events:
-        table.add_row("scheduler throughput", f"{report.events_per_s:,.0f} events/s "
-                      f"({report.throughput_events:,} events in {report.throughput_s:.2f} s, after the first runs)")
-        table.add_row("scheduler CPU per event", f"{report.cpu_us_per_event:,.0f} µs (user + system, "
-                      f"{report.throughput_cpu_s:.2f} s over the throughput run)")
+    if (backlog := report.throughput).events:
+        table.add_row("scheduler throughput", f"{backlog.events_per_s:,.0f} events/s "
+                      f"({backlog.events:,} events in {backlog.seconds:.2f} s, after the first runs)")
+        table.add_row("scheduler CPU per event", f"{backlog.cpu_us_per_event:,.0f} µs (user + system, "
+                      f"{backlog.cpu_s:.2f} s over the throughput run)")
         table.add_row("runs created", ", ".join(f"{dag}: {n:,}" for dag, n in report.runs_created.items()))
     table.add_row("scheduler peak RSS", f"{report.peak_rss_mb:.0f} MB")
     for latency in report.latency:
@@ -270,20 +256,10 @@ def api(
                               python=python or sys.executable, profile=profile)
     console.print(f"api benchmark: {requests:,} state requests and {emits:,} HTTP emits per measurement ...")
     report = run_bench(run_api_benchmark(settings(), options), "api benchmark failed")
-    _print_api(report)
-    if as_json:
-        print(json.dumps(report.figures()))
-
-
-def _print_api(report: ApiBenchReport) -> None:
-    from rich.table import Table
-
-    table = Table("operation", "rate", "p50 ms", "p99 ms", "API CPU/request", "client CPU/request",
-                  title="assetbus bench api", title_justify="left")
-    for p in report.phases:
-        table.add_row(p.label, f"[bold]{p.per_s:,.0f}[/]/s", f"{p.p50_ms:.1f}", f"{p.p99_ms:.1f}",
-                      f"{p.api_cpu_us:,.0f} µs", f"{p.client_cpu_us:,.0f} µs")
-    console.print(table)
+    print_table("assetbus bench api",
+                ("operation", "rate", "p50 ms", "p99 ms", "API CPU/request", "client CPU/request"),
+                [(p.label, f"[bold]{p.per_s:,.0f}[/]/s", f"{p.p50_ms:.1f}", f"{p.p99_ms:.1f}",
+                  f"{p.api_cpu_us:,.0f} µs", f"{p.client_cpu_us:,.0f} µs") for p in report.phases])
     before, after = report.load_before, report.load_after
     console.print(f"  conditions: load average {before[0]:.2f} before, {after[0]:.2f} after; API = `assetbus run api "
                   f"--workers {report.options.workers}` and `assetbus run persister` as subprocesses on a fresh "
@@ -291,7 +267,8 @@ def _print_api(report: ApiBenchReport) -> None:
                   "flight per client) on the same machine; every emit waits for its receipt (stored in PostgreSQL).")
     for name, value in report.conditions.items():
         console.print(f"  {name}: {value}")
-
+    if as_json:
+        print(json.dumps(report.figures()))
 
 
 app.command("all")(bench_all.all_)

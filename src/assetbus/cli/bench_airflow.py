@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from assetbus.cli.bench_all import progress_printer, run_bench
+from assetbus.cli.bench_all import print_table, progress_printer, run_bench
 from assetbus.cli.common import JSON_OPTION, console, fail, settings
 from assetbus.cli.output import json_line
 
@@ -95,23 +95,18 @@ def print_report(report: AirflowBenchReport) -> None:
     from assetbus.benchmarks.stats import load_text, percentile
 
     o, c = report.options, report.conditions
-    if report.first_emit_ms:
-        first = Table("identity mode", "p50", "p90", "min", "max", "runs", title="a task's first emit() (its token "
-                      "included), runs alternating", title_justify="left")
-        for mode, values in report.first_emit_ms.items():
-            first.add_row(mode, f"[bold]{_ms(percentile(values, 50))}[/]", _ms(percentile(values, 90)),
-                          _ms(min(values, default=float("nan"))), _ms(max(values, default=float("nan"))),
-                          str(len(values)))
-        console.print(first)
+    print_table("a task's first emit() (its token included), runs alternating",
+                ("identity mode", "p50", "p90", "min", "max", "runs"),
+                [(mode, f"[bold]{_ms(percentile(values, 50))}[/]", _ms(percentile(values, 90)),
+                  _ms(min(values, default=float("nan"))), _ms(max(values, default=float("nan"))), str(len(values)))
+                 for mode, values in report.first_emit_ms.items()])
     if o.only_first_emits:
         return
-    table = Table("path", "p50", "p99", "max", "samples", title=f"assetbus bench airflow: latency, {o.samples} "
-                  "interleaved rounds", title_justify="left")
-    for name, label in PATHS:
-        values = report.latencies_ms(name)
-        table.add_row(escape(label), f"[bold]{_ms(percentile(values, 50))}[/]", _ms(percentile(values, 99)),
-                      _ms(max(values, default=float("nan"))), str(len(values)))
-    console.print(table)
+    latencies = {label: report.latencies_ms(name) for name, label in PATHS}
+    print_table(f"assetbus bench airflow: latency, {o.samples} interleaved rounds",
+                ("path", "p50", "p99", "max", "samples"),
+                [(escape(label), f"[bold]{_ms(percentile(values, 50))}[/]", _ms(percentile(values, 99)),
+                  _ms(max(values, default=float("nan"))), str(len(values))) for label, values in latencies.items()])
     runs = Table("through", "runs/s (first → last run)", "service start → last run", "notes",
                  title=f"runs per second, {o.partitions:,} ready partitions", title_justify="left")
     if report.bridge is not None:

@@ -10,7 +10,7 @@ leaves it out, and so does `--smoke` unless `--airflow` is given.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
@@ -19,7 +19,6 @@ from assetbus.cli.common import JSON_OPTION, console, err_console, fail, run, se
 from assetbus.cli.output import json_line
 
 if TYPE_CHECKING:
-    from assetbus.benchmarks.airflow import AirflowBenchReport
     from assetbus.benchmarks.suite import SuiteReport
 
 T = TypeVar("T")
@@ -58,7 +57,13 @@ def all_(
     report = run_bench(run_suite(settings(), sizes, progress), "bench all failed")
     airflow_report = None
     if with_airflow:
-        airflow_report = _run_airflow(smoke, progress)
+        from assetbus.benchmarks.airflow import AirflowBenchOptions, run_airflow_benchmark
+
+        options = AirflowBenchOptions.smoke() if smoke else AirflowBenchOptions(samples=AIRFLOW_SAMPLES)
+        progress(f"then airflow: Airflow 3 on PostgreSQL, {options.samples} rounds, {options.partitions} partitions "
+                 "(assetbus bench airflow)")
+        airflow_report = run_bench(run_airflow_benchmark(settings(), options, progress),
+                                   "bench all failed in the Airflow benchmark")
         report.figures.update(airflow_report.figures())
         report.conditions["airflow"] = airflow_report.conditions
     report.conditions["duration_s"] = round(time.perf_counter() - started, 1)
@@ -96,15 +101,6 @@ def include_airflow(asked: bool | None, smoke: bool) -> tuple[bool, str]:
     return False, f"the Airflow benchmark is left out: {problem}"
 
 
-def _run_airflow(smoke: bool, progress: Callable[[str], None]) -> AirflowBenchReport:
-    from assetbus.benchmarks.airflow import AirflowBenchOptions, run_airflow_benchmark
-
-    options = AirflowBenchOptions.smoke() if smoke else AirflowBenchOptions(samples=AIRFLOW_SAMPLES)
-    progress(f"then airflow: Airflow 3 on PostgreSQL, {options.samples} rounds, {options.partitions} partitions "
-             "(assetbus bench airflow)")
-    return run_bench(run_airflow_benchmark(settings(), options, progress), "bench all failed in the Airflow benchmark")
-
-
 def run_bench(coro: Coroutine[Any, Any, T], failed: str) -> T:
     """The benchmark's report; an error ends the command with `<failed>: <error type>: <error>`."""
     try:
@@ -121,6 +117,17 @@ def progress_printer() -> Callable[[str], None]:
         err_console.print(f"[dim]{time.perf_counter() - started:6.1f}s[/] {line}", highlight=False)
 
     return progress
+
+
+def print_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[str]]) -> None:
+    """A report's table, its title on the left; nothing when it has no rows."""
+    from rich.table import Table
+
+    table = Table(*columns, title=title, title_justify="left")
+    for row in rows:
+        table.add_row(*row)
+    if table.rows:
+        console.print(table)
 
 
 UNITS = {"per_s": "/s", "_ms": "ms", "_mb": "MB", "us_per_event": "µs", "us_per_emission": "µs", "_backlog_s": "s"}

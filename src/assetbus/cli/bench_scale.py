@@ -8,16 +8,15 @@ from __future__ import annotations
 
 import os
 from dataclasses import asdict
-from typing import TYPE_CHECKING
 
 import typer
 
-from assetbus.cli.bench_all import int_list, progress_printer, run_bench
+from assetbus.cli.bench_all import int_list, print_table, progress_printer, run_bench
 from assetbus.cli.common import JSON_OPTION, console, fail, settings
 from assetbus.cli.output import json_line
 
-if TYPE_CHECKING:
-    from assetbus.benchmarks.scale import GrowthReport, ScaleOptions
+TABLES = ("partition_queue", "consumer_runs", "asset_events")
+"""The scheduler's tables whose rows and size the --partitions table shows."""
 
 
 def scale(
@@ -49,8 +48,6 @@ def scale(
     """Offered rate against receipt and readiness p50/p99, events/s with 1, 2, 3 persisters in one group,
     (`--schedulers`) with 1, 2, 3 schedulers in one group, and how the scheduler's cost grows with consumer
     DAGs (`--dags`), partitions (`--partitions`) and a replayed backlog (`--backlog`)."""
-    from rich.table import Table
-
     from assetbus.benchmarks.scale import ScaleOptions, run_scale
     from assetbus.benchmarks.scheduler_group import parse_cpus
     from assetbus.benchmarks.stats import load_text
@@ -74,39 +71,44 @@ def scale(
         options = ScaleOptions(rates=(), persisters=(), seconds=1.5, dags=(1, 3), dag_events=4_000,
                                partitions=(100, 1_000), partition_rate=200, backlog=(500,))
     report = run_bench(run_scale(settings(), options, progress_printer()), "bench scale failed")
-    table = Table("offered", "receipt p50 / p99", "readiness p50 / p99", "signals measured", "peak RSS persister / "
-                  "scheduler", "load before → after", title="assetbus bench scale: offered rate", title_justify="left")
-    for row in report.rates:
-        f = row.figures()
-        table.add_row(f"{row.offered_per_s:,}/s", f"{f['receipt_p50_ms']:,.0f} / {f['receipt_p99_ms']:,.0f} ms",
-                      f"{f['readiness_p50_ms']:,.0f} / {f['readiness_p99_ms']:,.0f} ms",
-                      f"{f['signals_measured']:,.0f} of {f['emitted']:,.0f}",
-                      f"{f['persister_peak_rss_mb']:.0f} / {f['scheduler_peak_rss_mb']:.0f} MB",
-                      f"{f['load_average_before']:.2f} → {f['load_average_after']:.2f}")
-    if report.rates:
-        console.print(table)
-    groups = Table("persisters", "events/s", "CPU per event (all)", "peak RSS (each)", "rebalances during run",
-                   "load before → after", title=f"persisters in one group, {options.commands:,} commands of 1 KiB",
-                   title_justify="left")
-    for g in report.groups:
-        groups.add_row(str(g.persisters), f"[bold]{g.events_per_s:,.0f}[/]", f"{g.cpu_us_per_event:.0f} µs",
-                       f"{g.peak_rss_mb:.0f} MB", str(g.rebalances), f"{g.load_before[0]:.2f} → {g.load_after[0]:.2f}")
-    if report.groups:
-        console.print(groups)
-    if report.scheduler_groups:
-        pinned = report.scheduler_groups[0].pinned
-        scheduler_table = Table("schedulers", "events/s", "CPU per event (schedulers)", "Kafka + PostgreSQL CPU per "
-                                "event", "peak RSS (largest)", "load before → after",
-                                title=f"schedulers in one group, {options.scheduler_events:,} events over one asset "
-                                "per asset-events partition, a run and a signal each" + (f"; {pinned}" if pinned
-                                                                                         else ""),
-                                title_justify="left")
-        for sg in report.scheduler_groups:
-            scheduler_table.add_row(str(sg.schedulers), f"[bold]{sg.events_per_s:,.0f}[/]",
-                                    f"{sg.cpu_us_per_event:.0f} µs", f"{sg.infra_cpu_us_per_event:.0f} µs",
-                                    f"{sg.peak_rss_mb:.0f} MB", f"{sg.load_before[0]:.2f} → {sg.load_after[0]:.2f}")
-        console.print(scheduler_table)
-    _print_growth(report.growth, options)
+    print_table("assetbus bench scale: offered rate",
+                ("offered", "receipt p50 / p99", "readiness p50 / p99", "signals measured",
+                 "peak RSS persister / scheduler", "load before → after"),
+                [(f"{f['offered_per_s']:,}/s", f"{f['receipt_p50_ms']:,.0f} / {f['receipt_p99_ms']:,.0f} ms",
+                  f"{f['readiness_p50_ms']:,.0f} / {f['readiness_p99_ms']:,.0f} ms",
+                  f"{f['signals_measured']:,.0f} of {f['emitted']:,.0f}",
+                  f"{f['persister_peak_rss_mb']:.0f} / {f['scheduler_peak_rss_mb']:.0f} MB",
+                  f"{f['load_average_before']:.2f} → {f['load_average_after']:.2f}")
+                 for f in (row.figures() for row in report.rates)])
+    print_table(f"persisters in one group, {options.commands:,} commands of 1 KiB",
+                ("persisters", "events/s", "CPU per event (all)", "peak RSS (each)", "rebalances during run",
+                 "load before → after"),
+                [(str(g.persisters), f"[bold]{g.events_per_s:,.0f}[/]", f"{g.cpu_us_per_event:.0f} µs",
+                  f"{g.peak_rss_mb:.0f} MB", str(g.rebalances), f"{g.load_before[0]:.2f} → {g.load_after[0]:.2f}")
+                 for g in report.groups])
+    pinned = next((f"; {sg.pinned}" for sg in report.scheduler_groups if sg.pinned), "")
+    print_table(f"schedulers in one group, {options.scheduler_events:,} events over one asset per asset-events "
+                f"partition, a run and a signal each{pinned}",
+                ("schedulers", "events/s", "CPU per event (schedulers)", "Kafka + PostgreSQL CPU per event",
+                 "peak RSS (largest)", "load before → after"),
+                [(str(sg.schedulers), f"[bold]{sg.events_per_s:,.0f}[/]", f"{sg.cpu_us_per_event:.0f} µs",
+                  f"{sg.infra_cpu_us_per_event:.0f} µs", f"{sg.peak_rss_mb:.0f} MB",
+                  f"{sg.load_before[0]:.2f} → {sg.load_after[0]:.2f}") for sg in report.scheduler_groups])
+    print_table(f"consumer DAGs registered: one scheduler applies {options.dag_events:,} stored events",
+                ("DAGs registered", "matching per event", "events/s", "CPU per event", "peak RSS"),
+                [(f"{d.dags:,}", str(d.matching), f"[bold]{d.run.events_per_s:,.0f}[/]",
+                  f"{d.run.cpu_us_per_event:.0f} µs", f"{d.run.peak_rss_mb:.0f} MB") for d in report.growth.dags])
+    print_table(f"distinct partitions: their history stored, then {options.partition_rate:,}/s offered for "
+                f"{options.seconds:g} s on new ones (table rows and size after)",
+                ("partitions stored", "readiness p50 / p99", "signals measured", "scheduler peak RSS", *TABLES),
+                [(f"{p.partitions:,}", f"{p.readiness_p50_ms:,.0f} / {p.readiness_p99_ms:,.0f} ms", f"{p.signals:,}",
+                  f"{p.scheduler_peak_rss_mb:.0f} MB", *(f"{p.tables[t][0]:,} rows, {p.tables[t][1]:,.0f} MB"
+                                                          for t in TABLES))
+                 for p in report.growth.partitions])
+    print_table("a backlog replayed to a new per-event consumer DAG (`replay`, its own process)",
+                ("stored events", "runs created", "seconds", "events/s", "peak RSS"),
+                [(f"{b.events:,}", f"{b.runs:,}", f"{b.seconds:.1f}", f"[bold]{b.figures()['events_per_s']:,.0f}[/]",
+                  f"{b.peak_rss_mb:.0f} MB") for b in report.growth.backlog])
     console.print(f"  conditions: {os.cpu_count()} cores shared by the emitter, the services, Kafka and PostgreSQL; "
                   f"load average {load_text(report.load_before)} before, {load_text(report.load_after)} after; "
                   f"each rate offered {options.seconds:g} s", highlight=False)
@@ -124,39 +126,6 @@ def scale(
                          "cores": os.cpu_count()}))
 
 
-def _print_growth(growth: GrowthReport, options: ScaleOptions) -> None:
-    from rich.table import Table
-
-    if growth.dags:
-        table = Table("DAGs registered", "matching per event", "events/s", "CPU per event", "peak RSS",
-                      title=f"consumer DAGs registered: one scheduler applies {options.dag_events:,} stored events",
-                      title_justify="left")
-        for d in growth.dags:
-            table.add_row(f"{d.dags:,}", str(d.matching), f"[bold]{d.events_per_s:,.0f}[/]",
-                          f"{d.cpu_us_per_event:.0f} µs", f"{d.run.peak_rss_mb:.0f} MB")
-        console.print(table)
-    if growth.partitions:
-        table = Table("partitions stored", "readiness p50 / p99", "signals measured", "scheduler peak RSS",
-                      "partition_queue", "consumer_runs", "asset_events",
-                      title=f"distinct partitions: their history stored, then {options.partition_rate:,}/s offered "
-                      f"for {options.seconds:g} s on new ones (table rows and size after)", title_justify="left")
-        for p in growth.partitions:
-            sizes = [f"{p.tables[t][0]:,} rows, {p.tables[t][1]:,.0f} MB"
-                     for t in ("partition_queue", "consumer_runs", "asset_events")]
-            table.add_row(f"{p.partitions:,}", f"{p.readiness_p50_ms:,.0f} / {p.readiness_p99_ms:,.0f} ms",
-                          f"{p.signals:,}", f"{p.scheduler_peak_rss_mb:.0f} MB", *sizes)
-        console.print(table)
-    if growth.backlog:
-        table = Table("stored events", "runs created", "seconds", "events/s", "peak RSS",
-                      title="a backlog replayed to a new per-event consumer DAG (`replay`, its own process)",
-                      title_justify="left")
-        for b in growth.backlog:
-            f = b.figures()
-            table.add_row(f"{b.events:,}", f"{b.runs:,}", f"{b.seconds:.1f}", f"[bold]{f['events_per_s']:,.0f}[/]",
-                          f"{b.peak_rss_mb:.0f} MB")
-        console.print(table)
-
-
 def soak(
     as_json: bool = JSON_OPTION,
     events: int = typer.Option(1_000_000, help="Events to emit (the run stops earlier at --max-seconds)."),
@@ -165,8 +134,6 @@ def soak(
     interval: float = typer.Option(30.0, help="Seconds per sampled window."),
 ) -> None:
     """A long run at a fixed rate: RSS, CPU and receipt/readiness p50/p99 per window, to see them stay flat."""
-    from rich.table import Table
-
     from assetbus.benchmarks.soak import SoakOptions, run_soak
     from assetbus.benchmarks.stats import load_text
 
@@ -175,16 +142,15 @@ def soak(
     options = SoakOptions(events=events, rate=rate, max_seconds=max_seconds, interval_s=interval)
     load_before = os.getloadavg()
     report = run_bench(run_soak(settings(), options, progress_printer()), "bench soak failed")
-    table = Table("at", "emitted", "signalled", "receipt p50 / p99", "readiness p50 / p99", "RSS persister / "
-                  "scheduler", "CPU persister / scheduler", "load", title=f"assetbus bench soak: {rate:,}/s offered",
-                  title_justify="left")
-    for w in report.windows:
-        table.add_row(f"{w.at_s:.0f} s", f"{w.emitted:,}", f"{w.signalled:,}",
-                      f"{w.receipt_p50_ms:,.0f} / {w.receipt_p99_ms:,.0f} ms",
-                      f"{w.readiness_p50_ms:,.0f} / {w.readiness_p99_ms:,.0f} ms",
-                      f"{w.persister_rss_mb:.0f} / {w.scheduler_rss_mb:.0f} MB",
-                      f"{w.persister_cpu_pct:.0f} / {w.scheduler_cpu_pct:.0f} %", f"{w.load_1m:.2f}")
-    console.print(table)
+    print_table(f"assetbus bench soak: {rate:,}/s offered",
+                ("at", "emitted", "signalled", "receipt p50 / p99", "readiness p50 / p99",
+                 "RSS persister / scheduler", "CPU persister / scheduler", "load"),
+                [(f"{w.at_s:.0f} s", f"{w.emitted:,}", f"{w.signalled:,}",
+                  f"{w.receipt_p50_ms:,.0f} / {w.receipt_p99_ms:,.0f} ms",
+                  f"{w.readiness_p50_ms:,.0f} / {w.readiness_p99_ms:,.0f} ms",
+                  f"{w.persister_rss_mb:.0f} / {w.scheduler_rss_mb:.0f} MB",
+                  f"{w.persister_cpu_pct:.0f} / {w.scheduler_cpu_pct:.0f} %", f"{w.load_1m:.2f}")
+                 for w in report.windows])
     console.print(f"  {report.emitted:,} emitted, {report.receipted:,} receipted, {report.signalled:,} signalled in "
                   f"{report.seconds:.0f} s; load average {load_text(load_before)} before, {load_text(os.getloadavg())} "
                   f"after; {os.cpu_count()} cores shared by the emitter, the services, Kafka and PostgreSQL",

@@ -18,8 +18,8 @@ from pathlib import Path
 import asyncpg
 import pytest
 
-from assetbus.benchmarks.airflow import REQUIRED
 from assetbus.settings import Settings
+from tests.bench_figures import AIRFLOW_REQUIRED as REQUIRED
 from tests.conftest import _plain_dsn
 from tests.integration.airflow.stack import require_airflow_venv
 

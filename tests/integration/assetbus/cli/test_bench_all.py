@@ -13,8 +13,8 @@ import os
 import sys
 from pathlib import Path
 
-from assetbus.benchmarks.suite import REQUIRED
 from assetbus.settings import Settings
+from tests.bench_figures import SUITE_REQUIRED as REQUIRED
 
 
 async def test_bench_all_smoke_prints_every_figure_as_the_last_json_line(infra: Settings) -> None:

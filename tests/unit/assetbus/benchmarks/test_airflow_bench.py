@@ -8,7 +8,6 @@ from datetime import UTC, datetime
 import pytest
 
 from assetbus.benchmarks.airflow import (
-    REQUIRED,
     AirflowBenchOptions,
     AirflowBenchReport,
     Burst,
@@ -16,6 +15,7 @@ from assetbus.benchmarks.airflow import (
     airflow_time,
     environment,
 )
+from tests.bench_figures import AIRFLOW_REQUIRED as REQUIRED
 
 
 def test_settings_are_airflows_environment_variables() -> None:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from assetbus.benchmarks.scheduler import LatencyRun, SchedulerBenchOptions, SchedulerBenchReport
+from assetbus.benchmarks.scheduler import BacklogRun, LatencyRun, SchedulerBenchOptions, SchedulerBenchReport
 
 
 def test_summary_names_readiness_at_1000_per_s_without_a_suffix_and_other_rates_with_one() -> None:
-    report = SchedulerBenchReport(SchedulerBenchOptions(), throughput_events=10_000, throughput_s=2.0,
-                                  throughput_cpu_s=0.5, peak_rss_mb=150.04,
+    report = SchedulerBenchReport(SchedulerBenchOptions(), throughput=BacklogRun(10_000, 2.0, 0.5, 150.04),
+                                  peak_rss_mb=150.04,
                                   latency=[LatencyRun(1_000, latencies_ms=[float(i) for i in range(1, 101)]),
                                            LatencyRun(5_000, latencies_ms=[7.0])])
     assert report.summary() == {
@@ -18,4 +18,4 @@ def test_summary_names_readiness_at_1000_per_s_without_a_suffix_and_other_rates_
 
 def test_a_report_without_events_has_no_rate() -> None:
     report = SchedulerBenchReport(SchedulerBenchOptions())
-    assert report.events_per_s == 0.0 and not report.latency
+    assert report.throughput.events_per_s == 0.0 and not report.latency
