@@ -6,7 +6,8 @@ import logging
 
 from prometheus_client import CollectorRegistry
 
-from assetbus.consumers.observe.logs import RepeatLimiter, register_log_counts
+from assetbus.consumers.observe.logs import RepeatLimiter
+from assetbus.consumers.observe.process_metrics import register_process_metrics
 
 
 class Clock:
@@ -51,7 +52,7 @@ def test_the_suppressed_lines_are_a_counter_on_the_registry_once() -> None:
     for _ in range(5):
         limiter.filter(record("Unable to update metadata from %s", [1, 2, 3]))
     registry = CollectorRegistry()
-    register_log_counts(registry, limiter)
-    register_log_counts(registry, limiter)  # a second registration is a no-op, not a duplicate-metric error
+    register_process_metrics(registry, limiter=limiter)
+    register_process_metrics(registry, limiter=limiter)  # a second registration is a no-op, not a duplicate error
     assert registry.get_sample_value("assetbus_log_lines_suppressed_total",
                                      {"logger": "aiokafka", "level": "ERROR"}) == 4

@@ -39,8 +39,8 @@ from assetbus.consumers.api.ui_auth import OperatorVerifier
 from assetbus.consumers.api.versioning import API_VERSIONS, LATEST_VERSION, VERSION_HEADER, ApiVersionMiddleware
 from assetbus.consumers.auth import CachedTokenVerifier, TokenVerifier
 from assetbus.consumers.observe import loop_errors
-from assetbus.consumers.observe.access import register_refusals
 from assetbus.consumers.observe.pipeline import PipelineGauges
+from assetbus.consumers.observe.process_metrics import register_process_metrics
 from assetbus.consumers.observe.readiness import ReadinessChecks
 from assetbus.consumers.storage import create_engine, wait_for_database
 from assetbus.consumers.storage.raw_pool import create_raw_pool
@@ -116,7 +116,7 @@ def create_api(config: ApiConfig, *, minter: Minter | None = None) -> FastAPI:
     # the state routes need PostgreSQL only: a broker outage degrades the API (emits answer 503), it stays ready;
     # a refusal by the cluster's ACLs does not (it lasts until the ACL is added)
     refusals = AccessRefusals()
-    register_refusals(registry, refusals)
+    register_process_metrics(registry, refusals)
     app.state.readiness = ReadinessChecks(broker=kafka, database_url=config.database_url,
                                           degraded_without=frozenset({"broker"}), access=refusals)
     app.state.metrics_registry = registry

@@ -7,9 +7,9 @@ source_offset=17` (on one line).
 A library's warning or error said again and again (a broker away: aiokafka logs every failed connection
 and fetch, about 200 lines a second on a three-node cluster) is said once, then at most once per
 `REPEAT_EVERY_S` per logger, level and message template, with `suppressed=N` telling how many like it were
-not printed. `assetbus_log_lines_suppressed_total{logger,level}` on every `/metrics` counts them. The
-`assetbus.*` loggers are not limited: their lines are one per event (a dead letter) or limited where they
-repeat (`producers.kafka.periodic`).
+not printed. `assetbus_log_lines_suppressed_total{logger,level}` on every `/metrics` counts them
+(`process_metrics`). The `assetbus.*` loggers are not limited: their lines are one per event (a dead letter)
+or limited where they repeat (`producers.kafka.periodic`).
 """
 
 from __future__ import annotations
@@ -18,15 +18,10 @@ import json
 import logging
 import threading
 import time
-import weakref
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
-
-from prometheus_client import CollectorRegistry
-from prometheus_client.core import CounterMetricFamily
-from prometheus_client.registry import Collector
 
 REPEAT_EVERY_S = 10.0
 _REMEMBERED = 1024
@@ -104,29 +99,7 @@ class RepeatLimiter(logging.Filter):
 
 
 REPEATS = RepeatLimiter()
-"""The process's limiter: `configure` puts it on the log handler, and `register_log_counts` exports its counts."""
-
-
-class _SuppressedLines(Collector):
-    def __init__(self, limiter: RepeatLimiter) -> None:
-        self._limiter = limiter
-
-    def collect(self) -> Iterator[CounterMetricFamily]:
-        family = CounterMetricFamily("assetbus_log_lines_suppressed", "Warning and error lines not printed because "
-                                     "one like them was printed less than 10 s before.", labels=["logger", "level"])
-        for (logger, level), count in sorted(self._limiter.suppressed.items()):
-            family.add_metric([logger, level], count)
-        yield family
-
-
-_COUNTED: weakref.WeakSet[CollectorRegistry] = weakref.WeakSet()
-
-
-def register_log_counts(registry: CollectorRegistry, limiter: RepeatLimiter = REPEATS) -> None:
-    """Add `assetbus_log_lines_suppressed_total` to `registry` (once)."""
-    if registry not in _COUNTED:
-        registry.register(_SuppressedLines(limiter))
-        _COUNTED.add(registry)
+"""The process's limiter: `configure` puts it on the log handler, and `process_metrics` exports its counts."""
 
 
 def configure(level: str = "INFO", fmt: str = "kv") -> None:
