@@ -13,18 +13,16 @@ from assetbus.producers.exports import lazy_exports
 
 if TYPE_CHECKING:
     from assetbus.consumers.observe.deadletters import DeadLetterRecord, read_dead_letter, read_dead_letters
-    from assetbus.consumers.observe.lag import consumer_group_lag
+    from assetbus.consumers.observe.lag import consumer_group_lag, describe_cluster
     from assetbus.consumers.observe.probes import ProbeServer
     from assetbus.consumers.observe.readiness import ReadinessChecks
-    from assetbus.consumers.observe.topics import describe_cluster
     from assetbus.migrations.heads import migration_heads
 else:  # the type checker sees the imports above, not a module __getattr__
     __getattr__, __dir__ = lazy_exports(__name__, {
         ".deadletters": ("DeadLetterRecord", "read_dead_letter", "read_dead_letters"),
-        ".lag": ("consumer_group_lag",),
+        ".lag": ("consumer_group_lag", "describe_cluster"),
         ".probes": ("ProbeServer",),
         ".readiness": ("ReadinessChecks",),
-        ".topics": ("describe_cluster",),
         "assetbus.migrations.heads": ("migration_heads",),
     })
 
