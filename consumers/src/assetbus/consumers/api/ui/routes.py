@@ -164,7 +164,7 @@ async def dag_runs(db: Db, dag_id: str, before: int | None = None, status: str |
 @api.get("/dags/{dag_id}/waiting", response_model=list[WaitingOut])
 async def dag_waiting(db: Db, dag_id: str, after: str | None = None, limit: Limit = 50) -> list[WaitingOut]:
     async with db.transaction() as conn:
-        return [WaitingOut.of(w) for w in await waiting_partitions(conn, dag_id, after_key=after, limit=limit)]
+        return await waiting_partitions(conn, dag_id, after_key=after, limit=limit)
 
 
 @api.get("/runs/{run_id}", response_model=RunDetail)
