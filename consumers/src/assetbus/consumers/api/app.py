@@ -35,7 +35,6 @@ from assetbus.consumers.api.routes import (
     task_state,
 )
 from assetbus.consumers.api.ui import routes as ui
-from assetbus.consumers.api.ui_auth import OperatorVerifier
 from assetbus.consumers.api.versioning import API_VERSIONS, LATEST_VERSION, VERSION_HEADER, ApiVersionMiddleware
 from assetbus.consumers.auth import CachedTokenVerifier, TokenVerifier
 from assetbus.consumers.observe import loop_errors
@@ -107,7 +106,7 @@ def create_api(config: ApiConfig, *, minter: Minter | None = None) -> FastAPI:
     registry = metrics.registry
     verifier = TokenVerifier.configured(jwks=config.token_jwks, secret=config.token_secret)
     app.state.verifier = CachedTokenVerifier(verifier, size=10_000)  # a token's signature is checked once
-    app.state.operator_verifier = OperatorVerifier.of(verifier)  # the /ui sign-in: operator tokens (ui:read)
+    app.state.operator_verifier = verifier  # uncached: the /ui sign-in's operator tokens, and subscriber tokens
     app.state.config = config
     app.state.airflow = None
     app.state.minter = minter

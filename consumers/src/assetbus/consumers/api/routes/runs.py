@@ -27,9 +27,9 @@ from pydantic import BaseModel, Field
 from assetbus.consumers.api.database import Db
 from assetbus.consumers.api.errors import ApiError, ApiErrorCode, responses
 from assetbus.consumers.api.security import bearer
-from assetbus.consumers.api.ui_auth import OperatorVerifier
+from assetbus.consumers.api.ui_auth import operator_of
 from assetbus.consumers.api.versioning import version_header
-from assetbus.consumers.auth import TokenError
+from assetbus.consumers.auth import TokenError, TokenVerifier
 from assetbus.consumers.auth.tokens import DEFAULT_AUDIENCE
 from assetbus.consumers.storage.runs import claim_run, finish_run, get_run, renew_run
 from assetbus.producers.readiness import DEFAULT_LEASE_S, SCOPE_RUNS_CLAIM, FinishResult, RunStatus
@@ -60,10 +60,10 @@ async def subscriber(request: Request,
     if credentials is None:
         raise ApiError(401, ApiErrorCode.MISSING_TOKEN, "an `Authorization: Bearer <subscriber token>` header is "
                        "required (`assetbus token subscriber` makes one)", headers={"WWW-Authenticate": _CHALLENGE})
-    verifier: OperatorVerifier = request.app.state.operator_verifier
+    verifier: TokenVerifier = request.app.state.operator_verifier
     token = credentials.credentials
     try:
-        verified = verifier.operator(token)  # signature, audience, expiry; any scopes
+        verified = operator_of(verifier, token)  # signature, audience, expiry; any scopes
     except TokenError as error:
         raise ApiError(401, ApiErrorCode.INVALID_TOKEN, error.reason,
                        headers={"WWW-Authenticate": f'{_CHALLENGE}, error="invalid_token"'}) from error
