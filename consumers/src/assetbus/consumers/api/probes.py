@@ -4,7 +4,7 @@
 `/health` stays as the seed's liveness alias. Besides its HTTP metrics the API exports the
 pipeline-wide gauges of `PipelineGauges` (consumer-group lag, dead letters), refreshed in the
 background, so one scrape target shows how far behind every group is. Under `--workers N` the request
-metrics are summed over the workers (`assetbus.consumers.api.multiprocess`).
+metrics are summed over the workers (`assetbus.consumers.api.server`).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from prometheus_client.multiprocess import MultiProcessCollector
 from pydantic import BaseModel, Field
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from assetbus.consumers.api.multiprocess import multiprocess_dir
+from assetbus.consumers.api.server import multiprocess_dir
 from assetbus.consumers.observe.buckets import LATENCY_BUCKETS
 from assetbus.consumers.observe.process_metrics import register_process_metrics
 from assetbus.consumers.observe.readiness import ReadinessChecks
