@@ -16,14 +16,12 @@ if TYPE_CHECKING:
     from assetbus.consumers.observe.lag import consumer_group_lag, describe_cluster
     from assetbus.consumers.observe.probes import ProbeServer
     from assetbus.consumers.observe.readiness import ReadinessChecks
-    from assetbus.migrations.heads import migration_heads
 else:  # the type checker sees the imports above, not a module __getattr__
     __getattr__, __dir__ = lazy_exports(__name__, {
         ".deadletters": ("DeadLetterRecord", "read_dead_letter", "read_dead_letters"),
         ".lag": ("consumer_group_lag", "describe_cluster"),
         ".probes": ("ProbeServer",),
         ".readiness": ("ReadinessChecks",),
-        "assetbus.migrations.heads": ("migration_heads",),
     })
 
 __all__ = [
@@ -32,7 +30,6 @@ __all__ = [
     "ReadinessChecks",
     "consumer_group_lag",
     "describe_cluster",
-    "migration_heads",
     "read_dead_letter",
     "read_dead_letters",
 ]
