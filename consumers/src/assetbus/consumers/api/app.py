@@ -120,15 +120,9 @@ def create_api(config: ApiConfig, *, minter: Minter | None = None) -> FastAPI:
                                           degraded_without=frozenset({"broker"}), access=refusals)
     app.state.metrics_registry = registry
     install_handlers(app)
-    app.include_router(task_state.router)
-    app.include_router(asset_state.router)
-    app.include_router(emit.router)
-    app.include_router(runs.router)
-    app.include_router(airflow_tokens.router)
-    app.include_router(airflow_rules.router)
-    app.include_router(probes_router)
-    app.include_router(ui.router)
-    app.include_router(ui.api)
+    for router in (task_state.router, asset_state.router, emit.router, runs.router, airflow_tokens.router,
+                   airflow_rules.router, probes_router, ui.router, ui.api):
+        app.include_router(router)
     app.mount("/ui/static", StaticFiles(packages=[("assetbus.consumers.api.ui", "static")]), name="ui-static")
 
     @app.get("/health", response_model=Health, tags=["service"], summary="Liveness (alias of /healthz)")
