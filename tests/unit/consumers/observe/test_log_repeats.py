@@ -24,7 +24,7 @@ def record(template: str, *args: object, level: int = logging.ERROR, name: str =
 
 def test_a_repeated_error_is_said_once_per_interval_with_the_count_of_those_not_said() -> None:
     clock = Clock()
-    limiter = RepeatLimiter(every_s=10, clock=clock)
+    limiter = RepeatLimiter(clock=clock)
     said = []
     for i in range(250):  # 250 failed connections in 25 s, to three nodes
         clock.now = i / 10
@@ -36,7 +36,7 @@ def test_a_repeated_error_is_said_once_per_interval_with_the_count_of_those_not_
 
 
 def test_other_templates_levels_and_info_lines_are_not_held_back() -> None:
-    limiter = RepeatLimiter(every_s=10, clock=Clock())
+    limiter = RepeatLimiter(clock=Clock())
     assert limiter.filter(record("Unable connect to node with id %s: %s", 1, "refused"))
     assert limiter.filter(record("Failed fetch messages from %s: %s", 1, "closed"))  # another template
     assert limiter.filter(record("Unable connect to node with id %s: %s", 1, "refused", level=logging.WARNING))
@@ -48,7 +48,7 @@ def test_other_templates_levels_and_info_lines_are_not_held_back() -> None:
 
 
 def test_the_suppressed_lines_are_a_counter_on_the_registry_once() -> None:
-    limiter = RepeatLimiter(every_s=10, clock=Clock())
+    limiter = RepeatLimiter(clock=Clock())
     for _ in range(5):
         limiter.filter(record("Unable to update metadata from %s", [1, 2, 3]))
     registry = CollectorRegistry()

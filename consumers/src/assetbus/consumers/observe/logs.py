@@ -66,32 +66,29 @@ class JsonFormatter(logging.Formatter):
 
 
 class RepeatLimiter(logging.Filter):
-    """Passes a warning or error, then none like it (same logger, level and message template) for `every_s`;
-    the next one carries `suppressed=N`. Lines below WARNING, and those of the `exempt` loggers and their
-    children, always pass. Thread-safe (the probes' server logs from its own thread)."""
+    """Passes a warning or error, then none like it (same logger, level and message template) for
+    `REPEAT_EVERY_S`; the next one carries `suppressed=N`. Lines below WARNING, and those of the `assetbus`
+    loggers, always pass. Thread-safe (the probes' server logs from its own thread)."""
 
-    def __init__(self, every_s: float = REPEAT_EVERY_S, clock: Callable[[], float] = time.monotonic,
-                 exempt: tuple[str, ...] = ("assetbus",)) -> None:
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         super().__init__()
-        self.every_s = every_s
-        self._exempt = exempt
         self._clock = clock
         self._lock = threading.Lock()
         self._last: dict[tuple[str, int, str], tuple[float, int]] = {}
         self.suppressed: Counter[tuple[str, str]] = Counter()
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if record.levelno < logging.WARNING or record.name.split(".", 1)[0] in self._exempt:
+        if record.levelno < logging.WARNING or record.name.split(".", 1)[0] == "assetbus":
             return True
         key, now = (record.name, record.levelno, str(record.msg)), self._clock()
         with self._lock:
             said_at, skipped = self._last.get(key, (None, 0))
-            if said_at is not None and now - said_at < self.every_s:
+            if said_at is not None and now - said_at < REPEAT_EVERY_S:
                 self._last[key] = (said_at, skipped + 1)
                 self.suppressed[(record.name, record.levelname)] += 1
                 return False
             if len(self._last) >= _REMEMBERED:  # messages formatted before logging: forget the quiet ones
-                self._last = {k: v for k, v in self._last.items() if now - v[0] < self.every_s}
+                self._last = {k: v for k, v in self._last.items() if now - v[0] < REPEAT_EVERY_S}
             self._last[key] = (now, 0)
         if skipped:
             record.suppressed = skipped
