@@ -20,7 +20,6 @@ from fastapi.security import HTTPAuthorizationCredentials
 from assetbus.consumers.api.errors import ApiError, ApiErrorCode
 from assetbus.consumers.api.security import bearer
 from assetbus.consumers.auth import TokenError, TokenVerifier
-from assetbus.consumers.auth.tokens import DEFAULT_AUDIENCE
 from assetbus.producers.tokens import TokenKey, scoped_token
 
 SCOPE_UI_READ = "ui:read"
@@ -34,10 +33,9 @@ LOGIN_PATH = "/ui/login"
 _CHALLENGE = 'Bearer realm="assetbus-ui"'
 
 
-def operator_token(key: TokenKey, name: str, *, ttl_seconds: int = OPERATOR_TTL_SECONDS,
-                   audience: str = DEFAULT_AUDIENCE) -> str:
+def operator_token(key: TokenKey, name: str, *, ttl_seconds: int = OPERATOR_TTL_SECONDS) -> str:
     """A signed operator token for `name`, valid `ttl_seconds`; `key` as for `issue_token`."""
-    return scoped_token(key, OPERATOR_SUBJECT + name, SCOPE_UI_READ, ttl_seconds=ttl_seconds, audience=audience)
+    return scoped_token(key, OPERATOR_SUBJECT + name, SCOPE_UI_READ, ttl_seconds=ttl_seconds)
 
 
 @dataclass(frozen=True)

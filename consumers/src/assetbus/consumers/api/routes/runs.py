@@ -30,7 +30,6 @@ from assetbus.consumers.api.security import bearer
 from assetbus.consumers.api.ui_auth import operator_of
 from assetbus.consumers.api.versioning import version_header
 from assetbus.consumers.auth import TokenError, TokenVerifier
-from assetbus.consumers.auth.tokens import DEFAULT_AUDIENCE
 from assetbus.consumers.storage.runs import claim_run, finish_run, get_run, renew_run
 from assetbus.producers.readiness import DEFAULT_LEASE_S, SCOPE_RUNS_CLAIM, FinishResult, RunStatus
 from assetbus.producers.tokens import TokenKey, scoped_token
@@ -46,10 +45,9 @@ RunId = Annotated[str, Path(min_length=1, max_length=250, description="The consu
                                                                       "`run_id`).")]
 
 
-def subscriber_token(key: TokenKey, dag_id: str, name: str, *, ttl_seconds: int = SUBSCRIBER_TTL_SECONDS,
-                     audience: str = DEFAULT_AUDIENCE) -> str:
+def subscriber_token(key: TokenKey, dag_id: str, name: str, *, ttl_seconds: int = SUBSCRIBER_TTL_SECONDS) -> str:
     """A signed subscriber token for the runs of `dag_id`, subject `subscriber:<name>`; `key` as for `issue_token`."""
-    return scoped_token(key, SUBSCRIBER_SUBJECT + name, SCOPE_RUNS_CLAIM, ttl_seconds=ttl_seconds, audience=audience,
+    return scoped_token(key, SUBSCRIBER_SUBJECT + name, SCOPE_RUNS_CLAIM, ttl_seconds=ttl_seconds,
                         extra_claims={"dag_id": dag_id})
 
 
