@@ -12,13 +12,12 @@ for browsers (HttpOnly, SameSite=Strict, path `/ui`, expiring with the token).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated
 
-from fastapi import Depends, Request
+from fastapi import Request
 from fastapi.security import HTTPAuthorizationCredentials
 
 from assetbus.consumers.api.errors import ApiError, ApiErrorCode
-from assetbus.consumers.api.security import bearer
+from assetbus.consumers.api.security import Credentials
 from assetbus.consumers.auth import TokenError, TokenVerifier
 from assetbus.producers.tokens import TokenKey, scoped_token
 
@@ -81,8 +80,7 @@ def presented_token(request: Request, credentials: HTTPAuthorizationCredentials 
     return credentials.credentials if credentials is not None else request.cookies.get(COOKIE)
 
 
-async def signed_in(request: Request,
-                    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]) -> Operator:
+async def signed_in(request: Request, credentials: Credentials) -> Operator:
     """The dependency of `/ui/api/*`: the operator, from the bearer token or the cookie."""
     verifier: TokenVerifier = request.app.state.operator_verifier
     return check_operator(verifier, presented_token(request, credentials))

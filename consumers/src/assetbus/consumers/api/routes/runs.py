@@ -21,12 +21,11 @@ from typing import Annotated, Literal
 
 import jwt
 from fastapi import APIRouter, Depends, Path, Request
-from fastapi.security import HTTPAuthorizationCredentials
 from pydantic import BaseModel, Field
 
 from assetbus.consumers.api.database import Db
 from assetbus.consumers.api.errors import ApiError, ApiErrorCode, responses
-from assetbus.consumers.api.security import bearer
+from assetbus.consumers.api.security import Credentials
 from assetbus.consumers.api.ui_auth import operator_of
 from assetbus.consumers.api.versioning import version_header
 from assetbus.consumers.auth import TokenError, TokenVerifier
@@ -51,8 +50,7 @@ def subscriber_token(key: TokenKey, dag_id: str, name: str, *, ttl_seconds: int 
                         extra_claims={"dag_id": dag_id})
 
 
-async def subscriber(request: Request,
-                     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]) -> str:
+async def subscriber(request: Request, credentials: Credentials) -> str:
     """The DAG a subscriber token names: 401 without a valid token; 403 unless it carries `runs:claim` and
     names a DAG."""
     if credentials is None:
