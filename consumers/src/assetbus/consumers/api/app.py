@@ -26,14 +26,8 @@ from assetbus.consumers.api.gateway import EmissionGateway
 from assetbus.consumers.api.models import BODY_MAX_BYTES
 from assetbus.consumers.api.probes import ApiMetrics, RequestMetricsMiddleware
 from assetbus.consumers.api.probes import router as probes_router
-from assetbus.consumers.api.routes import (
-    airflow_rules,
-    airflow_tokens,
-    asset_state,
-    emit,
-    runs,
-    task_state,
-)
+from assetbus.consumers.api.routes import airflow as airflow_routes
+from assetbus.consumers.api.routes import asset_state, emit, runs, task_state
 from assetbus.consumers.api.ui import routes as ui
 from assetbus.consumers.api.versioning import API_VERSIONS, LATEST_VERSION, VERSION_HEADER, ApiVersionMiddleware
 from assetbus.consumers.auth import CachedTokenVerifier, TokenVerifier
@@ -120,8 +114,8 @@ def create_api(config: ApiConfig, *, minter: Minter | None = None) -> FastAPI:
                                           degraded_without=frozenset({"broker"}), access=refusals)
     app.state.metrics_registry = registry
     install_handlers(app)
-    for router in (task_state.router, asset_state.router, emit.router, runs.router, airflow_tokens.router,
-                   airflow_rules.router, probes_router, ui.router, ui.api):
+    for router in (task_state.router, asset_state.router, emit.router, runs.router, airflow_routes.router,
+                   probes_router, ui.router, ui.api):
         app.include_router(router)
     app.mount("/ui/static", StaticFiles(packages=[("assetbus.consumers.api.ui", "static")]), name="ui-static")
 
