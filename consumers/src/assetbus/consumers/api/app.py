@@ -31,7 +31,7 @@ from assetbus.consumers.api.routes import asset_state, emit, runs, task_state
 from assetbus.consumers.api.ui import routes as ui
 from assetbus.consumers.api.versioning import API_VERSIONS, LATEST_VERSION, VERSION_HEADER, ApiVersionMiddleware
 from assetbus.consumers.auth import CachedTokenVerifier, TokenVerifier
-from assetbus.consumers.observe import loop_errors
+from assetbus.consumers.observe.logs import install_loop_handler
 from assetbus.consumers.observe.pipeline import PipelineGauges
 from assetbus.consumers.observe.process_metrics import register_process_metrics
 from assetbus.consumers.observe.readiness import ReadinessChecks
@@ -63,7 +63,7 @@ def create_api(config: ApiConfig, *, minter: Minter | None = None) -> FastAPI:
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         """Each piece is closed in reverse as it was opened, whatever fails (a start-up timeout included)."""
-        loop_errors.install(asyncio.get_running_loop())  # uvicorn's loop: a failed TLS connection is reported once
+        install_loop_handler(asyncio.get_running_loop())  # uvicorn's loop: a failed TLS connection is reported once
         async with contextlib.AsyncExitStack() as stack:
             engine = create_engine(config.database_url, pool_size=config.db_pool_size, max_overflow=0,
                                    pre_ping=False)

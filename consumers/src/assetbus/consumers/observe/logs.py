@@ -10,12 +10,30 @@ and fetch, about 200 lines a second on a three-node cluster) is said once, then 
 not printed. `assetbus_log_lines_suppressed_total{logger,level}` on every `/metrics` counts them
 (`process_metrics`). The `assetbus.*` loggers are not limited: their lines are one per event (a dead letter)
 or limited where they repeat (`producers.kafka.periodic`).
+
+The services' event-loop exception handler (`handle_loop_error`) reports a failed TLS connection once, by
+the code that made it. A TLS handshake that fails (an untrusted certificate, a refused SASL login torn down
+mid-handshake, a broker closing the socket) raises to the code that opened the connection: aiokafka logs it,
+and the start-up wait ends in one line naming the connection (`assetbus.producers.kafka.startup`). The event
+loop can report the same failure a second time, with a traceback and no more to say:
+
+- uvloop's SSL protocol keeps the handshake's exception in a future of `create_connection` that
+  nobody awaits any more; when the cyclic collector frees it, asyncio logs `Future exception was
+  never retrieved` with the `sslproto` traceback (the `untrusted-ca` case of the secure-listener test);
+- uvloop's SSL protocol writes to the TCP transport of a connection already torn down, and reports
+  the `RuntimeError: ... the handler is closed` as a "Fatal error on SSL protocol" (MagicStack/uvloop
+  issues #68, #471; the `wrong-password` case).
+
+`handle_loop_error` logs those second reports as one debug line each; `install_loop_handler` puts it on the
+CLI's service loops (`assetbus.cli.event_loop`) and the API's uvicorn loop (its lifespan).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
+import ssl
 import threading
 import time
 from collections import Counter
@@ -109,3 +127,25 @@ def configure(level: str = "INFO", fmt: str = "kv") -> None:
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
     logging.getLogger("aiokafka").setLevel(logging.WARNING)
+
+
+_LOOP_LOG = logging.getLogger("assetbus.loop")
+
+
+def handle_loop_error(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """A failed TLS connection (an `ssl.SSLError`, however the loop reports it, or uvloop's write to its closed
+    TCP transport) is one debug line; anything else goes to asyncio's default handler."""
+    error = context.get("exception")
+    message = str(context.get("message", ""))
+    closed_transport_write = (isinstance(error, RuntimeError) and "the handler is closed" in str(error)
+                              and "SSL" in message)
+    if isinstance(error, ssl.SSLError) or closed_transport_write:
+        _LOOP_LOG.debug("a failed TLS connection reported again by the event loop (%s): %s: %s",
+                        message, type(error).__name__, error)
+        return
+    loop.default_exception_handler(context)
+
+
+def install_loop_handler(loop: asyncio.AbstractEventLoop) -> asyncio.AbstractEventLoop:
+    loop.set_exception_handler(handle_loop_error)
+    return loop
