@@ -61,7 +61,7 @@ from assetbus.consumers.airflow.errors import AirflowError
 from assetbus.consumers.airflow.timetables import translate_timetable
 from assetbus.consumers.airflow.workers import SCOPE_AIRFLOW_WORKER, Minter, Publish
 from assetbus.consumers.api.config import ApiConfig
-from assetbus.consumers.api.database import Db
+from assetbus.consumers.api.database import Db, app_state
 from assetbus.consumers.api.errors import ApiError, ApiErrorCode, responses
 from assetbus.consumers.api.security import Caller, CurrentCaller
 from assetbus.consumers.api.versioning import version_header
@@ -138,17 +138,12 @@ async def minter_of(request: Request) -> Minter:
     return minter
 
 
-async def config_of(request: Request) -> ApiConfig:
-    config: ApiConfig = request.app.state.config
-    return config
-
-
 @router.post("/tokens", response_model=AirflowTokenOut, responses=responses(403, 404, 503),
              summary="Mint an emitter token for a running Airflow task attempt or DAG run (needs an attestation "
              "from AssetbusStoreBackend, or the worker credential)")
 async def mint(body: AirflowTokenRequest, caller: Annotated[Caller, Depends(airflow_worker)],
                airflow: Annotated[AirflowClient, Depends(airflow_of)],
-               config: Annotated[ApiConfig, Depends(config_of)],
+               config: Annotated[ApiConfig, Depends(app_state("config"))],
                minter: Annotated[Minter, Depends(minter_of)], db: Db) -> AirflowTokenOut:
     if SCOPE_AIRFLOW_ATTESTED in caller.scopes:
         return await _mint_attested(caller, config, minter, db)
@@ -235,7 +230,7 @@ class WorkerKafkaOut(BaseModel):
 @router.get("/kafka", response_model=WorkerKafkaOut, responses=responses(403),
             dependencies=[Depends(airflow_worker)],
             summary="The Kafka brokers and topic prefix the API names to workers (needs the worker credential)")
-async def worker_kafka(config: Annotated[ApiConfig, Depends(config_of)]) -> WorkerKafkaOut:
+async def worker_kafka(config: Annotated[ApiConfig, Depends(app_state("config"))]) -> WorkerKafkaOut:
     return WorkerKafkaOut(bootstrap_servers=config.kafka.bootstrap, topic_prefix=config.topics.prefix)
 
 
