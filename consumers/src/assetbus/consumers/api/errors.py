@@ -29,6 +29,7 @@ class ApiErrorCode(StrEnum):
     NOT_A_TASK_TOKEN = "not_a_task_token"
     WRONG_TASK_INSTANCE = "wrong_task_instance"
     ASSET_NOT_REGISTERED = "asset_not_registered"
+    KEY_NOT_FOUND = "key_not_found"
     NOT_FOUND = "not_found"
     METHOD_NOT_ALLOWED = "method_not_allowed"
     PRECONDITION_FAILED = "precondition_failed"
