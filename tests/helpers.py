@@ -92,8 +92,8 @@ def exported_metric_names() -> set[str]:
 
     from assetbus.consumers.airflow.metrics import BridgeMetrics, ForwarderMetrics
     from assetbus.consumers.api.probes import ApiMetrics
-    from assetbus.consumers.observe.access import register_refusals
     from assetbus.consumers.observe.pipeline import PipelineGauges
+    from assetbus.consumers.observe.process_metrics import register_process_metrics
     from assetbus.consumers.persister import PersisterMetrics
     from assetbus.consumers.readiness import SubscriberMetrics
     from assetbus.consumers.scheduler.metrics import SchedulerMetrics
@@ -103,7 +103,7 @@ def exported_metric_names() -> set[str]:
     registries = [PersisterMetrics().registry, SchedulerMetrics().registry, SubscriberMetrics().registry,
                   ApiMetrics().registry, BridgeMetrics().registry, ForwarderMetrics().registry, CollectorRegistry()]
     PipelineGauges(KafkaConnection(bootstrap_servers="127.0.0.1:1"), Topics(), registries[-1])
-    register_refusals(registries[-1], AccessRefusals())
+    register_process_metrics(registries[-1], AccessRefusals())
     names: set[str] = set()
     for registry in registries:
         for family in registry.collect():

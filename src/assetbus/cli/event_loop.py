@@ -4,7 +4,7 @@ uvloop (libuv underneath) costs less CPU per socket read and write and per callb
 stdlib selector loop; on two cores shared with Kafka and PostgreSQL that is latency (see
 docs/benchmarks.md, "Where the time goes"). Only the services (`assetbus run ...`) use it: the
 SDK runs on whatever loop the task code has. Either loop gets the services' exception handler
-(`assetbus.consumers.observe.loop_errors`).
+(`assetbus.consumers.observe.logs.handle_loop_error`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import asyncio
 import os
 from collections.abc import Callable
 
-from assetbus.consumers.observe.loop_errors import install
+from assetbus.consumers.observe.logs import install_loop_handler
 
 ENV = "ASSETBUS_EVENT_LOOP"
 """`uvloop` (the default) or `asyncio`."""
@@ -32,4 +32,4 @@ def service_loop_factory() -> Callable[[], asyncio.AbstractEventLoop]:
             pass
         else:
             new_loop = uvloop.new_event_loop
-    return lambda: install(new_loop())
+    return lambda: install_loop_handler(new_loop())

@@ -125,7 +125,7 @@ def api(options: dict[str, Any]) -> None:
     OpenAPI at /docs and /openapi.json."""
     from assetbus.consumers.airflow.workers import Minter
     from assetbus.consumers.api import create_api
-    from assetbus.consumers.api.multiprocess import prepare_multiprocess
+    from assetbus.consumers.api.server import prepare_multiprocess
     from assetbus.consumers.api.server import serve as serve_api
     from assetbus.producers.tokens import dag_token, task_token
     from assetbus.settings import AirflowSettings

@@ -89,7 +89,7 @@ def test_the_compose_api_can_mint_the_operator_token_its_page_accepts(monkeypatc
     from typer.testing import CliRunner
 
     from assetbus.cli.main import app
-    from assetbus.consumers.api.ui_auth import SCOPE_UI_READ, OperatorVerifier
+    from assetbus.consumers.api.ui_auth import SCOPE_UI_READ, operator_of
     from assetbus.consumers.auth import TokenVerifier
 
     environment = yaml.safe_load(COMPOSE.read_text())["services"]["api"]["environment"]
@@ -101,5 +101,5 @@ def test_the_compose_api_can_mint_the_operator_token_its_page_accepts(monkeypatc
     monkeypatch.delenv("ASSETBUS_TOKEN_SIGNING_KEY", raising=False)
     minted = CliRunner().invoke(app, ["token", "operator", "--name", "ops"])
     assert minted.exit_code == 0, minted.output
-    verifier = OperatorVerifier.of(TokenVerifier.configured(jwks=None, secret=secret))  # as create_api builds it
-    assert verifier.operator(minted.output.strip()).scopes == {SCOPE_UI_READ}
+    verifier = TokenVerifier.configured(jwks=None, secret=secret)  # as create_api builds it
+    assert operator_of(verifier, minted.output.strip()).scopes == {SCOPE_UI_READ}

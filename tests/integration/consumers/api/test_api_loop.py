@@ -7,7 +7,7 @@ import asyncio
 
 from fastapi import FastAPI
 
-from assetbus.consumers.observe.loop_errors import handle_loop_error
+from assetbus.consumers.observe.logs import handle_loop_error
 
 
 async def test_the_apis_lifespan_installs_the_services_loop_exception_handler(api_app: FastAPI) -> None:

@@ -103,14 +103,14 @@ async def test_an_operator_token_cannot_emit_or_touch_state(api_client: httpx.As
 
 
 def test_an_eddsa_operator_token_verifies_against_the_jwks_only() -> None:
-    from assetbus.consumers.api.ui_auth import OperatorVerifier
+    from assetbus.consumers.api.ui_auth import operator_of
     from assetbus.consumers.auth import StaticKeys, TokenError, TokenVerifier
 
     key = SigningKey.generate("EdDSA")
-    verifier = OperatorVerifier.of(TokenVerifier(keys=StaticKeys(key.jwks())))
-    found = verifier.operator(operator_token(key, "alice"))
+    verifier = TokenVerifier(keys=StaticKeys(key.jwks()))
+    found = operator_of(verifier, operator_token(key, "alice"))
     assert found.subject == "operator:alice" and found.scopes == {SCOPE_UI_READ}
     with pytest.raises(TokenError):  # an HS256 token at a JWKS-only API
-        verifier.operator(operator_token("a-local-secret-of-at-least-32-bytes!", "alice"))
+        operator_of(verifier, operator_token("a-local-secret-of-at-least-32-bytes!", "alice"))
     with pytest.raises(TokenError):  # another installation's key
-        verifier.operator(operator_token(SigningKey.generate("EdDSA"), "alice"))
+        operator_of(verifier, operator_token(SigningKey.generate("EdDSA"), "alice"))

@@ -14,11 +14,12 @@ from prometheus_client import CollectorRegistry
 
 from assetbus.consumers.api import ApiConfig
 from assetbus.consumers.api.ui_auth import operator_token
-from assetbus.consumers.observe import ProbeServer, ReadinessChecks, migration_heads
+from assetbus.consumers.observe import ProbeServer, ReadinessChecks
 from assetbus.consumers.persister import Persister, PersisterConfig
 from assetbus.consumers.scheduler import Scheduler, SchedulerConfig
 from assetbus.infra.ports import free_port
 from assetbus.migrate import alembic_config
+from assetbus.migrations.heads import migration_heads
 from assetbus.producers.kafka import KafkaConnection
 from assetbus.schemas import Topics
 from assetbus.settings import Settings

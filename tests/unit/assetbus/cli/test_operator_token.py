@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from assetbus.cli.main import app
-from assetbus.consumers.api.ui_auth import SCOPE_UI_READ, OperatorVerifier
+from assetbus.consumers.api.ui_auth import SCOPE_UI_READ, operator_of
 from assetbus.consumers.auth import JwksFile, TokenError, TokenVerifier
 
 SECRET = "unit-test-secret-of-at-least-32-bytes"
@@ -23,7 +23,7 @@ def test_the_local_secret_mints_an_operator_token_that_is_no_emitter_token(monke
     assert result.exit_code == 0, result.output
     token = result.output.strip()
     verifier = TokenVerifier(secret=SECRET)
-    found = OperatorVerifier.of(verifier).operator(token)
+    found = operator_of(verifier, token)
     assert found.subject == "operator:alice" and found.scopes == {SCOPE_UI_READ}
     assert 590 <= found.expires_at - time.time() <= 600
     with pytest.raises(TokenError, match="claims are malformed"):  # no provenance: the persister refuses it
@@ -37,7 +37,7 @@ def test_a_signing_key_file_mints_it_for_a_jwks_api(monkeypatch: pytest.MonkeyPa
     monkeypatch.setenv("ASSETBUS_TOKEN_SIGNING_KEY", str(key))
     result = CliRunner().invoke(app, ["token", "operator", "--name", "bob"])
     assert result.exit_code == 0, result.output
-    found = OperatorVerifier(keys=JwksFile(jwks)).operator(result.output.strip())
+    found = operator_of(TokenVerifier(keys=JwksFile(jwks)), result.output.strip())
     assert found.subject == "operator:bob" and 8 * 3600 - 10 <= found.expires_at - time.time() <= 8 * 3600
     assert json.loads(jwks.read_text())["keys"][0]["kid"]
 

@@ -6,7 +6,8 @@ import logging
 
 from prometheus_client import CollectorRegistry
 
-from assetbus.consumers.observe.logs import RepeatLimiter, register_log_counts
+from assetbus.consumers.observe.logs import RepeatLimiter
+from assetbus.consumers.observe.process_metrics import register_process_metrics
 
 
 class Clock:
@@ -23,7 +24,7 @@ def record(template: str, *args: object, level: int = logging.ERROR, name: str =
 
 def test_a_repeated_error_is_said_once_per_interval_with_the_count_of_those_not_said() -> None:
     clock = Clock()
-    limiter = RepeatLimiter(every_s=10, clock=clock)
+    limiter = RepeatLimiter(clock=clock)
     said = []
     for i in range(250):  # 250 failed connections in 25 s, to three nodes
         clock.now = i / 10
@@ -35,7 +36,7 @@ def test_a_repeated_error_is_said_once_per_interval_with_the_count_of_those_not_
 
 
 def test_other_templates_levels_and_info_lines_are_not_held_back() -> None:
-    limiter = RepeatLimiter(every_s=10, clock=Clock())
+    limiter = RepeatLimiter(clock=Clock())
     assert limiter.filter(record("Unable connect to node with id %s: %s", 1, "refused"))
     assert limiter.filter(record("Failed fetch messages from %s: %s", 1, "closed"))  # another template
     assert limiter.filter(record("Unable connect to node with id %s: %s", 1, "refused", level=logging.WARNING))
@@ -47,11 +48,11 @@ def test_other_templates_levels_and_info_lines_are_not_held_back() -> None:
 
 
 def test_the_suppressed_lines_are_a_counter_on_the_registry_once() -> None:
-    limiter = RepeatLimiter(every_s=10, clock=Clock())
+    limiter = RepeatLimiter(clock=Clock())
     for _ in range(5):
         limiter.filter(record("Unable to update metadata from %s", [1, 2, 3]))
     registry = CollectorRegistry()
-    register_log_counts(registry, limiter)
-    register_log_counts(registry, limiter)  # a second registration is a no-op, not a duplicate-metric error
+    register_process_metrics(registry, limiter=limiter)
+    register_process_metrics(registry, limiter=limiter)  # a second registration is a no-op, not a duplicate error
     assert registry.get_sample_value("assetbus_log_lines_suppressed_total",
                                      {"logger": "aiokafka", "level": "ERROR"}) == 4

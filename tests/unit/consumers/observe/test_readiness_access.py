@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from prometheus_client import CollectorRegistry
 
-from assetbus.consumers.observe.access import register_refusals
+from assetbus.consumers.observe.process_metrics import register_process_metrics
 from assetbus.consumers.observe.readiness import ReadinessChecks
 from assetbus.producers.kafka import AccessRefusals, KafkaAccessDenied
 
@@ -26,8 +26,8 @@ async def test_a_held_refusal_makes_the_service_unready_naming_the_acl_until_it_
 
 def test_the_refusal_is_a_metric_labelled_with_the_acl_and_gone_once_cleared() -> None:
     registry, refusals = CollectorRegistry(), AccessRefusals()
-    register_refusals(registry, refusals)
-    register_refusals(registry, refusals)  # a service started again with the same metrics: one collector
+    register_process_metrics(registry, refusals)
+    register_process_metrics(registry, refusals)  # a service started again with the same metrics: one collector
     labels = {"work": "lag gauges", "principal": DENIED.principal, "operation": "Read", "resource": DENIED.resource}
     assert registry.get_sample_value("assetbus_kafka_access_denied", labels) is None
     refusals.refused("lag gauges", DENIED)

@@ -26,21 +26,14 @@ from assetbus.consumers.api.gateway import EmissionGateway
 from assetbus.consumers.api.models import BODY_MAX_BYTES
 from assetbus.consumers.api.probes import ApiMetrics, RequestMetricsMiddleware
 from assetbus.consumers.api.probes import router as probes_router
-from assetbus.consumers.api.routes import (
-    airflow_rules,
-    airflow_tokens,
-    asset_state,
-    emit,
-    runs,
-    task_state,
-)
+from assetbus.consumers.api.routes import airflow as airflow_routes
+from assetbus.consumers.api.routes import asset_state, emit, runs, task_state
 from assetbus.consumers.api.ui import routes as ui
-from assetbus.consumers.api.ui_auth import OperatorVerifier
 from assetbus.consumers.api.versioning import API_VERSIONS, LATEST_VERSION, VERSION_HEADER, ApiVersionMiddleware
 from assetbus.consumers.auth import CachedTokenVerifier, TokenVerifier
-from assetbus.consumers.observe import loop_errors
-from assetbus.consumers.observe.access import register_refusals
+from assetbus.consumers.observe.logs import install_loop_handler
 from assetbus.consumers.observe.pipeline import PipelineGauges
+from assetbus.consumers.observe.process_metrics import register_process_metrics
 from assetbus.consumers.observe.readiness import ReadinessChecks
 from assetbus.consumers.storage import create_engine, wait_for_database
 from assetbus.consumers.storage.raw_pool import create_raw_pool
@@ -70,7 +63,7 @@ def create_api(config: ApiConfig, *, minter: Minter | None = None) -> FastAPI:
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         """Each piece is closed in reverse as it was opened, whatever fails (a start-up timeout included)."""
-        loop_errors.install(asyncio.get_running_loop())  # uvicorn's loop: a failed TLS connection is reported once
+        install_loop_handler(asyncio.get_running_loop())  # uvicorn's loop: a failed TLS connection is reported once
         async with contextlib.AsyncExitStack() as stack:
             engine = create_engine(config.database_url, pool_size=config.db_pool_size, max_overflow=0,
                                    pre_ping=False)
@@ -107,7 +100,7 @@ def create_api(config: ApiConfig, *, minter: Minter | None = None) -> FastAPI:
     registry = metrics.registry
     verifier = TokenVerifier.configured(jwks=config.token_jwks, secret=config.token_secret)
     app.state.verifier = CachedTokenVerifier(verifier, size=10_000)  # a token's signature is checked once
-    app.state.operator_verifier = OperatorVerifier.of(verifier)  # the /ui sign-in: operator tokens (ui:read)
+    app.state.operator_verifier = verifier  # uncached: the /ui sign-in's operator tokens, and subscriber tokens
     app.state.config = config
     app.state.airflow = None
     app.state.minter = minter
@@ -116,20 +109,14 @@ def create_api(config: ApiConfig, *, minter: Minter | None = None) -> FastAPI:
     # the state routes need PostgreSQL only: a broker outage degrades the API (emits answer 503), it stays ready;
     # a refusal by the cluster's ACLs does not (it lasts until the ACL is added)
     refusals = AccessRefusals()
-    register_refusals(registry, refusals)
+    register_process_metrics(registry, refusals)
     app.state.readiness = ReadinessChecks(broker=kafka, database_url=config.database_url,
                                           degraded_without=frozenset({"broker"}), access=refusals)
     app.state.metrics_registry = registry
     install_handlers(app)
-    app.include_router(task_state.router)
-    app.include_router(asset_state.router)
-    app.include_router(emit.router)
-    app.include_router(runs.router)
-    app.include_router(airflow_tokens.router)
-    app.include_router(airflow_rules.router)
-    app.include_router(probes_router)
-    app.include_router(ui.router)
-    app.include_router(ui.api)
+    for router in (task_state.router, asset_state.router, emit.router, runs.router, airflow_routes.router,
+                   probes_router, ui.router, ui.api):
+        app.include_router(router)
     app.mount("/ui/static", StaticFiles(packages=[("assetbus.consumers.api.ui", "static")]), name="ui-static")
 
     @app.get("/health", response_model=Health, tags=["service"], summary="Liveness (alias of /healthz)")

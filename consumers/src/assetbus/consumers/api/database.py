@@ -8,8 +8,8 @@ statements of `storage.state` (no SQLAlchemy on the request path).
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
-from typing import Annotated
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Annotated, Any
 
 import asyncpg
 from fastapi import Depends, Request
@@ -45,9 +45,13 @@ class Database:
         return raw_connection(self.raw_pool)
 
 
-async def database_of(request: Request) -> Database:
-    database: Database = request.app.state.database
-    return database
+def app_state(name: str) -> Callable[[Request], Awaitable[Any]]:
+    """A dependency that reads `request.app.state.<name>` (set by `create_api` and its lifespan)."""
+
+    async def read(request: Request) -> Any:
+        return getattr(request.app.state, name)
+
+    return read
 
 
-Db = Annotated[Database, Depends(database_of)]
+Db = Annotated[Database, Depends(app_state("database"))]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
 from enum import StrEnum
 from typing import Any
 from uuid import UUID
@@ -105,74 +104,45 @@ def error_response(status: int, body: ErrorBody, headers: dict[str, str] | None 
     return JSONResponse(content, status_code=status, headers=headers)
 
 
-def _field_errors(error: RequestValidationError) -> list[dict[str, Any]]:
-    return [{"loc": [str(part) for part in e.get("loc", ())], "msg": str(e.get("msg", "")),
-             "type": str(e.get("type", ""))} for e in error.errors()]
-
-
-async def _on_api_error(request: Request, error: Exception) -> JSONResponse:
-    assert isinstance(error, ApiError)
-    return error_response(error.status, error.body, error.headers, request.url.path)
-
-
-async def _on_validation(request: Request, error: Exception) -> JSONResponse:
-    assert isinstance(error, RequestValidationError)
-    errors = _field_errors(error)
-    first = errors[0] if errors else {"loc": [], "msg": "invalid request"}
-    message = f"{'.'.join(first['loc'])}: {first['msg']}"[:500]
-    return error_response(422, ErrorBody(code=ApiErrorCode.INVALID_REQUEST, message=message, errors=errors),
-                          path=request.url.path)
-
-
-async def _on_conflict(request: Request, error: Exception) -> JSONResponse:
-    assert isinstance(error, StateConflict)
-    current = error.current_version
-    headers = {"ETag": etag(current)} if current is not None else None
-    return error_response(412, ErrorBody(code=ApiErrorCode.PRECONDITION_FAILED, message=str(error),
-                                         current_version=current), headers, request.url.path)
-
-
-async def _on_storage_down(request: Request, error: Exception) -> JSONResponse:
-    log.warning("storage unavailable: %s", error)
-    return error_response(503, ErrorBody(code=ApiErrorCode.STORAGE_UNAVAILABLE,
-                                         message="the database is unavailable; retry shortly"), {"Retry-After": "1"},
-                          request.url.path)
-
-
-async def _on_http(request: Request, error: Exception) -> JSONResponse:
-    assert isinstance(error, StarletteHTTPException)
-    code = {404: ApiErrorCode.NOT_FOUND, 405: ApiErrorCode.METHOD_NOT_ALLOWED}.get(error.status_code,
-                                                                                   ApiErrorCode.INVALID_REQUEST)
-    return error_response(error.status_code, ErrorBody(code=code, message=str(error.detail)),
-                          dict(error.headers or {}), request.url.path)
-
-
-async def _on_unexpected(request: Request, error: Exception) -> JSONResponse:
+def _answer(error: Exception) -> tuple[int, ErrorBody, dict[str, str] | None]:
+    """The status, body and headers of the answer to `error` (anything unexpected is a 500)."""
+    if isinstance(error, ApiError):
+        return error.status, error.body, error.headers
+    if isinstance(error, RequestValidationError):
+        errors = [{"loc": [str(part) for part in e.get("loc", ())], "msg": str(e.get("msg", "")),
+                   "type": str(e.get("type", ""))} for e in error.errors()]
+        first = errors[0] if errors else {"loc": [], "msg": "invalid request"}
+        message = f"{'.'.join(first['loc'])}: {first['msg']}"[:500]
+        return 422, ErrorBody(code=ApiErrorCode.INVALID_REQUEST, message=message, errors=errors), None
+    if isinstance(error, StateConflict):
+        current = error.current_version
+        return (412, ErrorBody(code=ApiErrorCode.PRECONDITION_FAILED, message=str(error), current_version=current),
+                {"ETag": etag(current)} if current is not None else None)
+    if isinstance(error, StorageUnavailable):
+        log.warning("storage unavailable: %s", error)
+        return (503, ErrorBody(code=ApiErrorCode.STORAGE_UNAVAILABLE,
+                               message="the database is unavailable; retry shortly"), {"Retry-After": "1"})
+    if isinstance(error, StarletteHTTPException):
+        code = {404: ApiErrorCode.NOT_FOUND, 405: ApiErrorCode.METHOD_NOT_ALLOWED}.get(error.status_code,
+                                                                                       ApiErrorCode.INVALID_REQUEST)
+        return error.status_code, ErrorBody(code=code, message=str(error.detail)), dict(error.headers or {})
     log.exception("unexpected error", exc_info=error)
-    return error_response(500, ErrorBody(code=ApiErrorCode.INTERNAL, message="internal error"), path=request.url.path)
+    return 500, ErrorBody(code=ApiErrorCode.INTERNAL, message="internal error"), None
 
 
-_HANDLERS: tuple[tuple[type[Exception], Callable[[Request, Exception], Awaitable[JSONResponse]]], ...] = (
-    (ApiError, _on_api_error),
-    (RequestValidationError, _on_validation),
-    (StateConflict, _on_conflict),
-    (StorageUnavailable, _on_storage_down),
-    (StarletteHTTPException, _on_http),
-    (Exception, _on_unexpected),
-)
+def render_error(request: Request, error: Exception) -> JSONResponse:
+    """The response the API gives `error`: its exception handler, and code that answers outside FastAPI's routing."""
+    return error_response(*_answer(error), request.url.path)
+
+
+async def _handle(request: Request, error: Exception) -> JSONResponse:
+    return render_error(request, error)
 
 
 def install_handlers(app: FastAPI) -> None:
-    for error, handler in _HANDLERS:
-        app.add_exception_handler(error, handler)
-
-
-async def render_error(request: Request, error: Exception) -> JSONResponse:
-    """The response the installed handlers give `error` (for code that answers outside FastAPI's routing)."""
-    for kind, handler in _HANDLERS:
-        if isinstance(error, kind):
-            return await handler(request, error)
-    raise error
+    for kind in (ApiError, RequestValidationError, StateConflict, StorageUnavailable, StarletteHTTPException,
+                 Exception):
+        app.add_exception_handler(kind, _handle)
 
 
 def etag(version: int) -> str:

@@ -46,19 +46,19 @@ from assetbus.schemas import KEY_MAX_LENGTH
 _PREFIXES = (task_state.STORE_PREFIX + "/", task_state.ALIAS_PREFIX + "/")
 _EMIT_PATH = emit_route.PATH
 _KEY = re.compile(KEY_PATTERN)
-_BEARER = b"Bearer "
-_JSON = b"application/json"
+_BEARER = "Bearer "
+_JSON = "application/json"
 _UUID_LENGTH = 36  # the hyphenated form; other spellings go to FastAPI
 
 Answer = Callable[[], Awaitable[Response]]
 _Body = TypeVar("_Body", bound=BaseModel)
 
 
-def _header(scope: Scope, name: bytes) -> bytes | None:
+def _header(scope: Scope, name: bytes) -> str | None:
     """The first value of a header (names are lower case in ASGI), as Starlette's `Headers.get`."""
     for key, value in scope["headers"]:
         if key == name:
-            return bytes(value)
+            return bytes(value).decode("latin-1")
     return None
 
 
@@ -67,7 +67,7 @@ def _bearer(scope: Scope) -> str | None:
     authorization = _header(scope, b"authorization")
     if authorization is None or not authorization.startswith(_BEARER):
         return None
-    token = authorization[len(_BEARER):].decode("latin-1").strip()
+    token = authorization[len(_BEARER):].strip()
     return token if token and " " not in token else None
 
 
@@ -121,7 +121,7 @@ class FastPath:
         try:
             response = await answer()
         except Exception as error:
-            response = await render_error(Request(scope), error)
+            response = render_error(Request(scope), error)
         await response(scope, receive, send)
 
     async def _parse(self, scope: Scope, receive: Receive, body_read: list[bytes]) -> Answer | None:
@@ -177,15 +177,11 @@ class FastPath:
         verifier = app_state.verifier
         if method == "GET":
             return lambda: task_state.get_value(ti_id, key, caller_of(verifier, token), db)
-        if_match = _text(_header(scope, b"if-match"))
+        if_match = _header(scope, b"if-match")
         if method == "DELETE":
             return lambda: task_state.delete_value(ti_id, key, caller_of(verifier, token), db, if_match)
         body = await _json_body(scope, receive, body_read, TaskStoreValueIn)
         if body is None:
             return None
-        if_none_match = _text(_header(scope, b"if-none-match"))
+        if_none_match = _header(scope, b"if-none-match")
         return lambda: task_state.put_value(ti_id, key, body, caller_of(verifier, token), db, if_match, if_none_match)
-
-
-def _text(value: bytes | None) -> str | None:
-    return value.decode("latin-1") if value is not None else None

@@ -81,14 +81,6 @@ class EmissionGateway:
         with naming_refusals(self.connection, "Write", topics=(self.topics.emissions,)):
             await producer.start()
 
-    async def _renewed(self, command_id: uuid.UUID) -> AIOKafkaProducer:
-        """The producer to send with: a new one in place of one a refused batch broke (503 naming the refusal if
-        it is refused too)."""
-        try:
-            return await self._producer.renewed()
-        except KafkaError as error:
-            raise self._unavailable(command_id, error) from error
-
     async def stop(self) -> None:
         try:
             await self.replies.stop()
@@ -116,7 +108,10 @@ class EmissionGateway:
         except ValueError as error:  # e.g. a lone surrogate in `extra`
             raise ApiError(422, ApiErrorCode.INVALID_REQUEST, f"the emission cannot be encoded: {error}"[:300],
                            command_id=command.command_id) from error
-        producer = await self._renewed(command.command_id)
+        try:  # a new producer in place of one a refused batch broke (503 naming the refusal if it is refused too)
+            producer = await self._producer.renewed()
+        except KafkaError as error:
+            raise self._unavailable(command.command_id, error) from error
         with self.replies.awaiting(command.command_id) as receipt:
             try:  # appended to the producer's open batch: the request does not wait for the broker's ack
                 delivery = await asyncio.wait_for(producer.send(

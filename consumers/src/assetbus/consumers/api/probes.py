@@ -4,7 +4,7 @@
 `/health` stays as the seed's liveness alias. Besides its HTTP metrics the API exports the
 pipeline-wide gauges of `PipelineGauges` (consumer-group lag, dead letters), refreshed in the
 background, so one scrape target shows how far behind every group is. Under `--workers N` the request
-metrics are summed over the workers (`assetbus.consumers.api.multiprocess`).
+metrics are summed over the workers (`assetbus.consumers.api.server`).
 """
 
 from __future__ import annotations
@@ -19,10 +19,9 @@ from prometheus_client.multiprocess import MultiProcessCollector
 from pydantic import BaseModel, Field
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from assetbus.consumers.api.multiprocess import multiprocess_dir
+from assetbus.consumers.api.server import multiprocess_dir
 from assetbus.consumers.observe.buckets import LATENCY_BUCKETS
-from assetbus.consumers.observe.build_info import register_build_info
-from assetbus.consumers.observe.logs import register_log_counts
+from assetbus.consumers.observe.process_metrics import register_process_metrics
 from assetbus.consumers.observe.readiness import ReadinessChecks
 
 router = APIRouter(tags=["service"])
@@ -39,8 +38,7 @@ class ApiMetrics:
         if shared is not None:
             MultiProcessCollector(self.registry, path=shared)  # type: ignore[no-untyped-call]
             own = None  # in the directory's files, read back through the collector
-        register_build_info(self.registry)
-        register_log_counts(self.registry)
+        register_process_metrics(self.registry)
         self.requests = Counter("assetbus_api_requests", "HTTP requests answered, by route and status.",
                                 ["method", "route", "status"], registry=own)
         self.seconds = Histogram("assetbus_api_request_seconds", "Time to answer an HTTP request, by route.",

@@ -24,6 +24,7 @@ bearer = HTTPBearer(auto_error=False, scheme_name="TaskToken",
                     description="An assetbus token (EdDSA/RS256 JWT checked against the JWKS; HS256 in local mode; "
                     "audience `assetbus`), e.g. from "
                     "`assetbus token issue`. Task tokens carry scope `emit ti:self`.")
+Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
 
 
 __all__ = ["SCOPE_EMIT", "SCOPE_TASK_SELF", "Caller", "CurrentCaller", "authenticated", "bearer", "caller_of"]
@@ -60,9 +61,7 @@ class Caller:
         return own
 
 
-async def authenticated(
-    request: Request, credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
-) -> Caller:
+async def authenticated(request: Request, credentials: Credentials) -> Caller:
     """401 unless the request carries a valid bearer token."""
     if credentials is None:
         raise ApiError(401, ApiErrorCode.MISSING_TOKEN, "an `Authorization: Bearer <token>` header is required",

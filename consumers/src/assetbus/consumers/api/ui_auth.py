@@ -12,15 +12,13 @@ for browsers (HttpOnly, SameSite=Strict, path `/ui`, expiring with the token).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated
 
-from fastapi import Depends, Request
+from fastapi import Request
 from fastapi.security import HTTPAuthorizationCredentials
 
 from assetbus.consumers.api.errors import ApiError, ApiErrorCode
-from assetbus.consumers.api.security import bearer
+from assetbus.consumers.api.security import Credentials
 from assetbus.consumers.auth import TokenError, TokenVerifier
-from assetbus.consumers.auth.tokens import DEFAULT_AUDIENCE
 from assetbus.producers.tokens import TokenKey, scoped_token
 
 SCOPE_UI_READ = "ui:read"
@@ -34,10 +32,9 @@ LOGIN_PATH = "/ui/login"
 _CHALLENGE = 'Bearer realm="assetbus-ui"'
 
 
-def operator_token(key: TokenKey, name: str, *, ttl_seconds: int = OPERATOR_TTL_SECONDS,
-                   audience: str = DEFAULT_AUDIENCE) -> str:
+def operator_token(key: TokenKey, name: str, *, ttl_seconds: int = OPERATOR_TTL_SECONDS) -> str:
     """A signed operator token for `name`, valid `ttl_seconds`; `key` as for `issue_token`."""
-    return scoped_token(key, OPERATOR_SUBJECT + name, SCOPE_UI_READ, ttl_seconds=ttl_seconds, audience=audience)
+    return scoped_token(key, OPERATOR_SUBJECT + name, SCOPE_UI_READ, ttl_seconds=ttl_seconds)
 
 
 @dataclass(frozen=True)
@@ -49,31 +46,23 @@ class Operator:
     expires_at: int
 
 
-class OperatorVerifier(TokenVerifier):
-    """The API's TokenVerifier (same keys, algorithms and audience), reading an operator token's claims."""
-
-    @classmethod
-    def of(cls, verifier: TokenVerifier) -> OperatorVerifier:
-        """One that shares `verifier`'s keys (a JWKS URL is fetched once for both)."""
-        return cls(secret=verifier.secret, audience=verifier.audience, leeway_seconds=verifier.leeway_seconds,
-                   keys=verifier.keys)
-
-    def operator(self, token: str) -> Operator:
-        """The token's subject and scopes; raises TokenError when it is forged, expired or malformed."""
-        payload = self.claims(token, expired="token expired: get a new one with `assetbus token operator`")
-        scope = payload.get("scope")
-        return Operator(subject=str(payload["sub"]), scopes=frozenset(scope.split() if isinstance(scope, str) else ()),
-                        expires_at=int(payload["exp"]))
+def operator_of(verifier: TokenVerifier, token: str) -> Operator:
+    """The subject and scopes of a token `verifier` accepts (any kind: an operator's, a subscriber's); raises
+    TokenError when it is forged, expired or malformed."""
+    payload = verifier.claims(token, expired="token expired: get a new one with `assetbus token operator`")
+    scope = payload.get("scope")
+    return Operator(subject=str(payload["sub"]), scopes=frozenset(scope.split() if isinstance(scope, str) else ()),
+                    expires_at=int(payload["exp"]))
 
 
-def check_operator(verifier: OperatorVerifier, token: str | None) -> Operator:
+def check_operator(verifier: TokenVerifier, token: str | None) -> Operator:
     """401 without a token or with an invalid one; 403 for a valid token without `ui:read` (an emit token)."""
     if not token:
         raise ApiError(401, ApiErrorCode.MISSING_TOKEN,
                        f"sign in at {LOGIN_PATH}, or send `Authorization: Bearer <operator token>` "
                        "(`assetbus token operator` makes one)", headers={"WWW-Authenticate": _CHALLENGE})
     try:
-        found = verifier.operator(token)
+        found = operator_of(verifier, token)
     except TokenError as error:
         raise ApiError(401, ApiErrorCode.INVALID_TOKEN, error.reason,
                        headers={"WWW-Authenticate": f'{_CHALLENGE}, error="invalid_token"'}) from error
@@ -91,9 +80,8 @@ def presented_token(request: Request, credentials: HTTPAuthorizationCredentials 
     return credentials.credentials if credentials is not None else request.cookies.get(COOKIE)
 
 
-async def signed_in(request: Request,
-                    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]) -> Operator:
+async def signed_in(request: Request, credentials: Credentials) -> Operator:
     """The dependency of `/ui/api/*`: the operator, from the bearer token or the cookie."""
-    verifier: OperatorVerifier = request.app.state.operator_verifier
+    verifier: TokenVerifier = request.app.state.operator_verifier
     return check_operator(verifier, presented_token(request, credentials))
 

@@ -30,12 +30,6 @@ class VerifiedToken:
     source_json: str
     dedupe_scope: str
 
-    @classmethod
-    def of(cls, claims: EmitterClaims) -> VerifiedToken:
-        provenance = claims.provenance()
-        return cls(provenance, claims, claims.exp, source_tuple(provenance), provenance.model_dump_json(),
-                   provenance.dedupe_scope())
-
 
 class CachedTokenVerifier:
     """Remembers up to `size` valid tokens (least recently used out); invalid ones are never cached."""
@@ -59,7 +53,9 @@ class CachedTokenVerifier:
             self._valid.move_to_end(token)
             return known
         claims = self._verifier.verify(token)
-        verified = VerifiedToken.of(claims)
+        provenance = claims.provenance()
+        verified = VerifiedToken(provenance, claims, claims.exp, source_tuple(provenance), provenance.model_dump_json(),
+                                 provenance.dedupe_scope())
         self._valid[token] = verified
         if len(self._valid) > self._size:
             self._valid.popitem(last=False)

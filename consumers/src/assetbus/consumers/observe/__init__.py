@@ -13,11 +13,9 @@ from assetbus.producers.exports import lazy_exports
 
 if TYPE_CHECKING:
     from assetbus.consumers.observe.deadletters import DeadLetterRecord, read_dead_letter, read_dead_letters
-    from assetbus.consumers.observe.lag import consumer_group_lag
+    from assetbus.consumers.observe.lag import consumer_group_lag, describe_cluster
     from assetbus.consumers.observe.probes import ProbeServer
     from assetbus.consumers.observe.readiness import ReadinessChecks
-    from assetbus.consumers.observe.topics import describe_cluster
-    from assetbus.migrations.heads import migration_heads
 else:  # the type checker sees the imports above, not a module __getattr__
     __getattr__, __dir__ = lazy_exports(__name__)
 
@@ -27,7 +25,6 @@ __all__ = [
     "ReadinessChecks",
     "consumer_group_lag",
     "describe_cluster",
-    "migration_heads",
     "read_dead_letter",
     "read_dead_letters",
 ]

@@ -1,4 +1,5 @@
-"""Consumer-group lag: how far each group's committed offsets are behind the end of its topics.
+"""What the broker says: consumer-group lag (how far each group's committed offsets are behind the end of its
+topics), partitions and end offsets, and the cluster with some topics' partition counts and settings.
 
 `consumer_group_lag` asks the broker (an admin client for the groups and their commits, a
 group-less consumer for the end offsets); it never joins a group or commits anything.
@@ -7,10 +8,11 @@ group-less consumer for the end offsets); it never joins a group or commits anyt
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
+from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 
 from assetbus.producers.kafka import KafkaConnection
 from assetbus.producers.kafka.topics import admin_client
@@ -97,3 +99,38 @@ async def partitions_of(connection: KafkaConnection, topics: Iterable[str]) -> d
         described = await admin.describe_topics(wanted)
     return {str(t["topic"]): sorted(int(p["partition"]) for p in t["partitions"])
             for t in described if t["error_code"] == 0}
+
+
+@dataclass(frozen=True, slots=True)
+class TopicInfo:
+    """One topic as the broker describes it; `partitions` is None when the topic does not exist."""
+
+    name: str
+    partitions: int | None
+    configs: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterInfo:
+    cluster_id: str | None
+    brokers: list[str]
+    topics: dict[str, TopicInfo]
+
+
+async def describe_cluster(connection: KafkaConnection, topics: Sequence[str]) -> ClusterInfo:
+    """The cluster id, its brokers, and the named topics with their partition counts and settings."""
+    async with admin_client(connection, request_timeout_ms=15_000) as admin:
+        cluster = await admin.describe_cluster()
+        described = await admin.describe_topics(list(topics)) if topics else []
+        counts = {t["topic"]: len(t["partitions"]) for t in described if t["error_code"] == 0}
+        configs: dict[str, dict[str, str]] = {}
+        if counts:
+            responses = await admin.describe_configs(
+                [ConfigResource(ConfigResourceType.TOPIC, name, None) for name in counts])
+            for response in responses:
+                for resource in response.to_object()["resources"]:
+                    configs[resource["resource_name"]] = {e["config_names"]: e["config_value"]
+                                                          for e in resource["config_entries"]}
+    brokers = [f"{b['host']}:{b['port']} (id {b['node_id']})" for b in cluster["brokers"]]
+    found = {name: TopicInfo(name, counts.get(name), configs.get(name, {})) for name in topics}
+    return ClusterInfo(cluster.get("cluster_id"), brokers, found)

@@ -7,26 +7,39 @@ source_offset=17` (on one line).
 A library's warning or error said again and again (a broker away: aiokafka logs every failed connection
 and fetch, about 200 lines a second on a three-node cluster) is said once, then at most once per
 `REPEAT_EVERY_S` per logger, level and message template, with `suppressed=N` telling how many like it were
-not printed. `assetbus_log_lines_suppressed_total{logger,level}` on every `/metrics` counts them. The
-`assetbus.*` loggers are not limited: their lines are one per event (a dead letter) or limited where they
-repeat (`producers.kafka.periodic`).
+not printed. `assetbus_log_lines_suppressed_total{logger,level}` on every `/metrics` counts them
+(`process_metrics`). The `assetbus.*` loggers are not limited: their lines are one per event (a dead letter)
+or limited where they repeat (`producers.kafka.periodic`).
+
+The services' event-loop exception handler (`handle_loop_error`) reports a failed TLS connection once, by
+the code that made it. A TLS handshake that fails (an untrusted certificate, a refused SASL login torn down
+mid-handshake, a broker closing the socket) raises to the code that opened the connection: aiokafka logs it,
+and the start-up wait ends in one line naming the connection (`assetbus.producers.kafka.startup`). The event
+loop can report the same failure a second time, with a traceback and no more to say:
+
+- uvloop's SSL protocol keeps the handshake's exception in a future of `create_connection` that
+  nobody awaits any more; when the cyclic collector frees it, asyncio logs `Future exception was
+  never retrieved` with the `sslproto` traceback (the `untrusted-ca` case of the secure-listener test);
+- uvloop's SSL protocol writes to the TCP transport of a connection already torn down, and reports
+  the `RuntimeError: ... the handler is closed` as a "Fatal error on SSL protocol" (MagicStack/uvloop
+  issues #68, #471; the `wrong-password` case).
+
+`handle_loop_error` logs those second reports as one debug line each; `install_loop_handler` puts it on the
+CLI's service loops (`assetbus.cli.event_loop`) and the API's uvicorn loop (its lifespan).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
+import ssl
 import threading
 import time
-import weakref
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
-
-from prometheus_client import CollectorRegistry
-from prometheus_client.core import CounterMetricFamily
-from prometheus_client.registry import Collector
 
 REPEAT_EVERY_S = 10.0
 _REMEMBERED = 1024
@@ -71,32 +84,29 @@ class JsonFormatter(logging.Formatter):
 
 
 class RepeatLimiter(logging.Filter):
-    """Passes a warning or error, then none like it (same logger, level and message template) for `every_s`;
-    the next one carries `suppressed=N`. Lines below WARNING, and those of the `exempt` loggers and their
-    children, always pass. Thread-safe (the probes' server logs from its own thread)."""
+    """Passes a warning or error, then none like it (same logger, level and message template) for
+    `REPEAT_EVERY_S`; the next one carries `suppressed=N`. Lines below WARNING, and those of the `assetbus`
+    loggers, always pass. Thread-safe (the probes' server logs from its own thread)."""
 
-    def __init__(self, every_s: float = REPEAT_EVERY_S, clock: Callable[[], float] = time.monotonic,
-                 exempt: tuple[str, ...] = ("assetbus",)) -> None:
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         super().__init__()
-        self.every_s = every_s
-        self._exempt = exempt
         self._clock = clock
         self._lock = threading.Lock()
         self._last: dict[tuple[str, int, str], tuple[float, int]] = {}
         self.suppressed: Counter[tuple[str, str]] = Counter()
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if record.levelno < logging.WARNING or record.name.split(".", 1)[0] in self._exempt:
+        if record.levelno < logging.WARNING or record.name.split(".", 1)[0] == "assetbus":
             return True
         key, now = (record.name, record.levelno, str(record.msg)), self._clock()
         with self._lock:
             said_at, skipped = self._last.get(key, (None, 0))
-            if said_at is not None and now - said_at < self.every_s:
+            if said_at is not None and now - said_at < REPEAT_EVERY_S:
                 self._last[key] = (said_at, skipped + 1)
                 self.suppressed[(record.name, record.levelname)] += 1
                 return False
             if len(self._last) >= _REMEMBERED:  # messages formatted before logging: forget the quiet ones
-                self._last = {k: v for k, v in self._last.items() if now - v[0] < self.every_s}
+                self._last = {k: v for k, v in self._last.items() if now - v[0] < REPEAT_EVERY_S}
             self._last[key] = (now, 0)
         if skipped:
             record.suppressed = skipped
@@ -104,29 +114,7 @@ class RepeatLimiter(logging.Filter):
 
 
 REPEATS = RepeatLimiter()
-"""The process's limiter: `configure` puts it on the log handler, and `register_log_counts` exports its counts."""
-
-
-class _SuppressedLines(Collector):
-    def __init__(self, limiter: RepeatLimiter) -> None:
-        self._limiter = limiter
-
-    def collect(self) -> Iterator[CounterMetricFamily]:
-        family = CounterMetricFamily("assetbus_log_lines_suppressed", "Warning and error lines not printed because "
-                                     "one like them was printed less than 10 s before.", labels=["logger", "level"])
-        for (logger, level), count in sorted(self._limiter.suppressed.items()):
-            family.add_metric([logger, level], count)
-        yield family
-
-
-_COUNTED: weakref.WeakSet[CollectorRegistry] = weakref.WeakSet()
-
-
-def register_log_counts(registry: CollectorRegistry, limiter: RepeatLimiter = REPEATS) -> None:
-    """Add `assetbus_log_lines_suppressed_total` to `registry` (once)."""
-    if registry not in _COUNTED:
-        registry.register(_SuppressedLines(limiter))
-        _COUNTED.add(registry)
+"""The process's limiter: `configure` puts it on the log handler, and `process_metrics` exports its counts."""
 
 
 def configure(level: str = "INFO", fmt: str = "kv") -> None:
@@ -139,3 +127,25 @@ def configure(level: str = "INFO", fmt: str = "kv") -> None:
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
     logging.getLogger("aiokafka").setLevel(logging.WARNING)
+
+
+_LOOP_LOG = logging.getLogger("assetbus.loop")
+
+
+def handle_loop_error(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """A failed TLS connection (an `ssl.SSLError`, however the loop reports it, or uvloop's write to its closed
+    TCP transport) is one debug line; anything else goes to asyncio's default handler."""
+    error = context.get("exception")
+    message = str(context.get("message", ""))
+    closed_transport_write = (isinstance(error, RuntimeError) and "the handler is closed" in str(error)
+                              and "SSL" in message)
+    if isinstance(error, ssl.SSLError) or closed_transport_write:
+        _LOOP_LOG.debug("a failed TLS connection reported again by the event loop (%s): %s: %s",
+                        message, type(error).__name__, error)
+        return
+    loop.default_exception_handler(context)
+
+
+def install_loop_handler(loop: asyncio.AbstractEventLoop) -> asyncio.AbstractEventLoop:
+    loop.set_exception_handler(handle_loop_error)
+    return loop

@@ -33,7 +33,7 @@ STOP_WAIT_S = 5.0
 
 
 class PipelineGauges(Collector):
-    def __init__(self, connection: KafkaConnection, topics: Topics, registry: CollectorRegistry | None, *,
+    def __init__(self, connection: KafkaConnection, topics: Topics, registry: CollectorRegistry, *,
                  interval_s: float = 15.0, refusals: AccessRefusals | None = None) -> None:
         self._connection = connection
         self._topics = topics
@@ -44,8 +44,7 @@ class PipelineGauges(Collector):
         self.dead_letters: dict[str, int] = {}
         """dead-letter topic → records ever written to it (the sum of its end offsets), as last read."""
         self._task: asyncio.Task[None] | None = None
-        if registry is not None:
-            registry.register(self)
+        registry.register(self)
 
     def collect(self) -> Iterator[Metric]:
         lag = GaugeMetricFamily("assetbus_consumer_group_lag", "Records a consumer group has not committed yet, "

@@ -21,9 +21,7 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 from prometheus_client import CollectorRegistry, make_wsgi_app
 from prometheus_client.exposition import ThreadingWSGIServer
 
-from assetbus.consumers.observe.access import register_refusals
-from assetbus.consumers.observe.build_info import register_build_info
-from assetbus.consumers.observe.logs import register_log_counts
+from assetbus.consumers.observe.process_metrics import register_process_metrics
 from assetbus.consumers.observe.readiness import ReadinessChecks
 from assetbus.producers.kafka import KafkaConnection
 from assetbus.producers.kafka.access import AccessRefusals
@@ -142,10 +140,7 @@ def start_probes(registry: CollectorRegistry, config: ProbedService,
     cluster's refusals of its work); None when `config.metrics_port` is unset."""
     if config.metrics_port is None:
         return None
-    register_build_info(registry)
-    register_log_counts(registry)
-    if refusals is not None:
-        register_refusals(registry, refusals)
+    register_process_metrics(registry, refusals)
     checks = ReadinessChecks(broker=config.kafka, database_url=config.database_url, access=refusals)
     probes = ProbeServer(registry, config.metrics_port, config.metrics_host, checks=checks)
     probes.start()

@@ -81,8 +81,13 @@ class ReadinessChecks:
         if self._dsn is not None:
             revisions: set[str] = set()
 
-            async def database() -> str:
-                revisions.update(await self._revisions())
+            async def database() -> str:  # the revisions in its `alembic_version` (none: never migrated)
+                conn = await asyncpg.connect(self._dsn, timeout=self._timeout_s)
+                try:
+                    if await conn.fetchval("SELECT to_regclass('alembic_version') IS NOT NULL"):
+                        revisions.update(str(r[0]) for r in await conn.fetch("SELECT version_num FROM alembic_version"))
+                finally:
+                    await conn.close()
                 return "answers"
 
             checks["database"] = await self._timed(database)
@@ -117,13 +122,3 @@ class ReadinessChecks:
         async with admin_client(self._broker, request_timeout_ms=int(self._timeout_s * 1000)) as admin:
             cluster = await admin.describe_cluster()
         return f"{len(cluster.get('brokers', []))} broker(s) at {self._broker.bootstrap}"
-
-    async def _revisions(self) -> set[str]:
-        """The revisions recorded in the database's `alembic_version` (empty: never migrated)."""
-        conn = await asyncpg.connect(self._dsn, timeout=self._timeout_s)
-        try:
-            if not await conn.fetchval("SELECT to_regclass('alembic_version') IS NOT NULL"):
-                return set()
-            return {str(r[0]) for r in await conn.fetch("SELECT version_num FROM alembic_version")}
-        finally:
-            await conn.close()

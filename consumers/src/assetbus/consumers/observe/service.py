@@ -23,6 +23,7 @@ finishes and commits), then what it published through, then the connections.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import signal
 from collections.abc import Awaitable, Callable, Iterable
@@ -51,13 +52,10 @@ class Service:
     """The service's consumer group, if it has one: joined by the default `join`, awaited by `run_forever`."""
     _probes: ProbeServer | None = None
     _stack: AsyncExitStack | None = None
-    _refusals: AccessRefusals | None = None
 
-    @property
+    @functools.cached_property
     def refusals(self) -> AccessRefusals:
-        if self._refusals is None:
-            self._refusals = AccessRefusals()
-        return self._refusals
+        return AccessRefusals()
 
     # -- the steps a service fills in ------------------------------------------------------------------------
 

@@ -17,14 +17,15 @@ import asyncpg
 from fastapi import APIRouter, Depends, Response
 
 from assetbus.consumers.api.database import Database, Db
-from assetbus.consumers.api.errors import ApiError, ApiErrorCode, responses
-from assetbus.consumers.api.models import AssetStoreValueIn, StoreValueOut
+from assetbus.consumers.api.errors import ApiError, ApiErrorCode
+from assetbus.consumers.api.models import AssetStoreValueIn
 from assetbus.consumers.api.routes.common import (
     AssetName,
     AssetUri,
     IfMatch,
     IfNoneMatch,
     QueryKey,
+    add_store_routes,
     check_value,
     no_content,
     parse_precondition,
@@ -83,7 +84,7 @@ def by_uri(uri: AssetUri) -> _Asset:
     return _Asset("uri", uri)
 
 
-def _add_routes(prefix: str, locate: Callable[..., _Asset], by: str, *, deprecated: bool = False) -> None:
+def _add_routes(prefix: str, locate: Callable[..., _Asset], by: str, alias: str = "") -> None:
     """The four routes of an asset's state store under `prefix`, the asset named as `locate` reads it."""
     located = Depends(locate)
 
@@ -116,22 +117,11 @@ def _add_routes(prefix: str, locate: Callable[..., _Asset], by: str, *, deprecat
             deleted = await clear_asset(conn, ref)
         return no_content(deleted=deleted)
 
-    what = f"an asset state store key by asset {by}"
-    alias = " (deprecated alias of `/execution/store/asset/by-name/…`)" if deprecated else ""
-    router.add_api_route(f"{prefix}/value", get_value, methods=["GET"], response_model=StoreValueOut,
-                         deprecated=deprecated, responses=responses(403, 404, store=True),
-                         summary=f"Get {what}{alias}")
-    router.add_api_route(f"{prefix}/value", put_value, methods=["PUT"], status_code=204, response_class=Response,
-                         deprecated=deprecated, responses=responses(403, 412, store=True),
-                         summary=f"Set {what} (compare-and-set with If-Match / If-None-Match){alias}")
-    router.add_api_route(f"{prefix}/value", delete_value, methods=["DELETE"], status_code=204,
-                         response_class=Response, deprecated=deprecated, responses=responses(403, 412, store=True),
-                         summary=f"Delete {what} (no-op if absent; compare-and-set with If-Match){alias}")
-    router.add_api_route(f"{prefix}/clear", clear, methods=["DELETE"], status_code=204, response_class=Response,
-                         deprecated=deprecated, responses=responses(403, store=True),
-                         summary=f"Clear an asset's state store by asset {by}{alias}")
+    add_store_routes(router, f"{prefix}/value", f"{prefix}/clear", (get_value, put_value, delete_value, clear),
+                     key=f"an asset state store key by asset {by}", clear=f"Clear an asset's state store by asset {by}",
+                     alias=alias)
 
 
 _add_routes(f"{STORE_PREFIX}/by-name", by_name, "name")
 _add_routes(f"{STORE_PREFIX}/by-uri", by_uri, "URI")
-_add_routes(ALIAS_PREFIX, by_name, "name", deprecated=True)
+_add_routes(ALIAS_PREFIX, by_name, "name", " (deprecated alias of `/execution/store/asset/by-name/…`)")

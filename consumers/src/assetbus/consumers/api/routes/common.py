@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Annotated, Any
 
-from fastapi import Header, Path, Query, Response
+from fastapi import APIRouter, Header, Path, Query, Response
 from fastapi.responses import JSONResponse
 
-from assetbus.consumers.api.errors import ApiError, ApiErrorCode, etag
-from assetbus.consumers.api.models import KEY_PATTERN, NAME_PATTERN, encoded_value
+from assetbus.consumers.api.errors import ApiError, ApiErrorCode, etag, responses
+from assetbus.consumers.api.models import KEY_PATTERN, NAME_PATTERN, StoreValueOut, encoded_value
 from assetbus.consumers.storage.state import Precondition, RawValue
 from assetbus.schemas import KEY_MAX_LENGTH, NAME_MAX_LENGTH
 
@@ -41,6 +42,22 @@ def stored_value_response(found: RawValue) -> JSONResponse:
     """A GET's `{"value": ...}` with its version as ETag (compare-and-set, an assetbus extension), serialized
     once (the value was checked when it was written, so it is not validated again on the way out)."""
     return JSONResponse({"value": json.loads(found.json)}, headers={"ETag": etag(found.version)})
+
+
+def add_store_routes(router: APIRouter, item: str, clear_path: str, handlers: tuple[Callable[..., Any], ...], *,
+                     key: str, clear: str, alias: str = "") -> None:
+    """A state store's routes: GET, PUT and DELETE of one key at `item`, and the clear at `clear_path` (`handlers`
+    in that order), their summaries naming `key` and `clear`; with an `alias` note they are deprecated."""
+    get, put, delete, clear_all = handlers
+    for path, handler, method, statuses, summary in (
+            (item, get, "GET", (403, 404), f"Get {key}"),
+            (item, put, "PUT", (403, 412), f"Set {key} (compare-and-set with If-Match / If-None-Match)"),
+            (item, delete, "DELETE", (403, 412), f"Delete {key} (no-op if absent; compare-and-set with If-Match)"),
+            (clear_path, clear_all, "DELETE", (403,), clear)):
+        answer: dict[str, Any] = ({"response_model": StoreValueOut} if method == "GET"
+                                  else {"status_code": 204, "response_class": Response})
+        router.add_api_route(path, handler, methods=[method], deprecated=bool(alias),
+                             responses=responses(*statuses, store=True), summary=summary + alias, **answer)
 
 
 def no_content(deleted: int | None = None, version: int | None = None) -> Response:

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Request, Response
+from fastapi import APIRouter, Depends, Response
 
+from assetbus.consumers.api.database import app_state
 from assetbus.consumers.api.errors import ApiError, responses
 from assetbus.consumers.api.gateway import REJECTION_STATUS, EmissionGateway
 from assetbus.consumers.api.models import EmitRequest
@@ -26,15 +27,10 @@ PATH = PREFIX + "/emit"
 router = APIRouter(prefix=PREFIX, tags=["asset events"], dependencies=[Depends(version_header)])
 
 
-async def gateway_of(request: Request) -> EmissionGateway:
-    gateway: EmissionGateway = request.app.state.gateway
-    return gateway
-
-
 @router.post("/emit", response_model=Receipt, responses=responses(403, 404, 504),
              summary="Emit an asset event and wait for its receipt")
 async def emit(body: EmitRequest, caller: CurrentCaller,
-               gateway: Annotated[EmissionGateway, Depends(gateway_of)]) -> Receipt:
+               gateway: Annotated[EmissionGateway, Depends(app_state("gateway"))]) -> Receipt:
     caller.require(SCOPE_EMIT)
     if not caller.claims.may_publish(body.asset.name, body.asset.uri):  # the persister checks it too
         raise ApiError(403, ErrorCode.ASSET_NOT_DECLARED.value,

@@ -21,16 +21,14 @@ from typing import Annotated, Literal
 
 import jwt
 from fastapi import APIRouter, Depends, Path, Request
-from fastapi.security import HTTPAuthorizationCredentials
 from pydantic import BaseModel, Field
 
 from assetbus.consumers.api.database import Db
 from assetbus.consumers.api.errors import ApiError, ApiErrorCode, responses
-from assetbus.consumers.api.security import bearer
-from assetbus.consumers.api.ui_auth import OperatorVerifier
+from assetbus.consumers.api.security import Credentials
+from assetbus.consumers.api.ui_auth import operator_of
 from assetbus.consumers.api.versioning import version_header
-from assetbus.consumers.auth import TokenError
-from assetbus.consumers.auth.tokens import DEFAULT_AUDIENCE
+from assetbus.consumers.auth import TokenError, TokenVerifier
 from assetbus.consumers.storage.runs import claim_run, finish_run, get_run, renew_run
 from assetbus.producers.readiness import DEFAULT_LEASE_S, SCOPE_RUNS_CLAIM, FinishResult, RunStatus
 from assetbus.producers.tokens import TokenKey, scoped_token
@@ -46,24 +44,22 @@ RunId = Annotated[str, Path(min_length=1, max_length=250, description="The consu
                                                                       "`run_id`).")]
 
 
-def subscriber_token(key: TokenKey, dag_id: str, name: str, *, ttl_seconds: int = SUBSCRIBER_TTL_SECONDS,
-                     audience: str = DEFAULT_AUDIENCE) -> str:
+def subscriber_token(key: TokenKey, dag_id: str, name: str, *, ttl_seconds: int = SUBSCRIBER_TTL_SECONDS) -> str:
     """A signed subscriber token for the runs of `dag_id`, subject `subscriber:<name>`; `key` as for `issue_token`."""
-    return scoped_token(key, SUBSCRIBER_SUBJECT + name, SCOPE_RUNS_CLAIM, ttl_seconds=ttl_seconds, audience=audience,
+    return scoped_token(key, SUBSCRIBER_SUBJECT + name, SCOPE_RUNS_CLAIM, ttl_seconds=ttl_seconds,
                         extra_claims={"dag_id": dag_id})
 
 
-async def subscriber(request: Request,
-                     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]) -> str:
+async def subscriber(request: Request, credentials: Credentials) -> str:
     """The DAG a subscriber token names: 401 without a valid token; 403 unless it carries `runs:claim` and
     names a DAG."""
     if credentials is None:
         raise ApiError(401, ApiErrorCode.MISSING_TOKEN, "an `Authorization: Bearer <subscriber token>` header is "
                        "required (`assetbus token subscriber` makes one)", headers={"WWW-Authenticate": _CHALLENGE})
-    verifier: OperatorVerifier = request.app.state.operator_verifier
+    verifier: TokenVerifier = request.app.state.operator_verifier
     token = credentials.credentials
     try:
-        verified = verifier.operator(token)  # signature, audience, expiry; any scopes
+        verified = operator_of(verifier, token)  # signature, audience, expiry; any scopes
     except TokenError as error:
         raise ApiError(401, ApiErrorCode.INVALID_TOKEN, error.reason,
                        headers={"WWW-Authenticate": f'{_CHALLENGE}, error="invalid_token"'}) from error

@@ -18,11 +18,12 @@ from fastapi import APIRouter, Depends, Path, Query, Request, Response
 
 from assetbus.consumers.api.database import Db
 from assetbus.consumers.api.errors import ApiError, ApiErrorCode, responses
-from assetbus.consumers.api.models import StoreValueOut, TaskStoreValueIn
+from assetbus.consumers.api.models import TaskStoreValueIn
 from assetbus.consumers.api.routes.common import (
     IfMatch,
     IfNoneMatch,
     PathKey,
+    add_store_routes,
     check_value,
     no_content,
     parse_precondition,
@@ -93,27 +94,12 @@ async def on_success(task_instance_id: TiId, caller: CurrentCaller, db: Db, requ
     return no_content(deleted=deleted)
 
 
-def _add_routes(prefix: str, *, deprecated: bool) -> None:
-    item = prefix + "/{task_instance_id}/{key:path}"
-    alias = " (deprecated alias of `/execution/store/ti/…`)" if deprecated else ""
-    router.add_api_route(item, get_value, methods=["GET"], response_model=StoreValueOut, deprecated=deprecated,
-                         responses=responses(403, 404, store=True), summary="Get a task state store key" + alias)
-    router.add_api_route(item, put_value, methods=["PUT"], status_code=204, response_class=Response,
-                         deprecated=deprecated, responses=responses(403, 412, store=True),
-                         summary="Set a task state store key (compare-and-set with If-Match / If-None-Match)" + alias)
-    router.add_api_route(item, delete_value, methods=["DELETE"], status_code=204, response_class=Response,
-                         deprecated=deprecated, responses=responses(403, 412, store=True),
-                         summary="Delete a task state store key (no-op if absent; compare-and-set with "
-                         "If-Match)" + alias)
-    router.add_api_route(prefix + "/{task_instance_id}", clear, methods=["DELETE"], status_code=204,
-                         response_class=Response, deprecated=deprecated, responses=responses(403, store=True),
-                         summary="Clear the task instance's state store (or, opted in, every map index of its "
-                         "task)" + alias)
-
-
 router.add_api_route(STORE_PREFIX + "/{task_instance_id}/on-success", on_success, methods=["POST"], status_code=204,
                      response_class=Response, responses=responses(403, store=True),
                      summary="The task instance succeeded: clear its state if clear_on_success is on "
                      "(an assetbus extension; `Assetbus-Deleted` says how many keys went)")
-_add_routes(STORE_PREFIX, deprecated=False)
-_add_routes(ALIAS_PREFIX, deprecated=True)
+for _prefix, _alias in ((STORE_PREFIX, ""), (ALIAS_PREFIX, " (deprecated alias of `/execution/store/ti/…`)")):
+    add_store_routes(router, _prefix + "/{task_instance_id}/{key:path}", _prefix + "/{task_instance_id}",
+                     (get_value, put_value, delete_value, clear), key="a task state store key",
+                     clear="Clear the task instance's state store (or, opted in, every map index of its task)",
+                     alias=_alias)

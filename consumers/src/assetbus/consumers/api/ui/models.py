@@ -9,7 +9,6 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from assetbus.consumers.api.ui.waiting import WaitingPartition
 from assetbus.consumers.observe.deadletters import DeadLetterRecord
 from assetbus.consumers.observe.lag import GroupLag
 from assetbus.consumers.storage.catalog import AssetSummary
@@ -89,15 +88,9 @@ class WaitingOut(BaseModel):
     dag_id: str = Field(description="Consumer DAG.")
     target_key: str | None = Field(description="Target partition waiting; null for unpartitioned.")
     target_date: datetime | None = Field(description="Its date, if any.")
-    queued_event_ids: list[int] = Field(description="The events queued for it so far.")
-    waits: list[WaitOut] = Field(description="Each asset wait of the DAG's condition, with how far it is.")
-
-    @classmethod
-    def of(cls, w: WaitingPartition) -> WaitingOut:
-        return cls(dag_id=w.dag_id, target_key=w.target_key, target_date=w.target_date,
-                   queued_event_ids=w.queued_event_ids,
-                   waits=[WaitOut(asset=p.asset, have=p.have, need=p.need, unit=p.unit, complete=p.complete)
-                          for p in w.progress])
+    queued_event_ids: list[int] = Field(description="The events queued for it so far, in arrival order.")
+    waits: list[WaitOut] = Field(description="Each asset wait of the DAG's condition, with how far it is (none "
+                                 "when the DAG's definition cannot be read).")
 
 
 class DagOut(BaseModel):

@@ -19,11 +19,10 @@ from urllib.parse import parse_qs
 from aiokafka.errors import KafkaError
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
-from fastapi.security import HTTPAuthorizationCredentials
 
 from assetbus.consumers.api.database import Db
 from assetbus.consumers.api.errors import ApiError, ApiErrorCode
-from assetbus.consumers.api.security import bearer
+from assetbus.consumers.api.security import Credentials
 from assetbus.consumers.api.ui.models import (
     AssetOut,
     DagOut,
@@ -52,7 +51,6 @@ router = APIRouter(prefix="/ui", include_in_schema=False)
 api = APIRouter(prefix="/ui/api", include_in_schema=False, dependencies=[Depends(signed_in)])
 
 Limit = Annotated[int, Query(ge=1, le=MAX_PAGE, description="Page size.")]
-Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
 _STATIC = files("assetbus.consumers.api.ui") / "static"
 _PAGE = (_STATIC / "index.html").read_text(encoding="utf-8")
 _LOGIN = (_STATIC / "login.html").read_text(encoding="utf-8")
@@ -164,7 +162,7 @@ async def dag_runs(db: Db, dag_id: str, before: int | None = None, status: str |
 @api.get("/dags/{dag_id}/waiting", response_model=list[WaitingOut])
 async def dag_waiting(db: Db, dag_id: str, after: str | None = None, limit: Limit = 50) -> list[WaitingOut]:
     async with db.transaction() as conn:
-        return [WaitingOut.of(w) for w in await waiting_partitions(conn, dag_id, after_key=after, limit=limit)]
+        return await waiting_partitions(conn, dag_id, after_key=after, limit=limit)
 
 
 @api.get("/runs/{run_id}", response_model=RunDetail)

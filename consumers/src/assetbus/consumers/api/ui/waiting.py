@@ -6,36 +6,21 @@ The storage layer finds the target partitions with pending queue entries; the DA
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from datetime import datetime
-
 from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from assetbus.consumers.api.ui.models import WaitingOut, WaitOut
 from assetbus.consumers.scheduler.apply import pending
-from assetbus.consumers.scheduler.conditions import Progress
 from assetbus.consumers.scheduler.dag import ConsumerDag
 from assetbus.consumers.scheduler.planner import progress
 from assetbus.consumers.storage.dags import get_dag
 from assetbus.consumers.storage.queue import pending_entries, waiting_targets
 
 
-@dataclass(frozen=True, slots=True)
-class WaitingPartition:
-    """A DAG's target partition with queued events and no run yet."""
-
-    dag_id: str
-    target_key: str | None
-    target_date: datetime | None
-    queued_event_ids: list[int]
-    """The upstream events queued for it, in arrival order."""
-    progress: list[Progress] = field(default_factory=list)
-    """Each asset wait: `have` of `need` (empty when the DAG's definition cannot be read)."""
-
-
 async def waiting_partitions(conn: AsyncConnection, dag_id: str, *, after_key: str | None = None,
-                             limit: int = 50) -> list[WaitingPartition]:
-    """A page of the DAG's waiting partitions (keys ascending; pass the last key as `after_key`)."""
+                             limit: int = 50) -> list[WaitingOut]:
+    """A page of the DAG's waiting partitions: its target partitions with queued events and no run yet (keys
+    ascending; pass the last key as `after_key`)."""
     keys = await waiting_targets(conn, dag_id, after_key=after_key, limit=limit)
     if not keys:
         return []
@@ -52,5 +37,7 @@ async def waiting_partitions(conn: AsyncConnection, dag_id: str, *, after_key: s
         queued = entries.get((dag_id, key), [])
         date = next((q.target_date for q in queued if q.target_date is not None), None)
         waits = progress(dag, key, [pending(q) for q in queued]) if dag is not None else []
-        found.append(WaitingPartition(dag_id, key, date, [q.event_id for q in queued], waits))
+        found.append(WaitingOut(dag_id=dag_id, target_key=key, target_date=date,
+                                queued_event_ids=[q.event_id for q in queued],
+                                waits=[WaitOut.model_validate(p, from_attributes=True) for p in waits]))
     return found

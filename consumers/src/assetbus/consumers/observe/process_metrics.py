@@ -1,0 +1,79 @@
+"""What every `/metrics` serves beside the service's own metrics, read from the process at each scrape.
+
+- `assetbus_build_info`: which release of each distribution the process runs. A gauge of 1 with the versions
+  as labels (Prometheus' convention for build information), so a dashboard or an alert can tell a mixed
+  deployment (a persister of one release beside a scheduler of another).
+- `assetbus_log_lines_suppressed_total{logger,level}`: the warning and error lines `logs.REPEATS` held back.
+- `assetbus_kafka_access_denied`: 1 per piece of the service's work that the cluster's ACLs refuse now, read
+  from its `AccessRefusals` (the same record `/readyz` names the ACL from), so an alert can fire on a refusal
+  that leaves the process running: the scheduler's re-publishing without Read on the readiness topics, the
+  API's lag gauges without Describe on the groups.
+
+A collector, not metric objects: under prometheus-client's multiprocess mode (the API's workers) a gauge would
+be written to the shared directory once per worker; this is the process's own answer.
+"""
+
+from __future__ import annotations
+
+import platform
+import weakref
+from collections.abc import Iterator
+from importlib.metadata import PackageNotFoundError, version
+
+from prometheus_client import CollectorRegistry
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from assetbus.consumers.observe.logs import REPEATS, RepeatLimiter
+from assetbus.producers.kafka.access import AccessRefusals
+
+__all__ = ["register_process_metrics"]
+
+
+def _version(distribution: str) -> str:
+    try:
+        return version(distribution)
+    except PackageNotFoundError:
+        return "unknown"
+
+
+class _ProcessMetrics(Collector):
+    def __init__(self, limiter: RepeatLimiter) -> None:
+        self.limiter = limiter
+        self.refusals: AccessRefusals | None = None
+        self.build = {"version": _version("assetbus"), "sdk": _version("assetbus-sdk"),
+                      "schemas": _version("assetbus-schemas"), "python": platform.python_version()}
+
+    def collect(self) -> Iterator[Metric]:
+        build = GaugeMetricFamily("assetbus_build_info", "The assetbus release this process runs (always 1).",
+                                  labels=list(self.build))
+        build.add_metric(list(self.build.values()), 1.0)
+        yield build
+        lines = CounterMetricFamily("assetbus_log_lines_suppressed", "Warning and error lines not printed because "
+                                    "one like them was printed less than 10 s before.", labels=["logger", "level"])
+        for (logger, level), count in sorted(self.limiter.suppressed.items()):
+            lines.add_metric([logger, level], count)
+        yield lines
+        if self.refusals is not None:
+            denied = GaugeMetricFamily("assetbus_kafka_access_denied", "1 while the cluster's ACLs refuse this work "
+                                       "of the service (the labels name the operation and resource to grant; "
+                                       "/readyz names it too).", labels=["work", "principal", "operation", "resource"])
+            for work, refused in sorted(self.refusals.current().items()):
+                denied.add_metric([work, refused.principal, refused.operation, refused.resource], 1.0)
+            yield denied
+
+
+_REGISTERED: weakref.WeakKeyDictionary[CollectorRegistry, _ProcessMetrics] = weakref.WeakKeyDictionary()
+
+
+def register_process_metrics(registry: CollectorRegistry, refusals: AccessRefusals | None = None, *,
+                             limiter: RepeatLimiter = REPEATS) -> None:
+    """Serve these metrics on `registry` (once: registering again adds nothing), `assetbus_kafka_access_denied`
+    only once given `refusals` (a registry that has them already reads the new `refusals` from now on: a service
+    started again with the same metrics)."""
+    collector = _REGISTERED.get(registry)
+    if collector is None:
+        collector = _REGISTERED[registry] = _ProcessMetrics(limiter)
+        registry.register(collector)
+    if refusals is not None:
+        collector.refusals = refusals
