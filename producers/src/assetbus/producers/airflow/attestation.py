@@ -126,7 +126,9 @@ class AttestedAttempt:
 AttemptLookup = Callable[[Any, Any | None], AttestedAttempt | None]
 
 
-def _task_instance(scope: Any, session: Any) -> AttestedAttempt | None:
+@in_session
+def airflow_attempt(scope: Any, session: Any) -> AttestedAttempt | None:
+    """The task instance of `scope` as Airflow's metadata DB has it now (None: no such task instance)."""
     from airflow.models.taskinstance import TaskInstance as TI
     from sqlalchemy import select
 
@@ -140,11 +142,6 @@ def _task_instance(scope: Any, session: Any) -> AttestedAttempt | None:
     ended = int(end_date.timestamp()) if end_date is not None and state_name in FINISHED_STATES else None
     return AttestedAttempt(str(ti_id), scope.dag_id, scope.run_id, scope.task_id, int(scope.map_index),
                            int(try_number), state_name, ended)
-
-
-def airflow_attempt(scope: Any, session: Any | None) -> AttestedAttempt | None:
-    """The task instance of `scope` as Airflow's metadata DB has it now (None: no such task instance)."""
-    return in_session(lambda db: _task_instance(scope, db), session)
 
 
 class Attestor:
