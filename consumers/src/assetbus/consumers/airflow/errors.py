@@ -6,10 +6,7 @@ from assetbus.consumers.errors import ConsumerError
 
 
 class AirflowError(ConsumerError):
-    """Airflow's REST API refused or failed a request. `status` is the HTTP status (None: no answer); `kind` is
-    the metrics label of the failure."""
-
-    kind = "unavailable"
+    """Airflow's REST API refused or failed a request. `status` is the HTTP status (None: no answer)."""
 
     def __init__(self, message: str, *, status: int | None = None, retriable: bool | None = None) -> None:
         super().__init__(message, retriable=retriable)
@@ -29,20 +26,15 @@ class AirflowAuthError(AirflowError):
     account in Airflow heals it without losing anything.
     """
 
-    kind = "auth"
     retriable = True
 
 
 class AirflowNotFound(AirflowError):
     """The DAG, run or task instance does not exist in Airflow (404)."""
 
-    kind = "not_found"
-
 
 class AirflowRefused(AirflowError):
     """Airflow answered 4xx to a request it will refuse again as it is (400, 422, ...)."""
-
-    kind = "refused"
 
 
 class AirflowTokenRefused(AirflowAuthError):
@@ -56,4 +48,10 @@ class AirflowTokenRefused(AirflowAuthError):
 
 def error_kind(error: BaseException) -> str:
     """The metrics label of a failed call to Airflow: auth, not_found, refused, unavailable, or other."""
-    return error.kind if isinstance(error, AirflowError) else "other"
+    if isinstance(error, AirflowAuthError):
+        return "auth"
+    if isinstance(error, AirflowNotFound):
+        return "not_found"
+    if isinstance(error, AirflowRefused):
+        return "refused"
+    return "unavailable" if isinstance(error, AirflowError) else "other"
