@@ -27,7 +27,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -89,9 +89,9 @@ def api_reason(response: httpx.Response) -> tuple[str | None, str]:
         return None, response.text[:300]
 
 
-def identity_mode(env: Mapping[str, str] | None = None) -> tuple[IdentityMode, str]:
+def identity_mode() -> tuple[IdentityMode, str]:
     """The identity mode a worker runs in, and why (for the connection test and `assetbus doctor`)."""
-    value = (os.environ if env is None else env).get(ENV_IDENTITY, "").strip().lower()
+    value = os.environ.get(ENV_IDENTITY, "").strip().lower()
     if value in ("attested", "credential"):
         return value, f"{ENV_IDENTITY}={value}"  # type: ignore[return-value]
     if value:
