@@ -97,8 +97,6 @@ class AirflowBridge(Service):
         """How long `handle` waits between tries while Airflow cannot take a run (it retries forever)."""
         self._topic_creator = TopicCreator(config.kafka, create=config.create_topics)
         self._waiting_topics: set[str] = set()
-        self.created = 0
-        """Airflow runs this process created (existing ones met on redelivery not counted)."""
         self.subscribers = [self._subscriber(dag_id) for dag_id in config.dag_ids]
         self.without_rule: dict[str, str] = {}
         """Airflow DAGs tagged `assetbus` that have no readiness rule, and why (from the last sync)."""
@@ -253,7 +251,6 @@ class AirflowBridge(Service):
 
         created = await retry_until(attempt, self._retry, what=f"the Airflow run of {signal.run_id}",
                                     retriable=_airflow_transient, on_retry=waiting)
-        self.created += created.created
         async with translated(), self._engine.begin() as conn:
             await record_external_run(conn, signal.run_id, created.dag_run_id, created.state, CONSUMER)
         outcome = "created" if created.created else "existing"

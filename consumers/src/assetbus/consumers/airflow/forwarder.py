@@ -151,8 +151,6 @@ class AirflowForwarder(Service):
         self.shell: ServiceShell[Sequence[Any]] = ServiceShell(
             config.kafka, config.consumer_settings(config.topics.asset_events), self._on_batch, metrics=self.metrics,
             log=log, name="assetbus-airflow-forwarder", refusals=self.refusals)
-        self.posted = 0
-        """Airflow asset events this process created (found or met again not counted)."""
 
     def probed(self) -> tuple[CollectorRegistry, ForwarderConfig]:
         return self.metrics.registry, self.config
@@ -230,7 +228,6 @@ class AirflowForwarder(Service):
                     async with translated(), self._engine.begin() as conn:
                         await note_attempt(conn, event.event_id, str(error))
                 raise
-            self.posted += 1
             self.metrics.delay_seconds.observe(max(0.0, (datetime.now(UTC) - event.timestamp).total_seconds()))
             return "posted"
 
