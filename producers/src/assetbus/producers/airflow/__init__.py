@@ -13,11 +13,11 @@ raises AirflowVersionMismatch; without Airflow, the Airflow-free parts (attempts
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from assetbus.producers.airflow.runtime import AirflowVersionMismatch, check_airflow_version
-from assetbus.producers.exports import lazy_exports
 
 AIRFLOW_INSTALLED = importlib.util.find_spec("airflow") is not None
 if AIRFLOW_INSTALLED:
@@ -43,9 +43,18 @@ if TYPE_CHECKING:
     from assetbus.producers.airflow.hook import AssetbusHook
     from assetbus.producers.airflow.notifier import AssetbusNotifier
     from assetbus.producers.airflow.operator import AssetbusEmitOperator
-else:  # these import airflow.sdk: only on first use, where Airflow is installed
-    __getattr__, __dir__ = lazy_exports(__name__, {".hook": ("AssetbusHook",), ".notifier": ("AssetbusNotifier",),
-                                                   ".operator": ("AssetbusEmitOperator",)})
+
+_NEEDS_AIRFLOW = {
+    "AssetbusHook": "assetbus.producers.airflow.hook",
+    "AssetbusNotifier": "assetbus.producers.airflow.notifier",
+    "AssetbusEmitOperator": "assetbus.producers.airflow.operator",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _NEEDS_AIRFLOW:  # these import airflow.sdk: only where Airflow is installed
+        return getattr(importlib.import_module(_NEEDS_AIRFLOW[name]), name)
+    raise AttributeError(name)
 
 
 __all__ = [
