@@ -52,11 +52,14 @@ def attested(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
     return sent
 
 
-def test_attested_is_the_default_and_credential_is_named() -> None:
-    assert identity_mode({}) == ("attested", "the default (ASSETBUS_AIRFLOW_IDENTITY is not set)")
-    assert identity_mode({"ASSETBUS_AIRFLOW_IDENTITY": "credential"})[0] == "credential"
+def test_attested_is_the_default_and_credential_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ASSETBUS_AIRFLOW_IDENTITY", raising=False)
+    assert identity_mode() == ("attested", "the default (ASSETBUS_AIRFLOW_IDENTITY is not set)")
+    monkeypatch.setenv("ASSETBUS_AIRFLOW_IDENTITY", "credential")
+    assert identity_mode()[0] == "credential"
+    monkeypatch.setenv("ASSETBUS_AIRFLOW_IDENTITY", "trusted")
     with pytest.raises(ValueError, match="expected 'attested'"):
-        identity_mode({"ASSETBUS_AIRFLOW_IDENTITY": "trusted"})
+        identity_mode()
 
 
 def test_the_token_is_read_through_airflows_channel_and_no_credential_is_sent(

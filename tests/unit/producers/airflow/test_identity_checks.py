@@ -47,8 +47,10 @@ def test_a_key_the_api_refuses_says_how_to_fix_it(monkeypatch: pytest.MonkeyPatc
     assert not key.ok and "401 invalid_token" in key.detail and "JWKS" in key.fix
 
 
-def test_no_key_is_one_finding_naming_keygen() -> None:
-    (finding,) = backend_findings({})
+def test_no_key_is_one_finding_naming_keygen(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("ASSETBUS_TOKEN_SIGNING_KEY", "ASSETBUS_TOKEN_SECRET"):
+        monkeypatch.delenv(name, raising=False)
+    (finding,) = backend_findings()
     assert not finding.ok and "ASSETBUS_TOKEN_SIGNING_KEY" in finding.detail
     assert "assetbus token keygen" in finding.fix
 
@@ -67,9 +69,13 @@ def test_a_backend_without_a_key_answers_every_call_with_its_reason_not_a_500(mo
 
 def test_the_worker_report_names_the_mode_and_refuses_a_bypassing_worker(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(identity_checks, "worker_state_store_backend", lambda: "")
-    assert identity_report({}).startswith("identity mode attested (the default")
-    assert identity_report({"ASSETBUS_AIRFLOW_IDENTITY": "credential"}).startswith("identity mode credential")
+    monkeypatch.delenv("ASSETBUS_AIRFLOW_IDENTITY", raising=False)
+    assert identity_report().startswith("identity mode attested (the default")
+    monkeypatch.setenv("ASSETBUS_AIRFLOW_IDENTITY", "credential")
+    assert identity_report().startswith("identity mode credential")
+    monkeypatch.delenv("ASSETBUS_AIRFLOW_IDENTITY")
     monkeypatch.setattr(identity_checks, "worker_state_store_backend", lambda: "my.WorkerBackend")
     with pytest.raises(AttestationRefused, match=r"\[workers\] state_store_backend = 'my.WorkerBackend'"):
-        identity_report({})
-    assert identity_report({"ASSETBUS_AIRFLOW_IDENTITY": "credential"}).startswith("identity mode credential")
+        identity_report()
+    monkeypatch.setenv("ASSETBUS_AIRFLOW_IDENTITY", "credential")
+    assert identity_report().startswith("identity mode credential")

@@ -29,12 +29,17 @@ def test_tokens_are_cached_per_task_instance() -> None:
     assert tokens.for_task(("ingest", "r1", "load", 0)) != first
 
 
-def test_the_key_comes_from_a_pem_file_before_the_local_secret(tmp_path: Path) -> None:
+def test_the_key_comes_from_a_pem_file_before_the_local_secret(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     key = SigningKey.generate("EdDSA")
     pem = tmp_path / "key.pem"
     pem.write_bytes(key.to_pem())
-    loaded = signing_key_from_env({"ASSETBUS_TOKEN_SIGNING_KEY": str(pem), "ASSETBUS_TOKEN_SECRET": "s"})
+    monkeypatch.delenv("ASSETBUS_TOKEN_KEY_ID", raising=False)
+    monkeypatch.setenv("ASSETBUS_TOKEN_SIGNING_KEY", str(pem))
+    monkeypatch.setenv("ASSETBUS_TOKEN_SECRET", "s")
+    loaded = signing_key_from_env()
     assert isinstance(loaded, SigningKey) and loaded.kid == key.kid
-    assert signing_key_from_env({"ASSETBUS_TOKEN_SECRET": "s"}) == "s"
+    monkeypatch.delenv("ASSETBUS_TOKEN_SIGNING_KEY")
+    assert signing_key_from_env() == "s"
+    monkeypatch.delenv("ASSETBUS_TOKEN_SECRET")
     with pytest.raises(MissingSigningKey, match="ASSETBUS_TOKEN_SIGNING_KEY"):
-        signing_key_from_env({})
+        signing_key_from_env()

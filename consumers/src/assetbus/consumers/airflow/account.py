@@ -7,7 +7,7 @@ password (a self-run Airflow with its own auth manager), a static token handed o
 
 from __future__ import annotations
 
-import importlib
+import pkgutil
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
@@ -59,15 +59,11 @@ def load_auth(path: str) -> httpx.Auth:
     if not module_name or not attribute:
         raise ValueError(f"{path!r} is not an import path of the form package.module:Factory")
     try:
-        module = importlib.import_module(module_name)
+        factory = pkgutil.resolve_name(path)
     except ImportError as error:
         raise ValueError(f"cannot import {module_name!r}: {error}") from error
-    factory = module
-    for part in attribute.split("."):
-        try:
-            factory = getattr(factory, part)
-        except AttributeError:
-            raise ValueError(f"module {module_name!r} has no {attribute!r}") from None
+    except AttributeError:
+        raise ValueError(f"module {module_name!r} has no {attribute!r}") from None
     if not callable(factory):
         raise ValueError(f"{path!r} is not callable (an httpx.Auth subclass, or a function returning one)")
     try:

@@ -3,7 +3,7 @@
 A task asks for a token for its own attempt by naming it (dag_id, run_id, task_id, map_index,
 try_number) and its task instance UUID (`ti.id`, random per task instance, known to the worker
 running it). The attempt is vouched for only if Airflow says that task instance has this UUID,
-this try number, and is running (or finished within `callback_window_s`, for task callbacks).
+this try number, and is running (or finished within `CALLBACK_WINDOW_S`, for task callbacks).
 A DAG-run token needs the run to exist and be running or finished within that window (DAG-level
 callbacks run after the run's end).
 """
@@ -35,16 +35,15 @@ class AttemptRefused(AirflowError):
         self.reason = reason
 
 
-def _recent(end: str | None, window_s: float) -> bool:
+def _recent(end: str | None) -> bool:
     if not end:
         return False
     ended = datetime.fromisoformat(end.replace("Z", "+00:00"))
-    return datetime.now(UTC) - ended <= timedelta(seconds=window_s)
+    return datetime.now(UTC) - ended <= timedelta(seconds=CALLBACK_WINDOW_S)
 
 
 async def check_task_attempt(airflow: AirflowClient, *, ti_id: UUID, dag_id: str, run_id: str, task_id: str,
-                             map_index: int, try_number: int, window_s: float = CALLBACK_WINDOW_S,
-                             callback: bool = False) -> None:
+                             map_index: int, try_number: int, callback: bool = False) -> None:
     """Return if Airflow vouches for the attempt; raise AttemptRefused (or AirflowUnavailable) otherwise.
 
     A retry callback (`callback`) runs after Airflow gave the task instance a new UUID for its next
@@ -59,33 +58,32 @@ async def check_task_attempt(airflow: AirflowClient, *, ti_id: UUID, dag_id: str
     except AirflowNotFound as error:
         raise AttemptRefused(f"Airflow has no task instance {dag_id}/{run_id}/{task_id}[{map_index}]") from error
     if str(ti.get("id")) != str(ti_id):
-        if callback and await _retried_recently(airflow, path, try_number, window_s):
+        if callback and await _retried_recently(airflow, path, try_number):
             return
         raise AttemptRefused("the task instance id does not match Airflow's")
     if ti.get("try_number") != try_number:
         raise AttemptRefused(f"Airflow's task instance is at try {ti.get('try_number')}, not {try_number}")
     state = ti.get("state")
-    if state == "running" or (state in FINISHED_TI and _recent(ti.get("end_date"), window_s)):
+    if state == "running" or (state in FINISHED_TI and _recent(ti.get("end_date"))):
         return
     raise AttemptRefused(f"the task instance is {state}, not running")
 
 
-async def _retried_recently(airflow: AirflowClient, path: str, try_number: int, window_s: float) -> bool:
+async def _retried_recently(airflow: AirflowClient, path: str, try_number: int) -> bool:
     try:
         past: dict[str, Any] = await airflow.get(f"{path}/tries/{try_number}")
     except AirflowNotFound:
         return False
-    return past.get("state") in _RETRIED and _recent(past.get("end_date"), window_s)
+    return past.get("state") in _RETRIED and _recent(past.get("end_date"))
 
 
-async def check_dag_run(airflow: AirflowClient, *, dag_id: str, run_id: str,
-                        window_s: float = CALLBACK_WINDOW_S) -> None:
+async def check_dag_run(airflow: AirflowClient, *, dag_id: str, run_id: str) -> None:
     """Return if the DAG run exists and is running or just finished; raise AttemptRefused otherwise."""
     try:
         run: dict[str, Any] = await airflow.get(runs_path(dag_id, run_id))
     except AirflowNotFound as error:
         raise AttemptRefused(f"Airflow has no DAG run {dag_id}/{run_id}") from error
     state = run.get("state")
-    if state == "running" or (state in FINAL_STATES and _recent(run.get("end_date"), window_s)):
+    if state == "running" or (state in FINAL_STATES and _recent(run.get("end_date"))):
         return
-    raise AttemptRefused(f"the DAG run is {state} and ended more than {window_s:.0f}s ago")
+    raise AttemptRefused(f"the DAG run is {state} and ended more than {CALLBACK_WINDOW_S:.0f}s ago")

@@ -97,12 +97,10 @@ class AirflowBridge(Service):
         """How long `handle` waits between tries while Airflow cannot take a run (it retries forever)."""
         self._topic_creator = TopicCreator(config.kafka, create=config.create_topics)
         self._waiting_topics: set[str] = set()
-        self.created = 0
-        """Airflow runs this process created (existing ones met on redelivery not counted)."""
         self.subscribers = [self._subscriber(dag_id) for dag_id in config.dag_ids]
         self.without_rule: dict[str, str] = {}
         """Airflow DAGs tagged `assetbus` that have no readiness rule, and why (from the last sync)."""
-        self.poller = OutcomePoller(self._airflow, self._engine, config.dag_ids, on_outcome=self._outcome)
+        self.poller = OutcomePoller(self._airflow, self._engine, config.dag_ids, self.metrics.outcomes)
         self._started: list[BatchSubscriber] = []
         self._runs: list[asyncio.Task[None]] = []
         self._poll_task: asyncio.Task[None] | None = None
@@ -118,7 +116,6 @@ class AirflowBridge(Service):
 
     @property
     def dag_ids(self) -> list[str]:
-        """The DAGs served now."""
         return [s.dag_id for s in self.subscribers]
 
     async def sync_once(self) -> list[str]:
@@ -243,7 +240,9 @@ class AirflowBridge(Service):
             except AirflowError as error:
                 self.metrics.airflow_errors.labels(dag_id=signal.dag_id, kind=error_kind(error)).inc()
                 if _airflow_transient(error):
-                    await self._note(signal.run_id, f"waiting for Airflow: {error}")
+                    with contextlib.suppress(Exception):  # the note is for the operator: the retry does not need it
+                        async with translated(), self._engine.begin() as conn:
+                            await note_run_problem(conn, signal.run_id, f"waiting for Airflow: {error}")
                 raise
 
         def waiting(error: BaseException, delay: float) -> None:
@@ -252,7 +251,6 @@ class AirflowBridge(Service):
 
         created = await retry_until(attempt, self._retry, what=f"the Airflow run of {signal.run_id}",
                                     retriable=_airflow_transient, on_retry=waiting)
-        self.created += created.created
         async with translated(), self._engine.begin() as conn:
             await record_external_run(conn, signal.run_id, created.dag_run_id, created.state, CONSUMER)
         outcome = "created" if created.created else "existing"
@@ -261,14 +259,6 @@ class AirflowBridge(Service):
         log.info("%s Airflow run %s of %s (partition %s, %d event(s))",
                  "created" if created.created else "found existing", created.dag_run_id, signal.dag_id,
                  signal.partition_key, len(signal.events))
-
-    async def _note(self, run_id: str, detail: str) -> None:
-        with contextlib.suppress(Exception):
-            async with translated(), self._engine.begin() as conn:
-                await note_run_problem(conn, run_id, detail)
-
-    def _outcome(self, dag_id: str, state: str) -> None:
-        self.metrics.outcomes.labels(dag_id=dag_id, state=state).inc()
 
 
 def _airflow_transient(error: BaseException) -> bool:

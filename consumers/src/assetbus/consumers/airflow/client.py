@@ -15,6 +15,7 @@ is translated into the errors of `consumers.airflow.errors`.
 from __future__ import annotations
 
 import asyncio
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 import httpx
@@ -47,7 +48,7 @@ def _stale_token(response: httpx.Response) -> bool:
     return response.status_code == 401 or (response.status_code == 403 and "token" in _detail(response).lower())
 
 
-class AirflowClient:
+class AirflowClient(AbstractAsyncContextManager["AirflowClient"]):
     """`async with AirflowClient(account) as airflow: await airflow.get(...)`."""
 
     def __init__(self, account: AirflowAccount, *, transport: httpx.AsyncBaseTransport | None = None) -> None:
@@ -59,9 +60,6 @@ class AirflowClient:
                                        if account.method == "token" else None)
         self._token: str | None = None
         self._token_lock = asyncio.Lock()
-
-    async def __aenter__(self) -> AirflowClient:
-        return self
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()

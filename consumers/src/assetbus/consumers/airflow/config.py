@@ -26,6 +26,10 @@ class AirflowServiceSettings(ServiceSettings, ConsumerGroupSettings, BackoffSett
     airflow: AirflowAccount = Field(repr=False, description="Airflow's API server and the account the service "
                                     "calls it as (given by the edge from ASSETBUS_AIRFLOW_URL and "
                                     "ASSETBUS_AIRFLOW_PASSWORD, _TOKEN or _AUTH).")
+    backoff_initial_s: float = Field(default=0.5, gt=0, description="First wait while Airflow cannot take a run "
+                                     "(the bridge) or an event (the forwarder).")
+    backoff_max_s: float = Field(default=30.0, gt=0, description="Longest wait while Airflow cannot take a run or "
+                                 "an event.")
 
     @field_validator("dag_ids", "assets", mode="before", check_fields=False)
     @classmethod
@@ -64,8 +68,6 @@ class BridgeConfig(AirflowServiceSettings):
     lease_s: float = Field(default=60.0, gt=0, description="How long the bridge's claim on a run lasts "
                            "unless renewed (three times per lease while it creates the run): a bridge killed meanwhile "
                            "leaves the run to another bridge after at most this long.")
-    backoff_initial_s: float = Field(default=0.5, gt=0, description="First wait while Airflow cannot take a run.")
-    backoff_max_s: float = Field(default=30.0, gt=0, description="Longest wait while Airflow cannot take a run.")
 
     @model_validator(mode="after")
     def _consistent(self) -> BridgeConfig:
@@ -94,9 +96,6 @@ class ForwarderConfig(AirflowServiceSettings):
     lease_s: float = Field(default=60.0, gt=0, description="How long a forwarder's lease on an event it is posting "
                            "lasts: another forwarder (a rebalance) waits that long for a forwarder killed mid-request. "
                            "It must outlast a POST with a token refresh (more than 3 times the Airflow timeout).")
-    backoff_initial_s: float = Field(default=0.5, gt=0, description="First wait while Airflow cannot take an "
-                                     "event.")
-    backoff_max_s: float = Field(default=30.0, gt=0, description="Longest wait while Airflow cannot take an event.")
 
     @model_validator(mode="after")
     def _consistent(self) -> ForwarderConfig:

@@ -84,13 +84,11 @@ class EntryLeased(ConsumerError):
 
 def airflow_extra(event: AssetEvent) -> dict[str, Any]:
     """The `extra` of the event's Airflow asset event: the emitter's extra and `extra["assetbus"]`."""
-    source = event.source
     return {**event.extra, EXTRA_KEY: {
         "event_id": event.event_id, "dedupe_key": event.dedupe_key, "command_id": str(event.command_id),
         "partition_date": event.partition_date.isoformat() if event.partition_date else None,
         "stored_at": event.timestamp.isoformat(),
-        "source": {"kind": str(source.kind), "dag_id": source.dag_id, "run_id": source.run_id,
-                   "task_id": source.task_id, "map_index": source.map_index, "try_number": source.try_number},
+        "source": event.source.model_dump(mode="json"),  # every field, None included
     }}
 
 
@@ -153,8 +151,6 @@ class AirflowForwarder(Service):
         self.shell: ServiceShell[Sequence[Any]] = ServiceShell(
             config.kafka, config.consumer_settings(config.topics.asset_events), self._on_batch, metrics=self.metrics,
             log=log, name="assetbus-airflow-forwarder", refusals=self.refusals)
-        self.posted = 0
-        """Airflow asset events this process created (found or met again not counted)."""
 
     def probed(self) -> tuple[CollectorRegistry, ForwarderConfig]:
         return self.metrics.registry, self.config
@@ -232,7 +228,6 @@ class AirflowForwarder(Service):
                     async with translated(), self._engine.begin() as conn:
                         await note_attempt(conn, event.event_id, str(error))
                 raise
-            self.posted += 1
             self.metrics.delay_seconds.observe(max(0.0, (datetime.now(UTC) - event.timestamp).total_seconds()))
             return "posted"
 
@@ -264,7 +259,6 @@ class AirflowForwarder(Service):
             await finish_entry(conn, event_id, state, airflow_event_id, detail)
 
     def _airflow_failed(self, error: BaseException, delay: float) -> None:
-        """One failed call to Airflow: counted by kind, one log line with the coming delay."""
         if isinstance(error, EntryLeased):
             log.info("%s; trying again in %.1fs", error, delay)
             return

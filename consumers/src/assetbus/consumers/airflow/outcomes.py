@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
+from prometheus_client import Counter
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from assetbus.consumers.airflow.client import AirflowClient
@@ -17,13 +18,12 @@ class OutcomePoller:
     """Reads Airflow's state of each open bridged run and records it (`poll_once`, which the bridge runs
     periodically)."""
 
-    def __init__(self, airflow: AirflowClient, engine: AsyncEngine, dag_ids: Sequence[str], *,
-                 on_outcome: Callable[[str, str], None] | None = None) -> None:
-        """`on_outcome(dag_id, state)` is called for each run that reached a final state."""
+    def __init__(self, airflow: AirflowClient, engine: AsyncEngine, dag_ids: Sequence[str], outcomes: Counter) -> None:
+        """`outcomes` counts the runs that reached a final state, by `dag_id` and `state`."""
         self._airflow = airflow
         self._engine = engine
         self._dag_ids = list(dag_ids)
-        self._on_outcome = on_outcome
+        self._outcomes = outcomes
 
     def watch(self, dag_id: str) -> None:
         """Also read the outcomes of this DAG's runs (a DAG the bridge found after it started)."""
@@ -51,8 +51,8 @@ class OutcomePoller:
                 detail = f"Airflow run {run.external_run_id}: {state}" if outcome else None
                 async with translated(), self._engine.begin() as conn:
                     await update_external_state(conn, run.run_id, state, outcome, detail)
-                if outcome is not None and self._on_outcome is not None:
-                    self._on_outcome(dag_id, state)
+                if outcome is not None:
+                    self._outcomes.labels(dag_id=dag_id, state=state).inc()
 
     async def _states(self, dag_id: str, runs: list[OpenExternalRun]) -> dict[str, str]:
         """Airflow's state of the bridged runs of one DAG that are running or have ended."""

@@ -27,7 +27,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -89,9 +89,9 @@ def api_reason(response: httpx.Response) -> tuple[str | None, str]:
         return None, response.text[:300]
 
 
-def identity_mode(env: Mapping[str, str] | None = None) -> tuple[IdentityMode, str]:
+def identity_mode() -> tuple[IdentityMode, str]:
     """The identity mode a worker runs in, and why (for the connection test and `assetbus doctor`)."""
-    value = (os.environ if env is None else env).get(ENV_IDENTITY, "").strip().lower()
+    value = os.environ.get(ENV_IDENTITY, "").strip().lower()
     if value in ("attested", "credential"):
         return value, f"{ENV_IDENTITY}={value}"  # type: ignore[return-value]
     if value:
@@ -126,7 +126,9 @@ class AttestedAttempt:
 AttemptLookup = Callable[[Any, Any | None], AttestedAttempt | None]
 
 
-def _task_instance(scope: Any, session: Any) -> AttestedAttempt | None:
+@in_session
+def airflow_attempt(scope: Any, session: Any) -> AttestedAttempt | None:
+    """The task instance of `scope` as Airflow's metadata DB has it now (None: no such task instance)."""
     from airflow.models.taskinstance import TaskInstance as TI
     from sqlalchemy import select
 
@@ -140,11 +142,6 @@ def _task_instance(scope: Any, session: Any) -> AttestedAttempt | None:
     ended = int(end_date.timestamp()) if end_date is not None and state_name in FINISHED_STATES else None
     return AttestedAttempt(str(ti_id), scope.dag_id, scope.run_id, scope.task_id, int(scope.map_index),
                            int(try_number), state_name, ended)
-
-
-def airflow_attempt(scope: Any, session: Any | None) -> AttestedAttempt | None:
-    """The task instance of `scope` as Airflow's metadata DB has it now (None: no such task instance)."""
-    return in_session(lambda db: _task_instance(scope, db), session)
 
 
 class Attestor:

@@ -1,8 +1,5 @@
-"""Emit on Airflow's own `airflow.sdk.Asset` from a running task or callback: `emit(asset, ...)`.
-
-    from assetbus.producers.airflow import emit
-
-    receipt = emit(orders, partition_key="batch-41", dedupe_key="batch-41")
+"""Emit on Airflow's own `airflow.sdk.Asset` from a running task or callback: `emit(asset, ...)` (the package
+docstring shows it).
 
 `emit()` / `aemit()` emit under the running attempt's token (asked of the API named by the Airflow
 connection `assetbus_default`, or `conn_id`) and wait for the receipt: `receipt.id` is the stored
@@ -33,8 +30,6 @@ from assetbus.schemas import Receipt
 
 if TYPE_CHECKING:
     from assetbus.producers.testing import InMemoryEmitter
-
-_MARK = "__assetbus__"
 
 _offline: list[InMemoryEmitter] = []
 """The test doubles that stand in for the API and Kafka (`assetbus.producers.airflow.testing.offline`)."""
@@ -109,10 +104,6 @@ async def _asset_aemit(self: object, **options: Unpack[SendOptions]) -> Receipt:
     return await aemit(self, **options)
 
 
-setattr(_asset_emit, _MARK, True)
-setattr(_asset_aemit, _MARK, True)
-
-
 def install_asset_emit() -> None:
     """Opt in to `asset.emit()` / `asset.aemit()` on `airflow.sdk.Asset` (idempotent).
 
@@ -124,7 +115,7 @@ def install_asset_emit() -> None:
 
     for name in ("emit", "aemit"):
         current = getattr(Asset, name, None)
-        if current is not None and not getattr(current, _MARK, False):
+        if current is not None and current not in (_asset_emit, _asset_aemit):
             raise AssetEmitConflict(f"airflow.sdk.Asset already has an {name}() of its own ({current!r}); "
                                     f"assetbus does not replace it: call assetbus.producers.airflow.{name}"
                                     f"(asset, ...) instead of install_asset_emit()")

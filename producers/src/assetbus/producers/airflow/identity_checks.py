@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 import httpx
@@ -81,22 +81,20 @@ def key_findings(key: TokenKey, api_url: str, *, timeout_s: float = 5.0) -> list
     return found
 
 
-def backend_findings(env: Mapping[str, str] | None = None) -> list[Finding]:
+def backend_findings() -> list[Finding]:
     """The api-server's side: its key, the API's URL, and their match."""
-    values = os.environ if env is None else env
     try:
-        if env is None:
-            expand_file_variables()
-        key = signing_key_from_env(dict(values))
+        expand_file_variables()
+        key = signing_key_from_env()
     except (MissingSigningKey, OSError, ValueError) as error:  # SecretFileError is a ValueError
         return [Finding("signing key", False, str(error), "`assetbus token keygen --key minter.pem --jwks jwks.json`, "
                         "then ASSETBUS_TOKEN_SIGNING_KEY=minter.pem in the api-server's environment")]
-    return key_findings(key, values.get(ENV_API_URL) or DEFAULT_API_URL)
+    return key_findings(key, os.environ.get(ENV_API_URL) or DEFAULT_API_URL)
 
 
-def identity_report(env: Mapping[str, str] | None = None) -> str:
+def identity_report() -> str:
     """A worker's identity mode and why; AttestationRefused when attested mode cannot work on this worker."""
-    mode, why = identity_mode(env)
+    mode, why = identity_mode()
     if mode == "attested":
         bypass = worker_state_store_backend()
         if bypass:

@@ -55,36 +55,32 @@ def register_rule(dag: Any, conn_id: str | None = None) -> dict[str, Any] | None
         access = worker_access(conn_id or default_conn_id())
         where = f"the assetbus API at {access.api_url} ({access.source})"
         if access.credential is None:
-            log.warning("cannot register the readiness rule of Airflow DAG %s with %s: no worker credential (the "
-                        "connection's password; `assetbus token worker` mints one)", dag_id, where)
-            return None
-        if access.api_url in _unreachable:
-            log.warning("cannot register the readiness rule of Airflow DAG %s with %s: it did not answer for "
-                        "another DAG of this file", dag_id, where)
-            return None
-        from airflow.serialization.encoders import encode_timetable
+            why = "no worker credential (the connection's password; `assetbus token worker` mints one)"
+        elif access.api_url in _unreachable:
+            why = "it did not answer for another DAG of this file"
+        else:
+            from airflow.serialization.encoders import encode_timetable
 
-        body = {"timetable": encode_timetable(dag.timetable), "description": dag.description or ""}
-        with SyncExecutionApi(access.api_url, access.credential, timeout_s=REGISTER_TIMEOUT_S,
-                              retry=REGISTER_RETRY) as api:
-            response = api.request("PUT", RULE_PATH.format(dag_id=dag_id), repeatable=True, json=body)
-        json_body = response.headers.get("content-type", "").startswith("application/json")
-        answer: dict[str, Any] = response.json() if json_body else {}
+            body = {"timetable": encode_timetable(dag.timetable), "description": dag.description or ""}
+            with SyncExecutionApi(access.api_url, access.credential, timeout_s=REGISTER_TIMEOUT_S,
+                                  retry=REGISTER_RETRY) as api:
+                response = api.request("PUT", RULE_PATH.format(dag_id=dag_id), repeatable=True, json=body)
+            json_body = response.headers.get("content-type", "").startswith("application/json")
+            answer: dict[str, Any] = response.json() if json_body else {}
+            if response.status_code == 200:
+                log.info("registered the readiness rule of Airflow DAG %s with %s (%s%s)", dag_id, where,
+                         answer.get("change"),
+                         "" if answer.get("active") else "; served once the bridge sees the DAG tagged in Airflow")
+                return answer
+            why = (f"{response.status_code} {answer.get('code', '-')}: "
+                   f"{answer.get('message', response.text[:300])}")
     except ApiUnavailable as error:
         _unreachable.add(access.api_url)
-        log.warning("cannot register the readiness rule of Airflow DAG %s with %s: %s", dag_id, where, error)
-        return None
+        why = str(error)
     except Exception as error:  # a policy that raises fails the DAG's import: say it, and let the DAG load
-        log.warning("cannot register the readiness rule of Airflow DAG %s with %s: %s: %s", dag_id, where,
-                    type(error).__name__, error)
-        return None
-    if response.status_code != 200:
-        log.warning("cannot register the readiness rule of Airflow DAG %s with %s: %s %s: %s", dag_id, where,
-                    response.status_code, answer.get("code", "-"), answer.get("message", response.text[:300]))
-        return None
-    log.info("registered the readiness rule of Airflow DAG %s with %s (%s%s)", dag_id, where, answer.get("change"),
-             "" if answer.get("active") else "; served once the bridge sees the DAG tagged in Airflow")
-    return answer
+        why = f"{type(error).__name__}: {error}"
+    log.warning("cannot register the readiness rule of Airflow DAG %s with %s: %s", dag_id, where, why)
+    return None
 
 
 @hookimpl  # type: ignore[untyped-decorator]  # pluggy's marker: Any where Airflow is not installed

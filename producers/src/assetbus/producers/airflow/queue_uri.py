@@ -79,12 +79,10 @@ class ReadinessQueue:
                 raise InvalidQueue(queue, f"unknown option {name!r} (the options are {', '.join(OPTIONS)})")
             if name in options:
                 raise InvalidQueue(queue, f"{name} is given twice")
-            if not value:
-                raise InvalidQueue(queue, f"{name} is empty")
             options[name] = value
         try:
             return cls(dag_id=segments[1], **options)
-        except InvalidQueue as error:
+        except InvalidQueue as error:  # an empty option, or a dag_id that cannot name a topic
             raise InvalidQueue(queue, error.reason) from None
 
     @property

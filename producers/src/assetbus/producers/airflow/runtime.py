@@ -22,19 +22,17 @@ class AirflowVersionMismatch(EmitterError, ImportError):
     """The Airflow in this environment is older than the assetbus integration supports."""
 
 
-def _release(distribution: str) -> tuple[int, int] | None:
-    try:
-        found = version(distribution)
-    except PackageNotFoundError:
-        return None
-    match = re.match(r"(\d+)\.(\d+)", found)
-    return (int(match[1]), int(match[2])) if match else None
-
-
 def installed_versions() -> dict[str, tuple[int, int]]:
     """The Airflow distributions found here, and their release (major, minor)."""
-    found = {name: _release(name) for name in ("apache-airflow-core", "apache-airflow", "apache-airflow-task-sdk")}
-    return {name: release for name, release in found.items() if release is not None}
+    found: dict[str, tuple[int, int]] = {}
+    for name in ("apache-airflow-core", "apache-airflow", "apache-airflow-task-sdk"):
+        try:
+            match = re.match(r"(\d+)\.(\d+)", version(name))
+        except PackageNotFoundError:
+            continue
+        if match:
+            found[name] = (int(match[1]), int(match[2]))
+    return found
 
 
 def mismatch(found: dict[str, tuple[int, int]]) -> str | None:

@@ -29,6 +29,7 @@ from uuid import UUID
 
 from assetbus.producers.airflow.store_tokens import TaskIdentity
 
+A = TypeVar("A")
 T = TypeVar("T")
 
 _BEARER: ContextVar[str | None] = ContextVar("assetbus_execution_bearer", default=None)
@@ -53,7 +54,22 @@ AssetLookup = Callable[[AssetScopeLike, Any | None], AssetAccess | None]
 CallerLookup = Callable[[Any | None], TaskIdentity | None]
 
 
-def _lookup(scope: AssetScopeLike, session: Any) -> AssetAccess | None:
+def in_session(query: Callable[[A, Any], T]) -> Callable[[A, Any | None], T]:
+    """`query(arg, session)`, with a fresh session of Airflow's metadata DB when the caller gives none."""
+    def run(arg: A, session: Any | None) -> T:
+        if session is not None:
+            return query(arg, session)
+        from airflow.utils.session import create_session
+
+        with create_session() as fresh:
+            return query(arg, fresh)
+    return run
+
+
+@in_session
+def airflow_asset_lookup(scope: AssetScopeLike, session: Any) -> AssetAccess | None:
+    """The asset's name and a task declaring it, from Airflow's metadata DB (None: no such asset).
+    `dag_id`/`task_id` are empty when no task declares the asset."""
     from airflow.models.asset import AssetModel, TaskInletAssetReference, TaskOutletAssetReference
     from sqlalchemy import select
 
@@ -74,22 +90,6 @@ def _lookup(scope: AssetScopeLike, session: Any) -> AssetAccess | None:
         if task is not None:
             return AssetAccess(name=name, dag_id=task[0], task_id=task[1])
     return AssetAccess(name=name, dag_id="", task_id="")
-
-
-def in_session(query: Callable[[Any], T], session: Any | None) -> T:
-    """`query(session)`, or with a fresh session of Airflow's metadata DB when none is given."""
-    if session is not None:
-        return query(session)
-    from airflow.utils.session import create_session
-
-    with create_session() as fresh:
-        return query(fresh)
-
-
-def airflow_asset_lookup(scope: AssetScopeLike, session: Any | None) -> AssetAccess | None:
-    """The asset's name and a task declaring it, from Airflow's metadata DB (None: no such asset).
-    `dag_id`/`task_id` are empty when no task declares the asset."""
-    return in_session(lambda db: _lookup(scope, db), session)
 
 
 Scope = MutableMapping[str, Any]
@@ -141,6 +141,7 @@ def calling_task_instance_id() -> UUID | None:
     return None if found.int == 0 else found  # Airflow's null id: an AssetWatcher, not a task
 
 
+@in_session
 def _calling_task(ti_id: UUID, session: Any) -> TaskIdentity | None:
     from airflow.models.taskinstance import TaskInstance
     from sqlalchemy import select
@@ -153,4 +154,4 @@ def _calling_task(ti_id: UUID, session: Any) -> TaskIdentity | None:
 def airflow_calling_task(session: Any | None) -> TaskIdentity | None:
     """The task instance asking, from the request's token and Airflow's metadata DB (None: unknown)."""
     ti_id = calling_task_instance_id()
-    return None if ti_id is None else in_session(lambda db: _calling_task(ti_id, db), session)
+    return None if ti_id is None else _calling_task(ti_id, session)

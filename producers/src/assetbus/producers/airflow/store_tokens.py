@@ -38,13 +38,12 @@ class MissingSigningKey(EmitterError, ValueError):
     """The backend was given no key to mint its tokens with."""
 
 
-def signing_key_from_env(env: dict[str, str] | None = None) -> TokenKey:
+def signing_key_from_env() -> TokenKey:
     """`ASSETBUS_TOKEN_SIGNING_KEY` (PEM file, EdDSA or RS256), else local mode's `ASSETBUS_TOKEN_SECRET`."""
-    values = os.environ if env is None else env
-    path = values.get(ENV_SIGNING_KEY)
+    path = os.environ.get(ENV_SIGNING_KEY)
     if path:
-        return SigningKey.from_file(Path(path), kid=values.get(ENV_KEY_ID, ""))
-    secret = values.get(ENV_SECRET)
+        return SigningKey.from_file(Path(path), kid=os.environ.get(ENV_KEY_ID, ""))
+    secret = os.environ.get(ENV_SECRET)
     if secret:
         return secret
     raise MissingSigningKey(f"the assetbus state store backend mints its tokens with {ENV_SIGNING_KEY} (a PEM "
