@@ -41,7 +41,12 @@ def plan(
     = None,
 ) -> None:
     """Print every topic (partitions, replication, min ISR, retention, configs) and the ACLs each principal needs
-    (ASSETBUS_TOPIC_PREFIX, ASSETBUS_TOPIC_* and ASSETBUS_CREATE_TOPICS apply). Nothing connects to Kafka."""
+    (ASSETBUS_TOPIC_PREFIX, ASSETBUS_TOPIC_*, ASSETBUS_CREATE_TOPICS and ASSETBUS_SCHEDULER_READINESS_PARTITIONS
+    apply). Nothing connects to Kafka."""
+    from pydantic import ValidationError
+
+    from assetbus.cli.failures import ExitCode
+    from assetbus.consumers.scheduler.config import ReadinessPartitions
     from assetbus.consumers.storage.dags import list_dags
     from assetbus.plan import FORMATS, USER_AUTHS, build_plan, parse_principals, render
     from assetbus.schemas import Topics
@@ -53,6 +58,11 @@ def plan(
         fail(f"--user-auth must be one of {', '.join(USER_AUTHS)}, not {user_auth!r}")
     s = settings()
     wanted = s.topic_settings
+    try:
+        readiness_partitions = ReadinessPartitions().readiness_partitions
+    except ValidationError as error:
+        fail(f"invalid setting ASSETBUS_SCHEDULER_READINESS_PARTITIONS: {error.errors()[0]['msg']}",
+             code=ExitCode.USAGE)
     dag_ids = list(dag or ())
     if synced:
         dag_ids += [row.dag_id for row in on_database(lambda conn: list_dags(conn, active_only=True))]
@@ -60,6 +70,7 @@ def plan(
         built = build_plan(Topics(prefix=s.topic_prefix), dag_ids,
                            replication_factor=replication_factor or wanted.replication_factor or 3,
                            min_insync_replicas=wanted.min_insync_replicas, partitions=wanted.partitions,
+                           readiness_partitions=readiness_partitions,
                            create_topics=s.create_topics, principals=parse_principals(principal or ()),
                            user_auth=auth, subscriber_groups_prefix=subscriber_groups)
         text = render(built, fmt, strimzi_cluster=strimzi_cluster)

@@ -21,7 +21,8 @@ CHECKED_IN = Path(__file__).parents[4] / "docs" / "topics-plan.json"
 def default_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.chdir(tmp_path)  # no .env
     for name in ("ASSETBUS_TOPIC_PREFIX", "ASSETBUS_TOPIC_PARTITIONS", "ASSETBUS_TOPIC_REPLICATION_FACTOR",
-                 "ASSETBUS_TOPIC_MIN_INSYNC_REPLICAS", "ASSETBUS_CREATE_TOPICS"):
+                 "ASSETBUS_TOPIC_MIN_INSYNC_REPLICAS", "ASSETBUS_CREATE_TOPICS",
+                 "ASSETBUS_SCHEDULER_READINESS_PARTITIONS"):
         monkeypatch.delenv(name, raising=False)
 
 
@@ -43,6 +44,21 @@ def test_no_create_mode_drops_the_create_acls_and_only_them(default_environment:
     assert "Create" not in operations and planned["create_topics"] is False
     assert len(operations) == sum(len(p["acls"]) for p in with_create["principals"].values()) - 3  # cli, scheduler,
     # bridge
+
+
+def test_readiness_topics_have_the_partitions_the_scheduler_is_told_to_create(
+        default_environment: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ASSETBUS_SCHEDULER_READINESS_PARTITIONS", "1")
+    result = CliRunner().invoke(app, ["topics", "plan", "--dag", "orders_daily"])
+    assert result.exit_code == 0, result.output
+    (readiness,) = [t for t in json.loads(result.output)["topics"] if t["name"] == "assetbus.readiness.orders_daily"]
+    assert readiness["partitions"] == 1
+
+    monkeypatch.setenv("ASSETBUS_SCHEDULER_READINESS_PARTITIONS", "0")
+    result = CliRunner().invoke(app, ["topics", "plan"])
+    assert result.exit_code == 2
+    assert "invalid setting ASSETBUS_SCHEDULER_READINESS_PARTITIONS: Input should be greater than or equal to 1" \
+        in result.output
 
 
 def _replicas(plan: Plan) -> int:

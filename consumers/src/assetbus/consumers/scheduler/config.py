@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import Field
+from pydantic_settings import BaseSettings
 
 from assetbus.consumers.settings import (
     BackoffSettings,
@@ -21,6 +22,15 @@ READINESS_PARTITIONS = 3
 def readiness_partitions_field(who: str) -> Any:
     """The `readiness_partitions` setting of a service that creates readiness topics (`who` does)."""
     return Field(default=READINESS_PARTITIONS, ge=1, description=f"Partitions of each readiness topic {who}.")
+
+
+class ReadinessPartitions(BaseSettings):
+    """The scheduler's `readiness_partitions`, read from the scheduler's environment as `SchedulerConfig` reads it,
+    without the connections: for `assetbus topics plan`, which connects to nothing."""
+
+    model_config = service_settings_config("ASSETBUS_SCHEDULER_")
+
+    readiness_partitions: int = readiness_partitions_field("the scheduler creates")
 
 
 class SchedulerConfig(ServiceSettings, ConsumerGroupSettings, BackoffSettings, ProbeSettings):
