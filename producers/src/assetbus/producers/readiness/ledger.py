@@ -1,19 +1,6 @@
-"""Run ledgers: where a subscriber claims a run before its handler and records the outcome after.
-
-A claim is a **lease with a fencing token**. A successful claim returns the run's fence (a number
-that goes up with every successful claim of it); the holder renews the lease while its handler runs
-(`renew`, every third of `lease_s`) and reports the outcome with its fence (`finish`). While the
-lease is live a second claim is refused (`ClaimState.HELD`: the subscriber waits and claims again);
-once it has expired (the holder died, or stopped renewing) a claim succeeds with a new fence, and the
-old holder's renewal and outcome are refused (`renew` False, `FinishResult.STALE_FENCE`). A finished
-run is never claimed again.
-
-`ApiLedger` (the default for downstream services) claims, renews and finishes runs through the
-execution API with a subscriber token (`assetbus token subscriber`: scope `runs:claim`, one DAG).
-The API runs each as one conditional `UPDATE ... RETURNING` on `consumer_runs`, so subscriber
-processes, consumer groups and restarts agree, and `assetbus runs list` shows each run's outcome.
-The service holds no database credentials. `MemoryLedger` does the same within one process only
-(tests, scripts).
+"""Run ledgers: where a subscriber claims a run (a lease with a fencing token) before its handler and records
+the outcome after. `ApiLedger` goes through the execution API with a subscriber token; `MemoryLedger` does the
+same within one process. The leases, fences and why the API holds them: docs/consumer-dags.md.
 """
 
 from __future__ import annotations
@@ -113,15 +100,9 @@ class RunLedger(Protocol):
 
 
 class ApiLedger:
-    """Claims, renewals and outcomes through the execution API; raises `LedgerRefused` on a refusal
-    (401, 403, other 4xx).
-
-    Requests go through the SDK's execution-API client (`assetbus.producers.api_client`) and its one retry
-    rule: while the API is unreachable or unavailable (a transport error, 5xx, 429) a call is retried per
-    `retry` (default: back-off from 0.2 s up to 5 s, **no bound**: a signal waits for the API rather than
-    being skipped, and its offset stays uncommitted meanwhile). With a bounded policy (`timeout_s`,
-    `max_attempts`) a call gives up with `ApiUnavailable`, and the subscriber's loop rewinds the batch and
-    fetches it again after its own back-off."""
+    """Claims, renewals and outcomes through the execution API; `LedgerRefused` on a 4xx refusal. While the API
+    is away a call is retried per `retry` (default: **no bound**, a signal waits rather than being skipped); a
+    bounded policy gives up with `ApiUnavailable`, and the subscriber rewinds the batch."""
 
     def __init__(self, api_url: str, token: str, *, timeout_s: float = 10.0, retry: RetryPolicy | None = None,
                  lease_s: float = DEFAULT_LEASE_S, transport: httpx.AsyncBaseTransport | None = None) -> None:

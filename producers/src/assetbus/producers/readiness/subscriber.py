@@ -1,21 +1,6 @@
-"""The readiness subscriber: one consumer DAG's signals, typed, each run handled once.
-
-```python
-async def handle(signal: ReadinessSignal) -> None:
-    print(signal.partition_key, signal.partition_date, [e.source.run_id for e in signal.events])
-
-ledger = ApiLedger("http://assetbus-api:8000", token)  # `assetbus token subscriber --dag orders_daily`
-async with ReadinessSubscriber(KafkaConnection.from_environ(), "orders_daily", handle,
-                               group_id="orders-daily-workers", ledger=ledger) as subscriber:
-    await subscriber.run_forever()
-```
-
-Per signal, in order within each Kafka partition: claim the run's lease in the ledger (skip it if it
-has finished: a re-published or redelivered signal; wait while another subscriber holds it), run the
-handler while renewing the lease, record `success` (it returned) or `failed` (it raised) with the
-claim's fence. The loop commits a batch's offsets once every signal in it is recorded. A crash
-mid-handler leaves the offsets uncommitted and the run `running`: the signals come again, finished
-runs are skipped, and the interrupted run is retried (at least once) once its lease has expired.
+"""The readiness subscriber: one consumer DAG's signals, typed, each run handled once (claimed in a run ledger,
+handled, its outcome recorded, then its offset committed). The guide and a runnable example:
+docs/consumer-dags.md.
 """
 
 from __future__ import annotations
@@ -68,6 +53,12 @@ class SubscriberStats:
     duplicates: int = 0
     unreadable: int = 0
     lease_lost: int = 0
+
+
+_TALLIES: dict[RunStatus | Skipped, str] = {
+    RunStatus.SUCCESS: "processed", RunStatus.FAILED: "failed", Skipped.DUPLICATE: "duplicates",
+    Skipped.UNREADABLE: "unreadable", Skipped.LEASE_LOST: "lease_lost"}
+"""The `SubscriberStats` field each outcome of `handle` counts in."""
 
 
 class SubscriberEvents:
@@ -150,11 +141,10 @@ async def run_once(ledger: RunLedger, signal: ReadinessSignal, handler: Handler,
                    events: SubscriberEvents | None = None, context: Context | None = None) -> RunStatus | Skipped:
     """Claim the signal's run, run the handler, record its outcome. `Skipped.DUPLICATE` if the run finished.
 
-    The one place the once-per-run rule is written (the plain subscriber and the FastStream integration
-    call it), as the module docstring tells. A lease lost while the handler ran is logged and reported
-    (`lease_lost`); the ledger refuses the outcome: `Skipped.LEASE_LOST`. A handler's exception is recorded as
-    `failed` (and not raised); a ledger's error is raised (the signal must come again). With `context` (the
-    trace context the signal's record carried) the handler runs in an `assetbus handle` span, its child."""
+    The plain subscriber and the FastStream integration both call it. A lease lost while the handler ran is logged
+    and reported (`lease_lost`); the ledger refuses the outcome: `Skipped.LEASE_LOST`. A handler's exception is
+    recorded as `failed` (and not raised); a ledger's error is raised (the signal must come again). With `context`
+    (the trace context the signal's record carried) the handler runs in an `assetbus handle` span, its child."""
     claim = await claim_when_free(ledger, signal.run_id, consumer)
     if not claim.claimed:
         log.info("run %s of %s has finished already (or is unknown to the ledger); skipping the signal",
@@ -254,15 +244,7 @@ class ReadinessSubscriber(Lifecycle):
         signal = check_signal(value, self.dag_id, self.topic)
         outcome = Skipped.UNREADABLE if signal is None else await run_once(
             self._ledger, signal, self._handler, self.consumer_name, self.metrics, context_of(headers))
-        if outcome is Skipped.UNREADABLE:
-            self.stats.unreadable += 1
-        elif outcome is Skipped.DUPLICATE:
-            self.stats.duplicates += 1
-        elif outcome is Skipped.LEASE_LOST:
-            self.stats.lease_lost += 1
-        elif outcome is RunStatus.FAILED:
-            self.stats.failed += 1
-        else:
-            self.stats.processed += 1
+        tally = _TALLIES[outcome]
+        setattr(self.stats, tally, getattr(self.stats, tally) + 1)
         self.metrics.signal(self.dag_id, outcome.value)
         return outcome if isinstance(outcome, RunStatus) else None
