@@ -1,13 +1,9 @@
 """SASL/OAUTHBEARER token providers for aiokafka: a generic OIDC client-credentials provider and MSK IAM.
 
-aiokafka asks its `sasl_oauth_token_provider` for a token (`await provider.token()`) on every new broker
-connection. The providers here cache the token and fetch a new one once `REFRESH_FRACTION` of its
-lifetime has passed, before it expires; a failed refresh keeps serving the old token while it is still
-valid. One provider is shared by every client of the same settings in a process, so a service's
-producer, consumers and admin clients fetch one token, not one each.
-
-Faults say which setting to check in one line (`OAuthCredentialsRefused`, `OAuthTokenUnavailable`); secrets
-never show in a message.
+aiokafka asks its `sasl_oauth_token_provider` for a token on every new broker connection; the providers cache
+it, refresh it after `REFRESH_FRACTION` of its lifetime and keep serving a valid one while a refresh fails. One
+provider per set of settings serves a whole process (docs/kafka.md, "Tokens and their refresh"). A fault names
+the setting to check in one line; secrets never show in a message.
 """
 
 from __future__ import annotations
@@ -77,14 +73,11 @@ class CachingTokenProvider(AbstractTokenProvider):  # type: ignore[misc]  # aiok
     async def _fetch(self) -> tuple[str, float]:
         raise NotImplementedError
 
-    def _lock(self) -> asyncio.Lock:
-        """This event loop's lock (a provider is shared by the clients of every loop of the process)."""
-        return self._locks.setdefault(asyncio.get_running_loop(), asyncio.Lock())
-
     async def token(self) -> str:
         if self._token is not None and self._clock() < self._refresh_at:
             return self._token
-        async with self._lock():  # one fetch at a time: the clients that connect together share it
+        # one fetch at a time: the clients that connect together share it (a lock per event loop of the process)
+        async with self._locks.setdefault(asyncio.get_running_loop(), asyncio.Lock()):
             now = self._clock()
             if self._token is not None and now < self._refresh_at:
                 return self._token

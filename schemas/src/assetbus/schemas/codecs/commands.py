@@ -15,6 +15,7 @@ from json.encoder import encode_basestring
 from typing import Any
 
 from assetbus.schemas.codecs.text import compact_json, json_asset, json_datetime
+from assetbus.schemas.codecs.typed import model_codec
 from assetbus.schemas.commands import AssetRef, EmissionCommand
 from assetbus.schemas.provenance import Provenance
 from assetbus.schemas.version import SCHEMA_VERSION
@@ -35,9 +36,8 @@ class CommandFields:
     emitted_at: datetime
 
 
-def encode_command(command: EmissionCommand) -> bytes:
-    """The reference encoding: the model's JSON."""
-    return command.model_dump_json().encode()
+encode_command = model_codec(EmissionCommand)[0]
+"""The reference encoding: the model's JSON."""
 
 
 class CommandEncoder:
