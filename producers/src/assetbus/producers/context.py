@@ -1,17 +1,10 @@
 """Who is emitting: the running task's or callback's context, from its runner.
 
-A runner hands the identity to the code it runs in one of two ways:
-
-* the environment: `ASSETBUS_TOKEN` (the signed token), `KAFKA_BOOTSTRAP_SERVERS` (default
-  127.0.0.1:19092), `ASSETBUS_TOPIC_PREFIX` (default `assetbus`) and, optionally,
-  `ASSETBUS_OUTLETS` (a JSON list of `{"name": ..., "uri": ...}`: a client-side narrowing of the
-  token's signed publication policy, which is what the persister enforces);
-* an explicit context: `with task_context(token=..., kafka=..., outlets=[...]):`
-  (a contextvar, so it follows asyncio tasks and is invisible to other threads).
-
-An explicit context wins over the environment. `forbid_emission(reason)` marks code that must
-not emit even with a token in the environment (a runner parsing DAG files). With none of these,
-emitting raises NoEmissionContext.
+A runner hands it over in the environment (`ASSETBUS_TOKEN`, the `KAFKA_*` variables, `ASSETBUS_TOPIC_PREFIX`,
+optionally `ASSETBUS_OUTLETS`: a JSON list of `{"name", "uri"}` that narrows the token's publication policy on
+the client) or explicitly, `with task_context(token=...)` (a contextvar: it follows asyncio tasks, not threads),
+which wins. `forbid_emission(reason)` marks code that must not emit even with a token in the environment. With
+none of these, emitting raises NoEmissionContext (docs/emitting.md).
 """
 
 from __future__ import annotations

@@ -1,13 +1,10 @@
 """Secrets given as files: `NAME_FILE=/path` stands for `NAME=<the file's content>`, as Kubernetes and Docker
 mount secrets.
 
-One mechanism for every secret and key assetbus reads from its environment (`ASSETBUS_TOKEN_SECRET`,
-`ASSETBUS_AIRFLOW_PASSWORD`, `ASSETBUS_AIRFLOW_TOKEN`, `ASSETBUS_AIRFLOW_WORKER_TOKEN`,
-`KAFKA_SASL_PASSWORD`, `DATABASE_URL`, ...): `expand_file_variables()` runs once at each edge that reads the
-environment (the `assetbus` command, before any command reads its settings; `AssetbusStoreBackend` in
-Airflow's api-server; a worker's token request), and sets each `NAME` from its `NAME_FILE`. The file's
-content is taken without its trailing newline. Setting both `NAME` (to something else) and `NAME_FILE` is an
-error, as is a file that cannot be read: the message names the variable, never the secret.
+One mechanism for every secret and key assetbus reads from its environment: `expand_file_variables()` runs once
+at each edge that reads the environment (the `assetbus` command, `AssetbusStoreBackend` in Airflow's api-server,
+a worker's token request) and sets each `NAME` from its `NAME_FILE`, without the file's trailing newline. Both
+set (differently), or a file that cannot be read, is an error naming the variable, never the secret.
 """
 
 from __future__ import annotations

@@ -1,14 +1,9 @@
-"""`InMemoryEmitter`: a test double for users' unit tests, with the emitter's API and no Kafka.
+"""`InMemoryEmitter`: a test double for users' unit tests, with the emitter's API and no Kafka (docs/emitting.md,
+"Test a task without Kafka").
 
-    bus = InMemoryEmitter(registered=[orders])
-    with bus.task(dag_id="ingest", run_id="run-1", task_id="load"):
-        my_task()                                   # calls orders.emit(...) as in production
-    assert [e.partition_key for e in bus.events] == ["2026-10-01"]
-
-It answers like the persister: the same client-side checks (they run before it is reached),
-token/body agreement, registered assets by name *and* URI, and the dedupe scopes (a repeated
-dedupe key in the same task, across tries, is a `duplicate` naming the first event; the same command
-sent again is `accepted` with its event, as it was the first time).
+It answers like the persister: the same client-side checks, token/body agreement, registered assets by name
+*and* URI, and the dedupe scopes (a repeated dedupe key in the same task, across tries, is a `duplicate` naming
+the first event; the same command sent again is `accepted` with its event, as it was the first time).
 """
 
 from __future__ import annotations

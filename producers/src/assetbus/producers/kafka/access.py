@@ -1,18 +1,9 @@
 """A refusal by the cluster's authorizer, named: which principal may not do what on which resource; and the
-refusals a running service holds now, which its `/readyz` reports.
+refusals a running service holds now, which its `/readyz` reports (docs/production.md, "Topics and ACLs").
 
-A missing ACL is not transient: a consumer that retried it would spin with a warning per fetch. The
-shell stops on it instead, and the service exits with one line naming the ACL to add (the ACLs of each
-service are listed by `assetbus topics plan`). Background work that a refusal stops (the scheduler's
-re-publishing of runs a crash left unpublished, the API's lag gauges) keeps trying, and records the
-refusal in the service's `AccessRefusals` while it lasts: `/readyz` answers 503 naming the ACL, and
-`assetbus_kafka_access_denied` is 1 for that work, until a round succeeds.
-
-```python
-refusals = AccessRefusals()
-with refusals.watching("republishing unpublished runs"), naming_refusals(connection, "Read", topics=(topic,)):
-    ...  # a TopicAuthorizationFailedError in here is recorded as "... denies User:x Read on topic 'topic' ..."
-```
+A missing ACL is not transient: the shell stops on it, and the service exits naming the ACL to add. Background
+work that a refusal stops keeps trying, and records the refusal in the service's `AccessRefusals` while it lasts
+(`watching`, `noted`), each a `KafkaAccessDenied` that `naming_refusals` made of aiokafka's error.
 """
 
 from __future__ import annotations

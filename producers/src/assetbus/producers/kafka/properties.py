@@ -1,11 +1,7 @@
 """Kafka client properties passed through to aiokafka: `client.rack=...` in, `client_rack=...` out.
 
-Properties come from a `client.properties`-style file (`KAFKA_PROPERTIES_FILE`) and from
-`KAFKA_PROPERTIES` (`key=value` pairs separated by `;` or new lines); the inline ones win. Only the
-keys below are understood. A key that assetbus sets itself (`acks`, `group.id`, ...) names the
-setting that owns it; any other unknown key is refused, so a typo never goes silently unused. A
-`compression.type` whose codec is not installed is refused too, naming the package (aiokafka would
-only find out when the first producer starts).
+Only the keys of `CLIENT_PROPERTIES` are passed; one assetbus sets itself names the setting that owns it, any
+other is refused (docs/kafka.md, "Client properties").
 """
 
 from __future__ import annotations

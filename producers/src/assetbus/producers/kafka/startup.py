@@ -1,14 +1,9 @@
-"""Services wait for Kafka at start-up instead of crashing with a traceback.
+"""Services wait for Kafka at start-up instead of crashing with a traceback (docs/architecture.md, "The Kafka toolkit").
 
-The broker is probed with the retry policy (jittered back-off, one log line per attempt: `waiting for
-Kafka at ...`). When `timeout_s` passes, `StartupTimeout` carries one clear sentence; the CLI prints it
-and exits with `EXIT_STARTUP_TIMEOUT` (75, EX_TEMPFAIL: try again later). A fault that waiting cannot fix
-(wrong password, untrusted certificate) ends the wait at once. The database's wait is the storage
-layer's (`assetbus.consumers.storage.wait_for_database`), on the same policy and error.
-
-aiokafka keeps only "Unable to bootstrap" of a failed TLS handshake or SASL authentication (it logs the
-cause and tries the next broker), so when a connection cannot bootstrap, the wait asks the first broker
-itself why (`BrokerNotTrusted`, `CredentialsRefused`).
+The broker is probed with the retry policy; past `timeout_s`, `StartupTimeout` (exit code 75) carries the one
+line to print. A fault that waiting cannot fix ends the wait at once: aiokafka keeps only "Unable to bootstrap"
+of a failed TLS handshake or SASL authentication, so the wait asks the first broker itself why
+(`BrokerNotTrusted`, `CredentialsRefused`).
 """
 
 from __future__ import annotations

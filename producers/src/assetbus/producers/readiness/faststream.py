@@ -1,24 +1,9 @@
 """Readiness on a FastStream `KafkaBroker` (FastStream 0.6 or newer; `pip install 'assetbus-sdk[faststream]'`).
 
-```python
-broker = KafkaBroker("kafka:9092")
-ledger = ApiLedger("http://assetbus-api:8000", token)  # `assetbus token subscriber --dag orders_daily`
-
-async def handle(signal: ReadinessSignal) -> None:
-    ...
-
-subscribe_readiness(broker, "orders_daily", handle, group_id="orders-daily-workers", ledger=ledger)
-app = FastStream(broker)
-```
-
-FastStream's Kafka subscriber acks on receipt by default (`AckPolicy.ACK_FIRST`, auto-commit):
-a crash in the handler would lose the signal. Here the subscriber uses `AckPolicy.NACK_ON_ERROR`
-(no auto-commit): the offset is committed only after the run was claimed, the handler ran and its
-outcome was recorded; a ledger error (the API refusing, or the process stopping mid-handler)
-nacks, which seeks back to the signal so it comes again. The handler's own exception is recorded
-as the run's `failed` outcome and acks (as with `ReadinessSubscriber`): failed runs are not retried
-by redelivery. FastStream handles one message at a time per subscriber, so its ack (a commit of the
-consumer's position) never commits past a signal that is still being handled. Claims are `run_once`'s leases.
+The subscriber acks with `AckPolicy.NACK_ON_ERROR` and no auto-commit: the offset is committed only after
+`run_once` claimed the run, ran the handler and recorded its outcome; a ledger error nacks (the signal comes
+again), a handler's exception is the run's `failed` outcome and acks. FastStream handles one message at a time
+per subscriber, so its ack never commits past a signal still being handled. The guide: docs/consumer-dags.md.
 """
 
 from __future__ import annotations
