@@ -1,10 +1,6 @@
-"""Callbacks and notifiers: a thin layer over the asset handle.
-
-A lifecycle callback (task- or DAG-level: success, failure, retry, completion) runs under the
-token its runner gives it: a task-level callback under the task attempt's token, a DAG-level one
-under a DAG-run token (`producers.tokens.dag_token`), whose events carry dag and run and leave
-the task fields null. The provenance is the token's; the callback context passed in by the
-orchestrator only supplies *references* that go into `extra`.
+"""Callbacks and notifiers: a thin layer over the asset handle (docs/emitting.md, "Emitting from a callback or
+notifier"). The provenance is the running callback's token; the orchestrator's callback context only supplies
+*references* that go into `extra`.
 """
 
 from __future__ import annotations
@@ -65,12 +61,8 @@ def run_references(context: Mapping[str, Any] | None) -> dict[str, Any]:
 
 class AssetNotifier:
     """A notifier that emits `asset` with references to the run: `on_failure_callback=AssetNotifier(alerts)`.
-
-    Calling it with the orchestrator's callback context emits once, with
-    `extra = {**extra, "run": run_references(context)}`, under the running callback's token,
-    and returns the receipt. `dedupe_key` makes a re-run callback (or a retried notifier) a
-    duplicate instead of a second event.
-    """
+    Called with the callback context, it emits `extra = {**extra, "run": run_references(context)}` once and returns
+    the receipt; `dedupe_key` makes a re-run callback (or a retried notifier) a duplicate, not a second event."""
 
     def __init__(self, asset: Asset | object, *, extra: Mapping[str, Any] | None = None,
                  dedupe_key: str | None = None, raise_on_reject: bool = True) -> None:

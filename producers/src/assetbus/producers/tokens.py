@@ -1,11 +1,8 @@
 """Minting emitter tokens: for task runners, callback runners and tests (`assetbus token issue`).
 
-Tokens are minted where the key is: the task runner (or the orchestrator's token endpoint). The key is a
-`SigningKey` (EdDSA or RS256; services verify with its public JWKS), a path to its PEM file, or, for
-local development only, an HS256 secret string. A token names its attempt, its scopes and its
-publication policy (`publish`: the assets it may emit, or `"*"` for any registered asset). It lives
-`DEFAULT_TTL_SECONDS` unless told otherwise, never past `not_after` (the attempt's end); long tasks
-get a fresh one from `refresh_token`.
+The key is a `SigningKey` (services verify with its public JWKS), a path to its PEM file, or, for local
+development only, an HS256 secret string. A token names its attempt, its scopes and its publication policy;
+lifetimes, `not_after` and `refresh_token`: docs/security.md.
 """
 
 from __future__ import annotations
