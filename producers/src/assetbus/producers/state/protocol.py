@@ -144,24 +144,21 @@ def _body(response: httpx.Response) -> Any:
         return {}
 
 
+_BY_STATUS: dict[int, type[StateError]] = {401: StateUnauthorized, 403: StateForbidden, 413: ValueTooLarge,
+                                           400: InvalidStateRequest, 422: InvalidStateRequest}
+
+
 def _error(response: httpx.Response) -> StateError:
     code, text, detail = _reason(_body(response))
     message = f"{response.status_code} {code or response.reason_phrase}: {text or response.text[:200]}"
     status = response.status_code
-    if status == 401:
-        return StateUnauthorized(message, status=status, code=code)
-    if status == 403:
-        return StateForbidden(message, status=status, code=code)
     if status == 412:
         current = detail.get("current_version")
         return StateConflict(message, current_version=current if isinstance(current, int) else None, code=code)
-    if status == 413 or code == "value_too_large":
-        return ValueTooLarge(message, status=status, code=code)
-    if status in (400, 422):
-        return InvalidStateRequest(message, status=status, code=code)
-    if status >= 500:
-        return StateUnavailable(message, status=status, code=code, retriable=True)
-    return StateError(message, status=status, code=code)
+    kind = _BY_STATUS.get(status, StateUnavailable if status >= 500 else StateError)
+    if code == "value_too_large" and kind not in (StateUnauthorized, StateForbidden):
+        kind = ValueTooLarge
+    return kind(message, status=status, code=code, retriable=kind is StateUnavailable)
 
 
 def _version(response: httpx.Response) -> int:
