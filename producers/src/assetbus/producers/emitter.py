@@ -80,9 +80,7 @@ class AsyncEmitter(Lifecycle):
         """Fire and forget: returns once the emission is handed over (waiting only while
         `max_in_flight` commands have no receipt); the future resolves with the receipt (rejected
         ones included) or fails with ReceiptTimeout."""
-        request = prepare(asset, **options)
-        return await self.dispatcher.submit_encoded(request.command_id, request.asset.name,
-                                                    self._encoder.encode(request), timeout_s=request.timeout_s)
+        return await self.dispatcher.submit_request(self.token, prepare(asset, **options))
 
     async def submit(self, command: EmissionCommand) -> asyncio.Future[Receipt]:
         """Fire and forget a command built by `command()` (or by hand); the future resolves with its receipt."""

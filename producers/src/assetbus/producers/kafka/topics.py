@@ -5,9 +5,8 @@ never by broker auto-creation; with `create=False` (`ASSETBUS_CREATE_TOPICS=fals
 forbid CreateTopics to applications) nothing is created. Existing topics are checked, not changed: those weaker
 than asked (fewer partitions or replicas, a lower min ISR) come back in the report for the caller to act on.
 
-`ensure` returns only once the cluster's metadata lists every topic it created with a leader for
-each partition: a KRaft controller answers CreateTopics before the brokers have applied the new
-records, and a command run right after (a `list_topics`, a first produce) must not find them missing.
+`ensure` returns only once the cluster's metadata lists every topic it created with leaders (`wait_listed`), so
+that a command run right after (a `list_topics`, a first produce) does not find them missing.
 """
 
 from __future__ import annotations
