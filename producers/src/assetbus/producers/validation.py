@@ -9,10 +9,11 @@ from assetbus.producers.errors import InvalidEmission
 from assetbus.schemas import EXTRA_MAX_BYTES, KEY_MAX_LENGTH, NAME_MAX_LENGTH, AssetRef
 from assetbus.schemas.codecs import strict_json
 
-__all__ = ["check_asset", "check_dedupe_key", "check_partition", "encode_extra"]
+__all__ = ["check_asset", "check_key", "check_partition", "encode_extra"]
 
 
-def _check_key(field: str, value: object) -> None:
+def check_key(field: str, value: object) -> None:
+    """A partition or dedupe key: a non-empty string within the length limit, without NUL."""
     if not (isinstance(value, str) and 0 < len(value) <= KEY_MAX_LENGTH):
         raise InvalidEmission(field, f"must be a non-empty string of at most {KEY_MAX_LENGTH} characters")
     if "\x00" in value:
@@ -37,7 +38,7 @@ def check_asset(asset: object) -> AssetRef:
 
 def check_partition(partition_key: str | None, partition_date: datetime | None) -> None:
     if partition_key is not None:
-        _check_key("partition_key", partition_key)
+        check_key("partition_key", partition_key)
     if partition_date is None:
         return
     if not isinstance(partition_date, datetime):
@@ -74,8 +75,3 @@ def encode_extra(extra: Any) -> tuple[dict[str, Any], str]:
     if "\\u0000" in encoded and _has_nul(extra):
         raise InvalidEmission("extra", "may not contain NUL characters")
     return extra, encoded
-
-
-def check_dedupe_key(dedupe_key: str | None) -> None:
-    if dedupe_key is not None:
-        _check_key("dedupe_key", dedupe_key)

@@ -16,7 +16,7 @@ from assetbus.producers.errors import InvalidEmission
 from assetbus.producers.ids import new_command_id
 from assetbus.producers.options import SendOptions, check_options
 from assetbus.producers.tokens import source_of
-from assetbus.producers.validation import check_asset, check_dedupe_key, check_partition, encode_extra
+from assetbus.producers.validation import check_asset, check_key, check_partition, encode_extra
 from assetbus.schemas.codecs import CommandEncoder, CommandFields
 from assetbus.schemas.compat import UTC
 
@@ -42,7 +42,7 @@ def prepare(asset: object, *, attempts: int | None = None, **options: Unpack[Sen
     if partition_key is not None or partition_date is not None:
         check_partition(partition_key, partition_date)
     if dedupe_key is not None:
-        check_dedupe_key(dedupe_key)
+        check_key("dedupe_key", dedupe_key)
     if timeout_s is not None and not timeout_s > 0:
         raise InvalidEmission("timeout_s", "must be a positive number of seconds")
     return EmissionRequest(new_command_id(), ref, checked, extra_json, partition_key, partition_date, dedupe_key,
