@@ -1,12 +1,8 @@
-"""The API's hot routes without FastAPI's per-request machinery.
-
-GET, PUT and DELETE of `/execution/store/ti/{task_instance_id}/{key:path}` (and the deprecated
-`/execution/state/ti/…` alias) are most of a task's API traffic, and `POST
-/execution/asset-events/emit` is every HTTP emitter's. FastAPI resolves a tree of dependencies for
-each (path, headers, token, database, body): about a third of the CPU of a state request and half
-of an emit's. `FastPath` answers them directly: it parses what the route declares, then calls the
-route's own handler (`routes.task_state`, `routes.emit`), and renders an error with the app's own
-exception handlers and an emit's receipt as FastAPI renders the route's response model, so a
+"""The API's hot routes without FastAPI's per-request dependency resolution (docs/benchmarks.md, "Prepared
+statements and the task state fast path"): GET, PUT and DELETE of `/execution/store/ti/{task_instance_id}/
+{key:path}` (and the `/execution/state/ti/…` alias), and `POST /execution/asset-events/emit`. `FastPath` parses
+what the route declares, calls the route's own handler (`routes.task_state`, `routes.emit`), and renders an
+error with the app's own exception handlers and a receipt as FastAPI renders the route's response model, so a
 response is the same, byte for byte.
 
 It only takes a request it can parse exactly as FastAPI would: a canonical task instance id, a key

@@ -1,12 +1,7 @@
-"""Sign-in of the operators' page: an **operator token**, a JWT with scope `ui:read` and nothing else.
-
-It is signed with the installation's minting key (`assetbus token operator`, the same key as
-`assetbus token issue`) and verified with the API's verification keys (the JWKS, or local mode's
-HS256 secret). It carries no provenance (no `kind`, `dag_id`, `run_id`), so the persister and the
-execution routes refuse it as an emitter token: it can read the page, never emit or touch state.
-
-`/ui/api/*` takes it as `Authorization: Bearer <token>`, or from the cookie that `/ui/login` sets
-for browsers (HttpOnly, SameSite=Strict, path `/ui`, expiring with the token).
+"""Sign-in of the operators' page (docs/ui.md, "Sign-in"): an **operator token**, a JWT with scope `ui:read` and
+nothing else, signed with the installation's minting key (`assetbus token operator`) and verified with the API's
+verification keys. It carries no provenance, so the persister and the execution routes refuse it as an emitter
+token. `/ui/api/*` takes it as `Authorization: Bearer <token>`, or from the cookie `/ui/login` sets.
 """
 
 from __future__ import annotations

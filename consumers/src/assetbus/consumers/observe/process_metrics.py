@@ -1,13 +1,7 @@
-"""What every `/metrics` serves beside the service's own metrics, read from the process at each scrape.
-
-- `assetbus_build_info`: which release of each distribution the process runs. A gauge of 1 with the versions
-  as labels (Prometheus' convention for build information), so a dashboard or an alert can tell a mixed
-  deployment (a persister of one release beside a scheduler of another).
-- `assetbus_log_lines_suppressed_total{logger,level}`: the warning and error lines `logs.REPEATS` held back.
-- `assetbus_kafka_access_denied`: 1 per piece of the service's work that the cluster's ACLs refuse now, read
-  from its `AccessRefusals` (the same record `/readyz` names the ACL from), so an alert can fire on a refusal
-  that leaves the process running: the scheduler's re-publishing without Read on the readiness topics, the
-  API's lag gauges without Describe on the groups.
+"""What every `/metrics` serves beside the service's own metrics, read from the process at each scrape:
+`assetbus_build_info`, `assetbus_log_lines_suppressed_total` (the lines `logs.REPEATS` held back) and
+`assetbus_kafka_access_denied` (from the service's `AccessRefusals`, the record `/readyz` reads too); their
+meaning is in docs/metrics.md.
 
 A collector, not metric objects: under prometheus-client's multiprocess mode (the API's workers) a gauge would
 be written to the shared directory once per worker; this is the process's own answer.

@@ -1,23 +1,6 @@
-"""The one service shape: dependencies → open → join → probes, undone in reverse by one `AsyncExitStack`.
-
-Every long-running service (persister, scheduler, Airflow bridge and forwarder) is a `Service`:
-
-- `dependencies(stack)`: wait for Kafka and PostgreSQL (`startup_timeout_s`, exit code 75 after it),
-  with the engine's disposal registered first, so that a start-up timeout leaves nothing open;
-- `open(stack)`: producers, publishers, periodic loops (the toolkit's `every`), each registered on `stack`;
-- `join(stack)`: the consumer groups (by default the toolkit's shell in `shell`), last, so that nothing is
-  fetched before the service can handle it;
-- the probes (`/metrics`, `/healthz`, `/readyz`) when `metrics_port` is set;
-- `started(stack)`: work that may take long and that the probes should already report on (the bridge's
-  first sync from Airflow).
-
-A refusal by the cluster's ACLs that stops some of the service's work is recorded in `refusals` (its consumer
-shell, its periodic loops through `self.every`, its publishers): `/readyz` answers 503 naming the ACL to add, and
-`assetbus_kafka_access_denied` shows it, until the work succeeds again.
-
-`start()` runs the four in order; if any step raises, what was opened is closed in reverse and the
-error propagates. `stop()` closes everything in reverse: the consumer first (its batch in flight
-finishes and commits), then what it published through, then the connections.
+"""The one service shape (docs/architecture.md, "One service shape"): `dependencies` → `open` → `join` → the
+probes → `started`, each step registering what it opened on one `AsyncExitStack`, so that a failed start and
+`stop()` close it all in reverse (the consumer first: its batch in flight finishes and commits).
 """
 
 from __future__ import annotations
@@ -55,6 +38,8 @@ class Service:
 
     @functools.cached_property
     def refusals(self) -> AccessRefusals:
+        """What the cluster's ACLs refuse of its work now (shell, `self.every` loops, publishers): `/readyz`
+        answers 503 naming the ACL to add, and `assetbus_kafka_access_denied` shows it, until the work succeeds."""
         return AccessRefusals()
 
     # -- the steps a service fills in ------------------------------------------------------------------------
