@@ -1,11 +1,7 @@
 """`/metrics`, `/healthz` and `/readyz` over HTTP for a service without a web server of its own
-(persister, scheduler, readiness subscribers, orchestrator bridges); started from inside the service's
-event loop, so that `/healthz` also proves the loop is not stuck.
-
-It runs prometheus-client's threaded WSGI server in a daemon thread, so a busy or blocked event loop
-cannot delay a scrape. `/healthz` answers 200 while the service's event loop turns (a no-op is
-scheduled on it and must run within `loop_timeout_s`), `/readyz` 200 when every readiness check
-passes (broker, database, migrations head), 503 with the failing checks otherwise.
+(docs/metrics.md, "Where each service serves them"), served by prometheus-client's threaded WSGI server
+in a daemon thread, so a busy or blocked event loop cannot delay a scrape; started from inside the
+service's event loop, so that `/healthz` also proves the loop turns.
 """
 
 from __future__ import annotations
