@@ -20,8 +20,7 @@ from pydantic import BaseModel, Field
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from assetbus.consumers.api.server import multiprocess_dir
-from assetbus.consumers.observe.buckets import LATENCY_BUCKETS
-from assetbus.consumers.observe.process_metrics import register_process_metrics
+from assetbus.consumers.observe.process_metrics import LATENCY_BUCKETS, register_process_metrics
 from assetbus.consumers.observe.readiness import ReadinessChecks
 
 router = APIRouter(tags=["service"])
