@@ -97,9 +97,6 @@ def _taken(scope: Scope, route: APIRoute) -> Any:
 
 
 class FastPath:
-    """ASGI middleware: the task state key routes and the HTTP emit answered without FastAPI's routing
-    (module docstring)."""
-
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
         self._routes = {(route.path, method): route for router in (task_state.router, emit_route.router)

@@ -1,9 +1,5 @@
-"""Reading the dead-letter topic: the newest records with the reason the persister gave in their headers.
-
-The persister dead-letters what it cannot even parse (`assetbus.emissions.dlq`): the original key
-and bytes, with `assetbus.dlq.reason`, `assetbus.dlq.error` and the source topic, partition and
-offset in headers. `read_dead_letters` reads the last records of each partition with a group-less
-consumer (assign and seek; nothing is committed), newest first.
+"""Reading the dead-letter topic: the newest records with the reason the persister gave in their
+`assetbus.dlq.*` headers, read with a group-less consumer (assign and seek; nothing is committed).
 
 An emission record carries its emitter's token, so what is shown of a dead letter goes through
 `redact`: JWT-looking values and the string values of `token` fields become `"<redacted>"`. The

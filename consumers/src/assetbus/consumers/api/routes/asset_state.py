@@ -1,10 +1,6 @@
-"""Asset state store: `/execution/store/asset/by-name/{value,clear}` and `/by-uri/…`, as Airflow 3.3.
-
-Open only to task tokens whose task is registered with the asset as inlet or outlet
-(`assetbus assets attach`); anyone else gets 403, whether or not the asset exists (Airflow leaves
-this check as a TODO and answers 404 for an unknown asset; a 403 for both never tells a task which
-assets exist). The seed's `/execution/state/asset/value?name=` and `/clear?name=` are deprecated
-aliases of the by-name handlers.
+"""Asset state store: `/execution/store/asset/by-name/{value,clear}` and `/by-uri/…`, as Airflow 3.3, and the
+seed's deprecated `/execution/state/asset/…?name=` aliases. Open only to task tokens whose task is attached to the
+asset; anyone else gets 403, whether or not the asset exists (docs/state.md, "Security").
 """
 
 from __future__ import annotations
