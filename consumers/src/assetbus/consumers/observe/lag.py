@@ -1,8 +1,6 @@
-"""What the broker says: consumer-group lag (how far each group's committed offsets are behind the end of its
-topics), partitions and end offsets, and the cluster with some topics' partition counts and settings.
-
-`consumer_group_lag` asks the broker (an admin client for the groups and their commits, a
-group-less consumer for the end offsets); it never joins a group or commits anything.
+"""What the broker says: consumer-group lag, partitions and end offsets, and the cluster with some topics'
+partition counts and settings. It asks with an admin client and group-less consumers: it never joins a group
+or commits anything.
 """
 
 from __future__ import annotations
