@@ -101,14 +101,11 @@ async def read_dead_letters(connection: KafkaConnection, topic: str, *, limit: i
     async with (AIOKafkaConsumer(**connection.client_kwargs(), enable_auto_commit=False,
                                  auto_offset_reset="earliest") as consumer, asyncio.timeout(timeout_s)):
         tps = [TopicPartition(topic, p) for p in partitions]
-        consumer.assign(tps)
         firsts, ends = await consumer.beginning_offsets(tps), await consumer.end_offsets(tps)
         wanted = {tp: max(firsts[tp], ends[tp] - limit) for tp in tps if ends[tp] > firsts[tp]}
-        for tp in tps:
-            if tp in wanted:
-                consumer.seek(tp, wanted[tp])
-            else:
-                consumer.pause(tp)
+        consumer.assign(list(wanted))  # the partitions with records left only
+        for tp, offset in wanted.items():
+            consumer.seek(tp, offset)
         found: list[DeadLetterRecord] = []
         while [tp for tp in wanted if await consumer.position(tp) < ends[tp]]:
             batches = await consumer.getmany(*wanted, timeout_ms=200)
