@@ -1,7 +1,7 @@
 """The execution API application: `create_api(config)` → a FastAPI app (serve it with uvicorn).
 
 The lifespan opens the database engine, the raw asyncpg pool of the state store routes and the Kafka
-pieces (producer + reply reader) and closes them in reverse order, whatever happens.
+pieces (producer + reply reader) and closes them in reverse order, whatever fails (a start-up timeout too).
 """
 
 from __future__ import annotations
@@ -62,7 +62,6 @@ def create_api(config: ApiConfig, *, minter: Minter | None = None) -> FastAPI:
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        """Each piece is closed in reverse as it was opened, whatever fails (a start-up timeout included)."""
         install_loop_handler(asyncio.get_running_loop())  # uvicorn's loop: a failed TLS connection is reported once
         async with contextlib.AsyncExitStack() as stack:
             engine = create_engine(config.database_url, pool_size=config.db_pool_size, max_overflow=0,

@@ -40,10 +40,8 @@ from assetbus.consumers.api.security import caller_of
 from assetbus.schemas import KEY_MAX_LENGTH
 
 _PREFIXES = (task_state.STORE_PREFIX + "/", task_state.ALIAS_PREFIX + "/")
-_EMIT_PATH = emit_route.PATH
 _KEY = re.compile(KEY_PATTERN)
 _BEARER = "Bearer "
-_JSON = "application/json"
 _UUID_LENGTH = 36  # the hyphenated form; other spellings go to FastAPI
 
 Answer = Callable[[], Awaitable[Response]]
@@ -79,7 +77,7 @@ async def _body(receive: Receive) -> bytes:
 
 async def _json_body(scope: Scope, receive: Receive, body_read: list[bytes], model: type[_Body]) -> _Body | None:
     """The body as FastAPI would hand it to the route, or None for FastAPI to answer (422 with field errors)."""
-    if _header(scope, b"content-type") != _JSON:
+    if _header(scope, b"content-type") != "application/json":
         return None  # FastAPI decides what another (or no) content type means
     raw = await _body(receive)
     body_read.append(raw)
@@ -122,7 +120,7 @@ class FastPath:
         if scope.get("root_path"):
             return None
         path: str = scope["path"]
-        if path == _EMIT_PATH:
+        if path == emit_route.PATH:
             return await self._emit(scope, receive, body_read) if scope["method"] == "POST" else None
         if path.startswith(_PREFIXES):
             return await self._store(scope, receive, body_read)
@@ -130,7 +128,7 @@ class FastPath:
 
     async def _emit(self, scope: Scope, receive: Receive, body_read: list[bytes]) -> Answer | None:
         token = _bearer(scope)
-        route = self._routes.get((_EMIT_PATH, "POST"))
+        route = self._routes.get((emit_route.PATH, "POST"))
         if token is None or route is None:
             return None
         body = await _json_body(scope, receive, body_read, EmitRequest)

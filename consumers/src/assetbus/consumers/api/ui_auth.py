@@ -20,7 +20,6 @@ SCOPE_UI_READ = "ui:read"
 """May read the operators' page and `/ui/api/*`."""
 OPERATOR_TTL_SECONDS = 8 * 3600
 """An operator token lasts a working day unless told otherwise."""
-OPERATOR_SUBJECT = "operator:"
 COOKIE = "assetbus_ui"
 LOGIN_PATH = "/ui/login"
 
@@ -29,7 +28,7 @@ _CHALLENGE = 'Bearer realm="assetbus-ui"'
 
 def operator_token(key: TokenKey, name: str, *, ttl_seconds: int = OPERATOR_TTL_SECONDS) -> str:
     """A signed operator token for `name`, valid `ttl_seconds`; `key` as for `issue_token`."""
-    return scoped_token(key, OPERATOR_SUBJECT + name, SCOPE_UI_READ, ttl_seconds=ttl_seconds)
+    return scoped_token(key, f"operator:{name}", SCOPE_UI_READ, ttl_seconds=ttl_seconds)
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,6 @@ router = APIRouter(prefix="/execution/runs", tags=["runs"], dependencies=[Depend
 
 SUBSCRIBER_TTL_SECONDS = 30 * 24 * 3600
 """A subscriber token is a service credential: 30 days unless told otherwise (mint a new one before then)."""
-SUBSCRIBER_SUBJECT = "subscriber:"
 _CHALLENGE = 'Bearer realm="assetbus"'
 
 RunId = Annotated[str, Path(min_length=1, max_length=250, description="The consumer run's id (the signal's "
@@ -38,7 +37,7 @@ RunId = Annotated[str, Path(min_length=1, max_length=250, description="The consu
 
 def subscriber_token(key: TokenKey, dag_id: str, name: str, *, ttl_seconds: int = SUBSCRIBER_TTL_SECONDS) -> str:
     """A signed subscriber token for the runs of `dag_id`, subject `subscriber:<name>`; `key` as for `issue_token`."""
-    return scoped_token(key, SUBSCRIBER_SUBJECT + name, SCOPE_RUNS_CLAIM, ttl_seconds=ttl_seconds,
+    return scoped_token(key, f"subscriber:{name}", SCOPE_RUNS_CLAIM, ttl_seconds=ttl_seconds,
                         extra_claims={"dag_id": dag_id})
 
 
