@@ -55,8 +55,7 @@ class JwksFile:
         stamp = self.path.stat().st_mtime_ns
         if stamp == self._stamp:
             return
-        keys = PyJWKSet.from_json(self.path.read_text()).keys
-        self._keys = _by_kid(keys)
+        self._keys = _by_kid(PyJWKSet.from_json(self.path.read_text()).keys)
         self._stamp = stamp
 
     def key(self, kid: str) -> PyJWK:
@@ -83,8 +82,7 @@ class JwksUrl:
         self._refresh()
 
     def _refresh(self) -> None:
-        keys = self._client.get_jwk_set(refresh=True).keys
-        self._keys = _by_kid(keys)
+        self._keys = _by_kid(self._client.get_jwk_set(refresh=True).keys)
         self._fetched_at = time.monotonic()
 
     def key(self, kid: str) -> PyJWK:

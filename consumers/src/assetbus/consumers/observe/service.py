@@ -28,7 +28,9 @@ __all__ = ["Service", "cancel_and_wait", "every"]  # the periodic loop is the to
 
 
 class Service:
-    """Base of the persister, the scheduler, the bridge and the forwarder. `async with` runs `start()` and `stop()`."""
+    """Base of the persister, the scheduler, the bridge and the forwarder: a service fills in the steps
+    (`dependencies`, `open`, `join`, `probed`, `started`) that `start()` runs in order; `async with` runs `start()`
+    and `stop()`."""
 
     log: logging.Logger = logging.getLogger("assetbus.service")
     shell: ServiceShell[Any] | None = None
@@ -41,8 +43,6 @@ class Service:
         """What the cluster's ACLs refuse of its work now (shell, `self.every` loops, publishers): `/readyz`
         answers 503 naming the ACL to add, and `assetbus_kafka_access_denied` shows it, until the work succeeds."""
         return AccessRefusals()
-
-    # -- the steps a service fills in ------------------------------------------------------------------------
 
     def probed(self) -> tuple[CollectorRegistry, ProbedService] | None:
         """The registry and settings of the probes (None: no probes)."""
@@ -61,8 +61,6 @@ class Service:
 
     async def started(self, stack: AsyncExitStack) -> None:
         """Runs once the probes answer: slow first work that they should already report on."""
-
-    # -- the template ----------------------------------------------------------------------------------------
 
     async def start(self) -> None:
         async with AsyncExitStack() as stack:
@@ -117,8 +115,6 @@ class Service:
         finally:
             for sig in (signal.SIGINT, signal.SIGTERM):
                 loop.remove_signal_handler(sig)
-
-    # -- helpers for the steps -------------------------------------------------------------------------------
 
     def every(self, interval_s: float, action: Callable[[], Awaitable[Any]], *, what: str, stack: AsyncExitStack,
               first_after_s: float | None = None) -> asyncio.Task[None]:
