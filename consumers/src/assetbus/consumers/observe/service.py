@@ -124,10 +124,9 @@ class Service:
 
     async def wait_for(self, stack: AsyncExitStack, config: Any, *, engine: AsyncEngine | None = None,
                        owned_engine: bool = True, required: Iterable[TopicSpec] = ()) -> None:
-        """The usual `dependencies`: Kafka and the `required` topics (missing ones are named with what creates
-        them: `assetbus migrate`, exit code 6, or with ASSETBUS_CREATE_TOPICS=false the platform, 78), then
-        PostgreSQL, within `config.startup_timeout_s`. An `owned_engine` is disposed on `stop()`, or at once
-        when the wait fails."""
+        """The usual `dependencies`: Kafka and the `required` topics, then PostgreSQL, within
+        `config.startup_timeout_s` (docs/architecture.md names the exit codes). An `owned_engine` is disposed on
+        `stop()`, or at once when the wait fails."""
         if engine is not None and owned_engine:
             stack.push_async_callback(engine.dispose)
         policy = startup_policy(config.startup_timeout_s)
