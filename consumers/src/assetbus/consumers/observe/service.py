@@ -16,7 +16,9 @@ from typing import Any, Self
 from prometheus_client import CollectorRegistry
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from assetbus.consumers.observe.probes import ProbedService, ProbeServer, start_probes
+from assetbus.consumers.observe.probes import ProbedService, ProbeServer
+from assetbus.consumers.observe.process_metrics import register_process_metrics
+from assetbus.consumers.observe.readiness import ReadinessChecks
 from assetbus.consumers.storage import wait_for_database
 from assetbus.producers.kafka.access import AccessRefusals
 from assetbus.producers.kafka.periodic import cancel_and_wait, every
@@ -67,8 +69,13 @@ class Service:
             await self.dependencies(stack)
             await self.open(stack)
             await self.join(stack)
-            if (probed := self.probed()) is not None:
-                self._probes = start_probes(*probed, refusals=self.refusals)
+            probed = self.probed()
+            if probed is not None and (port := probed[1].metrics_port) is not None:
+                registry, config = probed  # the probes check the service's broker, database and refusals
+                register_process_metrics(registry, self.refusals)
+                checks = ReadinessChecks(broker=config.kafka, database_url=config.database_url, access=self.refusals)
+                self._probes = ProbeServer(registry, port, config.metrics_host, checks=checks)
+                self._probes.start()  # from inside the service's event loop, which /healthz then watches
                 stack.callback(self.stop_probes)
             await self.started(stack)
             self._stack = stack.pop_all()
