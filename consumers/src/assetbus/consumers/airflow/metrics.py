@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
 
-from assetbus.consumers.observe.buckets import LATENCY_BUCKETS, offset_metrics
+from assetbus.consumers.observe.process_metrics import LATENCY_BUCKETS, offset_metrics
 from assetbus.consumers.readiness.metrics import SubscriberMetrics
 
 

@@ -1,7 +1,7 @@
 """The execution API application: `create_api(config)` → a FastAPI app (serve it with uvicorn).
 
 The lifespan opens the database engine, the raw asyncpg pool of the state store routes and the Kafka
-pieces (producer + reply reader) and closes them in reverse order, whatever happens.
+pieces (producer + reply reader) and closes them in reverse order, whatever fails (a start-up timeout too).
 """
 
 from __future__ import annotations
@@ -62,7 +62,6 @@ def create_api(config: ApiConfig, *, minter: Minter | None = None) -> FastAPI:
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        """Each piece is closed in reverse as it was opened, whatever fails (a start-up timeout included)."""
         install_loop_handler(asyncio.get_running_loop())  # uvicorn's loop: a failed TLS connection is reported once
         async with contextlib.AsyncExitStack() as stack:
             engine = create_engine(config.database_url, pool_size=config.db_pool_size, max_overflow=0,
@@ -74,16 +73,14 @@ def create_api(config: ApiConfig, *, minter: Minter | None = None) -> FastAPI:
             await wait_for_database(engine, policy, log)
             raw_pool = await create_raw_pool(config.database_url, size=config.db_pool_size)
             stack.push_async_callback(raw_pool.close)
-            airflow = AirflowClient(config.airflow) if config.airflow is not None else None
-            if airflow is not None:
-                stack.push_async_callback(airflow.aclose)
+            if config.airflow is not None:
+                app.state.airflow = await stack.enter_async_context(AirflowClient(config.airflow))
             gateway = EmissionGateway(config.kafka, config.topics, receipt_timeout_s=config.receipt_timeout_s,
                                       instance_id=config.instance_id, refusals=refusals)
             await gateway.start()
             stack.push_async_callback(gateway.stop)
             app.state.database = Database(engine, raw_pool)
             app.state.gateway = gateway
-            app.state.airflow = airflow
             if config.pipeline_gauges_interval_s is not None:
                 gauges = PipelineGauges(kafka, config.topics, registry, interval_s=config.pipeline_gauges_interval_s,
                                         refusals=refusals)

@@ -54,7 +54,6 @@ class BodyLimitMiddleware:
                                       then=receive), send)
 
     async def _drain(self, receive: Receive) -> None:
-        """Read and drop the rest of the request body (at most DRAIN_MAX_BYTES)."""
         drained = 0
         while drained <= DRAIN_MAX_BYTES:
             message = await receive()

@@ -33,10 +33,8 @@ class Database:
 
     @contextlib.asynccontextmanager
     async def statement(self) -> AsyncIterator[AsyncConnection]:
-        """A connection for a single statement, which commits by itself (no BEGIN and COMMIT round trips).
-
-        Only for a block that runs one statement: two statements here are two transactions.
-        """
+        """A connection for a single statement, which commits by itself (no BEGIN and COMMIT round trips): two
+        statements here are two transactions."""
         async with translated(), self._autocommit.connect() as conn:
             yield conn
 

@@ -146,7 +146,6 @@ def install_handlers(app: FastAPI) -> None:
 
 
 def etag(version: int) -> str:
-    """The ETag of a stored value: its version, quoted."""
     return f'"{version}"'
 
 

@@ -1,12 +1,8 @@
-"""The API's hot routes without FastAPI's per-request machinery.
-
-GET, PUT and DELETE of `/execution/store/ti/{task_instance_id}/{key:path}` (and the deprecated
-`/execution/state/ti/…` alias) are most of a task's API traffic, and `POST
-/execution/asset-events/emit` is every HTTP emitter's. FastAPI resolves a tree of dependencies for
-each (path, headers, token, database, body): about a third of the CPU of a state request and half
-of an emit's. `FastPath` answers them directly: it parses what the route declares, then calls the
-route's own handler (`routes.task_state`, `routes.emit`), and renders an error with the app's own
-exception handlers and an emit's receipt as FastAPI renders the route's response model, so a
+"""The API's hot routes without FastAPI's per-request dependency resolution (docs/benchmarks.md, "Prepared
+statements and the task state fast path"): GET, PUT and DELETE of `/execution/store/ti/{task_instance_id}/
+{key:path}` (and the `/execution/state/ti/…` alias), and `POST /execution/asset-events/emit`. `FastPath` parses
+what the route declares, calls the route's own handler (`routes.task_state`, `routes.emit`), and renders an
+error with the app's own exception handlers and a receipt as FastAPI renders the route's response model, so a
 response is the same, byte for byte.
 
 It only takes a request it can parse exactly as FastAPI would: a canonical task instance id, a key
@@ -44,10 +40,8 @@ from assetbus.consumers.api.security import caller_of
 from assetbus.schemas import KEY_MAX_LENGTH
 
 _PREFIXES = (task_state.STORE_PREFIX + "/", task_state.ALIAS_PREFIX + "/")
-_EMIT_PATH = emit_route.PATH
 _KEY = re.compile(KEY_PATTERN)
 _BEARER = "Bearer "
-_JSON = "application/json"
 _UUID_LENGTH = 36  # the hyphenated form; other spellings go to FastAPI
 
 Answer = Callable[[], Awaitable[Response]]
@@ -83,7 +77,7 @@ async def _body(receive: Receive) -> bytes:
 
 async def _json_body(scope: Scope, receive: Receive, body_read: list[bytes], model: type[_Body]) -> _Body | None:
     """The body as FastAPI would hand it to the route, or None for FastAPI to answer (422 with field errors)."""
-    if _header(scope, b"content-type") != _JSON:
+    if _header(scope, b"content-type") != "application/json":
         return None  # FastAPI decides what another (or no) content type means
     raw = await _body(receive)
     body_read.append(raw)
@@ -101,9 +95,6 @@ def _taken(scope: Scope, route: APIRoute) -> Any:
 
 
 class FastPath:
-    """ASGI middleware: the task state key routes and the HTTP emit answered without FastAPI's routing
-    (module docstring)."""
-
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
         self._routes = {(route.path, method): route for router in (task_state.router, emit_route.router)
@@ -129,7 +120,7 @@ class FastPath:
         if scope.get("root_path"):
             return None
         path: str = scope["path"]
-        if path == _EMIT_PATH:
+        if path == emit_route.PATH:
             return await self._emit(scope, receive, body_read) if scope["method"] == "POST" else None
         if path.startswith(_PREFIXES):
             return await self._store(scope, receive, body_read)
@@ -137,7 +128,7 @@ class FastPath:
 
     async def _emit(self, scope: Scope, receive: Receive, body_read: list[bytes]) -> Answer | None:
         token = _bearer(scope)
-        route = self._routes.get((_EMIT_PATH, "POST"))
+        route = self._routes.get((emit_route.PATH, "POST"))
         if token is None or route is None:
             return None
         body = await _json_body(scope, receive, body_read, EmitRequest)

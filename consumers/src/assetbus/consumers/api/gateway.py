@@ -1,13 +1,9 @@
 """HTTP emissions: build the command from the body and the caller's token, send it through Kafka
 to the persister, and wait for its receipt (the same pipeline as the SDK, the same guarantees).
 
-A command the cluster's ACLs refuse (no Write on the emissions topic) is answered 503 naming the ACL, and the
-refusal is held in `refusals` (the API's `/readyz` fails on it) until a command goes through again. Without that
-Write at start-up, the idempotent producer cannot start: `KafkaAccessDenied` names it. A batch the broker
-refused leaves the idempotent producer's sequence numbers for its partition out of order for good (every later
-send fails with OutOfOrderSequenceNumber), so the gateway then starts a new producer (a new producer id) before
-the next command, through the toolkit's `RenewableProducer`; while the ACL is still missing that start is refused
-too, and the request answered 503."""
+A command the cluster's ACLs refuse is answered 503 naming the ACL, held in `refusals` (`/readyz` fails on it)
+until a command goes through again. A refused batch leaves the idempotent producer's sequence numbers out of
+order for good, so the toolkit's `RenewableProducer` starts a new producer before the next command."""
 
 from __future__ import annotations
 

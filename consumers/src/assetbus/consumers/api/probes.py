@@ -1,10 +1,6 @@
-"""The API's own `/metrics`, `/healthz` and `/readyz` (no token needed), and its request metrics.
-
-`/readyz` runs the shared readiness checks (broker, database, migrations head) in the API's loop;
-`/health` stays as the seed's liveness alias. Besides its HTTP metrics the API exports the
-pipeline-wide gauges of `PipelineGauges` (consumer-group lag, dead letters), refreshed in the
-background, so one scrape target shows how far behind every group is. Under `--workers N` the request
-metrics are summed over the workers (`assetbus.consumers.api.server`).
+"""The API's own `/metrics`, `/healthz` and `/readyz` (no token needed), and its request metrics, summed over
+the workers under `--workers N` (`assetbus.consumers.api.server`). Its `/metrics` also serves the pipeline-wide
+gauges of `PipelineGauges`, so one scrape target shows how far behind every group is.
 """
 
 from __future__ import annotations
@@ -20,8 +16,7 @@ from pydantic import BaseModel, Field
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from assetbus.consumers.api.server import multiprocess_dir
-from assetbus.consumers.observe.buckets import LATENCY_BUCKETS
-from assetbus.consumers.observe.process_metrics import register_process_metrics
+from assetbus.consumers.observe.process_metrics import LATENCY_BUCKETS, register_process_metrics
 from assetbus.consumers.observe.readiness import ReadinessChecks
 
 router = APIRouter(tags=["service"])

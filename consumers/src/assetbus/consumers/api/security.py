@@ -32,8 +32,6 @@ __all__ = ["SCOPE_EMIT", "SCOPE_TASK_SELF", "Caller", "CurrentCaller", "authenti
 
 @dataclass(frozen=True)
 class Caller:
-    """The authenticated caller."""
-
     claims: EmitterClaims
     scopes: frozenset[str]
     token: str

@@ -3,15 +3,9 @@
 With `workers > 1` the parent binds the socket, forks the workers (each builds its own app, so each
 has its own event loop, database pool and Kafka producer) and waits: SIGTERM/SIGINT go to every
 worker, and when one worker ends the others are stopped and the parent exits with that worker's
-code, so a supervisor restarts the whole service rather than running it short of a worker.
-
-The metrics under `--workers N` use prometheus-client's multiprocess mode. Each worker is its own process
-with its own counters; a scrape reaches one of them. With `PROMETHEUS_MULTIPROC_DIR` set before
-prometheus-client is imported, every worker writes its request counters and histograms to files in that
-directory, and `/metrics` in any worker sums them over all workers (`MultiProcessCollector`). `assetbus run
-api --workers N` (N > 1) sets the variable to a fresh directory when it is unset, and empties a given one at
-start (files of an earlier run would be summed too). The pipeline metrics and `assetbus_build_info` are each
-worker's own reading of the broker and of itself, the same in every worker, and are not summed.
+code, so a supervisor restarts the whole service rather than running it short of a worker. Their
+request metrics are summed through prometheus-client's multiprocess mode (docs/metrics.md, "The API
+under `--workers N`").
 """
 
 from __future__ import annotations
@@ -38,7 +32,8 @@ def multiprocess_dir() -> str | None:
 
 
 def prepare_multiprocess(workers: int) -> str | None:
-    """Before the workers start: for `workers > 1`, the directory set (a fresh one if unset) and emptied."""
+    """Before the workers start: for `workers > 1`, the directory set (a fresh one if unset) and emptied (files
+    of an earlier run would be summed too)."""
     if workers <= 1:
         return multiprocess_dir()
     path = Path(multiprocess_dir() or tempfile.mkdtemp(prefix="assetbus-api-metrics-"))

@@ -1,12 +1,7 @@
-"""Sign-in of the operators' page: an **operator token**, a JWT with scope `ui:read` and nothing else.
-
-It is signed with the installation's minting key (`assetbus token operator`, the same key as
-`assetbus token issue`) and verified with the API's verification keys (the JWKS, or local mode's
-HS256 secret). It carries no provenance (no `kind`, `dag_id`, `run_id`), so the persister and the
-execution routes refuse it as an emitter token: it can read the page, never emit or touch state.
-
-`/ui/api/*` takes it as `Authorization: Bearer <token>`, or from the cookie that `/ui/login` sets
-for browsers (HttpOnly, SameSite=Strict, path `/ui`, expiring with the token).
+"""Sign-in of the operators' page (docs/ui.md, "Sign-in"): an **operator token**, a JWT with scope `ui:read` and
+nothing else, signed with the installation's minting key (`assetbus token operator`) and verified with the API's
+verification keys. It carries no provenance, so the persister and the execution routes refuse it as an emitter
+token. `/ui/api/*` takes it as `Authorization: Bearer <token>`, or from the cookie `/ui/login` sets.
 """
 
 from __future__ import annotations
@@ -25,7 +20,6 @@ SCOPE_UI_READ = "ui:read"
 """May read the operators' page and `/ui/api/*`."""
 OPERATOR_TTL_SECONDS = 8 * 3600
 """An operator token lasts a working day unless told otherwise."""
-OPERATOR_SUBJECT = "operator:"
 COOKIE = "assetbus_ui"
 LOGIN_PATH = "/ui/login"
 
@@ -34,7 +28,7 @@ _CHALLENGE = 'Bearer realm="assetbus-ui"'
 
 def operator_token(key: TokenKey, name: str, *, ttl_seconds: int = OPERATOR_TTL_SECONDS) -> str:
     """A signed operator token for `name`, valid `ttl_seconds`; `key` as for `issue_token`."""
-    return scoped_token(key, OPERATOR_SUBJECT + name, SCOPE_UI_READ, ttl_seconds=ttl_seconds)
+    return scoped_token(key, f"operator:{name}", SCOPE_UI_READ, ttl_seconds=ttl_seconds)
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,6 @@
-"""Dated API versions (`Assetbus-API-Version: 2026-11-29`).
-
-A client names the date of the API it was written against; the server answers with the newest
-version not later than that date, and says which one in the response header. No header means the
-newest. Adding response fields or optional request fields does not need a new version (clients
-ignore unknown fields); changing or removing one does, and the old behaviour stays for old dates.
+"""Dated API versions (`Assetbus-API-Version: 2026-11-29`; docs/state.md, "Versions"): the newest version not
+later than the requested date serves a request. Adding response fields or optional request fields needs no new
+version; changing or removing one does, and the old behaviour stays for old dates.
 """
 
 from __future__ import annotations

@@ -1,9 +1,5 @@
-"""Verification keys: public keys from a JWKS file or URL, looked up by the token's `kid`.
-
-Services hold only public keys, so a service that verifies tokens cannot mint one. Rotation: the minter
-starts signing with a new key after its public half joins the JWKS; tokens signed with the old key
-keep verifying while the old public key stays listed. An unknown `kid` makes the file source re-read
-its file (when it changed) and the URL source re-fetch (PyJWKClient, at most once per `min_refetch_s`).
+"""Verification keys: public keys from a JWKS file or URL, looked up by the token's `kid` (docs/security.md,
+"Key rotation"). Services hold only public keys, so a service that verifies tokens cannot mint one.
 """
 
 from __future__ import annotations
@@ -27,8 +23,6 @@ class KeyNotFound(ConsumerError):
 
 
 class KeySource(Protocol):
-    """Public keys by key id."""
-
     def key(self, kid: str) -> PyJWK:
         """The key for `kid`; raises KeyNotFound."""
         ...
@@ -61,8 +55,7 @@ class JwksFile:
         stamp = self.path.stat().st_mtime_ns
         if stamp == self._stamp:
             return
-        keys = PyJWKSet.from_json(self.path.read_text()).keys
-        self._keys = _by_kid(keys)
+        self._keys = _by_kid(PyJWKSet.from_json(self.path.read_text()).keys)
         self._stamp = stamp
 
     def key(self, kid: str) -> PyJWK:
@@ -89,8 +82,7 @@ class JwksUrl:
         self._refresh()
 
     def _refresh(self) -> None:
-        keys = self._client.get_jwk_set(refresh=True).keys
-        self._keys = _by_kid(keys)
+        self._keys = _by_kid(self._client.get_jwk_set(refresh=True).keys)
         self._fetched_at = time.monotonic()
 
     def key(self, kid: str) -> PyJWK:

@@ -47,11 +47,8 @@ class MissingVerificationKeys(ConsumerError, ValueError):
 
 @dataclass(frozen=True)
 class TokenVerifier:
-    """Checks signature, expiry and audience, and returns the claims as a typed model.
-
-    `keys` (a JWKS source) verifies EdDSA and RS256 tokens by their `kid`; `secret` (local development
-    only) verifies HS256 tokens. At least one is required.
-    """
+    """Checks signature, expiry and audience, and returns the claims as a typed model: `keys` (a JWKS source)
+    verifies EdDSA and RS256 tokens by their `kid`, `secret` (local development only) HS256 ones."""
 
     secret: str | None = field(default=None, repr=False)
     audience: str = DEFAULT_AUDIENCE

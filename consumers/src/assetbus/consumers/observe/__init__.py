@@ -1,8 +1,6 @@
-"""What operators look at: probes and readiness checks, logs, consumer-group lag and dead letters.
-
-Shared by every service (`/metrics`, `/healthz`, `/readyz`, JSON logs), the `/ui` page and the CLI, so
-it imports no service: what a DAG's partitions wait for needs the scheduler's planner and lives with
-the page that shows it (`assetbus.consumers.api.ui.waiting`).
+"""What operators look at: probes and readiness checks, logs, consumer-group lag and dead letters. Shared by every
+service, the `/ui` page and the CLI, so it imports no service (what a DAG's partitions wait for needs the
+scheduler's planner: `assetbus.consumers.api.ui.waiting`).
 """
 
 from __future__ import annotations

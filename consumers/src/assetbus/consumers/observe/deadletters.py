@@ -1,9 +1,5 @@
-"""Reading the dead-letter topic: the newest records with the reason the persister gave in their headers.
-
-The persister dead-letters what it cannot even parse (`assetbus.emissions.dlq`): the original key
-and bytes, with `assetbus.dlq.reason`, `assetbus.dlq.error` and the source topic, partition and
-offset in headers. `read_dead_letters` reads the last records of each partition with a group-less
-consumer (assign and seek; nothing is committed), newest first.
+"""Reading the dead-letter topic: the newest records with the reason the persister gave in their
+`assetbus.dlq.*` headers, read with a group-less consumer (assign and seek; nothing is committed).
 
 An emission record carries its emitter's token, so what is shown of a dead letter goes through
 `redact`: JWT-looking values and the string values of `token` fields become `"<redacted>"`. The
@@ -105,14 +101,11 @@ async def read_dead_letters(connection: KafkaConnection, topic: str, *, limit: i
     async with (AIOKafkaConsumer(**connection.client_kwargs(), enable_auto_commit=False,
                                  auto_offset_reset="earliest") as consumer, asyncio.timeout(timeout_s)):
         tps = [TopicPartition(topic, p) for p in partitions]
-        consumer.assign(tps)
         firsts, ends = await consumer.beginning_offsets(tps), await consumer.end_offsets(tps)
         wanted = {tp: max(firsts[tp], ends[tp] - limit) for tp in tps if ends[tp] > firsts[tp]}
-        for tp in tps:
-            if tp in wanted:
-                consumer.seek(tp, wanted[tp])
-            else:
-                consumer.pause(tp)
+        consumer.assign(list(wanted))  # the partitions with records left only
+        for tp, offset in wanted.items():
+            consumer.seek(tp, offset)
         found: list[DeadLetterRecord] = []
         while [tp for tp in wanted if await consumer.position(tp) < ends[tp]]:
             batches = await consumer.getmany(*wanted, timeout_ms=200)

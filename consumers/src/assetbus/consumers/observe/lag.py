@@ -1,8 +1,6 @@
-"""What the broker says: consumer-group lag (how far each group's committed offsets are behind the end of its
-topics), partitions and end offsets, and the cluster with some topics' partition counts and settings.
-
-`consumer_group_lag` asks the broker (an admin client for the groups and their commits, a
-group-less consumer for the end offsets); it never joins a group or commits anything.
+"""What the broker says: consumer-group lag, partitions and end offsets, and the cluster with some topics'
+partition counts and settings. It asks with an admin client and group-less consumers: it never joins a group
+or commits anything.
 """
 
 from __future__ import annotations
@@ -53,11 +51,8 @@ class GroupLag:
 
 async def consumer_group_lag(connection: KafkaConnection, *, topic_prefix: str,
                              groups: Iterable[str] | None = None, timeout_s: float = 10.0) -> list[GroupLag]:
-    """The lag of consumer groups on topics named `<topic_prefix>.…`, by group id.
-
-    `groups`: the groups to look at; by default every group of the cluster (their commits are fetched
-    concurrently, 16 at a time). Groups without commits on such topics are left out.
-    """
+    """The lag on topics named `<topic_prefix>.…` of `groups` (default: every group of the cluster, their commits
+    fetched 16 at a time), by group id; groups without commits on such topics are left out."""
     async with asyncio.timeout(timeout_s):
         async with admin_client(connection, request_timeout_ms=int(timeout_s * 1000)) as admin:
             if groups is None:

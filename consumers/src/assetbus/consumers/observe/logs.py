@@ -2,30 +2,9 @@
 
 `log.warning("dead letter", extra={"reason": "not_json", "source_offset": 17})` prints
 `ts=2026-10-01T12:00:00.123Z level=WARNING logger=assetbus.persister msg="dead letter" reason=not_json
-source_offset=17` (on one line).
-
-A library's warning or error said again and again (a broker away: aiokafka logs every failed connection
-and fetch, about 200 lines a second on a three-node cluster) is said once, then at most once per
-`REPEAT_EVERY_S` per logger, level and message template, with `suppressed=N` telling how many like it were
-not printed. `assetbus_log_lines_suppressed_total{logger,level}` on every `/metrics` counts them
-(`process_metrics`). The `assetbus.*` loggers are not limited: their lines are one per event (a dead letter)
-or limited where they repeat (`producers.kafka.periodic`).
-
-The services' event-loop exception handler (`handle_loop_error`) reports a failed TLS connection once, by
-the code that made it. A TLS handshake that fails (an untrusted certificate, a refused SASL login torn down
-mid-handshake, a broker closing the socket) raises to the code that opened the connection: aiokafka logs it,
-and the start-up wait ends in one line naming the connection (`assetbus.producers.kafka.startup`). The event
-loop can report the same failure a second time, with a traceback and no more to say:
-
-- uvloop's SSL protocol keeps the handshake's exception in a future of `create_connection` that
-  nobody awaits any more; when the cyclic collector frees it, asyncio logs `Future exception was
-  never retrieved` with the `sslproto` traceback (the `untrusted-ca` case of the secure-listener test);
-- uvloop's SSL protocol writes to the TCP transport of a connection already torn down, and reports
-  the `RuntimeError: ... the handler is closed` as a "Fatal error on SSL protocol" (MagicStack/uvloop
-  issues #68, #471; the `wrong-password` case).
-
-`handle_loop_error` logs those second reports as one debug line each; `install_loop_handler` puts it on the
-CLI's service loops (`assetbus.cli.event_loop`) and the API's uvicorn loop (its lifespan).
+source_offset=17` (on one line). A library's repeated warnings and errors are limited (`RepeatLimiter`,
+docs/operations.md, "Dead letters, logs and metrics"), and the event loop's second report of a failed TLS
+connection is a debug line (`handle_loop_error`).
 """
 
 from __future__ import annotations
@@ -134,7 +113,14 @@ _LOOP_LOG = logging.getLogger("assetbus.loop")
 
 def handle_loop_error(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
     """A failed TLS connection (an `ssl.SSLError`, however the loop reports it, or uvloop's write to its closed
-    TCP transport) is one debug line; anything else goes to asyncio's default handler."""
+    TCP transport) is one debug line; anything else goes to asyncio's default handler.
+
+    The code that opened the connection already reported it (aiokafka's log, the start-up wait's one line).
+    uvloop reports it again: `Future exception was never retrieved` when the cyclic collector frees the
+    handshake's unawaited future (an untrusted CA), or "Fatal error on SSL protocol" with `RuntimeError: ...
+    the handler is closed` when it writes to a transport already torn down (a refused SASL login;
+    MagicStack/uvloop issues #68, #471). `install_loop_handler` puts it on the CLI's service loops and on the
+    API's uvicorn loop (its lifespan)."""
     error = context.get("exception")
     message = str(context.get("message", ""))
     closed_transport_write = (isinstance(error, RuntimeError) and "the handler is closed" in str(error)

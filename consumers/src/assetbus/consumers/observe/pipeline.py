@@ -1,11 +1,8 @@
-"""Pipeline-wide metrics for Prometheus: every consumer group's lag (a gauge) and the records ever written to
-the dead-letter topic (a counter, `assetbus_dead_letters_total`: alert on its `increase()`).
-
-A background task refreshes them from the broker every `interval_s` (a scrape never waits on Kafka) and a
-scrape reads the last snapshot (a collector, not metric objects: the values are the broker's, the same in
-every process, so under the API's multiprocess mode each worker serves its own snapshot and nothing is
-summed). Explicit lifecycle: `await start()` / `await stop()`. The API exports them. Without Describe on the
-groups or topics, the refresh is refused: recorded in `refusals` (the API's `/readyz` names the ACL).
+"""Pipeline-wide metrics for Prometheus (docs/metrics.md): every consumer group's lag and the records ever
+written to the dead-letter topic, refreshed from the broker every `interval_s` by a background task, so a scrape
+never waits on Kafka. A collector, not metric objects: the values are the broker's, the same in every process,
+so under the API's multiprocess mode each worker serves its own snapshot and nothing is summed. A refresh
+refused for want of Describe is recorded in `refusals` (the API's `/readyz` names the ACL).
 """
 
 from __future__ import annotations

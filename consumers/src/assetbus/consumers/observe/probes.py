@@ -1,11 +1,7 @@
 """`/metrics`, `/healthz` and `/readyz` over HTTP for a service without a web server of its own
-(persister, scheduler, readiness subscribers, orchestrator bridges); started from inside the service's
-event loop, so that `/healthz` also proves the loop is not stuck.
-
-It runs prometheus-client's threaded WSGI server in a daemon thread, so a busy or blocked event loop
-cannot delay a scrape. `/healthz` answers 200 while the service's event loop turns (a no-op is
-scheduled on it and must run within `loop_timeout_s`), `/readyz` 200 when every readiness check
-passes (broker, database, migrations head), 503 with the failing checks otherwise.
+(docs/metrics.md, "Where each service serves them"), served by prometheus-client's threaded WSGI server
+in a daemon thread, so a busy or blocked event loop cannot delay a scrape; started from inside the
+service's event loop, so that `/healthz` also proves the loop turns.
 """
 
 from __future__ import annotations
@@ -21,10 +17,8 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 from prometheus_client import CollectorRegistry, make_wsgi_app
 from prometheus_client.exposition import ThreadingWSGIServer
 
-from assetbus.consumers.observe.process_metrics import register_process_metrics
 from assetbus.consumers.observe.readiness import ReadinessChecks
 from assetbus.producers.kafka import KafkaConnection
-from assetbus.producers.kafka.access import AccessRefusals
 
 log = logging.getLogger("assetbus.observe")
 
@@ -133,15 +127,3 @@ class ProbedService(Protocol):
     @property
     def database_url(self) -> str: ...
 
-
-def start_probes(registry: CollectorRegistry, config: ProbedService,
-                 refusals: AccessRefusals | None = None) -> ProbeServer | None:
-    """The service's probes, started from inside its event loop, checking its broker and database (and the
-    cluster's refusals of its work); None when `config.metrics_port` is unset."""
-    if config.metrics_port is None:
-        return None
-    register_process_metrics(registry, refusals)
-    checks = ReadinessChecks(broker=config.kafka, database_url=config.database_url, access=refusals)
-    probes = ProbeServer(registry, config.metrics_port, config.metrics_host, checks=checks)
-    probes.start()
-    return probes

@@ -1,33 +1,45 @@
-"""What every `/metrics` serves beside the service's own metrics, read from the process at each scrape.
+"""What the services' metrics share: histogram buckets (so dashboards compare like with like), the consumer
+shell's offset metrics, and what every `/metrics` serves beside the service's own metrics, read from the
+process at each scrape: `assetbus_build_info`, `assetbus_log_lines_suppressed_total` (the lines `logs.REPEATS`
+held back) and `assetbus_kafka_access_denied` (from the service's `AccessRefusals`, the record `/readyz` reads
+too); their meaning is in docs/metrics.md.
 
-- `assetbus_build_info`: which release of each distribution the process runs. A gauge of 1 with the versions
-  as labels (Prometheus' convention for build information), so a dashboard or an alert can tell a mixed
-  deployment (a persister of one release beside a scheduler of another).
-- `assetbus_log_lines_suppressed_total{logger,level}`: the warning and error lines `logs.REPEATS` held back.
-- `assetbus_kafka_access_denied`: 1 per piece of the service's work that the cluster's ACLs refuse now, read
-  from its `AccessRefusals` (the same record `/readyz` names the ACL from), so an alert can fire on a refusal
-  that leaves the process running: the scheduler's re-publishing without Read on the readiness topics, the
-  API's lag gauges without Describe on the groups.
-
-A collector, not metric objects: under prometheus-client's multiprocess mode (the API's workers) a gauge would
-be written to the shared directory once per worker; this is the process's own answer.
+The process's metrics are a collector, not metric objects: under prometheus-client's multiprocess mode (the
+API's workers) a gauge would be written to the shared directory once per worker; this is the process's own
+answer.
 """
 
 from __future__ import annotations
 
 import platform
 import weakref
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from importlib.metadata import PackageNotFoundError, version
 
-from prometheus_client import CollectorRegistry
+from prometheus_client import CollectorRegistry, Counter, Gauge
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from assetbus.consumers.observe.logs import REPEATS, RepeatLimiter
 from assetbus.producers.kafka.access import AccessRefusals
 
-__all__ = ["register_process_metrics"]
+__all__ = ["LATENCY_BUCKETS", "READINESS_BUCKETS", "offset_metrics", "register_process_metrics"]
+
+LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+"""Seconds: database commits, batches, handlers."""
+
+READINESS_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 5.0, 10.0, 30.0, 60.0)
+"""Seconds from an upstream event's storage to its readiness signal (published, or handled)."""
+
+
+def offset_metrics(prefix: str, lag_help: str, registry: CollectorRegistry,
+                   labels: Sequence[str] = ()) -> tuple[Counter, Counter, Gauge]:
+    """The toolkit's `OffsetMetrics` (rebalances, commit failures, consumer lag) of one service, named
+    `<prefix>_rebalances`, `<prefix>_offset_commit_failures` and `<prefix>_consumer_lag`."""
+    return (Counter(f"{prefix}_rebalances", "Partition assignments received.", labels, registry=registry),
+            Counter(f"{prefix}_offset_commit_failures", "Offset commits that failed or were skipped after a "
+                    "rebalance (the batch is redelivered).", labels, registry=registry),
+            Gauge(f"{prefix}_consumer_lag", lag_help, labels, registry=registry))
 
 
 def _version(distribution: str) -> str:

@@ -1,15 +1,8 @@
-"""The readiness check behind every `/readyz`: the broker answers, the database answers, and its schema
-is at the migrations' head. Each check opens its own short-lived connection (a real round trip,
-from any event loop or thread); results are cached for a moment so a busy prober costs little.
-
-Readiness is per role: a service is ready when it can serve what it serves. A check named in
-`degraded_without` is reported but does not make the service unready (`status: "degraded"`, HTTP 200):
-the API serves task and asset state from PostgreSQL alone, so a broker outage degrades it (HTTP emits
-answer 503) rather than taking every API pod out of a load balancer.
-
-With `access`, the refusals the service's work holds now (`AccessRefusals`: the cluster's authorizer refused
-a consumer, the scheduler's re-publishing, the API's lag gauges) are the `kafka_access` check: it fails naming
-each missing ACL, and it is never a degradation (retrying does not add an ACL).
+"""The readiness check behind every `/readyz` (docs/metrics.md, "Where each service serves them"): broker,
+database, migrations head and, with `access`, the `kafka_access` check of the refusals the service's work holds
+now. Each check opens its own short-lived connection (a real round trip, from any event loop or thread); results
+are cached for a moment so a busy prober costs little. A check named in `degraded_without` (the API's broker)
+is reported but leaves the service ready (`status: "degraded"`, HTTP 200); `kafka_access` never is one.
 """
 
 from __future__ import annotations

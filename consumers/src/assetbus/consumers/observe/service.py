@@ -1,23 +1,6 @@
-"""The one service shape: dependencies → open → join → probes, undone in reverse by one `AsyncExitStack`.
-
-Every long-running service (persister, scheduler, Airflow bridge and forwarder) is a `Service`:
-
-- `dependencies(stack)`: wait for Kafka and PostgreSQL (`startup_timeout_s`, exit code 75 after it),
-  with the engine's disposal registered first, so that a start-up timeout leaves nothing open;
-- `open(stack)`: producers, publishers, periodic loops (the toolkit's `every`), each registered on `stack`;
-- `join(stack)`: the consumer groups (by default the toolkit's shell in `shell`), last, so that nothing is
-  fetched before the service can handle it;
-- the probes (`/metrics`, `/healthz`, `/readyz`) when `metrics_port` is set;
-- `started(stack)`: work that may take long and that the probes should already report on (the bridge's
-  first sync from Airflow).
-
-A refusal by the cluster's ACLs that stops some of the service's work is recorded in `refusals` (its consumer
-shell, its periodic loops through `self.every`, its publishers): `/readyz` answers 503 naming the ACL to add, and
-`assetbus_kafka_access_denied` shows it, until the work succeeds again.
-
-`start()` runs the four in order; if any step raises, what was opened is closed in reverse and the
-error propagates. `stop()` closes everything in reverse: the consumer first (its batch in flight
-finishes and commits), then what it published through, then the connections.
+"""The one service shape (docs/architecture.md, "One service shape"): `dependencies` → `open` → `join` → the
+probes → `started`, each step registering what it opened on one `AsyncExitStack`, so that a failed start and
+`stop()` close it all in reverse (the consumer first: its batch in flight finishes and commits).
 """
 
 from __future__ import annotations
@@ -33,7 +16,9 @@ from typing import Any, Self
 from prometheus_client import CollectorRegistry
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from assetbus.consumers.observe.probes import ProbedService, ProbeServer, start_probes
+from assetbus.consumers.observe.probes import ProbedService, ProbeServer
+from assetbus.consumers.observe.process_metrics import register_process_metrics
+from assetbus.consumers.observe.readiness import ReadinessChecks
 from assetbus.consumers.storage import wait_for_database
 from assetbus.producers.kafka.access import AccessRefusals
 from assetbus.producers.kafka.periodic import cancel_and_wait, every
@@ -45,7 +30,9 @@ __all__ = ["Service", "cancel_and_wait", "every"]  # the periodic loop is the to
 
 
 class Service:
-    """Base of the persister, the scheduler, the bridge and the forwarder. `async with` runs `start()` and `stop()`."""
+    """Base of the persister, the scheduler, the bridge and the forwarder: a service fills in the steps
+    (`dependencies`, `open`, `join`, `probed`, `started`) that `start()` runs in order; `async with` runs `start()`
+    and `stop()`."""
 
     log: logging.Logger = logging.getLogger("assetbus.service")
     shell: ServiceShell[Any] | None = None
@@ -55,9 +42,9 @@ class Service:
 
     @functools.cached_property
     def refusals(self) -> AccessRefusals:
+        """What the cluster's ACLs refuse of its work now (shell, `self.every` loops, publishers): `/readyz`
+        answers 503 naming the ACL to add, and `assetbus_kafka_access_denied` shows it, until the work succeeds."""
         return AccessRefusals()
-
-    # -- the steps a service fills in ------------------------------------------------------------------------
 
     def probed(self) -> tuple[CollectorRegistry, ProbedService] | None:
         """The registry and settings of the probes (None: no probes)."""
@@ -77,15 +64,18 @@ class Service:
     async def started(self, stack: AsyncExitStack) -> None:
         """Runs once the probes answer: slow first work that they should already report on."""
 
-    # -- the template ----------------------------------------------------------------------------------------
-
     async def start(self) -> None:
         async with AsyncExitStack() as stack:
             await self.dependencies(stack)
             await self.open(stack)
             await self.join(stack)
-            if (probed := self.probed()) is not None:
-                self._probes = start_probes(*probed, refusals=self.refusals)
+            probed = self.probed()
+            if probed is not None and (port := probed[1].metrics_port) is not None:
+                registry, config = probed  # the probes check the service's broker, database and refusals
+                register_process_metrics(registry, self.refusals)
+                checks = ReadinessChecks(broker=config.kafka, database_url=config.database_url, access=self.refusals)
+                self._probes = ProbeServer(registry, port, config.metrics_host, checks=checks)
+                self._probes.start()  # from inside the service's event loop, which /healthz then watches
                 stack.callback(self.stop_probes)
             await self.started(stack)
             self._stack = stack.pop_all()
@@ -133,8 +123,6 @@ class Service:
             for sig in (signal.SIGINT, signal.SIGTERM):
                 loop.remove_signal_handler(sig)
 
-    # -- helpers for the steps -------------------------------------------------------------------------------
-
     def every(self, interval_s: float, action: Callable[[], Awaitable[Any]], *, what: str, stack: AsyncExitStack,
               first_after_s: float | None = None) -> asyncio.Task[None]:
         """The toolkit's periodic loop, with its refused rounds recorded in `refusals`, cancelled with `stack`."""
@@ -143,10 +131,9 @@ class Service:
 
     async def wait_for(self, stack: AsyncExitStack, config: Any, *, engine: AsyncEngine | None = None,
                        owned_engine: bool = True, required: Iterable[TopicSpec] = ()) -> None:
-        """The usual `dependencies`: Kafka and the `required` topics (missing ones are named with what creates
-        them: `assetbus migrate`, exit code 6, or with ASSETBUS_CREATE_TOPICS=false the platform, 78), then
-        PostgreSQL, within `config.startup_timeout_s`. An `owned_engine` is disposed on `stop()`, or at once
-        when the wait fails."""
+        """The usual `dependencies`: Kafka and the `required` topics, then PostgreSQL, within
+        `config.startup_timeout_s` (docs/architecture.md names the exit codes). An `owned_engine` is disposed on
+        `stop()`, or at once when the wait fails."""
         if engine is not None and owned_engine:
             stack.push_async_callback(engine.dispose)
         policy = startup_policy(config.startup_timeout_s)

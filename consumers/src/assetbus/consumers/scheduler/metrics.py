@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
 
-from assetbus.consumers.observe.buckets import LATENCY_BUCKETS, READINESS_BUCKETS, offset_metrics
+from assetbus.consumers.observe.process_metrics import LATENCY_BUCKETS, READINESS_BUCKETS, offset_metrics
 from assetbus.consumers.scheduler.apply import ORIGIN_SCHEDULER
 from assetbus.consumers.storage.runs import RunRow
 

@@ -1,45 +1,14 @@
-"""The routes Airflow's side calls under `/airflow/`.
+"""The routes Airflow's side calls under `/airflow/` (outside `/execution/`, whose routes need the task token
+these mint); each needs the worker credential (scope `airflow:worker`) or, for `/tokens`, an attestation.
 
-`POST /airflow/tokens`: a short-lived emitter token for a running Airflow task attempt or DAG run; and
-`GET /airflow/kafka`: the brokers and topic prefix that route names to every worker (nothing secret), for
-`AssetbusHook.test_connection()`, which has no running attempt to ask a token for.
-
-These live outside `/execution/` (whose routes need a task token): the token route is how a task gets one.
-
-Two proofs are accepted, by identity mode (`ApiConfig.airflow_identity`, docs/security.md):
-
-- an **attestation** (scope `airflow:attested`), signed by `AssetbusStoreBackend` in Airflow's api-server for
-  the task whose Airflow JWT called it, with the try number, state and end Airflow's metadata holds
-  (`assetbus.producers.airflow.attestation`). The token names that attempt, whatever the body says; a
-  finished attempt's callbacks get one until its end plus `airflow_callback_grace_s`, and nothing after
-  (403 `attempt_ended`). This is the only proof for task tokens in `attested` mode (the default): a worker
-  credential asking for one gets 403 `attestation_required`.
-- the **worker credential**, in `credential` mode for task tokens, and in both modes for DAG-run tokens
-  (DAG-level callbacks run in Airflow's dag-processor, which holds no identity Airflow could attest):
-
-Task code never holds a signing key. Every credential request carries the deployment's worker credential
-(`Authorization: Bearer`, scope `airflow:worker`, see `assetbus.consumers.airflow.workers`): the ids
-of an attempt are readable by anyone who may read Airflow, the credential only by code in the
-deployment's workers. A task then names its own attempt and its task instance UUID; the API asks
-Airflow's REST API (as its service account) whether that task instance is running with that try
-number, and only then signs a token whose claims are that attempt. A DAG-level callback asks for a
-DAG-run token the same way (the run must be running or just finished).
-See docs/security.md, "Tokens for Airflow attempts", and docs/airflow.md, "The trust boundary".
-
-`PUT /airflow/dags/{dag_id}/rule`: the readiness rule of an Airflow DAG, registered from where Airflow parses it.
-
-Airflow's REST API does not show a DAG's partition mappers, and managed Airflow (MWAA, Cloud Composer,
-Astronomer) opens its metadata database to nobody. So the provider's cluster policy
-(`assetbus.producers.airflow.policy`), which runs in Airflow's dag-processor for every DAG it parses, sends
-each DAG tagged `assetbus` here: its timetable serialized as Airflow serializes it. The route translates it
-(`airflow.timetables.translate_timetable`) and stores the rule with `fileloc` `airflow:<dag_id>`, inactive
-while new: the bridge (or `assetbus airflow sync`) activates it when Airflow's REST API lists the DAG tagged
-`assetbus`, and deactivates it when the DAG loses the tag or goes away. A rule already active changes at once.
-
-It needs the worker credential (scope `airflow:worker`, the password of the `assetbus` connection that the
-dag-processor reads). A timetable with no assetbus equivalent is refused (422 `untranslatable_timetable`,
-naming what has none); a DAG id whose rule was synced from a file (`assetbus dags sync`) is not overwritten
-(409 `not_an_airflow_rule`).
+- `POST /airflow/tokens`: a short-lived emitter token for a running task attempt or DAG run, proven by
+  identity mode (`ApiConfig.airflow_identity`): docs/security.md, "Identity modes" and "Tokens for Airflow
+  attempts"; the token names the attested attempt, never the body's.
+- `GET /airflow/kafka`: the brokers and topic prefix named to every worker (nothing secret), for
+  `AssetbusHook.test_connection()`.
+- `PUT /airflow/dags/{dag_id}/rule`: a DAG's readiness rule from its serialized timetable, sent by the
+  provider's cluster policy where Airflow parses DAGs; stored with `fileloc` `airflow:<dag_id>`, inactive while
+  new (docs/airflow.md, "How the rule reaches assetbus"); a rule synced from a file is never overwritten.
 """
 
 from __future__ import annotations

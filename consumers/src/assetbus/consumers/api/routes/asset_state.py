@@ -1,10 +1,6 @@
-"""Asset state store: `/execution/store/asset/by-name/{value,clear}` and `/by-uri/…`, as Airflow 3.3.
-
-Open only to task tokens whose task is registered with the asset as inlet or outlet
-(`assetbus assets attach`); anyone else gets 403, whether or not the asset exists (Airflow leaves
-this check as a TODO and answers 404 for an unknown asset; a 403 for both never tells a task which
-assets exist). The seed's `/execution/state/asset/value?name=` and `/clear?name=` are deprecated
-aliases of the by-name handlers.
+"""Asset state store: `/execution/store/asset/by-name/{value,clear}` and `/by-uri/…`, as Airflow 3.3, and the
+seed's deprecated `/execution/state/asset/…?name=` aliases. Open only to task tokens whose task is attached to the
+asset; anyone else gets 403, whether or not the asset exists (docs/state.md, "Security").
 """
 
 from __future__ import annotations
@@ -55,25 +51,19 @@ class _Asset:
     by: str
     value: str
 
-    def __str__(self) -> str:
-        return f"{self.by}={self.value!r}"
-
-    def ref(self, caller: Caller) -> AssetRef:
-        """The asset as the caller's task asks for it (403 `not_a_task_token` for other tokens)."""
-        ti = caller.task()
-        return AssetRef(self.by, self.value, ti.dag_id, ti.task_id)
-
     @contextlib.asynccontextmanager
     async def registered(self, caller: Caller, db: Database) -> AsyncIterator[tuple[asyncpg.Connection, AssetRef]]:
-        """A connection and the asset's reference; AssetNotRegistered in the block becomes the 403."""
-        ref = self.ref(caller)
+        """A connection and the asset as the caller's task asks for it (403 `not_a_task_token` for other tokens);
+        AssetNotRegistered in the block becomes the 403."""
+        ti = caller.task()
+        ref = AssetRef(self.by, self.value, ti.dag_id, ti.task_id)
         try:
             async with db.raw() as conn:
                 yield conn, ref
         except AssetNotRegistered:
             raise ApiError(403, ApiErrorCode.ASSET_NOT_REGISTERED,
                            f"task {ref.dag_id}.{ref.task_id} is not registered as inlet or outlet of the asset "
-                           f"with {self} (`assetbus assets attach`)") from None
+                           f"with {self.by}={self.value!r} (`assetbus assets attach`)") from None
 
 
 def by_name(name: AssetName) -> _Asset:

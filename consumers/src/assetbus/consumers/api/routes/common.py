@@ -85,11 +85,8 @@ def _invalid(header: str, value: str) -> ApiError:
 
 
 def parse_precondition(if_match: str | None, if_none_match: str | None = None) -> Precondition:
-    """The compare-and-set condition the headers ask for (422 if they are malformed or contradict each other).
-
-    `If-Match: "3"` writes only over version 3 (a list matches any of them; `W/"3"` and a bare `3` are accepted
-    too); `If-Match: *` only over an existing value; `If-None-Match: *` creates only.
-    """
+    """The compare-and-set condition the headers ask for (docs/state.md), 422 if they are malformed or contradict
+    each other; `If-Match` takes a list of versions, and `W/"3"` or a bare `3` for `"3"`."""
     if if_none_match is not None and if_none_match.strip():
         if if_none_match.strip() != "*":
             raise _invalid("If-None-Match", if_none_match)

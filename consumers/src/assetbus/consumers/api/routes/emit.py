@@ -1,10 +1,7 @@
-"""`POST /execution/asset-events/emit`: an emission for notifiers and webhooks that cannot speak Kafka.
-
-Same body and rules as `emit()`; provenance comes from the bearer token. It goes through the
-emissions topic and the persister, and the answer is the persister's receipt: 200 for accepted or
-duplicate, the rejection's status (403 missing `emit` scope or an asset the token's publication
-policy does not declare (`asset_not_declared`), 404 unknown asset, 422 bad partition, 413 extra too large, …)
-with its error code, 504 if no receipt came in time (resend with the same `command_id`).
+"""`POST /execution/asset-events/emit`: an emission for notifiers and webhooks that cannot speak Kafka
+(docs/state.md, "Emitting over HTTP"). Same body and rules as `emit()`; provenance comes from the bearer
+token. The answer is the persister's receipt: 200 for accepted or duplicate, else the rejection's status
+and error code, or 504 if no receipt came in time (resend with the same `command_id`).
 """
 
 from __future__ import annotations

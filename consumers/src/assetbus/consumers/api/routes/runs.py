@@ -1,17 +1,9 @@
-"""`POST /execution/runs/{run_id}/claim`, `.../renew` and `.../finish`: the run ledger of downstream subscribers.
+"""`POST /execution/runs/{run_id}/claim`, `.../renew` and `.../finish`: the run ledger of downstream subscribers
+(docs/consumer-dags.md, "The scheduler, live": a claim is a lease with a fencing token).
 
-A subscriber claims a consumer run before its handler, renews the claim while the handler runs and
-records the outcome after it (see `assetbus.producers.readiness`). A claim is a lease with a fencing
-token, and each route is one of the storage layer's conditional UPDATEs on `consumer_runs`
-(`claim_run`, `renew_run`, `finish_run`): a claim answers `claimed: false` for a run that has
-finished (skip it) or that another holder's live lease covers (`status: running`: claim again
-later), so a re-published signal, a second subscriber process or a restarted one never handles a
-finished run again, nor one that is being handled; a renewal or an outcome with a stale fence is
-refused (`renewed: false`, `recorded: false` with `reason: stale_fence`).
-
-The subscriber holds a **subscriber token** (`assetbus token subscriber`): scope `runs:claim` and a
-`dag_id` claim, no provenance (the persister and the state routes refuse it), signed with the
-installation's minting key. It may claim, renew and finish the runs of its own DAG only.
+Each route is one of the storage layer's conditional UPDATEs on `consumer_runs` (`claim_run`, `renew_run`,
+`finish_run`). The caller holds a **subscriber token** (`assetbus token subscriber`): scope `runs:claim` and a
+`dag_id` claim, no provenance (the persister and the state routes refuse it); it may touch its DAG's runs only.
 """
 
 from __future__ import annotations
@@ -37,7 +29,6 @@ router = APIRouter(prefix="/execution/runs", tags=["runs"], dependencies=[Depend
 
 SUBSCRIBER_TTL_SECONDS = 30 * 24 * 3600
 """A subscriber token is a service credential: 30 days unless told otherwise (mint a new one before then)."""
-SUBSCRIBER_SUBJECT = "subscriber:"
 _CHALLENGE = 'Bearer realm="assetbus"'
 
 RunId = Annotated[str, Path(min_length=1, max_length=250, description="The consumer run's id (the signal's "
@@ -46,7 +37,7 @@ RunId = Annotated[str, Path(min_length=1, max_length=250, description="The consu
 
 def subscriber_token(key: TokenKey, dag_id: str, name: str, *, ttl_seconds: int = SUBSCRIBER_TTL_SECONDS) -> str:
     """A signed subscriber token for the runs of `dag_id`, subject `subscriber:<name>`; `key` as for `issue_token`."""
-    return scoped_token(key, SUBSCRIBER_SUBJECT + name, SCOPE_RUNS_CLAIM, ttl_seconds=ttl_seconds,
+    return scoped_token(key, f"subscriber:{name}", SCOPE_RUNS_CLAIM, ttl_seconds=ttl_seconds,
                         extra_claims={"dag_id": dag_id})
 
 

@@ -1,12 +1,9 @@
-"""Task state store: `/execution/store/ti/{task_instance_id}/{key:path}` and the clear, as Airflow 3.3.
+"""Task state store: `/execution/store/ti/{task_instance_id}/{key:path}` and the clear, as Airflow 3.3 (docs/state.md,
+"Task state over HTTP"; the seed's `/execution/state/ti/…` paths are deprecated aliases of the same handlers).
 
-A task token touches only its own `task_instance_id` (derived from its claims); single-key operations
-never cross mapped siblings; clearing every map index of the task is an explicit opt-in that needs scope
-`ti:mapped` (Airflow offers it only on its core REST API, behind DAG permissions). PUT, DELETE
-(of an absent key too) and clear answer 204. Compare-and-set (`If-Match`/`If-None-Match`, the version
-as `ETag`) is an assetbus extension. Each request is one prepared SQL statement that commits by itself
-(`db.raw()`, `storage.state`; a failed compare-and-set reads the current version in the
-same statement). The seed's `/execution/state/ti/…` paths are deprecated aliases of the same handlers.
+A task token touches only its own `task_instance_id` (derived from its claims); clearing every map index of the
+task needs scope `ti:mapped`. Each request is one prepared SQL statement that commits by itself (`db.raw()`,
+`storage.state`; a failed compare-and-set reads the current version in the same statement).
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
-"""`/ui`: the operators' page, and the read-only JSON it polls under `/ui/api/...`.
-
-Every listing is one page of a keyset-paginated, indexed query (`before` / `after` cursors, at most
-`MAX_PAGE` rows), so the page stays fast with 100,000 events stored. The page and these routes change
-nothing and need an operator token (scope `ui:read`, see ui_auth.py): `/ui/api/*` answers 401/403
-without one, `/ui` sends the browser to `/ui/login`, which sets the sign-in cookie.
+"""`/ui`: the operators' page, and the read-only JSON it polls under `/ui/api/...` (docs/ui.md). Every listing is
+one page of a keyset-paginated, indexed query (`before` / `after` cursors, at most `MAX_PAGE` rows). The page
+and these routes change nothing and need an operator token (ui_auth.py).
 """
 
 from __future__ import annotations

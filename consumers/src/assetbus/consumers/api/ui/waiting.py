@@ -1,7 +1,5 @@
-"""What each waiting partition of a consumer DAG still waits for, e.g. `2026-10-02: demo.orders 2/24 hours`.
-
-The storage layer finds the target partitions with pending queue entries; the DAG's own condition
-(the scheduler's pure planner) says how far each asset wait is.
+"""What each waiting partition of a consumer DAG still waits for, e.g. `2026-10-02: demo.orders 2/24 hours`, as
+the DAG's own condition (the scheduler's pure planner) measures its pending queue entries.
 """
 
 from __future__ import annotations
