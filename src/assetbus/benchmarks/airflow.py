@@ -1,28 +1,9 @@
 """`assetbus bench airflow`: emit → Airflow, with a real Airflow 3 on PostgreSQL (or SQLite), in one run.
 
-One stack for the whole run (`AirflowStack`: Airflow's api-server, scheduler, dag-processor and triggerer
-with its metadata DB on a fresh PostgreSQL database, or SQLite; the assetbus persister, API and
-scheduler on a scratch database and topic prefix; the bridge and forwarders started by the benchmark).
-Events are emitted as users emit them: the SDK's `AsyncEmitter` with a task token, to Kafka, stored by
-the persister. Measured:
-
-- latency, one sample of each path per round, rounds interleaved so that the machine's load falls on
-  every path alike: emit → the forwarded asset event exists in Airflow; emit → Airflow's own
-  scheduling made the run of a DAG with `schedule=[asset]`; emit → the bridge made the run; Airflow's
-  own REST path, `POST /api/v2/assets/events` → the asset-triggered run exists;
-- runs per second for `partitions` ready partitions: through the bridge (the assetbus scheduler made
-  them ready while no bridge ran, then one bridge starts) and through Airflow's own partitioned
-  scheduling (the events stored while no forwarder ran, then one forwarder posts them and a DAG on
-  `PartitionedAssetTimetable` gets a run per partition key).
-
-Every latency starts at the emitting call (or, on Airflow's own path, at the REST POST) on this machine's
-wall clock, and ends at the time Airflow itself recorded: the asset event's `timestamp`, the run's
-`queued_at` (both set when the row is made, on the same clock). Airflow is polled only to learn that
-the row is there, every `poll_s`, so the polling interval is not in the figures and the polls are few.
-
-The bench DAGs are in `airflow_dags/` (why their tasks are `EmptyOperator`s: `bench_consumers.py`). With
-`--first-emits N`, a task's first `emit()` (token, Kafka, receipt, on the task's own clock) is timed too in each
-identity mode, runs alternating (`first_emits`; the modes: `bench_first_emit.py`, docs/benchmarks.md).
+The stack, the paths and how each is timed are in docs/benchmarks.md ("Airflow"). Every latency starts on this
+machine's wall clock and ends at the time Airflow wrote into its row (the asset event's `timestamp`, the run's
+`queued_at`, the same clock): Airflow is polled, every `poll_s`, only to learn that the row is there. The bench
+DAGs are in `airflow_dags/`.
 """
 
 from __future__ import annotations
@@ -90,7 +71,6 @@ class Round:
     bridge_run: float | None = None
     rest_run: float | None = None
     rest_post: float | None = None
-    """How long Airflow took to answer the POST."""
     """How long Airflow took to answer the POST."""
 
 

@@ -1,18 +1,10 @@
-"""The persister benchmark: N commands pre-loaded on a fresh topic prefix and a fresh database, then
-one persister process started; time until every command is durable *and* receipted.
+"""The persister benchmark (`assetbus bench persister`; docs/benchmarks.md): N commands pre-loaded on a fresh
+topic prefix and database, then one `assetbus run persister`, timed until every command is durable and receipted
+(a receipt is published only after its event's transaction committed).
 
-A receipt is published only after the transaction holding its event committed, so "all receipts
-on the receipts topic" means "all durable and all answered". The persister runs as a real
-subprocess (`assetbus run persister`); its peak RSS is sampled with psutil every 50 ms, its batch
-sizes and transaction latencies are read from its own Prometheus endpoint.
-
-`run_group` (`bench scale --persisters`): k persister processes in one consumer group, on a fresh prefix
-and database. They start first, on empty topics; once each has received its partition assignment (its
-`assetbus_persister_rebalances` counter, read from its `/metrics`) and a warm-up command per asset is
-answered, they are paused (SIGSTOP) while N commands are produced, so the producer's speed is not what
-is measured, and resumed (SIGCONT); the time runs from the resume to the last receipt on the receipts
-topic. The pause must stay below the group's session timeout (10 s): a rebalance during the run is
-counted and reported.
+`run_group` (`bench scale --persisters`): k persisters in one group, paused (SIGSTOP) while the commands are
+produced and timed from the resume (SIGCONT) to the last receipt. The pause must stay below the group's session
+timeout (10 s): a rebalance during the run is counted and reported.
 """
 
 from __future__ import annotations

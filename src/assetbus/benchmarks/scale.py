@@ -1,23 +1,6 @@
-"""`assetbus bench scale`: how cost grows, offered rate against latency, and processes in one group.
-
-1. **Offered rate**: the scheduler benchmark's latency run (emitter → persister → scheduler →
-   readiness reader, real subprocesses) at each offered rate, for the same number of seconds.
-2. **Persisters in one group**: `persister.run_group` with 1, 2, … processes.
-3. **Schedulers in one group** (`--schedulers`): `scheduler_group.run_scheduler_group` with 1, 2, …
-   processes sharing the asset-events partitions.
-
-And how the scheduler's cost grows with what users grow (`--dags`, `--partitions`, `--backlog`):
-
-4. **Consumer DAGs registered** (`dags_run`): 1, 100, 1,000 DAGs. Each event matches a few of them: the
-   per-event DAG and the daily roll-up of the scheduler benchmark (one of them with 1 DAG); the others wait
-   on assets that get no events. A backlog of events is applied by one scheduler process (the scheduler
-   benchmark's throughput run): events/s, CPU per event, peak RSS.
-5. **Distinct partitions** (`partitions_run`): the database holds the history of P partitions already
-   (P stored events, the per-event DAG's P runs, the daily DAG's queue rows and runs, written by SQL);
-   then a latency run at an offered rate on new partitions: readiness p50/p99, and the scheduler's table
-   sizes after it.
-6. **A backlog replayed to a new consumer DAG** (`backlog_run`): N stored events (written by SQL), a
-   per-event DAG registered after them, and `replay` in a process of its own: events/s and peak RSS.
+"""`assetbus bench scale`: offered rate against latency, persisters and schedulers in one group, and how the
+scheduler's cost grows with consumer DAGs (`dags_run`), partitions (`partitions_run`) and a replayed backlog
+(`backlog_run`); docs/benchmarks.md ("Scaling") says what each run does.
 """
 
 from __future__ import annotations

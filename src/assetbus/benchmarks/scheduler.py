@@ -1,25 +1,9 @@
-"""The scheduler benchmark, on a fresh topic prefix and a fresh database per run, with real subprocesses.
+"""The scheduler benchmark (`assetbus bench scheduler`; docs/benchmarks.md), each run on a fresh topic prefix and
+database with real subprocesses: a pre-loaded backlog applied by one scheduler (`apply_backlog`), and latency
+runs at offered rates (`measure_latency`), each event's path cut into `STAGES` by times recorded on the way
+(Kafka's record timestamps among them have millisecond resolution).
 
-1. **Throughput**: N events are stored and put on the asset-events topic first (as the persister
-   would), then one `assetbus run scheduler` process starts; time from its first run to the last of
-   N runs published, and its CPU over that time. Two consumer DAGs wait on the asset: an identity DAG
-   (a run and a readiness signal per event, the most work per event) and an hourly → daily roll-up.
-2. **Latency** (`measure_latency`), once per offered rate: a persister and a scheduler run as
-   subprocesses; events are emitted at the rate (in 10 ms ticks) through the async emitter without
-   waiting for receipts, and each one's signal is read from the identity DAG's readiness topic.
-   Latency = signal received minus emit() called (emitter → Kafka → persister → PostgreSQL → Kafka →
-   scheduler → PostgreSQL → Kafka → reader); the first `warmup_s` seconds are left out.
-
-   Each event's path is also cut into stages (`LatencyRun.stages_ms`) by times recorded on the way, on
-   one machine's clock: the persister's transaction start (`asset_events.created_at`, PostgreSQL's
-   `now()`), the asset event's record timestamp (set by the persister's producer when it is handed the
-   record, after the commit), the scheduler's transaction start (`consumer_runs.created_at`), the
-   readiness record's timestamp (set when the scheduler's producer is handed it, after its commit),
-   and the reader's receipt of the signal. Kafka's timestamps have millisecond resolution.
-
-The asset, the two consumer DAGs and the services as subprocesses are shared with `bench scale` and
-`bench soak`. From Python: `report = await run_benchmark(settings, SchedulerBenchOptions())`, then
-`report.summary()`, the flat figures `assetbus bench all --json` reads.
+The asset, the two consumer DAGs and `service` are shared with `bench scale` and `bench soak`.
 """
 
 from __future__ import annotations

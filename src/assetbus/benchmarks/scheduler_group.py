@@ -1,20 +1,10 @@
 """`assetbus bench scale --schedulers 1,2,3`: scheduler processes in one group, sharing the asset-events partitions.
 
-One asset per asset-events partition (names chosen so that every partition gets one), each with its
-own per-event consumer DAG (a run and a readiness signal per event). k `assetbus run scheduler`
-processes start first, in one consumer group, on empty topics; once the group is stable with k
-members and a warm-up event per asset is signalled, they are paused (SIGSTOP) while `events` events,
-spread evenly over the assets, are stored and put on the asset-events topic by an in-process
-persister, and resumed (SIGCONT). Timed from the resume to the last signal, with the CPU of all k
-processes over that time. Their session timeout is raised to 60 s, so the pause is no rebalance.
-
-Pinning processes to CPUs shows what a machine with more cores would, measured on this one:
-`--pin-schedulers 1 --pin-infra 0` runs the scheduler processes on CPU 1 alone, and Kafka, PostgreSQL
-and the benchmark's own process (its load generator and signal counter) on CPU 0 alone, so each side's
-CPU per event is measured without the other's run queue in it. Every thread of a process is pinned
-(`sched_setaffinity` per task id: a JVM's threads do not inherit a later change of its first thread),
-and new PostgreSQL backends inherit the postmaster's mask. `pinned_infra` restores every mask it
-changed to all CPUs when the run ends, whatever happened.
+One asset (and one per-event consumer DAG) per asset-events partition. The k processes join one group on empty
+topics, are paused (SIGSTOP) while the events are stored, and are timed from the resume (SIGCONT) to the last
+signal; their session timeout is raised to 60 s, so the pause is no rebalance. `--pin-schedulers` and
+`--pin-infra` pin them, and Kafka, PostgreSQL and this process, to CPUs (docs/benchmarks.md); `pinned_infra`
+restores every mask it changed when the run ends, whatever happened.
 """
 
 from __future__ import annotations
@@ -157,7 +147,8 @@ def parse_cpus(text: str) -> frozenset[int]:
 
 
 def pin(pid: int, cpus: frozenset[int]) -> None:
-    """Every thread of process `pid` and of its descendants on `cpus` (those that end meanwhile are skipped)."""
+    """Every thread of process `pid` and of its descendants on `cpus`, by task id (a JVM's threads do not inherit a
+    later change of its first thread; new PostgreSQL backends inherit the postmaster's); ended ones are skipped."""
     try:
         children = [child.pid for child in psutil.Process(pid).children(recursive=True)]
     except psutil.NoSuchProcess:

@@ -1,11 +1,8 @@
 """`assetbus bench soak`: a long run at a fixed offered rate, sampled over time (RSS, latency, backlog).
 
-The pipeline of the scheduler benchmark's latency run (its asset and consumer DAGs, `assetbus run
-persister` and `assetbus run scheduler` as subprocesses, a reader on the identity DAG's readiness
-topic), but for up to N events or a time bound, whichever comes first. Every `interval_s` it records
-what was emitted, receipted and signalled, receipt and readiness p50/p99 of that window, and the RSS
-and CPU of both services, so memory growth or a falling-behind stage shows as a trend. Only the
-events still in flight are held in memory here, so a million events cost the load generator little.
+The scheduler benchmark's latency pipeline, for up to N events or a time bound; every `interval_s` a `Window` of
+what was emitted, receipted and signalled, its p50/p99, and both services' RSS and CPU. Only the events still in
+flight are held in memory here, so a million events cost the load generator little.
 """
 
 from __future__ import annotations
