@@ -163,9 +163,6 @@ class AirflowPaths:
             if not page[key] or len(found) >= page["total_entries"]:
                 return found
 
-    async def runs(self, dag_id: str) -> list[dict[str, Any]]:
-        return await self.every(f"/dags/{dag_id}/dagRuns", "dag_runs", order_by="id")
-
     async def forwarded_event(self, asset: AssetRef, event_id: int) -> dict[str, Any] | None:
         """Airflow's asset event that carries assetbus event `event_id` (the forwarder's `extra["assetbus"]`).
         Airflow answers 500 while the run the event triggered is queued (see `native_burst`): `wait` asks again,
@@ -234,18 +231,26 @@ class AirflowPaths:
                                              "partition_key = ANY(:k)"), {"d": BRIDGE_DAG, "k": list(keys)})).scalar()
         return True if found == len(keys) else None
 
-    async def _all_runs(self, dag_id: str, before: int, count: int, progress: Callable[[str], None]) -> None:
-        last_said = time.monotonic()
+    async def _runs_made(self, dag_id: str, keys: Sequence[str], start: Callable[[], None],
+                         progress: Callable[[str], None]) -> tuple[float, list[dict[str, Any]]]:
+        """Start the service, wait until `dag_id` has a run per key: when the service started, and those runs."""
+        before, _ = await self.newest_run(dag_id)
+        started, last_said = time.time(), time.monotonic()
+        start()
 
         async def done() -> bool | None:
             nonlocal last_said
             total, _ = await self.newest_run(dag_id)
             if time.monotonic() - last_said > 10:
-                progress(f"    {max(0, total - before):,} of {count:,} runs of {dag_id} in Airflow")
+                progress(f"    {max(0, total - before):,} of {len(keys):,} runs of {dag_id} in Airflow")
                 last_said = time.monotonic()
-            return True if total >= before + count else None
+            return True if total >= before + len(keys) else None
 
-        await self.wait(f"{count} runs of {dag_id}", done, timeout_s=max(self.timeout_s, count * 3.0), every_s=0.25)
+        await self.wait(f"{len(keys)} runs of {dag_id}", done, timeout_s=max(self.timeout_s, len(keys) * 3.0),
+                        every_s=0.25)
+        wanted = set(keys)
+        runs = await self.every(f"/dags/{dag_id}/dagRuns", "dag_runs", order_by="id")
+        return started, [r for r in runs if r.get("partition_key") in wanted]
 
     async def bridge_burst(self, count: int, progress: Callable[[str], None]) -> Burst:
         """`count` partitions made ready by the assetbus scheduler while no bridge runs; then one bridge."""
@@ -253,15 +258,10 @@ class AirflowPaths:
         keys = [f"burst-{uuid.uuid4().hex[:8]}-{i:05d}" for i in range(count)]
         await self._emit_all(ORDERS, keys)
         await self.wait(f"the assetbus scheduler to make {count} ready runs", lambda: self._ready(keys))
-        before, _ = await self.newest_run(BRIDGE_DAG)
         progress(f"  {count:,} partitions ready in assetbus; starting the bridge (--concurrency "
                  f"{self.bridge_concurrency})")
-        started = time.time()
-        self.start_bridge()
-        await self._all_runs(BRIDGE_DAG, before, count, progress)
-        wanted = set(keys)
-        queued = sorted(airflow_time(r["queued_at"]) for r in await self.runs(BRIDGE_DAG)
-                        if r.get("partition_key") in wanted)
+        started, runs = await self._runs_made(BRIDGE_DAG, keys, self.start_bridge, progress)
+        queued = sorted(airflow_time(r["queued_at"]) for r in runs)
         if len(queued) != count:
             raise RuntimeError(f"the bridge made {len(queued)} runs for {count} partitions")
         return Burst(count, queued[-1] - queued[0], queued[-1] - started)
@@ -271,20 +271,18 @@ class AirflowPaths:
         forwarder posts them, and Airflow's own partitioned scheduling makes a run per partition key."""
         keys = [f"burst-{uuid.uuid4().hex[:8]}-{i:05d}" for i in range(count)]
         await self._emit_all(PARTITIONS, keys)
-        before, _ = await self.newest_run(PARTITIONS_DAG)
         progress(f"  {count:,} partition-keyed events stored in assetbus; starting a forwarder")
-        started = time.time()
-        self.start_forwarder("forwarder-partitions", PARTITIONS)
-        await self._all_runs(PARTITIONS_DAG, before, count, progress)
-        wanted = set(keys)
-        runs = {r["partition_key"]: airflow_time(r["queued_at"]) for r in await self.runs(PARTITIONS_DAG)
-                if r.get("partition_key") in wanted}
+        started, made = await self._runs_made(PARTITIONS_DAG, keys,
+                                              lambda: self.start_forwarder("forwarder-partitions", PARTITIONS),
+                                              progress)
+        runs = {r["partition_key"]: airflow_time(r["queued_at"]) for r in made}
         # Airflow 3.3's GET /assets/events answers 500 while a run an event triggered has not started (the
         # response model wants the run's start_date): asked again until the runs have started
         listed = await self.wait("GET /assets/events to answer (it fails while a triggered run is queued)",
                                  lambda: self.every("/assets/events", "asset_events", order_by="timestamp",
                                                     asset_id=self.asset_ids[PARTITIONS.name]),
                                  timeout_s=max(self.timeout_s, count * 3.0), every_s=1.0)
+        wanted = set(keys)
         events = {e["partition_key"]: airflow_time(e["timestamp"]) for e in listed if e.get("partition_key") in wanted}
         if len(runs) != count or len(events) != count:
             raise RuntimeError(f"Airflow has {len(events)} events and {len(runs)} runs for {count} partitions")

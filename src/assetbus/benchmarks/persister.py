@@ -25,7 +25,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from assetbus.benchmarks.conditions import conditions
-from assetbus.benchmarks.processes import ProcessSampler, ProcessWatch
+from assetbus.benchmarks.processes import ProcessSampler, watching
 from assetbus.benchmarks.scrape import Histogram, scrape
 from assetbus.benchmarks.scratch import at_least, database, record_count, scratch_pipeline, service_env, stop, until
 from assetbus.benchmarks.stats import per_second
@@ -153,27 +153,25 @@ async def run_benchmark(settings: Settings, options: BenchOptions) -> BenchRepor
             process = await asyncio.create_subprocess_exec(
                 *persister_command(f"{topics.prefix}-persister", port, options),
                 env=service_env(settings, topics, persister_url))
-            watch = ProcessWatch(process.pid)
-            watch.start()
             first: float | None = None
             cpu_at_first = 0.0
             done = 0
             try:
-                deadline = launched + options.timeout_s
-                while done < options.commands:
-                    if process.returncode is not None:
-                        raise RuntimeError(f"the persister exited with code {process.returncode}")
-                    if time.perf_counter() > deadline:
-                        raise RuntimeError(f"timed out after {options.timeout_s}s with {done} receipts")
-                    done = await receipts()
-                    if done and first is None:
-                        first, cpu_at_first = time.perf_counter(), watch.cpu_s()
-                    await asyncio.sleep(0.05)
-                finished = time.perf_counter()
-                cpu_s = watch.cpu_s()
-                metrics = await asyncio.to_thread(scrape, f"http://127.0.0.1:{port}/metrics")
+                async with watching(process.pid) as watch:
+                    deadline = launched + options.timeout_s
+                    while done < options.commands:
+                        if process.returncode is not None:
+                            raise RuntimeError(f"the persister exited with code {process.returncode}")
+                        if time.perf_counter() > deadline:
+                            raise RuntimeError(f"timed out after {options.timeout_s}s with {done} receipts")
+                        done = await receipts()
+                        if done and first is None:
+                            first, cpu_at_first = time.perf_counter(), watch.cpu_s()
+                        await asyncio.sleep(0.05)
+                    finished = time.perf_counter()
+                    cpu_s = watch.cpu_s()
+                    metrics = await asyncio.to_thread(scrape, f"http://127.0.0.1:{port}/metrics")
             finally:
-                await watch.stop()
                 await stop(process, 60 if options.profile else 20)
         assert first is not None
         async with database(db_url) as engine, engine.connect() as conn:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from assetbus.benchmarks.persister import GroupReport, run_group
-from assetbus.benchmarks.processes import ProcessSampler, ProcessWatch
+from assetbus.benchmarks.processes import ProcessSampler, watching
 from assetbus.benchmarks.scheduler import (
     ASSET,
     DAILY,
@@ -130,12 +130,10 @@ async def backlog_run(settings: Settings, events: int, timeout_s: float = 1800.0
         process = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "assetbus.benchmarks.replay_child", BACKLOG_DAG.dag_id,
             env={**os.environ, "DATABASE_URL": db_url}, stdout=asyncio.subprocess.PIPE)
-        watch = ProcessWatch(process.pid)
-        watch.start()
         try:
-            out, _ = await asyncio.wait_for(process.communicate(), timeout_s)
+            async with watching(process.pid) as watch:
+                out, _ = await asyncio.wait_for(process.communicate(), timeout_s)
         finally:
-            await watch.stop()
             if process.returncode is None:
                 process.kill()
                 await process.wait()

@@ -28,8 +28,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from assetbus.benchmarks.conditions import conditions
 from assetbus.benchmarks.persister import preload
-from assetbus.benchmarks.processes import ProcessWatch
-from assetbus.benchmarks.scratch import database, record_count, scratch_pipeline, service_env, stop
+from assetbus.benchmarks.processes import ProcessWatch, watching
+from assetbus.benchmarks.scratch import database, in_background, record_count, scratch_pipeline, service_env, stop
 from assetbus.benchmarks.stats import Throughput, percentile
 from assetbus.consumers.observe.lag import partitions_of
 from assetbus.consumers.persister import Persister, PersisterConfig
@@ -104,12 +104,10 @@ async def service(settings: Settings, topics: Topics, db_url: str, *args: str,
         command = [str(bin_dir / "py-spy"), "record", "--format", "raw", "--rate", "200", "--output", str(profile),
                    "--", *command]
     process = await asyncio.create_subprocess_exec(*command, env=service_env(settings, topics, db_url))
-    watch = ProcessWatch(process.pid)
-    watch.start()
     try:
-        yield watch
+        async with watching(process.pid) as watch:
+            yield watch
     finally:
-        await watch.stop()
         if process.returncode is None:  # SIGTERM; under py-spy to its child (py-spy then writes its file)
             with contextlib.suppress(psutil.Error):
                 running = psutil.Process(process.pid)
@@ -269,8 +267,7 @@ async def measure_latency(settings: Settings, topics: Topics, db_url: str, rate:
         reader.assign([*parts, *events])
         await reader.seek_to_end(*parts, *events)
         offered, all_in = asyncio.Event(), asyncio.Event()
-        reading = asyncio.create_task(_read(reader, received, sent, offered, all_in, marks, topics.asset_events))
-        try:
+        async with in_background(_read(reader, received, sent, offered, all_in, marks, topics.asset_events)):
             await _warm_up(emitter, received)
             received.clear()
             cpu_before = watch.cpu_s()
@@ -279,9 +276,6 @@ async def measure_latency(settings: Settings, topics: Topics, db_url: str, rate:
             with contextlib.suppress(TimeoutError):  # signals that never came are left out of the figures
                 await asyncio.wait_for(all_in.wait(), 60)
             run.scheduler_cpu_s = watch.cpu_s() - cpu_before
-        finally:
-            reading.cancel()
-            await asyncio.gather(reading, return_exceptions=True)
     run.scheduler_peak_rss_mb = watch.peak_rss / 2**20
     cutoff = min(sent.values(), default=0.0) + warmup_s
     run.offered = len(sent)

@@ -9,8 +9,9 @@ import os
 import signal
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from contextlib import asynccontextmanager
+from typing import Any
 
 import asyncpg
 from aiokafka import AIOKafkaConsumer, TopicPartition
@@ -94,6 +95,17 @@ async def until(check: Callable[[], Awaitable[bool]], timeout_s: float, what: st
         if time.perf_counter() > deadline:
             raise RuntimeError(f"timed out waiting for {what}")
         await asyncio.sleep(every_s)
+
+
+@asynccontextmanager
+async def in_background(work: Coroutine[Any, Any, None]) -> AsyncIterator[asyncio.Task[None]]:
+    """`work` as a task while the block runs, cancelled (and awaited) after it."""
+    task = asyncio.create_task(work)
+    try:
+        yield task
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
 
 
 async def at_least(count: Callable[[], Awaitable[int]], n: int) -> bool:

@@ -19,7 +19,7 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 from assetbus.benchmarks.conditions import conditions
 from assetbus.benchmarks.processes import ProcessSampler
 from assetbus.benchmarks.scheduler import ASSET, IDENTITY, START, offer, prepare, readiness_topics, service
-from assetbus.benchmarks.scratch import scratch_pipeline
+from assetbus.benchmarks.scratch import in_background, scratch_pipeline
 from assetbus.benchmarks.stats import percentile
 from assetbus.producers import AsyncEmitter, task_token
 from assetbus.producers.kafka.producer import started
@@ -92,24 +92,15 @@ async def run_soak(settings: Settings, options: SoakOptions, progress: Callable[
             parts = [TopicPartition(topics.readiness(IDENTITY.dag_id), p) for p in range(3)]
             reader.assign(parts)
             await reader.seek_to_end(*parts)
-            reading = asyncio.create_task(_read(reader, live))
-            sampler = ProcessSampler(interval_s=1.0)
-            try:
-                with sampler.running():
+            async with in_background(_read(reader, live)):
+                with ProcessSampler(interval_s=1.0).running() as sampler:
                     live.sent_at["warm-up"] = time.perf_counter()
                     await emitter.emit(ASSET, partition_key="warm-up", partition_date=START - timedelta(hours=1),
                                        dedupe_key="warm-up", timeout_s=120)
                     await asyncio.wait_for(live.warmed.wait(), 120)
                     began = time.perf_counter()
-                    offering = asyncio.create_task(_offer(emitter, options, live, began))
-                    try:
+                    async with in_background(_offer(emitter, options, live, began)) as offering:
                         await _watch(options, live, sampler, report, began, offering, progress)
-                    finally:
-                        offering.cancel()
-                        await asyncio.gather(offering, return_exceptions=True)
-            finally:
-                reading.cancel()
-                await asyncio.gather(reading, return_exceptions=True)
     report.emitted, report.receipted, report.signalled = live.emitted, live.receipted, live.signalled
     return report
 
