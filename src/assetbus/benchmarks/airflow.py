@@ -138,7 +138,6 @@ class AirflowPaths:
     # Airflow's side
 
     async def start(self) -> None:
-        """Every bench DAG unpaused, the Airflow ids of the assets known."""
         for dag_id in DAG_IDS:
             (await self.http.patch(f"/dags/{dag_id}", json={"is_paused": False})).raise_for_status()
         for asset in (FORWARDED, NATIVE, PARTITIONS):
@@ -305,7 +304,6 @@ class AirflowPaths:
         self.services.pop(name, None)
 
     def check_services(self) -> None:
-        """Fail at once when a service the benchmark started has exited, naming its log."""
         for name, process in self.services.items():
             if process.poll() is not None:
                 raise RuntimeError(f"assetbus {name} exited ({process.returncode}); see {self.stack.home}/{name}.log")
@@ -409,7 +407,6 @@ class AirflowBenchOptions:
         return self.bridge_concurrency or BRIDGE_CONCURRENCY[self.metadata]
 
     def settings(self) -> dict[str, str]:
-        """Airflow's settings the benchmark sets, "section.key" → value (LocalAirflow's others aside)."""
         return {**AIRFLOW_SETTINGS, "api.workers": API_WORKERS[self.metadata], **dict(self.airflow_settings)}
 
 

@@ -17,6 +17,7 @@ import sys
 from collections.abc import AsyncIterator
 from dataclasses import asdict, dataclass, field
 
+import httpx
 import psutil
 
 from assetbus.benchmarks.conditions import conditions
@@ -107,18 +108,14 @@ async def _fresh_stack(s: Settings, options: ApiBenchOptions) -> AsyncIterator[_
 
 
 async def _until_up(port: int, api: asyncio.subprocess.Process) -> None:
-    probe = http_request("GET", "/healthz", {"Connection": "close"}).encode("latin-1")
-    for _ in range(300):
-        if api.returncode is not None:
-            raise RuntimeError(f"the API exited with code {api.returncode}")
-        with contextlib.suppress(OSError, asyncio.IncompleteReadError):
-            reader, writer = await asyncio.open_connection("127.0.0.1", port)
-            writer.write(probe)
-            head = await reader.readuntil(b"\r\n\r\n")
-            writer.close()
-            if head.startswith(b"HTTP/1.1 200"):
-                return
-        await asyncio.sleep(0.1)
+    async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=2) as http:
+        for _ in range(300):
+            if api.returncode is not None:
+                raise RuntimeError(f"the API exited with code {api.returncode}")
+            with contextlib.suppress(httpx.HTTPError):
+                if (await http.get("/healthz")).status_code == 200:
+                    return
+            await asyncio.sleep(0.1)
     raise RuntimeError("the API did not start")
 
 

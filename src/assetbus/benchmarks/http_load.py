@@ -48,7 +48,6 @@ def http_request(method: str, path: str, headers: dict[str, str], body: bytes = 
 
 
 async def _response(reader: asyncio.StreamReader) -> int:
-    """Read one response; its status."""
     head = await reader.readuntil(b"\r\n\r\n")
     status = int(head[9:12])
     length = 0

@@ -111,7 +111,6 @@ async def preload(connection: KafkaConnection, topics: Topics, commands: list[Em
 
 
 def persister_command(group_id: str, metrics_port: int, options: BenchOptions) -> list[str]:
-    """`assetbus run persister ...`, optionally under pyinstrument."""
     args = ["run", "persister", "--group-id", group_id, "--metrics-port", str(metrics_port),
             "--metrics-host", "127.0.0.1", "--max-records", str(options.max_records),
             "--chunk-size", str(options.chunk_size), "--transactions-in-flight", str(options.transactions_in_flight),

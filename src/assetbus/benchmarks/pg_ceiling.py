@@ -89,7 +89,6 @@ def _chunks(options: CeilingOptions, asset_ids: list[int], tag: str) -> list[Chu
 
 async def run_pg_ceiling(settings: Settings, options: CeilingOptions,
                          progress: Callable[[str], None] = lambda _: None) -> CeilingReport:
-    """The rate in a fresh migrated database, dropped afterwards."""
     tag = uuid.uuid4().hex[:10]
     db_name = f"assetbus_bench_{tag}"
     db_url = await create_database(settings.database_url, db_name)

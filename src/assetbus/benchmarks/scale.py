@@ -59,19 +59,15 @@ class DagsRow:
 class PartitionsRow:
     partitions: int
     """Distinct partitions whose history the database holds before the latency run."""
-    rate: int
-    signals: int
-    readiness_p50_ms: float
-    readiness_p99_ms: float
-    scheduler_peak_rss_mb: float
-    tables: dict[str, tuple[int, float]] = field(default_factory=dict)
+    latency: LatencyRun
+    tables: dict[str, tuple[int, float]]
     """Table → (rows, MB with indexes), after the run."""
 
     def figures(self) -> dict[str, object]:
-        return {"partitions": self.partitions, "offered_per_s": self.rate, "signals_measured": self.signals,
-                "readiness_p50_ms": round(self.readiness_p50_ms, 1),
-                "readiness_p99_ms": round(self.readiness_p99_ms, 1),
-                "scheduler_peak_rss_mb": round(self.scheduler_peak_rss_mb, 1),
+        r = self.latency
+        return {"partitions": self.partitions, "offered_per_s": r.rate, "signals_measured": len(r.latencies_ms),
+                "readiness_p50_ms": round(r.percentile(50), 1), "readiness_p99_ms": round(r.percentile(99), 1),
+                "scheduler_peak_rss_mb": round(r.scheduler_peak_rss_mb, 1),
                 "tables": {name: {"rows": rows, "mb": round(mb, 1)} for name, (rows, mb) in self.tables.items()}}
 
 
@@ -89,7 +85,6 @@ class BacklogRow:
 
 
 async def dags_run(settings: Settings, dags: int, events: int, timeout_s: float = 600.0) -> DagsRow:
-    """`dags` consumer DAGs registered, `events` events applied by one scheduler."""
     matching = [IDENTITY, DAILY][:min(dags, 2)]
     idle_assets = [AssetRef(name=f"bench.idle-{i}", uri=f"s3://bench/idle-{i}/")
                    for i in range(min(dags - len(matching), IDLE_ASSETS))]
@@ -113,8 +108,7 @@ async def partitions_run(settings: Settings, partitions: int, rate: int, seconds
         await store_history(db_url, partitions, runs=True)
         latency = await measure_latency(settings, topics, db_url, rate, seconds)
         tables = await table_sizes(db_url)
-    return PartitionsRow(partitions, rate, len(latency.latencies_ms), latency.percentile(50),
-                         latency.percentile(99), latency.scheduler_peak_rss_mb, tables)
+    return PartitionsRow(partitions, latency, tables)
 
 
 BACKLOG_DAG = ConsumerDag(dag_id="bench.replayed", schedule=AssetWait(ASSET.name, mapping=Identity()), coalesce=False)
@@ -220,7 +214,8 @@ async def run_growth(settings: Settings, *, dags: tuple[int, ...], dag_events: i
         progress(f"{p:,} partitions stored, then {partition_rate:,}/s offered for {seconds:g} s")
         prow = await partitions_run(settings, p, partition_rate, seconds)
         report.partitions.append(prow)
-        progress(f"  readiness p50/p99 {prow.readiness_p50_ms:.0f}/{prow.readiness_p99_ms:.0f} ms, consumer_runs "
+        progress(f"  readiness p50/p99 {prow.latency.percentile(50):.0f}/{prow.latency.percentile(99):.0f} ms, "
+                 f"consumer_runs "
                  f"{prow.tables['consumer_runs'][0]:,} rows")
     for n in backlog:
         progress(f"{n:,} stored events replayed to a new consumer DAG")
@@ -250,7 +245,6 @@ class ScaleOptions:
 
 @dataclass
 class RateRow:
-    offered_per_s: int
     report: LatencyRun
     persister_peak_rss_mb: float
     scheduler_peak_rss_mb: float
@@ -258,7 +252,7 @@ class RateRow:
 
     def figures(self) -> dict[str, float]:
         r = self.report
-        return {"offered_per_s": self.offered_per_s, "emitted": r.offered,
+        return {"offered_per_s": r.rate, "emitted": r.offered,
                 "signals_measured": len(r.latencies_ms), "receipts_measured": len(r.receipt_latencies_ms),
                 "receipt_p50_ms": r.percentile(50, receipts=True), "receipt_p99_ms": r.percentile(99, receipts=True),
                 "readiness_p50_ms": r.percentile(50), "readiness_p99_ms": r.percentile(99),
@@ -284,7 +278,7 @@ async def run_scale(settings: Settings, options: ScaleOptions, progress: Callabl
         with ProcessSampler().running() as sampler:
             async with scratch_pipeline(settings, readiness_topics) as (topics, db_url):
                 r = await measure_latency(settings, topics, db_url, rate, options.seconds)
-        row = RateRow(rate, r, sampler.peak_rss_mb("persister"), sampler.peak_rss_mb("scheduler"), os.getloadavg())
+        row = RateRow(r, sampler.peak_rss_mb("persister"), sampler.peak_rss_mb("scheduler"), os.getloadavg())
         report.rates.append(row)
         progress(f"  receipt p50/p99 {r.percentile(50, receipts=True):.0f}/{r.percentile(99, receipts=True):.0f} ms, "
                  f"readiness p50/p99 {r.percentile(50):.0f}/{r.percentile(99):.0f} ms, load {row.load_after[0]:.2f}")

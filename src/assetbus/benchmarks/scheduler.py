@@ -196,7 +196,6 @@ class SchedulerBenchReport:
 
 
 async def run_benchmark(settings: Settings, options: SchedulerBenchOptions) -> SchedulerBenchReport:
-    """The throughput run (none with `events=0`), then one latency run per offered rate, each on a scratch pipeline."""
     report = SchedulerBenchReport(options, load_before=os.getloadavg(), conditions=conditions())
     if options.events:
         async with scratch_pipeline(settings, readiness_topics) as (topics, db_url):
@@ -248,7 +247,6 @@ async def apply_backlog(settings: Settings, topics: Topics, db_url: str, n: int,
 
 async def measure_latency(settings: Settings, topics: Topics, db_url: str, rate: int, seconds: float,
                           warmup_s: float = 1.0) -> LatencyRun:
-    """One latency run: `rate` emissions/s offered for `seconds`, the first `warmup_s` left out."""
     await prepare(settings, topics, db_url)
     run = LatencyRun(rate, load_before=os.getloadavg())
     sent: dict[str, float] = {}

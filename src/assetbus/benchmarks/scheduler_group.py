@@ -72,8 +72,10 @@ async def run_scheduler_group(settings: Settings, schedulers: int, events: int, 
                               pin_schedulers: frozenset[int] | None = None,
                               pin_infra: frozenset[int] | None = None) -> SchedulerGroupReport:
     """`pin_schedulers`: the CPUs of the scheduler processes; `pin_infra`: of Kafka, PostgreSQL and this process."""
-    report = SchedulerGroupReport(schedulers, 0, load_before=os.getloadavg(), pinned=_pinned_text(
-        pin_schedulers, pin_infra))
+    pinned = [f"{what} on CPU {','.join(map(str, sorted(cpus)))}" for what, cpus in
+              (("schedulers", pin_schedulers), ("Kafka, PostgreSQL and the load generator", pin_infra))
+              if cpus is not None]
+    report = SchedulerGroupReport(schedulers, 0, load_before=os.getloadavg(), pinned="; ".join(pinned))
     assets: list[AssetRef] = []  # one per asset-events partition, known once the topics exist
 
     def readiness(topics: Topics) -> list[str]:
@@ -119,12 +121,6 @@ async def run_scheduler_group(settings: Settings, schedulers: int, events: int, 
     return report
 
 
-def _pinned_text(schedulers: frozenset[int] | None, infra: frozenset[int] | None) -> str:
-    parts = [f"{what} on CPU {','.join(map(str, sorted(cpus)))}" for what, cpus in
-             (("schedulers", schedulers), ("Kafka, PostgreSQL and the load generator", infra)) if cpus is not None]
-    return "; ".join(parts)
-
-
 async def _stable(admin: AIOKafkaAdminClient, group: str, members: int) -> bool:
     (response,) = await admin.describe_consumer_groups([group])
     _, _, state, _, _, found, *_ = response.groups[0]
@@ -150,12 +146,14 @@ def pin(pid: int, cpus: frozenset[int]) -> None:
     """Every thread of process `pid` and of its descendants on `cpus`, by task id (a JVM's threads do not inherit a
     later change of its first thread; new PostgreSQL backends inherit the postmaster's); ended ones are skipped."""
     try:
-        children = [child.pid for child in psutil.Process(pid).children(recursive=True)]
+        processes = [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]
     except psutil.NoSuchProcess:
         return
-    for tid in (t for p in (pid, *children) for t in _threads(p)):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.sched_setaffinity(tid, cpus)
+    for process in processes:
+        with contextlib.suppress(psutil.Error):
+            for thread in process.threads():
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.sched_setaffinity(thread.id, cpus)
 
 
 def infra_pids() -> list[int]:
@@ -178,10 +176,3 @@ def pinned_infra(cpus: frozenset[int] | None) -> Iterator[None]:
     finally:
         for pid in [*infra_pids(), os.getpid()]:
             pin(pid, everything)
-
-
-def _threads(pid: int) -> list[int]:
-    try:
-        return [int(tid) for tid in os.listdir(f"/proc/{pid}/task")]
-    except FileNotFoundError:
-        return []

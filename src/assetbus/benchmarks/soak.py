@@ -106,7 +106,6 @@ async def run_soak(settings: Settings, options: SoakOptions, progress: Callable[
 
 
 async def _offer(emitter: AsyncEmitter, options: SoakOptions, live: _Live, began: float) -> None:
-    """Emit at the offered rate, each receipt's latency noted by a callback."""
     async for key, sent, future in offer(emitter, options.rate, options.events, began):
         live.sent_at[key] = sent
         future.add_done_callback(lambda f, t=sent: _receipted(live, t, f))  # type: ignore[misc]

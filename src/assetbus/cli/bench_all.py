@@ -107,7 +107,6 @@ def run_bench(coro: Coroutine[Any, Any, T], failed: str) -> T:
 
 
 def progress_printer() -> Callable[[str], None]:
-    """Prints a progress line on stderr, after the seconds since it was made."""
     started = time.perf_counter()
 
     def progress(line: str) -> None:
