@@ -13,7 +13,7 @@ import secrets
 import sys
 import time
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -231,18 +231,15 @@ async def _latency_run(settings: Settings, options: EmitBenchOptions, secret: st
 
 
 def install_tracing() -> None:
-    """An OpenTelemetry SDK TracerProvider that records every span and exports it to nowhere (once per process)."""
+    """An OpenTelemetry SDK TracerProvider that records every span and exports it to nowhere (once per process):
+    the SDK's `SpanExporter` interface itself, whose methods do nothing."""
     from opentelemetry import trace
-    from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-    from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
-
-    class _Discard(SpanExporter):
-        def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
-            return SpanExportResult.SUCCESS
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter
 
     if not isinstance(trace.get_tracer_provider(), TracerProvider):
         provider = TracerProvider()
-        provider.add_span_processor(SimpleSpanProcessor(_Discard()))
+        provider.add_span_processor(SimpleSpanProcessor(SpanExporter()))
         trace.set_tracer_provider(provider)
 
 

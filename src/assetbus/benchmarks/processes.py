@@ -127,12 +127,9 @@ class ProcessWatch:
     """A process tree's peak RSS (sampled while `watching` it) and its CPU time."""
 
     def __init__(self, pid: int) -> None:
+        self.pid = pid
         self._process = psutil.Process(pid)
         self.peak_rss = 0
-
-    @property
-    def pid(self) -> int:
-        return int(self._process.pid)
 
     def cpu_s(self) -> float:
         """User + system CPU seconds of the process (when a profiler wraps it: of the profiled child)."""
