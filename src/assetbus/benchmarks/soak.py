@@ -24,7 +24,6 @@ from assetbus.benchmarks.stats import percentile
 from assetbus.producers import AsyncEmitter, task_token
 from assetbus.producers.kafka.producer import started
 from assetbus.schemas import Receipt
-from assetbus.schemas.codecs import decode_signal
 from assetbus.settings import Settings
 
 
@@ -125,7 +124,7 @@ async def _read(reader: AIOKafkaConsumer, live: _Live) -> None:
         now = time.perf_counter()
         for records in batches.values():
             for record in records:
-                key = decode_signal(record.value).partition_key
+                key = record.key.decode() if record.key else None  # the run's partition key: no decoding
                 sent = live.sent_at.pop(key, None) if key is not None else None
                 if sent is None:
                     continue
