@@ -1,28 +1,9 @@
 """`assetbus bench airflow`: emit → Airflow, with a real Airflow 3 on PostgreSQL (or SQLite), in one run.
 
-One stack for the whole run (`AirflowStack`: Airflow's api-server, scheduler, dag-processor and triggerer
-with its metadata DB on a fresh PostgreSQL database, or SQLite; the assetbus persister, API and
-scheduler on a scratch database and topic prefix; the bridge and forwarders started by the benchmark).
-Events are emitted as users emit them: the SDK's `AsyncEmitter` with a task token, to Kafka, stored by
-the persister. Measured:
-
-- latency, one sample of each path per round, rounds interleaved so that the machine's load falls on
-  every path alike: emit → the forwarded asset event exists in Airflow; emit → Airflow's own
-  scheduling made the run of a DAG with `schedule=[asset]`; emit → the bridge made the run; Airflow's
-  own REST path, `POST /api/v2/assets/events` → the asset-triggered run exists;
-- runs per second for `partitions` ready partitions: through the bridge (the assetbus scheduler made
-  them ready while no bridge ran, then one bridge starts) and through Airflow's own partitioned
-  scheduling (the events stored while no forwarder ran, then one forwarder posts them and a DAG on
-  `PartitionedAssetTimetable` gets a run per partition key).
-
-Every latency starts at the emitting call (or, on Airflow's own path, at the REST POST) on this machine's
-wall clock, and ends at the time Airflow itself recorded: the asset event's `timestamp`, the run's
-`queued_at` (both set when the row is made, on the same clock). Airflow is polled only to learn that
-the row is there, every `poll_s`, so the polling interval is not in the figures and the polls are few.
-
-The bench DAGs are in `airflow_dags/` (why their tasks are `EmptyOperator`s: `bench_consumers.py`). With
-`--first-emits N`, a task's first `emit()` (token, Kafka, receipt, on the task's own clock) is timed too in each
-identity mode, runs alternating (`first_emits`; the modes: `bench_first_emit.py`, docs/benchmarks.md).
+The stack, the paths and how each is timed are in docs/benchmarks.md ("Airflow"). Every latency starts on this
+machine's wall clock and ends at the time Airflow wrote into its row (the asset event's `timestamp`, the run's
+`queued_at`, the same clock): Airflow is polled, every `poll_s`, only to learn that the row is there. The bench
+DAGs are in `airflow_dags/`.
 """
 
 from __future__ import annotations
@@ -91,7 +72,6 @@ class Round:
     rest_run: float | None = None
     rest_post: float | None = None
     """How long Airflow took to answer the POST."""
-    """How long Airflow took to answer the POST."""
 
 
 @dataclass(frozen=True)
@@ -158,7 +138,6 @@ class AirflowPaths:
     # Airflow's side
 
     async def start(self) -> None:
-        """Every bench DAG unpaused, the Airflow ids of the assets known."""
         for dag_id in DAG_IDS:
             (await self.http.patch(f"/dags/{dag_id}", json={"is_paused": False})).raise_for_status()
         for asset in (FORWARDED, NATIVE, PARTITIONS):
@@ -182,9 +161,6 @@ class AirflowPaths:
             found.extend(page[key])
             if not page[key] or len(found) >= page["total_entries"]:
                 return found
-
-    async def runs(self, dag_id: str) -> list[dict[str, Any]]:
-        return await self.every(f"/dags/{dag_id}/dagRuns", "dag_runs", order_by="id")
 
     async def forwarded_event(self, asset: AssetRef, event_id: int) -> dict[str, Any] | None:
         """Airflow's asset event that carries assetbus event `event_id` (the forwarder's `extra["assetbus"]`).
@@ -254,18 +230,26 @@ class AirflowPaths:
                                              "partition_key = ANY(:k)"), {"d": BRIDGE_DAG, "k": list(keys)})).scalar()
         return True if found == len(keys) else None
 
-    async def _all_runs(self, dag_id: str, before: int, count: int, progress: Callable[[str], None]) -> None:
-        last_said = time.monotonic()
+    async def _runs_made(self, dag_id: str, keys: Sequence[str], start: Callable[[], None],
+                         progress: Callable[[str], None]) -> tuple[float, list[dict[str, Any]]]:
+        """Start the service, wait until `dag_id` has a run per key: when the service started, and those runs."""
+        before, _ = await self.newest_run(dag_id)
+        started, last_said = time.time(), time.monotonic()
+        start()
 
         async def done() -> bool | None:
             nonlocal last_said
             total, _ = await self.newest_run(dag_id)
             if time.monotonic() - last_said > 10:
-                progress(f"    {max(0, total - before):,} of {count:,} runs of {dag_id} in Airflow")
+                progress(f"    {max(0, total - before):,} of {len(keys):,} runs of {dag_id} in Airflow")
                 last_said = time.monotonic()
-            return True if total >= before + count else None
+            return True if total >= before + len(keys) else None
 
-        await self.wait(f"{count} runs of {dag_id}", done, timeout_s=max(self.timeout_s, count * 3.0), every_s=0.25)
+        await self.wait(f"{len(keys)} runs of {dag_id}", done, timeout_s=max(self.timeout_s, len(keys) * 3.0),
+                        every_s=0.25)
+        wanted = set(keys)
+        runs = await self.every(f"/dags/{dag_id}/dagRuns", "dag_runs", order_by="id")
+        return started, [r for r in runs if r.get("partition_key") in wanted]
 
     async def bridge_burst(self, count: int, progress: Callable[[str], None]) -> Burst:
         """`count` partitions made ready by the assetbus scheduler while no bridge runs; then one bridge."""
@@ -273,15 +257,10 @@ class AirflowPaths:
         keys = [f"burst-{uuid.uuid4().hex[:8]}-{i:05d}" for i in range(count)]
         await self._emit_all(ORDERS, keys)
         await self.wait(f"the assetbus scheduler to make {count} ready runs", lambda: self._ready(keys))
-        before, _ = await self.newest_run(BRIDGE_DAG)
         progress(f"  {count:,} partitions ready in assetbus; starting the bridge (--concurrency "
                  f"{self.bridge_concurrency})")
-        started = time.time()
-        self.start_bridge()
-        await self._all_runs(BRIDGE_DAG, before, count, progress)
-        wanted = set(keys)
-        queued = sorted(airflow_time(r["queued_at"]) for r in await self.runs(BRIDGE_DAG)
-                        if r.get("partition_key") in wanted)
+        started, runs = await self._runs_made(BRIDGE_DAG, keys, self.start_bridge, progress)
+        queued = sorted(airflow_time(r["queued_at"]) for r in runs)
         if len(queued) != count:
             raise RuntimeError(f"the bridge made {len(queued)} runs for {count} partitions")
         return Burst(count, queued[-1] - queued[0], queued[-1] - started)
@@ -291,20 +270,18 @@ class AirflowPaths:
         forwarder posts them, and Airflow's own partitioned scheduling makes a run per partition key."""
         keys = [f"burst-{uuid.uuid4().hex[:8]}-{i:05d}" for i in range(count)]
         await self._emit_all(PARTITIONS, keys)
-        before, _ = await self.newest_run(PARTITIONS_DAG)
         progress(f"  {count:,} partition-keyed events stored in assetbus; starting a forwarder")
-        started = time.time()
-        self.start_forwarder("forwarder-partitions", PARTITIONS)
-        await self._all_runs(PARTITIONS_DAG, before, count, progress)
-        wanted = set(keys)
-        runs = {r["partition_key"]: airflow_time(r["queued_at"]) for r in await self.runs(PARTITIONS_DAG)
-                if r.get("partition_key") in wanted}
+        started, made = await self._runs_made(PARTITIONS_DAG, keys,
+                                              lambda: self.start_forwarder("forwarder-partitions", PARTITIONS),
+                                              progress)
+        runs = {r["partition_key"]: airflow_time(r["queued_at"]) for r in made}
         # Airflow 3.3's GET /assets/events answers 500 while a run an event triggered has not started (the
         # response model wants the run's start_date): asked again until the runs have started
         listed = await self.wait("GET /assets/events to answer (it fails while a triggered run is queued)",
                                  lambda: self.every("/assets/events", "asset_events", order_by="timestamp",
                                                     asset_id=self.asset_ids[PARTITIONS.name]),
                                  timeout_s=max(self.timeout_s, count * 3.0), every_s=1.0)
+        wanted = set(keys)
         events = {e["partition_key"]: airflow_time(e["timestamp"]) for e in listed if e.get("partition_key") in wanted}
         if len(runs) != count or len(events) != count:
             raise RuntimeError(f"Airflow has {len(events)} events and {len(runs)} runs for {count} partitions")
@@ -327,7 +304,6 @@ class AirflowPaths:
         self.services.pop(name, None)
 
     def check_services(self) -> None:
-        """Fail at once when a service the benchmark started has exited, naming its log."""
         for name, process in self.services.items():
             if process.poll() is not None:
                 raise RuntimeError(f"assetbus {name} exited ({process.returncode}); see {self.stack.home}/{name}.log")
@@ -431,7 +407,6 @@ class AirflowBenchOptions:
         return self.bridge_concurrency or BRIDGE_CONCURRENCY[self.metadata]
 
     def settings(self) -> dict[str, str]:
-        """Airflow's settings the benchmark sets, "section.key" → value (LocalAirflow's others aside)."""
         return {**AIRFLOW_SETTINGS, "api.workers": API_WORKERS[self.metadata], **dict(self.airflow_settings)}
 
 

@@ -1,15 +1,8 @@
-"""The execution API benchmark behind `assetbus bench api`: latency and throughput, with their conditions.
+"""The execution API benchmark behind `assetbus bench api` (docs/benchmarks.md, "Execution API").
 
-Runs `assetbus run api` and `assetbus run persister` as subprocesses on a fresh database and topic
-prefix (both removed afterwards) and drives them over HTTP from a third process (the load
-generator of `assetbus.benchmarks.http_load`, keep-alive connections, one request in flight on
-each): task-state writes and reads (one client, then `concurrency` task instances at once) and
-HTTP emits waiting for their receipts. Every phase reports the CPU the API process(es) and the load
-generator used per request, so a client-bound figure shows as such.
-
-From Python: `await run_api_benchmark(settings, ApiBenchOptions())` → `ApiBenchReport`, whose
-`figures()` holds `api_get_per_s`, `api_get_p99_ms`, `api_put_per_s`, `api_put_p99_ms`,
-`http_emit_per_s` and `http_emit_p99_ms` (the `concurrency`-client runs).
+`assetbus run api` and `assetbus run persister` run as subprocesses on a fresh database and topic prefix, driven
+over HTTP from a third process (`assetbus.benchmarks.http_load`); every phase reports the CPU the API process(es)
+and the load generator used per request, so a client-bound figure shows as such.
 """
 
 from __future__ import annotations
@@ -24,6 +17,7 @@ import sys
 from collections.abc import AsyncIterator
 from dataclasses import asdict, dataclass, field
 
+import httpx
 import psutil
 
 from assetbus.benchmarks.conditions import conditions
@@ -114,18 +108,14 @@ async def _fresh_stack(s: Settings, options: ApiBenchOptions) -> AsyncIterator[_
 
 
 async def _until_up(port: int, api: asyncio.subprocess.Process) -> None:
-    probe = http_request("GET", "/healthz", {"Connection": "close"}).encode("latin-1")
-    for _ in range(300):
-        if api.returncode is not None:
-            raise RuntimeError(f"the API exited with code {api.returncode}")
-        with contextlib.suppress(OSError, asyncio.IncompleteReadError):
-            reader, writer = await asyncio.open_connection("127.0.0.1", port)
-            writer.write(probe)
-            head = await reader.readuntil(b"\r\n\r\n")
-            writer.close()
-            if head.startswith(b"HTTP/1.1 200"):
-                return
-        await asyncio.sleep(0.1)
+    async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=2) as http:
+        for _ in range(300):
+            if api.returncode is not None:
+                raise RuntimeError(f"the API exited with code {api.returncode}")
+            with contextlib.suppress(httpx.HTTPError):
+                if (await http.get("/healthz")).status_code == 200:
+                    return
+            await asyncio.sleep(0.1)
     raise RuntimeError("the API did not start")
 
 

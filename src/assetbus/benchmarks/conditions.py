@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import platform
 import time
@@ -32,10 +33,8 @@ def _busiest() -> str:
     time.sleep(0.5)
     usage = []
     for proc in procs:
-        try:
+        with contextlib.suppress(psutil.Error):
             usage.append((proc.cpu_percent(None), proc.info["name"]))
-        except psutil.Error:
-            continue
     usage.sort(reverse=True)
     return ", ".join(f"{name} {cpu:.0f}%" for cpu, name in usage[:3])
 

@@ -1,17 +1,7 @@
 """`assetbus bench emit`: emissions per second from one process, caller not waiting on each receipt.
 
-Two runs, each on a fresh topic prefix:
-
-* **broker** — the emitter alone: emit_nowait() N times, then wait until the broker acknowledged
-  every record. No persister runs, so no receipt ever comes: the in-flight bound is raised to N
-  for this run (said in the output). This is the emitter's own ceiling.
-* **receipts** — the same with `assetbus run persister` running as a subprocess on a fresh
-  database, and the real in-flight bound: the emitter holds at most `in_flight` commands without
-  a receipt, so its rate is also bounded by how fast receipts come back (backpressure).
-* **latency** — the same persister subprocess, but commands are offered at a fixed rate (each of
-  `rates` per second in turn, for `seconds`, in 1 ms ticks); each one's emit → receipt time is noted (submit called
-  → its receipt future resolved), the first `warmup_s` left out. Its result is a `LatencyRun`
-  with `p50_ms` / `p99_ms`.
+The broker, receipts and latency runs, each on a fresh topic prefix, are described in docs/benchmarks.md
+("Emitter"). The broker run has no persister, so no receipt ever comes: its in-flight bound is raised to the count.
 """
 
 from __future__ import annotations
@@ -23,7 +13,7 @@ import secrets
 import sys
 import time
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -241,18 +231,15 @@ async def _latency_run(settings: Settings, options: EmitBenchOptions, secret: st
 
 
 def install_tracing() -> None:
-    """An OpenTelemetry SDK TracerProvider that records every span and exports it to nowhere (once per process)."""
+    """An OpenTelemetry SDK TracerProvider that records every span and exports it to nowhere (once per process):
+    the SDK's `SpanExporter` interface itself, whose methods do nothing."""
     from opentelemetry import trace
-    from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-    from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
-
-    class _Discard(SpanExporter):
-        def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
-            return SpanExportResult.SUCCESS
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter
 
     if not isinstance(trace.get_tracer_provider(), TracerProvider):
         provider = TracerProvider()
-        provider.add_span_processor(SimpleSpanProcessor(_Discard()))
+        provider.add_span_processor(SimpleSpanProcessor(SpanExporter()))
         trace.set_tracer_provider(provider)
 
 

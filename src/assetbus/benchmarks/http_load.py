@@ -1,11 +1,8 @@
 """The API benchmark's load generator: a separate process speaking HTTP/1.1 over keep-alive connections.
 
-`python -m assetbus.benchmarks.http_load` reads one `LoadSpec` as JSON on stdin, sends its requests
-from `concurrency` connections (one request in flight on each), and prints one JSON object on
-stdout: elapsed seconds, every latency in ms, the statuses that were not expected, and the CPU
-seconds this process used. The requests are built in advance and written as raw bytes, and the
-responses are read by their Content-Length, so the client costs a few µs per request and is not
-what the benchmark measures (its CPU is reported beside every figure).
+`python -m assetbus.benchmarks.http_load` reads one `LoadSpec` as JSON on stdin and prints one `LoadResult` as
+JSON on stdout. The requests are built in advance and written as raw bytes, and the responses are read by their
+Content-Length, so the client costs a few µs per request (its CPU is reported beside every figure).
 """
 
 from __future__ import annotations
@@ -51,7 +48,6 @@ def http_request(method: str, path: str, headers: dict[str, str], body: bytes = 
 
 
 async def _response(reader: asyncio.StreamReader) -> int:
-    """Read one response; its status."""
     head = await reader.readuntil(b"\r\n\r\n")
     status = int(head[9:12])
     length = 0

@@ -1,18 +1,10 @@
-"""The persister benchmark: N commands pre-loaded on a fresh topic prefix and a fresh database, then
-one persister process started; time until every command is durable *and* receipted.
+"""The persister benchmark (`assetbus bench persister`; docs/benchmarks.md): N commands pre-loaded on a fresh
+topic prefix and database, then one `assetbus run persister`, timed until every command is durable and receipted
+(a receipt is published only after its event's transaction committed).
 
-A receipt is published only after the transaction holding its event committed, so "all receipts
-on the receipts topic" means "all durable and all answered". The persister runs as a real
-subprocess (`assetbus run persister`); its peak RSS is sampled with psutil every 50 ms, its batch
-sizes and transaction latencies are read from its own Prometheus endpoint.
-
-`run_group` (`bench scale --persisters`): k persister processes in one consumer group, on a fresh prefix
-and database. They start first, on empty topics; once each has received its partition assignment (its
-`assetbus_persister_rebalances` counter, read from its `/metrics`) and a warm-up command per asset is
-answered, they are paused (SIGSTOP) while N commands are produced, so the producer's speed is not what
-is measured, and resumed (SIGCONT); the time runs from the resume to the last receipt on the receipts
-topic. The pause must stay below the group's session timeout (10 s): a rebalance during the run is
-counted and reported.
+`run_group` (`bench scale --persisters`): k persisters in one group, paused (SIGSTOP) while the commands are
+produced and timed from the resume (SIGCONT) to the last receipt. The pause must stay below the group's session
+timeout (10 s): a rebalance during the run is counted and reported.
 """
 
 from __future__ import annotations
@@ -33,7 +25,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from assetbus.benchmarks.conditions import conditions
-from assetbus.benchmarks.processes import ProcessSampler, ProcessWatch
+from assetbus.benchmarks.processes import ProcessSampler, watching
 from assetbus.benchmarks.scrape import Histogram, scrape
 from assetbus.benchmarks.scratch import at_least, database, record_count, scratch_pipeline, service_env, stop, until
 from assetbus.benchmarks.stats import per_second
@@ -119,7 +111,6 @@ async def preload(connection: KafkaConnection, topics: Topics, commands: list[Em
 
 
 def persister_command(group_id: str, metrics_port: int, options: BenchOptions) -> list[str]:
-    """`assetbus run persister ...`, optionally under pyinstrument."""
     args = ["run", "persister", "--group-id", group_id, "--metrics-port", str(metrics_port),
             "--metrics-host", "127.0.0.1", "--max-records", str(options.max_records),
             "--chunk-size", str(options.chunk_size), "--transactions-in-flight", str(options.transactions_in_flight),
@@ -161,27 +152,25 @@ async def run_benchmark(settings: Settings, options: BenchOptions) -> BenchRepor
             process = await asyncio.create_subprocess_exec(
                 *persister_command(f"{topics.prefix}-persister", port, options),
                 env=service_env(settings, topics, persister_url))
-            watch = ProcessWatch(process.pid)
-            watch.start()
             first: float | None = None
             cpu_at_first = 0.0
             done = 0
             try:
-                deadline = launched + options.timeout_s
-                while done < options.commands:
-                    if process.returncode is not None:
-                        raise RuntimeError(f"the persister exited with code {process.returncode}")
-                    if time.perf_counter() > deadline:
-                        raise RuntimeError(f"timed out after {options.timeout_s}s with {done} receipts")
-                    done = await receipts()
-                    if done and first is None:
-                        first, cpu_at_first = time.perf_counter(), watch.cpu_s()
-                    await asyncio.sleep(0.05)
-                finished = time.perf_counter()
-                cpu_s = watch.cpu_s()
-                metrics = await asyncio.to_thread(scrape, f"http://127.0.0.1:{port}/metrics")
+                async with watching(process.pid) as watch:
+                    deadline = launched + options.timeout_s
+                    while done < options.commands:
+                        if process.returncode is not None:
+                            raise RuntimeError(f"the persister exited with code {process.returncode}")
+                        if time.perf_counter() > deadline:
+                            raise RuntimeError(f"timed out after {options.timeout_s}s with {done} receipts")
+                        done = await receipts()
+                        if done and first is None:
+                            first, cpu_at_first = time.perf_counter(), watch.cpu_s()
+                        await asyncio.sleep(0.05)
+                    finished = time.perf_counter()
+                    cpu_s = watch.cpu_s()
+                    metrics = await asyncio.to_thread(scrape, f"http://127.0.0.1:{port}/metrics")
             finally:
-                await watch.stop()
                 await stop(process, 60 if options.profile else 20)
         assert first is not None
         async with database(db_url) as engine, engine.connect() as conn:

@@ -1,13 +1,8 @@
-"""`assetbus bench pg-ceiling`: PostgreSQL's own rate for the persister's write, measured in the same run.
+"""`assetbus bench pg-ceiling`: PostgreSQL's own rate for the persister's write (docs/benchmarks.md).
 
-The persister's work minus the persister: rows of the same shape as its events (the same columns,
-`extra` of the same size, a few assets and one emitter per chunk) go straight into `asset_events` of a
-fresh migrated database, so into a table with exactly its indexes, constraints and foreign key, with
-the idempotent statement (`INSERT … SELECT FROM unnest(…) ON CONFLICT (dedupe scope) DO NOTHING
-RETURNING id`, prepared), in chunks of the persister's `chunk_size`, with its `transactions_in_flight`
-connections each committing one chunk per transaction. The rows are built before the clock starts:
-what is timed is the database (and asyncpg's encoding of the arrays). `bench all` divides the
-persister's rate by this one (`persister_share_of_pg_ceiling`).
+Rows of its events' shape go straight into `asset_events` of a fresh migrated database with its idempotent
+statement (prepared), chunk size and transactions in flight. The rows are built before the clock starts: what is
+timed is the database (and asyncpg's encoding of the arrays).
 """
 
 from __future__ import annotations
@@ -94,7 +89,6 @@ def _chunks(options: CeilingOptions, asset_ids: list[int], tag: str) -> list[Chu
 
 async def run_pg_ceiling(settings: Settings, options: CeilingOptions,
                          progress: Callable[[str], None] = lambda _: None) -> CeilingReport:
-    """The rate in a fresh migrated database, dropped afterwards."""
     tag = uuid.uuid4().hex[:10]
     db_name = f"assetbus_bench_{tag}"
     db_url = await create_database(settings.database_url, db_name)

@@ -2,7 +2,7 @@
 and CPU time of the Kafka broker and PostgreSQL (shared with whatever else runs on the machine).
 
 `ProcessSampler` finds the services by command line (`run persister`, `run scheduler`, `run api`) so that
-no benchmark has to hand its processes out; `ProcessWatch` follows one process the benchmark started.
+no benchmark has to hand its processes out; `watching` follows one process the benchmark started.
 """
 
 from __future__ import annotations
@@ -10,11 +10,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 
 import psutil
+
+from assetbus.benchmarks.scratch import in_background
 
 SERVICES = ("persister", "scheduler", "api")
 
@@ -122,27 +124,12 @@ def infra_cpu() -> tuple[float, float]:
 
 
 class ProcessWatch:
-    """Samples a process tree's RSS every `interval_s` while started; `cpu_s()` reads user + system time."""
+    """A process tree's peak RSS (sampled while `watching` it) and its CPU time."""
 
-    def __init__(self, pid: int, interval_s: float = 0.05) -> None:
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
         self._process = psutil.Process(pid)
-        self._interval_s = interval_s
-        self._task: asyncio.Task[None] | None = None
         self.peak_rss = 0
-
-    @property
-    def pid(self) -> int:
-        return int(self._process.pid)
-
-    def start(self) -> None:
-        self._task = asyncio.create_task(self._sample())
-
-    async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-        self._sample_once()
 
     def cpu_s(self) -> float:
         """User + system CPU seconds of the process (when a profiler wraps it: of the profiled child)."""
@@ -153,7 +140,7 @@ class ProcessWatch:
                 total += times.user + times.system
         return total
 
-    def _sample_once(self) -> None:
+    def sample(self) -> None:
         with contextlib.suppress(psutil.Error):
             rss = sum(proc.memory_info().rss for proc in self._leaves())
             self.peak_rss = max(self.peak_rss, int(rss))
@@ -162,7 +149,17 @@ class ProcessWatch:
         children = self._process.children(recursive=True)
         return children or [self._process]
 
-    async def _sample(self) -> None:
+
+@asynccontextmanager
+async def watching(pid: int, interval_s: float = 0.05) -> AsyncIterator[ProcessWatch]:
+    """Samples the RSS of `pid`'s process tree every `interval_s` during the block, and once at its end."""
+    watch = ProcessWatch(pid)
+
+    async def sample() -> None:
         while True:
-            self._sample_once()
-            await asyncio.sleep(self._interval_s)
+            watch.sample()
+            await asyncio.sleep(interval_s)
+
+    async with in_background(sample()):
+        yield watch
+    watch.sample()

@@ -1,23 +1,6 @@
-"""`assetbus bench scale`: how cost grows, offered rate against latency, and processes in one group.
-
-1. **Offered rate**: the scheduler benchmark's latency run (emitter → persister → scheduler →
-   readiness reader, real subprocesses) at each offered rate, for the same number of seconds.
-2. **Persisters in one group**: `persister.run_group` with 1, 2, … processes.
-3. **Schedulers in one group** (`--schedulers`): `scheduler_group.run_scheduler_group` with 1, 2, …
-   processes sharing the asset-events partitions.
-
-And how the scheduler's cost grows with what users grow (`--dags`, `--partitions`, `--backlog`):
-
-4. **Consumer DAGs registered** (`dags_run`): 1, 100, 1,000 DAGs. Each event matches a few of them: the
-   per-event DAG and the daily roll-up of the scheduler benchmark (one of them with 1 DAG); the others wait
-   on assets that get no events. A backlog of events is applied by one scheduler process (the scheduler
-   benchmark's throughput run): events/s, CPU per event, peak RSS.
-5. **Distinct partitions** (`partitions_run`): the database holds the history of P partitions already
-   (P stored events, the per-event DAG's P runs, the daily DAG's queue rows and runs, written by SQL);
-   then a latency run at an offered rate on new partitions: readiness p50/p99, and the scheduler's table
-   sizes after it.
-6. **A backlog replayed to a new consumer DAG** (`backlog_run`): N stored events (written by SQL), a
-   per-event DAG registered after them, and `replay` in a process of its own: events/s and peak RSS.
+"""`assetbus bench scale`: offered rate against latency, persisters and schedulers in one group, and how the
+scheduler's cost grows with consumer DAGs (`dags_run`), partitions (`partitions_run`) and a replayed backlog
+(`backlog_run`); docs/benchmarks.md ("Scaling") says what each run does.
 """
 
 from __future__ import annotations
@@ -31,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from assetbus.benchmarks.persister import GroupReport, run_group
-from assetbus.benchmarks.processes import ProcessSampler, ProcessWatch
+from assetbus.benchmarks.processes import ProcessSampler, watching
 from assetbus.benchmarks.scheduler import (
     ASSET,
     DAILY,
@@ -76,19 +59,15 @@ class DagsRow:
 class PartitionsRow:
     partitions: int
     """Distinct partitions whose history the database holds before the latency run."""
-    rate: int
-    signals: int
-    readiness_p50_ms: float
-    readiness_p99_ms: float
-    scheduler_peak_rss_mb: float
-    tables: dict[str, tuple[int, float]] = field(default_factory=dict)
+    latency: LatencyRun
+    tables: dict[str, tuple[int, float]]
     """Table → (rows, MB with indexes), after the run."""
 
     def figures(self) -> dict[str, object]:
-        return {"partitions": self.partitions, "offered_per_s": self.rate, "signals_measured": self.signals,
-                "readiness_p50_ms": round(self.readiness_p50_ms, 1),
-                "readiness_p99_ms": round(self.readiness_p99_ms, 1),
-                "scheduler_peak_rss_mb": round(self.scheduler_peak_rss_mb, 1),
+        r = self.latency
+        return {"partitions": self.partitions, "offered_per_s": r.rate, "signals_measured": len(r.latencies_ms),
+                "readiness_p50_ms": round(r.percentile(50), 1), "readiness_p99_ms": round(r.percentile(99), 1),
+                "scheduler_peak_rss_mb": round(r.scheduler_peak_rss_mb, 1),
                 "tables": {name: {"rows": rows, "mb": round(mb, 1)} for name, (rows, mb) in self.tables.items()}}
 
 
@@ -106,7 +85,6 @@ class BacklogRow:
 
 
 async def dags_run(settings: Settings, dags: int, events: int, timeout_s: float = 600.0) -> DagsRow:
-    """`dags` consumer DAGs registered, `events` events applied by one scheduler."""
     matching = [IDENTITY, DAILY][:min(dags, 2)]
     idle_assets = [AssetRef(name=f"bench.idle-{i}", uri=f"s3://bench/idle-{i}/")
                    for i in range(min(dags - len(matching), IDLE_ASSETS))]
@@ -130,8 +108,7 @@ async def partitions_run(settings: Settings, partitions: int, rate: int, seconds
         await store_history(db_url, partitions, runs=True)
         latency = await measure_latency(settings, topics, db_url, rate, seconds)
         tables = await table_sizes(db_url)
-    return PartitionsRow(partitions, rate, len(latency.latencies_ms), latency.percentile(50),
-                         latency.percentile(99), latency.scheduler_peak_rss_mb, tables)
+    return PartitionsRow(partitions, latency, tables)
 
 
 BACKLOG_DAG = ConsumerDag(dag_id="bench.replayed", schedule=AssetWait(ASSET.name, mapping=Identity()), coalesce=False)
@@ -147,12 +124,10 @@ async def backlog_run(settings: Settings, events: int, timeout_s: float = 1800.0
         process = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "assetbus.benchmarks.replay_child", BACKLOG_DAG.dag_id,
             env={**os.environ, "DATABASE_URL": db_url}, stdout=asyncio.subprocess.PIPE)
-        watch = ProcessWatch(process.pid)
-        watch.start()
         try:
-            out, _ = await asyncio.wait_for(process.communicate(), timeout_s)
+            async with watching(process.pid) as watch:
+                out, _ = await asyncio.wait_for(process.communicate(), timeout_s)
         finally:
-            await watch.stop()
             if process.returncode is None:
                 process.kill()
                 await process.wait()
@@ -239,7 +214,8 @@ async def run_growth(settings: Settings, *, dags: tuple[int, ...], dag_events: i
         progress(f"{p:,} partitions stored, then {partition_rate:,}/s offered for {seconds:g} s")
         prow = await partitions_run(settings, p, partition_rate, seconds)
         report.partitions.append(prow)
-        progress(f"  readiness p50/p99 {prow.readiness_p50_ms:.0f}/{prow.readiness_p99_ms:.0f} ms, consumer_runs "
+        progress(f"  readiness p50/p99 {prow.latency.percentile(50):.0f}/{prow.latency.percentile(99):.0f} ms, "
+                 f"consumer_runs "
                  f"{prow.tables['consumer_runs'][0]:,} rows")
     for n in backlog:
         progress(f"{n:,} stored events replayed to a new consumer DAG")
@@ -269,7 +245,6 @@ class ScaleOptions:
 
 @dataclass
 class RateRow:
-    offered_per_s: int
     report: LatencyRun
     persister_peak_rss_mb: float
     scheduler_peak_rss_mb: float
@@ -277,7 +252,7 @@ class RateRow:
 
     def figures(self) -> dict[str, float]:
         r = self.report
-        return {"offered_per_s": self.offered_per_s, "emitted": r.offered,
+        return {"offered_per_s": r.rate, "emitted": r.offered,
                 "signals_measured": len(r.latencies_ms), "receipts_measured": len(r.receipt_latencies_ms),
                 "receipt_p50_ms": r.percentile(50, receipts=True), "receipt_p99_ms": r.percentile(99, receipts=True),
                 "readiness_p50_ms": r.percentile(50), "readiness_p99_ms": r.percentile(99),
@@ -303,7 +278,7 @@ async def run_scale(settings: Settings, options: ScaleOptions, progress: Callabl
         with ProcessSampler().running() as sampler:
             async with scratch_pipeline(settings, readiness_topics) as (topics, db_url):
                 r = await measure_latency(settings, topics, db_url, rate, options.seconds)
-        row = RateRow(rate, r, sampler.peak_rss_mb("persister"), sampler.peak_rss_mb("scheduler"), os.getloadavg())
+        row = RateRow(r, sampler.peak_rss_mb("persister"), sampler.peak_rss_mb("scheduler"), os.getloadavg())
         report.rates.append(row)
         progress(f"  receipt p50/p99 {r.percentile(50, receipts=True):.0f}/{r.percentile(99, receipts=True):.0f} ms, "
                  f"readiness p50/p99 {r.percentile(50):.0f}/{r.percentile(99):.0f} ms, load {row.load_after[0]:.2f}")

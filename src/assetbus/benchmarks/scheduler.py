@@ -1,25 +1,9 @@
-"""The scheduler benchmark, on a fresh topic prefix and a fresh database per run, with real subprocesses.
+"""The scheduler benchmark (`assetbus bench scheduler`; docs/benchmarks.md), each run on a fresh topic prefix and
+database with real subprocesses: a pre-loaded backlog applied by one scheduler (`apply_backlog`), and latency
+runs at offered rates (`measure_latency`), each event's path cut into `STAGES` by times recorded on the way
+(Kafka's record timestamps among them have millisecond resolution).
 
-1. **Throughput**: N events are stored and put on the asset-events topic first (as the persister
-   would), then one `assetbus run scheduler` process starts; time from its first run to the last of
-   N runs published, and its CPU over that time. Two consumer DAGs wait on the asset: an identity DAG
-   (a run and a readiness signal per event, the most work per event) and an hourly → daily roll-up.
-2. **Latency** (`measure_latency`), once per offered rate: a persister and a scheduler run as
-   subprocesses; events are emitted at the rate (in 10 ms ticks) through the async emitter without
-   waiting for receipts, and each one's signal is read from the identity DAG's readiness topic.
-   Latency = signal received minus emit() called (emitter → Kafka → persister → PostgreSQL → Kafka →
-   scheduler → PostgreSQL → Kafka → reader); the first `warmup_s` seconds are left out.
-
-   Each event's path is also cut into stages (`LatencyRun.stages_ms`) by times recorded on the way, on
-   one machine's clock: the persister's transaction start (`asset_events.created_at`, PostgreSQL's
-   `now()`), the asset event's record timestamp (set by the persister's producer when it is handed the
-   record, after the commit), the scheduler's transaction start (`consumer_runs.created_at`), the
-   readiness record's timestamp (set when the scheduler's producer is handed it, after its commit),
-   and the reader's receipt of the signal. Kafka's timestamps have millisecond resolution.
-
-The asset, the two consumer DAGs and the services as subprocesses are shared with `bench scale` and
-`bench soak`. From Python: `report = await run_benchmark(settings, SchedulerBenchOptions())`, then
-`report.summary()`, the flat figures `assetbus bench all --json` reads.
+The asset, the two consumer DAGs and `service` are shared with `bench scale` and `bench soak`.
 """
 
 from __future__ import annotations
@@ -44,8 +28,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from assetbus.benchmarks.conditions import conditions
 from assetbus.benchmarks.persister import preload
-from assetbus.benchmarks.processes import ProcessWatch
-from assetbus.benchmarks.scratch import database, record_count, scratch_pipeline, service_env, stop
+from assetbus.benchmarks.processes import ProcessWatch, watching
+from assetbus.benchmarks.scratch import database, in_background, record_count, scratch_pipeline, service_env, stop
 from assetbus.benchmarks.stats import Throughput, percentile
 from assetbus.consumers.observe.lag import partitions_of
 from assetbus.consumers.persister import Persister, PersisterConfig
@@ -120,12 +104,10 @@ async def service(settings: Settings, topics: Topics, db_url: str, *args: str,
         command = [str(bin_dir / "py-spy"), "record", "--format", "raw", "--rate", "200", "--output", str(profile),
                    "--", *command]
     process = await asyncio.create_subprocess_exec(*command, env=service_env(settings, topics, db_url))
-    watch = ProcessWatch(process.pid)
-    watch.start()
     try:
-        yield watch
+        async with watching(process.pid) as watch:
+            yield watch
     finally:
-        await watch.stop()
         if process.returncode is None:  # SIGTERM; under py-spy to its child (py-spy then writes its file)
             with contextlib.suppress(psutil.Error):
                 running = psutil.Process(process.pid)
@@ -214,7 +196,6 @@ class SchedulerBenchReport:
 
 
 async def run_benchmark(settings: Settings, options: SchedulerBenchOptions) -> SchedulerBenchReport:
-    """The throughput run (none with `events=0`), then one latency run per offered rate, each on a scratch pipeline."""
     report = SchedulerBenchReport(options, load_before=os.getloadavg(), conditions=conditions())
     if options.events:
         async with scratch_pipeline(settings, readiness_topics) as (topics, db_url):
@@ -266,7 +247,6 @@ async def apply_backlog(settings: Settings, topics: Topics, db_url: str, n: int,
 
 async def measure_latency(settings: Settings, topics: Topics, db_url: str, rate: int, seconds: float,
                           warmup_s: float = 1.0) -> LatencyRun:
-    """One latency run: `rate` emissions/s offered for `seconds`, the first `warmup_s` left out."""
     await prepare(settings, topics, db_url)
     run = LatencyRun(rate, load_before=os.getloadavg())
     sent: dict[str, float] = {}
@@ -285,8 +265,7 @@ async def measure_latency(settings: Settings, topics: Topics, db_url: str, rate:
         reader.assign([*parts, *events])
         await reader.seek_to_end(*parts, *events)
         offered, all_in = asyncio.Event(), asyncio.Event()
-        reading = asyncio.create_task(_read(reader, received, sent, offered, all_in, marks, topics.asset_events))
-        try:
+        async with in_background(_read(reader, received, sent, offered, all_in, marks, topics.asset_events)):
             await _warm_up(emitter, received)
             received.clear()
             cpu_before = watch.cpu_s()
@@ -295,9 +274,6 @@ async def measure_latency(settings: Settings, topics: Topics, db_url: str, rate:
             with contextlib.suppress(TimeoutError):  # signals that never came are left out of the figures
                 await asyncio.wait_for(all_in.wait(), 60)
             run.scheduler_cpu_s = watch.cpu_s() - cpu_before
-        finally:
-            reading.cancel()
-            await asyncio.gather(reading, return_exceptions=True)
     run.scheduler_peak_rss_mb = watch.peak_rss / 2**20
     cutoff = min(sent.values(), default=0.0) + warmup_s
     run.offered = len(sent)

@@ -1,20 +1,10 @@
 """`assetbus bench scale --schedulers 1,2,3`: scheduler processes in one group, sharing the asset-events partitions.
 
-One asset per asset-events partition (names chosen so that every partition gets one), each with its
-own per-event consumer DAG (a run and a readiness signal per event). k `assetbus run scheduler`
-processes start first, in one consumer group, on empty topics; once the group is stable with k
-members and a warm-up event per asset is signalled, they are paused (SIGSTOP) while `events` events,
-spread evenly over the assets, are stored and put on the asset-events topic by an in-process
-persister, and resumed (SIGCONT). Timed from the resume to the last signal, with the CPU of all k
-processes over that time. Their session timeout is raised to 60 s, so the pause is no rebalance.
-
-Pinning processes to CPUs shows what a machine with more cores would, measured on this one:
-`--pin-schedulers 1 --pin-infra 0` runs the scheduler processes on CPU 1 alone, and Kafka, PostgreSQL
-and the benchmark's own process (its load generator and signal counter) on CPU 0 alone, so each side's
-CPU per event is measured without the other's run queue in it. Every thread of a process is pinned
-(`sched_setaffinity` per task id: a JVM's threads do not inherit a later change of its first thread),
-and new PostgreSQL backends inherit the postmaster's mask. `pinned_infra` restores every mask it
-changed to all CPUs when the run ends, whatever happened.
+One asset (and one per-event consumer DAG) per asset-events partition. The k processes join one group on empty
+topics, are paused (SIGSTOP) while the events are stored, and are timed from the resume (SIGCONT) to the last
+signal; their session timeout is raised to 60 s, so the pause is no rebalance. `--pin-schedulers` and
+`--pin-infra` pin them, and Kafka, PostgreSQL and this process, to CPUs (docs/benchmarks.md); `pinned_infra`
+restores every mask it changed when the run ends, whatever happened.
 """
 
 from __future__ import annotations
@@ -82,8 +72,10 @@ async def run_scheduler_group(settings: Settings, schedulers: int, events: int, 
                               pin_schedulers: frozenset[int] | None = None,
                               pin_infra: frozenset[int] | None = None) -> SchedulerGroupReport:
     """`pin_schedulers`: the CPUs of the scheduler processes; `pin_infra`: of Kafka, PostgreSQL and this process."""
-    report = SchedulerGroupReport(schedulers, 0, load_before=os.getloadavg(), pinned=_pinned_text(
-        pin_schedulers, pin_infra))
+    pinned = [f"{what} on CPU {','.join(map(str, sorted(cpus)))}" for what, cpus in
+              (("schedulers", pin_schedulers), ("Kafka, PostgreSQL and the load generator", pin_infra))
+              if cpus is not None]
+    report = SchedulerGroupReport(schedulers, 0, load_before=os.getloadavg(), pinned="; ".join(pinned))
     assets: list[AssetRef] = []  # one per asset-events partition, known once the topics exist
 
     def readiness(topics: Topics) -> list[str]:
@@ -129,12 +121,6 @@ async def run_scheduler_group(settings: Settings, schedulers: int, events: int, 
     return report
 
 
-def _pinned_text(schedulers: frozenset[int] | None, infra: frozenset[int] | None) -> str:
-    parts = [f"{what} on CPU {','.join(map(str, sorted(cpus)))}" for what, cpus in
-             (("schedulers", schedulers), ("Kafka, PostgreSQL and the load generator", infra)) if cpus is not None]
-    return "; ".join(parts)
-
-
 async def _stable(admin: AIOKafkaAdminClient, group: str, members: int) -> bool:
     (response,) = await admin.describe_consumer_groups([group])
     _, _, state, _, _, found, *_ = response.groups[0]
@@ -157,14 +143,17 @@ def parse_cpus(text: str) -> frozenset[int]:
 
 
 def pin(pid: int, cpus: frozenset[int]) -> None:
-    """Every thread of process `pid` and of its descendants on `cpus` (those that end meanwhile are skipped)."""
+    """Every thread of process `pid` and of its descendants on `cpus`, by task id (a JVM's threads do not inherit a
+    later change of its first thread; new PostgreSQL backends inherit the postmaster's); ended ones are skipped."""
     try:
-        children = [child.pid for child in psutil.Process(pid).children(recursive=True)]
+        processes = [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]
     except psutil.NoSuchProcess:
         return
-    for tid in (t for p in (pid, *children) for t in _threads(p)):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.sched_setaffinity(tid, cpus)
+    for process in processes:
+        with contextlib.suppress(psutil.Error):
+            for thread in process.threads():
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.sched_setaffinity(thread.id, cpus)
 
 
 def infra_pids() -> list[int]:
@@ -187,10 +176,3 @@ def pinned_infra(cpus: frozenset[int] | None) -> Iterator[None]:
     finally:
         for pid in [*infra_pids(), os.getpid()]:
             pin(pid, everything)
-
-
-def _threads(pid: int) -> list[int]:
-    try:
-        return [int(tid) for tid in os.listdir(f"/proc/{pid}/task")]
-    except FileNotFoundError:
-        return []

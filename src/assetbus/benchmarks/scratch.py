@@ -9,8 +9,9 @@ import os
 import signal
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from contextlib import asynccontextmanager
+from typing import Any
 
 import asyncpg
 from aiokafka import AIOKafkaConsumer, TopicPartition
@@ -28,25 +29,20 @@ from assetbus.topics import delete_topics, ensure_topics
 
 
 async def create_database(admin_url: str, name: str) -> str:
-    """Create database `name` on the server of `admin_url`, migrate it, and return its URL."""
-    await _admin_execute(admin_url, f'CREATE DATABASE "{name}"')
+    async with connection(admin_url) as conn:
+        await conn.execute(f'CREATE DATABASE "{name}"')
     url = make_url(admin_url).set(database=name).render_as_string(hide_password=False)
     await upgrade_async(url)
     return url
 
 
 async def drop_database(admin_url: str, name: str) -> None:
-    await _admin_execute(admin_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-
-
-async def _admin_execute(admin_url: str, statement: str) -> None:
     async with connection(admin_url) as conn:
-        await conn.execute(statement)
+        await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 @asynccontextmanager
 async def database(database_url: str) -> AsyncIterator[AsyncEngine]:
-    """An SQLAlchemy engine on `database_url`, disposed of after the block."""
     engine = create_engine(database_url)
     try:
         yield engine
@@ -96,6 +92,17 @@ async def until(check: Callable[[], Awaitable[bool]], timeout_s: float, what: st
         await asyncio.sleep(every_s)
 
 
+@asynccontextmanager
+async def in_background(work: Coroutine[Any, Any, None]) -> AsyncIterator[asyncio.Task[None]]:
+    """`work` as a task while the block runs, cancelled (and awaited) after it."""
+    task = asyncio.create_task(work)
+    try:
+        yield task
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+
 async def at_least(count: Callable[[], Awaitable[int]], n: int) -> bool:
     """Whether `count()` reached `n`; False when it failed (a broker or a service not ready yet)."""
     with contextlib.suppress(Exception):
@@ -104,7 +111,6 @@ async def at_least(count: Callable[[], Awaitable[int]], n: int) -> bool:
 
 
 def service_env(settings: Settings, topics: Topics, db_url: str) -> dict[str, str]:
-    """The environment of an `assetbus run ...` subprocess on the benchmark's prefix and database."""
     return {**os.environ, "KAFKA_BOOTSTRAP_SERVERS": settings.bootstrap_servers, "DATABASE_URL": db_url,
             "ASSETBUS_TOPIC_PREFIX": topics.prefix, "ASSETBUS_TOKEN_SECRET": settings.token_secret}
 

@@ -1,11 +1,8 @@
 """`assetbus bench soak`: a long run at a fixed offered rate, sampled over time (RSS, latency, backlog).
 
-The pipeline of the scheduler benchmark's latency run (its asset and consumer DAGs, `assetbus run
-persister` and `assetbus run scheduler` as subprocesses, a reader on the identity DAG's readiness
-topic), but for up to N events or a time bound, whichever comes first. Every `interval_s` it records
-what was emitted, receipted and signalled, receipt and readiness p50/p99 of that window, and the RSS
-and CPU of both services, so memory growth or a falling-behind stage shows as a trend. Only the
-events still in flight are held in memory here, so a million events cost the load generator little.
+The scheduler benchmark's latency pipeline, for up to N events or a time bound; every `interval_s` a `Window` of
+what was emitted, receipted and signalled, its p50/p99, and both services' RSS and CPU. Only the events still in
+flight are held in memory here, so a million events cost the load generator little.
 """
 
 from __future__ import annotations
@@ -22,12 +19,11 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 from assetbus.benchmarks.conditions import conditions
 from assetbus.benchmarks.processes import ProcessSampler
 from assetbus.benchmarks.scheduler import ASSET, IDENTITY, START, offer, prepare, readiness_topics, service
-from assetbus.benchmarks.scratch import scratch_pipeline
+from assetbus.benchmarks.scratch import in_background, scratch_pipeline
 from assetbus.benchmarks.stats import percentile
 from assetbus.producers import AsyncEmitter, task_token
 from assetbus.producers.kafka.producer import started
 from assetbus.schemas import Receipt
-from assetbus.schemas.codecs import decode_signal
 from assetbus.settings import Settings
 
 
@@ -95,30 +91,20 @@ async def run_soak(settings: Settings, options: SoakOptions, progress: Callable[
             parts = [TopicPartition(topics.readiness(IDENTITY.dag_id), p) for p in range(3)]
             reader.assign(parts)
             await reader.seek_to_end(*parts)
-            reading = asyncio.create_task(_read(reader, live))
-            sampler = ProcessSampler(interval_s=1.0)
-            try:
-                with sampler.running():
+            async with in_background(_read(reader, live)):
+                with ProcessSampler(interval_s=1.0).running() as sampler:
                     live.sent_at["warm-up"] = time.perf_counter()
                     await emitter.emit(ASSET, partition_key="warm-up", partition_date=START - timedelta(hours=1),
                                        dedupe_key="warm-up", timeout_s=120)
                     await asyncio.wait_for(live.warmed.wait(), 120)
                     began = time.perf_counter()
-                    offering = asyncio.create_task(_offer(emitter, options, live, began))
-                    try:
+                    async with in_background(_offer(emitter, options, live, began)) as offering:
                         await _watch(options, live, sampler, report, began, offering, progress)
-                    finally:
-                        offering.cancel()
-                        await asyncio.gather(offering, return_exceptions=True)
-            finally:
-                reading.cancel()
-                await asyncio.gather(reading, return_exceptions=True)
     report.emitted, report.receipted, report.signalled = live.emitted, live.receipted, live.signalled
     return report
 
 
 async def _offer(emitter: AsyncEmitter, options: SoakOptions, live: _Live, began: float) -> None:
-    """Emit at the offered rate, each receipt's latency noted by a callback."""
     async for key, sent, future in offer(emitter, options.rate, options.events, began):
         live.sent_at[key] = sent
         future.add_done_callback(lambda f, t=sent: _receipted(live, t, f))  # type: ignore[misc]
@@ -138,7 +124,7 @@ async def _read(reader: AIOKafkaConsumer, live: _Live) -> None:
         now = time.perf_counter()
         for records in batches.values():
             for record in records:
-                key = decode_signal(record.value).partition_key
+                key = record.key.decode() if record.key else None  # the run's partition key: no decoding
                 sent = live.sent_at.pop(key, None) if key is not None else None
                 if sent is None:
                     continue

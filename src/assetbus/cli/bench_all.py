@@ -1,10 +1,7 @@
-"""`assetbus bench all [--json]`: every benchmark, one table of figures with their conditions.
+"""`assetbus bench all [--json]`: every benchmark, one table of figures with their conditions (docs/benchmarks.md).
 
-The measurement lives in `assetbus.benchmarks.suite` (imported when the command runs). Progress goes
-to stderr; with `--json` the last line on stdout is one JSON object of every figure. The Airflow
-benchmark (`assetbus bench airflow`, at `AIRFLOW_SAMPLES` rounds) runs after the others when the Airflow
-venv with its PostgreSQL driver is there (`make airflow-venv`), or with `--airflow`; `--no-airflow`
-leaves it out, and so does `--smoke` unless `--airflow` is given.
+The measurement lives in `assetbus.benchmarks.suite` (imported when the command runs); the Airflow benchmark runs
+after the others when `include_airflow` says so.
 """
 
 from __future__ import annotations
@@ -110,7 +107,6 @@ def run_bench(coro: Coroutine[Any, Any, T], failed: str) -> T:
 
 
 def progress_printer() -> Callable[[str], None]:
-    """Prints a progress line on stderr, after the seconds since it was made."""
     started = time.perf_counter()
 
     def progress(line: str) -> None:

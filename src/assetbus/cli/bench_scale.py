@@ -101,9 +101,9 @@ def scale(
     print_table(f"distinct partitions: their history stored, then {options.partition_rate:,}/s offered for "
                 f"{options.seconds:g} s on new ones (table rows and size after)",
                 ("partitions stored", "readiness p50 / p99", "signals measured", "scheduler peak RSS", *TABLES),
-                [(f"{p.partitions:,}", f"{p.readiness_p50_ms:,.0f} / {p.readiness_p99_ms:,.0f} ms", f"{p.signals:,}",
-                  f"{p.scheduler_peak_rss_mb:.0f} MB", *(f"{p.tables[t][0]:,} rows, {p.tables[t][1]:,.0f} MB"
-                                                          for t in TABLES))
+                [(f"{p.partitions:,}", f"{p.latency.percentile(50):,.0f} / {p.latency.percentile(99):,.0f} ms",
+                  f"{len(p.latency.latencies_ms):,}", f"{p.latency.scheduler_peak_rss_mb:.0f} MB",
+                  *(f"{p.tables[t][0]:,} rows, {p.tables[t][1]:,.0f} MB" for t in TABLES))
                  for p in report.growth.partitions])
     print_table("a backlog replayed to a new per-event consumer DAG (`replay`, its own process)",
                 ("stored events", "runs created", "seconds", "events/s", "peak RSS"),
