@@ -1,18 +1,11 @@
-"""Emitter tokens for Airflow attempts (task code holds no key), in one of two identity modes.
+"""Emitter tokens for Airflow attempts (task code holds no key), in one of two identity modes
+(`ASSETBUS_AIRFLOW_IDENTITY`; docs/airflow.md, "Identity modes").
 
-`attested` (the default, `ASSETBUS_AIRFLOW_IDENTITY`): a task attempt's token comes through Airflow's own
-channel, the state store read of a reserved key that Airflow authenticates with the task's own JWT and that
-`AssetbusStoreBackend` answers in the api-server (`attestation.py`). No credential is involved. A task
-callback whose try Airflow has already replaced (a retry callback: Airflow gives the task instance a new id
-before the callback runs, and its execution API knows the old one no more) and DAG-level callbacks have no
-such channel in Airflow 3.3.2: they get a DAG-run token with the worker credential, and emit as the DAG run.
-
-`credential`: every token is asked of the API with the worker credential, as below.
-
-The API's URL and the worker credential come from the connection (`connection.py`); each request carries
-the credential as its bearer token, and the API mints only for attempts Airflow vouches for. A token is asked
-once per attempt and process, and again shortly before it expires. Kafka and the topic prefix: the connection's,
-else the environment's, else the API's answer (`emitter_settings`).
+`attested` (the default): a task attempt's token comes through Airflow's state store (`attestation.py`);
+a callback whose try Airflow has already replaced (a retry callback) and DAG-level callbacks have no such
+channel in Airflow 3.3.2, so they get a DAG-run token with the worker credential. `credential`: every
+token is asked of the API with the worker credential (`connection.py`), once per attempt and process, and
+again shortly before it expires.
 """
 
 from __future__ import annotations

@@ -1,17 +1,6 @@
-"""Airflow triggers that read assetbus's topics with aiokafka, in Airflow's triggerer.
-
-- `AssetbusReadinessTrigger` (a `BaseEventTrigger`, for Airflow 3's event-driven scheduling): each
-  readiness signal of an assetbus consumer DAG (`<prefix>.readiness.<dag_id>`) becomes an Airflow asset
-  event, through an `AssetWatcher`:
-
-      ready = Asset("orders_ready", watchers=[AssetWatcher(
-          name="orders_ready", trigger=AssetbusReadinessTrigger(dag_id="orders_by_partition"))])
-      with DAG(dag_id="on_orders_ready", schedule=[ready]): ...
-
-  The signal is the event's `extra["payload"]` (run id, partition key and date, generation, the
-  triggering events). Airflow gives watcher events no partition key, and one Airflow run may cover
-  several signals: for one run per partition, use the bridge.
-- `AssetbusPartitionTrigger`: what `AssetbusPartitionSensor` defers to.
+"""Airflow triggers that read assetbus's topics with aiokafka, in Airflow's triggerer (docs/airflow.md,
+"Event-driven scheduling"): `AssetbusReadinessTrigger` for AssetWatchers, whose event's `extra["payload"]`
+is the readiness signal, and `AssetbusPartitionTrigger`, what `AssetbusPartitionSensor` defers to.
 
 Kafka and the topic prefix come from the `assetbus` connection's `kafka` (or `kafka_conn_id`) and
 `topic_prefix` extras, read in the triggerer, else from `KAFKA_*` and `ASSETBUS_TOPIC_PREFIX` there.
