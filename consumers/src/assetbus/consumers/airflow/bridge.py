@@ -129,14 +129,9 @@ class AirflowBridge(Service):
         return new
 
     async def _ensure_topics(self, dag_ids: Sequence[str]) -> None:
-        """Create the missing readiness topics of `dag_ids` (TopicsNotCreated names them if it may not).
-
-        The bridge never creates a core topic: its start-up (`dependencies`) requires `<prefix>.asset-events`, so
-        a bridge on an install that was not migrated, or on a mistyped prefix, stops with one line naming it
-        rather than create readiness topics under a prefix nobody publishes to and serve nothing. (That one core
-        topic is the one its ACLs let it describe: `assetbus topics plan`.) A readiness topic is created with the
-        scheduler's partition count (`readiness_partitions`), unless ASSETBUS_CREATE_TOPICS=false: then a DAG is
-        served from the first sync that finds its topic (`_available`)."""
+        """Create the missing readiness topics of `dag_ids` as the scheduler would (TopicsNotCreated names them if
+        it may not). Never a core topic: `dependencies` requires `<prefix>.asset-events` (the one core topic its
+        ACLs let it describe), so a bridge on an unmigrated install or a mistyped prefix stops with one line."""
         await create_readiness_topics(self._topic_creator, self.config.topics, dag_ids,
                                       partitions=self.config.readiness_partitions)
 

@@ -70,11 +70,8 @@ NO_CREDENTIAL = (f"this worker has no assetbus worker credential: set it as the 
 
 
 class TokenSource:
-    """Asks the API for tokens and caches them per attempt (thread-safe).
-
-    `access` fixes the API and the worker credential; by default they are read (`worker_access()`) at
-    each token request, so a rotated credential is used from the next request on.
-    """
+    """Asks the API for tokens and caches them per attempt (thread-safe). Without `access`, the API and the
+    worker credential are read at each token request, so a rotated credential is used from the next one on."""
 
     def __init__(self, access: WorkerAccess | None = None, *, timeout_s: float = 10.0,
                  conn_id: str = CONN_ID, http: httpx.Client | None = None, retry: RetryPolicy = API_RETRY) -> None:

@@ -107,8 +107,7 @@ class AttestationCheck:
 
     def __init__(self, app: Callable[[Scope, Receive, Send], Awaitable[None]]) -> None:
         self.app = app
-        self.findings = backend_findings()
-        for finding in self.findings:
+        for finding in backend_findings():
             (log.info if finding.ok else log.error)("assetbus attested identity: %s", finding.line())
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:

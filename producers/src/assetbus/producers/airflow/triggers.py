@@ -88,15 +88,10 @@ async def _wait_for_topic(consumer: AIOKafkaConsumer, topic: str, policy: RetryP
 
 
 class ReadinessStream(SharedStreamProducer):  # type: ignore[misc]
-    """The broker side of `AssetbusReadinessTrigger` in Airflow's ack mode: one consumer per watcher.
+    """The broker side of `AssetbusReadinessTrigger` in Airflow's ack mode: one consumer per watcher, committing
+    a position only once Airflow has stored the events of the records up to it (`advance`)."""
 
-    It yields each readiness record with its position, and commits a position only when Airflow reports
-    that every trigger event made from the records up to it is in Airflow's database (`advance`). A record
-    Airflow did not confirm (the event's write failed, or timed out) fails the stream: the triggerer starts
-    the trigger again, which reads on from the last committed position.
-    """
-
-    def __init__(self, *, dag_id: str, conn_id: str | None, group_id: str | None) -> None:
+    def __init__(self, *, dag_id: str, conn_id: str | None = None, group_id: str | None = None) -> None:
         self.dag_id = dag_id
         self.conn_id = conn_id
         self.group_id = group_id
@@ -120,20 +115,22 @@ class ReadinessStream(SharedStreamProducer):  # type: ignore[misc]
         return broker_payload[0]
 
     async def advance(self, batch: Sequence[AdvanceItem]) -> None:
-        """Commit past the batch (one partition's records, in order) if Airflow stored all of their events."""
+        """Commit past the batch's records (one partition's, in order) whose events Airflow stored. One it did not
+        store (the write failed, or timed out) fails the stream: the triggerer starts the trigger again, which
+        reads on from there."""
         assert self._consumer is not None
         position: tuple[TopicPartition, int] | None = None
-        for item in batch:
-            partition, offset = item.broker_payload
-            outcome = item.outcome
-            if outcome.failed or not (outcome.acked or outcome.rejected):
-                if position is not None:
-                    await self._consumer.commit({position[0]: position[1] + 1})
-                raise SignalNotStored(f"the readiness signal at {partition.topic}[{partition.partition}] offset "
-                                      f"{offset} did not reach Airflow's database; reading again from there")
-            position = (partition, offset)
-        if position is not None:
-            await self._consumer.commit({position[0]: position[1] + 1})
+        try:
+            for item in batch:
+                partition, offset = item.broker_payload
+                outcome = item.outcome
+                if outcome.failed or not (outcome.acked or outcome.rejected):
+                    raise SignalNotStored(f"the readiness signal at {partition.topic}[{partition.partition}] "
+                                          f"offset {offset} did not reach Airflow's database; reading again from there")
+                position = (partition, offset)
+        finally:
+            if position is not None:
+                await self._consumer.commit({position[0]: position[1] + 1})
 
     async def aclose(self) -> None:
         consumer, self._consumer = self._consumer, None
@@ -142,13 +139,9 @@ class ReadinessStream(SharedStreamProducer):  # type: ignore[misc]
 
 
 class AssetbusReadinessTrigger(BaseEventTrigger):  # type: ignore[misc]
-    """Fire an event for each readiness signal of the assetbus consumer DAG `dag_id` (for an AssetWatcher).
-
-    The triggerer reads the signals in the consumer group `group_id` (default `<prefix>-watcher.<dag_id>`, with
-    the topic prefix the triggerer reads), in Airflow's ack mode (`ReadinessStream`): a triggerer killed at any
-    point can hand a signal over twice, never lose it. A record that is not a readiness signal is logged and
-    passed by.
-    """
+    """Fire an event for each readiness signal of the assetbus consumer DAG `dag_id` (for an AssetWatcher), read
+    in the consumer group `group_id` (default `<prefix>-watcher.<dag_id>`) in Airflow's ack mode: a triggerer
+    killed at any point can hand a signal over twice, never lose it."""
 
     def __init__(self, dag_id: str, *, conn_id: str | None = None, group_id: str | None = None) -> None:
         super().__init__()
@@ -166,8 +159,7 @@ class AssetbusReadinessTrigger(BaseEventTrigger):  # type: ignore[misc]
 
     @classmethod
     def create_shared_stream_producer(cls, kwargs: dict[str, Any]) -> ReadinessStream:
-        return ReadinessStream(dag_id=kwargs["dag_id"], conn_id=kwargs.get("conn_id"),
-                               group_id=kwargs.get("group_id"))
+        return ReadinessStream(**kwargs)
 
     async def filter_shared_stream(self, shared_stream: AsyncIterator[ConsumerRecord]) -> AsyncIterator[TriggerEvent]:
         async for record in shared_stream:
@@ -187,11 +179,8 @@ class AssetbusReadinessTrigger(BaseEventTrigger):  # type: ignore[misc]
 
 
 class AssetbusPartitionTrigger(BaseTrigger):  # type: ignore[misc]
-    """Fire once assetbus has stored an event of `asset_name` (for `partition_key`, if given).
-
-    It reads `<prefix>.asset-events` from its oldest retained event (no consumer group), so an event
-    stored before the trigger started counts; the event's fields are the trigger event's payload.
-    """
+    """Fire once assetbus has stored an event of `asset_name` (for `partition_key`, if given), with the event as
+    the payload. It reads `<prefix>.asset-events` from its oldest retained event, with no consumer group."""
 
     def __init__(self, asset_name: str, *, partition_key: str | None = None, conn_id: str | None = None) -> None:
         super().__init__()
