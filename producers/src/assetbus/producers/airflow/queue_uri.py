@@ -2,10 +2,8 @@
 
     assetbus://readiness/<dag_id>[?conn_id=<airflow connection>&group_id=<consumer group>]
 
-names the readiness signals of the assetbus consumer DAG `dag_id` (topic `<prefix>.readiness.<dag_id>`);
-`conn_id` and `group_id` are `AssetbusReadinessTrigger`'s options of the same names. Parsed by
-`AssetbusMessageQueueProvider` (assetbus.producers.airflow.queues) when the DAG file is parsed; a URI it
-cannot use raises `InvalidQueue`, which says what the URI should look like. Importable without Airflow.
+`conn_id` and `group_id` are `AssetbusReadinessTrigger`'s options of the same names. A URI that names no
+readiness topic raises `InvalidQueue` when the DAG file is parsed, saying what it should look like.
 """
 
 from __future__ import annotations

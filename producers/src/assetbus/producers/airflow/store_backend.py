@@ -128,8 +128,8 @@ def _refused(error: StateError) -> Exception:
 
 
 class AssetbusStoreBackend(BaseStoreBackend):
-    """Airflow's task and asset state, kept in assetbus. Airflow builds it with no arguments: the
-    API URL and the signing key come from the environment (see the module docstring)."""
+    """Airflow's task and asset state, kept in assetbus. Airflow builds it with no arguments: the API URL
+    and the signing key come from the environment (`ASSETBUS_API_URL`, `store_tokens.signing_key_from_env`)."""
 
     def __init__(self, api_url: str | None = None, signing_key: TokenKey | None = None, *,
                  asset_lookup: AssetLookup = airflow_asset_lookup, caller: CallerLookup = airflow_calling_task,
