@@ -65,10 +65,6 @@ class Credentials:
         return (self.renew_at or self.expires_at - RENEW_BEFORE_S) > time.time()
 
 
-NO_CREDENTIAL = (f"this worker has no assetbus worker credential: set it as the password of the Airflow "
-                 f"connection {CONN_ID} (`assetbus token worker` mints it), or in {ENV_WORKER_TOKEN}")
-
-
 class TokenSource:
     """Asks the API for tokens and caches them per attempt (thread-safe). Without `access`, the API and the
     worker credential are read at each token request, so a rotated credential is used from the next one on."""
@@ -135,7 +131,9 @@ class TokenSource:
             expand_file_variables()  # ASSETBUS_AIRFLOW_WORKER_TOKEN_FILE, where no connection holds it
         access = self.access or worker_access(self.conn_id)
         if access.credential is None:
-            raise TokenRequestFailed(NO_CREDENTIAL, code="missing_token")
+            raise TokenRequestFailed(f"this worker has no assetbus worker credential: set it as the password of the "
+                                     f"Airflow connection {CONN_ID} (`assetbus token worker` mints it), or in "
+                                     f"{ENV_WORKER_TOKEN}", code="missing_token")
         api = SyncExecutionApi(access.api_url, access.credential, timeout_s=self.timeout_s, retry=self.retry,
                                http=self._http)
         try:  # a token request may be repeated: the SDK's one retry rule retries what is transient

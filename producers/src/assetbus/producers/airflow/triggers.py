@@ -27,7 +27,6 @@ from assetbus.producers.kafka.producer import started
 from assetbus.producers.kafka.retry import RetryPolicy, RetryTimeout, retry_until
 from assetbus.schemas import AssetEvent, ReadinessSignal, Topics
 
-_HERE = __name__
 log = logging.getLogger(__name__)
 
 
@@ -151,11 +150,11 @@ class AssetbusReadinessTrigger(BaseEventTrigger):  # type: ignore[misc]
         self.group_id = group_id
 
     def serialize(self) -> tuple[str, dict[str, Any]]:
-        return f"{_HERE}.AssetbusReadinessTrigger", {"dag_id": self.dag_id, "conn_id": self.conn_id,
+        return f"{__name__}.AssetbusReadinessTrigger", {"dag_id": self.dag_id, "conn_id": self.conn_id,
                                                      "group_id": self.group_id}
 
     def shared_stream_key(self) -> Hashable:
-        return (f"{_HERE}.AssetbusReadinessTrigger", self.dag_id, self.conn_id, self.group_id)
+        return (f"{__name__}.AssetbusReadinessTrigger", self.dag_id, self.conn_id, self.group_id)
 
     @classmethod
     def create_shared_stream_producer(cls, kwargs: dict[str, Any]) -> ReadinessStream:
@@ -189,7 +188,7 @@ class AssetbusPartitionTrigger(BaseTrigger):  # type: ignore[misc]
         self.conn_id = conn_id
 
     def serialize(self) -> tuple[str, dict[str, Any]]:
-        return f"{_HERE}.AssetbusPartitionTrigger", {"asset_name": self.asset_name,
+        return f"{__name__}.AssetbusPartitionTrigger", {"asset_name": self.asset_name,
                                                      "partition_key": self.partition_key, "conn_id": self.conn_id}
 
     async def run(self) -> AsyncIterator[TriggerEvent]:
