@@ -1,8 +1,5 @@
-"""The Airflow account assetbus uses: a plain value, light to import (the settings models hold one).
-
-Exactly one way to authenticate to Airflow's REST API (`client.py` says how each is used): a user name and
-password (a self-run Airflow with its own auth manager), a static token handed out by the platform, or an
-`httpx.Auth` factory for platforms with their own token flows.
+"""The Airflow account assetbus uses: a plain value, light to import (the settings models hold one), with
+exactly one way to authenticate (a user name and password, a static token, or an `httpx.Auth` factory).
 """
 
 from __future__ import annotations

@@ -1,11 +1,9 @@
-"""Is this Airflow task attempt (or DAG run) really running? Asked of Airflow before a token is minted.
+"""Is this Airflow task attempt (or DAG run) really running? Asked of Airflow before a token is minted
+(docs/airflow.md, "The trust boundary").
 
-A task asks for a token for its own attempt by naming it (dag_id, run_id, task_id, map_index,
-try_number) and its task instance UUID (`ti.id`, random per task instance, known to the worker
-running it). The attempt is vouched for only if Airflow says that task instance has this UUID,
-this try number, and is running (or finished within `CALLBACK_WINDOW_S`, for task callbacks).
-A DAG-run token needs the run to exist and be running or finished within that window (DAG-level
-callbacks run after the run's end).
+An attempt is vouched for only if Airflow's task instance has the UUID (`ti.id`) and try number named, and is
+running or finished within `CALLBACK_WINDOW_S` (for its callbacks); a DAG run must be running or have ended
+within that window (DAG-level callbacks run after the run's end).
 """
 
 from __future__ import annotations

@@ -1,19 +1,11 @@
-"""The Airflow bridge: each readiness signal of an Airflow DAG becomes exactly one Airflow DAG run.
+"""The Airflow bridge: each readiness signal of an Airflow DAG becomes exactly one Airflow DAG run
+(docs/airflow.md, "Consumer DAGs and the bridge" says what it guarantees).
 
-Per DAG, a readiness subscriber (consumer group `group_id`) claims the run in `consumer_runs`,
-creates the Airflow run with a deterministic `dag_run_id` (`dagruns.trigger_run`), records the
-Airflow run id, and only then commits the signal's offset. While Airflow is down or refuses the
-account (401/403/5xx), the handler backs off and tries again: the offset is not committed, so
-no signal is lost, and a bridge killed at any point meets the existing run on redelivery.
-A run stays `running` until `OutcomePoller` reads Airflow's final state.
-
-Every `sync_interval_s` (and at start-up) the bridge syncs Airflow's assets and task registrations and the
-readiness rules of the DAGs Airflow tags `assetbus` (`declared`): those the provider's cluster policy
-registered from Airflow's dag-processor, or, given Airflow's metadata database, those read from it. It needs
-only Airflow's REST API. Without `dag_ids` it serves every such DAG, and starts serving a DAG deployed after
-it started; a tagged DAG it has no rule for is named in its log (`... is tagged assetbus but has no readiness
-rule: <why>`). It refuses to start on a prefix whose core topics do not exist, and creates a readiness topic
-only as the scheduler would (`_ensure_topics`).
+Per DAG, a readiness subscriber claims the run in `consumer_runs`, creates the Airflow run with a
+deterministic `dag_run_id` (`dagruns.trigger_run`), records it, and only then commits the signal's offset;
+while Airflow cannot take the run it backs off without committing. `OutcomePoller` reads the run's final
+state. Every `sync_interval_s` it syncs Airflow's assets, registrations and the readiness rules of the DAGs
+tagged `assetbus` (`declared`), and serves the new ones.
 """
 
 from __future__ import annotations
@@ -137,14 +129,9 @@ class AirflowBridge(Service):
         return new
 
     async def _ensure_topics(self, dag_ids: Sequence[str]) -> None:
-        """Create the missing readiness topics of `dag_ids` (TopicsNotCreated names them if it may not).
-
-        The bridge never creates a core topic: its start-up (`dependencies`) requires `<prefix>.asset-events`, so
-        a bridge on an install that was not migrated, or on a mistyped prefix, stops with one line naming it
-        rather than create readiness topics under a prefix nobody publishes to and serve nothing. (That one core
-        topic is the one its ACLs let it describe: `assetbus topics plan`.) A readiness topic is created with the
-        scheduler's partition count (`readiness_partitions`), unless ASSETBUS_CREATE_TOPICS=false: then a DAG is
-        served from the first sync that finds its topic (`_available`)."""
+        """Create the missing readiness topics of `dag_ids` as the scheduler would (TopicsNotCreated names them if
+        it may not). Never a core topic: `dependencies` requires `<prefix>.asset-events` (the one core topic its
+        ACLs let it describe), so a bridge on an unmigrated install or a mistyped prefix stops with one line."""
         await create_readiness_topics(self._topic_creator, self.config.topics, dag_ids,
                                       partitions=self.config.readiness_partitions)
 

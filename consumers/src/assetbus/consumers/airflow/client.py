@@ -1,15 +1,10 @@
-"""A small async client for Airflow 3's public REST API (`/api/v2`), as a service account.
+"""A small async client for Airflow 3's public REST API (`/api/v2`), as a service account authenticated by
+the account's one method (docs/airflow.md, "Authenticating to Airflow").
 
-Authentication is the account's one method (`AirflowAccount`):
-- a user name and password: Airflow's normal token flow, `POST /auth/token` gives a JWT that goes in
-  `Authorization: Bearer`; a 401, or a 403 about the token, fetches a fresh token once, a second one is an
-  AirflowAuthError;
-- a static token: a default `Authorization: Bearer` header; a 401, or a 403 about the token ("Invalid JWT
-  token", what Airflow 3.3.2 answers to a token it cannot verify), is AirflowTokenRefused at once (it cannot
-  be renewed here, so there is nothing to retry);
-- an `httpx.Auth` from an import path: httpx runs its flow on every request; a 401 is an AirflowAuthError.
-A 403 is an AirflowAuthError. No answer, 5xx and 429 are AirflowUnavailable (retriable). Everything else
-is translated into the errors of `consumers.airflow.errors`.
+A password account's JWT is fetched again once after a 401 (or a 403 about the token); a static token
+refused so is AirflowTokenRefused at once (it cannot be renewed here); an `httpx.Auth` runs on every request.
+Any other 401/403 is an AirflowAuthError; no answer, 5xx and 429 are AirflowUnavailable (retriable);
+everything else is translated into the errors of `consumers.airflow.errors`.
 """
 
 from __future__ import annotations

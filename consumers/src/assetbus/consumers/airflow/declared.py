@@ -1,22 +1,10 @@
-"""Consumer DAGs declared once, in Airflow: readiness rules read from Airflow's DAGs and kept in step.
+"""Consumer DAGs declared once, in Airflow (docs/airflow.md, of that name): the readiness rules of the DAGs
+Airflow tags `assetbus`, translated from their `PartitionedAssetTimetable` (`timetables`), kept in step.
 
-A DAG that Airflow tags `assetbus` is assetbus-driven: the bridge starts its runs. Its readiness rule is
-its own `PartitionedAssetTimetable`, translated by `timetables.translate_timetable`.
-
-What Airflow 3.3.2's public REST API exposes of a DAG's schedule (`GET /api/v2/dags`, `/dags/{id}/details`)
-is `timetable_summary` ("Partitioned Asset"), `timetable_partitioned`, `timetable_description` and
-`asset_expression`; it has no partition mapper (`partition_mapper_config`, `default_partition_mapper`).
-So the DAG list and tags come from the REST API, and the timetable from one of two places:
-
-- **registered** (the default, and all that managed Airflow allows): the provider's cluster policy
-  (`assetbus.producers.airflow.policy`) runs in Airflow's dag-processor, where each DAG is parsed, and
-  `PUT /airflow/dags/{dag_id}/rule` stores the rule its timetable translates to, inactive until a sync
-  here sees the DAG tagged in Airflow's REST API (`registered_translations`);
-- **Airflow's metadata database** (`airflow_metadata_url`: `sqlite:///...` or `postgresql://...`, read-only),
-  the `serialized_dag` table, when it is given: a fallback for an Airflow without the policy.
-
-Rules written from Airflow have `fileloc` `airflow:<dag_id>`; one whose DAG lost the tag, went stale or
-lost its rule is deactivated (never deleted).
+Airflow's REST API has no partition mapper, so the DAG list and tags come from it, and the timetable either
+from the rules the provider's cluster policy registered (`registered_translations`, the default) or from
+the `serialized_dag` table of Airflow's metadata database (`airflow_metadata_url`, read-only). Rules written
+from Airflow have `fileloc` `airflow:<dag_id>`; one whose DAG lost the tag or its rule is deactivated.
 """
 
 from __future__ import annotations

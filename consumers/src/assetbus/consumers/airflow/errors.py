@@ -21,10 +21,7 @@ class AirflowUnavailable(AirflowError):
 
 class AirflowAuthError(AirflowError):
     """Airflow refused the service account (401 after a fresh token, or 403): fix the credentials or roles.
-
-    Retriable: the bridge keeps the signal and tries again after a back-off, so fixing the
-    account in Airflow heals it without losing anything.
-    """
+    Retriable: the bridge keeps the signal and backs off, so fixing the account heals it, losing nothing."""
 
     retriable = True
 
@@ -38,10 +35,8 @@ class AirflowRefused(AirflowError):
 
 
 class AirflowTokenRefused(AirflowAuthError):
-    """Airflow answered 401 to the static token (`ASSETBUS_AIRFLOW_TOKEN`): it expired or was revoked.
-
-    assetbus cannot renew a token it was handed, so it asks once and says so; a new token is the fix.
-    """
+    """Airflow refused the static token (`ASSETBUS_AIRFLOW_TOKEN`): it expired or was revoked. Not retriable:
+    assetbus cannot renew a token it was handed; a new token is the fix."""
 
     retriable = False
 

@@ -1,31 +1,14 @@
-"""The Airflow forwarder: every stored event of an asset that Airflow knows becomes one Airflow asset event.
-
-It consumes the asset-events topic (consumer group `group_id`, the shared consume→handle→commit shell)
-and posts each event to Airflow's `POST /api/v2/assets/events` with its partition key. The event's
-`extra` in Airflow is the emitter's extra plus `extra["assetbus"]`: the assetbus event id, the dedupe
-key, the command id, the partition date, the storage time and the emitter's provenance.
+"""The Airflow forwarder: every stored event of an asset that Airflow knows becomes one Airflow asset event
+(docs/airflow.md, "Forwarding events into Airflow").
 
 Exactly once, although Airflow's route has no idempotency key: per event, a ledger row
 (`storage.forwarded`) is committed as an *intent* before the POST and confirmed with Airflow's event id
-after it. No transaction, row lock or database connection is held while Airflow is called: the forwarder
-takes the intent's lease in a short transaction, calls Airflow, and records the answer in another, so two
-forwarders (a rebalance) never post one event together, the second waiting for the lease of the first to
-end (`lease_s`, longer than any call to Airflow can take). Whenever it is not certain that no earlier POST
-of the event reached Airflow (the intent was there already: a forwarder killed mid-request, or a previous
-attempt that failed without a clear answer), Airflow's events of the asset are searched for the assetbus
-event id before posting again.
-A redelivered event already `posted` is skipped.
-
-**One path per DAG.** A DAG that the Airflow bridge serves gets its runs from the bridge, one per ready
-partition. If the events of an asset it waits on were forwarded too, Airflow's own scheduler would start a
-second run of it (an `asset_triggered` one beside the bridge's). So the forwarder leaves the events of every
-asset that a bridge-served DAG waits on to the bridge (outcome `bridge_served`), read from the rules the
-bridge syncs (refreshed every `asset_refresh_s`); `assetbus doctor` fails on events forwarded for such an
-asset anyway.
-
-Order per asset is kept: asset events are keyed by asset name, so one asset's events come in order from
-one partition, and they are forwarded one after the other; different assets of a batch may go at once
-(`concurrency`). The batch's offsets are committed only after every event in it is settled.
+after it. No transaction, row lock or connection is held while Airflow is called: the intent's lease is
+taken in one short transaction and the answer recorded in another, so two forwarders (a rebalance) never
+post one event together. Whenever an earlier POST may have reached Airflow, Airflow's events of the asset
+are searched for the assetbus event id first. The events of an asset that a bridge-served DAG waits on are
+left to the bridge (`bridge_served`). One asset's events go in order, different assets at once
+(`concurrency`); a batch's offsets are committed once every event in it is settled.
 """
 
 from __future__ import annotations

@@ -31,11 +31,8 @@ class OutcomePoller:
             self._dag_ids.append(dag_id)
 
     async def poll_once(self) -> None:
-        """One pass over the open runs.
-
-        Per DAG, one paged list call for the runs that ended since the oldest open run started, and
-        one for the running ones: the cost follows the number of DAGs, not of open runs.
-        """
+        """One pass over the open runs: per DAG, one paged list of the runs ended since the oldest open run
+        started and one of the running ones, so the cost follows the number of DAGs, not of open runs."""
         async with translated(), self._engine.connect() as conn:
             open_runs = await open_external_runs(conn, self._dag_ids)
         by_dag: dict[str, list[OpenExternalRun]] = {}

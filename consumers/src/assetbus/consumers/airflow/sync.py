@@ -1,10 +1,6 @@
-"""Assets and task↔asset registrations kept in step with Airflow: read once from `GET /api/v2/assets`.
-
-Every asset Airflow knows (name and URI) is registered in assetbus, and every task that declares
-it is attached: `outlets` as role `outlet`, `inlets` as role `inlet`. Asset state authorization
-then works for Airflow tasks, and nobody types `assetbus assets register/attach` for Airflow DAGs.
-Idempotent: a second sync changes nothing. An asset registered with another URI is reported, not
-overwritten.
+"""Assets and task↔asset registrations kept in step with Airflow's `GET /api/v2/assets` (docs/airflow.md,
+"Keeping assets and registrations in step"): `outlets` attach as role `outlet`, `inlets` as `inlet`.
+Idempotent; an asset registered with another URI is reported, not overwritten.
 """
 
 from __future__ import annotations

@@ -1,21 +1,9 @@
 """Airflow 3.3's `PartitionedAssetTimetable` translated into an assetbus readiness rule (a ConsumerDag).
 
 Pure: reads the serialized timetable (`{"__type": ..., "__var": ...}`, as Airflow stores it in
-`serialized_dag.data["dag"]["timetable"]`). The asset condition (`asset`, `asset_all`, `asset_any`)
-becomes AssetWait / AllOf / AnyOf; each asset's partition mapper (from `partition_mapper_config`, else
-`default_partition_mapper`) becomes an assetbus mapping:
-
-| Airflow mapper | assetbus mapping |
-| --- | --- |
-| `IdentityMapper` | `Identity()` |
-| `RollupMapper(StartOfDayMapper(tz), DayWindow(), WaitForAll())` | `HourlyToDaily(tz)` |
-| `RollupMapper(StartOfMonthMapper(tz), MonthWindow(), WaitForAll())` | `DailyToMonthly(tz)` |
-| `RollupMapper(FixedKeyMapper(k), SegmentWindow(s), WaitForAll())` | `StaticMap({each of s: k}, require_all=True)` |
-| `AllowedKeyMapper(keys)` | `StaticMap({k: k}, require_all=False)` |
-
-Anything else (a fan-out, a `MinimumCount` wait policy, a start-of-period mapper outside a roll-up, a
-weekly roll-up whose keys Airflow formats as `2026-09-28 (W40)`, chains, products, custom mappers) has no
-assetbus equivalent and is reported by name; the DAG then gets no rule rather than a different one.
+`serialized_dag.data["dag"]["timetable"]`). docs/airflow.md, "Consumer DAGs declared once, in Airflow",
+tables the mappers that have an assetbus mapping; anything else is reported by name, and the DAG then gets
+no rule rather than a different one.
 """
 
 from __future__ import annotations

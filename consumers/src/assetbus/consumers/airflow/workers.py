@@ -1,21 +1,11 @@
-"""The Airflow worker credential: proof that a token request comes from inside the deployment's workers.
+"""The Airflow worker credential: proof that a token request comes from inside the deployment's workers
+(docs/airflow.md, "The trust boundary"). A signed token whose one scope, `airflow:worker`, can neither emit
+nor touch state: it asks `POST /airflow/tokens` for attempts Airflow vouches for, registers readiness rules
+(`PUT /airflow/dags/{dag_id}/rule`) and reads `GET /airflow/kafka`. Minted once per deployment (`assetbus
+token worker`) and kept as the password of the Airflow connection `assetbus_default`.
 
-Knowing a running attempt's ids proves nothing: Airflow shows them to every reader of its REST API.
-So `POST /airflow/tokens` also needs this credential, a signed token with one scope,
-`airflow:worker`. It cannot emit (no `emit`) and cannot touch state (no `ti:self`, and it names no
-task). It may ask for the token of an attempt or DAG run that Airflow vouches for; besides, Airflow's
-dag-processor registers with it the readiness rules of the DAGs tagged `assetbus` (`PUT
-/airflow/dags/{dag_id}/rule`, which the bridge activates only for DAGs Airflow's REST API lists tagged), and
-a connection test reads the Kafka and topic prefix the API names to workers (`GET /airflow/kafka`).
-
-It is minted once per deployment (`assetbus token worker`), with the minting key, and kept where
-Airflow keeps secrets: the password of the Airflow connection `assetbus_default`, read by the worker
-through Airflow's own connection API (so through the deployment's secrets backend).
-
-The tokens a worker gets are signed by a `Minter`, injected at the edge so the services never import the SDK:
-the CLI (`assetbus run api`) passes the SDK's `task_token` / `dag_token` (`assetbus.producers.tokens`) bound
-to the minting key (`ASSETBUS_TOKEN_SIGNING_KEY`, or local mode's secret): the key never reaches this package,
-and a change of signing scheme behind those functions changes nothing here.
+The tokens a worker gets are signed by a `Minter` injected at the edge (`assetbus run api` binds the SDK's
+`task_token` / `dag_token` to the minting key), so the key never reaches this package.
 """
 
 from __future__ import annotations

@@ -1,14 +1,7 @@
-"""assetbus for Airflow 3.3+ tasks: `emit(asset, ...)`, `AssetbusHook`, `AssetbusEmitOperator`, `AssetbusNotifier`.
-
-    from assetbus.producers.airflow import emit
-
-    receipt = emit(orders, partition_key="batch-41", dedupe_key="batch-41")
-
-Install with `pip install 'assetbus-sdk[airflow]'` (an Airflow provider: `airflow providers list` shows
-it); give the workers the Airflow connection `assetbus_default` of type `assetbus` (see `connection.py`).
-`install_asset_emit()` opts in to `asset.emit()` on Airflow's own Asset class; importing this module
-changes nothing in Airflow. Where Airflow is installed, importing it on an Airflow older than 3.3
-raises AirflowVersionMismatch; without Airflow, the Airflow-free parts (attempts, token source) import.
+"""assetbus for Airflow 3.3+ tasks: `emit(asset, ...)`, `AssetbusHook`, `AssetbusEmitOperator`, `AssetbusNotifier`
+(docs/airflow.md). Importing it changes nothing in Airflow; where Airflow is installed, importing it on an
+Airflow older than 3.3 raises AirflowVersionMismatch; without Airflow, the Airflow-free parts (attempts, token
+source) import.
 """
 
 from __future__ import annotations

@@ -1,25 +1,12 @@
 """Attested task tokens: a task's emission token, minted from the identity Airflow verified.
 
-Inside a running Airflow task, task code never holds the task's execution-API JWT: the supervisor does, and
-every call it makes for the task carries it. The state store is such a call. So the SDK asks for its token
-by reading one reserved task-state key, `ATTESTATION_KEY`, through Airflow's own channel:
-
-    context["task_state_store"].get(ATTESTATION_KEY)
-      → supervisor (the task's JWT) → Airflow's execution API: `require_auth` checks that the JWT's subject is
-        the task instance in the path (`ti:self`) and builds the `TaskScope` from that row
-      → `AssetbusStoreBackend.get(scope, ATTESTATION_KEY)`, in the api-server, which holds the signing key
-
-The backend (`Attestor`) reads the task instance's try number, state and end from Airflow's metadata (the
-session Airflow passes in), signs a one-minute **attestation** (scope `airflow:attested`: it can neither
-emit nor touch state) naming that attempt, and exchanges it at the assetbus minter (`POST /airflow/tokens`)
-for the emission token. The minter takes the attempt from the attestation only, and decides the token's
-lifetime from the attempt's state there: a running attempt's token lives its usual lifetime, a finished
-attempt's callbacks get a token until its end plus a short grace, and past that grace nothing.
-
-A worker whose Airflow has `[workers] state_store_backend` set sends state values through a backend of the
-worker's own (its `deserialize_task_state_store_from_ref` may answer a read instead of the api-server), so a
-value read there is not proven to come from the api-server: the SDK refuses to run attested
-(`worker_backend_configured`) and mints nothing.
+Task code never holds the task's execution-API JWT, but the supervisor sends every state store call with
+it. So the SDK asks for its token by reading one reserved task-state key, `ATTESTATION_KEY`; Airflow checks
+that the JWT is the scope's task instance (`ti:self`) and calls `AssetbusStoreBackend.get` in the api-server,
+whose `Attestor` reads the try from Airflow's metadata, signs a one-minute attestation (scope
+`airflow:attested`: it can neither emit nor touch state) and exchanges it at the minter (`POST
+/airflow/tokens`), which decides the token's lifetime from the attempt's state. docs/airflow.md, "Identity
+modes", has the whole flow, and why a worker with `[workers] state_store_backend` may not run attested.
 """
 
 from __future__ import annotations

@@ -1,20 +1,10 @@
-"""Where a worker finds assetbus: the Airflow connection `assetbus_default` (type `assetbus`).
+"""Where a worker finds assetbus: the Airflow connection `assetbus_default` (type `assetbus`), whose fields
+docs/airflow.md, "Configuration", tables (host, password, extras `topic_prefix`, `kafka`, `kafka_conn_id`).
 
-The connection is read through Airflow's own connection API (`airflow.sdk.Connection`), so it comes
-from the deployment's secrets backend: in a task through the supervisor and Airflow's execution API,
-in a DAG-level callback through the dag-processor. Airflow masks its password and the extras whose
-names say secret (`sasl_password`, `ssl_key_password`) in task logs. Its fields:
-
-- host: the assetbus execution API's URL (a host without a scheme gets the schema, else `http`);
-- password: the worker credential (`assetbus token worker`);
-- extra `topic_prefix`: the topic prefix (default: the API's);
-- extra `kafka`: the Kafka connection inline (`KafkaConnection`'s fields), or extra `kafka_conn_id`: another
-  Airflow connection holding it, as an `assetbus`-style `kafka` extra or a `kafka_default`-style config dict
-  (librdkafka's names: `kafka_from_config`). Without either, the brokers the API names (with `KAFKA_*` from
-  the environment as a fallback).
-
-When Airflow has no such connection (or is not installed), the environment is the fallback:
-`ASSETBUS_API_URL`, `ASSETBUS_AIRFLOW_WORKER_TOKEN`, `ASSETBUS_TOPIC_PREFIX` and `KAFKA_*`.
+It is read through Airflow's own connection API (`airflow.sdk.Connection`), so it comes from the
+deployment's secrets backend, and Airflow masks its secrets in task logs. When Airflow has no such
+connection (or is not installed), the environment is the fallback: `ASSETBUS_API_URL`,
+`ASSETBUS_AIRFLOW_WORKER_TOKEN`, `ASSETBUS_TOPIC_PREFIX` and `KAFKA_*`.
 """
 
 from __future__ import annotations

@@ -1,18 +1,11 @@
-"""Emitter tokens for Airflow attempts (task code holds no key), in one of two identity modes.
+"""Emitter tokens for Airflow attempts (task code holds no key), in one of two identity modes
+(`ASSETBUS_AIRFLOW_IDENTITY`; docs/airflow.md, "Identity modes").
 
-`attested` (the default, `ASSETBUS_AIRFLOW_IDENTITY`): a task attempt's token comes through Airflow's own
-channel, the state store read of a reserved key that Airflow authenticates with the task's own JWT and that
-`AssetbusStoreBackend` answers in the api-server (`attestation.py`). No credential is involved. A task
-callback whose try Airflow has already replaced (a retry callback: Airflow gives the task instance a new id
-before the callback runs, and its execution API knows the old one no more) and DAG-level callbacks have no
-such channel in Airflow 3.3.2: they get a DAG-run token with the worker credential, and emit as the DAG run.
-
-`credential`: every token is asked of the API with the worker credential, as below.
-
-The API's URL and the worker credential come from the connection (`connection.py`); each request carries
-the credential as its bearer token, and the API mints only for attempts Airflow vouches for. A token is asked
-once per attempt and process, and again shortly before it expires. Kafka and the topic prefix: the connection's,
-else the environment's, else the API's answer (`emitter_settings`).
+`attested` (the default): a task attempt's token comes through Airflow's state store (`attestation.py`);
+a callback whose try Airflow has already replaced (a retry callback) and DAG-level callbacks have no such
+channel in Airflow 3.3.2, so they get a DAG-run token with the worker credential. `credential`: every
+token is asked of the API with the worker credential (`connection.py`), once per attempt and process, and
+again shortly before it expires.
 """
 
 from __future__ import annotations
@@ -72,16 +65,9 @@ class Credentials:
         return (self.renew_at or self.expires_at - RENEW_BEFORE_S) > time.time()
 
 
-NO_CREDENTIAL = (f"this worker has no assetbus worker credential: set it as the password of the Airflow "
-                 f"connection {CONN_ID} (`assetbus token worker` mints it), or in {ENV_WORKER_TOKEN}")
-
-
 class TokenSource:
-    """Asks the API for tokens and caches them per attempt (thread-safe).
-
-    `access` fixes the API and the worker credential; by default they are read (`worker_access()`) at
-    each token request, so a rotated credential is used from the next request on.
-    """
+    """Asks the API for tokens and caches them per attempt (thread-safe). Without `access`, the API and the
+    worker credential are read at each token request, so a rotated credential is used from the next one on."""
 
     def __init__(self, access: WorkerAccess | None = None, *, timeout_s: float = 10.0,
                  conn_id: str = CONN_ID, http: httpx.Client | None = None, retry: RetryPolicy = API_RETRY) -> None:
@@ -145,7 +131,9 @@ class TokenSource:
             expand_file_variables()  # ASSETBUS_AIRFLOW_WORKER_TOKEN_FILE, where no connection holds it
         access = self.access or worker_access(self.conn_id)
         if access.credential is None:
-            raise TokenRequestFailed(NO_CREDENTIAL, code="missing_token")
+            raise TokenRequestFailed(f"this worker has no assetbus worker credential: set it as the password of the "
+                                     f"Airflow connection {CONN_ID} (`assetbus token worker` mints it), or in "
+                                     f"{ENV_WORKER_TOKEN}", code="missing_token")
         api = SyncExecutionApi(access.api_url, access.credential, timeout_s=self.timeout_s, retry=self.retry,
                                http=self._http)
         try:  # a token request may be repeated: the SDK's one retry rule retries what is transient

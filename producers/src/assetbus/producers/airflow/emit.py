@@ -1,13 +1,6 @@
-"""Emit on Airflow's own `airflow.sdk.Asset` from a running task or callback: `emit(asset, ...)` (the package
-docstring shows it).
-
-`emit()` / `aemit()` emit under the running attempt's token (asked of the API named by the Airflow
-connection `assetbus_default`, or `conn_id`) and wait for the receipt: `receipt.id` is the stored
-event's id, `receipt.timestamp` when it was stored, `receipt.status` accepted or duplicate.
-
-`install_asset_emit()` is opt-in: it gives Airflow's Asset class `emit()` / `aemit()` methods with the
-proposal's signature (Airflow PR #74726). It raises if Airflow has an `Asset.emit` of its own, rather
-than let calls reach an implementation that is not assetbus's.
+"""Emit on Airflow's own `airflow.sdk.Asset` from a running task or callback (docs/airflow.md, "Emitting from
+tasks"): `emit()` / `aemit()` under the running attempt's token, waiting for the receipt, and the opt-in
+`install_asset_emit()`, which gives Airflow's Asset class `emit()` / `aemit()` (Airflow PR #74726's signature).
 """
 
 from __future__ import annotations

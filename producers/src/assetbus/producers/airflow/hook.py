@@ -1,12 +1,8 @@
-"""`AssetbusHook`: the `assetbus` connection type (its form is declared in the provider info, `provider.py`;
-its fields are described in `connection.py`) and a hook to emit with.
-
-    from assetbus.producers.airflow.hook import AssetbusHook
-
-    AssetbusHook().emit(orders, partition_key="batch-41", dedupe_key="batch-41")
+"""`AssetbusHook`: the `assetbus` connection type (its form is declared in `provider.py`, its fields read in
+`connection.py`) and a hook to emit with: `AssetbusHook().emit(orders, partition_key="batch-41")`.
 
 `test_connection()` runs for the UI's and REST API's Test button (`[core] test_connection = Enabled`) and
-`airflow connections test`.
+`airflow connections test` (docs/airflow.md, "Configuration": Testing the connection).
 """
 
 from __future__ import annotations

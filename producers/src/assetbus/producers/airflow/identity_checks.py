@@ -1,13 +1,8 @@
-"""Can this deployment run attested? Checked where each half runs, and said at once.
+"""Can this deployment run attested? Checked where each half runs (docs/airflow.md, "Identity modes": Check it).
 
-In Airflow's api-server (`AttestationCheck`, the `assetbus_state` plugin's middleware, built when the
-api-server starts): the backend's signing key is there, the assetbus API answers at `ASSETBUS_API_URL`, and
-that API verifies what the key signs (its public half is in the API's JWKS). Each problem is logged as an
-error at start; the state calls that would need the key then answer 503 `backend_cannot_mint` with the same
-sentence, not a generic 500.
-
-On a worker (`identity_report`, the provider's connection test): which identity mode is in force and why,
-and whether `[workers] state_store_backend` makes attested mode impossible there.
+In Airflow's api-server, `AttestationCheck` (the `assetbus_state` plugin's middleware) logs as an error each
+reason the backend cannot mint; on a worker, `identity_report` (the connection test) says which identity
+mode is in force and why.
 """
 
 from __future__ import annotations
@@ -112,8 +107,7 @@ class AttestationCheck:
 
     def __init__(self, app: Callable[[Scope, Receive, Send], Awaitable[None]]) -> None:
         self.app = app
-        self.findings = backend_findings()
-        for finding in self.findings:
+        for finding in backend_findings():
             (log.info if finding.ok else log.error)("assetbus attested identity: %s", finding.line())
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:

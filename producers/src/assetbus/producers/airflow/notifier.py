@@ -1,12 +1,5 @@
-"""`AssetbusNotifier`: an Airflow notifier that emits an asset from task- or DAG-level callbacks.
-
-```python
-dag = DAG(..., on_failure_callback=AssetbusNotifier(incidents, extra={"team": "ingest"}))
-```
-
-A task-level callback emits as the task attempt; a DAG-level one as the DAG run, so its event
-keeps the DAG and run and leaves the task fields null. `extra` gets `{"run": references}` (ids,
-states, the exception's first line, the log URL) from Airflow's callback context.
+"""`AssetbusNotifier`: an Airflow notifier that emits an asset from task- or DAG-level callbacks, as the task
+attempt or as the DAG run (docs/airflow.md, "Notifiers and callbacks"); `extra` gets `{"run": references}`.
 """
 
 from __future__ import annotations

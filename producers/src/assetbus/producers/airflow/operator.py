@@ -1,13 +1,9 @@
-"""`AssetbusEmitOperator`: emit an asset from a DAG built of classic operators.
+"""`AssetbusEmitOperator`: emit an asset from a DAG built of classic operators (docs/airflow.md, "The operator").
 
-    AssetbusEmitOperator(task_id="announce", asset=orders, partition_key="{{ ds }}",
-                         extra={"rows": "{{ ti.xcom_pull('load') }}"}, dedupe_key="{{ ds }}")
+    AssetbusEmitOperator(task_id="announce", asset=orders, partition_key="{{ ds }}", dedupe_key="{{ ds }}")
 
-The asset's name and URI and the emission's options (`EmitOptions`: `extra`, `partition_key`,
-`partition_date`, `dedupe_key`) are templated fields; `partition_date` may render to an ISO 8601 string.
-The task emits as its own attempt through the connection `assetbus_default` (or `assetbus_conn_id`),
-and returns the receipt (pushed to XCom). Given an `asset`, the task declares it as its outlet unless
-`outlets=` says otherwise: the attempt's token may publish only the task's declared outlets.
+The asset's name and URI and the emission's options are templated fields. Given an `asset`, the task declares
+it as its outlet unless `outlets=` says otherwise: the attempt's token may publish only the declared outlets.
 """
 
 from __future__ import annotations

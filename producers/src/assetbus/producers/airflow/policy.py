@@ -1,17 +1,8 @@
-"""The provider's cluster policy: each DAG tagged `assetbus` registers its readiness rule where Airflow parses it.
-
-Airflow loads it through the `airflow.policy` entry point of assetbus-sdk (`pip install 'assetbus-sdk[airflow]'`
-where DAGs are parsed is all it takes, also on MWAA, Cloud Composer and Astronomer, whose metadata database
-nobody else may read). `dag_policy` runs for every DAG Airflow bags; in Airflow's dag-processor
-(`airflow dag-processor` and the parsing processes it starts), for a DAG tagged `assetbus`, it sends the DAG's
-timetable, serialized as Airflow serializes it, to the assetbus API (`PUT /airflow/dags/{dag_id}/rule`), as the
-worker credential of the `assetbus` connection, through the SDK's one execution-API client. The API translates
-it into the DAG's readiness rule; the bridge serves the DAG once Airflow's REST API lists it tagged.
-
-It never fails a DAG: a policy that raises would stop Airflow from loading the DAG, so every problem (no
-connection or credential, the API away, a timetable with no assetbus equivalent) is one warning in the
-dag-processor's log of the DAG's file, naming the DAG, and the DAG loads as it is. Elsewhere (a worker parsing
-the DAG to run a task, `dag.test()`, a test's DagBag) it does nothing.
+"""The provider's cluster policy (`airflow.policy` entry point): in Airflow's dag-processor, each DAG tagged
+`assetbus` registers its readiness rule, its timetable serialized as Airflow serializes it, with the assetbus
+API (`PUT /airflow/dags/{dag_id}/rule`, as the worker credential); docs/airflow.md, "Consumer DAGs declared
+once, in Airflow". It never fails a DAG: every problem is one warning naming the DAG in the dag-processor's
+log, and the DAG loads as it is. Elsewhere (a worker, `dag.test()`, a test's DagBag) it does nothing.
 """
 
 from __future__ import annotations

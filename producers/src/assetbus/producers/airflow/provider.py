@@ -1,12 +1,7 @@
-"""The Airflow provider's metadata (`apache_airflow_provider` entry point of assetbus-sdk).
-
-Airflow's ProvidersManager reads it: `airflow providers list` shows assetbus, the connection form offers
-the `assetbus` connection type, declared by Airflow's conventions (`hook-name`, the typed `conn-fields`
-`topic_prefix` and `kafka_conn_id` kept in the connection's extra, and `ui-field-behaviour` for the
-standard fields: read without importing the hook), the hook (`test_connection`), the operator, the
-notifier, the triggers (`AssetbusReadinessTrigger` for AssetWatchers), the sensor and the config section
-are listed; common-messaging's `MessageQueueTrigger` finds the `assetbus` queue among `queues`.
-Importable without Airflow.
+"""The Airflow provider's metadata (`apache_airflow_provider` entry point of assetbus-sdk), as Airflow's
+ProvidersManager reads it: the `assetbus` connection type with its typed `conn-fields` (kept in the
+connection's extra) and `ui-field-behaviour`, read without importing the hook; the hook, operator, notifier,
+triggers, sensor, config section and common-messaging queue. Importable without Airflow.
 """
 
 from __future__ import annotations

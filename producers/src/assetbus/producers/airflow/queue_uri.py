@@ -2,16 +2,14 @@
 
     assetbus://readiness/<dag_id>[?conn_id=<airflow connection>&group_id=<consumer group>]
 
-names the readiness signals of the assetbus consumer DAG `dag_id` (topic `<prefix>.readiness.<dag_id>`);
-`conn_id` and `group_id` are `AssetbusReadinessTrigger`'s options of the same names. Parsed by
-`AssetbusMessageQueueProvider` (assetbus.producers.airflow.queues) when the DAG file is parsed; a URI it
-cannot use raises `InvalidQueue`, which says what the URI should look like. Importable without Airflow.
+`conn_id` and `group_id` are `AssetbusReadinessTrigger`'s options of the same names. A URI that names no
+readiness topic raises `InvalidQueue` when the DAG file is parsed, saying what it should look like.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
@@ -94,8 +92,7 @@ class ReadinessQueue:
     def trigger_kwargs(self, **given: Any) -> dict[str, Any]:
         """`AssetbusReadinessTrigger`'s arguments from this URI, none of which may also be among `given`
         (MessageQueueTrigger's own keyword arguments, which it passes to the trigger next to these)."""
-        kwargs: dict[str, Any] = {"dag_id": self.dag_id}
-        kwargs.update({name: getattr(self, name) for name in OPTIONS if getattr(self, name) is not None})
+        kwargs = {name: value for name, value in asdict(self).items() if value is not None}
         twice = sorted(set(kwargs) & set(given))
         if twice:
             raise InvalidQueue(self.uri, f"{', '.join(twice)} given both in the URI and as keyword arguments")

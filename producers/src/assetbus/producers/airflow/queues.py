@@ -1,18 +1,7 @@
-"""assetbus as a message queue of Airflow's common-messaging provider: `MessageQueueTrigger` for AssetWatchers.
-
-    from airflow.providers.common.messaging.triggers.msg_queue import MessageQueueTrigger
-
-    ready = Asset("orders_ready", watchers=[AssetWatcher(name="orders_ready", trigger=MessageQueueTrigger(
-        scheme="assetbus", dag_id="orders_by_partition", conn_id="assetbus_triggerer"))])
-
-`scheme="assetbus"` passes the other keyword arguments to `AssetbusReadinessTrigger` (dag_id, conn_id,
-group_id). The older queue-URI form, deprecated by common-messaging, works too:
-`MessageQueueTrigger(queue="assetbus://readiness/orders_by_partition?conn_id=assetbus_triggerer")` (the URI
-is parsed by assetbus.producers.airflow.queue_uri; a wrong one fails when the DAG file is parsed). Either way
-the serialized trigger, what the triggerer runs, is `AssetbusReadinessTrigger` itself.
-
-Airflow finds this class through the provider info's `queues` (assetbus.producers.airflow.provider); it needs
-`apache-airflow-providers-common-messaging` (in the `airflow` extra of assetbus-sdk).
+"""assetbus as a message queue of Airflow's common-messaging provider (docs/airflow.md, "Event-driven
+scheduling"): `MessageQueueTrigger(scheme="assetbus", dag_id=...)`, or the deprecated queue-URI form
+`queue="assetbus://readiness/<dag_id>"` (parsed by `queue_uri`), serializes as `AssetbusReadinessTrigger`.
+Airflow finds this class through the provider info's `queues`.
 """
 
 from __future__ import annotations

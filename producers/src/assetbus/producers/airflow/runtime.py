@@ -1,8 +1,5 @@
-"""Which Airflow this is: assetbus's Airflow integration needs Airflow 3.3 or newer (task SDK 1.3 or newer).
-
-The `[airflow]` extra pins that; `check_airflow_version()` (run when `assetbus.producers.airflow` is
-imported where Airflow is installed) refuses a mismatched runtime with one message, naming the found
-versions, instead of failing later on a missing module or method.
+"""Which Airflow this is: assetbus's Airflow integration needs Airflow 3.3 or newer (task SDK 1.3 or newer),
+and `check_airflow_version()` refuses an older runtime with one message naming the versions found.
 """
 
 from __future__ import annotations

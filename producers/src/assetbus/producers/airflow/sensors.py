@@ -1,13 +1,6 @@
-"""`AssetbusPartitionSensor`: wait, deferred, until assetbus has stored partition X of asset Y.
-
-```python
-AssetbusPartitionSensor(task_id="orders_stored", asset=orders, partition_key="{{ ds }}")
-```
-
-The sensor defers at once to `AssetbusPartitionTrigger`, which reads the stored events
-(`<prefix>.asset-events`) in Airflow's triggerer, so no worker slot is held while it waits. The task
-succeeds with the stored event (id, partition, provenance, extra) as its XCom `return_value`, and fails
-after `timeout` (seconds or a timedelta, Airflow's own deferral timeout) if no such event is stored.
+"""`AssetbusPartitionSensor`: wait, deferred, until assetbus has stored partition X of asset Y (docs/airflow.md,
+"Event-driven scheduling"). It defers at once to `AssetbusPartitionTrigger`, so no worker slot is held; the
+stored event is its XCom `return_value`, and it fails after `timeout` (Airflow's own deferral timeout).
 """
 
 from __future__ import annotations

@@ -1,22 +1,12 @@
-"""Which asset an Airflow `AssetScope` names, and which Airflow task asks for its state.
+"""Which asset an Airflow `AssetScope` names, and which Airflow task asks for its state (docs/airflow.md,
+"State store backend": asset state is opened only to a task registered with the asset).
 
-Airflow's API server hands the state store backend `AssetScope(asset_id=...)`; workers hand it a name or a
-URI. assetbus keys asset state by name and opens it only to a task registered with the asset, so the
-backend needs the asset's name, from Airflow's metadata DB (the session Airflow passes in, or a fresh one),
-and the task instance that is asking.
-
-Airflow 3.3.2's execution API does not pass the calling task to the backend: its asset routes verify the
-task's JWT and keep it to themselves. `StateCallerMiddleware`, installed in the api-server as a plugin's
-root middleware (Airflow's `fastapi_root_middlewares`, a public plugin hook), keeps the bearer token of
-each `/execution/` request in a context variable for the length of the request. The backend runs only
-inside those routes, after Airflow's `require_auth` verified that very header, so the token's subject is
-the calling task instance's id; `airflow_calling_task` reads it back and looks the task instance up in the
-metadata DB. With no such request (the middleware is not installed, an `AssetWatcher` writes, a CLI), the
-caller is unknown: None.
-
-For the opt-in rule (`ASSETBUS_STORE_ASSET_STATE=declared`) the lookup also names one task that declares
-the asset (an outlet first, else an inlet: what `assetbus airflow sync` attaches).
-Imports Airflow only when called.
+Airflow 3.3.2's execution API does not pass the calling task to the backend. `StateCallerMiddleware`, a root
+middleware of the api-server (Airflow's `fastapi_root_middlewares`), keeps the bearer token of each
+`/execution/` request in a context variable for the length of the request; the backend runs only inside
+those routes, after Airflow's `require_auth` verified that very header, so the token's subject is the calling
+task instance's id (`airflow_calling_task`). With no such request (no middleware, an `AssetWatcher`, a CLI),
+the caller is None. Imports Airflow only when called.
 """
 
 from __future__ import annotations

@@ -3,18 +3,9 @@
     [state_store]
     backend = assetbus.producers.airflow.store_backend.AssetbusStoreBackend
 
-Airflow's API server calls the backend for every task and asset state request of its execution API
-(`TaskScope(dag_id, run_id, task_id, map_index)`, `AssetScope(asset_id)`). The backend keeps the value in
-assetbus, over assetbus's execution API (`ASSETBUS_API_URL`), with a short-lived `ti:self` token it mints
-per task instance (`store_tokens`). Asset scopes are resolved to the asset's name from Airflow's metadata
-DB, and the backend acts as the task instance that asks (`store_assets`): assetbus then opens the asset's
-state only if that task is registered with the asset, as on assetbus's own API (`ENV_ASSET_STATE`: when
-the caller cannot be identified).
-Airflow's values are JSON strings: assetbus stores the JSON they encode (so its API, CLI and UI show it)
-and the backend gives Airflow back the same string (`json.dumps` of what `json.dumps` wrote). Task state
-keeps Airflow's `expires_at`; the assetbus API's retention cleanup deletes expired keys. An assetbus refusal
-reaches the task as the same status with Airflow's error shape (`{"detail": {"reason", "message"}}`), not as a 500.
-
+Runs in Airflow's api-server and keeps task and asset state in assetbus, over its execution API
+(`ASSETBUS_API_URL`), as the task instance each scope names or the calling task (`store_tokens`,
+`store_assets`); docs/airflow.md, "State store backend", says how each call maps and what is refused.
 Importable without Airflow (for tests): the base class is then `object`.
 """
 
@@ -137,8 +128,8 @@ def _refused(error: StateError) -> Exception:
 
 
 class AssetbusStoreBackend(BaseStoreBackend):
-    """Airflow's task and asset state, kept in assetbus. Airflow builds it with no arguments: the
-    API URL and the signing key come from the environment (see the module docstring)."""
+    """Airflow's task and asset state, kept in assetbus. Airflow builds it with no arguments: the API URL
+    and the signing key come from the environment (`ASSETBUS_API_URL`, `store_tokens.signing_key_from_env`)."""
 
     def __init__(self, api_url: str | None = None, signing_key: TokenKey | None = None, *,
                  asset_lookup: AssetLookup = airflow_asset_lookup, caller: CallerLookup = airflow_calling_task,

@@ -1,12 +1,8 @@
-"""Short-lived state tokens minted by the state store backend, in Airflow's API server.
-
-The API server is where Airflow mints its own task tokens, so it is where assetbus's signing key goes
-too (`ASSETBUS_TOKEN_SIGNING_KEY`, a PEM file, with optional `ASSETBUS_TOKEN_KEY_ID`; or, in local mode
-only, `ASSETBUS_TOKEN_SECRET`). Each token names one task instance, carries scopes `ti:self` and
-`ti:mapped` (no `emit`) and an empty publication policy, so it can touch state and never emit. Airflow
-calls the backend's `clear(all_map_indices=True)` only from its core REST API, behind DAG permissions,
-so these tokens (which never leave the api-server) may clear every map index; task tokens may not. Tokens are cached per
-task instance and minted again a minute before they expire.
+"""Short-lived state tokens the state store backend mints in Airflow's api-server (where Airflow mints its own),
+with `ASSETBUS_TOKEN_SIGNING_KEY` (a PEM file, optional `ASSETBUS_TOKEN_KEY_ID`) or local mode's
+`ASSETBUS_TOKEN_SECRET`. Each names one task instance with scopes `ti:self` and `ti:mapped` and publishes
+nothing: Airflow calls `clear(all_map_indices=True)` only from its core REST API, behind DAG permissions, and
+these tokens never leave the api-server. Cached per task instance, minted again a minute before they expire.
 """
 
 from __future__ import annotations

@@ -1,15 +1,9 @@
-"""Run Airflow tasks that emit without an assetbus API or Kafka: `dag.test()` and pytest, offline.
-
-    from assetbus.producers.airflow.testing import offline
+"""Run Airflow tasks that emit without an assetbus API or Kafka: `dag.test()` and pytest, offline
+(docs/airflow.md, "Testing DAGs offline").
 
     with offline(registered=[orders]) as bus:
         dag.test()
     assert [event.partition_key for event in bus.emitted(orders)] == ["batch-0", "batch-1"]
-
-Inside the block, `emit()`, `AssetbusHook.emit()`, `AssetbusEmitOperator`, `AssetbusNotifier` and (once
-installed) `asset.emit()` emit into an `InMemoryEmitter` instead of asking the API for a token: each as
-its own attempt (or DAG run), limited to the task's declared outlets as the minted token would be,
-with the persister's answers (registered assets, dedupe scopes, `duplicate` receipts).
 """
 
 from __future__ import annotations

@@ -1,17 +1,6 @@
-"""Airflow triggers that read assetbus's topics with aiokafka, in Airflow's triggerer.
-
-- `AssetbusReadinessTrigger` (a `BaseEventTrigger`, for Airflow 3's event-driven scheduling): each
-  readiness signal of an assetbus consumer DAG (`<prefix>.readiness.<dag_id>`) becomes an Airflow asset
-  event, through an `AssetWatcher`:
-
-      ready = Asset("orders_ready", watchers=[AssetWatcher(
-          name="orders_ready", trigger=AssetbusReadinessTrigger(dag_id="orders_by_partition"))])
-      with DAG(dag_id="on_orders_ready", schedule=[ready]): ...
-
-  The signal is the event's `extra["payload"]` (run id, partition key and date, generation, the
-  triggering events). Airflow gives watcher events no partition key, and one Airflow run may cover
-  several signals: for one run per partition, use the bridge.
-- `AssetbusPartitionTrigger`: what `AssetbusPartitionSensor` defers to.
+"""Airflow triggers that read assetbus's topics with aiokafka, in Airflow's triggerer (docs/airflow.md,
+"Event-driven scheduling"): `AssetbusReadinessTrigger` for AssetWatchers, whose event's `extra["payload"]`
+is the readiness signal, and `AssetbusPartitionTrigger`, what `AssetbusPartitionSensor` defers to.
 
 Kafka and the topic prefix come from the `assetbus` connection's `kafka` (or `kafka_conn_id`) and
 `topic_prefix` extras, read in the triggerer, else from `KAFKA_*` and `ASSETBUS_TOPIC_PREFIX` there.
@@ -38,7 +27,6 @@ from assetbus.producers.kafka.producer import started
 from assetbus.producers.kafka.retry import RetryPolicy, RetryTimeout, retry_until
 from assetbus.schemas import AssetEvent, ReadinessSignal, Topics
 
-_HERE = __name__
 log = logging.getLogger(__name__)
 
 
@@ -99,15 +87,10 @@ async def _wait_for_topic(consumer: AIOKafkaConsumer, topic: str, policy: RetryP
 
 
 class ReadinessStream(SharedStreamProducer):  # type: ignore[misc]
-    """The broker side of `AssetbusReadinessTrigger` in Airflow's ack mode: one consumer per watcher.
+    """The broker side of `AssetbusReadinessTrigger` in Airflow's ack mode: one consumer per watcher, committing
+    a position only once Airflow has stored the events of the records up to it (`advance`)."""
 
-    It yields each readiness record with its position, and commits a position only when Airflow reports
-    that every trigger event made from the records up to it is in Airflow's database (`advance`). A record
-    Airflow did not confirm (the event's write failed, or timed out) fails the stream: the triggerer starts
-    the trigger again, which reads on from the last committed position.
-    """
-
-    def __init__(self, *, dag_id: str, conn_id: str | None, group_id: str | None) -> None:
+    def __init__(self, *, dag_id: str, conn_id: str | None = None, group_id: str | None = None) -> None:
         self.dag_id = dag_id
         self.conn_id = conn_id
         self.group_id = group_id
@@ -131,20 +114,22 @@ class ReadinessStream(SharedStreamProducer):  # type: ignore[misc]
         return broker_payload[0]
 
     async def advance(self, batch: Sequence[AdvanceItem]) -> None:
-        """Commit past the batch (one partition's records, in order) if Airflow stored all of their events."""
+        """Commit past the batch's records (one partition's, in order) whose events Airflow stored. One it did not
+        store (the write failed, or timed out) fails the stream: the triggerer starts the trigger again, which
+        reads on from there."""
         assert self._consumer is not None
         position: tuple[TopicPartition, int] | None = None
-        for item in batch:
-            partition, offset = item.broker_payload
-            outcome = item.outcome
-            if outcome.failed or not (outcome.acked or outcome.rejected):
-                if position is not None:
-                    await self._consumer.commit({position[0]: position[1] + 1})
-                raise SignalNotStored(f"the readiness signal at {partition.topic}[{partition.partition}] offset "
-                                      f"{offset} did not reach Airflow's database; reading again from there")
-            position = (partition, offset)
-        if position is not None:
-            await self._consumer.commit({position[0]: position[1] + 1})
+        try:
+            for item in batch:
+                partition, offset = item.broker_payload
+                outcome = item.outcome
+                if outcome.failed or not (outcome.acked or outcome.rejected):
+                    raise SignalNotStored(f"the readiness signal at {partition.topic}[{partition.partition}] "
+                                          f"offset {offset} did not reach Airflow's database; reading again from there")
+                position = (partition, offset)
+        finally:
+            if position is not None:
+                await self._consumer.commit({position[0]: position[1] + 1})
 
     async def aclose(self) -> None:
         consumer, self._consumer = self._consumer, None
@@ -153,13 +138,9 @@ class ReadinessStream(SharedStreamProducer):  # type: ignore[misc]
 
 
 class AssetbusReadinessTrigger(BaseEventTrigger):  # type: ignore[misc]
-    """Fire an event for each readiness signal of the assetbus consumer DAG `dag_id` (for an AssetWatcher).
-
-    The triggerer reads the signals in the consumer group `group_id` (default `<prefix>-watcher.<dag_id>`, with
-    the topic prefix the triggerer reads), in Airflow's ack mode (`ReadinessStream`): a triggerer killed at any
-    point can hand a signal over twice, never lose it. A record that is not a readiness signal is logged and
-    passed by.
-    """
+    """Fire an event for each readiness signal of the assetbus consumer DAG `dag_id` (for an AssetWatcher), read
+    in the consumer group `group_id` (default `<prefix>-watcher.<dag_id>`) in Airflow's ack mode: a triggerer
+    killed at any point can hand a signal over twice, never lose it."""
 
     def __init__(self, dag_id: str, *, conn_id: str | None = None, group_id: str | None = None) -> None:
         super().__init__()
@@ -169,16 +150,15 @@ class AssetbusReadinessTrigger(BaseEventTrigger):  # type: ignore[misc]
         self.group_id = group_id
 
     def serialize(self) -> tuple[str, dict[str, Any]]:
-        return f"{_HERE}.AssetbusReadinessTrigger", {"dag_id": self.dag_id, "conn_id": self.conn_id,
+        return f"{__name__}.AssetbusReadinessTrigger", {"dag_id": self.dag_id, "conn_id": self.conn_id,
                                                      "group_id": self.group_id}
 
     def shared_stream_key(self) -> Hashable:
-        return (f"{_HERE}.AssetbusReadinessTrigger", self.dag_id, self.conn_id, self.group_id)
+        return (f"{__name__}.AssetbusReadinessTrigger", self.dag_id, self.conn_id, self.group_id)
 
     @classmethod
     def create_shared_stream_producer(cls, kwargs: dict[str, Any]) -> ReadinessStream:
-        return ReadinessStream(dag_id=kwargs["dag_id"], conn_id=kwargs.get("conn_id"),
-                               group_id=kwargs.get("group_id"))
+        return ReadinessStream(**kwargs)
 
     async def filter_shared_stream(self, shared_stream: AsyncIterator[ConsumerRecord]) -> AsyncIterator[TriggerEvent]:
         async for record in shared_stream:
@@ -198,11 +178,8 @@ class AssetbusReadinessTrigger(BaseEventTrigger):  # type: ignore[misc]
 
 
 class AssetbusPartitionTrigger(BaseTrigger):  # type: ignore[misc]
-    """Fire once assetbus has stored an event of `asset_name` (for `partition_key`, if given).
-
-    It reads `<prefix>.asset-events` from its oldest retained event (no consumer group), so an event
-    stored before the trigger started counts; the event's fields are the trigger event's payload.
-    """
+    """Fire once assetbus has stored an event of `asset_name` (for `partition_key`, if given), with the event as
+    the payload. It reads `<prefix>.asset-events` from its oldest retained event, with no consumer group."""
 
     def __init__(self, asset_name: str, *, partition_key: str | None = None, conn_id: str | None = None) -> None:
         super().__init__()
@@ -211,7 +188,7 @@ class AssetbusPartitionTrigger(BaseTrigger):  # type: ignore[misc]
         self.conn_id = conn_id
 
     def serialize(self) -> tuple[str, dict[str, Any]]:
-        return f"{_HERE}.AssetbusPartitionTrigger", {"asset_name": self.asset_name,
+        return f"{__name__}.AssetbusPartitionTrigger", {"asset_name": self.asset_name,
                                                      "partition_key": self.partition_key, "conn_id": self.conn_id}
 
     async def run(self) -> AsyncIterator[TriggerEvent]:
