@@ -93,8 +93,6 @@ def sync(
     from assetbus.consumers.airflow.declared import sync_from_airflow
 
     async def once() -> tuple[AirflowSyncReport, DeclaredReport]:
-        """Assets and registrations, and the rules of the DAGs tagged `assetbus` (registered by the provider's
-        cluster policy, or read from Airflow's metadata database when its URL is given)."""
         async with AirflowClient(account) as airflow:
             return await sync_from_airflow(airflow, partial(connect, transaction=True), dag_ids=dag or None,
                                            metadata_url=metadata_url)

@@ -1,12 +1,8 @@
 """`assetbus dlq list | show | redrive`: what the persister could not read, and re-publishing it once fixed.
 
-A redrive re-publishes a dead letter (its original bytes, or a fixed value given with --value-file)
-to the emissions topic under its original key. It is recorded in PostgreSQL (`dlq_redrives`, unique
-per dead letter) in the same transaction that is committed only after the broker acknowledged the
-record, so no dead letter is redriven twice; each redrive is also logged on stderr.
-
-What `list` and `show` print is redacted (an emission record carries its emitter's token): JWT-looking
-values and `token` fields read `"<redacted>"`. A redrive re-publishes the original bytes, unredacted.
+A redrive is recorded (`dlq_redrives`, unique per dead letter) in a transaction committed only after the
+broker acknowledged the record, so no dead letter is redriven twice. `list` and `show` print values
+redacted (an emission record carries its emitter's token); a redrive re-publishes the original bytes.
 """
 
 from __future__ import annotations

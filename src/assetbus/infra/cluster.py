@@ -1,10 +1,6 @@
-"""A local multi-node Kafka cluster: N combined KRaft broker+controllers, an N-voter quorum.
-
-Run from the same Maven Central jars as the single broker. Node n (1-based) has its own ports (each
-base port + (n-1) * NODE_PORT_STEP), config, data folder and log under ``<home>/kafka-cluster``.
-All nodes are formatted with one cluster id and the same ``--initial-controllers`` list (Kafka 4's
-dynamic quorum); a secure cluster adds a SASL_SSL listener with a SCRAM-SHA-512 user created at
-format time and a self-signed CA (`assetbus.infra.tls`).
+"""A local multi-node Kafka cluster (`infra up --brokers N`, docs/kafka.md): N combined KRaft
+broker+controllers, an N-voter quorum, from the same jars as the single broker. Node n (1-based) has its
+own ports (each base port + (n-1) * NODE_PORT_STEP), config, data and log under ``<home>/kafka-cluster``.
 """
 
 from __future__ import annotations

@@ -3,9 +3,6 @@
 Mongey/kafka provider (`kafka_topic`, `kafka_acl`).
 
 Every output is built as data and serialised (`yaml.safe_dump`, `json.dumps`), never pasted together from text.
-Resource names derived from topic names or principals are unique and stable: a name that has to be changed to
-be a valid Kubernetes name or Terraform label gets a short hash of the original (`orders_daily` and
-`orders-daily` cannot meet), and one that needs no change is kept as it is.
 """
 
 from __future__ import annotations
