@@ -77,7 +77,6 @@ def check(found: Target, timeout_s: float = 3.0) -> tuple[bool, str]:
 
 
 def container_command(proc: Path = Path("/proc/1/cmdline")) -> list[str]:
-    """The container's command: PID 1's arguments."""
     return [part for part in proc.read_bytes().decode(errors="replace").split("\0") if part]
 
 

@@ -104,16 +104,6 @@ def _parse_value(value: str, as_text: bool) -> str:
     return checked
 
 
-def _aware(text: str) -> datetime:
-    try:
-        moment = datetime.fromisoformat(text)
-    except ValueError:
-        fail(f"--expires-at is not an ISO 8601 time: {text!r}")
-    if moment.utcoffset() is None:
-        fail("--expires-at needs a time zone (…Z or …+00:00)")
-    return moment
-
-
 def _cells(entry: StateEntry) -> tuple[str, ...]:
     text = json.dumps(entry.value, ensure_ascii=False)
     return (entry.key, str(entry.version), entry.updated_at.isoformat(timespec="seconds"),
@@ -163,10 +153,17 @@ def set_(key: str = typer.Argument(..., help="The key."), value: str = typer.Arg
 
     target = Target(dag, run_id, task, map_index, asset)
     value_json = _parse_value(value, as_text)
-    expires_at = _aware(expires) if expires is not None else None
     when = Precondition(versions=frozenset({if_version})) if if_version is not None else Precondition()
-    if expires_at is not None and target.ti is None:
-        fail("asset state has no expiry (--expires-at is for task state)")
+    expires_at = None
+    if expires is not None:
+        try:
+            expires_at = datetime.fromisoformat(expires)
+        except ValueError:
+            fail(f"--expires-at is not an ISO 8601 time: {expires!r}")
+        if expires_at.utcoffset() is None:
+            fail("--expires-at needs a time zone (…Z or …+00:00)")
+        if target.ti is None:
+            fail("asset state has no expiry (--expires-at is for task state)")
 
     async def work(conn: asyncpg.Connection) -> int:
         if target.ti is not None:

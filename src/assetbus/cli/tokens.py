@@ -159,7 +159,6 @@ def operator(
 
 
 def _ttl(ttl: int | None, default: int) -> int:
-    """`--ttl`, or `default`, checked."""
     ttl = default if ttl is None else ttl
     if ttl <= 0:
         fail("--ttl must be a positive number of seconds")

@@ -199,8 +199,6 @@ def load_snapshot(folder: Path) -> dict[str, Schema]:
 
 @dataclass(frozen=True, slots=True)
 class CheckResult:
-    """The outcome of comparing the current contract with a released snapshot."""
-
     released_version: int | None
     current_version: int | None
     breaking: list[Breaking]

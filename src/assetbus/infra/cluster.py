@@ -19,8 +19,6 @@ SECURE_LISTENER = "SASL_SSL"
 
 @dataclass(frozen=True)
 class Node:
-    """One node's ports and files."""
-
     node_id: int
     port: int
     controller_port: int
@@ -92,7 +90,6 @@ class ClusterLayout:
 
 
 def render_node_properties(layout: ClusterLayout, node: Node) -> str:
-    """server.properties of one combined broker+controller of the cluster."""
     voters = ",".join(f"{HOST}:{other.controller_port}" for other in layout.nodes)
     replicas, min_isr = min(3, len(layout.nodes)), min(2, len(layout.nodes))
     listeners = {"PLAINTEXT": node.port, "CONTROLLER": node.controller_port}
