@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import typer
 
@@ -29,8 +29,7 @@ database's, partition dates and token expiries the emitters'."""
 @dataclass(frozen=True)
 class Check:
     name: str
-    status: str
-    """ok, warn or fail."""
+    status: Literal["ok", "warn", "fail"]
     detail: str
     fix: str = ""
 

@@ -41,8 +41,6 @@ def _signing_key(service: str) -> Any:
 
 
 def _connection(service: str, *, token: bool = True) -> dict[str, Any]:
-    """The values every service takes from the shared settings (Kafka with the service's own client id,
-    database, token key, topics)."""
     from assetbus.schemas import Topics
     from assetbus.security_settings import SecurityConfigError
 

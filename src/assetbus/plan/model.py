@@ -102,11 +102,8 @@ def build_plan(topics: Topics, dag_ids: Iterable[str] = (), *, replication_facto
                readiness_partitions: int = READINESS_PARTITIONS, create_topics: bool = True,
                subscriber_groups_prefix: str | None = None, principals: dict[str, str] | None = None,
                user_auth: UserAuth = "scram-sha-512") -> Plan:
-    """Every topic of the installation (the core ones, and one readiness topic per DAG in `dag_ids`) and every ACL.
-
-    The bridge's and forwarder's groups are theirs, `<prefix>-airflow-bridge` and `<prefix>-airflow-forwarder`,
-    and readiness subscribers' groups start with `<prefix>-subscriber.` unless `subscriber_groups_prefix` says
-    otherwise; `principals` names some roles' principals otherwise."""
+    """Every topic of the installation (the core ones, and one readiness topic per DAG in `dag_ids`) and every ACL;
+    `principals` names some roles' principals otherwise."""
     min_isr = min_insync_replicas or min_isr_for(replication_factor)
     purposes = {topics.emissions: "EmissionCommands, keyed by asset name: emitters -> persister",
                 topics.receipts: "Receipts, keyed by producer id: persister -> emitters",
