@@ -1,7 +1,4 @@
-"""`assetbus runs list | skips | waiting`: consumer runs and their outcomes, skipped events, pending partitions.
-
-Every sub-command that takes `--dag` treats an unknown DAG the same way: one line naming it, exit code 1.
-"""
+"""`assetbus runs list | skips | waiting`: consumer runs and their outcomes, skipped events, pending partitions."""
 
 from __future__ import annotations
 

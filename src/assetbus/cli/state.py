@@ -1,8 +1,7 @@
 """`assetbus state get|set|clear|purge-run|cleanup`: operators read and repair task state and asset state.
 
 Operators work on the database directly (they hold DATABASE_URL); tasks go through the API. Values are
-JSON, as in the API: `get` prints the JSON document, `set` parses VALUE as JSON (`--text` stores it as
-a JSON string).
+JSON, as in the API.
 """
 
 from __future__ import annotations
