@@ -80,7 +80,7 @@ def list_(limit: int = typer.Option(100, "--limit", min=1, help="At most this ma
                              item["reason"], escape(item["error"]), item["source"],
                              "-" if item["redrive"] is None else f"{item['redrive']['at']:%Y-%m-%d %H:%M} → "
                                                                  f"{item['redrive']['to']}"),
-               title=f"dead letters on {dlq_topic}", title_justify="left")
+               title=f"dead letters on {dlq_topic}")
 
 
 async def _letter(partition: int, offset: int) -> tuple[DeadLetterRecord, bytes]:

@@ -259,7 +259,7 @@ def doctor(as_json: bool = JSON_OPTION) -> None:
         style = {"ok": "green", "warn": "yellow", "fail": "bold red"}
         print_rows(checks, False, ("check", "status", "detail", "what to do"),
                    lambda c: (c.name, f"[{style[c.status]}]{c.status}[/]", escape(c.detail), escape(c.fix or "-")),
-                   title="assetbus doctor", title_justify="left")
+                   title="assetbus doctor")
         console.print(_verdict(checks))
     if failed:
         raise typer.Exit(1)

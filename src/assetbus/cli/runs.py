@@ -65,8 +65,7 @@ def list_(
              "origin"]
     print_rows(on_database(go), as_json, [*(Column(name, no_wrap=True) for name in names),
                                           Column("consumer · orchestrator run (state) · detail", overflow="fold")],
-               cells, title=f"consumer runs of {dag}, newest first" if dag else "consumer runs, newest first",
-               title_justify="left")
+               cells, title=f"consumer runs of {dag}, newest first" if dag else "consumer runs, newest first")
 
 
 @app.command("skips")

@@ -130,8 +130,7 @@ def get(key: str | None = typer.Argument(None, help="The key; omit it to list ev
     if key is not None and not entries:
         fail(f"{target} has no state under key {key!r}")
     if key is None:
-        print_rows(entries, as_json, ("key", "version", "updated at", "value"), _cells, title=str(target),
-                   title_justify="left")
+        print_rows(entries, as_json, ("key", "version", "updated at", "value"), _cells, title=str(target))
     elif as_json:
         print_json(entries[0])
     else:
