@@ -204,14 +204,10 @@ class CheckResult:
     breaking: list[Breaking]
 
     @property
-    def bumped(self) -> bool:
-        return (self.current_version is not None and self.released_version is not None
-                and self.current_version > self.released_version)
-
-    @property
     def ok(self) -> bool:
         """No breaking change, or breaking changes under a bumped `schema_version`."""
-        return not self.breaking or self.bumped
+        return not self.breaking or (self.current_version is not None and self.released_version is not None
+                                     and self.current_version > self.released_version)
 
 
 def check_against_snapshot(released: dict[str, Schema], current: dict[str, Schema]) -> CheckResult:
