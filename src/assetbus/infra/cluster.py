@@ -79,6 +79,10 @@ class ClusterLayout:
     def material(self) -> SecureMaterial:
         return SecureMaterial(self.folder / "tls")
 
+    @property
+    def secure_bootstrap(self) -> str:
+        return ",".join(f"{HOST}:{node.secure_port}" for node in self.nodes if node.secure_port)
+
     def shape(self) -> dict[str, object]:
         """What the storage was formatted for; a change means formatting again."""
         ports = [[node.port, node.controller_port, node.secure_port] for node in self.nodes]
@@ -126,7 +130,7 @@ def client_environment(layout: ClusterLayout) -> dict[str, str]:
     """The `KAFKA_*` settings a client of the secure listener needs (the password as a file reference)."""
     material = layout.material
     return {
-        "KAFKA_BOOTSTRAP_SERVERS": ",".join(f"{HOST}:{node.secure_port}" for node in layout.nodes if node.secure_port),
+        "KAFKA_BOOTSTRAP_SERVERS": layout.secure_bootstrap,
         "KAFKA_SECURITY_PROTOCOL": SECURE_LISTENER,
         "KAFKA_SASL_MECHANISM": SCRAM_MECHANISM,
         "KAFKA_SASL_USERNAME": SCRAM_USER,
