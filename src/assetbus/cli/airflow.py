@@ -8,6 +8,7 @@ import typer
 from rich.markup import escape
 
 from assetbus.cli.common import connect, console, err_console, fail, run, settings
+from assetbus.cli.output import print_rows
 
 if TYPE_CHECKING:  # imported where used, so that `assetbus --help` stays fast
     from assetbus.consumers.airflow import AirflowAccount, AirflowSyncReport
@@ -127,11 +128,8 @@ def _print_sync(account: AirflowAccount, report: AirflowSyncReport, rules: Decla
     for name, reason in report.errors.items():
         table.add_row(escape(name), "[red]not synced[/]", escape(reason))
     console.print(table)
-    dags = Table("Airflow DAG", "readiness rule", title="DAGs tagged assetbus", title_justify="left")
-    for dag_id, change in sorted(rules.changes.items()):
-        dags.add_row(escape(dag_id), change.value)
-    for dag_id, reason in sorted(rules.without_rule.items()):
-        dags.add_row(escape(dag_id), f"[red]none[/]: {escape(reason)}")
-    for dag_id in rules.deactivated:
-        dags.add_row(escape(dag_id), "[dim]deactivated[/]")
-    console.print(dags)
+    dags = [*((dag_id, change.value) for dag_id, change in sorted(rules.changes.items())),
+            *((dag_id, f"[red]none[/]: {escape(reason)}") for dag_id, reason in sorted(rules.without_rule.items())),
+            *((dag_id, "[dim]deactivated[/]") for dag_id in rules.deactivated)]
+    print_rows(dags, False, ("Airflow DAG", "readiness rule"), lambda row: (escape(row[0]), row[1]),
+               title="DAGs tagged assetbus")
