@@ -117,17 +117,14 @@ def sync(
 
 
 def _print_sync(account: AirflowAccount, report: AirflowSyncReport, rules: DeclaredReport) -> None:
-    from rich.table import Table
-    table = Table("asset", "result", "tasks attached", title=f"airflow sync from {account.url}", title_justify="left")
     attached: dict[str, list[str]] = {}
     for dag_id, task_id, asset, role in report.attached:
         attached.setdefault(asset, []).append(f"{dag_id}.{task_id} ({role})")
-    for names, result in ((report.registered, "[green]registered[/]"), (report.unchanged, "[dim]known[/]")):
-        for name in names:
-            table.add_row(escape(name), result, escape(", ".join(attached.get(name, [])) or "-"))
-    for name, reason in report.errors.items():
-        table.add_row(escape(name), "[red]not synced[/]", escape(reason))
-    console.print(table)
+    assets = [*((name, "[green]registered[/]", ", ".join(attached.get(name, [])) or "-") for name in report.registered),
+              *((name, "[dim]known[/]", ", ".join(attached.get(name, [])) or "-") for name in report.unchanged),
+              *((name, "[red]not synced[/]", reason) for name, reason in report.errors.items())]
+    print_rows(assets, False, ("asset", "result", "tasks attached"),
+               lambda row: (escape(row[0]), row[1], escape(row[2])), title=f"airflow sync from {account.url}")
     dags = [*((dag_id, change.value) for dag_id, change in sorted(rules.changes.items())),
             *((dag_id, f"[red]none[/]: {escape(reason)}") for dag_id, reason in sorted(rules.without_rule.items())),
             *((dag_id, "[dim]deactivated[/]") for dag_id in rules.deactivated)]
