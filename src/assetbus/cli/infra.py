@@ -67,10 +67,9 @@ def _settings(kind: type[S], env_prefix: str) -> S:
 
 def _with_options(infra: InfraSettings, brokers: int | None, secure: bool | None) -> InfraSettings:
     from assetbus.infra import InfraError
-    from assetbus.settings import InfraSettings
 
     given = {"kafka_brokers": brokers, "kafka_secure": secure}
-    merged = InfraSettings.model_validate({**infra.model_dump(), **{k: v for k, v in given.items() if v is not None}})
+    merged = infra.model_copy(update={k: v for k, v in given.items() if v is not None})
     if merged.kafka_secure and merged.kafka_brokers < 2:
         raise InfraError("--secure needs a local cluster: add --brokers 3.")
     return merged
