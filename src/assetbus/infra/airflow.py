@@ -186,13 +186,12 @@ class LocalAirflow:
         env.update(self.extra_env)
         return env
 
-    def _airflow(self, *args: str, check: bool = True, timeout_s: float = 600) -> subprocess.CompletedProcess[bytes]:
-        done = subprocess.run([str(airflow_bin(self.venv)), *args], env=self.env(), capture_output=True,
-                              timeout=timeout_s, check=False)
-        if check and done.returncode != 0:
+    def _airflow(self, *args: str) -> None:
+        done = subprocess.run([str(airflow_bin(self.venv)), *args], env=self.env(), capture_output=True, timeout=600,
+                              check=False)
+        if done.returncode != 0:
             raise InfraError(f"`airflow {' '.join(args)}` failed ({done.returncode}): "
                              f"{done.stderr.decode(errors='replace')[-2000:]}")
-        return done
 
     def launch(self) -> None:
         """Create (PostgreSQL) and migrate the metadata DB and start the processes, without waiting for them
