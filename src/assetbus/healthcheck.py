@@ -1,13 +1,9 @@
 """`python -m assetbus.healthcheck`: the image's HEALTHCHECK, for whichever role its container runs.
 
-One image runs every role (`assetbus run persister`, `... scheduler`, `... api`, `... airflow-bridge`,
-`... airflow-forwarder`, `assetbus migrate`), and each serves its probes on its own port: the API on its HTTP
-port, the others on `--metrics-port` (`ASSETBUS_<SERVICE>_METRICS_PORT`). The check reads the container's
-command (PID 1's command line) and asks that role's `/readyz` on 127.0.0.1. A one-shot command (migrate, a
-CLI call) and a service started without a probe port have nothing to ask: they count as healthy, and say so.
-
-Only the standard library: it runs every few seconds. The variable names are the settings models' own
-(tests/unit/assetbus/test_healthcheck.py holds them to it).
+It reads the container's command (PID 1's command line) and asks that role's `/readyz` on 127.0.0.1, on
+the port `PORT_SETTINGS` names. A one-shot command (migrate, a CLI call) and a service started without a
+probe port have nothing to ask: they count as healthy, and say so. Only the standard library: it runs
+every few seconds.
 """
 
 from __future__ import annotations
@@ -81,7 +77,6 @@ def check(found: Target, timeout_s: float = 3.0) -> tuple[bool, str]:
 
 
 def container_command(proc: Path = Path("/proc/1/cmdline")) -> list[str]:
-    """The container's command: PID 1's arguments."""
     return [part for part in proc.read_bytes().decode(errors="replace").split("\0") if part]
 
 

@@ -1,12 +1,7 @@
-"""Token keys, read once at the edge. Keys live only where they are used:
+"""Token keys, read once at the edge; docs/security.md ("Who holds which key") says who holds which.
 
-* where tokens are **minted** (the task runner, the orchestrator's token endpoint, `assetbus token
-  issue`): the private signing key, `ASSETBUS_TOKEN_SIGNING_KEY` (a PEM file; EdDSA or RS256);
-* where tokens are **verified** (persister, execution API, `assetbus token inspect`): public keys only,
-  `ASSETBUS_TOKEN_JWKS` (a JWKS file or URL);
-* **local mode**, and only there: one HS256 secret, `ASSETBUS_TOKEN_SECRET` or the file that
-  `assetbus infra up` writes into its home folder. Nothing invents a secret on the fly: without keys a
-  service refuses to start.
+The HS256 secret is for local mode only, `ASSETBUS_TOKEN_SECRET` or the file `assetbus infra up` writes into
+its home folder. Nothing invents a secret on the fly: without keys a service refuses to start.
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
-"""Configuration read once, at the edge, from the environment and `.env` (pydantic-settings).
-
-Every CLI command builds one `Settings` and passes plain values down. The services' own models
-(`PersisterConfig`, `SchedulerConfig`, `ApiConfig`) read their tuning the same way; this module holds
-what is shared: where Kafka and PostgreSQL are, the token keys (`security_settings`), the local
-infrastructure.
-"""
+"""Configuration read once, at the edge, from the environment and `.env` (pydantic-settings): what the
+commands share (where Kafka and PostgreSQL are, the token keys, the local infrastructure). The services'
+own models (`PersisterConfig`, ...) read their tuning the same way."""
 
 from __future__ import annotations
 

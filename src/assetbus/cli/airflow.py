@@ -8,6 +8,7 @@ import typer
 from rich.markup import escape
 
 from assetbus.cli.common import connect, console, err_console, fail, run, settings
+from assetbus.cli.output import print_rows
 
 if TYPE_CHECKING:  # imported where used, so that `assetbus --help` stays fast
     from assetbus.consumers.airflow import AirflowAccount, AirflowSyncReport
@@ -93,8 +94,6 @@ def sync(
     from assetbus.consumers.airflow.declared import sync_from_airflow
 
     async def once() -> tuple[AirflowSyncReport, DeclaredReport]:
-        """Assets and registrations, and the rules of the DAGs tagged `assetbus` (registered by the provider's
-        cluster policy, or read from Airflow's metadata database when its URL is given)."""
         async with AirflowClient(account) as airflow:
             return await sync_from_airflow(airflow, partial(connect, transaction=True), dag_ids=dag or None,
                                            metadata_url=metadata_url)
@@ -118,22 +117,16 @@ def sync(
 
 
 def _print_sync(account: AirflowAccount, report: AirflowSyncReport, rules: DeclaredReport) -> None:
-    from rich.table import Table
-    table = Table("asset", "result", "tasks attached", title=f"airflow sync from {account.url}", title_justify="left")
     attached: dict[str, list[str]] = {}
     for dag_id, task_id, asset, role in report.attached:
         attached.setdefault(asset, []).append(f"{dag_id}.{task_id} ({role})")
-    for names, result in ((report.registered, "[green]registered[/]"), (report.unchanged, "[dim]known[/]")):
-        for name in names:
-            table.add_row(escape(name), result, escape(", ".join(attached.get(name, [])) or "-"))
-    for name, reason in report.errors.items():
-        table.add_row(escape(name), "[red]not synced[/]", escape(reason))
-    console.print(table)
-    dags = Table("Airflow DAG", "readiness rule", title="DAGs tagged assetbus", title_justify="left")
-    for dag_id, change in sorted(rules.changes.items()):
-        dags.add_row(escape(dag_id), change.value)
-    for dag_id, reason in sorted(rules.without_rule.items()):
-        dags.add_row(escape(dag_id), f"[red]none[/]: {escape(reason)}")
-    for dag_id in rules.deactivated:
-        dags.add_row(escape(dag_id), "[dim]deactivated[/]")
-    console.print(dags)
+    assets = [*((name, "[green]registered[/]", ", ".join(attached.get(name, [])) or "-") for name in report.registered),
+              *((name, "[dim]known[/]", ", ".join(attached.get(name, [])) or "-") for name in report.unchanged),
+              *((name, "[red]not synced[/]", reason) for name, reason in report.errors.items())]
+    print_rows(assets, False, ("asset", "result", "tasks attached"),
+               lambda row: (escape(row[0]), row[1], escape(row[2])), title=f"airflow sync from {account.url}")
+    dags = [*((dag_id, change.value) for dag_id, change in sorted(rules.changes.items())),
+            *((dag_id, f"[red]none[/]: {escape(reason)}") for dag_id, reason in sorted(rules.without_rule.items())),
+            *((dag_id, "[dim]deactivated[/]") for dag_id in rules.deactivated)]
+    print_rows(dags, False, ("Airflow DAG", "readiness rule"), lambda row: (escape(row[0]), row[1]),
+               title="DAGs tagged assetbus")

@@ -98,7 +98,7 @@ def list_(all_: bool = typer.Option(False, "--all", help="Include deactivated DA
     print_rows(found, as_json, columns, lambda d: (
         d["dag_id"], "[red]unreadable definition[/]" if d["waits_for"] is None else escape(d["waits_for"]),
         "yes" if d["coalesce"] else "no: a run per event", "yes" if d["active"] else "no", _short(d["fileloc"]),
-        f"{d['updated_at']:%Y-%m-%d %H:%M}"), title="consumer DAGs", title_justify="left")
+        f"{d['updated_at']:%Y-%m-%d %H:%M}"), title="consumer DAGs")
 
 
 def _short(fileloc: str) -> str:

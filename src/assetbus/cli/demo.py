@@ -44,7 +44,7 @@ def demo(dags: Annotated[Path | None, typer.Option("--dags", help="The demo's co
     print_rows(result.rows, False, ("DAG", "role", "events", "duplicates", "runs", "outcome"),
                lambda row: (row.dag, row.role, str(row.events), "-" if row.duplicates is None else str(row.duplicates),
                             "-" if row.runs is None else str(row.runs), row.outcome),
-               title="summary", title_justify="left")
+               title="summary")
     problems = _check(result)
     if problems:
         fail("; ".join(problems))

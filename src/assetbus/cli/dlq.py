@@ -1,12 +1,8 @@
 """`assetbus dlq list | show | redrive`: what the persister could not read, and re-publishing it once fixed.
 
-A redrive re-publishes a dead letter (its original bytes, or a fixed value given with --value-file)
-to the emissions topic under its original key. It is recorded in PostgreSQL (`dlq_redrives`, unique
-per dead letter) in the same transaction that is committed only after the broker acknowledged the
-record, so no dead letter is redriven twice; each redrive is also logged on stderr.
-
-What `list` and `show` print is redacted (an emission record carries its emitter's token): JWT-looking
-values and `token` fields read `"<redacted>"`. A redrive re-publishes the original bytes, unredacted.
+A redrive is recorded (`dlq_redrives`, unique per dead letter) in a transaction committed only after the
+broker acknowledged the record, so no dead letter is redriven twice. `list` and `show` print values
+redacted (an emission record carries its emitter's token); a redrive re-publishes the original bytes.
 """
 
 from __future__ import annotations
@@ -84,7 +80,7 @@ def list_(limit: int = typer.Option(100, "--limit", min=1, help="At most this ma
                              item["reason"], escape(item["error"]), item["source"],
                              "-" if item["redrive"] is None else f"{item['redrive']['at']:%Y-%m-%d %H:%M} → "
                                                                  f"{item['redrive']['to']}"),
-               title=f"dead letters on {dlq_topic}", title_justify="left")
+               title=f"dead letters on {dlq_topic}")
 
 
 async def _letter(partition: int, offset: int) -> tuple[DeadLetterRecord, bytes]:

@@ -6,12 +6,12 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import typer
 
 from assetbus.cli.common import JSON_OPTION, connect, console, kafka_connection, run, settings
-from assetbus.cli.output import print_json
+from assetbus.cli.output import print_json, print_rows
 
 if TYPE_CHECKING:
     from assetbus.consumers.storage.health import DatabaseStatus
@@ -29,8 +29,7 @@ database's, partition dates and token expiries the emitters'."""
 @dataclass(frozen=True)
 class Check:
     name: str
-    status: str
-    """ok, warn or fail."""
+    status: Literal["ok", "warn", "fail"]
     detail: str
     fix: str = ""
 
@@ -242,7 +241,6 @@ def _verdict(checks: list[Check]) -> str:
 def doctor(as_json: bool = JSON_OPTION) -> None:
     """Check broker, database, migrations, topics and their settings, versions and clock skew; say what to fix."""
     from rich.markup import escape
-    from rich.table import Table
 
     from assetbus.settings import AirflowSettings
 
@@ -258,11 +256,10 @@ def doctor(as_json: bool = JSON_OPTION) -> None:
     if as_json:
         print_json({"ok": not failed, "checked_at": datetime.now(UTC), "checks": checks})
     else:
-        table = Table("check", "status", "detail", "what to do", title="assetbus doctor", title_justify="left")
         style = {"ok": "green", "warn": "yellow", "fail": "bold red"}
-        for c in checks:
-            table.add_row(c.name, f"[{style[c.status]}]{c.status}[/]", escape(c.detail), escape(c.fix or "-"))
-        console.print(table)
+        print_rows(checks, False, ("check", "status", "detail", "what to do"),
+                   lambda c: (c.name, f"[{style[c.status]}]{c.status}[/]", escape(c.detail), escape(c.fix or "-")),
+                   title="assetbus doctor")
         console.print(_verdict(checks))
     if failed:
         raise typer.Exit(1)

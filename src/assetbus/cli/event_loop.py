@@ -1,10 +1,8 @@
 """The event loop the services run on: uvloop, unless `ASSETBUS_EVENT_LOOP=asyncio` asks for the stdlib one.
 
-uvloop (libuv underneath) costs less CPU per socket read and write and per callback than the
-stdlib selector loop; on two cores shared with Kafka and PostgreSQL that is latency (see
-docs/benchmarks.md, "Where the time goes"). Only the services (`assetbus run ...`) use it: the
-SDK runs on whatever loop the task code has. Either loop gets the services' exception handler
-(`assetbus.consumers.observe.logs.handle_loop_error`).
+uvloop costs less CPU per socket read and write and per callback than the stdlib selector loop
+(docs/benchmarks.md, "Where the time goes"). Only the services (`assetbus run ...`) use it: the SDK runs
+on whatever loop the task code has.
 """
 
 from __future__ import annotations

@@ -59,7 +59,7 @@ def list_(asset: str | None = ASSET, partition: str | None = PARTITION,
     rows = on_database(lambda conn: list_events(conn, asset=asset, partition_key=partition, since=start,
                                                 before_id=before, limit=limit))
     print_rows(rows, as_json, ("id", "stored at (UTC)", "asset", "partition", "source", "dedupe key", "extra"), _cells,
-               title="stored events, newest first", title_justify="left")
+               title="stored events, newest first")
     if not as_json and len(rows) == limit:
         console.print(f"[dim]more: --before {rows[-1].id}[/]")
 

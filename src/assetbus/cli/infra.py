@@ -9,13 +9,12 @@ from typing import TYPE_CHECKING, TypeVar
 import typer
 
 from assetbus.cli.common import JSON_OPTION, console, err_console
-from assetbus.cli.output import print_json
+from assetbus.cli.output import print_json, print_rows
 
 if TYPE_CHECKING:  # imported where used, so that `assetbus --help` stays fast
     from pydantic_settings import BaseSettings
-    from rich.table import Table
 
-    from assetbus.infra import InfraStatus
+    from assetbus.infra import InfraStatus, ServiceStatus
     from assetbus.settings import ConnectionSettings, InfraSettings
 
 app = typer.Typer(
@@ -28,20 +27,18 @@ def _progress(message: str) -> None:
     console.print(f"[dim]…[/dim] {message.rstrip('…')}")
 
 
-def _table(result: InfraStatus) -> Table:
-    from rich.table import Table
+def _print_table(result: InfraStatus) -> None:
+    from rich.table import Column
 
-    table = Table(title="assetbus infrastructure", title_justify="left")
-    for column in ("service", "mode", "state", "address", "pid"):
-        table.add_column(column, no_wrap=True)
-    table.add_column("log / detail", overflow="fold")
-    for svc in result.services:
+    def cells(svc: ServiceStatus) -> tuple[str, ...]:
         state = "[green]running[/]" if svc.running else "[red]stopped[/]"
         mode = "external" if not svc.managed else "local (ours)" if svc.started_by_us else "local"
-        where = [str(svc.log_file)] if svc.log_file else []
-        where += [svc.detail] if svc.detail else []
-        table.add_row(svc.name, mode, state, svc.address, str(svc.pid or "-"), "\n".join(where) or "-")
-    return table
+        where = "\n".join(filter(None, [str(svc.log_file or ""), svc.detail]))
+        return svc.name, mode, state, svc.address, str(svc.pid or "-"), where or "-"
+
+    columns = [Column(name, no_wrap=True) for name in ("service", "mode", "state", "address", "pid")]
+    print_rows(result.services, False, [*columns, Column("log / detail", overflow="fold")], cells,
+               title="assetbus infrastructure")
 
 
 def _run(action: Callable[[InfraSettings, ConnectionSettings], InfraStatus]) -> InfraStatus:
@@ -70,10 +67,9 @@ def _settings(kind: type[S], env_prefix: str) -> S:
 
 def _with_options(infra: InfraSettings, brokers: int | None, secure: bool | None) -> InfraSettings:
     from assetbus.infra import InfraError
-    from assetbus.settings import InfraSettings
 
     given = {"kafka_brokers": brokers, "kafka_secure": secure}
-    merged = InfraSettings.model_validate({**infra.model_dump(), **{k: v for k, v in given.items() if v is not None}})
+    merged = infra.model_copy(update={k: v for k, v in given.items() if v is not None})
     if merged.kafka_secure and merged.kafka_brokers < 2:
         raise InfraError("--secure needs a local cluster: add --brokers 3.")
     return merged
@@ -103,7 +99,7 @@ def up(
 
     result = _run(start)
     ensure_local_secret(chosen[0].home)  # local mode: this machine's HS256 token key
-    console.print(_table(result))
+    _print_table(result)
     console.print(f"[green]Ready[/green] in {time.monotonic() - started:.1f} s.")
     if chosen[0].kafka_secure and chosen[0].kafka_brokers > 1:
         console.print("Clients of the SASL_SSL listener need (shell syntax):")
@@ -116,7 +112,7 @@ def down() -> None:
     """Stop what `up` started; external services and clusters that already ran are left alone."""
     from assetbus.infra import down as infra_down
 
-    console.print(_table(_run(lambda infra, conn: infra_down(infra, conn, progress=_progress))))
+    _print_table(_run(lambda infra, conn: infra_down(infra, conn, progress=_progress)))
 
 
 @app.command()
@@ -128,6 +124,6 @@ def status(as_json: bool = JSON_OPTION) -> None:
     if as_json:
         print_json({"running": result.running, "services": list(result.services)})
     else:
-        console.print(_table(result))
+        _print_table(result)
     if not result.running:
         raise typer.Exit(code=1)

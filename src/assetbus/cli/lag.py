@@ -26,7 +26,7 @@ def lag(groups: Annotated[list[str] | None, typer.Option("--group", help="Only t
     print_rows(rows, as_json, ("group", "topic", "partition", "committed", "end", "lag"),
                lambda row: (row["group"], row["topic"], str(row["partition"]), str(row["committed"]), str(row["end"]),
                             f"[{'green' if row['lag'] == 0 else 'yellow'}]{row['lag']}[/]"),
-               title=f"consumer lag on {prefix}.* topics", title_justify="left")
+               title=f"consumer lag on {prefix}.* topics")
     if not as_json:
         for group in found:
             console.print(f"{group.group_id}: {group.lag} record(s) behind", highlight=False)

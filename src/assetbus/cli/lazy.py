@@ -1,9 +1,5 @@
-"""Command groups whose sub-commands are built on first use, so `assetbus --help` stays fast.
-
-`assetbus run ...` generates its options from the services' settings models, which import the
-services themselves (FastAPI, SQLAlchemy, aiokafka): building that group only when `run` is used
-keeps those imports out of every other command.
-"""
+"""Command groups whose sub-commands are built on first use, so `assetbus --help` stays fast: the options of
+`assetbus run ...` come from the services' settings models, which import the services (FastAPI, aiokafka)."""
 
 from __future__ import annotations
 

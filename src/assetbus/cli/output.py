@@ -54,14 +54,14 @@ def print_json(data: Any) -> None:
 
 def print_rows(rows: Sequence[R], as_json: bool, columns: Sequence[str | Column],
                cells: Callable[[R], Sequence[str]], **table: Any) -> None:
-    """`rows` as one JSON document (--json), else as a table (`rich.table.Table(**table)`) of `columns` with the
-    `cells` of each row."""
+    """`rows` as one JSON document (--json), else as a table (`rich.table.Table(**table)`, its title on the left)
+    of `columns` with the `cells` of each row."""
     if as_json:
         print_json(rows)
         return
     from rich.table import Table
 
-    shown = Table(*columns, **table)
+    shown = Table(*columns, title_justify="left", **table)
     for row in rows:
         shown.add_row(*cells(row))
     console.print(shown)

@@ -1,13 +1,10 @@
-"""`assetbus runs list | skips | waiting`: consumer runs and their outcomes, skipped events, pending partitions.
-
-Every sub-command that takes `--dag` treats an unknown DAG the same way: one line naming it, exit code 1.
-"""
+"""`assetbus runs list | skips | waiting`: consumer runs and their outcomes, skipped events, pending partitions."""
 
 from __future__ import annotations
 
 from collections import defaultdict
 from datetime import UTC
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 
@@ -22,7 +19,7 @@ if TYPE_CHECKING:
 app = typer.Typer(help="Consumer runs: their outcomes, skipped events, partitions still waiting.",
                   no_args_is_help=True)
 
-STATUSES = ("queued", "running", "success", "failed")
+Status = Literal["queued", "running", "success", "failed"]
 _STYLE = {"queued": "cyan", "running": "yellow", "success": "green", "failed": "red"}
 
 
@@ -39,7 +36,7 @@ async def require_dag(conn: AsyncConnection, dag_id: str) -> DagRow:
 @app.command("list")
 def list_(
     dag: str | None = typer.Option(None, "--dag", help="Only this consumer DAG."),
-    status: str | None = typer.Option(None, "--status", help=f"Only runs with this outcome: {', '.join(STATUSES)}."),
+    status: Annotated[Status | None, typer.Option("--status", help="Only runs with this outcome.")] = None,
     limit: int = typer.Option(30, "--limit", help="Newest N runs."),
     as_json: bool = JSON_OPTION,
 ) -> None:
@@ -48,9 +45,6 @@ def list_(
     from rich.table import Column
 
     from assetbus.consumers.storage.runs import RunRow, list_runs
-
-    if status is not None and status not in STATUSES:
-        raise typer.BadParameter(f"{status!r} is not one of {', '.join(STATUSES)}", param_hint="--status")
 
     async def go(conn: AsyncConnection) -> list[RunRow]:
         if dag is not None:
@@ -71,8 +65,7 @@ def list_(
              "origin"]
     print_rows(on_database(go), as_json, [*(Column(name, no_wrap=True) for name in names),
                                           Column("consumer · orchestrator run (state) · detail", overflow="fold")],
-               cells, title=f"consumer runs of {dag}, newest first" if dag else "consumer runs, newest first",
-               title_justify="left")
+               cells, title=f"consumer runs of {dag}, newest first" if dag else "consumer runs, newest first")
 
 
 @app.command("skips")

@@ -1,10 +1,8 @@
 """`assetbus run ...`: the long-running services, stopped cleanly by SIGINT/SIGTERM.
 
-Each command's options are the fields of the service's settings model (see `assetbus.cli.options`):
-`--max-records 500`, `ASSETBUS_PERSISTER_MAX_RECORDS=500` and that line in `.env` are the same setting.
-
-Only the settings models are imported here, to build the options: each command imports its own service
-(`run scheduler` imports neither FastAPI nor the Airflow bridge).
+Each command's options are the fields of the service's settings model (`assetbus.cli.options`). Only the
+settings models are imported here: each command imports its own service (`run scheduler` imports neither
+FastAPI nor the Airflow bridge).
 """
 
 from __future__ import annotations
@@ -43,8 +41,6 @@ def _signing_key(service: str) -> Any:
 
 
 def _connection(service: str, *, token: bool = True) -> dict[str, Any]:
-    """The values every service takes from the shared settings (Kafka with the service's own client id,
-    database, token key, topics)."""
     from assetbus.schemas import Topics
     from assetbus.security_settings import SecurityConfigError
 

@@ -1,8 +1,7 @@
 """`assetbus state get|set|clear|purge-run|cleanup`: operators read and repair task state and asset state.
 
 Operators work on the database directly (they hold DATABASE_URL); tasks go through the API. Values are
-JSON, as in the API: `get` prints the JSON document, `set` parses VALUE as JSON (`--text` stores it as
-a JSON string).
+JSON, as in the API.
 """
 
 from __future__ import annotations
@@ -104,16 +103,6 @@ def _parse_value(value: str, as_text: bool) -> str:
     return checked
 
 
-def _aware(text: str) -> datetime:
-    try:
-        moment = datetime.fromisoformat(text)
-    except ValueError:
-        fail(f"--expires-at is not an ISO 8601 time: {text!r}")
-    if moment.utcoffset() is None:
-        fail("--expires-at needs a time zone (…Z or …+00:00)")
-    return moment
-
-
 def _cells(entry: StateEntry) -> tuple[str, ...]:
     text = json.dumps(entry.value, ensure_ascii=False)
     return (entry.key, str(entry.version), entry.updated_at.isoformat(timespec="seconds"),
@@ -141,8 +130,7 @@ def get(key: str | None = typer.Argument(None, help="The key; omit it to list ev
     if key is not None and not entries:
         fail(f"{target} has no state under key {key!r}")
     if key is None:
-        print_rows(entries, as_json, ("key", "version", "updated at", "value"), _cells, title=str(target),
-                   title_justify="left")
+        print_rows(entries, as_json, ("key", "version", "updated at", "value"), _cells, title=str(target))
     elif as_json:
         print_json(entries[0])
     else:
@@ -163,10 +151,17 @@ def set_(key: str = typer.Argument(..., help="The key."), value: str = typer.Arg
 
     target = Target(dag, run_id, task, map_index, asset)
     value_json = _parse_value(value, as_text)
-    expires_at = _aware(expires) if expires is not None else None
     when = Precondition(versions=frozenset({if_version})) if if_version is not None else Precondition()
-    if expires_at is not None and target.ti is None:
-        fail("asset state has no expiry (--expires-at is for task state)")
+    expires_at = None
+    if expires is not None:
+        try:
+            expires_at = datetime.fromisoformat(expires)
+        except ValueError:
+            fail(f"--expires-at is not an ISO 8601 time: {expires!r}")
+        if expires_at.utcoffset() is None:
+            fail("--expires-at needs a time zone (…Z or …+00:00)")
+        if target.ti is None:
+            fail("asset state has no expiry (--expires-at is for task state)")
 
     async def work(conn: asyncpg.Connection) -> int:
         if target.ti is not None:

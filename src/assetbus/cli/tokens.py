@@ -6,9 +6,8 @@ from __future__ import annotations
 import json
 import shlex
 from datetime import UTC, datetime
-from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
@@ -21,15 +20,7 @@ app = typer.Typer(help="Emitter tokens (signed with ASSETBUS_TOKEN_SIGNING_KEY, 
                   no_args_is_help=True)
 
 
-class Output(StrEnum):
-    token = "token"
-    json = "json"
-    env = "env"
-
-
-class Algorithm(StrEnum):
-    EdDSA = "EdDSA"
-    RS256 = "RS256"
+Output = Literal["token", "json", "env"]
 
 
 def _parse_outlet(text: str) -> dict[str, str]:
@@ -41,11 +32,11 @@ def _parse_outlet(text: str) -> dict[str, str]:
 
 def _echo(token: str, output: Output, env: dict[str, str]) -> None:
     """Print the token alone, (json) with its claims and expiry, or (env) as the `export` lines of `env`."""
-    if output is Output.env:
+    if output == "env":
         for name, value in env.items():
             typer.echo(f"export {name}={shlex.quote(value)}")
         return
-    if output is Output.token:
+    if output == "token":
         typer.echo(token)
         return
     import jwt
@@ -67,7 +58,7 @@ def issue(
     not_after: Annotated[int | None, typer.Option("--not-after", help="End of the attempt (seconds since the "
                                                   "epoch): no refresh of the token outlives it.")] = None,
     output: Annotated[Output, typer.Option("--format", help="token: the token alone; json: token, claims and "
-                                           "expiry; env: `export` lines a task runner can eval.")] = Output.token,
+                                           "expiry; env: `export` lines a task runner can eval.")] = "token",
     outlets: Annotated[list[str] | None, typer.Option("--outlet", help="NAME=URI of an asset the token may "
                                                       "publish (repeatable; signed into its `publish` claim). "
                                                       "Without --outlet: any registered asset.")] = None,
@@ -98,7 +89,7 @@ def worker(
                                             "and update the connection before it ends.")] = None,
     output: Annotated[Output, typer.Option("--format", help="token: the credential alone; json: credential, "
                                            "claims and expiry; env: an `export AIRFLOW_CONN_ASSETBUS_DEFAULT=...` "
-                                           "line (needs --api-url).")] = Output.token,
+                                           "line (needs --api-url).")] = "token",
     api_url: Annotated[str | None, typer.Option("--api-url", help="The assetbus API the workers ask for tokens "
                                                 "(the connection's host, for --format env).")] = None,
 ) -> None:
@@ -117,7 +108,7 @@ def worker(
     ttl = _ttl(ttl, DEFAULT_WORKER_TTL_SECONDS)
     if not deployment:
         fail("--deployment must not be empty")
-    if output is Output.env and not api_url:
+    if output == "env" and not api_url:
         fail("--format env needs --api-url (the connection's host)")
     token = issue_token(signing_key(), worker_source(deployment), ttl_seconds=ttl, subject=worker_subject(deployment),
                         scope=SCOPE_AIRFLOW_WORKER, publish=[])
@@ -168,7 +159,6 @@ def operator(
 
 
 def _ttl(ttl: int | None, default: int) -> int:
-    """`--ttl`, or `default`, checked."""
     ttl = default if ttl is None else ttl
     if ttl <= 0:
         fail("--ttl must be a positive number of seconds")
@@ -234,8 +224,8 @@ def keygen(
     jwks_file: Annotated[Path, typer.Option("--jwks", help="JWKS file of the public keys, for the services. An "
                                             "existing one keeps its keys (rotation: old tokens keep verifying "
                                             "until you remove the old key).")],
-    algorithm: Annotated[Algorithm, typer.Option("--alg", help="EdDSA (Ed25519) or RS256 (RSA 2048).")] = (
-        Algorithm.EdDSA),
+    algorithm: Annotated[Literal["EdDSA", "RS256"], typer.Option("--alg", help="EdDSA (Ed25519) or RS256 (RSA "
+                                                                 "2048).")] = "EdDSA",
 ) -> None:
     """Make a signing key pair: the private key for ASSETBUS_TOKEN_SIGNING_KEY, its public half added to the
     JWKS for ASSETBUS_TOKEN_JWKS."""
@@ -243,7 +233,7 @@ def keygen(
 
     if key_file.exists():
         fail(f"{key_file} exists; choose a new file for a new key")
-    key = SigningKey.generate(algorithm.value)
+    key = SigningKey.generate(algorithm)
     keys: list[dict[str, object]] = []
     if jwks_file.exists():
         try:

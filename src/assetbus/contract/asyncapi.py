@@ -35,10 +35,11 @@ def _text_headers(described: dict[str, str], required: list[str]) -> dict[str, A
     return {"type": "object", "properties": properties, "required": required}
 
 
-def _message(name: str, summary: str, key: str, payload: dict[str, Any], headers: dict[str, Any] | None = None,
-             content_type: str = "application/json") -> dict[str, Any]:
+def _message(name: str, summary: str, key: str, headers: dict[str, Any] | None = None,
+             payload: dict[str, Any] | None = None, content_type: str = "application/json") -> dict[str, Any]:
+    """A message whose payload is, unless given, its model's schema (`name` is the model's)."""
     message: dict[str, Any] = {"name": name, "title": name, "summary": summary, "contentType": content_type,
-                               "payload": payload,
+                               "payload": payload or {"$ref": REF.format(model=name)},
                                "bindings": {"kafka": {"key": {"type": "string", "description": key},
                                                       "bindingVersion": "0.5.0"}}}
     if headers is not None:
@@ -101,22 +102,18 @@ def asyncapi_document(version: str) -> dict[str, Any]:
         },
         "components": {
             "messages": {
-                "EmissionCommand": _message(
-                    "EmissionCommand", "This asset (partition) is ready: store it once and answer.",
-                    "The asset's name.", {"$ref": REF.format(model="EmissionCommand")},
-                    _text_headers(REDRIVE_HEADERS, [])),
+                "EmissionCommand": _message("EmissionCommand", "This asset (partition) is ready: store it once and "
+                                            "answer.", "The asset's name.", _text_headers(REDRIVE_HEADERS, [])),
                 "Receipt": _message("Receipt", "accepted, duplicate or rejected, sent after the commit.",
-                                    "The producer_id of the command.", {"$ref": REF.format(model="Receipt")}),
-                "AssetEvent": _message("AssetEvent", "A stored event.", "The asset's name.",
-                                       {"$ref": REF.format(model="AssetEvent")}),
+                                    "The producer_id of the command."),
+                "AssetEvent": _message("AssetEvent", "A stored event.", "The asset's name."),
                 "ReadinessSignal": _message("ReadinessSignal", "A consumer run is ready.",
-                                            "The run's target partition key (empty when unpartitioned).",
-                                            {"$ref": REF.format(model="ReadinessSignal")}),
+                                            "The run's target partition key (empty when unpartitioned)."),
                 "DeadLetter": _message("DeadLetter", "The original record, unchanged, with the reason in headers.",
-                                       "The original record's key.",
+                                       "The original record's key.", dlq_headers,
                                        {"type": "string", "format": "binary",
                                         "description": "The original value's bytes (cut to 512 KiB at most)."},
-                                       dlq_headers, content_type="application/octet-stream"),
+                                       content_type="application/octet-stream"),
             },
             "schemas": schemas.get("$defs", {}),
         },

@@ -1,12 +1,8 @@
-"""The end-to-end demo (`make demo`): producers emit, the persister stores, the scheduler fans out per
-partition, and consumer DAGs receive their readiness through the subscriber SDK.
+"""The end-to-end demo (`make demo`, the story told in README.md): producers emit, the persister stores, the
+scheduler fans out per partition, and consumer DAGs receive their readiness through the subscriber SDK.
 
-The story (see `assetbus.demo.actors`): the ingestion task `ingest_orders.load_orders` commits one
-batch per hourly file and emits readiness per batch — hours of two dates — then fails on purpose;
-a second DAG, `nightly_export`, fails and its DAG-level failure callback emits an incident. Three
-consumer DAGs (`assetbus/demo/dags.py`) react: one run per batch, one daily roll-up, one incident
-triage. Everything runs in this process against the configured Kafka and PostgreSQL; run ids are
-fresh each time, so the demo can be run again.
+Everything runs in this process against the configured Kafka and PostgreSQL; run ids are fresh each time,
+so the demo can be run again.
 """
 
 from __future__ import annotations
@@ -124,13 +120,10 @@ async def _setup(engine: AsyncEngine, settings: Settings, topics: Topics, dags_f
 async def _pipeline(settings: Settings, topics: Topics, state: DemoState, show: Show) -> AsyncIterator[None]:
     """Persister, scheduler and one subscriber per consumer DAG, started and stopped in order."""
     keys = settings.verification_keys
-    persister = Persister(PersisterConfig(kafka=settings.kafka,
-                                          database_url=settings.database_url,
-                                          token_jwks=keys["token_jwks"], token_secret=keys["token_secret"],
-                                          topics=topics, group_id=f"{topics.prefix}-persister"))
-    scheduler = Scheduler(SchedulerConfig(kafka=settings.kafka,
-                                          database_url=settings.database_url, topics=topics,
-                                          group_id=f"{topics.prefix}-scheduler"))
+    persister = Persister(PersisterConfig(kafka=settings.kafka, database_url=settings.database_url, topics=topics,
+                                          token_jwks=keys["token_jwks"], token_secret=keys["token_secret"]))
+    scheduler = Scheduler(SchedulerConfig(kafka=settings.kafka, database_url=settings.database_url,
+                                          topics=topics))
     subscribers = [ReadinessSubscriber(settings.kafka, dag_id, handler,  # type: ignore[arg-type]
                                        group_id=f"{topics.prefix}.{dag_id}.workers",
                                        ledger=DatabaseLedger(settings.database_url), topics=topics)

@@ -1,11 +1,7 @@
 """A local Apache Airflow 3 for tests and benchmarks: api-server, scheduler and dag-processor.
 
-Airflow lives in its own virtualenv (`make airflow-venv` → `.venv-airflow/`, apache-airflow 3.3.x with
-its `postgres` extra, and the assetbus SDK installed from ./schemas and ./producers). `LocalAirflow(home,
-dags_folder)` writes a config (SimpleAuthManager with an admin service account and a viewer account,
-LocalExecutor, no examples, DAGs unpaused at creation, quick DAG-folder rescans), migrates the metadata
-DB, adds the connections it is given and starts the three processes; `stop()` ends them (their process
-groups) and nothing else.
+Airflow lives in its own virtualenv (`make airflow-venv` → `.venv-airflow/`, with the assetbus SDK).
+`LocalAirflow.stop()` ends the processes it started (their process groups) and nothing else.
 """
 
 from __future__ import annotations
@@ -190,13 +186,12 @@ class LocalAirflow:
         env.update(self.extra_env)
         return env
 
-    def _airflow(self, *args: str, check: bool = True, timeout_s: float = 600) -> subprocess.CompletedProcess[bytes]:
-        done = subprocess.run([str(airflow_bin(self.venv)), *args], env=self.env(), capture_output=True,
-                              timeout=timeout_s, check=False)
-        if check and done.returncode != 0:
+    def _airflow(self, *args: str) -> None:
+        done = subprocess.run([str(airflow_bin(self.venv)), *args], env=self.env(), capture_output=True, timeout=600,
+                              check=False)
+        if done.returncode != 0:
             raise InfraError(f"`airflow {' '.join(args)}` failed ({done.returncode}): "
                              f"{done.stderr.decode(errors='replace')[-2000:]}")
-        return done
 
     def launch(self) -> None:
         """Create (PostgreSQL) and migrate the metadata DB and start the processes, without waiting for them

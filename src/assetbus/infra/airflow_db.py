@@ -1,9 +1,6 @@
-"""A database for Airflow's metadata on assetbus's PostgreSQL server.
-
-`assetbus airflow metadata-db` creates one for a reader's Airflow (the Airflow guide's walk-through) and
-prints the URL Airflow's components take (`[database] sql_alchemy_conn`); `LocalAirflow` makes a fresh
-one per test stack or benchmark and drops it afterwards. The role of assetbus's `DATABASE_URL` needs
-CREATEDB (the local infrastructure's has it).
+"""A database for Airflow's metadata on assetbus's PostgreSQL server: `assetbus airflow metadata-db` makes
+one for a reader's Airflow (docs/airflow.md), `LocalAirflow` one per test stack or benchmark. The role of
+assetbus's `DATABASE_URL` needs CREATEDB (the local infrastructure's has it).
 """
 
 from __future__ import annotations

@@ -1,14 +1,9 @@
 """Airflow next to a running assetbus, as separate real processes: for the Airflow tests and benchmark.
 
-`AirflowStack` starts the assetbus persister and execution API (with the Airflow token route) on
-one database and topic prefix, and a `LocalAirflow` whose workers know only the Airflow connection
-`assetbus_default`: the API's URL and the worker credential minted by `assetbus token worker` (its
-api-server keeps task and asset state in assetbus: `[state_store] backend = AssetbusStoreBackend`), syncs
-Airflow's assets, their tasks and the readiness rules of the consumer DAGs declared once in Airflow (tagged
-`assetbus`, read from their timetables: `assetbus airflow sync --metadata-url`), then the scheduler.
-Consumer definitions in Python files of their own (`consumer_definitions`, `assetbus dags sync`) are synced
-too when given. Airflow's triggerer (deferred sensors, AssetWatchers) runs next to Airflow's other
-components. Bridges are started (and killed) on demand. `stop()` ends what it started.
+`AirflowStack.start()` runs the assetbus persister and API, a `LocalAirflow` whose workers know only the
+connection `assetbus_default` (the API's URL and a worker credential) and whose api-server keeps state in
+assetbus, Airflow's triggerer, the sync of Airflow's assets and readiness rules, then the scheduler;
+bridges are started (and killed) on demand. `stop()` ends what it started.
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
-"""A local multi-node Kafka cluster: N combined KRaft broker+controllers, an N-voter quorum.
-
-Run from the same Maven Central jars as the single broker. Node n (1-based) has its own ports (each
-base port + (n-1) * NODE_PORT_STEP), config, data folder and log under ``<home>/kafka-cluster``.
-All nodes are formatted with one cluster id and the same ``--initial-controllers`` list (Kafka 4's
-dynamic quorum); a secure cluster adds a SASL_SSL listener with a SCRAM-SHA-512 user created at
-format time and a self-signed CA (`assetbus.infra.tls`).
+"""A local multi-node Kafka cluster (`infra up --brokers N`, docs/kafka.md): N combined KRaft
+broker+controllers, an N-voter quorum, from the same jars as the single broker. Node n (1-based) has its
+own ports (each base port + (n-1) * NODE_PORT_STEP), config, data and log under ``<home>/kafka-cluster``.
 """
 
 from __future__ import annotations
@@ -23,8 +19,6 @@ SECURE_LISTENER = "SASL_SSL"
 
 @dataclass(frozen=True)
 class Node:
-    """One node's ports and files."""
-
     node_id: int
     port: int
     controller_port: int
@@ -96,7 +90,6 @@ class ClusterLayout:
 
 
 def render_node_properties(layout: ClusterLayout, node: Node) -> str:
-    """server.properties of one combined broker+controller of the cluster."""
     voters = ",".join(f"{HOST}:{other.controller_port}" for other in layout.nodes)
     replicas, min_isr = min(3, len(layout.nodes)), min(2, len(layout.nodes))
     listeners = {"PLAINTEXT": node.port, "CONTROLLER": node.controller_port}

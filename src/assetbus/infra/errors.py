@@ -4,7 +4,4 @@ from __future__ import annotations
 
 
 class InfraError(Exception):
-    """Local infrastructure could not be started, stopped or reached.
-
-    ``str(error)`` is a single user-facing sentence that says what to do next.
-    """
+    """Local infrastructure could not be started, stopped or reached."""

@@ -92,7 +92,6 @@ def render_properties(node_id: int, voters: str, listeners: dict[str, int], data
 
 
 def render_server_properties(infra: InfraSettings, data_dir: Path) -> str:
-    """server.properties of the single-node broker."""
     ports = {"PLAINTEXT": infra.kafka_port, "CONTROLLER": infra.kafka_controller_port}
     return render_properties(1, f"{HOST}:{infra.kafka_controller_port}", ports, data_dir)
 

@@ -187,12 +187,6 @@ def _cluster_down(infra: InfraSettings, state: InfraState, home: Path, say: Prog
     state.save(home)
 
 
-def _cluster_status(infra: InfraSettings, record: ClusterRecord | None) -> tuple[ServiceStatus, ...]:
-    layout = cluster.ClusterLayout.of(infra, record)
-    records = {n.node_id: n for n in record.nodes} if record else {}
-    return tuple(runner.node_status(node, records.get(node.node_id), len(layout.nodes)) for node in layout.nodes)
-
-
 def _summary(nodes: tuple[ServiceStatus, ...]) -> ServiceStatus:
     up_count = sum(node.running for node in nodes)
     address = ",".join(node.address for node in nodes)
@@ -208,7 +202,9 @@ def status(infra: InfraSettings, conn: ConnectionSettings) -> InfraStatus:
     if conn.kafka_bootstrap_servers:
         kafka_status = kafka.external_status(conn.kafka_bootstrap_servers)
     elif state.cluster is not None or infra.kafka_brokers > 1:
-        nodes = _cluster_status(infra, state.cluster)
+        layout = cluster.ClusterLayout.of(infra, state.cluster)
+        records = {n.node_id: n for n in state.cluster.nodes} if state.cluster else {}
+        nodes = tuple(runner.node_status(node, records.get(node.node_id), len(layout.nodes)) for node in layout.nodes)
         kafka_status = _summary(nodes)
     else:
         paths = kafka.KafkaPaths.of(infra)

@@ -45,7 +45,6 @@ class Cluster:
 
 
 def parse_clusters(text: str) -> list[Cluster]:
-    """Parse `pg_lsclusters --no-header` output."""
     clusters = []
     for line in text.splitlines():
         fields = line.split()
@@ -116,7 +115,6 @@ def install_postgresql(home: Path, progress: Progress) -> None:
 
 
 def as_postgres(command: list[str]) -> list[str]:
-    """Run command as the `postgres` OS user."""
     if os.geteuid() == 0:
         return ["runuser", "-u", "postgres", "--", *command]
     return ["sudo", "-n", "-u", "postgres", "--", *command]

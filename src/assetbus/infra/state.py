@@ -88,8 +88,6 @@ class InfraState:
 
 @dataclass(frozen=True)
 class ServiceStatus:
-    """One service as `status` sees it."""
-
     name: str
     managed: bool  # True: the local one run by this launcher; False: external (env var)
     running: bool
@@ -102,8 +100,6 @@ class ServiceStatus:
 
 @dataclass(frozen=True)
 class InfraStatus:
-    """Kafka and PostgreSQL together."""
-
     kafka: ServiceStatus
     postgres: ServiceStatus
     kafka_nodes: tuple[ServiceStatus, ...] = ()
@@ -120,7 +116,6 @@ class InfraStatus:
 
 
 def tcp_open(host: str, port: int, timeout: float = 0.5) -> bool:
-    """True when something accepts TCP connections on host:port."""
     try:
         with socket.create_connection((host, port), timeout=timeout):
             return True
@@ -158,7 +153,6 @@ def stop_pids(pids: list[int], timeout: float = 30.0) -> list[int]:
 
 
 def find_pids(*cmdline_contains: str) -> list[int]:
-    """Live processes whose command line holds every given string."""
     found = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit() and pid_alive(int(entry.name), cmdline_contains):

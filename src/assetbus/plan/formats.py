@@ -3,9 +3,6 @@
 Mongey/kafka provider (`kafka_topic`, `kafka_acl`).
 
 Every output is built as data and serialised (`yaml.safe_dump`, `json.dumps`), never pasted together from text.
-Resource names derived from topic names or principals are unique and stable: a name that has to be changed to
-be a valid Kubernetes name or Terraform label gets a short hash of the original (`orders_daily` and
-`orders-daily` cannot meet), and one that needs no change is kept as it is.
 """
 
 from __future__ import annotations
@@ -96,11 +93,8 @@ def _unique(names: list[str], what: str) -> list[str]:
 
 
 def strimzi_resources(plan: Plan, cluster: str) -> list[dict[str, Any]]:
-    """A `KafkaTopic` per topic and a `KafkaUser` per principal, `kafka.strimzi.io/v1`.
-
-    Each user's authentication is the plan's `user_auth` (`scram-sha-512` or `tls`); `none` (OAuth: the identity
-    provider authenticates) writes users without an authentication block, for whom the User Operator manages
-    the ACLs only. A topic or user whose name is not a Kubernetes name keeps it in `topicName` / `userName`."""
+    """A `KafkaTopic` per topic and a `KafkaUser` per principal, `kafka.strimzi.io/v1` (docs/production.md). A
+    topic or user whose name is not a Kubernetes name keeps it in `topicName` / `userName`."""
     labels = {"strimzi.io/cluster": cluster}
     documents: list[dict[str, Any]] = []
     for topic in plan.topics:

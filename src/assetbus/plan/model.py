@@ -2,28 +2,7 @@
 
 Built from the same specs the services create topics from (`core_specs`, the scheduler's readiness
 partitions), so a plan and a running installation cannot drift apart. Each principal gets only what its
-code does on the wire:
-
-- `sdk` (task code, callbacks): writes commands, reads its receipts by assignment (no group);
-- `persister`: reads commands in its group, writes receipts, asset events and dead letters;
-- `scheduler`: reads asset events in its group, writes readiness signals (creates readiness topics
-  unless ASSETBUS_CREATE_TOPICS=false) and reads their tails by assignment (no group): runs a crash left
-  unpublished are sent again only when their signal is not there already;
-- `bridge` (the Airflow bridge): reads readiness signals in its group (creates readiness topics of the DAGs it
-  serves unless ASSETBUS_CREATE_TOPICS=false), and at start-up describes the asset-events topic (a prefix
-  without it is not an installation: the bridge refuses to start);
-- `forwarder` (the Airflow forwarder): reads asset events in its group;
-- `api` (HTTP emit gateway, /ui, lag metrics): writes commands, reads receipts, describes topics and groups;
-- `cli` (the operator's `migrate`, `dags sync`, `replay`, `dlq replay`, `events`, `lag`);
-- `triggerer` (Airflow's triggerer): its readiness watchers read readiness signals in the groups
-  `<prefix>-watcher.<dag_id>`, and the partition sensor's trigger reads asset events by assignment (no group);
-- `subscriber` (downstream readiness subscribers of the SDK): read readiness signals in groups named
-  `<prefix>-subscriber.<name>` (their own choice of name).
-
-Every group id derives from the topic prefix, so two installations on one cluster never share a group or an ACL.
-The principals default to `User:<prefix>-<role>` (`User:CN=<prefix>-<role>` for TLS client certificates);
-each can be named otherwise (`principals`).
-
+code does on the wire; docs/production.md ("Topics and ACLs") lists the rules and why each role needs them.
 Readiness topics are one per consumer DAG, so their ACLs are PREFIXED on `<prefix>.readiness.`: adding a
 DAG adds partitions, never ACLs.
 """
@@ -123,11 +102,8 @@ def build_plan(topics: Topics, dag_ids: Iterable[str] = (), *, replication_facto
                readiness_partitions: int = READINESS_PARTITIONS, create_topics: bool = True,
                subscriber_groups_prefix: str | None = None, principals: dict[str, str] | None = None,
                user_auth: UserAuth = "scram-sha-512") -> Plan:
-    """Every topic of the installation (the core ones, and one readiness topic per DAG in `dag_ids`) and every ACL.
-
-    The bridge's and forwarder's groups are theirs, `<prefix>-airflow-bridge` and `<prefix>-airflow-forwarder`,
-    and readiness subscribers' groups start with `<prefix>-subscriber.` unless `subscriber_groups_prefix` says
-    otherwise; `principals` names some roles' principals otherwise."""
+    """Every topic of the installation (the core ones, and one readiness topic per DAG in `dag_ids`) and every ACL;
+    `principals` names some roles' principals otherwise."""
     min_isr = min_insync_replicas or min_isr_for(replication_factor)
     purposes = {topics.emissions: "EmissionCommands, keyed by asset name: emitters -> persister",
                 topics.receipts: "Receipts, keyed by producer id: persister -> emitters",
