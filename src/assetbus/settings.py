@@ -38,6 +38,9 @@ class InfraSettings(BaseSettings):
     kafka_port: int = Field(default=19092, description="Local broker's client port (127.0.0.1).")
     kafka_controller_port: int = Field(default=19093, description="Local broker's KRaft controller port (127.0.0.1).")
     kafka_heap: str = Field(default="768m", description="Local broker's JVM heap (-Xmx); keep at least 512m.")
+    kafka_jvm_options: str = Field(
+        default="", description="More JVM options for the local broker(s), space-separated (e.g. -XX:+UseSerialGC)."
+    )
     kafka_brokers: int = Field(
         default=1, ge=1, le=9,
         description="Local Kafka nodes: 1 (one broker) or a cluster of combined KRaft broker+controllers.",

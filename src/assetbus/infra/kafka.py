@@ -120,7 +120,8 @@ logger.kafkaRequest.level = WARN
 
 def start_command(infra: InfraSettings, java: str, log4j_config: Path, server_properties: Path) -> list[str]:
     """The java command line of a broker: the single one, or a node of a cluster."""
-    jvm = [f"-Xmx{infra.kafka_heap}", "-Xms256m", "-XX:+ExitOnOutOfMemoryError", "-Djava.awt.headless=true"]
+    jvm = [f"-Xmx{infra.kafka_heap}", "-Xms256m", "-XX:+ExitOnOutOfMemoryError", "-Djava.awt.headless=true",
+           *infra.kafka_jvm_options.split()]
     classpath = [f"-Dlog4j2.configurationFile={log4j_config}", "-cp", f"{KafkaPaths.of(infra).libs}/*"]
     return [java, *jvm, *classpath, MAIN_CLASS, str(server_properties)]
 

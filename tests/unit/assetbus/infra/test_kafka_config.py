@@ -65,6 +65,15 @@ def test_start_command(tmp_path: Path) -> None:
     assert command[-2:] == ["kafka.Kafka", str(tmp_path / "kafka" / "server.properties")]
 
 
+def test_start_command_adds_the_jvm_options_before_the_main_class(tmp_path: Path) -> None:
+    infra = _infra(tmp_path).model_copy(update={"kafka_jvm_options": " -XX:+UseSerialGC  -XX:TieredStopAtLevel=1 "})
+    paths = KafkaPaths.of(infra)
+    command = start_command(infra, "/usr/bin/java", paths.log4j_config, paths.server_properties)
+    options = command[command.index("-XX:+UseSerialGC"):command.index("-XX:+UseSerialGC") + 2]
+    assert options == ["-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"]
+    assert command.index("-XX:TieredStopAtLevel=1") < command.index("kafka.Kafka")
+
+
 def test_cluster_id_looks_like_kafka_uuid() -> None:
     ids = {random_cluster_id() for _ in range(50)}
     assert len(ids) == 50
