@@ -34,13 +34,6 @@ class LoadResult:
     """File → why it could not be loaded."""
 
 
-def dag_files(path: Path) -> list[Path]:
-    if path.is_file():
-        return [path]
-    return sorted(p for p in path.rglob("*.py")
-                  if not any(part.startswith(("_", ".")) for part in p.relative_to(path).parts))
-
-
 def load_dag_files(path: str | Path) -> LoadResult:
     """Execute the DAG files under `path` and collect their definitions. Raises FileNotFoundError only."""
     root = Path(path).expanduser().resolve()
@@ -48,12 +41,17 @@ def load_dag_files(path: str | Path) -> LoadResult:
         raise FileNotFoundError(f"no such file or folder: {root}")
     result = LoadResult(root=str(root))
     defined_in: dict[str, str] = {}
-    for file in dag_files(root):
+    files = [root] if root.is_file() else sorted(
+        p for p in root.rglob("*.py") if not any(part.startswith(("_", ".")) for part in p.relative_to(root).parts))
+    for file in files:
         fileloc = str(file)
+        module = "assetbus_dagfile_" + hashlib.sha1(fileloc.encode()).hexdigest()[:12]
         try:
-            namespace = runpy.run_path(fileloc, run_name=_module_name(fileloc))
+            namespace = runpy.run_path(fileloc, run_name=module)
         except ValidationError as error:
-            result.errors[fileloc] = _first_error(error)
+            first = error.errors()[0]
+            where = ".".join(str(part) for part in first["loc"])
+            result.errors[fileloc] = f"invalid definition ({error.title}{'.' + where if where else ''}): {first['msg']}"
             continue
         except (Exception, SystemExit) as error:
             result.errors[fileloc] = f"{type(error).__name__}: {error}"
@@ -76,12 +74,3 @@ def load_dag_files(path: str | Path) -> LoadResult:
             result.dags.append(LoadedDag(dag, fileloc))
     return result
 
-
-def _module_name(fileloc: str) -> str:
-    return "assetbus_dagfile_" + hashlib.sha1(fileloc.encode()).hexdigest()[:12]
-
-
-def _first_error(error: ValidationError) -> str:
-    first = error.errors()[0]
-    where = ".".join(str(part) for part in first["loc"])
-    return f"invalid definition ({error.title}{'.' + where if where else ''}): {first['msg']}"
