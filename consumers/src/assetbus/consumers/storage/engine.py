@@ -19,17 +19,10 @@ __all__ = ["create_engine", "wait_for_database"]
 def create_engine(url: str, *, pool_size: int = 5, max_overflow: int = 2, pre_ping: bool = True) -> AsyncEngine:
     """An engine whose pool checks connections before use, so a restarted database heals.
 
-    `pre_ping=False` saves that round trip on every checkout (the API, where it was a quarter of a
-    task-state request; the persister, one of five round trips per chunk): a restarted database then
-    fails the statement that meets a dead connection (the API answers 503 `storage_unavailable`, the
-    persister retries the chunk), SQLAlchemy invalidates the pool on that disconnect, and the next
-    checkout gets a fresh connection.
-
-    `url` may name several hosts (`storage.urls`): with `target_session_attrs=read-write` each new
-    connection goes to the one that takes writes, so after a standby's promotion the pool heals onto it.
-
-    `max_overflow` connections are opened beyond `pool_size` under a peak and closed when returned:
-    each is a new connect (TCP, TLS, SCRAM). The API uses 0, so a burst waits for a pooled connection.
+    `pre_ping=False` saves that round trip per checkout (a quarter of a task-state request): the statement
+    that meets a dead connection fails instead (a 503, a retried chunk) and SQLAlchemy invalidates the pool.
+    A `url` naming several hosts with `target_session_attrs=read-write` (`storage.urls`) heals onto a promoted
+    standby. `max_overflow` connections beyond `pool_size` are each a new connect (TCP, TLS, SCRAM).
     """
     return create_async_engine(engine_url(url), pool_size=pool_size, max_overflow=max_overflow, pool_pre_ping=pre_ping)
 

@@ -4,19 +4,15 @@ Every write bumps `version` (a new key starts at 1). A `Precondition` turns a wr
 compare-and-set: it only happens if the stored version is one of the expected ones (or the key
 is absent), so two workers cannot silently overwrite each other's checkpoint.
 
-The API (on a `raw_pool` connection) and the `assetbus state` CLI (on its engine connection's
-driver) read and write values with prepared asyncpg statements: each operation is ONE statement and
-one round trip. The asset registration check is part of the statement (a CTE), and a failed
-compare-and-set reports the current version from the same statement (the CTE's snapshot), so a
-412 needs no second query. Values go in as JSON text (`$n::json`, the text the API already encoded
-to measure the value) and come out as JSON text (`value::text`), so asyncpg never decodes them. The
-column is `json`, not `jsonb`: a value comes back as it was written, its keys in their order (as
-Airflow's store keeps them). Entries with their times (`get_task_state`, ...), run purges and the
-expiry queries run through SQLAlchemy on the caller's connection.
+The API (on a `raw_pool` connection) and the `assetbus state` CLI run each operation as ONE prepared
+asyncpg statement: the asset registration check is a CTE of it, and a failed compare-and-set reports
+the version stored now from the same snapshot, so a 412 needs no second query. Values travel as JSON
+text both ways (asyncpg never decodes them); the column is `json`, not `jsonb`, so a value comes back
+as written, its keys in their order (as Airflow's store keeps them). Entries with their times, run
+purges and the expiry queries run through SQLAlchemy on the caller's connection.
 
-Task state may carry `expires_at`: as in Airflow 3.3 (`MetastoreBackend.cleanup()`), an expired row stays
-readable until the retention cleanup deletes it: `periodic_cleanup` in the API service
-(`ASSETBUS_API_STATE_CLEANUP_INTERVAL_S`, hourly by default), or one pass of `assetbus state cleanup`.
+An expired task state row stays readable until the retention cleanup deletes it, as in Airflow 3.3
+(`MetastoreBackend.cleanup()`): `periodic_cleanup` in the API service, or `assetbus state cleanup`.
 """
 
 from __future__ import annotations
