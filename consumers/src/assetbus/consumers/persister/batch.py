@@ -23,13 +23,14 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from assetbus.consumers.auth.cache import CachedTokenVerifier, VerifiedToken
 from assetbus.consumers.errors import StorageUnavailable
-from assetbus.consumers.persister.assets import AssetCache
 from assetbus.consumers.persister.validate import check, dedupe_scope, resolve
 from assetbus.consumers.storage import (
+    AssetRow,
     InsertedEvent,
     NewEvent,
     ScopeKey,
     StoredEvent,
+    assets_by_name,
     autocommit,
     find_events,
     insert_events,
@@ -130,6 +131,43 @@ class Prepared:
         """(asset name, dedupe scope, dedupe key) of each command: two chunks that share one must be
         stored one after the other, so that the earlier record is the one accepted."""
         return {(c.asset_name, *dedupe_scope(c, v)) for c, v, _ in self.commands}
+
+
+MAX_CACHED = 100_000
+"""More assets than this and the asset cache starts again from empty (memory stays bounded)."""
+
+
+class AssetCache:
+    """The registered assets, the active ones cached: unknown and inactive names are asked every time.
+
+    A registered asset never changes: registering its name again with another URI is refused, and
+    nothing deactivates an asset. So an active (name, id, URI) row, once read, is still true, and the
+    persister need not ask PostgreSQL for it on every chunk (a round trip per transaction). A name not
+    found, or found inactive, is looked up again on the next chunk that uses it, so an asset registered
+    a moment ago is matched at once. If asset deactivation is ever added, this cache must learn of it.
+    """
+
+    def __init__(self) -> None:
+        self._active: dict[str, AssetRow] = {}
+
+    async def get(self, conn: AsyncConnection, names: Iterable[str]) -> dict[str, AssetRow]:
+        """The registered assets among `names`, by name (as `assets_by_name`)."""
+        cached = self._active
+        found: dict[str, AssetRow] = {}
+        missing: list[str] = []
+        for name in names:
+            row = cached.get(name)
+            if row is None:
+                missing.append(name)
+            else:
+                found[name] = row
+        if missing:
+            fresh = await assets_by_name(conn, missing)
+            if len(cached) + len(fresh) > MAX_CACHED:
+                cached.clear()
+            found.update(fresh)
+            cached.update((name, row) for name, row in fresh.items() if row.active)
+        return found
 
 
 class BatchProcessor:

@@ -15,13 +15,16 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
 
 from aiokafka import AIOKafkaProducer
 
 from assetbus.producers.kafka.errors import KafkaToolkitError
 
 log = logging.getLogger("assetbus.persister")
+
+RECHECK_S = 1.0
+GRACE_S = 0.3
+"""How long a reply topic not yet in the metadata is given to appear before it is taken as missing."""
 
 
 class ReceiptsTopicUnavailable(KafkaToolkitError):
@@ -39,16 +42,12 @@ class ReceiptsTopicUnavailable(KafkaToolkitError):
 class ReplyTopics:
     """Remembers topics seen to exist; asks the broker (all-topics metadata) about other names.
 
-    A name found missing is not asked about again for `recheck_s`, so a stream of commands naming
-    the same missing topic costs one metadata request per `recheck_s`, not one per batch.
+    A name found missing is not asked about again for `RECHECK_S`, so a stream of commands naming
+    the same missing topic costs one metadata request per `RECHECK_S`, not one per batch.
     """
 
-    def __init__(self, producer: AIOKafkaProducer, *, recheck_s: float = 1.0, grace_s: float = 0.3,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, producer: AIOKafkaProducer) -> None:
         self._producer = producer
-        self._recheck_s = recheck_s
-        self._grace_s = grace_s
-        self._clock = clock
         self._existing: set[str] = set()
         self._missing: set[str] = set()
         self._checked_at = float("-inf")
@@ -57,15 +56,15 @@ class ReplyTopics:
         unknown = names - self._existing
         if not unknown:
             return set()
-        if unknown - self._missing or self._clock() - self._checked_at >= self._recheck_s:
+        if unknown - self._missing or time.monotonic() - self._checked_at >= RECHECK_S:
             await self._ask(names)
             if unknown - self._existing - self._missing:
                 # never seen missing before: maybe created a moment ago and not in the broker's
                 # metadata yet; ask once more before giving up on it
-                await asyncio.sleep(self._grace_s)
+                await asyncio.sleep(GRACE_S)
                 await self._ask(names)
             self._missing = unknown - self._existing
-            self._checked_at = self._clock()
+            self._checked_at = time.monotonic()
             if self._missing:
                 log.warning("reply topics do not exist", extra={"topics": sorted(self._missing)[:20]})
         return unknown - self._existing

@@ -8,7 +8,7 @@ without waiting for that transaction.
 A crash before the acks leaves the runs in `unpublished_batches`; `publish_pending()` sends them at
 the next start and on a timer (also runs a replay created). Runs whose signal reached the broker
 before the crash (acknowledged, or in flight, but not marked yet) are found on the tail of their
-readiness partitions (`sent.on_the_broker`) and marked instead of sent again. A run always keeps
+readiness partitions (`on_the_broker`) and marked instead of sent again. A run always keeps
 its run id, so a repeated signal is recognisable by subscribers.
 
 A refusal by the cluster's ACLs (no Write on a readiness topic; no Read, which the tail read needs) is raised
@@ -21,24 +21,24 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 
-from aiokafka import AIOKafkaProducer
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from opentelemetry.context import Context
 from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from assetbus.consumers.scheduler.metrics import SchedulerMetrics
 from assetbus.consumers.scheduler.payload import signal_json
-from assetbus.consumers.scheduler.sent import on_the_broker
 from assetbus.consumers.scheduler.topics import ReadinessTopics
 from assetbus.consumers.storage.faults import translated
 from assetbus.consumers.storage.runs import RunRow, mark_published, unpublished_runs
 from assetbus.producers.kafka.access import AccessRefusals, naming_refusals
 from assetbus.producers.kafka.connection import KafkaConnection
 from assetbus.producers.kafka.periodic import cancel_and_wait
-from assetbus.producers.kafka.producer import create_producer
+from assetbus.producers.kafka.producer import create_producer, started
 from assetbus.producers.kafka.renewal import RenewableProducer
 from assetbus.producers.kafka.retry import RetryPolicy
 from assetbus.producers.kafka.sender import BatchSender, wait_all
@@ -54,14 +54,16 @@ log = logging.getLogger("assetbus.scheduler")
 
 SENDING = "publishing readiness signals"
 
+MAX_BACKLOG = 50_000
+"""Runs handed over and not sent yet beyond which `submit()` waits (backpressure on the scheduler)."""
+
 
 class ReadinessPublisher:
     """`publish()` sends now; `submit()` hands runs to the background sender (start it with `start()`)."""
 
     def __init__(self, producer: AIOKafkaProducer | RenewableProducer, engine: AsyncEngine, topics: Topics,
-                 readiness_topics: ReadinessTopics, *, max_backlog: int = 50_000, retry_s: float = 0.5,
-                 metrics: SchedulerMetrics | None = None, connection: KafkaConnection | None = None,
-                 refusals: AccessRefusals | None = None) -> None:
+                 readiness_topics: ReadinessTopics, *, metrics: SchedulerMetrics | None = None,
+                 connection: KafkaConnection | None = None, refusals: AccessRefusals | None = None) -> None:
         self._engine = engine
         self._topics = topics
         self._readiness_topics = readiness_topics
@@ -75,8 +77,7 @@ class ReadinessPublisher:
         self._idle.set()
         self._room = asyncio.Event()
         self._room.set()
-        self._max_backlog = max_backlog
-        self._retry = RetryPolicy(initial_s=retry_s, max_s=max(retry_s, 5.0))
+        self._retry = RetryPolicy(initial_s=0.5, max_s=5.0)
         self._task: asyncio.Task[None] | None = None
         self._marker: asyncio.Task[None] | None = None
         self._acked: list[int] = []
@@ -116,7 +117,7 @@ class ReadinessPublisher:
             self._in_flight.update(run.id for run in runs)
             self._idle.clear()
             self._wakeup.set()
-            if len(self._backlog) >= self._max_backlog:
+            if len(self._backlog) >= MAX_BACKLOG:
                 self._room.clear()
         await self._room.wait()
 
@@ -268,3 +269,53 @@ def traced_events(records: Iterable[ConsumedRecord]) -> dict[int, Context]:
 def _key(run: RunRow) -> bytes:
     """The run's partition key ('' when unpartitioned)."""
     return (run.partition_key or "").encode()
+
+
+async def on_the_broker(connection: KafkaConnection, runs: Iterable[tuple[str, tuple[str, int]]], *,
+                        margin: int = 100, timeout_ms: int = 10_000) -> set[str]:
+    """The run ids among `(run id, (readiness topic, partition))` whose signal is among the last records of its
+    partition. Without Read on a readiness topic: `KafkaAccessDenied` naming it.
+
+    For n unpublished runs on a partition, the last `2n + margin` records are read. The publisher sends in run
+    order and marks in send order, so every record after the last marked run's signal belongs to an unpublished
+    run: with one publisher per topic, the last n records are enough. A signal further back (other schedulers
+    writing the same topic meanwhile) is not found, and its run is sent again: a repeat carries the same run id.
+    """
+    wanted: dict[tuple[str, int], set[str]] = {}
+    for run_id, place in runs:
+        wanted.setdefault(place, set()).add(run_id)
+    if not wanted:
+        return set()
+    async with started(AIOKafkaConsumer(**connection.client_kwargs(), group_id=None,
+                                        enable_auto_commit=False)) as consumer:
+        with naming_refusals(connection, "Read", topics=tuple(sorted({topic for topic, _ in wanted}))):
+            parts = {place: TopicPartition(*place) for place in wanted}
+            consumer.assign(list(parts.values()))
+            ends = await consumer.end_offsets(list(parts.values()))
+            begins = await consumer.beginning_offsets(list(parts.values()))
+            remaining: dict[TopicPartition, int] = {}
+            for place, tp in parts.items():
+                start = max(begins[tp], ends[tp] - 2 * len(wanted[place]) - margin)
+                if start < ends[tp]:
+                    consumer.seek(tp, start)
+                    remaining[tp] = ends[tp]
+            found: set[str] = set()
+            idle_ms = 0
+            while remaining and idle_ms < timeout_ms:  # each partition up to its end offset
+                batches = await consumer.getmany(*remaining, timeout_ms=200)
+                idle_ms = 0 if batches else idle_ms + 200
+                for tp, records in batches.items():
+                    ids = wanted[(tp.topic, tp.partition)]
+                    found.update(sent for record in records if (sent := _run_id(record.value)) in ids)
+                for tp in list(remaining):
+                    if await consumer.position(tp) >= remaining[tp]:
+                        del remaining[tp]
+            return found
+
+
+def _run_id(value: bytes | None) -> str | None:
+    try:
+        found = json.loads(value) if value else None
+    except ValueError:
+        return None
+    return found.get("run_id") if isinstance(found, dict) else None
