@@ -1,6 +1,6 @@
 """The storage layer: tables and queries. The only code in assetbus that writes SQL."""
 
-from assetbus.consumers.storage.assets import AssetRow, assets_by_name, list_assets, register_asset
+from assetbus.consumers.storage.catalog import AssetRow, assets_by_name, list_assets, register_asset
 from assetbus.consumers.storage.engine import create_engine, wait_for_database
 from assetbus.consumers.storage.events import (
     InsertedEvent,

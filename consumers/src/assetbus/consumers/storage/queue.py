@@ -20,7 +20,7 @@ from typing import Any
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from assetbus.consumers.storage.event_log import MAX_PAGE
+from assetbus.consumers.storage.catalog import MAX_PAGE
 from assetbus.consumers.storage.tables import UNPARTITIONED
 
 
