@@ -30,10 +30,10 @@ from opentelemetry.context import Context
 from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from assetbus.consumers.faults import translated
 from assetbus.consumers.scheduler.metrics import SchedulerMetrics
 from assetbus.consumers.scheduler.payload import signal_json
 from assetbus.consumers.scheduler.topics import ReadinessTopics
-from assetbus.consumers.storage.faults import translated
 from assetbus.consumers.storage.runs import RunRow, mark_published, unpublished_runs
 from assetbus.producers.kafka.access import AccessRefusals, naming_refusals
 from assetbus.producers.kafka.connection import KafkaConnection

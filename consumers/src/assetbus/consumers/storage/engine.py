@@ -1,19 +1,22 @@
-"""Engine creation (one async engine per service, asyncpg underneath) and the start-up wait for it."""
+"""Engine creation (one async engine per service, asyncpg underneath), the start-up wait for it, and its
+connections and transactions whose driver errors come out translated (`consumers.faults`)."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
+from collections.abc import AsyncIterator
 
 from sqlalchemy import text
-from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
 from assetbus.consumers.errors import StorageUnavailable
-from assetbus.consumers.storage.faults import translated
+from assetbus.consumers.faults import translated
 from assetbus.consumers.storage.urls import engine_url, host_list, wants_writes
 from assetbus.producers.kafka.retry import RetryPolicy, RetryTimeout, retry_until
 from assetbus.producers.kafka.startup import StartupTimeout
 
-__all__ = ["create_engine", "wait_for_database"]
+__all__ = ["autocommit", "create_engine", "transaction", "wait_for_database"]
 
 
 def create_engine(url: str, *, pool_size: int = 5, max_overflow: int = 2, pre_ping: bool = True) -> AsyncEngine:
@@ -53,3 +56,46 @@ async def wait_for_database(engine: AsyncEngine, policy: RetryPolicy, log: loggi
                                  "(check DATABASE_URL, or whether a promotion is under way)") from error
         raise StartupTimeout(f"PostgreSQL at {url} is unreachable after {error.waited_s:.0f}s "
                              "(check DATABASE_URL)") from error
+
+
+@contextlib.asynccontextmanager
+async def _connected(engine: AsyncEngine) -> AsyncIterator[AsyncConnection]:
+    """A pooled connection, closed on exit; not connecting raises StorageUnavailable, and a connection
+    whose block raised StorageUnavailable is kept out of the pool: it may be dead (an engine without
+    pre-ping would otherwise hand it out again, and fail again, after the database is back)."""
+    try:
+        conn = await engine.connect()
+    except Exception as error:
+        raise StorageUnavailable(f"cannot connect to the database: {type(error).__name__}: {error}") from error
+    try:
+        yield conn
+    except StorageUnavailable:
+        with contextlib.suppress(Exception):
+            await conn.invalidate()
+        raise
+    finally:
+        with contextlib.suppress(Exception):
+            await conn.close()
+
+
+@contextlib.asynccontextmanager
+async def transaction(engine: AsyncEngine) -> AsyncIterator[AsyncConnection]:
+    """One transaction, committed on exit; failures to connect and transient faults raise StorageUnavailable.
+
+    Not being able to connect is never a fact about the data (the server is down, restarting, refusing
+    connections to this database, or the credentials are wrong), so the caller backs off and retries.
+    """
+    async with _connected(engine) as conn, translated(), conn.begin():
+        yield conn
+
+
+@contextlib.asynccontextmanager
+async def autocommit(engine: AsyncEngine) -> AsyncIterator[AsyncConnection]:
+    """A connection without a transaction block: each statement commits on its own, on return.
+
+    For a caller whose write is one statement (atomic by itself): it saves the BEGIN and COMMIT
+    round trips. Faults are translated as in `transaction`.
+    """
+    async with _connected(engine) as conn, translated():
+        await conn.execution_options(isolation_level="AUTOCOMMIT")
+        yield conn
