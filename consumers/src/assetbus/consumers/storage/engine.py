@@ -1,11 +1,14 @@
-"""Engine creation (one async engine per service, asyncpg underneath), the start-up wait for it, and its
-connections and transactions whose driver errors come out translated (`consumers.faults`)."""
+"""Engine creation (one async engine per service, asyncpg underneath), the start-up wait for it, its
+connections and transactions whose driver errors come out translated (`consumers.faults`), and what the
+database says about itself (`database_status`)."""
 
 from __future__ import annotations
 
 import contextlib
 import logging
 from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from datetime import datetime
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
@@ -16,7 +19,7 @@ from assetbus.consumers.storage.urls import engine_url, host_list, wants_writes
 from assetbus.producers.kafka.retry import RetryPolicy, RetryTimeout, retry_until
 from assetbus.producers.kafka.startup import StartupTimeout
 
-__all__ = ["autocommit", "create_engine", "transaction", "wait_for_database"]
+__all__ = ["DatabaseStatus", "autocommit", "create_engine", "database_status", "transaction", "wait_for_database"]
 
 
 def create_engine(url: str, *, pool_size: int = 5, max_overflow: int = 2, pre_ping: bool = True) -> AsyncEngine:
@@ -99,3 +102,36 @@ async def autocommit(engine: AsyncEngine) -> AsyncIterator[AsyncConnection]:
     async with _connected(engine) as conn, translated():
         await conn.execution_options(isolation_level="AUTOCOMMIT")
         yield conn
+
+
+@dataclass(frozen=True, slots=True)
+class DatabaseStatus:
+    server_version: str
+    now: datetime
+    """The server's clock (`clock_timestamp()`, not the transaction's start)."""
+    revisions: list[str]
+    """Applied Alembic revisions (one, unless branches were merged); empty when never migrated."""
+    active_dags: list[str]
+    synchronous_standby_names: str = ""
+    """Empty when commits wait for no standby."""
+    standbys: list[tuple[str, str | None, str | None]] = field(default_factory=list)
+    """`pg_stat_replication`'s (application_name, state, sync_state) of each connected standby; state and
+    sync_state are None for a role without `pg_read_all_stats` (`pg_monitor`)."""
+
+    def synchronous_standbys(self) -> list[tuple[str, str, str]]:
+        """The streaming standbys a commit waits for (sync_state `sync` or `quorum`)."""
+        return [(name, state, sync) for name, state, sync in self.standbys
+                if state == "streaming" and sync in ("sync", "quorum")]
+
+
+async def database_status(conn: AsyncConnection) -> DatabaseStatus:
+    version, now, has_alembic, has_dags, names = (await conn.execute(text(
+        "SELECT current_setting('server_version'), clock_timestamp(), to_regclass('alembic_version') IS NOT NULL, "
+        "to_regclass('consumer_dags') IS NOT NULL, current_setting('synchronous_standby_names')"))).one()
+    revisions = list((await conn.execute(text("SELECT version_num FROM alembic_version"))).scalars()) \
+        if has_alembic else []
+    dags = list((await conn.execute(text("SELECT dag_id FROM consumer_dags WHERE active ORDER BY dag_id"))).scalars()) \
+        if has_dags else []
+    standbys = [(str(name or ""), state, sync) for name, state, sync in await conn.execute(
+        text("SELECT application_name, state, sync_state FROM pg_stat_replication ORDER BY application_name"))]
+    return DatabaseStatus(str(version), now, sorted(revisions), dags, str(names).strip(), standbys)
