@@ -1,20 +1,15 @@
-"""Publishing readiness signals for runs, then marking them published.
+"""Publishing readiness signals for runs after their DB commit, then marking them published.
 
-The DB commit comes first, the signal second. The scheduler hands each batch's new runs to this
-publisher and commits its offsets at once: one background task sends everything handed over so
-far in creation order (whole record batches per partition) and waits for the broker's acks; a
-second one marks the acknowledged runs published in one statement, so the next signals go out
-without waiting for that transaction.
-A crash before the acks leaves the runs in `unpublished_batches`; `publish_pending()` sends them at
-the next start and on a timer (also runs a replay created). Runs whose signal reached the broker
-before the crash (acknowledged, or in flight, but not marked yet) are found on the tail of their
-readiness partitions (`on_the_broker`) and marked instead of sent again. A run always keeps
-its run id, so a repeated signal is recognisable by subscribers.
+The scheduler hands each batch's new runs over and commits its offsets at once: one background task sends
+everything handed over so far in creation order (whole record batches per partition) and waits for the
+acks; a second marks the acknowledged runs published in one statement, so the next signals do not wait for
+it. Runs a crash left in `unpublished_batches` (or a replay created) are sent by `publish_pending()`, at
+start and on a timer; those whose signal is on the tail of their readiness partition already are only
+marked (`on_the_broker`). A repeated signal keeps its run id, so subscribers recognise it.
 
-A refusal by the cluster's ACLs (no Write on a readiness topic; no Read, which the tail read needs) is raised
-as `KafkaAccessDenied` naming it, and the background sender records it in `refusals` while it lasts. A batch
-the broker refused breaks the idempotent producer's sequence numbers: given a `RenewableProducer`, the next send
-starts a new one first.
+An ACL refusal (no Write on a readiness topic; no Read, which the tail read needs) is raised as
+`KafkaAccessDenied` naming it, and held in `refusals` while it lasts. A batch the broker refused breaks the
+idempotent producer's sequence numbers: given a `RenewableProducer`, the next send starts a new one first.
 """
 
 from __future__ import annotations

@@ -1,11 +1,6 @@
-"""Syncing loaded DAG definitions into the database (`assetbus dags sync PATH`). Idempotent.
-
-- a DAG whose assets are all registered (and active) is created, updated or left unchanged;
-- a DAG naming an unregistered asset is reported and not written;
-- a DAG whose outlets feed its own schedule (it would trigger itself) is refused, or written with a
-  warning under `allow_self_trigger`;
-- a DAG that was synced from a file under PATH and is no longer defined there is deactivated
-  (never deleted: its runs and queue keep their history) — unless its file failed to load.
+"""Syncing loaded DAG definitions into the database (`assetbus dags sync PATH`; the rules are in
+docs/consumer-dags.md). A DAG whose outlets feed its own schedule (it would trigger itself) is refused,
+or written with a warning under `allow_self_trigger`.
 """
 
 from __future__ import annotations
