@@ -18,7 +18,7 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from opentelemetry.context import Context
@@ -89,8 +89,10 @@ class ReadinessPublisher:
         """Unpublished runs whose signal `publish_pending` found on the broker already, and only marked."""
 
     def start(self) -> None:
-        self._task = asyncio.create_task(self._send_submitted(), name="assetbus-readiness-publisher")
-        self._marker = asyncio.create_task(self._mark_acked(), name="assetbus-readiness-marker")
+        self._task = asyncio.create_task(self._forever(self._wakeup, self._send_submitted),
+                                         name="assetbus-readiness-publisher")
+        self._marker = asyncio.create_task(self._forever(self._marking, self._mark_acked),
+                                           name="assetbus-readiness-marker")
 
     async def stop(self, flush_timeout_s: float = 10.0) -> None:
         """Send and mark what was handed over (for up to `flush_timeout_s`), then stop; the rest stays unpublished."""
@@ -169,58 +171,52 @@ class ReadinessPublisher:
         log.info("%d unpublished run(s) had their signal on the broker already: marked, not sent again", len(sent))
         return [run for run in runs if run.run_id not in sent]
 
-    async def _send_submitted(self) -> None:
+    async def _forever(self, wakeup: asyncio.Event, step: Callable[[], Awaitable[None]]) -> None:
+        """`step` each time `wakeup` is set; after a failure (which the step logged and put back), again after
+        a back-off."""
         backoff = self._retry.backoff()
         while True:
-            await self._wakeup.wait()
-            self._wakeup.clear()
-            runs, self._backlog = self._backlog, []
-            self._room.set()
+            await wakeup.wait()
+            wakeup.clear()
             self._busy += 1
             try:
-                async with self._lock:
-                    await self._send(runs)
-            except Exception as error:  # kept in order at the front; they are in the database anyway
-                self._refusals.noted(SENDING, error)
-                log.warning("publishing %d readiness signal(s) failed, retrying: %s", len(runs), error)
-                self._backlog[:0] = runs
+                await step()
+            except Exception:
                 await backoff.sleep()
-                self._wakeup.set()
+                wakeup.set()
                 continue
             finally:
                 self._busy -= 1
             backoff.reset()
-            self._refusals.noted(SENDING, None)
-            self._acked.extend(run.id for run in runs)
-            self._marking.set()
-            self._maybe_idle()
+            if not self._backlog and not self._acked and not self._busy:
+                self._idle.set()
+
+    async def _send_submitted(self) -> None:
+        runs, self._backlog = self._backlog, []
+        self._room.set()
+        try:
+            async with self._lock:
+                await self._send(runs)
+        except Exception as error:  # kept in order at the front; they are in the database anyway
+            self._refusals.noted(SENDING, error)
+            log.warning("publishing %d readiness signal(s) failed, retrying: %s", len(runs), error)
+            self._backlog[:0] = runs
+            raise
+        self._refusals.noted(SENDING, None)
+        self._acked.extend(run.id for run in runs)
+        self._marking.set()
 
     async def _mark_acked(self) -> None:
         """Mark acknowledged runs published, everything acknowledged so far in one statement."""
-        backoff = self._retry.backoff()
-        while True:
-            await self._marking.wait()
-            self._marking.clear()
-            ids, self._acked = self._acked, []
-            self._busy += 1
-            try:
-                async with translated(), self._engine.begin() as conn:
-                    await mark_published(conn, ids)
-            except Exception as error:  # signalled already; a restart would only signal them again
-                log.warning("marking %d run(s) published failed, retrying: %s", len(ids), error)
-                self._acked[:0] = ids
-                await backoff.sleep()
-                self._marking.set()
-                continue
-            finally:
-                self._busy -= 1
-            backoff.reset()
-            self._in_flight.difference_update(ids)
-            self._maybe_idle()
-
-    def _maybe_idle(self) -> None:
-        if not self._backlog and not self._acked and not self._busy:
-            self._idle.set()
+        ids, self._acked = self._acked, []
+        try:
+            async with translated(), self._engine.begin() as conn:
+                await mark_published(conn, ids)
+        except Exception as error:  # signalled already; a restart would only signal them again
+            log.warning("marking %d run(s) published failed, retrying: %s", len(ids), error)
+            self._acked[:0] = ids
+            raise
+        self._in_flight.difference_update(ids)
 
     async def _publish(self, runs: Sequence[RunRow]) -> int:
         """Whole record batches per partition, in run order; every ack, then the `published` flag."""
