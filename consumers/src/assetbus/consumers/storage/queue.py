@@ -73,10 +73,8 @@ def lock_key(dag_id: str, key: str | None) -> str:
 
 
 async def lock_targets(conn: AsyncConnection, targets: Iterable[tuple[str, str | None]]) -> None:
-    """Transaction-scoped advisory locks on target partitions, taken in one order (no deadlocks).
-
-    Two schedulers (or a scheduler and a replay) then see each other's queued entries for a target.
-    """
+    """Transaction-scoped advisory locks on target partitions (`TARGET_LOCKS`): two schedulers (or a scheduler
+    and a replay) then see each other's queued entries for a target."""
     keys = sorted({lock_key(dag, key) for dag, key in targets})
     if keys:
         await conn.execute(text(f"SELECT {TARGET_LOCKS}"), {"keys": keys})
@@ -161,10 +159,8 @@ SELECT k FROM keys WHERE k IS NOT NULL LIMIT :limit
 
 async def waiting_targets(conn: AsyncConnection, dag_id: str, *, after_key: str | None = None,
                           limit: int = 50) -> list[str | None]:
-    """Target partitions of a DAG with pending entries, keys ascending (None, unpartitioned, first).
-
-    Pass the last key of a page as `after_key` for the next page.
-    """
+    """Target partitions of a DAG with pending entries, keys ascending (None, unpartitioned, first); pass the
+    last key of a page as `after_key` for the next page."""
     params: dict[str, Any] = {"dag": dag_id, "limit": max(1, min(limit, MAX_PAGE))}
     start = ""
     if after_key is not None:
