@@ -77,11 +77,9 @@ DEFAULT_SCOPE = "command"
 
 
 def serialize_extra(extra: dict[str, Any]) -> str:
-    """Compact JSON of `extra`; raises ValueError for NaN and infinities (JSON cannot carry them).
-
-    pydantic's serializer is 6x faster than `json.dumps` but writes NaN/Infinity as bare words;
-    when those words appear at all, the strict serializer decides.
-    """
+    """Compact JSON of `extra`; raises ValueError for NaN and infinities (JSON cannot carry them). pydantic's
+    serializer is 6x faster than `json.dumps` but writes them as bare words: when those appear, the strict
+    serializer decides."""
     fast = to_json(extra)
     if b"NaN" in fast or b"Infinity" in fast:
         return json.dumps(extra, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
@@ -312,11 +310,8 @@ class BatchProcessor:
         return Prepared(commands, result, traces)
 
     async def store(self, prepared: Prepared, published: set[int]) -> BatchResult:
-        """One transaction for the chunk; then the receipts and events of what it stored or found.
-
-        `published` holds the ids of the events the batch publishes already (from earlier chunks):
-        each event goes out once per batch, and again in a later batch that repeats its scope.
-        """
+        """One transaction for the chunk; then the receipts and events of what it stored or found. `published`:
+        the ids of the events the batch publishes already (each goes out once per batch)."""
         result, commands = prepared.result, prepared.commands
         if not commands:
             return result
@@ -362,10 +357,9 @@ class BatchProcessor:
         """Receipts for every command, and one asset event per scope key (the hot loop of the service).
 
         A command whose event is stored is `accepted` when that event is its own (stored by this record or by
-        an earlier delivery of the same command id: a redelivery or a resend gets the answer the first
-        delivery got), `duplicate` when another command stored it under the same dedupe key.
-
-        A traced command's receipt and event carry the context of an `assetbus store` span, a child of its emission's.
+        an earlier delivery of the same command id: a redelivery or a resend gets the first answer again),
+        `duplicate` when another command stored it under the same dedupe key. A traced command's receipt and
+        event carry the context of an `assetbus store` span, a child of its emission's.
         """
         fragments, events_topic = self._fragments, self._topics.asset_events
         receipts, events = result.receipts, result.events

@@ -85,11 +85,8 @@ def pending(row: QueueRow) -> PendingEntry:
 
 async def queue_and_plan(conn: AsyncConnection, dags: Mapping[str, ConsumerDag], entries: Sequence[QueueEntry],
                          origin: str, *, locked: bool = False) -> QueueOutcome:
-    """Queue entries that are new for their DAG and create the runs whose condition now holds.
-
-    Two statements (one if the caller has `locked` the entries' targets already): lock, then read
-    what the targets hold; the writes are one more (`write_fanout`).
-    """
+    """Queue entries that are new for their DAG and create the runs whose condition now holds: lock (unless the
+    caller has `locked` the targets already), read what the targets hold, write (`storage.fanout`)."""
     outcome = QueueOutcome()
     if not entries:
         return outcome
@@ -157,13 +154,10 @@ async def route_batch(index: DagIndex, incoming: Sequence[IncomingEvent], chunk:
 
 async def apply_events(conn: AsyncConnection, registry: DagRegistry, incoming: Sequence[IncomingEvent],
                        routed: Routed | None = None) -> ApplyResult:
-    """Route a batch of events to the DAGs waiting on them, queue them, create the runs that are due.
-
-    Only events stored in this database are applied: an id is only an idempotency key if it
-    names the same event (a topic shared with another database, or a restored one, would lie).
-    If the DAG definitions changed (seen with the locks), they are reloaded and the batch routed again.
-    `routed`: the batch already routed (kept if it was routed with the registry's current index).
-    """
+    """Route a batch of events to the DAGs waiting on them (`routed`: kept if routed with the registry's current
+    index), queue them, create the runs that are due. Only events stored in this database are applied: an id
+    is only an idempotency key if it names the same event (a topic shared with another database, or a
+    restored one, would lie). Definitions changed since (seen with the locks) are reloaded, the batch routed again."""
     result = ApplyResult()
     while True:
         if routed is None or routed.index is not registry.index:

@@ -73,12 +73,9 @@ MAX_PAGE = 500
 async def list_events(conn: AsyncConnection, *, asset: str | None = None, partition_key: str | None = None,
                       since: datetime | None = None, before_id: int | None = None, after_id: int | None = None,
                       limit: int = 50) -> list[StoredEvent]:
-    """Stored events matching every filter given.
-
-    Newest first, continuing below `before_id` (pass the last id of a page for the next one); with
-    `after_id`, oldest first above it instead (a tail: pass the last id seen). `partition_key` needs
-    `asset` to be indexed; `since` compares the storage time.
-    """
+    """Stored events matching every filter given, newest first below `before_id` (the last id of the previous
+    page), or oldest first above `after_id` (a tail: the last id seen). `partition_key` needs `asset` to be
+    indexed; `since` compares the storage time."""
     where: list[str] = []
     if asset is not None:
         asset_id = (await conn.execute(text("SELECT id FROM assets WHERE name = :n"), {"n": asset})).scalar()
@@ -184,11 +181,8 @@ WHERE e.asset_id = :asset_id AND e.partition_key IS NULL ORDER BY e.id DESC LIMI
 
 async def latest_per_partition(conn: AsyncConnection, asset_id: int, *, before_key: str | None = None,
                                limit: int = 50) -> list[StoredEvent]:
-    """The newest event of each partition of one asset, partition keys descending.
-
-    The first page (no `before_key`) starts with the newest unpartitioned event, if there is one;
-    pass the last partition key of a page as `before_key` for the next.
-    """
+    """The newest event of each partition of one asset, partition keys descending, below `before_key` (the
+    last key of the previous page); the first page starts with the newest unpartitioned event, if any."""
     params: dict[str, Any] = {"asset_id": asset_id, "limit": max(1, min(limit, MAX_PAGE))}
     found: list[StoredEvent] = []
     start = ""

@@ -132,11 +132,9 @@ async def insert_events(conn: AsyncConnection, events: Sequence[NewEvent], *,
     """Insert what is new, in the caller's transaction; returns the new ones by scope key. `events` must not
     repeat a scope key (the caller collapses repeats within a batch first).
 
-    The statement goes to asyncpg directly (through the transaction's own connection): for the
-    thousands of rows a batch returns, SQLAlchemy's row-by-row result handling costs more CPU than
-    the insert itself. The caller's transaction must have begun on the server (any statement
-    through `conn` does that), unless `autocommit`: on a connection from `storage.autocommit` the
-    one statement is its own transaction, committed when it returns.
+    The statement goes to asyncpg directly: for the thousands of rows a batch returns, SQLAlchemy's row-by-row
+    result handling costs more CPU than the insert itself. The caller's transaction must have begun on the
+    server (any statement through `conn` does that), unless `autocommit` (a `storage.autocommit` connection).
     """
     if not events:
         return {}

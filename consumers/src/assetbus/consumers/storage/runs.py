@@ -199,9 +199,8 @@ async def renew_run(conn: AsyncConnection, run_id: str, fence: int, lease_s: flo
 
 async def finish_run(conn: AsyncConnection, run_id: str, status: RunStatus, detail: str | None = None,
                      *, fence: int | None) -> bool:
-    """Record the outcome of a claimed run; False (nothing changed) unless it is running under `fence`.
-
-    `fence=None` records the outcome of whichever claim holds it: for callers from before leases only."""
+    """Record the outcome of a claimed run; False (nothing changed) unless it is running under `fence`
+    (`fence=None`, for callers from before leases only: whichever claim holds it)."""
     rows = await conn.execute(text("UPDATE consumer_runs SET status = :status, detail = :detail, finished_at = now(), "
                                    "lease_until = NULL WHERE run_id = :r AND status = 'running' "
                                    "AND (CAST(:fence AS integer) IS NULL OR attempts = :fence) RETURNING id"),
