@@ -176,7 +176,9 @@ async def apply_events(conn: AsyncConnection, registry: DagRegistry, incoming: S
         entries = [e for e in entries if e.event.event_id in confirmed]
         skips = [s for s in skips if s.event.event_id in confirmed]
     if skips:
-        result.skipped = await insert_skips(conn, [_new_skip(s) for s in skips])
+        result.skipped = await insert_skips(conn, [
+            NewSkip(s.dag_id, s.event.event_id, s.event.asset_name, s.event.partition_key, s.reason.value,
+                    s.detail[:1000]) for s in skips])
         for skip in skips:
             log.info("dag %s skips event %d of %s: %s (%s)", skip.dag_id, skip.event.event_id, skip.event.asset_name,
                      skip.reason.value, skip.detail)
@@ -222,11 +224,6 @@ def new_run_ids(n: int) -> list[str]:
 def _new_entry(entry: QueueEntry, run_id: str | None) -> NewQueueEntry:
     return NewQueueEntry(entry.dag_id, entry.event.event_id, entry.asset_name, entry.target_key, entry.target_date,
                          entry.slot, entry.event.json, run_id)
-
-
-def _new_skip(skip: Skip) -> NewSkip:
-    return NewSkip(skip.dag_id, skip.event.event_id, skip.event.asset_name, skip.event.partition_key,
-                   skip.reason.value, skip.detail[:1000])
 
 
 def _arrival(entries: Sequence[PendingEntry]) -> tuple[int, int]:

@@ -270,21 +270,17 @@ async def clear_task(conn: asyncpg.Connection, ti: TaskKey, *, all_map_indices: 
 
 # --- asset state: $1 asset name (or URI), $2 dag_id, $3 task_id, $4 key --------------------------------
 
-def _registered(by: str) -> str:
-    """The asset's id if the task is registered with it (either role) and it is active. An operator
-    (`by` "operator", the CLI) names no task ($2 and $3 null) and reaches any registered asset by name."""
-    if by == "operator":
-        return "registered AS (SELECT id FROM assets WHERE name = $1 AND $2::text IS NULL AND $3::text IS NULL)"
-    return ("registered AS (SELECT assets.id FROM assets JOIN task_assets ON task_assets.asset_id = assets.id "
-            f"WHERE assets.{by} = $1 AND assets.active AND task_assets.dag_id = $2 AND task_assets.task_id = $3 "
-            "LIMIT 1)")
-
-
 _CURRENT = "(SELECT version FROM asset_state WHERE asset_id = (SELECT id FROM registered) AND key = $4)"
 
 
 def _asset_statements(by: str) -> dict[str, str]:
-    head = f"WITH {_registered(by)}"
+    """`registered` is the asset's id if the task is registered with it (either role) and it is active. An
+    operator (`by` "operator", the CLI) names no task ($2 and $3 null) and reaches any registered asset by name."""
+    head = ("WITH registered AS (SELECT id FROM assets WHERE name = $1 AND $2::text IS NULL AND $3::text IS NULL)"
+            if by == "operator" else
+            "WITH registered AS (SELECT assets.id FROM assets JOIN task_assets ON task_assets.asset_id = assets.id "
+            f"WHERE assets.{by} = $1 AND assets.active AND task_assets.dag_id = $2 AND task_assets.task_id = $3 "
+            "LIMIT 1)")
     insert = "INSERT INTO asset_state (asset_id, key, value) SELECT id, $4, $5::json FROM registered ON CONFLICT"
     answer = f"RETURNING version) SELECT (SELECT id FROM registered), (SELECT version FROM changed), {_CURRENT}"
     return {
