@@ -66,7 +66,6 @@ class _Mapping(BaseModel):
 
     unit: ClassVar[str] = "partitions"
     label: ClassVar[str]
-    """What `describe()` says of the mapping."""
 
     def map(self, key: str | None, when: datetime | None) -> Mapped | Unmappable:
         raise NotImplementedError

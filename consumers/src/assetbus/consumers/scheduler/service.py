@@ -122,7 +122,6 @@ class PreparedBatch:
     unreadable: int
     routed: Routed
     traces: dict[int, Context] = field(default_factory=dict)
-    """The trace context of each traced event, by event id."""
 
 
 @dataclass
