@@ -3,11 +3,6 @@
 A queue row is unique per (dag, event): redelivered events are no-ops. Rows stay after their run is
 created (`run_id` set): they are the run's history, and they keep replay from queueing again. An
 event that makes its target ready on its own gets no row: its run records it (`consumer_runs.event_id`).
-
-The partitions still waiting are the target partitions with pending entries (no run yet): `waiting_targets`
-walks the distinct pending keys of one DAG with a recursive skip scan over the partial index
-`ix_partition_queue_pending (dag_id, target_key) WHERE run_id IS NULL`. What each still lacks is the
-scheduler's to say (`assetbus.consumers.api.ui.waiting`).
 """
 
 from __future__ import annotations
@@ -159,8 +154,9 @@ SELECT k FROM keys WHERE k IS NOT NULL LIMIT :limit
 
 async def waiting_targets(conn: AsyncConnection, dag_id: str, *, after_key: str | None = None,
                           limit: int = 50) -> list[str | None]:
-    """Target partitions of a DAG with pending entries, keys ascending (None, unpartitioned, first); pass the
-    last key of a page as `after_key` for the next page."""
+    """Target partitions of a DAG with pending entries (no run yet), keys ascending (None, unpartitioned, first);
+    pass the last key of a page as `after_key` for the next page. A recursive skip scan over the partial index
+    `ix_partition_queue_pending`: one probe per partition shown. What each still lacks is `api.ui.waiting`'s."""
     params: dict[str, Any] = {"dag": dag_id, "limit": max(1, min(limit, MAX_PAGE))}
     start = ""
     if after_key is not None:
