@@ -105,11 +105,9 @@ class ReadinessPublisher:
             await cancel_and_wait(task)
 
     async def submit(self, runs: Sequence[RunRow], traces: Mapping[int, Context] | None = None) -> None:
-        """Queue runs for the background sender; waits while the backlog is full (backpressure).
-
-        `traces`: the trace context of triggering events, by event id. A run's signal carries the context of an
-        `assetbus signal` span, a child of its first traced event's context and linked to the others'.
-        """
+        """Queue runs for the background sender; waits while the backlog is full (backpressure). `traces`: the
+        trace context of triggering events, by event id; a run's signal carries the context of an `assetbus
+        signal` span, a child of its first traced event's context and linked to the others'."""
         if traces:
             self.note_traces(runs, traces)
         if runs:

@@ -34,11 +34,9 @@ def create_engine(url: str, *, pool_size: int = 5, max_overflow: int = 2, pre_pi
 
 
 async def wait_for_database(engine: AsyncEngine, policy: RetryPolicy, log: logging.Logger) -> None:
-    """Return once PostgreSQL answers `SELECT 1`; `StartupTimeout` (one line) when `policy` times out.
-
-    A URL that asks for a host taking writes (`target_session_attrs=read-write`) waits while every host
-    is a standby or away (a promotion may be under way); giving up, the line names the hosts tried.
-    """
+    """Return once PostgreSQL answers `SELECT 1`; `StartupTimeout` (one line) when `policy` times out. A URL that
+    asks for a host taking writes (`target_session_attrs=read-write`) waits while every host is a standby or
+    away (a promotion may be under way); giving up, the line names the hosts tried."""
 
     async def probe() -> None:
         async with translated(), engine.connect() as conn:
@@ -83,22 +81,17 @@ async def _connected(engine: AsyncEngine) -> AsyncIterator[AsyncConnection]:
 
 @contextlib.asynccontextmanager
 async def transaction(engine: AsyncEngine) -> AsyncIterator[AsyncConnection]:
-    """One transaction, committed on exit; failures to connect and transient faults raise StorageUnavailable.
-
-    Not being able to connect is never a fact about the data (the server is down, restarting, refusing
-    connections to this database, or the credentials are wrong), so the caller backs off and retries.
-    """
+    """One transaction, committed on exit; failures to connect and transient faults raise StorageUnavailable:
+    not being able to connect is never a fact about the data (the server is down, restarting, refusing
+    connections to this database, or the credentials are wrong), so the caller backs off and retries."""
     async with _connected(engine) as conn, translated(), conn.begin():
         yield conn
 
 
 @contextlib.asynccontextmanager
 async def autocommit(engine: AsyncEngine) -> AsyncIterator[AsyncConnection]:
-    """A connection without a transaction block: each statement commits on its own, on return.
-
-    For a caller whose write is one statement (atomic by itself): it saves the BEGIN and COMMIT
-    round trips. Faults are translated as in `transaction`.
-    """
+    """A connection without a transaction block, faults translated: each statement commits on its own, on return.
+    For a caller whose write is one statement (atomic by itself): it saves the BEGIN and COMMIT round trips."""
     async with _connected(engine) as conn, translated():
         await conn.execution_options(isolation_level="AUTOCOMMIT")
         yield conn

@@ -138,10 +138,9 @@ unpublished_batches = Table(
     Column("id", BigInteger, Identity(), primary_key=True),
     Column("run_ids", ARRAY(BigInteger), nullable=False),
 )
-"""The ids of runs whose readiness signal the broker has not acknowledged yet, one row per write (0010):
-inserted with the runs of a batch, deleted once the broker has all their signals, read to heal a crash
-before that. One row per batch rather than one per run (0008's `unpublished_runs`), so that a per-event
-DAG writes one row per event, the run."""
+"""The ids of runs whose readiness signal the broker has not acknowledged yet, one row per write (0010; not
+one per run, so that a per-event DAG writes one row per event, the run): deleted once the broker has all
+their signals, read to heal a crash before that."""
 
 mapping_skips = Table(
     "mapping_skips",
