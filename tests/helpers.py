@@ -96,7 +96,7 @@ def exported_metric_names() -> set[str]:
     from assetbus.consumers.observe.process_metrics import register_process_metrics
     from assetbus.consumers.persister import PersisterMetrics
     from assetbus.consumers.readiness import SubscriberMetrics
-    from assetbus.consumers.scheduler.service import SchedulerMetrics
+    from assetbus.consumers.scheduler.metrics import SchedulerMetrics
     from assetbus.producers.kafka import AccessRefusals, KafkaConnection
     from assetbus.schemas import Topics
 

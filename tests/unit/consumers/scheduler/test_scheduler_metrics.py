@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from assetbus.consumers.scheduler.service import SchedulerMetrics, newest_event_time
+from assetbus.consumers.scheduler.metrics import SchedulerMetrics, newest_event_time
 from assetbus.consumers.storage.runs import RunRow
 
 

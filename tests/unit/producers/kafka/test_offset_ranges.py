@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from aiokafka import TopicPartition
 from aiokafka.errors import CommitFailedError, IllegalStateError
 
-from assetbus.consumers.persister.app import PersisterMetrics
+from assetbus.consumers.persister.metrics import PersisterMetrics
 from assetbus.producers.kafka.offsets import Offsets, batch_ranges
 
 T = "t.emissions"

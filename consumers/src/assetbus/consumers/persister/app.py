@@ -25,16 +25,16 @@ from typing import Any
 
 from aiokafka import AIOKafkaProducer
 from aiokafka.errors import TopicAuthorizationFailedError
-from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client import CollectorRegistry
 
 from assetbus.consumers.auth import TokenVerifier
 from assetbus.consumers.auth.cache import CachedTokenVerifier
 from assetbus.consumers.errors import NotStarted
 from assetbus.consumers.faults import storage_unavailable
-from assetbus.consumers.observe.buckets import LATENCY_BUCKETS, offset_metrics
 from assetbus.consumers.observe.service import Service
 from assetbus.consumers.persister.batch import BatchProcessor, BatchResult, Outgoing, Prepared
 from assetbus.consumers.persister.config import PersisterConfig
+from assetbus.consumers.persister.metrics import PersisterMetrics
 from assetbus.consumers.storage import create_engine
 from assetbus.producers.kafka.access import access_denied
 from assetbus.producers.kafka.errors import KafkaToolkitError
@@ -45,7 +45,6 @@ from assetbus.producers.kafka.sender import BatchSender, Delivery, wait_all
 from assetbus.producers.kafka.shell import ServiceShell
 from assetbus.producers.kafka.topics import core_specs
 from assetbus.producers.kafka.types import KeyedRecord
-from assetbus.schemas import ReceiptStatus
 from assetbus.schemas.deadletters import TRUNCATED_FROM
 
 log = logging.getLogger("assetbus.persister")
@@ -141,55 +140,6 @@ def _settle(future: asyncio.Future[Any]) -> None:
 async def _publish(sender: BatchSender, result: BatchResult, total: BatchResult) -> list[Delivery]:
     total.merge(result)
     return await sender.send(fitting(result.outgoing()))
-
-
-BATCH_SIZE_BUCKETS = (1, 10, 50, 100, 250, 500, 1000, 2000, 3000, 4000, 6000, 8000, 12000, 16000)
-
-
-class PersisterMetrics:
-    """Counters of outcomes, batch and latency histograms; the consumer shell's offsets (an `OffsetMetrics`). On
-    their own registry (several persisters may share a process), served with the probes (`--metrics-port`)."""
-
-    def __init__(self, registry: CollectorRegistry | None = None) -> None:
-        self.registry = registry or CollectorRegistry()
-        r = self.registry
-        self.accepted = Counter("assetbus_persister_accepted",
-                                "Commands answered accepted: stored as a new event (or handled again).", registry=r)
-        self.duplicate = Counter("assetbus_persister_duplicate",
-                                 "Commands whose dedupe scope another command stored (answered with the original).",
-                                 registry=r)
-        self.rejected = Counter("assetbus_persister_rejected", "Commands answered with a rejected receipt.",
-                                ["code"], registry=r)
-        self.dead_lettered = Counter("assetbus_persister_dead_lettered",
-                                     "Records sent to the dead-letter topic.", ["reason"], registry=r)
-        self.events_published = Counter("assetbus_persister_events_published",
-                                        "Asset events published (republished for repeats too).", registry=r)
-        self.batch_size = Histogram("assetbus_persister_batch_size", "Records per batch taken from Kafka.",
-                                    buckets=BATCH_SIZE_BUCKETS, registry=r)
-        self.db_commit_seconds = Histogram("assetbus_persister_db_commit_seconds",
-                                           "Duration of one database transaction (one chunk of a batch).",
-                                           buckets=LATENCY_BUCKETS, registry=r)
-        self.batch_seconds = Histogram("assetbus_persister_batch_seconds",
-                                       "From a batch's arrival to its offsets being committed.",
-                                       buckets=LATENCY_BUCKETS, registry=r)
-        self.batch_failures = Counter("assetbus_persister_batch_failures",
-                                      "Batches that failed and were rewound for redelivery.", registry=r)
-        self.db_retries = Counter("assetbus_persister_db_retries",
-                                  "Database attempts that found the database unavailable.", registry=r)
-        self.rebalances, self.commit_failures, self.consumer_lag = offset_metrics(
-            "assetbus_persister", "Records on the assigned emission partitions not yet committed by this process.", r)
-
-    def observe(self, result: BatchResult, records: int, seconds: float) -> None:
-        """Count one published and committed batch."""
-        self.batch_size.observe(records)
-        self.batch_seconds.observe(seconds)
-        self.accepted.inc(result.statuses[ReceiptStatus.ACCEPTED])
-        self.duplicate.inc(result.statuses[ReceiptStatus.DUPLICATE])
-        for code, n in result.rejections.items():
-            self.rejected.labels(code=code.value).inc(n)
-        for reason, n in result.dead_letter_reasons.items():
-            self.dead_lettered.labels(reason=reason.value).inc(n)
-        self.events_published.inc(len(result.events))
 
 
 class Persister(Service):

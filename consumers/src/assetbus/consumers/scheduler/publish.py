@@ -19,7 +19,6 @@ import contextlib
 import json
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from opentelemetry.context import Context
@@ -27,6 +26,7 @@ from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from assetbus.consumers.faults import translated
+from assetbus.consumers.scheduler.metrics import SchedulerMetrics
 from assetbus.consumers.scheduler.payload import signal_json
 from assetbus.consumers.scheduler.topics import ReadinessTopics
 from assetbus.consumers.storage.runs import RunRow, mark_published, unpublished_runs
@@ -42,9 +42,6 @@ from assetbus.producers.tracing import context_of, span_headers
 from assetbus.schemas import Topics
 from assetbus.schemas.codecs import read_event
 from assetbus.schemas.codecs.text import IsoTimes
-
-if TYPE_CHECKING:
-    from assetbus.consumers.scheduler.service import SchedulerMetrics
 
 __all__ = ["ReadinessPublisher", "create_producer", "traced_events"]
 

@@ -14,34 +14,24 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
-from collections import Counter as Tally
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 
 from aiokafka.errors import KafkaError
 from opentelemetry.context import Context
-from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client import CollectorRegistry
 
 from assetbus.consumers.errors import NotStarted
 from assetbus.consumers.faults import storage_unavailable
-from assetbus.consumers.observe.buckets import LATENCY_BUCKETS, READINESS_BUCKETS, offset_metrics
 from assetbus.consumers.observe.service import Service
-from assetbus.consumers.scheduler.apply import (
-    ORIGIN_SCHEDULER,
-    ApplyResult,
-    DagRegistry,
-    Routed,
-    apply_events,
-    route_batch,
-)
+from assetbus.consumers.scheduler.apply import ApplyResult, DagRegistry, Routed, apply_events, route_batch
 from assetbus.consumers.scheduler.config import SchedulerConfig
+from assetbus.consumers.scheduler.metrics import SchedulerMetrics
 from assetbus.consumers.scheduler.payload import IncomingEvent, decode_batch
 from assetbus.consumers.scheduler.publish import ReadinessPublisher, create_producer, traced_events
 from assetbus.consumers.scheduler.topics import ReadinessTopics
 from assetbus.consumers.storage import create_engine, translated
-from assetbus.consumers.storage.runs import RunRow
 from assetbus.producers.kafka.access import KafkaAccessDenied
 from assetbus.producers.kafka.renewal import RenewableProducer
 from assetbus.producers.kafka.retry import retry_until
@@ -53,65 +43,6 @@ from assetbus.producers.kafka.types import ConsumedRecord
 log = logging.getLogger("assetbus.scheduler")
 
 REPUBLISHING = "republishing unpublished runs"
-
-
-class SchedulerMetrics:
-    """Events in, runs and signals out, readiness latency, transaction time; the consumer shell's offsets
-    (`consumer_lag`, `rebalances`, `commit_failures`: an `OffsetMetrics`). On their own registry (several
-    schedulers may share a process), served with the probes (`--metrics-port`)."""
-
-    def __init__(self, registry: CollectorRegistry | None = None) -> None:
-        self.registry = registry or CollectorRegistry()
-        r = self.registry
-        self.events = Counter("assetbus_scheduler_events", "Asset events applied (routed to the waiting DAGs).",
-                              registry=r)
-        self.unreadable = Counter("assetbus_scheduler_unreadable", "Records on the asset-events topic that could "
-                                  "not be read (skipped).", registry=r)
-        self.skipped = Counter("assetbus_scheduler_skipped", "Events a DAG's partition mapping could not map.",
-                               registry=r)
-        self.runs_created = Counter("assetbus_scheduler_runs_created", "Consumer runs created.", ["dag_id"],
-                                    registry=r)
-        self.signals_published = Counter("assetbus_scheduler_signals_published",
-                                         "Readiness signals acknowledged by the broker.", ["dag_id"], registry=r)
-        self.readiness_seconds = Histogram(
-            "assetbus_scheduler_readiness_latency_seconds",
-            "From the storage of the event that made a run ready to the broker's ack of its readiness signal "
-            "(live runs only).", buckets=READINESS_BUCKETS, registry=r)
-        self.db_commit_seconds = Histogram("assetbus_scheduler_db_commit_seconds",
-                                           "Duration of one batch's database transaction.",
-                                           buckets=LATENCY_BUCKETS, registry=r)
-        self.batch_failures = Counter("assetbus_scheduler_batch_failures",
-                                      "Batches that failed and will be redelivered.", registry=r)
-        self.rebalances, self.commit_failures, self.consumer_lag = offset_metrics(
-            "assetbus_scheduler", "Asset events on the assigned partitions not yet applied by this process.", r)
-
-    def applied(self, events: int, unreadable: int, skipped: int, runs: Sequence[RunRow], seconds: float) -> None:
-        """Count one committed batch."""
-        self.events.inc(events)
-        self.unreadable.inc(unreadable)
-        self.skipped.inc(skipped)
-        self.db_commit_seconds.observe(seconds)
-        for dag_id, n in Tally(run.dag_id for run in runs).items():
-            self.runs_created.labels(dag_id=dag_id).inc(n)
-
-    def published(self, runs: Iterable[RunRow]) -> None:
-        """Count signals the broker acknowledged, and how long after their newest event they went out."""
-        now = time.time()
-        runs = list(runs)
-        for dag_id, n in Tally(run.dag_id for run in runs).items():
-            self.signals_published.labels(dag_id=dag_id).inc(n)
-        observe = self.readiness_seconds.observe
-        for run in runs:
-            if run.origin == ORIGIN_SCHEDULER:
-                stored = newest_event_time(run)
-                if stored is not None:
-                    observe(max(0.0, now - stored))
-
-
-def newest_event_time(run: RunRow) -> float | None:
-    """When the newest triggering event of a run was stored (a Unix time)."""
-    times = (datetime.fromisoformat(str(text)) for event in run.events if (text := event.get("timestamp")))
-    return max((when.replace(tzinfo=when.tzinfo or UTC).timestamp() for when in times), default=None)
 
 
 @dataclass(slots=True)
