@@ -14,7 +14,7 @@ from assetbus.cli.common import JSON_OPTION, connect, console, kafka_connection,
 from assetbus.cli.output import print_json, print_rows
 
 if TYPE_CHECKING:
-    from assetbus.consumers.storage.health import DatabaseStatus
+    from assetbus.consumers.storage.engine import DatabaseStatus
 
 STALE_INTENT_S = 300.0
 """An Airflow forwarder intent open longer than this is a warning (the forwarder is stopped or blocked)."""
@@ -55,7 +55,7 @@ def _versions() -> list[Check]:
 async def _database() -> tuple[list[Check], list[str]]:
     from alembic.script import ScriptDirectory
 
-    from assetbus.consumers.storage.health import database_status
+    from assetbus.consumers.storage.engine import database_status
     from assetbus.migrate import alembic_config
 
     s = settings()

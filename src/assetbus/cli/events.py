@@ -53,7 +53,7 @@ def list_(asset: str | None = ASSET, partition: str | None = PARTITION,
           limit: int = typer.Option(50, "--limit", min=1, max=500, help="At most this many, newest first."),
           as_json: bool = JSON_OPTION) -> None:
     """Stored events, newest first, with their partition and provenance (page back with --before)."""
-    from assetbus.consumers.storage.event_log import list_events
+    from assetbus.consumers.storage.catalog import list_events
 
     start = parse_since(since)
     rows = on_database(lambda conn: list_events(conn, asset=asset, partition_key=partition, since=start,
@@ -77,7 +77,7 @@ def tail(asset: str | None = ASSET, partition: str | None = PARTITION,
     Exit code 1 when --count events did not arrive before --timeout."""
     import asyncio
 
-    from assetbus.consumers.storage.event_log import latest_event_id, list_events
+    from assetbus.consumers.storage.catalog import latest_event_id, list_events
 
     async def go() -> int:
         shown = 0

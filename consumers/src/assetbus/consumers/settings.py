@@ -1,11 +1,9 @@
 """The services' settings: one pydantic-settings model per service, each default written once.
 
-Every field of a service model can be set in three ways, strongest first: a keyword argument (what
-`assetbus run <service> --option` passes), an environment variable `ASSETBUS_<SERVICE>_<FIELD>`,
-and the same line in a `.env` file in the working directory. The models validate their values
-(positive batch sizes, ordered back-off bounds…), so nothing downstream clamps or re-checks them.
-Connection values (Kafka, database, token key, topic prefix) are shared by all services and given
-by the edge that builds the model (`assetbus.settings.Settings`).
+A field is set by keyword (`assetbus run <service> --option`), else `ASSETBUS_<SERVICE>_<FIELD>`, else a
+`.env` line (docs/services.md). The models validate their values, so nothing downstream clamps or re-checks
+them. Connection values (Kafka, database, token keys, topic prefix) are given by the edge that builds the
+model (`assetbus.settings.Settings`).
 """
 
 from __future__ import annotations

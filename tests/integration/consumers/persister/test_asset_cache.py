@@ -7,8 +7,8 @@ from collections.abc import Iterable
 import pytest
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from assetbus.consumers.persister import assets
-from assetbus.consumers.persister.assets import AssetCache
+from assetbus.consumers.persister import batch
+from assetbus.consumers.persister.batch import AssetCache
 from assetbus.consumers.storage import AssetRow, assets_by_name, register_asset
 
 
@@ -22,7 +22,7 @@ async def test_active_assets_are_read_once_and_a_name_registered_later_is_found_
         lookups.append(list(names))
         return await assets_by_name(conn, lookups[-1])
 
-    monkeypatch.setattr(assets, "assets_by_name", counted)
+    monkeypatch.setattr(batch, "assets_by_name", counted)
     cache = AssetCache()
     async with engine.connect() as conn:
         first = await cache.get(conn, {"orders", "later"})

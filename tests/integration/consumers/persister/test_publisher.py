@@ -9,8 +9,7 @@ import pytest
 from aiokafka import AIOKafkaProducer
 
 from assetbus.consumers.persister import Outgoing
-from assetbus.consumers.persister.app import DLQ_VALUE_LIMIT, fitting
-from assetbus.consumers.persister.replies import ReplyTopics
+from assetbus.consumers.persister.app import DLQ_VALUE_LIMIT, ReplyTopics, fitting
 from assetbus.producers.kafka.producer import create_producer
 from assetbus.producers.kafka.sender import BatchSender, wait_all
 from assetbus.schemas import Topics

@@ -11,8 +11,7 @@ from typing import Any
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from assetbus.consumers.storage.catalog import asset_summaries, latest_per_partition
-from assetbus.consumers.storage.event_log import list_events
+from assetbus.consumers.storage.catalog import asset_summaries, latest_per_partition, list_events
 from assetbus.consumers.storage.queue import waiting_targets
 from assetbus.consumers.storage.runs import event_lineage
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from assetbus.cli.doctor import _synchronous_standby
-from assetbus.consumers.storage.health import DatabaseStatus
+from assetbus.consumers.storage.engine import DatabaseStatus
 
 
 def status(names: str, standbys: list[tuple[str, str | None, str | None]]) -> DatabaseStatus:

@@ -6,7 +6,7 @@ import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from assetbus.consumers.scheduler.decode import decode_batch
+from assetbus.consumers.scheduler.payload import decode_batch
 from assetbus.schemas import AssetEvent, AssetRef, Provenance, SourceKind
 
 NOW = datetime(2026, 10, 1, tzinfo=UTC)

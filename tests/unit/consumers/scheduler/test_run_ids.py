@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 
-from assetbus.consumers.scheduler.run_ids import new_run_ids
+from assetbus.consumers.scheduler.apply import new_run_ids
 
 
 def test_a_batch_of_run_ids_are_distinct_version_4_uuids_in_canonical_form() -> None:

@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta, timezone
 from hypothesis import given
 from hypothesis import strategies as st
 
-from assetbus.consumers.persister.validate import serialize_extra
+from assetbus.consumers.persister.batch import serialize_extra
 from assetbus.schemas import AssetEvent, AssetRef, ErrorCode, Provenance, Receipt, ReceiptStatus, SourceKind
 from assetbus.schemas.codecs import Fragments, Rejection, event_bytes, receipt_bytes, rejection_bytes
 

@@ -1,4 +1,6 @@
-"""Records in, receipts + asset events + dead letters out, with one DB transaction per chunk.
+"""Records in, receipts + asset events + dead letters out, with one DB transaction per chunk, and the
+server-side rules for one command (authentication, scope, publication policy, provenance, partitions,
+limits, asset): `check` needs no database, `resolve` matches the registered asset in the transaction.
 
 Two stages, so the app can overlap them: `prepare` needs no database (decode, token, partitions,
 limits, reply address) and `store` is the transaction (asset match, idempotent insert, originals of
@@ -9,27 +11,29 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import json
 import logging
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field, fields
 from datetime import datetime
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from opentelemetry.context import Context
-from pydantic_core import to_json
+from pydantic_core import PydanticSerializationError, to_json
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from assetbus.consumers.auth import TokenError
 from assetbus.consumers.auth.cache import CachedTokenVerifier, VerifiedToken
 from assetbus.consumers.errors import StorageUnavailable
-from assetbus.consumers.persister.assets import AssetCache
-from assetbus.consumers.persister.validate import check, dedupe_scope, resolve
 from assetbus.consumers.storage import (
+    AssetRow,
     InsertedEvent,
     NewEvent,
     ScopeKey,
     StoredEvent,
+    assets_by_name,
     autocommit,
     find_events,
     insert_events,
@@ -38,7 +42,16 @@ from assetbus.consumers.storage import (
 )
 from assetbus.producers.kafka.types import KeyedRecord
 from assetbus.producers.tracing import context_of, span_headers
-from assetbus.schemas import DeadLetterReason, ErrorCode, Provenance, ReceiptStatus, SourceKind, Topics
+from assetbus.schemas import (
+    EXTRA_MAX_BYTES,
+    SCOPE_EMIT,
+    DeadLetterReason,
+    ErrorCode,
+    Provenance,
+    ReceiptStatus,
+    SourceKind,
+    Topics,
+)
 from assetbus.schemas import deadletters as dlq
 from assetbus.schemas.codecs import (
     CommandView,
@@ -57,6 +70,88 @@ log = logging.getLogger("assetbus.persister")
 YIELD_EVERY = 16
 """Records checked between two yields to the event loop: `prepare` is CPU work meant to overlap the
 transactions in flight, and each of their round trips needs the loop (a yield costs ~10 µs)."""
+
+
+DEFAULT_SCOPE = "command"
+"""Dedupe scope of commands without an explicit dedupe key: their command id is the key."""
+
+
+def serialize_extra(extra: dict[str, Any]) -> str:
+    """Compact JSON of `extra`; raises ValueError for NaN and infinities (JSON cannot carry them). pydantic's
+    serializer is 6x faster than `json.dumps` but writes them as bare words: when those appear, the strict
+    serializer decides."""
+    fast = to_json(extra)
+    if b"NaN" in fast or b"Infinity" in fast:
+        return json.dumps(extra, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return fast.decode()
+
+
+def reject(command: CommandView, code: ErrorCode, message: str) -> Rejection:
+    return Rejection(command.command_id, command.reply_to, command.producer_id, code, message, command.asset_name)
+
+
+def check(command: CommandView, tokens: CachedTokenVerifier) -> tuple[VerifiedToken, str] | Rejection:
+    """The token's provenance and `extra` as compact JSON, if the command passes the rules that need
+    no database. Never raises."""
+    try:
+        verified = tokens.verify(command.token)
+    except TokenError as error:
+        return reject(command, ErrorCode(error.code) if error.code else ErrorCode.UNAUTHORIZED, error.reason)
+    if verified.source != command.source:
+        return reject(command, ErrorCode.UNAUTHORIZED, "the body claims another source than the token names")
+    if SCOPE_EMIT not in verified.claims.scopes:
+        return reject(command, ErrorCode.INSUFFICIENT_SCOPE, f"the token lacks scope {SCOPE_EMIT!r}")
+    if not verified.claims.may_publish(command.asset_name, command.asset_uri):
+        return reject(command, ErrorCode.ASSET_NOT_DECLARED,
+                      f"asset {command.asset_name!r} ({command.asset_uri}) is not declared in the token's "
+                      f"publication policy: {', '.join(verified.claims.declared()) or 'none'}"[:1000])
+    if command.partition_date is not None:
+        if command.partition_key is None:
+            return reject(command, ErrorCode.INVALID_PARTITION, "partition_date requires partition_key")
+        if command.partition_date.utcoffset() is None:
+            return reject(command, ErrorCode.INVALID_PARTITION, "partition_date must be time-zone aware")
+    try:
+        extra_json = serialize_extra(command.extra)
+    except (ValueError, TypeError, PydanticSerializationError) as error:
+        return reject(command, ErrorCode.INVALID_COMMAND, f"extra is not storable JSON: {error}"[:500])
+    size = len(extra_json) if extra_json.isascii() else len(extra_json.encode())
+    if size > EXTRA_MAX_BYTES:
+        return reject(command, ErrorCode.EXTRA_TOO_LARGE, f"extra is {size} bytes; the limit is {EXTRA_MAX_BYTES}")
+    return verified, extra_json
+
+
+def dedupe_scope(command: CommandView, verified: VerifiedToken) -> tuple[str, str]:
+    """(scope, key): an explicit key lives in the emitter's scope; without one, the command id is the key."""
+    if command.dedupe_key:
+        return verified.dedupe_scope, command.dedupe_key
+    return DEFAULT_SCOPE, command.command_id_text
+
+
+def resolve(command: CommandView, verified: VerifiedToken, extra_json: str,
+            assets: dict[str, AssetRow]) -> NewEvent | Rejection:
+    """The event to store, if the asset is registered and active under this name *and* URI."""
+    asset = assets.get(command.asset_name)
+    if asset is None or not asset.active or asset.uri != command.asset_uri:
+        return reject(command, ErrorCode.ASSET_NOT_FOUND,
+                      f"no active asset is registered with name {command.asset_name!r} and URI "
+                      f"{command.asset_uri!r}"[:1000])
+    kind, dag_id, run_id, task_id, map_index, try_number = verified.source
+    scope, key = dedupe_scope(command, verified)
+    return NewEvent(
+        asset_id=asset.id,
+        dedupe_scope=scope,
+        dedupe_key=key,
+        command_id=command.command_id_text,
+        extra_json=extra_json,
+        partition_key=command.partition_key,
+        partition_date=command.partition_date,
+        source_kind=kind,
+        dag_id=dag_id,
+        run_id=run_id,
+        task_id=task_id,
+        map_index=map_index,
+        try_number=try_number,
+    )
 
 
 class Outgoing(NamedTuple):
@@ -132,6 +227,43 @@ class Prepared:
         return {(c.asset_name, *dedupe_scope(c, v)) for c, v, _ in self.commands}
 
 
+MAX_CACHED = 100_000
+"""More assets than this and the asset cache starts again from empty (memory stays bounded)."""
+
+
+class AssetCache:
+    """The registered assets, the active ones cached: unknown and inactive names are asked every time.
+
+    A registered asset never changes: registering its name again with another URI is refused, and
+    nothing deactivates an asset. So an active (name, id, URI) row, once read, is still true, and the
+    persister need not ask PostgreSQL for it on every chunk (a round trip per transaction). A name not
+    found, or found inactive, is looked up again on the next chunk that uses it, so an asset registered
+    a moment ago is matched at once. If asset deactivation is ever added, this cache must learn of it.
+    """
+
+    def __init__(self) -> None:
+        self._active: dict[str, AssetRow] = {}
+
+    async def get(self, conn: AsyncConnection, names: Iterable[str]) -> dict[str, AssetRow]:
+        """The registered assets among `names`, by name (as `assets_by_name`)."""
+        cached = self._active
+        found: dict[str, AssetRow] = {}
+        missing: list[str] = []
+        for name in names:
+            row = cached.get(name)
+            if row is None:
+                missing.append(name)
+            else:
+                found[name] = row
+        if missing:
+            fresh = await assets_by_name(conn, missing)
+            if len(cached) + len(fresh) > MAX_CACHED:
+                cached.clear()
+            found.update(fresh)
+            cached.update((name, row) for name, row in fresh.items() if row.active)
+        return found
+
+
 class BatchProcessor:
     """Validates and stores records. `store` raises StorageUnavailable (retriable) if the database is away.
     `missing_topics`: given reply topics, the ones that do not exist (their commands cannot be answered)."""
@@ -178,11 +310,8 @@ class BatchProcessor:
         return Prepared(commands, result, traces)
 
     async def store(self, prepared: Prepared, published: set[int]) -> BatchResult:
-        """One transaction for the chunk; then the receipts and events of what it stored or found.
-
-        `published` holds the ids of the events the batch publishes already (from earlier chunks):
-        each event goes out once per batch, and again in a later batch that repeats its scope.
-        """
+        """One transaction for the chunk; then the receipts and events of what it stored or found. `published`:
+        the ids of the events the batch publishes already (each goes out once per batch)."""
         result, commands = prepared.result, prepared.commands
         if not commands:
             return result
@@ -228,10 +357,9 @@ class BatchProcessor:
         """Receipts for every command, and one asset event per scope key (the hot loop of the service).
 
         A command whose event is stored is `accepted` when that event is its own (stored by this record or by
-        an earlier delivery of the same command id: a redelivery or a resend gets the answer the first
-        delivery got), `duplicate` when another command stored it under the same dedupe key.
-
-        A traced command's receipt and event carry the context of an `assetbus store` span, a child of its emission's.
+        an earlier delivery of the same command id: a redelivery or a resend gets the first answer again),
+        `duplicate` when another command stored it under the same dedupe key. A traced command's receipt and
+        event carry the context of an `assetbus store` span, a child of its emission's.
         """
         fragments, events_topic = self._fragments, self._topics.asset_events
         receipts, events = result.receipts, result.events

@@ -1,9 +1,5 @@
-"""Server-side pieces for readiness subscribers: the database ledger and the Prometheus metrics.
-
-The subscriber itself is in the SDK (`assetbus.producers.readiness`): downstream services install
-`assetbus-sdk` alone and claim runs through the execution API. The server's own subscribers (the
-Airflow bridge, the demo) keep a direct `DatabaseLedger`, as they hold the database anyway.
-"""
+"""Server-side pieces for readiness subscribers (the subscriber itself is the SDK's): the database ledger, which
+the server's own subscribers (the Airflow bridge, the demo) use as they hold the database, and the metrics."""
 
 from assetbus.consumers.readiness.ledger import DatabaseLedger
 from assetbus.consumers.readiness.metrics import SubscriberMetrics

@@ -15,7 +15,6 @@ if TYPE_CHECKING:
     from assetbus.consumers.scheduler.conditions import AllOf, AnyOf, AssetWait, Condition, Progress
     from assetbus.consumers.scheduler.config import SchedulerConfig
     from assetbus.consumers.scheduler.dag import ConsumerDag
-    from assetbus.consumers.scheduler.loader import LoadedDag, LoadResult, load_dag_files
     from assetbus.consumers.scheduler.mappings import (
         DailyToMonthly,
         DailyToWeekly,
@@ -30,7 +29,7 @@ if TYPE_CHECKING:
     )
     from assetbus.consumers.scheduler.replay import ReplayRange, ReplayReport, replay
     from assetbus.consumers.scheduler.service import Scheduler, serve
-    from assetbus.consumers.scheduler.sync import SyncReport, sync_dags
+    from assetbus.consumers.scheduler.sync import LoadedDag, LoadResult, SyncReport, load_dag_files, sync_dags
     from assetbus.consumers.scheduler.topics import create_readiness_topics
 else:  # the type checker sees the imports above, not a module __getattr__
     __getattr__, __dir__ = lazy_exports(__name__)

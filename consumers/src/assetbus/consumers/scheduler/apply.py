@@ -4,25 +4,27 @@ Idempotent by (dag, event): an event already queued for a DAG (pending or consum
 recorded by the run it made ready on its own (such an event gets no queue row), is a redelivery
 and does nothing. Target partitions are locked (advisory, transaction-scoped) first,
 so concurrent schedulers, or a scheduler and a replay, see each other's entries and create each
-run once. Per batch, three statements whatever its size (`storage.fanout`), planned in Python.
+run once. Per batch, three statements whatever its size (`storage.fanout`), planned in Python, with
+the active definitions of the `DagRegistry`, reloaded when a sync changed them.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 
+from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from assetbus.consumers.errors import ConsumerError
 from assetbus.consumers.scheduler.dag import ConsumerDag
-from assetbus.consumers.scheduler.decode import IncomingEvent
-from assetbus.consumers.scheduler.payload import events_json, from_stored
+from assetbus.consumers.scheduler.payload import IncomingEvent, events_json, from_stored
 from assetbus.consumers.scheduler.planner import DagIndex, PendingEntry, QueueEntry, RunPlan, Skip, TargetKey, plan_runs
-from assetbus.consumers.scheduler.registry import DagRegistry
-from assetbus.consumers.scheduler.run_ids import new_run_ids
+from assetbus.consumers.storage.dags import dags_version, list_dags
 from assetbus.consumers.storage.fanout import TargetState, lock_and_confirm, read_targets, write_fanout
 from assetbus.consumers.storage.queue import NewQueueEntry, NewSkip, QueueRow, insert_skips, lock_targets
 from assetbus.consumers.storage.runs import NewRun, RunRow, created_run
@@ -31,6 +33,32 @@ log = logging.getLogger("assetbus.scheduler")
 
 ORIGIN_SCHEDULER = "scheduler"
 ORIGIN_REPLAY = "replay"
+
+
+class DagRegistry:
+    """The active consumer DAGs as a DagIndex; `refresh()` costs one small query when nothing changed."""
+
+    def __init__(self) -> None:
+        self.index = DagIndex([])
+        self.version: tuple[int, datetime | None] | None = None
+        """The definitions' version loaded (`dags_version`), None before the first `refresh()`."""
+
+    async def refresh(self, conn: AsyncConnection) -> bool:
+        """Reload the definitions if a sync changed them since the last call. True if it reloaded."""
+        version = await dags_version(conn)
+        if version == self.version:
+            return False
+        dags: list[ConsumerDag] = []
+        for row in await list_dags(conn, active_only=True):
+            try:
+                dags.append(ConsumerDag.from_definition(row.definition))
+            except ValidationError as error:  # written by another version, or edited by hand
+                log.error("consumer DAG %s has an unreadable definition and is ignored: %s", row.dag_id,
+                          error.errors()[0]["msg"])
+        self.index = DagIndex(dags)
+        self.version = version
+        log.info("consumer DAGs loaded: %s", ", ".join(sorted(self.index.by_id)) or "none")
+        return True
 
 
 @dataclass
@@ -57,11 +85,8 @@ def pending(row: QueueRow) -> PendingEntry:
 
 async def queue_and_plan(conn: AsyncConnection, dags: Mapping[str, ConsumerDag], entries: Sequence[QueueEntry],
                          origin: str, *, locked: bool = False) -> QueueOutcome:
-    """Queue entries that are new for their DAG and create the runs whose condition now holds.
-
-    Two statements (one if the caller has `locked` the entries' targets already): lock, then read
-    what the targets hold; the writes are one more (`write_fanout`).
-    """
+    """Queue entries that are new for their DAG and create the runs whose condition now holds: lock (unless the
+    caller has `locked` the targets already), read what the targets hold, write (`storage.fanout`)."""
     outcome = QueueOutcome()
     if not entries:
         return outcome
@@ -129,13 +154,10 @@ async def route_batch(index: DagIndex, incoming: Sequence[IncomingEvent], chunk:
 
 async def apply_events(conn: AsyncConnection, registry: DagRegistry, incoming: Sequence[IncomingEvent],
                        routed: Routed | None = None) -> ApplyResult:
-    """Route a batch of events to the DAGs waiting on them, queue them, create the runs that are due.
-
-    Only events stored in this database are applied: an id is only an idempotency key if it
-    names the same event (a topic shared with another database, or a restored one, would lie).
-    If the DAG definitions changed (seen with the locks), they are reloaded and the batch routed again.
-    `routed`: the batch already routed (kept if it was routed with the registry's current index).
-    """
+    """Route a batch of events to the DAGs waiting on them (`routed`: kept if routed with the registry's current
+    index), queue them, create the runs that are due. Only events stored in this database are applied: an id
+    is only an idempotency key if it names the same event (a topic shared with another database, or a
+    restored one, would lie). Definitions changed since (seen with the locks) are reloaded, the batch routed again."""
     result = ApplyResult()
     while True:
         if routed is None or routed.index is not registry.index:
@@ -154,7 +176,9 @@ async def apply_events(conn: AsyncConnection, registry: DagRegistry, incoming: S
         entries = [e for e in entries if e.event.event_id in confirmed]
         skips = [s for s in skips if s.event.event_id in confirmed]
     if skips:
-        result.skipped = await insert_skips(conn, [_new_skip(s) for s in skips])
+        result.skipped = await insert_skips(conn, [
+            NewSkip(s.dag_id, s.event.event_id, s.event.asset_name, s.event.partition_key, s.reason.value,
+                    s.detail[:1000]) for s in skips])
         for skip in skips:
             log.info("dag %s skips event %d of %s: %s (%s)", skip.dag_id, skip.event.event_id, skip.event.asset_name,
                      skip.reason.value, skip.detail)
@@ -185,14 +209,21 @@ def _new_runs(plans: Sequence[RunPlan], state: TargetState,
     return runs, run_of
 
 
+def new_run_ids(n: int) -> list[str]:
+    """n random version-4 UUIDs in their canonical text form: the same ids as `str(uuid.uuid4())`, at about half
+    its cost per id (one `os.urandom` call per batch, no UUID object per run)."""
+    raw = bytearray(os.urandom(16 * n))
+    for i in range(6, 16 * n, 16):
+        raw[i] = raw[i] & 0x0F | 0x40  # version 4
+        raw[i + 2] = raw[i + 2] & 0x3F | 0x80  # RFC 4122 variant
+    h = raw.hex()
+    return [f"{h[j:j + 8]}-{h[j + 8:j + 12]}-{h[j + 12:j + 16]}-{h[j + 16:j + 20]}-{h[j + 20:j + 32]}"
+            for j in range(0, 32 * n, 32)]
+
+
 def _new_entry(entry: QueueEntry, run_id: str | None) -> NewQueueEntry:
     return NewQueueEntry(entry.dag_id, entry.event.event_id, entry.asset_name, entry.target_key, entry.target_date,
                          entry.slot, entry.event.json, run_id)
-
-
-def _new_skip(skip: Skip) -> NewSkip:
-    return NewSkip(skip.dag_id, skip.event.event_id, skip.event.asset_name, skip.event.partition_key,
-                   skip.reason.value, skip.detail[:1000])
 
 
 def _arrival(entries: Sequence[PendingEntry]) -> tuple[int, int]:

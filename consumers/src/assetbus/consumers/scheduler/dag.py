@@ -1,17 +1,5 @@
-"""ConsumerDag: the declarative definition of a DAG that runs when its upstream assets are ready.
-
-```python
-from assetbus.consumers.scheduler import AllOf, AssetWait, ConsumerDag, HourlyToDaily, Identity
-
-daily_revenue = ConsumerDag(
-    dag_id="daily_revenue",
-    schedule=AllOf(AssetWait("orders", mapping=HourlyToDaily("Europe/Amsterdam")),
-                   AssetWait("fx_rates", mapping=Identity())),
-    coalesce=True,
-)
-```
-
-Definitions are stored as JSON (`definition()`) and read back with `ConsumerDag.from_definition`.
+"""ConsumerDag: the declarative definition of a DAG that runs when its upstream assets are ready
+(docs/consumer-dags.md). Stored as JSON (`definition()`), read back with `ConsumerDag.from_definition`.
 """
 
 from __future__ import annotations

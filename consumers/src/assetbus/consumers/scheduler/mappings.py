@@ -66,7 +66,6 @@ class _Mapping(BaseModel):
 
     unit: ClassVar[str] = "partitions"
     label: ClassVar[str]
-    """What `describe()` says of the mapping."""
 
     def map(self, key: str | None, when: datetime | None) -> Mapped | Unmappable:
         raise NotImplementedError
@@ -158,22 +157,6 @@ class _Zoned(_Mapping):
     def describe(self) -> str:
         return f"{self.label} ({self.timezone})"
 
-    def _day(self, key: str | None, when: datetime | None) -> date | Unmappable:
-        """The upstream day: the key when it is an ISO date (a calendar day), else the partition date."""
-        if key is not None and _ISO_DATE.match(key):
-            try:
-                return date.fromisoformat(key)
-            except ValueError:
-                pass
-        instant = _instant(key, when)
-        if instant is None:
-            return Unmappable(SkipReason.NO_PARTITION_TIME,
-                              "needs a partition date, or a key that is an ISO date such as 2026-10-01")
-        if not cal.is_day_start(instant, self.timezone):
-            return Unmappable(SkipReason.NOT_ALIGNED,
-                              f"{instant.isoformat()} is not the start of a day in {self.timezone}")
-        return instant.astimezone(cal.zone(self.timezone)).date()
-
 
 class HourlyToDaily(_Zoned):
     """Hourly partitions roll up into local days; a day is ready when all its hours (23, 24 or 25) arrived."""
@@ -220,9 +203,21 @@ class _DailyRollup(_Zoned):
         raise NotImplementedError
 
     def map(self, key: str | None, when: datetime | None) -> Mapped | Unmappable:
-        day = self._day(key, when)
-        if isinstance(day, Unmappable):
-            return day
+        day: date | None = None  # the upstream day: the key when it is an ISO date, else the partition date
+        if key is not None and _ISO_DATE.match(key):
+            try:
+                day = date.fromisoformat(key)
+            except ValueError:
+                pass
+        if day is None:
+            instant = _instant(key, when)
+            if instant is None:
+                return Unmappable(SkipReason.NO_PARTITION_TIME,
+                                  "needs a partition date, or a key that is an ISO date such as 2026-10-01")
+            if not cal.is_day_start(instant, self.timezone):
+                return Unmappable(SkipReason.NOT_ALIGNED,
+                                  f"{instant.isoformat()} is not the start of a day in {self.timezone}")
+            day = instant.astimezone(cal.zone(self.timezone)).date()
         period, first = self._period(day)
         return Mapped(period, cal.day_start(first, self.timezone), day.isoformat())
 

@@ -1,44 +1,39 @@
-"""Publishing readiness signals for runs, then marking them published.
+"""Publishing readiness signals for runs after their DB commit, then marking them published.
 
-The DB commit comes first, the signal second. The scheduler hands each batch's new runs to this
-publisher and commits its offsets at once: one background task sends everything handed over so
-far in creation order (whole record batches per partition) and waits for the broker's acks; a
-second one marks the acknowledged runs published in one statement, so the next signals go out
-without waiting for that transaction.
-A crash before the acks leaves the runs in `unpublished_batches`; `publish_pending()` sends them at
-the next start and on a timer (also runs a replay created). Runs whose signal reached the broker
-before the crash (acknowledged, or in flight, but not marked yet) are found on the tail of their
-readiness partitions (`sent.on_the_broker`) and marked instead of sent again. A run always keeps
-its run id, so a repeated signal is recognisable by subscribers.
+The scheduler hands each batch's new runs over and commits its offsets at once: one background task sends
+everything handed over so far in creation order (whole record batches per partition) and waits for the
+acks; a second marks the acknowledged runs published in one statement, so the next signals do not wait for
+it. Runs a crash left in `unpublished_batches` (or a replay created) are sent by `publish_pending()`, at
+start and on a timer; those whose signal is on the tail of their readiness partition already are only
+marked (`on_the_broker`). A repeated signal keeps its run id, so subscribers recognise it.
 
-A refusal by the cluster's ACLs (no Write on a readiness topic; no Read, which the tail read needs) is raised
-as `KafkaAccessDenied` naming it, and the background sender records it in `refusals` while it lasts. A batch
-the broker refused breaks the idempotent producer's sequence numbers: given a `RenewableProducer`, the next send
-starts a new one first.
+An ACL refusal (no Write on a readiness topic; no Read, which the tail read needs) is raised as
+`KafkaAccessDenied` naming it, and held in `refusals` while it lasts. A batch the broker refused breaks the
+idempotent producer's sequence numbers: given a `RenewableProducer`, the next send starts a new one first.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 
-from aiokafka import AIOKafkaProducer
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from opentelemetry.context import Context
 from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from assetbus.consumers.faults import translated
 from assetbus.consumers.scheduler.metrics import SchedulerMetrics
 from assetbus.consumers.scheduler.payload import signal_json
-from assetbus.consumers.scheduler.sent import on_the_broker
 from assetbus.consumers.scheduler.topics import ReadinessTopics
-from assetbus.consumers.storage.faults import translated
 from assetbus.consumers.storage.runs import RunRow, mark_published, unpublished_runs
 from assetbus.producers.kafka.access import AccessRefusals, naming_refusals
 from assetbus.producers.kafka.connection import KafkaConnection
 from assetbus.producers.kafka.periodic import cancel_and_wait
-from assetbus.producers.kafka.producer import create_producer
+from assetbus.producers.kafka.producer import create_producer, started
 from assetbus.producers.kafka.renewal import RenewableProducer
 from assetbus.producers.kafka.retry import RetryPolicy
 from assetbus.producers.kafka.sender import BatchSender, wait_all
@@ -54,14 +49,16 @@ log = logging.getLogger("assetbus.scheduler")
 
 SENDING = "publishing readiness signals"
 
+MAX_BACKLOG = 50_000
+"""Runs handed over and not sent yet beyond which `submit()` waits (backpressure on the scheduler)."""
+
 
 class ReadinessPublisher:
     """`publish()` sends now; `submit()` hands runs to the background sender (start it with `start()`)."""
 
     def __init__(self, producer: AIOKafkaProducer | RenewableProducer, engine: AsyncEngine, topics: Topics,
-                 readiness_topics: ReadinessTopics, *, max_backlog: int = 50_000, retry_s: float = 0.5,
-                 metrics: SchedulerMetrics | None = None, connection: KafkaConnection | None = None,
-                 refusals: AccessRefusals | None = None) -> None:
+                 readiness_topics: ReadinessTopics, *, metrics: SchedulerMetrics | None = None,
+                 connection: KafkaConnection | None = None, refusals: AccessRefusals | None = None) -> None:
         self._engine = engine
         self._topics = topics
         self._readiness_topics = readiness_topics
@@ -75,8 +72,7 @@ class ReadinessPublisher:
         self._idle.set()
         self._room = asyncio.Event()
         self._room.set()
-        self._max_backlog = max_backlog
-        self._retry = RetryPolicy(initial_s=retry_s, max_s=max(retry_s, 5.0))
+        self._retry = RetryPolicy(initial_s=0.5, max_s=5.0)
         self._task: asyncio.Task[None] | None = None
         self._marker: asyncio.Task[None] | None = None
         self._acked: list[int] = []
@@ -93,8 +89,10 @@ class ReadinessPublisher:
         """Unpublished runs whose signal `publish_pending` found on the broker already, and only marked."""
 
     def start(self) -> None:
-        self._task = asyncio.create_task(self._send_submitted(), name="assetbus-readiness-publisher")
-        self._marker = asyncio.create_task(self._mark_acked(), name="assetbus-readiness-marker")
+        self._task = asyncio.create_task(self._forever(self._wakeup, self._send_submitted),
+                                         name="assetbus-readiness-publisher")
+        self._marker = asyncio.create_task(self._forever(self._marking, self._mark_acked),
+                                           name="assetbus-readiness-marker")
 
     async def stop(self, flush_timeout_s: float = 10.0) -> None:
         """Send and mark what was handed over (for up to `flush_timeout_s`), then stop; the rest stays unpublished."""
@@ -104,11 +102,9 @@ class ReadinessPublisher:
             await cancel_and_wait(task)
 
     async def submit(self, runs: Sequence[RunRow], traces: Mapping[int, Context] | None = None) -> None:
-        """Queue runs for the background sender; waits while the backlog is full (backpressure).
-
-        `traces`: the trace context of triggering events, by event id. A run's signal carries the context of an
-        `assetbus signal` span, a child of its first traced event's context and linked to the others'.
-        """
+        """Queue runs for the background sender; waits while the backlog is full (backpressure). `traces`: the
+        trace context of triggering events, by event id; a run's signal carries the context of an `assetbus
+        signal` span, a child of its first traced event's context and linked to the others'."""
         if traces:
             self.note_traces(runs, traces)
         if runs:
@@ -116,7 +112,7 @@ class ReadinessPublisher:
             self._in_flight.update(run.id for run in runs)
             self._idle.clear()
             self._wakeup.set()
-            if len(self._backlog) >= self._max_backlog:
+            if len(self._backlog) >= MAX_BACKLOG:
                 self._room.clear()
         await self._room.wait()
 
@@ -173,58 +169,52 @@ class ReadinessPublisher:
         log.info("%d unpublished run(s) had their signal on the broker already: marked, not sent again", len(sent))
         return [run for run in runs if run.run_id not in sent]
 
-    async def _send_submitted(self) -> None:
+    async def _forever(self, wakeup: asyncio.Event, step: Callable[[], Awaitable[None]]) -> None:
+        """`step` each time `wakeup` is set; after a failure (which the step logged and put back), again after
+        a back-off."""
         backoff = self._retry.backoff()
         while True:
-            await self._wakeup.wait()
-            self._wakeup.clear()
-            runs, self._backlog = self._backlog, []
-            self._room.set()
+            await wakeup.wait()
+            wakeup.clear()
             self._busy += 1
             try:
-                async with self._lock:
-                    await self._send(runs)
-            except Exception as error:  # kept in order at the front; they are in the database anyway
-                self._refusals.noted(SENDING, error)
-                log.warning("publishing %d readiness signal(s) failed, retrying: %s", len(runs), error)
-                self._backlog[:0] = runs
+                await step()
+            except Exception:
                 await backoff.sleep()
-                self._wakeup.set()
+                wakeup.set()
                 continue
             finally:
                 self._busy -= 1
             backoff.reset()
-            self._refusals.noted(SENDING, None)
-            self._acked.extend(run.id for run in runs)
-            self._marking.set()
-            self._maybe_idle()
+            if not self._backlog and not self._acked and not self._busy:
+                self._idle.set()
+
+    async def _send_submitted(self) -> None:
+        runs, self._backlog = self._backlog, []
+        self._room.set()
+        try:
+            async with self._lock:
+                await self._send(runs)
+        except Exception as error:  # kept in order at the front; they are in the database anyway
+            self._refusals.noted(SENDING, error)
+            log.warning("publishing %d readiness signal(s) failed, retrying: %s", len(runs), error)
+            self._backlog[:0] = runs
+            raise
+        self._refusals.noted(SENDING, None)
+        self._acked.extend(run.id for run in runs)
+        self._marking.set()
 
     async def _mark_acked(self) -> None:
         """Mark acknowledged runs published, everything acknowledged so far in one statement."""
-        backoff = self._retry.backoff()
-        while True:
-            await self._marking.wait()
-            self._marking.clear()
-            ids, self._acked = self._acked, []
-            self._busy += 1
-            try:
-                async with translated(), self._engine.begin() as conn:
-                    await mark_published(conn, ids)
-            except Exception as error:  # signalled already; a restart would only signal them again
-                log.warning("marking %d run(s) published failed, retrying: %s", len(ids), error)
-                self._acked[:0] = ids
-                await backoff.sleep()
-                self._marking.set()
-                continue
-            finally:
-                self._busy -= 1
-            backoff.reset()
-            self._in_flight.difference_update(ids)
-            self._maybe_idle()
-
-    def _maybe_idle(self) -> None:
-        if not self._backlog and not self._acked and not self._busy:
-            self._idle.set()
+        ids, self._acked = self._acked, []
+        try:
+            async with translated(), self._engine.begin() as conn:
+                await mark_published(conn, ids)
+        except Exception as error:  # signalled already; a restart would only signal them again
+            log.warning("marking %d run(s) published failed, retrying: %s", len(ids), error)
+            self._acked[:0] = ids
+            raise
+        self._in_flight.difference_update(ids)
 
     async def _publish(self, runs: Sequence[RunRow]) -> int:
         """Whole record batches per partition, in run order; every ack, then the `published` flag."""
@@ -268,3 +258,53 @@ def traced_events(records: Iterable[ConsumedRecord]) -> dict[int, Context]:
 def _key(run: RunRow) -> bytes:
     """The run's partition key ('' when unpartitioned)."""
     return (run.partition_key or "").encode()
+
+
+async def on_the_broker(connection: KafkaConnection, runs: Iterable[tuple[str, tuple[str, int]]], *,
+                        margin: int = 100, timeout_ms: int = 10_000) -> set[str]:
+    """The run ids among `(run id, (readiness topic, partition))` whose signal is among the last records of its
+    partition. Without Read on a readiness topic: `KafkaAccessDenied` naming it.
+
+    For n unpublished runs on a partition, the last `2n + margin` records are read. The publisher sends in run
+    order and marks in send order, so every record after the last marked run's signal belongs to an unpublished
+    run: with one publisher per topic, the last n records are enough. A signal further back (other schedulers
+    writing the same topic meanwhile) is not found, and its run is sent again: a repeat carries the same run id.
+    """
+    wanted: dict[tuple[str, int], set[str]] = {}
+    for run_id, place in runs:
+        wanted.setdefault(place, set()).add(run_id)
+    if not wanted:
+        return set()
+    async with started(AIOKafkaConsumer(**connection.client_kwargs(), group_id=None,
+                                        enable_auto_commit=False)) as consumer:
+        with naming_refusals(connection, "Read", topics=tuple(sorted({topic for topic, _ in wanted}))):
+            parts = {place: TopicPartition(*place) for place in wanted}
+            consumer.assign(list(parts.values()))
+            ends = await consumer.end_offsets(list(parts.values()))
+            begins = await consumer.beginning_offsets(list(parts.values()))
+            remaining: dict[TopicPartition, int] = {}
+            for place, tp in parts.items():
+                start = max(begins[tp], ends[tp] - 2 * len(wanted[place]) - margin)
+                if start < ends[tp]:
+                    consumer.seek(tp, start)
+                    remaining[tp] = ends[tp]
+            found: set[str] = set()
+            idle_ms = 0
+            while remaining and idle_ms < timeout_ms:  # each partition up to its end offset
+                batches = await consumer.getmany(*remaining, timeout_ms=200)
+                idle_ms = 0 if batches else idle_ms + 200
+                for tp, records in batches.items():
+                    ids = wanted[(tp.topic, tp.partition)]
+                    found.update(sent for record in records if (sent := _run_id(record.value)) in ids)
+                for tp in list(remaining):
+                    if await consumer.position(tp) >= remaining[tp]:
+                        del remaining[tp]
+            return found
+
+
+def _run_id(value: bytes | None) -> str | None:
+    try:
+        found = json.loads(value) if value else None
+    except ValueError:
+        return None
+    return found.get("run_id") if isinstance(found, dict) else None

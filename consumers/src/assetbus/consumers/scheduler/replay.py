@@ -9,11 +9,8 @@
    condition does not hold is reported as incomplete, with what it still lacks.
 
 Memory is bounded by the page and chunk sizes (and the largest target's history), not by the number
-of events; the report counts target partitions per action and lists a bounded sample of them.
-Writes happen per chunk of targets in one transaction each, under the same advisory target locks
-as the scheduler, so a running scheduler and a replay never create the same run twice. A dry run
-reads only. New runs are published per chunk (if a publisher is given) or left for the scheduler, which
-publishes unpublished runs on its timer.
+of events. Each chunk of targets is one transaction under the scheduler's advisory target locks, so a
+running scheduler and a replay never create the same run twice (docs/consumer-dags.md, "Replay").
 """
 
 from __future__ import annotations
@@ -93,7 +90,7 @@ class ReplayReport:
     published: int = 0
     counts: dict[str, int] = field(default_factory=dict)
     targets: list[TargetOutcome] = field(default_factory=list)
-    """The first `sample` target partitions of each action, in target order; `left_out` more are counted only."""
+    """The first `sample` target partitions of each action, in target order."""
     left_out: int = 0
     sample: int = SAMPLE
 

@@ -25,12 +25,11 @@ from prometheus_client import CollectorRegistry
 from assetbus.consumers.errors import NotStarted
 from assetbus.consumers.faults import storage_unavailable
 from assetbus.consumers.observe.service import Service
-from assetbus.consumers.scheduler.apply import ApplyResult, Routed, apply_events, route_batch
+from assetbus.consumers.scheduler.apply import ApplyResult, DagRegistry, Routed, apply_events, route_batch
 from assetbus.consumers.scheduler.config import SchedulerConfig
-from assetbus.consumers.scheduler.decode import IncomingEvent, decode_batch
 from assetbus.consumers.scheduler.metrics import SchedulerMetrics
+from assetbus.consumers.scheduler.payload import IncomingEvent, decode_batch
 from assetbus.consumers.scheduler.publish import ReadinessPublisher, create_producer, traced_events
-from assetbus.consumers.scheduler.registry import DagRegistry
 from assetbus.consumers.scheduler.topics import ReadinessTopics
 from assetbus.consumers.storage import create_engine, translated
 from assetbus.producers.kafka.access import KafkaAccessDenied
@@ -54,7 +53,6 @@ class PreparedBatch:
     unreadable: int
     routed: Routed
     traces: dict[int, Context] = field(default_factory=dict)
-    """The trace context of each traced event, by event id."""
 
 
 @dataclass

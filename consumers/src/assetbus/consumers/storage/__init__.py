@@ -1,7 +1,8 @@
 """The storage layer: tables and queries. The only code in assetbus that writes SQL."""
 
-from assetbus.consumers.storage.assets import AssetRow, assets_by_name, list_assets, register_asset
-from assetbus.consumers.storage.engine import create_engine, wait_for_database
+from assetbus.consumers.faults import is_transient, translated
+from assetbus.consumers.storage.catalog import AssetRow, assets_by_name, list_assets, register_asset
+from assetbus.consumers.storage.engine import autocommit, create_engine, transaction, wait_for_database
 from assetbus.consumers.storage.events import (
     InsertedEvent,
     NewEvent,
@@ -11,7 +12,6 @@ from assetbus.consumers.storage.events import (
     find_events,
     insert_events,
 )
-from assetbus.consumers.storage.faults import autocommit, is_transient, transaction, translated
 from assetbus.consumers.storage.tables import metadata
 
 __all__ = ["AssetRow", "InsertedEvent", "NewEvent", "ScopeKey", "StoredEvent", "assets_by_name", "autocommit",

@@ -1,21 +1,114 @@
-"""The asset catalog: each registered asset with its newest event, and its newest event per partition.
+"""Registered assets and their stored events read back: the asset list, the event log, the asset catalog.
 
+Every event query is served by an index (see migration 0005): the primary key for the whole log,
+`(asset_id, partition_key, id)` for one asset or one of its partitions, `created_at` for `since`.
 `latest_per_partition` walks the distinct partition keys of one asset with a recursive skip scan
-over the `(asset_id, partition_key, id)` index (one index probe per partition shown, however many
-events each partition has), newest key first, so a page costs the same with 100 or 100,000 events.
+over that index (one index probe per partition shown, however many events each partition has),
+newest key first, so a page costs the same with 100 or 100,000 events.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
-from sqlalchemy import text
+from sqlalchemy import exc as sa_exc
+from sqlalchemy import select, text
+from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from assetbus.consumers.storage.assets import AssetRow
-from assetbus.consumers.storage.event_log import MAX_PAGE, events_by_id
 from assetbus.consumers.storage.events import EVENT_COLUMNS, StoredEvent, stored_event
+from assetbus.consumers.storage.tables import assets
+
+
+@dataclass(frozen=True, slots=True)
+class AssetRow:
+    id: int
+    name: str
+    uri: str
+    active: bool
+
+
+_COLUMNS = (assets.c.id, assets.c.name, assets.c.uri, assets.c.active)
+
+
+async def register_asset(conn: AsyncConnection, name: str, uri: str) -> AssetRow:
+    """Register (or re-activate) an asset. Registering the same name and URI twice is a no-op."""
+    stmt = (
+        insert(assets)
+        .values(name=name, uri=uri, active=True)
+        .on_conflict_do_update(index_elements=[assets.c.name], set_={"active": True},
+                               where=assets.c.uri == uri)
+        .returning(*_COLUMNS)
+    )
+    try:
+        row = (await conn.execute(stmt)).one_or_none()
+    except sa_exc.IntegrityError as error:
+        raise ValueError(f"URI {uri!r} is already registered for another asset") from error
+    if row is None:
+        raise ValueError(f"asset {name!r} is already registered with another URI")
+    return AssetRow(*row)
+
+
+async def assets_by_name(conn: AsyncConnection, names: Iterable[str]) -> dict[str, AssetRow]:
+    """The registered assets among `names`, by name (inactive ones included)."""
+    wanted = sorted(set(names))
+    if not wanted:
+        return {}
+    rows = await conn.execute(select(*_COLUMNS).where(assets.c.name.in_(wanted)))
+    return {row.name: AssetRow(*row) for row in rows}
+
+
+async def list_assets(conn: AsyncConnection) -> list[AssetRow]:
+    rows = await conn.execute(select(*_COLUMNS).order_by(assets.c.name))
+    return [AssetRow(*row) for row in rows]
+
+
+MAX_PAGE = 500
+"""The largest page any listing returns, whatever is asked."""
+
+
+async def list_events(conn: AsyncConnection, *, asset: str | None = None, partition_key: str | None = None,
+                      since: datetime | None = None, before_id: int | None = None, after_id: int | None = None,
+                      limit: int = 50) -> list[StoredEvent]:
+    """Stored events matching every filter given, newest first below `before_id` (the last id of the previous
+    page), or oldest first above `after_id` (a tail: the last id seen). `partition_key` needs `asset` to be
+    indexed; `since` compares the storage time."""
+    where: list[str] = []
+    if asset is not None:
+        asset_id = (await conn.execute(text("SELECT id FROM assets WHERE name = :n"), {"n": asset})).scalar()
+        if asset_id is None:
+            return []
+        where.append(f"e.asset_id = {int(asset_id)}")  # a value, not a bind: see _PER_ASSET for why
+    filters = {"e.partition_key = :partition_key": ("partition_key", partition_key),
+               "e.created_at >= :since": ("since", since),
+               "e.id < :before_id": ("before_id", before_id),
+               "e.id > :after_id": ("after_id", after_id)}
+    where += [clause for clause, (_, value) in filters.items() if value is not None]
+    params: dict[str, Any] = {name: value for name, value in filters.values() if value is not None}
+    params["limit"] = max(1, min(limit, MAX_PAGE))
+    order = "e.id ASC" if after_id is not None else "e.id DESC"
+    clause = f"WHERE {' AND '.join(where)}" if where else ""
+    rows = await conn.execute(text(f"SELECT {EVENT_COLUMNS} FROM asset_events e JOIN assets a ON a.id = e.asset_id "
+                                   f"{clause} ORDER BY {order} LIMIT :limit"), params)
+    return [stored_event(row) for row in rows]
+
+
+async def events_by_id(conn: AsyncConnection, ids: Iterable[int]) -> dict[int, StoredEvent]:
+    """The stored events with these ids (unknown ids are absent)."""
+    wanted = sorted(set(ids))
+    if not wanted:
+        return {}
+    rows = await conn.execute(text(f"SELECT {EVENT_COLUMNS} FROM asset_events e JOIN assets a ON a.id = e.asset_id "
+                                   "WHERE e.id = ANY(CAST(:ids AS bigint[]))"), {"ids": wanted})
+    return {event.id: event for event in map(stored_event, rows)}
+
+
+async def latest_event_id(conn: AsyncConnection) -> int:
+    """The highest stored event id (0 when nothing is stored): where a live tail starts."""
+    return int((await conn.execute(text("SELECT coalesce(max(id), 0) FROM asset_events"))).scalar_one())
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,11 +181,8 @@ WHERE e.asset_id = :asset_id AND e.partition_key IS NULL ORDER BY e.id DESC LIMI
 
 async def latest_per_partition(conn: AsyncConnection, asset_id: int, *, before_key: str | None = None,
                                limit: int = 50) -> list[StoredEvent]:
-    """The newest event of each partition of one asset, partition keys descending.
-
-    The first page (no `before_key`) starts with the newest unpartitioned event, if there is one;
-    pass the last partition key of a page as `before_key` for the next.
-    """
+    """The newest event of each partition of one asset, partition keys descending, below `before_key` (the
+    last key of the previous page); the first page starts with the newest unpartitioned event, if any."""
     params: dict[str, Any] = {"asset_id": asset_id, "limit": max(1, min(limit, MAX_PAGE))}
     found: list[StoredEvent] = []
     start = ""

@@ -24,13 +24,9 @@ ScopeKey = tuple[int, str, str]
 """(asset id, dedupe scope, dedupe key): unique among stored events."""
 
 
-@dataclass(slots=True)
+@dataclass(slots=True)  # not frozen: built per stored event, and a frozen __init__ costs 3x
 class NewEvent:
-    """A validated command, ready to be stored. `extra_json` is `extra` serialized once, compactly.
-
-    Not frozen only because frozen dataclasses are 3x slower to build (one per stored event); treat
-    it as immutable.
-    """
+    """A validated command, ready to be stored. `extra_json` is `extra` serialized once, compactly."""
 
     asset_id: int
     dedupe_scope: str
@@ -133,16 +129,12 @@ JOIN assets a ON a.id = e.asset_id
 
 async def insert_events(conn: AsyncConnection, events: Sequence[NewEvent], *,
                         autocommit: bool = False) -> dict[ScopeKey, InsertedEvent]:
-    """Insert what is new, in the caller's transaction; returns the new ones by scope key.
+    """Insert what is new, in the caller's transaction; returns the new ones by scope key. `events` must not
+    repeat a scope key (the caller collapses repeats within a batch first).
 
-    `events` must not repeat a scope key (the caller collapses repeats within a batch first).
-    A scope key missing from the answer was stored before: read it with `find_events`.
-
-    The statement goes to asyncpg directly (through the transaction's own connection): for the
-    thousands of rows a batch returns, SQLAlchemy's row-by-row result handling costs more CPU than
-    the insert itself. The caller's transaction must have begun on the server (any statement
-    through `conn` does that), unless `autocommit`: on a connection from `storage.autocommit` the
-    one statement is its own transaction, committed when it returns.
+    The statement goes to asyncpg directly: for the thousands of rows a batch returns, SQLAlchemy's row-by-row
+    result handling costs more CPU than the insert itself. The caller's transaction must have begun on the
+    server (any statement through `conn` does that), unless `autocommit` (a `storage.autocommit` connection).
     """
     if not events:
         return {}

@@ -1,19 +1,12 @@
-"""The scheduler's batch statements: three round trips per batch of asset events, whatever its size.
+"""The scheduler's batch statements: three round trips per batch of asset events, whatever its size:
+`lock_and_confirm`, then `read_targets` (a later statement, so it sees what other transactions committed
+under those locks), then `write_fanout`. Each passes its rows as arrays (`unnest`), or as one JSON array of
+rows, and returns one row of arrays.
 
-1. `lock_and_confirm`: advisory locks on the batch's target partitions (transaction-scoped, taken in
-   one order), which of its events are stored in this database, and the DAG definitions' version.
-2. `read_targets` (a later statement, so it sees what other transactions committed under those
-   locks): which (dag, event) pairs are queued already, the pending entries of the targets, their
-   latest run generations.
-3. `write_fanout`: the new runs, the new queue entries (already carrying their run id) and the older
-   entries the new runs consume, in one statement. An entry keeps its triggering event only while it
-   waits: a consumed entry's `event` is JSON `null` (its run's `events` hold it). An event that makes
-   its target ready on its own (every event of a per-event DAG) gets no queue row at all: its run
-   holds it, and records its id (`consumer_runs.event_id`, unique per DAG) for redeliveries, replay
-   and lineage.
-
-Every statement passes its rows as arrays (`unnest`), or as one JSON array of rows, and returns one
-row of arrays.
+An entry keeps its triggering event only while it waits: a consumed entry's `event` is JSON `null` (its
+run's `events` hold it). An event that makes its target ready on its own (every event of a per-event DAG)
+gets no queue row at all: its run holds it, and records its id (`consumer_runs.event_id`, unique per DAG)
+for redeliveries, replay and lineage.
 """
 
 from __future__ import annotations
@@ -43,8 +36,8 @@ SELECT """ + TARGET_LOCKS + """ AS locked,
 
 async def lock_and_confirm(conn: AsyncConnection, targets: Iterable[Target], events: Sequence[tuple[int, UUID]],
                            ) -> tuple[set[int], tuple[int, datetime | None]]:
-    """Lock the targets; return the ids of `(event id, command id)` stored here, and the DAGs' version
-    (the same value as `dags.dags_version`)."""
+    """Lock the targets (transaction-scoped advisory locks, taken in one order); return the ids of `(event id,
+    command id)` stored here, and the DAGs' version (the same value as `dags.dags_version`)."""
     keys = sorted({lock_key(dag, key) for dag, key in targets})
     row = (await conn.execute(_LOCK_AND_CONFIRM, {
         "keys": keys, "ids": [i for i, _ in events], "commands": [c for _, c in events]})).one()

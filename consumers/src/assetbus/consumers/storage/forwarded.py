@@ -50,10 +50,9 @@ async def claim_intent(conn: AsyncConnection, event_id: int, airflow_asset_id: i
 
 
 async def take_lease(conn: AsyncConnection, event_id: int, owner: str, lease_s: float) -> LedgerEntry | None:
-    """Lease the intent of `event_id` to `owner` for `lease_s` seconds (taken, or renewed if `owner` holds it).
-
-    Returns the entry; a finished one (posted, refused) comes back as it is, with no lease taken. None: another
-    owner's lease has not run out."""
+    """Lease the intent of `event_id` to `owner` for `lease_s` seconds (taken, or renewed if `owner` holds it);
+    the entry, or a finished one (posted, refused) as it is, with no lease taken. None: another owner's lease
+    has not run out."""
     leased = (await conn.execute(text(
         "UPDATE airflow_forwarded SET lease_owner = :o, "
         "lease_until = now() + CAST(:s AS double precision) * interval '1 second' "

@@ -3,11 +3,6 @@
 A queue row is unique per (dag, event): redelivered events are no-ops. Rows stay after their run is
 created (`run_id` set): they are the run's history, and they keep replay from queueing again. An
 event that makes its target ready on its own gets no row: its run records it (`consumer_runs.event_id`).
-
-The partitions still waiting are the target partitions with pending entries (no run yet): `waiting_targets`
-walks the distinct pending keys of one DAG with a recursive skip scan over the partial index
-`ix_partition_queue_pending (dag_id, target_key) WHERE run_id IS NULL`. What each still lacks is the
-scheduler's to say (`assetbus.consumers.api.ui.waiting`).
 """
 
 from __future__ import annotations
@@ -20,7 +15,7 @@ from typing import Any
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from assetbus.consumers.storage.event_log import MAX_PAGE
+from assetbus.consumers.storage.catalog import MAX_PAGE
 from assetbus.consumers.storage.tables import UNPARTITIONED
 
 
@@ -73,10 +68,8 @@ def lock_key(dag_id: str, key: str | None) -> str:
 
 
 async def lock_targets(conn: AsyncConnection, targets: Iterable[tuple[str, str | None]]) -> None:
-    """Transaction-scoped advisory locks on target partitions, taken in one order (no deadlocks).
-
-    Two schedulers (or a scheduler and a replay) then see each other's queued entries for a target.
-    """
+    """Transaction-scoped advisory locks on target partitions (`TARGET_LOCKS`): two schedulers (or a scheduler
+    and a replay) then see each other's queued entries for a target."""
     keys = sorted({lock_key(dag, key) for dag, key in targets})
     if keys:
         await conn.execute(text(f"SELECT {TARGET_LOCKS}"), {"keys": keys})
@@ -161,10 +154,9 @@ SELECT k FROM keys WHERE k IS NOT NULL LIMIT :limit
 
 async def waiting_targets(conn: AsyncConnection, dag_id: str, *, after_key: str | None = None,
                           limit: int = 50) -> list[str | None]:
-    """Target partitions of a DAG with pending entries, keys ascending (None, unpartitioned, first).
-
-    Pass the last key of a page as `after_key` for the next page.
-    """
+    """Target partitions of a DAG with pending entries (no run yet), keys ascending (None, unpartitioned, first);
+    pass the last key of a page as `after_key` for the next page. A recursive skip scan over the partial index
+    `ix_partition_queue_pending`: one probe per partition shown. What each still lacks is `api.ui.waiting`'s."""
     params: dict[str, Any] = {"dag": dag_id, "limit": max(1, min(limit, MAX_PAGE))}
     start = ""
     if after_key is not None:

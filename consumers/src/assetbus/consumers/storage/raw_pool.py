@@ -19,7 +19,7 @@ from typing import Any
 import asyncpg
 from sqlalchemy.engine import make_url
 
-from assetbus.consumers.storage.faults import is_transient, translated
+from assetbus.consumers.faults import is_transient, translated
 from assetbus.consumers.storage.urls import engine_url
 
 _SQLALCHEMY_ONLY = ("prepared_statement_cache_size", "prepared_statement_name_func", "async_fallback")

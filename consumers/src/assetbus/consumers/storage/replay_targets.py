@@ -121,11 +121,9 @@ class RoutedTable:
 
 @asynccontextmanager
 async def routed_events(engine: AsyncEngine) -> AsyncIterator[RoutedTable]:
-    """A fresh temporary table on a connection of its own, dropped when the block ends.
-
-    Each statement commits at once (no transaction is held open while the replay runs); the table is
-    named per replay, so statements prepared for an earlier replay's table are never reused.
-    """
+    """A fresh temporary table on a connection of its own, dropped when the block ends. Each statement commits
+    at once (no transaction is held open while the replay runs); the table is named per replay, so statements
+    prepared for an earlier replay's table are never reused."""
     async with engine.connect() as conn:
         table = RoutedTable(conn, f"replay_routed_{uuid.uuid4().hex}")
         await conn.execute(text(

@@ -175,12 +175,10 @@ SELECT false AS claimed, {_COLUMNS} FROM consumer_runs WHERE run_id = :r AND NOT
 
 
 async def claim_run(conn: AsyncConnection, run_id: str, consumer: str, lease_s: float) -> RunClaim | None:
-    """Take the lease of a run for `consumer` for `lease_s` seconds: one statement. None: an unknown run.
+    """Take the lease of a run for `consumer` for `lease_s` seconds (module docstring). None: an unknown run.
 
-    Claimed when the run is `queued`, or `running` under a lease that has expired (or a claim from before
-    leases, which has none); the fence (`attempts`) goes up by one. Not claimed when it has finished, or
-    another holder's lease is live: the answer then shows the run as it stands (as of the statement's
-    snapshot: a holder that took it a moment ago may show as `queued`; it is not claimed all the same)."""
+    A run claimed before leases (no `lease_until`) counts as expired. Not claimed, the answer shows the run as
+    of the statement's snapshot: a holder that took it a moment ago may show as `queued`."""
     row = (await conn.execute(_CLAIM, {"r": run_id, "consumer": consumer, "lease_s": float(lease_s)})).one_or_none()
     return RunClaim(row.claimed, _run(row)) if row is not None else None
 
@@ -201,9 +199,8 @@ async def renew_run(conn: AsyncConnection, run_id: str, fence: int, lease_s: flo
 
 async def finish_run(conn: AsyncConnection, run_id: str, status: RunStatus, detail: str | None = None,
                      *, fence: int | None) -> bool:
-    """Record the outcome of a claimed run; False (nothing changed) unless it is running under `fence`.
-
-    `fence=None` records the outcome of whichever claim holds it: for callers from before leases only."""
+    """Record the outcome of a claimed run; False (nothing changed) unless it is running under `fence`
+    (`fence=None`, for callers from before leases only: whichever claim holds it)."""
     rows = await conn.execute(text("UPDATE consumer_runs SET status = :status, detail = :detail, finished_at = now(), "
                                    "lease_until = NULL WHERE run_id = :r AND status = 'running' "
                                    "AND (CAST(:fence AS integer) IS NULL OR attempts = :fence) RETURNING id"),
@@ -239,12 +236,8 @@ class EventLineage:
 
 
 async def event_lineage(conn: AsyncConnection, event_id: int) -> EventLineage:
-    """The runs an event triggered and where it still waits (both empty: no DAG waits on its asset).
-
-    Both come from the partition queue (one row per consumer DAG and event; `run_id` set once a run consumed
-    it), by event id through `ix_partition_queue_event_id` (migration 0005), and from the runs that one event
-    made ready on their own, which hold it without a queue row (`uq_consumer_runs_event_id`, migration 0009).
-    """
+    """The runs an event triggered and where it still waits (both empty: no DAG waits on its asset): its queue
+    rows (`ix_partition_queue_event_id`), and the runs it made ready on its own (`uq_consumer_runs_event_id`)."""
     rows = list(await conn.execute(text("SELECT dag_id, target_key, run_id FROM partition_queue "
                                         "WHERE event_id = :event_id UNION ALL "
                                         "SELECT dag_id, partition_key, run_id FROM consumer_runs "
@@ -260,9 +253,7 @@ async def event_lineage(conn: AsyncConnection, event_id: int) -> EventLineage:
 
 @dataclass(frozen=True, slots=True)
 class OpenExternalRun:
-    """A run executed by an orchestrator (an Airflow DAG run started by the bridge): the bridge claims it, creates
-    the orchestrator's run and records its id (`record_external_run`); the outcome poller reads the open ones and
-    records the orchestrator's final state as the run's outcome (`update_external_state`)."""
+    """A run the orchestrator executes (an Airflow DAG run started by the bridge), its outcome still to come."""
 
     run_id: str
     dag_id: str

@@ -4,19 +4,15 @@ Every write bumps `version` (a new key starts at 1). A `Precondition` turns a wr
 compare-and-set: it only happens if the stored version is one of the expected ones (or the key
 is absent), so two workers cannot silently overwrite each other's checkpoint.
 
-The API (on a `raw_pool` connection) and the `assetbus state` CLI (on its engine connection's
-driver) read and write values with prepared asyncpg statements: each operation is ONE statement and
-one round trip. The asset registration check is part of the statement (a CTE), and a failed
-compare-and-set reports the current version from the same statement (the CTE's snapshot), so a
-412 needs no second query. Values go in as JSON text (`$n::json`, the text the API already encoded
-to measure the value) and come out as JSON text (`value::text`), so asyncpg never decodes them. The
-column is `json`, not `jsonb`: a value comes back as it was written, its keys in their order (as
-Airflow's store keeps them). Entries with their times (`get_task_state`, ...), run purges and the
-expiry queries run through SQLAlchemy on the caller's connection.
+The API (on a `raw_pool` connection) and the `assetbus state` CLI run each operation as ONE prepared
+asyncpg statement: the asset registration check is a CTE of it, and a failed compare-and-set reports
+the version stored now from the same snapshot, so a 412 needs no second query. Values travel as JSON
+text both ways (asyncpg never decodes them); the column is `json`, not `jsonb`, so a value comes back
+as written, its keys in their order (as Airflow's store keeps them). Entries with their times, run
+purges and the expiry queries run through SQLAlchemy on the caller's connection.
 
-Task state may carry `expires_at`: as in Airflow 3.3 (`MetastoreBackend.cleanup()`), an expired row stays
-readable until the retention cleanup deletes it: `periodic_cleanup` in the API service
-(`ASSETBUS_API_STATE_CLEANUP_INTERVAL_S`, hourly by default), or one pass of `assetbus state cleanup`.
+An expired task state row stays readable until the retention cleanup deletes it, as in Airflow 3.3
+(`MetastoreBackend.cleanup()`): `periodic_cleanup` in the API service, or `assetbus state cleanup`.
 """
 
 from __future__ import annotations
@@ -274,21 +270,17 @@ async def clear_task(conn: asyncpg.Connection, ti: TaskKey, *, all_map_indices: 
 
 # --- asset state: $1 asset name (or URI), $2 dag_id, $3 task_id, $4 key --------------------------------
 
-def _registered(by: str) -> str:
-    """The asset's id if the task is registered with it (either role) and it is active. An operator
-    (`by` "operator", the CLI) names no task ($2 and $3 null) and reaches any registered asset by name."""
-    if by == "operator":
-        return "registered AS (SELECT id FROM assets WHERE name = $1 AND $2::text IS NULL AND $3::text IS NULL)"
-    return ("registered AS (SELECT assets.id FROM assets JOIN task_assets ON task_assets.asset_id = assets.id "
-            f"WHERE assets.{by} = $1 AND assets.active AND task_assets.dag_id = $2 AND task_assets.task_id = $3 "
-            "LIMIT 1)")
-
-
 _CURRENT = "(SELECT version FROM asset_state WHERE asset_id = (SELECT id FROM registered) AND key = $4)"
 
 
 def _asset_statements(by: str) -> dict[str, str]:
-    head = f"WITH {_registered(by)}"
+    """`registered` is the asset's id if the task is registered with it (either role) and it is active. An
+    operator (`by` "operator", the CLI) names no task ($2 and $3 null) and reaches any registered asset by name."""
+    head = ("WITH registered AS (SELECT id FROM assets WHERE name = $1 AND $2::text IS NULL AND $3::text IS NULL)"
+            if by == "operator" else
+            "WITH registered AS (SELECT assets.id FROM assets JOIN task_assets ON task_assets.asset_id = assets.id "
+            f"WHERE assets.{by} = $1 AND assets.active AND task_assets.dag_id = $2 AND task_assets.task_id = $3 "
+            "LIMIT 1)")
     insert = "INSERT INTO asset_state (asset_id, key, value) SELECT id, $4, $5::json FROM registered ON CONFLICT"
     answer = f"RETURNING version) SELECT (SELECT id FROM registered), (SELECT version FROM changed), {_CURRENT}"
     return {

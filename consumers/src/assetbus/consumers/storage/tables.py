@@ -26,15 +26,13 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.postgresql import ARRAY, JSON, JSONB, UUID
 
-NAMING_CONVENTION = {
+metadata = MetaData(naming_convention={
     "ix": "ix_%(table_name)s_%(column_0_N_name)s",
     "uq": "uq_%(table_name)s_%(column_0_N_name)s",
     "ck": "ck_%(table_name)s_%(constraint_name)s",
     "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
     "pk": "pk_%(table_name)s",
-}
-
-metadata = MetaData(naming_convention=NAMING_CONVENTION)
+})
 
 assets = Table(
     "assets",
@@ -140,10 +138,9 @@ unpublished_batches = Table(
     Column("id", BigInteger, Identity(), primary_key=True),
     Column("run_ids", ARRAY(BigInteger), nullable=False),
 )
-"""The ids of runs whose readiness signal the broker has not acknowledged yet, one row per write (0010):
-inserted with the runs of a batch, deleted once the broker has all their signals, read to heal a crash
-before that. One row per batch rather than one per run (0008's `unpublished_runs`), so that a per-event
-DAG writes one row per event, the run."""
+"""The ids of runs whose readiness signal the broker has not acknowledged yet, one row per write (0010; not
+one per run, so that a per-event DAG writes one row per event, the run): deleted once the broker has all
+their signals, read to heal a crash before that."""
 
 mapping_skips = Table(
     "mapping_skips",

@@ -35,10 +35,15 @@ from assetbus.consumers.api.ui.waiting import waiting_partitions
 from assetbus.consumers.api.ui_auth import COOKIE, LOGIN_PATH, check_operator, presented_token, signed_in
 from assetbus.consumers.observe.deadletters import read_dead_letters
 from assetbus.consumers.observe.lag import consumer_group_lag
-from assetbus.consumers.storage.assets import assets_by_name
-from assetbus.consumers.storage.catalog import asset_summaries, latest_per_partition
+from assetbus.consumers.storage.catalog import (
+    MAX_PAGE,
+    asset_summaries,
+    assets_by_name,
+    events_by_id,
+    latest_per_partition,
+    list_events,
+)
 from assetbus.consumers.storage.dags import get_dag, list_dags
-from assetbus.consumers.storage.event_log import MAX_PAGE, events_by_id, list_events
 from assetbus.consumers.storage.queue import waiting_counts
 from assetbus.consumers.storage.runs import event_lineage, get_run, list_runs, run_counts
 from assetbus.producers.kafka import KafkaConnection
