@@ -1,11 +1,6 @@
 """The Airflow bridge: each readiness signal of an Airflow DAG becomes exactly one Airflow DAG run
-(docs/airflow.md, "Consumer DAGs and the bridge" says what it guarantees).
-
-Per DAG, a readiness subscriber claims the run in `consumer_runs`, creates the Airflow run with a
-deterministic `dag_run_id` (`dagruns.trigger_run`), records it, and only then commits the signal's offset;
-while Airflow cannot take the run it backs off without committing. `OutcomePoller` reads the run's final
-state. Every `sync_interval_s` it syncs Airflow's assets, registrations and the readiness rules of the DAGs
-tagged `assetbus` (`declared`), and serves the new ones.
+(`dagruns.trigger_run`), its offset committed once the run is recorded; docs/airflow.md, "Consumer DAGs and
+the bridge", tells what it guarantees and how it syncs the DAGs tagged `assetbus` (`declared`).
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
 """A small async client for Airflow 3's public REST API (`/api/v2`), as a service account authenticated by
-the account's one method (docs/airflow.md, "Authenticating to Airflow").
-
-A password account's JWT is fetched again once after a 401 (or a 403 about the token); a static token
-refused so is AirflowTokenRefused at once (it cannot be renewed here); an `httpx.Auth` runs on every request.
-Any other 401/403 is an AirflowAuthError; no answer, 5xx and 429 are AirflowUnavailable (retriable);
-everything else is translated into the errors of `consumers.airflow.errors`.
+the account's one method (docs/airflow.md, "Authenticating to Airflow"); `request` maps Airflow's answers onto
+the errors of `consumers.airflow.errors`.
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
 """Consumer DAGs declared once, in Airflow (docs/airflow.md, of that name): the readiness rules of the DAGs
-Airflow tags `assetbus`, translated from their `PartitionedAssetTimetable` (`timetables`), kept in step.
-
-Airflow's REST API has no partition mapper, so the DAG list and tags come from it, and the timetable either
-from the rules the provider's cluster policy registered (`registered_translations`, the default) or from
-the `serialized_dag` table of Airflow's metadata database (`airflow_metadata_url`, read-only). Rules written
-from Airflow have `fileloc` `airflow:<dag_id>`; one whose DAG lost the tag or its rule is deactivated.
+Airflow tags `assetbus`, registered by the provider's cluster policy or read from Airflow's metadata database,
+kept in step. Rules written from Airflow have `fileloc` `airflow:<dag_id>`.
 """
 
 from __future__ import annotations

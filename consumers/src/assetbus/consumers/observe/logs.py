@@ -1,10 +1,5 @@
-"""Structured logs: one line per event, as key=value pairs or as JSON, with the `extra=` fields.
-
-`log.warning("dead letter", extra={"reason": "not_json", "source_offset": 17})` prints
-`ts=2026-10-01T12:00:00.123Z level=WARNING logger=assetbus.persister msg="dead letter" reason=not_json
-source_offset=17` (on one line). A library's repeated warnings and errors are limited (`RepeatLimiter`,
-docs/operations.md, "Dead letters, logs and metrics"), and the event loop's second report of a failed TLS
-connection is a debug line (`handle_loop_error`).
+"""Structured logs: one line per event, as key=value pairs or as JSON, with the `extra=` fields; a library's
+repeated warnings and errors limited (docs/operations.md, "Dead letters, logs and metrics").
 """
 
 from __future__ import annotations
