@@ -123,18 +123,12 @@ class AirflowBridge(Service):
             log.info("serving Airflow DAG(s) %s", ", ".join(new))
         return new
 
-    async def _ensure_topics(self, dag_ids: Sequence[str]) -> None:
-        """Create the missing readiness topics of `dag_ids` as the scheduler would (TopicsNotCreated names them if
-        it may not). Never a core topic: `dependencies` requires `<prefix>.asset-events` (the one core topic its
-        ACLs let it describe), so a bridge on an unmigrated install or a mistyped prefix stops with one line."""
-        await create_readiness_topics(self._topic_creator, self.config.topics, dag_ids,
-                                      partitions=self.config.readiness_partitions)
-
     async def _available(self, dag_ids: Sequence[str]) -> list[str]:
         """Those of `dag_ids` whose readiness topic exists now (created here first, if this bridge may); until
         then a warning names the topics waited for."""
         try:
-            await self._ensure_topics(dag_ids)
+            await create_readiness_topics(self._topic_creator, self.config.topics, dag_ids,
+                                          partitions=self.config.readiness_partitions)
             missing: set[str] = set()
         except TopicsNotCreated as error:
             missing = set(error.missing)
@@ -165,7 +159,10 @@ class AirflowBridge(Service):
         stack.push_async_callback(self._airflow.aclose)
         await self.wait_for(stack, self.config, engine=self._engine, owned_engine=self._owned_engine,
                             required=core_specs(self.config.topics, only=[self.config.topics.asset_events]))
-        await self._ensure_topics(self.config.dag_ids)  # the DAGs given: served from the start
+        # the given DAGs' readiness topics, as the scheduler creates them (TopicsNotCreated names them if it may not);
+        # never a core topic: a bridge on an unmigrated install or a mistyped prefix stopped on asset-events above
+        await create_readiness_topics(self._topic_creator, self.config.topics, self.config.dag_ids,
+                                      partitions=self.config.readiness_partitions)
 
     async def join(self, stack: AsyncExitStack) -> None:
         """The configured DAGs' subscribers and the outcome poller; the probes come up with them, before the

@@ -130,19 +130,15 @@ def _answer(error: Exception) -> tuple[int, ErrorBody, dict[str, str] | None]:
     return 500, ErrorBody(code=ApiErrorCode.INTERNAL, message="internal error"), None
 
 
-def render_error(request: Request, error: Exception) -> JSONResponse:
+async def render_error(request: Request, error: Exception) -> JSONResponse:
     """The response the API gives `error`: its exception handler, and code that answers outside FastAPI's routing."""
     return error_response(*_answer(error), request.url.path)
-
-
-async def _handle(request: Request, error: Exception) -> JSONResponse:
-    return render_error(request, error)
 
 
 def install_handlers(app: FastAPI) -> None:
     for kind in (ApiError, RequestValidationError, StateConflict, StorageUnavailable, StarletteHTTPException,
                  Exception):
-        app.add_exception_handler(kind, _handle)
+        app.add_exception_handler(kind, render_error)
 
 
 def etag(version: int) -> str:

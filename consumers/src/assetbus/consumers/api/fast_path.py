@@ -95,7 +95,7 @@ class FastPath:
         try:
             response = await answer()
         except Exception as error:
-            response = render_error(Request(scope), error)
+            response = await render_error(Request(scope), error)
         await response(scope, receive, send)
 
     async def _parse(self, scope: Scope, receive: Receive, body_read: list[bytes]) -> Answer | None:

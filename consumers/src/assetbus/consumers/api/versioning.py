@@ -9,6 +9,7 @@ import re
 from datetime import date
 
 from fastapi import Header
+from starlette.datastructures import Headers, MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from assetbus.consumers.api.errors import ApiErrorCode, ErrorBody, error_response
@@ -61,10 +62,8 @@ class ApiVersionMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        wanted = VERSION_HEADER.lower().encode()
-        raw = next((value for name, value in scope["headers"] if name == wanted), None)
         try:
-            version = resolve_version(raw.decode("latin-1") if raw is not None else None)
+            version = resolve_version(Headers(scope=scope).get(VERSION_HEADER))
         except UnsupportedVersion as error:
             body = ErrorBody(code=ApiErrorCode.UNSUPPORTED_API_VERSION,
                              message=f"{error}; supported: {', '.join(API_VERSIONS)}")
@@ -74,8 +73,7 @@ class ApiVersionMiddleware:
 
         async def send_with_version(message: Message) -> None:
             if message["type"] == "http.response.start":
-                message = {**message, "headers": [*message.get("headers", []),
-                                                   (wanted, version.encode())]}
+                MutableHeaders(scope=message).append(VERSION_HEADER, version)
             await send(message)
 
         await self.app(scope, receive, send_with_version)
