@@ -51,11 +51,8 @@ class BridgeLedger(DatabaseLedger):
 
 
 class BatchSubscriber(ReadinessSubscriber):
-    """A readiness subscriber that handles the signals of a fetched batch concurrently, then commits.
-
-    Safe because each signal is its own run and run creation is idempotent: a crash mid-batch
-    redelivers the batch, and the runs that exist already are met again, not created twice.
-    """
+    """A readiness subscriber that handles the signals of a fetched batch concurrently, then commits: safe, as a
+    crash mid-batch redelivers it and the runs that exist already are met again, not created twice."""
 
     def __init__(self, *args: Any, concurrency: int, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

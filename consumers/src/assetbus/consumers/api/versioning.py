@@ -1,6 +1,5 @@
-"""Dated API versions (`Assetbus-API-Version: 2026-11-29`; docs/state.md, "Versions"): the newest version not
-later than the requested date serves a request. Adding response fields or optional request fields needs no new
-version; changing or removing one does, and the old behaviour stays for old dates.
+"""Dated API versions (`Assetbus-API-Version: 2026-11-29`; docs/state.md, "Versions" tells when a new one is
+needed): the newest version not later than the requested date serves a request.
 """
 
 from __future__ import annotations

@@ -114,8 +114,7 @@ def handle_loop_error(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) 
     uvloop reports it again: `Future exception was never retrieved` when the cyclic collector frees the
     handshake's unawaited future (an untrusted CA), or "Fatal error on SSL protocol" with `RuntimeError: ...
     the handler is closed` when it writes to a transport already torn down (a refused SASL login;
-    MagicStack/uvloop issues #68, #471). `install_loop_handler` puts it on the CLI's service loops and on the
-    API's uvicorn loop (its lifespan)."""
+    MagicStack/uvloop issues #68, #471)."""
     error = context.get("exception")
     message = str(context.get("message", ""))
     closed_transport_write = (isinstance(error, RuntimeError) and "the handler is closed" in str(error)
