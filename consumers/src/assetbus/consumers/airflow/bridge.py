@@ -78,7 +78,6 @@ class AirflowBridge(Service):
         self._engine = engine or create_engine(config.database_url, pool_size=4)
         self._airflow = AirflowClient(config.airflow)
         self._retry = config.retry_policy()
-        """How long `handle` waits between tries while Airflow cannot take a run (it retries forever)."""
         self._topic_creator = TopicCreator(config.kafka, create=config.create_topics)
         self._waiting_topics: set[str] = set()
         self.subscribers = [self._subscriber(dag_id) for dag_id in config.dag_ids]

@@ -116,12 +116,11 @@ class AirflowClient(AbstractAsyncContextManager["AirflowClient"]):
     async def get(self, path: str, params: dict[str, Any] | None = None) -> Any:
         return (await self.request("GET", path, params=params)).json()
 
-    async def pages(self, path: str, key: str, *, limit: int = 100,
-                    params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-        """Every item of a paged list endpoint (`{key: [...], "total_entries": n}`)."""
+    async def pages(self, path: str, key: str, *, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        """Every item of a paged list endpoint (`{key: [...], "total_entries": n}`), 100 a page."""
         items: list[dict[str, Any]] = []
         while True:
-            page = await self.get(path, {**(params or {}), "limit": limit, "offset": len(items)})
+            page = await self.get(path, {**(params or {}), "limit": 100, "offset": len(items)})
             batch = page.get(key, [])
             items.extend(batch)
             if not batch or len(items) >= int(page.get("total_entries", 0)):

@@ -80,10 +80,6 @@ class StoreErrorBody(BaseModel):
     detail: StoreErrorDetail = Field(description="Why the request failed.")
 
 
-STORE_PATHS = ("/execution/store/", "/execution/state/")
-"""Paths whose errors are StoreErrorBody (Airflow's shape) rather than ErrorBody."""
-
-
 class ApiError(ConsumerError):
     """An expected failure with its HTTP status; rendered as an ErrorBody."""
 
@@ -99,7 +95,7 @@ def error_response(status: int, body: ErrorBody, headers: dict[str, str] | None 
                    path: str = "") -> JSONResponse:
     """`body` as JSON; on a state store `path`, reshaped as `{"detail": {"reason", "message", ...}}`."""
     content = body.model_dump(mode="json", exclude_none=True)
-    if path.startswith(STORE_PATHS):
+    if path.startswith(("/execution/store/", "/execution/state/")):
         content = {"detail": {"reason": content.pop("code"), **content}}
     return JSONResponse(content, status_code=status, headers=headers)
 
