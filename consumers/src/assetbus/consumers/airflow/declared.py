@@ -113,8 +113,7 @@ async def registered_translations(conn: AsyncConnection, tagged: Collection[str]
 async def sync_from_airflow(airflow: AirflowClient, transaction: Transaction, *, dag_ids: Collection[str] | None = None,
                             metadata_url: str | None = None) -> tuple[AirflowSyncReport, DeclaredReport]:
     """Airflow's assets and task registrations (of `dag_ids` only, if given), then the rules of the DAGs tagged
-    `assetbus`: registered ones, or, given `metadata_url`, those read from Airflow's metadata database. Reads
-    Airflow first, then writes in one transaction."""
+    `assetbus`; reads Airflow first, then writes in one transaction."""
     assets = await read_airflow_assets(airflow, dag_ids)
     tagged = await read_tagged_dags(airflow)
     timetables = await read_serialized_timetables(metadata_url, tagged) if metadata_url else None
