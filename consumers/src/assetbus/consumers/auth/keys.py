@@ -105,6 +105,4 @@ class StaticKeys:
 
 def key_source(location: str) -> KeySource:
     """A JWKS file path, or an http(s) URL."""
-    if location.startswith(("http://", "https://")):
-        return JwksUrl(location)
-    return JwksFile(location)
+    return JwksUrl(location) if location.startswith(("http://", "https://")) else JwksFile(location)
