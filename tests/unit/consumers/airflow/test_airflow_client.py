@@ -76,7 +76,7 @@ async def test_airflow_down_is_unavailable_and_retriable() -> None:
 
 
 async def test_pages_reads_every_page_of_a_list() -> None:
-    items = [{"name": f"a{i}"} for i in range(5)]
+    items = [{"name": f"a{i}"} for i in range(250)]  # three pages of 100
 
     def handle(request: httpx.Request) -> httpx.Response:
         if request.url.path == "/auth/token":
@@ -85,4 +85,4 @@ async def test_pages_reads_every_page_of_a_list() -> None:
         return httpx.Response(200, json={"assets": items[offset:offset + limit], "total_entries": len(items)})
 
     async with client(httpx.MockTransport(handle)) as airflow:
-        assert await airflow.pages("/assets", "assets", limit=2) == items
+        assert await airflow.pages("/assets", "assets") == items

@@ -41,11 +41,8 @@ class AirflowAccount:
 
     def describe(self) -> str:
         """Who assetbus is in Airflow, for error messages (never the secret)."""
-        if self.method == "password":
-            return f"the account {self.username!r}"
-        if self.method == "token":
-            return "the static token (ASSETBUS_AIRFLOW_TOKEN)"
-        return f"the auth {self.auth!r} (ASSETBUS_AIRFLOW_AUTH)"
+        return {"password": f"the account {self.username!r}", "token": "the static token (ASSETBUS_AIRFLOW_TOKEN)",
+                "auth": f"the auth {self.auth!r} (ASSETBUS_AIRFLOW_AUTH)"}[self.method]
 
 
 def load_auth(path: str) -> httpx.Auth:

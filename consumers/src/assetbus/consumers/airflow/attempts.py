@@ -1,9 +1,5 @@
-"""Is this Airflow task attempt (or DAG run) really running? Asked of Airflow before a token is minted
-(docs/airflow.md, "The trust boundary").
-
-An attempt is vouched for only if Airflow's task instance has the UUID (`ti.id`) and try number named, and is
-running or finished within `CALLBACK_WINDOW_S` (for its callbacks); a DAG run must be running or have ended
-within that window (DAG-level callbacks run after the run's end).
+"""Is this Airflow task attempt (or DAG run) really running, or ended within `CALLBACK_WINDOW_S` (for its
+callbacks)? Asked of Airflow before a token is minted (docs/airflow.md, "The trust boundary").
 """
 
 from __future__ import annotations

@@ -1,11 +1,6 @@
 """The Airflow bridge: each readiness signal of an Airflow DAG becomes exactly one Airflow DAG run
-(docs/airflow.md, "Consumer DAGs and the bridge" says what it guarantees).
-
-Per DAG, a readiness subscriber claims the run in `consumer_runs`, creates the Airflow run with a
-deterministic `dag_run_id` (`dagruns.trigger_run`), records it, and only then commits the signal's offset;
-while Airflow cannot take the run it backs off without committing. `OutcomePoller` reads the run's final
-state. Every `sync_interval_s` it syncs Airflow's assets, registrations and the readiness rules of the DAGs
-tagged `assetbus` (`declared`), and serves the new ones.
+(`dagruns.trigger_run`), its offset committed once the run is recorded; docs/airflow.md, "Consumer DAGs and
+the bridge", tells what it guarantees and how it syncs the DAGs tagged `assetbus` (`declared`).
 """
 
 from __future__ import annotations
@@ -56,11 +51,8 @@ class BridgeLedger(DatabaseLedger):
 
 
 class BatchSubscriber(ReadinessSubscriber):
-    """A readiness subscriber that handles the signals of a fetched batch concurrently, then commits.
-
-    Safe because each signal is its own run and run creation is idempotent: a crash mid-batch
-    redelivers the batch, and the runs that exist already are met again, not created twice.
-    """
+    """A readiness subscriber that handles the signals of a fetched batch concurrently, then commits: safe, as a
+    crash mid-batch redelivers it and the runs that exist already are met again, not created twice."""
 
     def __init__(self, *args: Any, concurrency: int, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -86,7 +78,6 @@ class AirflowBridge(Service):
         self._engine = engine or create_engine(config.database_url, pool_size=4)
         self._airflow = AirflowClient(config.airflow)
         self._retry = config.retry_policy()
-        """How long `handle` waits between tries while Airflow cannot take a run (it retries forever)."""
         self._topic_creator = TopicCreator(config.kafka, create=config.create_topics)
         self._waiting_topics: set[str] = set()
         self.subscribers = [self._subscriber(dag_id) for dag_id in config.dag_ids]
@@ -128,18 +119,12 @@ class AirflowBridge(Service):
             log.info("serving Airflow DAG(s) %s", ", ".join(new))
         return new
 
-    async def _ensure_topics(self, dag_ids: Sequence[str]) -> None:
-        """Create the missing readiness topics of `dag_ids` as the scheduler would (TopicsNotCreated names them if
-        it may not). Never a core topic: `dependencies` requires `<prefix>.asset-events` (the one core topic its
-        ACLs let it describe), so a bridge on an unmigrated install or a mistyped prefix stops with one line."""
-        await create_readiness_topics(self._topic_creator, self.config.topics, dag_ids,
-                                      partitions=self.config.readiness_partitions)
-
     async def _available(self, dag_ids: Sequence[str]) -> list[str]:
         """Those of `dag_ids` whose readiness topic exists now (created here first, if this bridge may); until
         then a warning names the topics waited for."""
         try:
-            await self._ensure_topics(dag_ids)
+            await create_readiness_topics(self._topic_creator, self.config.topics, dag_ids,
+                                          partitions=self.config.readiness_partitions)
             missing: set[str] = set()
         except TopicsNotCreated as error:
             missing = set(error.missing)
@@ -170,7 +155,10 @@ class AirflowBridge(Service):
         stack.push_async_callback(self._airflow.aclose)
         await self.wait_for(stack, self.config, engine=self._engine, owned_engine=self._owned_engine,
                             required=core_specs(self.config.topics, only=[self.config.topics.asset_events]))
-        await self._ensure_topics(self.config.dag_ids)  # the DAGs given: served from the start
+        # the given DAGs' readiness topics, as the scheduler creates them (TopicsNotCreated names them if it may not);
+        # never a core topic: a bridge on an unmigrated install or a mistyped prefix stopped on asset-events above
+        await create_readiness_topics(self._topic_creator, self.config.topics, self.config.dag_ids,
+                                      partitions=self.config.readiness_partitions)
 
     async def join(self, stack: AsyncExitStack) -> None:
         """The configured DAGs' subscribers and the outcome poller; the probes come up with them, before the

@@ -1,10 +1,6 @@
 """A small async client for Airflow 3's public REST API (`/api/v2`), as a service account authenticated by
-the account's one method (docs/airflow.md, "Authenticating to Airflow").
-
-A password account's JWT is fetched again once after a 401 (or a 403 about the token); a static token
-refused so is AirflowTokenRefused at once (it cannot be renewed here); an `httpx.Auth` runs on every request.
-Any other 401/403 is an AirflowAuthError; no answer, 5xx and 429 are AirflowUnavailable (retriable);
-everything else is translated into the errors of `consumers.airflow.errors`.
+the account's one method (docs/airflow.md, "Authenticating to Airflow"); `request` maps Airflow's answers onto
+the errors of `consumers.airflow.errors`.
 """
 
 from __future__ import annotations
@@ -120,12 +116,11 @@ class AirflowClient(AbstractAsyncContextManager["AirflowClient"]):
     async def get(self, path: str, params: dict[str, Any] | None = None) -> Any:
         return (await self.request("GET", path, params=params)).json()
 
-    async def pages(self, path: str, key: str, *, limit: int = 100,
-                    params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-        """Every item of a paged list endpoint (`{key: [...], "total_entries": n}`)."""
+    async def pages(self, path: str, key: str, *, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        """Every item of a paged list endpoint (`{key: [...], "total_entries": n}`), 100 a page."""
         items: list[dict[str, Any]] = []
         while True:
-            page = await self.get(path, {**(params or {}), "limit": limit, "offset": len(items)})
+            page = await self.get(path, {**(params or {}), "limit": 100, "offset": len(items)})
             batch = page.get(key, [])
             items.extend(batch)
             if not batch or len(items) >= int(page.get("total_entries", 0)):

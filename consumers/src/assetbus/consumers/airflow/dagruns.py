@@ -1,8 +1,5 @@
-"""Airflow DAG runs for readiness signals: one deterministic `dag_run_id` per signal.
-
-`POST /api/v2/dags/{dag_id}/dagRuns` with the same `dag_run_id` twice is refused (409) the
-second time, so a redelivered signal meets the run that already exists instead of creating a
-second one: run creation is idempotent, whatever happened to the process that sent the first POST.
+"""Airflow DAG runs for readiness signals: one deterministic `dag_run_id` per signal. Airflow refuses a second
+POST of that id (409), so a redelivered signal meets the run that exists: run creation is idempotent.
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
 """Consumer DAGs declared once, in Airflow (docs/airflow.md, of that name): the readiness rules of the DAGs
-Airflow tags `assetbus`, translated from their `PartitionedAssetTimetable` (`timetables`), kept in step.
-
-Airflow's REST API has no partition mapper, so the DAG list and tags come from it, and the timetable either
-from the rules the provider's cluster policy registered (`registered_translations`, the default) or from
-the `serialized_dag` table of Airflow's metadata database (`airflow_metadata_url`, read-only). Rules written
-from Airflow have `fileloc` `airflow:<dag_id>`; one whose DAG lost the tag or its rule is deactivated.
+Airflow tags `assetbus`, registered by the provider's cluster policy or read from Airflow's metadata database,
+kept in step. Rules written from Airflow have `fileloc` `airflow:<dag_id>`.
 """
 
 from __future__ import annotations
@@ -117,8 +113,7 @@ async def registered_translations(conn: AsyncConnection, tagged: Collection[str]
 async def sync_from_airflow(airflow: AirflowClient, transaction: Transaction, *, dag_ids: Collection[str] | None = None,
                             metadata_url: str | None = None) -> tuple[AirflowSyncReport, DeclaredReport]:
     """Airflow's assets and task registrations (of `dag_ids` only, if given), then the rules of the DAGs tagged
-    `assetbus`: registered ones, or, given `metadata_url`, those read from Airflow's metadata database. Reads
-    Airflow first, then writes in one transaction."""
+    `assetbus`; reads Airflow first, then writes in one transaction."""
     assets = await read_airflow_assets(airflow, dag_ids)
     tagged = await read_tagged_dags(airflow)
     timetables = await read_serialized_timetables(metadata_url, tagged) if metadata_url else None

@@ -43,10 +43,6 @@ class AirflowTokenRefused(AirflowAuthError):
 
 def error_kind(error: BaseException) -> str:
     """The metrics label of a failed call to Airflow: auth, not_found, refused, unavailable, or other."""
-    if isinstance(error, AirflowAuthError):
-        return "auth"
-    if isinstance(error, AirflowNotFound):
-        return "not_found"
-    if isinstance(error, AirflowRefused):
-        return "refused"
-    return "unavailable" if isinstance(error, AirflowError) else "other"
+    kinds = ((AirflowAuthError, "auth"), (AirflowNotFound, "not_found"), (AirflowRefused, "refused"),
+             (AirflowError, "unavailable"))
+    return next((kind for cls, kind in kinds if isinstance(error, cls)), "other")

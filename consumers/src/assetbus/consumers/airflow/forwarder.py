@@ -1,14 +1,6 @@
-"""The Airflow forwarder: every stored event of an asset that Airflow knows becomes one Airflow asset event
-(docs/airflow.md, "Forwarding events into Airflow").
-
-Exactly once, although Airflow's route has no idempotency key: per event, a ledger row
-(`storage.forwarded`) is committed as an *intent* before the POST and confirmed with Airflow's event id
-after it. No transaction, row lock or connection is held while Airflow is called: the intent's lease is
-taken in one short transaction and the answer recorded in another, so two forwarders (a rebalance) never
-post one event together. Whenever an earlier POST may have reached Airflow, Airflow's events of the asset
-are searched for the assetbus event id first. The events of an asset that a bridge-served DAG waits on are
-left to the bridge (`bridge_served`). One asset's events go in order, different assets at once
-(`concurrency`); a batch's offsets are committed once every event in it is settled.
+"""The Airflow forwarder: every stored event of an asset that Airflow knows becomes one Airflow asset event,
+exactly once through the intent ledger of `storage.forwarded` (docs/airflow.md, "Forwarding events into Airflow",
+tells how). A batch's offsets are committed once every event in it is settled.
 """
 
 from __future__ import annotations

@@ -10,8 +10,7 @@ from assetbus.consumers.readiness.metrics import SubscriberMetrics
 
 
 class BridgeMetrics(SubscriberMetrics):
-    """The bridge's subscribers' `SubscriberMetrics` (signals, lag, readiness latency) per DAG, plus the Airflow
-    runs created, Airflow's refusals and the outcomes read back."""
+    """The bridge's subscribers' `SubscriberMetrics` per DAG, plus its own of Airflow's runs."""
 
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
         super().__init__(registry)
@@ -30,8 +29,7 @@ class BridgeMetrics(SubscriberMetrics):
 
 
 class ForwarderMetrics:
-    """Events forwarded by outcome, Airflow's errors, the delay from storage to Airflow, the consumer's lag
-    (`consumer_lag`, `rebalances`, `commit_failures`: an `OffsetMetrics` for the shell)."""
+    """The forwarder's metrics; `consumer_lag`, `rebalances` and `commit_failures` are the shell's `OffsetMetrics`."""
 
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
         self.registry = r = registry or CollectorRegistry()

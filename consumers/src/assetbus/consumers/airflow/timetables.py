@@ -1,9 +1,6 @@
-"""Airflow 3.3's `PartitionedAssetTimetable` translated into an assetbus readiness rule (a ConsumerDag).
-
-Pure: reads the serialized timetable (`{"__type": ..., "__var": ...}`, as Airflow stores it in
-`serialized_dag.data["dag"]["timetable"]`). docs/airflow.md, "Consumer DAGs declared once, in Airflow",
-tables the mappers that have an assetbus mapping; anything else is reported by name, and the DAG then gets
-no rule rather than a different one.
+"""Airflow 3.3's serialized `PartitionedAssetTimetable` translated into an assetbus readiness rule (a ConsumerDag),
+purely. docs/airflow.md, "Consumer DAGs declared once, in Airflow", tables the mappers that have an assetbus
+mapping; anything else is reported by name, and the DAG then gets no rule rather than a different one.
 """
 
 from __future__ import annotations

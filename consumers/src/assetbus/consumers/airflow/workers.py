@@ -1,11 +1,6 @@
-"""The Airflow worker credential: proof that a token request comes from inside the deployment's workers
-(docs/airflow.md, "The trust boundary"). A signed token whose one scope, `airflow:worker`, can neither emit
-nor touch state: it asks `POST /airflow/tokens` for attempts Airflow vouches for, registers readiness rules
-(`PUT /airflow/dags/{dag_id}/rule`) and reads `GET /airflow/kafka`. Minted once per deployment (`assetbus
-token worker`) and kept as the password of the Airflow connection `assetbus_default`.
-
-The tokens a worker gets are signed by a `Minter` injected at the edge (`assetbus run api` binds the SDK's
-`task_token` / `dag_token` to the minting key), so the key never reaches this package.
+"""The Airflow worker credential (docs/airflow.md, "The trust boundary"): a signed token whose one scope,
+`airflow:worker`, can neither emit nor touch state. The tokens a worker gets are signed by a `Minter` injected
+at the edge (`assetbus run api`), so the minting key never reaches this package.
 """
 
 from __future__ import annotations

@@ -1,7 +1,5 @@
-"""The execution API application: `create_api(config)` → a FastAPI app (serve it with uvicorn).
-
-The lifespan opens the database engine, the raw asyncpg pool of the state store routes and the Kafka
-pieces (producer + reply reader) and closes them in reverse order, whatever fails (a start-up timeout too).
+"""The execution API application: `create_api(config)` → a FastAPI app (serve it with uvicorn). Its lifespan
+closes what it opened in reverse order, whatever fails (a start-up timeout too).
 """
 
 from __future__ import annotations

@@ -1,7 +1,5 @@
-"""What the execution API needs to run: one settings model (`ASSETBUS_API_*`, `.env`, or keywords).
-
-Built once at the edge (`assetbus run api`, tests) and passed in.
-"""
+"""What the execution API needs to run: one settings model (`ASSETBUS_API_*`, `.env`, or keywords), built once at
+the edge (`assetbus run api`, tests) and passed in."""
 
 from __future__ import annotations
 

@@ -1,8 +1,4 @@
-"""The routes' access to PostgreSQL: one transaction per request, driver faults → 503.
-
-A request that runs ONE statement can use `statement()` instead of `transaction()`: same atomicity, a
-third of the round trips of a one-row read. The state store routes use `raw()`, for the prepared
-statements of `storage.state` (no SQLAlchemy on the request path).
+"""The routes' access to PostgreSQL: one transaction (or one autocommit statement) per request, driver faults → 503.
 """
 
 from __future__ import annotations

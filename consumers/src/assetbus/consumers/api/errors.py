@@ -80,10 +80,6 @@ class StoreErrorBody(BaseModel):
     detail: StoreErrorDetail = Field(description="Why the request failed.")
 
 
-STORE_PATHS = ("/execution/store/", "/execution/state/")
-"""Paths whose errors are StoreErrorBody (Airflow's shape) rather than ErrorBody."""
-
-
 class ApiError(ConsumerError):
     """An expected failure with its HTTP status; rendered as an ErrorBody."""
 
@@ -99,7 +95,7 @@ def error_response(status: int, body: ErrorBody, headers: dict[str, str] | None 
                    path: str = "") -> JSONResponse:
     """`body` as JSON; on a state store `path`, reshaped as `{"detail": {"reason", "message", ...}}`."""
     content = body.model_dump(mode="json", exclude_none=True)
-    if path.startswith(STORE_PATHS):
+    if path.startswith(("/execution/store/", "/execution/state/")):
         content = {"detail": {"reason": content.pop("code"), **content}}
     return JSONResponse(content, status_code=status, headers=headers)
 
@@ -130,19 +126,15 @@ def _answer(error: Exception) -> tuple[int, ErrorBody, dict[str, str] | None]:
     return 500, ErrorBody(code=ApiErrorCode.INTERNAL, message="internal error"), None
 
 
-def render_error(request: Request, error: Exception) -> JSONResponse:
+async def render_error(request: Request, error: Exception) -> JSONResponse:
     """The response the API gives `error`: its exception handler, and code that answers outside FastAPI's routing."""
     return error_response(*_answer(error), request.url.path)
-
-
-async def _handle(request: Request, error: Exception) -> JSONResponse:
-    return render_error(request, error)
 
 
 def install_handlers(app: FastAPI) -> None:
     for kind in (ApiError, RequestValidationError, StateConflict, StorageUnavailable, StarletteHTTPException,
                  Exception):
-        app.add_exception_handler(kind, _handle)
+        app.add_exception_handler(kind, render_error)
 
 
 def etag(version: int) -> str:

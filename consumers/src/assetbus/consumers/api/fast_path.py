@@ -1,18 +1,8 @@
-"""The API's hot routes without FastAPI's per-request dependency resolution (docs/benchmarks.md, "Prepared
-statements and the task state fast path"): GET, PUT and DELETE of `/execution/store/ti/{task_instance_id}/
-{key:path}` (and the `/execution/state/ti/…` alias), and `POST /execution/asset-events/emit`. `FastPath` parses
-what the route declares, calls the route's own handler (`routes.task_state`, `routes.emit`), and renders an
-error with the app's own exception handlers and a receipt as FastAPI renders the route's response model, so a
-response is the same, byte for byte.
-
-It only takes a request it can parse exactly as FastAPI would: a canonical task instance id, a key
-that passes the route's pattern, `Authorization: Bearer <token>`, a JSON body (`Content-Type:
-application/json` exactly; FastAPI does not read a body without a content type as JSON) that
-validates. Anything else (a malformed id or key, another auth scheme, another content type, a body
-that does not validate, a root path) goes to FastAPI unchanged, which answers it as before (a 422
-with its field errors, say): nothing is done before that decision, so the fallback has no side
-effects. It sits inside the version, body-limit and metrics middleware (the body is already
-buffered, and the request is counted under its route template).
+"""The task state key routes and the HTTP emit without FastAPI's per-request dependency resolution, answered
+byte for byte as FastAPI would (docs/benchmarks.md, "Prepared statements and the task state fast path" and "The
+HTTP emit on the fast path"). A request it cannot parse exactly as FastAPI would goes to FastAPI unchanged:
+nothing is done before that decision, so the fallback has no side effects. It sits inside the version,
+body-limit and metrics middleware (the body is already buffered, the request counted under its route template).
 """
 
 from __future__ import annotations
@@ -25,6 +15,7 @@ from typing import Any, TypeVar
 
 from fastapi.routing import APIRoute
 from pydantic import BaseModel, ValidationError
+from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -48,17 +39,9 @@ Answer = Callable[[], Awaitable[Response]]
 _Body = TypeVar("_Body", bound=BaseModel)
 
 
-def _header(scope: Scope, name: bytes) -> str | None:
-    """The first value of a header (names are lower case in ASGI), as Starlette's `Headers.get`."""
-    for key, value in scope["headers"]:
-        if key == name:
-            return bytes(value).decode("latin-1")
-    return None
-
-
 def _bearer(scope: Scope) -> str | None:
     """The token of `Authorization: Bearer <token>`, or None where FastAPI's `HTTPBearer` should decide."""
-    authorization = _header(scope, b"authorization")
+    authorization = Headers(scope=scope).get("authorization")
     if authorization is None or not authorization.startswith(_BEARER):
         return None
     token = authorization[len(_BEARER):].strip()
@@ -77,7 +60,7 @@ async def _body(receive: Receive) -> bytes:
 
 async def _json_body(scope: Scope, receive: Receive, body_read: list[bytes], model: type[_Body]) -> _Body | None:
     """The body as FastAPI would hand it to the route, or None for FastAPI to answer (422 with field errors)."""
-    if _header(scope, b"content-type") != "application/json":
+    if Headers(scope=scope).get("content-type") != "application/json":
         return None  # FastAPI decides what another (or no) content type means
     raw = await _body(receive)
     body_read.append(raw)
@@ -112,7 +95,7 @@ class FastPath:
         try:
             response = await answer()
         except Exception as error:
-            response = render_error(Request(scope), error)
+            response = await render_error(Request(scope), error)
         await response(scope, receive, send)
 
     async def _parse(self, scope: Scope, receive: Receive, body_read: list[bytes]) -> Answer | None:
@@ -168,11 +151,12 @@ class FastPath:
         verifier = app_state.verifier
         if method == "GET":
             return lambda: task_state.get_value(ti_id, key, caller_of(verifier, token), db)
-        if_match = _header(scope, b"if-match")
+        headers = Headers(scope=scope)
+        if_match = headers.get("if-match")
         if method == "DELETE":
             return lambda: task_state.delete_value(ti_id, key, caller_of(verifier, token), db, if_match)
         body = await _json_body(scope, receive, body_read, TaskStoreValueIn)
         if body is None:
             return None
-        if_none_match = _header(scope, b"if-none-match")
+        if_none_match = headers.get("if-none-match")
         return lambda: task_state.put_value(ti_id, key, body, caller_of(verifier, token), db, if_match, if_none_match)

@@ -1,9 +1,7 @@
-"""HTTP emissions: build the command from the body and the caller's token, send it through Kafka
-to the persister, and wait for its receipt (the same pipeline as the SDK, the same guarantees).
-
-A command the cluster's ACLs refuse is answered 503 naming the ACL, held in `refusals` (`/readyz` fails on it)
-until a command goes through again. A refused batch leaves the idempotent producer's sequence numbers out of
-order for good, so the toolkit's `RenewableProducer` starts a new producer before the next command."""
+"""HTTP emissions: build the command from the body and the caller's token, send it through Kafka to the persister,
+and wait for its receipt (the same pipeline as the SDK, the same guarantees). A refused batch leaves the idempotent
+producer's sequence numbers out of order for good, so `RenewableProducer` starts a new one before the next command.
+"""
 
 from __future__ import annotations
 

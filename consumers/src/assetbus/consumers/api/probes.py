@@ -1,6 +1,5 @@
 """The API's own `/metrics`, `/healthz` and `/readyz` (no token needed), and its request metrics, summed over
-the workers under `--workers N` (`assetbus.consumers.api.server`). Its `/metrics` also serves the pipeline-wide
-gauges of `PipelineGauges`, so one scrape target shows how far behind every group is.
+the workers under `--workers N` (docs/metrics.md).
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
-"""Who is calling: a verified bearer token (signature, audience, expiry), its scopes, and what it may touch.
-
-A task token (scope `ti:self`) may touch only the state of the task instance its claims name;
-its `ti_id` is derived from the claims, never taken from the caller.
-"""
+"""Who is calling: a verified bearer token (signature, audience, expiry), its scopes, and what it may touch (a
+task token only the task instance its claims name)."""
 
 from __future__ import annotations
 

@@ -1,15 +1,12 @@
 """How `assetbus run api` serves the app: uvicorn with the configured loop and parser, one or more workers.
-
-With `workers > 1` the parent binds the socket, forks the workers (each builds its own app, so each
-has its own event loop, database pool and Kafka producer) and waits: SIGTERM/SIGINT go to every
-worker, and when one worker ends the others are stopped and the parent exits with that worker's
-code, so a supervisor restarts the whole service rather than running it short of a worker. Their
-request metrics are summed through prometheus-client's multiprocess mode (docs/metrics.md, "The API
-under `--workers N`").
+With `workers > 1` the parent binds the socket, forks the workers (each builds its own app) and passes them
+SIGTERM/SIGINT; their request metrics are summed through prometheus-client's multiprocess mode (docs/metrics.md,
+"The API under `--workers N`").
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
@@ -100,10 +97,8 @@ def _supervise(children: list[int]) -> int:
         nonlocal stopping
         stopping = True
         for pid in running:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signum)
-            except ProcessLookupError:
-                pass
 
     signal.signal(signal.SIGTERM, forward)
     signal.signal(signal.SIGINT, forward)

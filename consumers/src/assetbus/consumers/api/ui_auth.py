@@ -1,7 +1,5 @@
-"""Sign-in of the operators' page (docs/ui.md, "Sign-in"): an **operator token**, a JWT with scope `ui:read` and
-nothing else, signed with the installation's minting key (`assetbus token operator`) and verified with the API's
-verification keys. It carries no provenance, so the persister and the execution routes refuse it as an emitter
-token. `/ui/api/*` takes it as `Authorization: Bearer <token>`, or from the cookie `/ui/login` sets.
+"""Sign-in of the operators' page with an operator token, scope `ui:read` and no provenance (docs/ui.md,
+"Sign-in"), as `Authorization: Bearer <token>` or from the cookie `/ui/login` sets.
 """
 
 from __future__ import annotations

@@ -1,6 +1,5 @@
-"""Dated API versions (`Assetbus-API-Version: 2026-11-29`; docs/state.md, "Versions"): the newest version not
-later than the requested date serves a request. Adding response fields or optional request fields needs no new
-version; changing or removing one does, and the old behaviour stays for old dates.
+"""Dated API versions (`Assetbus-API-Version: 2026-11-29`; docs/state.md, "Versions" tells when a new one is
+needed): the newest version not later than the requested date serves a request.
 """
 
 from __future__ import annotations
@@ -9,6 +8,7 @@ import re
 from datetime import date
 
 from fastapi import Header
+from starlette.datastructures import Headers, MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from assetbus.consumers.api.errors import ApiErrorCode, ErrorBody, error_response
@@ -61,10 +61,8 @@ class ApiVersionMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        wanted = VERSION_HEADER.lower().encode()
-        raw = next((value for name, value in scope["headers"] if name == wanted), None)
         try:
-            version = resolve_version(raw.decode("latin-1") if raw is not None else None)
+            version = resolve_version(Headers(scope=scope).get(VERSION_HEADER))
         except UnsupportedVersion as error:
             body = ErrorBody(code=ApiErrorCode.UNSUPPORTED_API_VERSION,
                              message=f"{error}; supported: {', '.join(API_VERSIONS)}")
@@ -74,8 +72,7 @@ class ApiVersionMiddleware:
 
         async def send_with_version(message: Message) -> None:
             if message["type"] == "http.response.start":
-                message = {**message, "headers": [*message.get("headers", []),
-                                                   (wanted, version.encode())]}
+                MutableHeaders(scope=message).append(VERSION_HEADER, version)
             await send(message)
 
         await self.app(scope, receive, send_with_version)

@@ -1,10 +1,7 @@
 """Token verification with a cache: a task sends many commands with one token; verify its signature once.
 
-Verifying an HS256 JWT and validating its claims costs ~80 µs, more than storing the event. A token
-that verified once keeps verifying (the signature is a function of the bytes and the secret; `iat`
-and `nbf` only get further in the past) except for expiry, which is checked on every use. What the
-persister derives from a token's provenance (dedupe scope, JSON of the source) is computed once too.
-Shared by the persister and the execution API.
+A token that verified once keeps verifying (the signature is a function of the bytes and the secret; `iat`
+and `nbf` only get further in the past) except for expiry, which is checked on every use.
 """
 
 from __future__ import annotations

@@ -69,13 +69,11 @@ class JwksFile:
 
 
 class JwksUrl:
-    """A JWKS served over HTTP(S), cached; an unknown `kid` re-fetches (rate-limited)."""
+    """A JWKS served over HTTP(S) (5 s timeout), cached; an unknown `kid` re-fetches, at most once every 10 s."""
 
-    def __init__(self, url: str, *, lifespan_s: int = 300, min_refetch_s: float = 10.0,
-                 timeout_s: float = 5.0) -> None:
+    def __init__(self, url: str) -> None:
         self.url = url
-        self._client = PyJWKClient(url, cache_keys=False, lifespan=lifespan_s, timeout=int(timeout_s))
-        self._min_refetch_s = min_refetch_s
+        self._client = PyJWKClient(url, cache_keys=False, lifespan=300, timeout=5)
         self._lock = threading.Lock()
         self._keys: dict[str, PyJWK] = {}
         self._fetched_at = 0.0
@@ -87,7 +85,7 @@ class JwksUrl:
 
     def key(self, kid: str) -> PyJWK:
         with self._lock:
-            if kid not in self._keys and time.monotonic() - self._fetched_at >= self._min_refetch_s:
+            if kid not in self._keys and time.monotonic() - self._fetched_at >= 10.0:
                 try:
                     self._refresh()
                 except jwt.PyJWTError as error:
@@ -107,6 +105,4 @@ class StaticKeys:
 
 def key_source(location: str) -> KeySource:
     """A JWKS file path, or an http(s) URL."""
-    if location.startswith(("http://", "https://")):
-        return JwksUrl(location)
-    return JwksFile(location)
+    return JwksUrl(location) if location.startswith(("http://", "https://")) else JwksFile(location)

@@ -1,9 +1,6 @@
-"""Reading the dead-letter topic: the newest records with the reason the persister gave in their
-`assetbus.dlq.*` headers, read with a group-less consumer (assign and seek; nothing is committed).
-
-An emission record carries its emitter's token, so what is shown of a dead letter goes through
-`redact`: JWT-looking values and the string values of `token` fields become `"<redacted>"`. The
-original bytes (`read_dead_letter`, for a redrive) are never altered.
+"""Reading the dead-letter topic with a group-less consumer (nothing is committed). An emission record carries
+its emitter's token, so what is shown of a dead letter goes through `redact`; the original bytes
+(`read_dead_letter`, for a redrive) are never altered.
 """
 
 from __future__ import annotations

@@ -1,6 +1,5 @@
 """What the broker says: consumer-group lag, partitions and end offsets, and the cluster with some topics'
-partition counts and settings. It asks with an admin client and group-less consumers: it never joins a group
-or commits anything.
+partition counts and settings, asked without joining a group or committing anything.
 """
 
 from __future__ import annotations

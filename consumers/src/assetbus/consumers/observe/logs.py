@@ -1,10 +1,5 @@
-"""Structured logs: one line per event, as key=value pairs or as JSON, with the `extra=` fields.
-
-`log.warning("dead letter", extra={"reason": "not_json", "source_offset": 17})` prints
-`ts=2026-10-01T12:00:00.123Z level=WARNING logger=assetbus.persister msg="dead letter" reason=not_json
-source_offset=17` (on one line). A library's repeated warnings and errors are limited (`RepeatLimiter`,
-docs/operations.md, "Dead letters, logs and metrics"), and the event loop's second report of a failed TLS
-connection is a debug line (`handle_loop_error`).
+"""Structured logs: one line per event, as key=value pairs or as JSON, with the `extra=` fields; a library's
+repeated warnings and errors limited (docs/operations.md, "Dead letters, logs and metrics").
 """
 
 from __future__ import annotations
@@ -119,8 +114,7 @@ def handle_loop_error(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) 
     uvloop reports it again: `Future exception was never retrieved` when the cyclic collector frees the
     handshake's unawaited future (an untrusted CA), or "Fatal error on SSL protocol" with `RuntimeError: ...
     the handler is closed` when it writes to a transport already torn down (a refused SASL login;
-    MagicStack/uvloop issues #68, #471). `install_loop_handler` puts it on the CLI's service loops and on the
-    API's uvicorn loop (its lifespan)."""
+    MagicStack/uvloop issues #68, #471)."""
     error = context.get("exception")
     message = str(context.get("message", ""))
     closed_transport_write = (isinstance(error, RuntimeError) and "the handler is closed" in str(error)

@@ -1,8 +1,6 @@
-"""Pipeline-wide metrics for Prometheus (docs/metrics.md): every consumer group's lag and the records ever
-written to the dead-letter topic, refreshed from the broker every `interval_s` by a background task, so a scrape
-never waits on Kafka. A collector, not metric objects: the values are the broker's, the same in every process,
-so under the API's multiprocess mode each worker serves its own snapshot and nothing is summed. A refresh
-refused for want of Describe is recorded in `refusals` (the API's `/readyz` names the ACL).
+"""Pipeline-wide metrics for Prometheus (docs/metrics.md), refreshed from the broker every `interval_s` by a
+background task, so a scrape never waits on Kafka. A collector, not metric objects: the values are the broker's,
+the same in every process, so under the API's multiprocess mode nothing is summed.
 """
 
 from __future__ import annotations

@@ -1,12 +1,7 @@
 """What the services' metrics share: histogram buckets (so dashboards compare like with like), the consumer
-shell's offset metrics, and what every `/metrics` serves beside the service's own metrics, read from the
-process at each scrape: `assetbus_build_info`, `assetbus_log_lines_suppressed_total` (the lines `logs.REPEATS`
-held back) and `assetbus_kafka_access_denied` (from the service's `AccessRefusals`, the record `/readyz` reads
-too); their meaning is in docs/metrics.md.
-
-The process's metrics are a collector, not metric objects: under prometheus-client's multiprocess mode (the
-API's workers) a gauge would be written to the shared directory once per worker; this is the process's own
-answer.
+shell's offset metrics, and the process's metrics every `/metrics` serves (docs/metrics.md). Those are a
+collector, not metric objects: under prometheus-client's multiprocess mode (the API's workers) a gauge would be
+written to the shared directory once per worker.
 """
 
 from __future__ import annotations

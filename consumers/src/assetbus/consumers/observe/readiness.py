@@ -1,8 +1,5 @@
-"""The readiness check behind every `/readyz` (docs/metrics.md, "Where each service serves them"): broker,
-database, migrations head and, with `access`, the `kafka_access` check of the refusals the service's work holds
-now. Each check opens its own short-lived connection (a real round trip, from any event loop or thread); results
-are cached for a moment so a busy prober costs little. A check named in `degraded_without` (the API's broker)
-is reported but leaves the service ready (`status: "degraded"`, HTTP 200); `kafka_access` never is one.
+"""The readiness check behind every `/readyz` (docs/metrics.md, "Where each service serves them", tells its checks
+and statuses). Each check opens its own short-lived connection (a real round trip, from any event loop or thread).
 """
 
 from __future__ import annotations

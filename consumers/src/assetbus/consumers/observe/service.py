@@ -30,9 +30,8 @@ __all__ = ["Service", "cancel_and_wait", "every"]  # the periodic loop is the to
 
 
 class Service:
-    """Base of the persister, the scheduler, the bridge and the forwarder: a service fills in the steps
-    (`dependencies`, `open`, `join`, `probed`, `started`) that `start()` runs in order; `async with` runs `start()`
-    and `stop()`."""
+    """Base of the persister, the scheduler, the bridge and the forwarder: a service fills in the steps that
+    `start()` runs in order; `async with` runs `start()` and `stop()`."""
 
     log: logging.Logger = logging.getLogger("assetbus.service")
     shell: ServiceShell[Any] | None = None

@@ -1,14 +1,6 @@
-"""The routes Airflow's side calls under `/airflow/` (outside `/execution/`, whose routes need the task token
-these mint); each needs the worker credential (scope `airflow:worker`) or, for `/tokens`, an attestation.
-
-- `POST /airflow/tokens`: a short-lived emitter token for a running task attempt or DAG run, proven by
-  identity mode (`ApiConfig.airflow_identity`): docs/security.md, "Identity modes" and "Tokens for Airflow
-  attempts"; the token names the attested attempt, never the body's.
-- `GET /airflow/kafka`: the brokers and topic prefix named to every worker (nothing secret), for
-  `AssetbusHook.test_connection()`.
-- `PUT /airflow/dags/{dag_id}/rule`: a DAG's readiness rule from its serialized timetable, sent by the
-  provider's cluster policy where Airflow parses DAGs; stored with `fileloc` `airflow:<dag_id>`, inactive while
-  new (docs/airflow.md, "How the rule reaches assetbus"); a rule synced from a file is never overwritten.
+"""The routes Airflow's side calls under `/airflow/`; each needs the worker credential (scope `airflow:worker`)
+or, for `/tokens`, an attestation (docs/security.md, "Identity modes" and "Tokens for Airflow attempts";
+docs/airflow.md, "How the rule reaches assetbus").
 """
 
 from __future__ import annotations

@@ -1,7 +1,5 @@
-"""`POST /execution/asset-events/emit`: an emission for notifiers and webhooks that cannot speak Kafka
-(docs/state.md, "Emitting over HTTP"). Same body and rules as `emit()`; provenance comes from the bearer
-token. The answer is the persister's receipt: 200 for accepted or duplicate, else the rejection's status
-and error code, or 504 if no receipt came in time (resend with the same `command_id`).
+"""`POST /execution/asset-events/emit`: an emission for notifiers and webhooks that cannot speak Kafka, answered
+with the persister's receipt (docs/state.md, "Emitting over HTTP"); provenance comes from the bearer token.
 """
 
 from __future__ import annotations

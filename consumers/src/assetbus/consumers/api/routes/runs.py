@@ -1,9 +1,6 @@
 """`POST /execution/runs/{run_id}/claim`, `.../renew` and `.../finish`: the run ledger of downstream subscribers
-(docs/consumer-dags.md, "The scheduler, live": a claim is a lease with a fencing token).
-
-Each route is one of the storage layer's conditional UPDATEs on `consumer_runs` (`claim_run`, `renew_run`,
-`finish_run`). The caller holds a **subscriber token** (`assetbus token subscriber`): scope `runs:claim` and a
-`dag_id` claim, no provenance (the persister and the state routes refuse it); it may touch its DAG's runs only.
+(docs/consumer-dags.md, "The scheduler, live"), each one conditional UPDATE of `storage.runs`. The caller holds
+a subscriber token (scope `runs:claim` and a `dag_id` claim); it may touch its DAG's runs only.
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
 """Task state store: `/execution/store/ti/{task_instance_id}/{key:path}` and the clear, as Airflow 3.3 (docs/state.md,
-"Task state over HTTP"; the seed's `/execution/state/ti/…` paths are deprecated aliases of the same handlers).
-
-A task token touches only its own `task_instance_id` (derived from its claims); clearing every map index of the
-task needs scope `ti:mapped`. Each request is one prepared SQL statement that commits by itself (`db.raw()`,
-`storage.state`; a failed compare-and-set reads the current version in the same statement).
+"Task state over HTTP"), and the deprecated `/execution/state/ti/…` aliases. Each request is one prepared SQL
+statement that commits by itself (`db.raw()`, `storage.state`).
 """
 
 from __future__ import annotations

@@ -1,6 +1,5 @@
-"""`/ui`: the operators' page, and the read-only JSON it polls under `/ui/api/...` (docs/ui.md). Every listing is
-one page of a keyset-paginated, indexed query (`before` / `after` cursors, at most `MAX_PAGE` rows). The page
-and these routes change nothing and need an operator token (ui_auth.py).
+"""`/ui`: the operators' page, and the read-only JSON it polls under `/ui/api/...` (docs/ui.md), each listing one
+page of a keyset-paginated, indexed query (`before` / `after` cursors, at most `MAX_PAGE` rows).
 """
 
 from __future__ import annotations
