@@ -80,6 +80,7 @@ class ServiceShell(Generic[Prepared]):
         self.offsets = Offsets(metrics, settings.revoke_wait_s, log=self.log)
         self.retry = retry or RetryPolicy()
         self.batches = 0
+        self.failures = 0
         self._handler = handler
         self._prepare = prepare
         no_overlap = settings.max_records + 1  # without a prepare stage there is nothing to overlap
@@ -279,7 +280,8 @@ class ServiceShell(Generic[Prepared]):
                 self.offsets.release()
 
     def _failed(self, records: list[Any], generation: int, error: Exception) -> None:
-        """A batch that failed (its handler, or its preparation): rewound for redelivery, logged."""
+        """A batch that failed (its handler, or its preparation): rewound for redelivery, logged, counted."""
+        self.failures += 1
         self.offsets.rewind(records, generation)
         self.log.error("batch failed; rewound for redelivery", exc_info=error, extra={"records": len(records)})
         if self._on_failure is not None:
