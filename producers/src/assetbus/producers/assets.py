@@ -1,8 +1,6 @@
-"""The task-facing handle: `orders = Asset("orders", uri=...)`, then `orders.emit(...)` while a task runs.
-
-A handle is plain data: declaring one at module level is fine while a DAG file is parsed; only
-emitting needs a running task or callback (see producers.context). Identity and destination come
-from that context, never from the arguments.
+"""The task-facing handle: `orders = Asset("orders", uri=...)`, then `orders.emit(...)` while a task runs
+(docs/emitting.md, "Emit from a task"). Identity and destination come from the running task's context
+(`producers.context`), never from the arguments.
 """
 
 from __future__ import annotations

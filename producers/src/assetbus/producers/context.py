@@ -1,10 +1,7 @@
-"""Who is emitting: the running task's or callback's context, from its runner.
-
-A runner hands it over in the environment (`ASSETBUS_TOKEN`, the `KAFKA_*` variables, `ASSETBUS_TOPIC_PREFIX`,
-optionally `ASSETBUS_OUTLETS`: a JSON list of `{"name", "uri"}` that narrows the token's publication policy on
-the client) or explicitly, `with task_context(token=...)` (a contextvar: it follows asyncio tasks, not threads),
-which wins. `forbid_emission(reason)` marks code that must not emit even with a token in the environment. With
-none of these, emitting raises NoEmissionContext (docs/emitting.md).
+"""Who is emitting: the running task's or callback's context, from its runner: in the environment (`ASSETBUS_TOKEN`,
+the `KAFKA_*` variables, `ASSETBUS_TOPIC_PREFIX`, optionally `ASSETBUS_OUTLETS`: a JSON list of `{"name", "uri"}`
+that narrows the token's publication policy on the client) or, winning over it, `with task_context(token=...)` (a
+contextvar: it follows asyncio tasks, not threads). The rest, `forbid_emission` included: docs/emitting.md.
 """
 
 from __future__ import annotations

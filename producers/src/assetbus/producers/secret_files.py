@@ -1,10 +1,5 @@
 """Secrets given as files: `NAME_FILE=/path` stands for `NAME=<the file's content>`, as Kubernetes and Docker
-mount secrets.
-
-One mechanism for every secret and key assetbus reads from its environment: `expand_file_variables()` runs once
-at each edge that reads the environment (the `assetbus` command, `AssetbusStoreBackend` in Airflow's api-server,
-a worker's token request) and sets each `NAME` from its `NAME_FILE`, without the file's trailing newline. Both
-set (differently), or a file that cannot be read, is an error naming the variable, never the secret.
+mount secrets; docs/security.md ("Secrets as files") says where it runs and what it refuses.
 """
 
 from __future__ import annotations

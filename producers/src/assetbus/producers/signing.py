@@ -1,8 +1,6 @@
-"""Signing keys: an Ed25519 (EdDSA) or RSA (RS256) private key with its key id, held only where tokens
-are minted. Services verify with the public half, published as a JWKS (`SigningKey.jwks()`).
-
-The key id (`kid`) defaults to the RFC 7638 thumbprint of the public key, so it is stable across
-processes and distinct for every key: publishing old and new public keys side by side rotates keys.
+"""Signing keys: an Ed25519 (EdDSA) or RSA (RS256) private key with its key id (by default the RFC 7638
+thumbprint of the public key), held only where tokens are minted. Services verify with the public half, published
+as a JWKS (`SigningKey.jwks()`); docs/security.md, "Key rotation", rotates keys with it.
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
-"""OpenTelemetry context in Kafka record headers (W3C `traceparent`, plus `tracestate` when set).
-
-Every stage of the pipeline opens one short span per record it handles and puts that span's context
-into the headers of the records it writes: emit → stored → signalled → handled. Only the
-`opentelemetry-api` package is needed: without an SDK configured its tracer is a no-op, spans cost
-next to nothing and the headers carry the caller's context unchanged (none when there is none).
+"""OpenTelemetry context in Kafka record headers (W3C `traceparent`, plus `tracestate` when set): the spans and
+headers of each stage are tabled in docs/operations.md, "Traces". Only the `opentelemetry-api` package is needed:
+without an SDK configured its tracer is a no-op, spans cost next to nothing and the headers carry the caller's
+context unchanged (none when there is none).
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
-"""What an emitter token says: the provenance it vouches for, its scopes, and what it may publish.
-
-The publication policy (`publish`) is a signed claim, so the persister and the SDK read the same rule:
-`"*"` means any registered asset; a list names the assets (name *and* URI) the task, or the DAG run's
-callbacks, may emit. A token without the claim may publish nothing.
+"""What an emitter token says: the provenance it vouches for, its scopes, and what it may publish (the signed
+`publish` claim, which the persister and the SDK both read; docs/security.md, "What a token says").
 """
 
 from __future__ import annotations

@@ -12,11 +12,7 @@ from assetbus.schemas.readiness import ReadinessSignal
 from assetbus.schemas.receipts import Receipt
 
 MESSAGES: dict[str, type[BaseModel]] = {
-    "EmissionCommand": EmissionCommand,
-    "Receipt": Receipt,
-    "AssetEvent": AssetEvent,
-    "ReadinessSignal": ReadinessSignal,
-}
+    model.__name__: model for model in (EmissionCommand, Receipt, AssetEvent, ReadinessSignal)}
 
 
 def json_schemas() -> dict[str, dict[str, Any]]:

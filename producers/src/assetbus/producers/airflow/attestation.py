@@ -1,12 +1,7 @@
-"""Attested task tokens: a task's emission token, minted from the identity Airflow verified.
-
-Task code never holds the task's execution-API JWT, but the supervisor sends every state store call with
-it. So the SDK asks for its token by reading one reserved task-state key, `ATTESTATION_KEY`; Airflow checks
-that the JWT is the scope's task instance (`ti:self`) and calls `AssetbusStoreBackend.get` in the api-server,
-whose `Attestor` reads the try from Airflow's metadata, signs a one-minute attestation (scope
-`airflow:attested`: it can neither emit nor touch state) and exchanges it at the minter (`POST
-/airflow/tokens`), which decides the token's lifetime from the attempt's state. docs/airflow.md, "Identity
-modes", has the whole flow, and why a worker with `[workers] state_store_backend` may not run attested.
+"""Attested task tokens: a task reads the reserved task-state key `ATTESTATION_KEY`, and in the api-server the
+`Attestor` signs a one-minute attestation of the try Airflow verified (scope `airflow:attested`: it can neither
+emit nor touch state) and exchanges it at the minter (`POST /airflow/tokens`) for the emission token.
+docs/airflow.md, "Identity modes", has the whole flow.
 """
 
 from __future__ import annotations

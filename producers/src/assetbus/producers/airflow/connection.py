@@ -1,10 +1,7 @@
-"""Where a worker finds assetbus: the Airflow connection `assetbus_default` (type `assetbus`), whose fields
-docs/airflow.md, "Configuration", tables (host, password, extras `topic_prefix`, `kafka`, `kafka_conn_id`).
-
-It is read through Airflow's own connection API (`airflow.sdk.Connection`), so it comes from the
-deployment's secrets backend, and Airflow masks its secrets in task logs. When Airflow has no such
-connection (or is not installed), the environment is the fallback: `ASSETBUS_API_URL`,
-`ASSETBUS_AIRFLOW_WORKER_TOKEN`, `ASSETBUS_TOPIC_PREFIX` and `KAFKA_*`.
+"""Where a worker finds assetbus: the Airflow connection `assetbus_default` (type `assetbus`), else the
+environment; docs/airflow.md, "Configuration", tables its fields and the fallbacks. It is read through Airflow's
+own connection API (`airflow.sdk.Connection`), so it comes from the deployment's secrets backend, and Airflow
+masks its secrets in task logs.
 """
 
 from __future__ import annotations

@@ -1,11 +1,6 @@
-"""Emitter tokens for Airflow attempts (task code holds no key), in one of two identity modes
-(`ASSETBUS_AIRFLOW_IDENTITY`; docs/airflow.md, "Identity modes").
-
-`attested` (the default): a task attempt's token comes through Airflow's state store (`attestation.py`);
-a callback whose try Airflow has already replaced (a retry callback) and DAG-level callbacks have no such
-channel in Airflow 3.3.2, so they get a DAG-run token with the worker credential. `credential`: every
-token is asked of the API with the worker credential (`connection.py`), once per attempt and process, and
-again shortly before it expires.
+"""Emitter tokens for Airflow attempts (task code holds no key), in the identity mode `ASSETBUS_AIRFLOW_IDENTITY`
+names (docs/airflow.md, "Identity modes", says which attempts each mode serves how); each is asked once per
+attempt and process, and again shortly before it expires.
 """
 
 from __future__ import annotations

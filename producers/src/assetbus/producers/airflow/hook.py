@@ -1,8 +1,6 @@
 """`AssetbusHook`: the `assetbus` connection type (its form is declared in `provider.py`, its fields read in
-`connection.py`) and a hook to emit with: `AssetbusHook().emit(orders, partition_key="batch-41")`.
-
-`test_connection()` runs for the UI's and REST API's Test button (`[core] test_connection = Enabled`) and
-`airflow connections test` (docs/airflow.md, "Configuration": Testing the connection).
+`connection.py`) and a hook to emit with: `AssetbusHook().emit(orders, partition_key="batch-41")`. What
+`test_connection()` checks: docs/airflow.md, "Configuration": Testing the connection.
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
-"""Can this deployment run attested? Checked where each half runs (docs/airflow.md, "Identity modes": Check it).
-
-In Airflow's api-server, `AttestationCheck` (the `assetbus_state` plugin's middleware) logs as an error each
-reason the backend cannot mint; on a worker, `identity_report` (the connection test) says which identity
-mode is in force and why.
+"""Can this deployment run attested? `AttestationCheck` checks it in Airflow's api-server, `identity_report` on a
+worker (docs/airflow.md, "Identity modes": Check it).
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
 """`AssetbusEmitOperator`: emit an asset from a DAG built of classic operators (docs/airflow.md, "The operator").
 
     AssetbusEmitOperator(task_id="announce", asset=orders, partition_key="{{ ds }}", dedupe_key="{{ ds }}")
-
-The asset's name and URI and the emission's options are templated fields. Given an `asset`, the task declares
-it as its outlet unless `outlets=` says otherwise: the attempt's token may publish only the declared outlets.
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
 """The provider's cluster policy (`airflow.policy` entry point): in Airflow's dag-processor, each DAG tagged
-`assetbus` registers its readiness rule, its timetable serialized as Airflow serializes it, with the assetbus
-API (`PUT /airflow/dags/{dag_id}/rule`, as the worker credential); docs/airflow.md, "Consumer DAGs declared
-once, in Airflow". It never fails a DAG: every problem is one warning naming the DAG in the dag-processor's
-log, and the DAG loads as it is. Elsewhere (a worker, `dag.test()`, a test's DagBag) it does nothing.
+`assetbus` registers its readiness rule with the assetbus API; docs/airflow.md, "Consumer DAGs declared once, in
+Airflow", tells how, and why it never fails a DAG (every problem is one warning).
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
-"""The assetbus queue URI of Airflow's `MessageQueueTrigger`: which readiness topic an AssetWatcher reads.
+"""The assetbus queue URI of Airflow's `MessageQueueTrigger` (docs/airflow.md, "Event-driven scheduling"): which
+readiness topic an AssetWatcher reads, with `AssetbusReadinessTrigger`'s options `conn_id` and `group_id`.
 
     assetbus://readiness/<dag_id>[?conn_id=<airflow connection>&group_id=<consumer group>]
-
-`conn_id` and `group_id` are `AssetbusReadinessTrigger`'s options of the same names. A URI that names no
-readiness topic raises `InvalidQueue` when the DAG file is parsed, saying what it should look like.
 """
 
 from __future__ import annotations

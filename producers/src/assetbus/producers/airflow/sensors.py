@@ -1,6 +1,5 @@
-"""`AssetbusPartitionSensor`: wait, deferred, until assetbus has stored partition X of asset Y (docs/airflow.md,
-"Event-driven scheduling"). It defers at once to `AssetbusPartitionTrigger`, so no worker slot is held; the
-stored event is its XCom `return_value`, and it fails after `timeout` (Airflow's own deferral timeout).
+"""`AssetbusPartitionSensor`: wait, deferred to `AssetbusPartitionTrigger`, until assetbus has stored partition X
+of asset Y (docs/airflow.md, "Event-driven scheduling").
 """
 
 from __future__ import annotations

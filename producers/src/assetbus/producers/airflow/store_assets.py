@@ -1,12 +1,7 @@
-"""Which asset an Airflow `AssetScope` names, and which Airflow task asks for its state (docs/airflow.md,
-"State store backend": asset state is opened only to a task registered with the asset).
-
-Airflow 3.3.2's execution API does not pass the calling task to the backend. `StateCallerMiddleware`, a root
-middleware of the api-server (Airflow's `fastapi_root_middlewares`), keeps the bearer token of each
-`/execution/` request in a context variable for the length of the request; the backend runs only inside
-those routes, after Airflow's `require_auth` verified that very header, so the token's subject is the calling
-task instance's id (`airflow_calling_task`). With no such request (no middleware, an `AssetWatcher`, a CLI),
-the caller is None. Imports Airflow only when called.
+"""Which asset an Airflow `AssetScope` names, and which Airflow task asks for its state: `StateCallerMiddleware`
+keeps each `/execution/` request's bearer token for `airflow_calling_task` (None outside such a request);
+docs/security.md, "Airflow's state store backend", says why that token is the caller's. Imports Airflow only
+when called.
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
 """assetbus as Airflow 3.3's state store backend (`[state_store] backend`, a `BaseStoreBackend`).
 
-    [state_store]
-    backend = assetbus.producers.airflow.store_backend.AssetbusStoreBackend
-
 Runs in Airflow's api-server and keeps task and asset state in assetbus, over its execution API
 (`ASSETBUS_API_URL`), as the task instance each scope names or the calling task (`store_tokens`,
 `store_assets`); docs/airflow.md, "State store backend", says how each call maps and what is refused.

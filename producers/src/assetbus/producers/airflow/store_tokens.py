@@ -1,8 +1,6 @@
-"""Short-lived state tokens the state store backend mints in Airflow's api-server (where Airflow mints its own),
-with `ASSETBUS_TOKEN_SIGNING_KEY` (a PEM file, optional `ASSETBUS_TOKEN_KEY_ID`) or local mode's
-`ASSETBUS_TOKEN_SECRET`. Each names one task instance with scopes `ti:self` and `ti:mapped` and publishes
-nothing: Airflow calls `clear(all_map_indices=True)` only from its core REST API, behind DAG permissions, and
-these tokens never leave the api-server. Cached per task instance, minted again a minute before they expire.
+"""Short-lived state tokens the state store backend mints in Airflow's api-server, with `ASSETBUS_TOKEN_SIGNING_KEY`
+(optional `ASSETBUS_TOKEN_KEY_ID`) or local mode's `ASSETBUS_TOKEN_SECRET`; what they may do, and why:
+docs/security.md, "Airflow's state store backend".
 """
 
 from __future__ import annotations

@@ -1,9 +1,5 @@
-"""Run Airflow tasks that emit without an assetbus API or Kafka: `dag.test()` and pytest, offline
+"""Run Airflow tasks that emit without an assetbus API or Kafka, `dag.test()` and pytest included: `offline()`
 (docs/airflow.md, "Testing DAGs offline").
-
-    with offline(registered=[orders]) as bus:
-        dag.test()
-    assert [event.partition_key for event in bus.emitted(orders)] == ["batch-0", "batch-1"]
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
 """Airflow triggers that read assetbus's topics with aiokafka, in Airflow's triggerer (docs/airflow.md,
 "Event-driven scheduling"): `AssetbusReadinessTrigger` for AssetWatchers, whose event's `extra["payload"]`
 is the readiness signal, and `AssetbusPartitionTrigger`, what `AssetbusPartitionSensor` defers to.
-
-Kafka and the topic prefix come from the `assetbus` connection's `kafka` (or `kafka_conn_id`) and
-`topic_prefix` extras, read in the triggerer, else from `KAFKA_*` and `ASSETBUS_TOPIC_PREFIX` there.
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
 """A refusal by the cluster's authorizer, named: which principal may not do what on which resource; and the
-refusals a running service holds now, which its `/readyz` reports (docs/production.md, "Topics and ACLs").
-
-A missing ACL is not transient: the shell stops on it, and the service exits naming the ACL to add. Background
-work that a refusal stops keeps trying, and records the refusal in the service's `AccessRefusals` while it lasts
-(`watching`, `noted`), each a `KafkaAccessDenied` that `naming_refusals` made of aiokafka's error.
+refusals that stop some of a running service's work now (`AccessRefusals`), which its `/readyz` reports until
+the work succeeds again (docs/production.md, "Topics and ACLs").
 """
 
 from __future__ import annotations

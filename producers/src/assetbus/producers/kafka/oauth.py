@@ -1,9 +1,6 @@
-"""SASL/OAUTHBEARER token providers for aiokafka: a generic OIDC client-credentials provider and MSK IAM.
-
-aiokafka asks its `sasl_oauth_token_provider` for a token on every new broker connection; the providers cache
-it, refresh it after `REFRESH_FRACTION` of its lifetime and keep serving a valid one while a refresh fails. One
-provider per set of settings serves a whole process (docs/kafka.md, "Tokens and their refresh"). A fault names
-the setting to check in one line; secrets never show in a message.
+"""SASL/OAUTHBEARER token providers for aiokafka: a generic OIDC client-credentials provider and MSK IAM. They
+cache and refresh the token as docs/kafka.md, "Tokens and their refresh", tells, one provider per set of settings
+serving a whole process. A fault names the setting to check in one line; secrets never show in a message.
 """
 
 from __future__ import annotations

@@ -1,9 +1,5 @@
-"""The one topic creator: partitions, replication factor and `min.insync.replicas` as arguments.
-
-Topics are created explicitly (`assetbus migrate`, `infra up`, the scheduler for readiness topics),
-never by broker auto-creation; with `create=False` (`ASSETBUS_CREATE_TOPICS=false`, for platforms that
-forbid CreateTopics to applications) nothing is created. Existing topics are checked, not changed: those weaker
-than asked (fewer partitions or replicas, a lower min ISR) come back in the report for the caller to act on.
+"""The one topic creator: partitions, replication factor and `min.insync.replicas` as arguments; existing topics
+are checked, not changed (docs/production.md, "Replication and min ISR" and "Never creating topics").
 
 `ensure` returns only once the cluster's metadata lists every topic it created with leaders (`wait_listed`), so
 that a command run right after (a `list_topics`, a first produce) does not find them missing.

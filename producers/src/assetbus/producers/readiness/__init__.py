@@ -1,8 +1,5 @@
-"""Readiness for downstream services: one consumer DAG's signals, each run handled once.
-
-`ReadinessSubscriber` (aiokafka) or `subscribe_readiness` on a FastStream `KafkaBroker`
-(`assetbus.producers.readiness.faststream`, extra `assetbus-sdk[faststream]`), with a run ledger:
-`ApiLedger` (leases runs through the execution API with a subscriber token) or `MemoryLedger`.
+"""Readiness for downstream services: one consumer DAG's signals, each run handled once (`ReadinessSubscriber`, or
+`subscribe_readiness` on a FastStream broker, with a run ledger); the guide: docs/consumer-dags.md.
 """
 
 from assetbus.producers.readiness.ledger import (

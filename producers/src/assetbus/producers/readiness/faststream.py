@@ -1,9 +1,7 @@
-"""Readiness on a FastStream `KafkaBroker` (FastStream 0.6 or newer; `pip install 'assetbus-sdk[faststream]'`).
-
-The subscriber acks with `AckPolicy.NACK_ON_ERROR` and no auto-commit: the offset is committed only after
-`run_once` claimed the run, ran the handler and recorded its outcome; a ledger error nacks (the signal comes
-again), a handler's exception is the run's `failed` outcome and acks. FastStream handles one message at a time
-per subscriber, so its ack never commits past a signal still being handled. The guide: docs/consumer-dags.md.
+"""Readiness on a FastStream `KafkaBroker` (FastStream 0.6 or newer; `pip install 'assetbus-sdk[faststream]'`; the
+guide: docs/consumer-dags.md). A ledger error nacks (the signal comes again); a handler's exception is the run's
+`failed` outcome and acks. FastStream handles one message at a time per subscriber, so its ack never commits past
+a signal still being handled.
 """
 
 from __future__ import annotations

@@ -1,11 +1,5 @@
-"""Task state and asset state for running tasks, over the execution API, with the task's token.
-
-    with StateClient(api_url, token) as state:
-        done = int(state.task_state.get("last_batch", "-1"))
-        state.task_state.set("last_batch", str(done + 1))
-        state.asset("orders").state.set("watermark", "2026-10-01")
-
-`AsyncStateClient` has the same shape with `await`.
+"""Task state and asset state for running tasks, over the execution API, with the task's token: `StateClient` and
+`AsyncStateClient` (docs/state.md, "The state SDK").
 """
 
 from assetbus.producers.api_client import API_VERSION

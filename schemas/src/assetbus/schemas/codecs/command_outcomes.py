@@ -9,6 +9,7 @@ not defaulted), a reply topic Kafka accepts, and strings PostgreSQL and UTF-8 ca
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import uuid
@@ -69,17 +70,10 @@ def has_unstorable_text(data: object) -> bool:
     return False
 
 
-_TOPIC_NAMES: dict[str, bool] = {}
-
-
+@functools.lru_cache(maxsize=10_000)
 def is_topic_name(name: str) -> bool:
     """Whether Kafka accepts `name` as a topic (answers are remembered: reply topics are few)."""
-    known = _TOPIC_NAMES.get(name)
-    if known is None:
-        if len(_TOPIC_NAMES) > 10_000:
-            _TOPIC_NAMES.clear()
-        known = _TOPIC_NAMES[name] = _TOPIC_NAME.match(name) is not None
-    return known
+    return _TOPIC_NAME.match(name) is not None
 
 
 def read_command(value: bytes | None) -> CommandView | Rejection | DeadLetter:
