@@ -580,14 +580,3 @@ async def _conditions(settings: Settings, stack: AirflowStack, options: AirflowB
         "sizes": {name: getattr(options, name) for name in ("samples", "partitions", "warmup")},
     }
 
-
-def main() -> None:
-    """`python -m assetbus.benchmarks.airflow ARGS` is `assetbus bench airflow ARGS`."""
-    from assetbus.cli.main import main as cli
-
-    sys.argv = ["assetbus", "bench", "airflow", *sys.argv[1:]]
-    cli()
-
-
-if __name__ == "__main__":
-    main()
