@@ -191,6 +191,8 @@ async def run_benchmark(settings: Settings, options: BenchOptions) -> BenchRepor
 class GroupReport:
     persisters: int
     commands: int
+    produce_s: float
+    """how long the persisters were paused while the commands were produced"""
     run_s: float
     """resumed → last receipt on the receipts topic"""
     rebalances: int
@@ -232,6 +234,7 @@ async def run_group(settings: Settings, persisters: int, commands: int, timeout_
                     await until(lambda: at_least(receipts, len(warm_up)), timeout_s, "warm-up receipts")
                     assigned = await _rebalances(ports)
                     load_before = os.getloadavg()
+                    paused = time.perf_counter()
                     for process in processes:
                         process.send_signal(signal.SIGSTOP)
                     try:
@@ -251,7 +254,8 @@ async def run_group(settings: Settings, persisters: int, commands: int, timeout_
             if stored != commands + len(warm_up):
                 raise RuntimeError(f"{stored} events stored for {commands + len(warm_up)} commands")
             members = sampler.by_role("persister")
-            return GroupReport(persisters=persisters, commands=commands, run_s=finished - began, rebalances=rebalanced,
+            return GroupReport(persisters=persisters, commands=commands, produce_s=began - paused,
+                               run_s=finished - began, rebalances=rebalanced,
                                cpu_s=sum(p.cpu_between(began, finished + 0.3) for p in members),
                                peak_rss_mb=max((p.peak_rss_mb for p in members), default=0.0),
                                load_before=load_before, load_after=os.getloadavg())
