@@ -1,9 +1,7 @@
 """`assetbus bench airflow`: emit → Airflow, with a real Airflow 3 on PostgreSQL (or SQLite), in one run.
 
-The stack, the paths and how each is timed are in docs/benchmarks.md ("Airflow"). Every latency starts on this
-machine's wall clock and ends at the time Airflow wrote into its row (the asset event's `timestamp`, the run's
-`queued_at`, the same clock): Airflow is polled, every `poll_s`, only to learn that the row is there. The bench
-DAGs are in `airflow_dags/`.
+The stack, the paths and how each is timed: docs/benchmarks.md ("Airflow"); the bench DAGs are in `airflow_dags/`.
+A latency runs from this machine's wall clock to the time Airflow wrote into its row (the same clock).
 """
 
 from __future__ import annotations
