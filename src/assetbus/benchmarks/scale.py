@@ -273,10 +273,10 @@ async def run_scale(settings: Settings, options: ScaleOptions, progress: Callabl
     growth = report.growth
     for n in options.dags:
         progress(f"{n:,} consumer DAG(s) registered, {options.dag_events:,} events applied by one scheduler")
-        row = await dags_run(settings, n, options.dag_events)
-        growth.dags.append(row)
-        progress(f"  {row.run.events_per_s:,.0f} events/s, {row.run.cpu_us_per_event:.0f} µs CPU per event, "
-                 f"peak RSS {row.run.peak_rss_mb:.0f} MB")
+        drow = await dags_run(settings, n, options.dag_events)
+        growth.dags.append(drow)
+        progress(f"  {drow.run.events_per_s:,.0f} events/s, {drow.run.cpu_us_per_event:.0f} µs CPU per event, "
+                 f"peak RSS {drow.run.peak_rss_mb:.0f} MB")
     for p in options.partitions:
         progress(f"{p:,} partitions stored, then {options.partition_rate:,}/s offered for {options.seconds:g} s")
         prow = await partitions_run(settings, p, options.partition_rate, options.seconds)
