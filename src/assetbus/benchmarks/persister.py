@@ -27,8 +27,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from assetbus.benchmarks.conditions import conditions
 from assetbus.benchmarks.processes import ProcessSampler, watching
 from assetbus.benchmarks.scrape import Histogram, scrape
-from assetbus.benchmarks.scratch import at_least, database, record_count, scratch_pipeline, service_env, stop, until
+from assetbus.benchmarks.scratch import at_least, record_count, scratch_pipeline, service_env, stop, until
 from assetbus.benchmarks.stats import per_second
+from assetbus.cli.common import database
 from assetbus.consumers.persister.config import PersisterConfig
 from assetbus.consumers.storage import count_events, register_asset
 from assetbus.infra.ports import free_port
