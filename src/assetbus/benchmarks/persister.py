@@ -1,10 +1,7 @@
-"""The persister benchmark (`assetbus bench persister`; docs/benchmarks.md): N commands pre-loaded on a fresh
-topic prefix and database, then one `assetbus run persister`, timed until every command is durable and receipted
-(a receipt is published only after its event's transaction committed).
+"""The persister benchmark (`assetbus bench persister`; docs/benchmarks.md, "Persister").
 
-`run_group` (`bench scale --persisters`): k persisters in one group, paused (SIGSTOP) while the commands are
-produced and timed from the resume (SIGCONT) to the last receipt. The pause must stay below the group's session
-timeout (10 s): a rebalance during the run is counted and reported.
+`run_group` (`bench scale --persisters`, docs/benchmarks.md "Scaling"): the persisters' pause while the commands
+are produced must stay below the group's session timeout (10 s); a rebalance during the run is counted and reported.
 """
 
 from __future__ import annotations
