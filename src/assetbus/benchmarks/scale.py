@@ -200,6 +200,32 @@ class GrowthReport:
                 "backlog": [r.figures() for r in self.backlog]}
 
 
+async def run_growth(settings: Settings, *, dags: tuple[int, ...], dag_events: int, partitions: tuple[int, ...],
+                     partition_rate: int, seconds: float, backlog: tuple[int, ...],
+                     progress: Callable[[str], None]) -> GrowthReport:
+    report = GrowthReport()
+    for n in dags:
+        progress(f"{n:,} consumer DAG(s) registered, {dag_events:,} events applied by one scheduler")
+        row = await dags_run(settings, n, dag_events)
+        report.dags.append(row)
+        progress(f"  {row.run.events_per_s:,.0f} events/s, {row.run.cpu_us_per_event:.0f} µs CPU per event, "
+                 f"peak RSS {row.run.peak_rss_mb:.0f} MB")
+    for p in partitions:
+        progress(f"{p:,} partitions stored, then {partition_rate:,}/s offered for {seconds:g} s")
+        prow = await partitions_run(settings, p, partition_rate, seconds)
+        report.partitions.append(prow)
+        progress(f"  readiness p50/p99 {prow.latency.percentile(50):.0f}/{prow.latency.percentile(99):.0f} ms, "
+                 f"consumer_runs "
+                 f"{prow.tables['consumer_runs'][0]:,} rows")
+    for n in backlog:
+        progress(f"{n:,} stored events replayed to a new consumer DAG")
+        brow = await backlog_run(settings, n)
+        report.backlog.append(brow)
+        progress(f"  {per_second(brow.events, brow.seconds):,.0f} events/s, {brow.runs:,} runs, "
+                 f"peak RSS {brow.peak_rss_mb:.0f} MB")
+    return report
+
+
 @dataclass(frozen=True)
 class ScaleOptions:
     rates: tuple[int, ...] = (1_000, 5_000, 10_000)
@@ -270,24 +296,8 @@ async def run_scale(settings: Settings, options: ScaleOptions, progress: Callabl
         report.scheduler_groups.append(s)
         progress(f"  {s.events_per_s:,.0f} events/s, {s.cpu_us_per_event:.0f} µs scheduler CPU and "
                  f"{s.infra_cpu_us_per_event:.0f} µs Kafka + PostgreSQL CPU per event, load {s.load_after[0]:.2f}")
-    growth = report.growth
-    for n in options.dags:
-        progress(f"{n:,} consumer DAG(s) registered, {options.dag_events:,} events applied by one scheduler")
-        drow = await dags_run(settings, n, options.dag_events)
-        growth.dags.append(drow)
-        progress(f"  {drow.run.events_per_s:,.0f} events/s, {drow.run.cpu_us_per_event:.0f} µs CPU per event, "
-                 f"peak RSS {drow.run.peak_rss_mb:.0f} MB")
-    for p in options.partitions:
-        progress(f"{p:,} partitions stored, then {options.partition_rate:,}/s offered for {options.seconds:g} s")
-        prow = await partitions_run(settings, p, options.partition_rate, options.seconds)
-        growth.partitions.append(prow)
-        progress(f"  readiness p50/p99 {prow.latency.percentile(50):.0f}/{prow.latency.percentile(99):.0f} ms, "
-                 f"consumer_runs {prow.tables['consumer_runs'][0]:,} rows")
-    for n in options.backlog:
-        progress(f"{n:,} stored events replayed to a new consumer DAG")
-        brow = await backlog_run(settings, n)
-        growth.backlog.append(brow)
-        progress(f"  {per_second(brow.events, brow.seconds):,.0f} events/s, {brow.runs:,} runs, "
-                 f"peak RSS {brow.peak_rss_mb:.0f} MB")
+    report.growth = await run_growth(settings, dags=options.dags, dag_events=options.dag_events,
+                                     partitions=options.partitions, partition_rate=options.partition_rate,
+                                     seconds=options.seconds, backlog=options.backlog, progress=progress)
     report.load_after = os.getloadavg()
     return report
