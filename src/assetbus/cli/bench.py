@@ -1,7 +1,6 @@
 """`assetbus bench [emit|persister|pg-ceiling|scheduler|api|all|scale|soak|airflow]`: figures with their conditions.
 
-The measurements live in `assetbus.benchmarks` (imported when a command runs); `all`, `scale`, `soak` and
-`airflow` are in `bench_all`, `bench_scale` and `bench_airflow`.
+The measurements live in `assetbus.benchmarks`, imported when a command runs.
 """
 
 from __future__ import annotations

@@ -1,7 +1,6 @@
 """`assetbus bench airflow`: emit → Airflow with a real Airflow 3, every path in one run, with its conditions.
 
-The measurement lives in `assetbus.benchmarks.airflow` (imported when the command runs). Progress goes
-to stderr; with `--json` the last line on stdout is one JSON object of every figure.
+Progress goes to stderr; with `--json` the last line on stdout is one JSON object of every figure.
 """
 
 from __future__ import annotations

@@ -1,8 +1,4 @@
-"""`assetbus bench all [--json]`: every benchmark, one table of figures with their conditions (docs/benchmarks.md).
-
-The measurement lives in `assetbus.benchmarks.suite` (imported when the command runs); the Airflow benchmark runs
-after the others when `include_airflow` says so.
-"""
+"""`assetbus bench all [--json]`: every benchmark, one table of figures with their conditions (docs/benchmarks.md)."""
 
 from __future__ import annotations
 
