@@ -230,7 +230,7 @@ async def run_group(settings: Settings, persisters: int, commands: int, timeout_
                     await until(lambda: _all_assigned(ports), timeout_s, "every persister assigned its partitions")
                     await preload(settings.kafka, topics, warm_up)
                     await until(lambda: at_least(receipts, len(warm_up)), timeout_s, "warm-up receipts")
-                    assigned = await _rebalances(ports)
+                    assigned = sum(await _assignments(ports))
                     load_before = os.getloadavg()
                     paused = time.perf_counter()
                     for process in processes:
@@ -246,7 +246,7 @@ async def run_group(settings: Settings, persisters: int, commands: int, timeout_
                                 timeout_s, "every command stored and receipted")
                     finished = time.perf_counter()
                     await asyncio.sleep(0.3)  # one more sample of every process after the last receipt
-                    rebalanced = await _rebalances(ports) - assigned
+                    rebalanced = sum(await _assignments(ports)) - assigned
                 async with engine.connect() as conn:
                     stored = await count_events(conn)
             if stored != commands + len(warm_up):
@@ -263,18 +263,15 @@ async def run_group(settings: Settings, persisters: int, commands: int, timeout_
 
 async def _all_assigned(ports: list[int]) -> bool:
     try:
-        return all(n >= 1 for n in await asyncio.gather(*(_assignments(port) for port in ports)))
+        return min(await _assignments(ports)) >= 1
     except OSError:
         return False
 
 
-async def _rebalances(ports: list[int]) -> int:
-    return sum(await asyncio.gather(*(_assignments(port) for port in ports)))
-
-
-async def _assignments(port: int) -> int:
-    metrics = await asyncio.to_thread(scrape, f"http://127.0.0.1:{port}/metrics", 2.0)
-    return int(metrics.value("assetbus_persister_rebalances"))
+async def _assignments(ports: list[int]) -> list[int]:
+    """The partition assignments each persister received so far (its `assetbus_persister_rebalances`)."""
+    found = await asyncio.gather(*(asyncio.to_thread(scrape, f"http://127.0.0.1:{p}/metrics", 2.0) for p in ports))
+    return [int(metrics.value("assetbus_persister_rebalances")) for metrics in found]
 
 
 async def _all_stored_and_receipted(engine: AsyncEngine, receipts: Callable[[], Awaitable[int]], n: int) -> bool:
