@@ -1,9 +1,7 @@
 """`assetbus bench airflow`: emit → Airflow, with a real Airflow 3 on PostgreSQL (or SQLite), in one run.
 
-The stack, the paths and how each is timed are in docs/benchmarks.md ("Airflow"). Every latency starts on this
-machine's wall clock and ends at the time Airflow wrote into its row (the asset event's `timestamp`, the run's
-`queued_at`, the same clock): Airflow is polled, every `poll_s`, only to learn that the row is there. The bench
-DAGs are in `airflow_dags/`.
+The stack, the paths and how each is timed: docs/benchmarks.md ("Airflow"); the bench DAGs are in `airflow_dags/`.
+A latency runs from this machine's wall clock to the time Airflow wrote into its row (the same clock).
 """
 
 from __future__ import annotations
@@ -135,8 +133,6 @@ class AirflowPaths:
             self.check_services()
             await asyncio.sleep(every_s or self.poll_s)
 
-    # Airflow's side
-
     async def start(self) -> None:
         for dag_id in DAG_IDS:
             (await self.http.patch(f"/dags/{dag_id}", json={"is_paused": False})).raise_for_status()
@@ -173,8 +169,6 @@ class AirflowPaths:
             if ours.get("event_id") == event_id:
                 return dict(item)
         return None
-
-    # The latency paths, one sample each
 
     async def forwarded(self, sample: Round) -> None:
         """emit → the forwarder's asset event in Airflow, and → the `schedule=[asset]` run it triggers."""
@@ -215,8 +209,6 @@ class AirflowPaths:
         run = await self.wait(f"Airflow to run {NATIVE_DAG}", lambda: self.new_run(NATIVE_DAG, before))
         sample.rest_post = answered - started
         sample.rest_run = airflow_time(run["queued_at"]) - started
-
-    # The throughput paths: ready partitions, then one service started
 
     async def _emit_all(self, asset: AssetRef, keys: Sequence[str]) -> None:
         futures = [await self.emitter.emit_nowait(asset, partition_key=key) for key in keys]
@@ -288,8 +280,6 @@ class AirflowPaths:
         queued, posted = sorted(runs.values()), sorted(events.values())
         lag = tuple(sorted((runs[k] - events[k]) * 1000 for k in keys))
         return Burst(count, queued[-1] - queued[0], queued[-1] - started, posted[-1] - posted[0], lag)
-
-    # The services
 
     def start_bridge(self) -> None:
         self.services["bridge"] = self.stack.service("bridge", "airflow-bridge", "--dag", BRIDGE_DAG,
@@ -580,14 +570,3 @@ async def _conditions(settings: Settings, stack: AirflowStack, options: AirflowB
         "sizes": {name: getattr(options, name) for name in ("samples", "partitions", "warmup")},
     }
 
-
-def main() -> None:
-    """`python -m assetbus.benchmarks.airflow ARGS` is `assetbus bench airflow ARGS`."""
-    from assetbus.cli.main import main as cli
-
-    sys.argv = ["assetbus", "bench", "airflow", *sys.argv[1:]]
-    cli()
-
-
-if __name__ == "__main__":
-    main()

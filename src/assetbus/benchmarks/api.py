@@ -1,9 +1,4 @@
-"""The execution API benchmark behind `assetbus bench api` (docs/benchmarks.md, "Execution API").
-
-`assetbus run api` and `assetbus run persister` run as subprocesses on a fresh database and topic prefix, driven
-over HTTP from a third process (`assetbus.benchmarks.http_load`); every phase reports the CPU the API process(es)
-and the load generator used per request, so a client-bound figure shows as such.
-"""
+"""The execution API benchmark behind `assetbus bench api` (docs/benchmarks.md, "Execution API")."""
 
 from __future__ import annotations
 

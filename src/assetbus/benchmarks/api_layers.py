@@ -42,14 +42,11 @@ def layer_of(stack: str) -> str:
 
 def summarize(lines: list[str]) -> tuple[int, collections.Counter[str]]:
     counts: collections.Counter[str] = collections.Counter()
-    total = 0
     for line in lines:
         stack, _, n = line.rstrip("\n").rpartition(" ")
-        if not n.isdigit():
-            continue
-        counts[layer_of(stack)] += int(n)
-        total += int(n)
-    return total, counts
+        if n.isdigit():
+            counts[layer_of(stack)] += int(n)
+    return counts.total(), counts
 
 
 def main() -> None:

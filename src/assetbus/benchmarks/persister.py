@@ -1,10 +1,7 @@
-"""The persister benchmark (`assetbus bench persister`; docs/benchmarks.md): N commands pre-loaded on a fresh
-topic prefix and database, then one `assetbus run persister`, timed until every command is durable and receipted
-(a receipt is published only after its event's transaction committed).
+"""The persister benchmark (`assetbus bench persister`; docs/benchmarks.md, "Persister").
 
-`run_group` (`bench scale --persisters`): k persisters in one group, paused (SIGSTOP) while the commands are
-produced and timed from the resume (SIGCONT) to the last receipt. The pause must stay below the group's session
-timeout (10 s): a rebalance during the run is counted and reported.
+`run_group` (`bench scale --persisters`, docs/benchmarks.md "Scaling"): the persisters' pause while the commands
+are produced must stay below the group's session timeout (10 s); a rebalance during the run is counted and reported.
 """
 
 from __future__ import annotations
@@ -27,8 +24,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from assetbus.benchmarks.conditions import conditions
 from assetbus.benchmarks.processes import ProcessSampler, watching
 from assetbus.benchmarks.scrape import Histogram, scrape
-from assetbus.benchmarks.scratch import at_least, database, record_count, scratch_pipeline, service_env, stop, until
+from assetbus.benchmarks.scratch import at_least, record_count, scratch_pipeline, service_env, stop, until
 from assetbus.benchmarks.stats import per_second
+from assetbus.cli.common import database
 from assetbus.consumers.persister.config import PersisterConfig
 from assetbus.consumers.storage import count_events, register_asset
 from assetbus.infra.ports import free_port
@@ -232,7 +230,7 @@ async def run_group(settings: Settings, persisters: int, commands: int, timeout_
                     await until(lambda: _all_assigned(ports), timeout_s, "every persister assigned its partitions")
                     await preload(settings.kafka, topics, warm_up)
                     await until(lambda: at_least(receipts, len(warm_up)), timeout_s, "warm-up receipts")
-                    assigned = await _rebalances(ports)
+                    assigned = sum(await _assignments(ports))
                     load_before = os.getloadavg()
                     paused = time.perf_counter()
                     for process in processes:
@@ -248,7 +246,7 @@ async def run_group(settings: Settings, persisters: int, commands: int, timeout_
                                 timeout_s, "every command stored and receipted")
                     finished = time.perf_counter()
                     await asyncio.sleep(0.3)  # one more sample of every process after the last receipt
-                    rebalanced = await _rebalances(ports) - assigned
+                    rebalanced = sum(await _assignments(ports)) - assigned
                 async with engine.connect() as conn:
                     stored = await count_events(conn)
             if stored != commands + len(warm_up):
@@ -265,18 +263,15 @@ async def run_group(settings: Settings, persisters: int, commands: int, timeout_
 
 async def _all_assigned(ports: list[int]) -> bool:
     try:
-        return all(n >= 1 for n in await asyncio.gather(*(_assignments(port) for port in ports)))
+        return min(await _assignments(ports)) >= 1
     except OSError:
         return False
 
 
-async def _rebalances(ports: list[int]) -> int:
-    return sum(await asyncio.gather(*(_assignments(port) for port in ports)))
-
-
-async def _assignments(port: int) -> int:
-    metrics = await asyncio.to_thread(scrape, f"http://127.0.0.1:{port}/metrics", 2.0)
-    return int(metrics.value("assetbus_persister_rebalances"))
+async def _assignments(ports: list[int]) -> list[int]:
+    """The partition assignments each persister received so far (its `assetbus_persister_rebalances`)."""
+    found = await asyncio.gather(*(asyncio.to_thread(scrape, f"http://127.0.0.1:{p}/metrics", 2.0) for p in ports))
+    return [int(metrics.value("assetbus_persister_rebalances")) for metrics in found]
 
 
 async def _all_stored_and_receipted(engine: AsyncEngine, receipts: Callable[[], Awaitable[int]], n: int) -> bool:

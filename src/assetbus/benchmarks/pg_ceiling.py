@@ -1,8 +1,6 @@
 """`assetbus bench pg-ceiling`: PostgreSQL's own rate for the persister's write (docs/benchmarks.md).
 
-Rows of its events' shape go straight into `asset_events` of a fresh migrated database with its idempotent
-statement (prepared), chunk size and transactions in flight. The rows are built before the clock starts: what is
-timed is the database (and asyncpg's encoding of the arrays).
+The rows are built before the clock starts: what is timed is the database (and asyncpg's encoding of the arrays).
 """
 
 from __future__ import annotations

@@ -29,8 +29,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from assetbus.benchmarks.conditions import conditions
 from assetbus.benchmarks.persister import preload
 from assetbus.benchmarks.processes import ProcessWatch, watching
-from assetbus.benchmarks.scratch import database, in_background, record_count, scratch_pipeline, service_env, stop
+from assetbus.benchmarks.scratch import in_background, record_count, scratch_pipeline, service_env, stop
 from assetbus.benchmarks.stats import Throughput, percentile
+from assetbus.cli.common import database
 from assetbus.consumers.observe.lag import partitions_of
 from assetbus.consumers.persister import Persister, PersisterConfig
 from assetbus.consumers.scheduler import (

@@ -1,10 +1,8 @@
 """`assetbus bench scale --schedulers 1,2,3`: scheduler processes in one group, sharing the asset-events partitions.
 
-One asset (and one per-event consumer DAG) per asset-events partition. The k processes join one group on empty
-topics, are paused (SIGSTOP) while the events are stored, and are timed from the resume (SIGCONT) to the last
-signal; their session timeout is raised to 60 s, so the pause is no rebalance. `--pin-schedulers` and
-`--pin-infra` pin them, and Kafka, PostgreSQL and this process, to CPUs (docs/benchmarks.md); `pinned_infra`
-restores every mask it changed when the run ends, whatever happened.
+The run is told in docs/benchmarks.md ("Several schedulers"); the processes' session timeout is raised to 60 s, so
+their pause while the events are stored is no rebalance. `pinned_infra` restores every CPU mask it changed when the
+run ends, whatever happened.
 """
 
 from __future__ import annotations

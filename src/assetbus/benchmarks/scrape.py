@@ -48,13 +48,9 @@ class Metrics:
 
     def histogram(self, name: str) -> Histogram:
         samples = self.families.get(name, {})
-        histogram = Histogram()
-        for labels, value in samples.get(f"{name}_bucket", []):
-            histogram.buckets.append((float(labels["le"]), value))
-        histogram.buckets.sort()
-        histogram.total = sum(v for _, v in samples.get(f"{name}_sum", []))
-        histogram.count = sum(v for _, v in samples.get(f"{name}_count", []))
-        return histogram
+        buckets = sorted((float(labels["le"]), value) for labels, value in samples.get(f"{name}_bucket", []))
+        return Histogram(buckets=buckets, total=sum(v for _, v in samples.get(f"{name}_sum", [])),
+                         count=sum(v for _, v in samples.get(f"{name}_count", [])))
 
     def value(self, name: str) -> float:
         """Sum of a counter's or gauge's samples over all labels."""

@@ -16,10 +16,8 @@ from typing import Any
 import asyncpg
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from sqlalchemy.engine import make_url
-from sqlalchemy.ext.asyncio import AsyncEngine
 
 from assetbus.consumers.observe.lag import partitions_of
-from assetbus.consumers.storage import create_engine
 from assetbus.consumers.storage.urls import asyncpg_dsn
 from assetbus.migrate import upgrade_async
 from assetbus.producers.kafka.producer import started
@@ -39,15 +37,6 @@ async def create_database(admin_url: str, name: str) -> str:
 async def drop_database(admin_url: str, name: str) -> None:
     async with connection(admin_url) as conn:
         await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-
-
-@asynccontextmanager
-async def database(database_url: str) -> AsyncIterator[AsyncEngine]:
-    engine = create_engine(database_url)
-    try:
-        yield engine
-    finally:
-        await engine.dispose()
 
 
 @asynccontextmanager

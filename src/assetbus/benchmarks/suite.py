@@ -1,9 +1,5 @@
-"""`assetbus bench all`: every benchmark at sizes that finish in minutes, as one set of named figures.
-
-Each benchmark runs through its own entry function (fresh topic prefix and database, services as
-subprocesses) and returns its report; this module samples the services' RSS and CPU while they run
-(`ProcessSampler`), and turns the reports into flat figures (`SuiteReport.figures`, the JSON keys).
-"""
+"""`assetbus bench all`: every benchmark at sizes that finish in minutes, as one set of named figures (the JSON
+keys of `SuiteReport.figures`)."""
 
 from __future__ import annotations
 

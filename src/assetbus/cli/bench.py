@@ -1,7 +1,6 @@
 """`assetbus bench [emit|persister|pg-ceiling|scheduler|api|all|scale|soak|airflow]`: figures with their conditions.
 
-The measurements live in `assetbus.benchmarks` (imported when a command runs); `all`, `scale`, `soak` and
-`airflow` are in `bench_all`, `bench_scale` and `bench_airflow`.
+The measurements live in `assetbus.benchmarks`, imported when a command runs.
 """
 
 from __future__ import annotations
@@ -9,9 +8,8 @@ from __future__ import annotations
 import importlib.util
 import json
 import logging
-from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
 
@@ -23,16 +21,8 @@ from assetbus.cli.output import json_line
 app = typer.Typer(help="Benchmarks (run on a quiet machine; figures go to the README).")
 
 
-class Mode(StrEnum):
-    both = "both"
-    broker = "broker"
-    receipts = "receipts"
-    latency = "latency"
-
-
-class Compression(StrEnum):
-    none = "none"
-    gzip = "gzip"
+Mode = Literal["both", "broker", "receipts", "latency"]
+Compression = Literal["none", "gzip"]
 
 
 @app.command("emit")
@@ -41,10 +31,10 @@ def emit(
     in_flight: Annotated[int, typer.Option(help="Most commands without a receipt (receipts run).")] = 10_000,
     extra_bytes: Annotated[int, typer.Option(help="Size of each emission's `extra`.")] = 100,
     linger_ms: Annotated[int, typer.Option(help="How long a batch may wait to fill.")] = 5,
-    compression: Annotated[Compression, typer.Option(help="Record batch compression.")] = Compression.none,
+    compression: Annotated[Compression, typer.Option(help="Record batch compression.")] = "none",
     assets: Annotated[int, typer.Option(help="Distinct assets (message keys).")] = 6,
     mode: Annotated[Mode, typer.Option(help="broker: emitter alone; receipts: with a persister; both; "
-                                             "latency: emit → receipt p50/p99 at --rate.")] = Mode.both,
+                                             "latency: emit → receipt p50/p99 at --rate.")] = "both",
     rate: Annotated[list[int] | None, typer.Option(help="Offered emissions/s (latency mode; repeat for several "
                                                          "runs).")] = None,
     seconds: Annotated[float, typer.Option(help="How long each rate is offered (latency mode).")] = 10.0,
@@ -62,11 +52,11 @@ def emit(
     from assetbus.benchmarks.emit import EmitBenchOptions, run_emit_benchmark
 
     options = EmitBenchOptions(count=count, in_flight=in_flight, extra_bytes=extra_bytes, linger_ms=linger_ms,
-                               compression=None if compression is Compression.none else compression.value,
+                               compression=None if compression == "none" else compression,
                                assets=assets,
-                               modes=("broker", "receipts") if mode is Mode.both else (mode.value,),
+                               modes=("broker", "receipts") if mode == "both" else (mode,),
                                rates=rates, seconds=seconds, warmup_s=min(1.0, seconds / 5), trace=trace)
-    if mode is Mode.latency:
+    if mode == "latency":
         console.print(f"emit benchmark: emit → receipt at {', '.join(f'{r:,}/s' for r in rates)} offered "
                       f"for {seconds:g} s each ...")
     else:

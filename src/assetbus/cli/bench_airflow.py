@@ -1,7 +1,6 @@
 """`assetbus bench airflow`: emit → Airflow with a real Airflow 3, every path in one run, with its conditions.
 
-The measurement lives in `assetbus.benchmarks.airflow` (imported when the command runs). Progress goes
-to stderr; with `--json` the last line on stdout is one JSON object of every figure.
+Progress goes to stderr; with `--json` the last line on stdout is one JSON object of every figure.
 """
 
 from __future__ import annotations
@@ -90,7 +89,6 @@ def airflow(
 
 def print_report(report: AirflowBenchReport) -> None:
     from rich.markup import escape
-    from rich.table import Table
 
     from assetbus.benchmarks.stats import load_text, percentile
 
@@ -107,18 +105,18 @@ def print_report(report: AirflowBenchReport) -> None:
                 ("path", "p50", "p99", "max", "samples"),
                 [(escape(label), f"[bold]{_ms(percentile(values, 50))}[/]", _ms(percentile(values, 99)),
                   _ms(max(values, default=float("nan"))), str(len(values))) for label, values in latencies.items()])
-    runs = Table("through", "runs/s (first → last run)", "service start → last run", "notes",
-                 title=f"runs per second, {o.partitions:,} ready partitions", title_justify="left")
+    runs = []
     if report.bridge is not None:
-        runs.add_row(f"the bridge (--concurrency {o.concurrency})", f"[bold]{report.bridge.runs_per_s:,.1f}[/]",
+        runs.append((f"the bridge (--concurrency {o.concurrency})", f"[bold]{report.bridge.runs_per_s:,.1f}[/]",
                      f"{report.bridge.start_to_last_s:,.1f} s", "partitions made ready by the assetbus scheduler "
-                     "while no bridge ran")
+                     "while no bridge ran"))
     if report.native is not None:
         n = report.native
-        runs.add_row("Airflow's own scheduling (forwarder, PartitionedAssetTimetable)", f"[bold]{n.runs_per_s:,.1f}[/]",
+        runs.append(("Airflow's own scheduling (forwarder, PartitionedAssetTimetable)", f"[bold]{n.runs_per_s:,.1f}[/]",
                      f"{n.start_to_last_s:,.1f} s", f"forwarder posted {n.events_per_s:,.1f} events/s; each event → "
-                     f"its run p50 {_ms(percentile(n.lag_ms, 50))}, p99 {_ms(percentile(n.lag_ms, 99))}")
-    console.print(runs)
+                     f"its run p50 {_ms(percentile(n.lag_ms, 50))}, p99 {_ms(percentile(n.lag_ms, 99))}"))
+    print_table(f"runs per second, {o.partitions:,} ready partitions",
+                ("through", "runs/s (first → last run)", "service start → last run", "notes"), runs)
     settings_text = ", ".join(f"{k} {v}" for k, v in c["airflow_settings"].items())
     console.print(f"  Airflow: {c['airflow']}, metadata DB {c['metadata_db']}; {settings_text}; "
                   "api-server, scheduler, dag-processor and triggerer on this machine", highlight=False)

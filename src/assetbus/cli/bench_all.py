@@ -1,8 +1,4 @@
-"""`assetbus bench all [--json]`: every benchmark, one table of figures with their conditions (docs/benchmarks.md).
-
-The measurement lives in `assetbus.benchmarks.suite` (imported when the command runs); the Airflow benchmark runs
-after the others when `include_airflow` says so.
-"""
+"""`assetbus bench all [--json]`: every benchmark, one table of figures with their conditions (docs/benchmarks.md)."""
 
 from __future__ import annotations
 
@@ -13,7 +9,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import typer
 
 from assetbus.cli.common import JSON_OPTION, console, err_console, fail, run, settings
-from assetbus.cli.output import json_line
+from assetbus.cli.output import json_line, print_rows
 
 if TYPE_CHECKING:
     from assetbus.benchmarks.suite import SuiteReport
@@ -116,14 +112,9 @@ def progress_printer() -> Callable[[str], None]:
 
 
 def print_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[str]]) -> None:
-    """A report's table, its title on the left; nothing when it has no rows."""
-    from rich.table import Table
-
-    table = Table(*columns, title=title, title_justify="left")
-    for row in rows:
-        table.add_row(*row)
-    if table.rows:
-        console.print(table)
+    """A report's table (`print_rows`); nothing when it has no rows."""
+    if shown := list(rows):
+        print_rows(shown, False, columns, lambda row: row, title=title)
 
 
 UNITS = {"per_s": "/s", "_ms": "ms", "_mb": "MB", "us_per_event": "µs", "us_per_emission": "µs", "_backlog_s": "s"}

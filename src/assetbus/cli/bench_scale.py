@@ -1,7 +1,6 @@
 """`assetbus bench scale` and `assetbus bench soak`: how cost grows with load, and over a long run.
 
-The measurements live in `assetbus.benchmarks.scale` and `assetbus.benchmarks.soak` (imported when
-a command runs). Progress goes to stderr; with `--json` the last stdout line is one JSON object.
+Progress goes to stderr; with `--json` the last stdout line is one JSON object.
 """
 
 from __future__ import annotations

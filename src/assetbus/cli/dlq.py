@@ -115,17 +115,6 @@ def show(offset: int = OFFSET, partition: int = PARTITION, as_json: bool = JSON_
     typer.echo(item["value"])
 
 
-def _check(value: bytes) -> None:
-    """Refuse a value the persister would dead-letter again (a rejection is a normal answer: allowed)."""
-    from assetbus.schemas.codecs import DeadLetter as Unreadable
-    from assetbus.schemas.codecs import decode_command
-
-    outcome = decode_command(value)
-    if isinstance(outcome, Unreadable):
-        fail(f"this value would be dead-lettered again ({outcome.reason.value}: {outcome.detail}); "
-             "fix it and pass it with --value-file")
-
-
 @app.command("redrive")
 def redrive(offset: int = OFFSET, partition: int = PARTITION,
             value_file: Annotated[Path | None, typer.Option(
@@ -136,6 +125,8 @@ def redrive(offset: int = OFFSET, partition: int = PARTITION,
     """Re-publish a dead letter to the emissions topic, once: a second redrive of it is refused."""
     from assetbus.consumers.storage.redrives import claim_redrive, complete_redrive
     from assetbus.producers.kafka.producer import create_producer
+    from assetbus.schemas.codecs import DeadLetter as Unreadable
+    from assetbus.schemas.codecs import decode_command
     from assetbus.schemas.deadletters import REDRIVE_ID, REDRIVE_OF
 
     replacement = value_file.read_bytes() if value_file is not None else None
@@ -144,7 +135,10 @@ def redrive(offset: int = OFFSET, partition: int = PARTITION,
     async def go() -> dict[str, Any]:
         letter, original = await _letter(partition, offset)
         value = original if replacement is None else replacement
-        _check(value)
+        outcome = decode_command(value)  # a rejection is a normal answer; a value dead-lettered again is refused
+        if isinstance(outcome, Unreadable):
+            fail(f"this value would be dead-lettered again ({outcome.reason.value}: {outcome.detail}); "
+                 "fix it and pass it with --value-file")
         _, emissions = _topics()
         sha = hashlib.sha256(value).hexdigest()
         async with connect(transaction=True) as conn:

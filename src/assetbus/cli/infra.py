@@ -65,16 +65,6 @@ def _settings(kind: type[S], env_prefix: str) -> S:
         raise InfraError(f"Invalid {name}: {first['msg']}; fix or unset that environment variable.") from None
 
 
-def _with_options(infra: InfraSettings, brokers: int | None, secure: bool | None) -> InfraSettings:
-    from assetbus.infra import InfraError
-
-    given = {"kafka_brokers": brokers, "kafka_secure": secure}
-    merged = infra.model_copy(update={k: v for k, v in given.items() if v is not None})
-    if merged.kafka_secure and merged.kafka_brokers < 2:
-        raise InfraError("--secure needs a local cluster: add --brokers 3.")
-    return merged
-
-
 @app.command()
 def up(
     brokers: int | None = typer.Option(None, "--brokers", min=1, max=9, show_default=False,
@@ -86,7 +76,7 @@ def up(
 ) -> None:
     """Start Kafka and PostgreSQL (or check the ones named by KAFKA_BOOTSTRAP_SERVERS / DATABASE_URL), and
     turn on local mode: this machine's HS256 token secret, in the launcher's home folder."""
-    from assetbus.infra import secure_client_environment
+    from assetbus.infra import InfraError, secure_client_environment
     from assetbus.infra import up as infra_up
     from assetbus.security_settings import ensure_local_secret
 
@@ -94,7 +84,10 @@ def up(
     chosen: list[InfraSettings] = []
 
     def start(infra: InfraSettings, conn: ConnectionSettings) -> InfraStatus:
-        chosen.append(_with_options(infra, brokers, secure))
+        given = {"kafka_brokers": brokers, "kafka_secure": secure}
+        chosen.append(infra.model_copy(update={k: v for k, v in given.items() if v is not None}))
+        if chosen[0].kafka_secure and chosen[0].kafka_brokers < 2:
+            raise InfraError("--secure needs a local cluster: add --brokers 3.")
         return infra_up(chosen[0], conn, progress=_progress)
 
     result = _run(start)

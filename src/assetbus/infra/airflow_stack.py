@@ -1,9 +1,6 @@
 """Airflow next to a running assetbus, as separate real processes: for the Airflow tests and benchmark.
 
-`AirflowStack.start()` runs the assetbus persister and API, a `LocalAirflow` whose workers know only the
-connection `assetbus_default` (the API's URL and a worker credential) and whose api-server keeps state in
-assetbus, Airflow's triggerer, the sync of Airflow's assets and readiness rules, then the scheduler;
-bridges are started (and killed) on demand. `stop()` ends what it started.
+`AirflowStack.start()` starts them in order; bridges are started (and killed) on demand; `stop()` ends what it started.
 """
 
 from __future__ import annotations

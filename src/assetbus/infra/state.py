@@ -171,31 +171,20 @@ def wait_until(check: Callable[[], bool], timeout: float, interval: float = 0.25
         time.sleep(interval)
 
 
-def metadata_request(correlation_id: int = 1, client_id: bytes = b"assetbus-infra") -> bytes:
-    """A Kafka Metadata v4 request for no topics (just the brokers), with its size prefix."""
-    body = struct.pack(">hhih", 3, 4, correlation_id, len(client_id)) + client_id
-    body += struct.pack(">i?", 0, False)  # topics: empty array; allow_auto_topic_creation
-    return struct.pack(">i", len(body)) + body
-
-
-def metadata_broker_count(response: bytes, correlation_id: int = 1) -> int:
-    """Brokers listed in a Metadata v4 response body (without its size prefix)."""
-    corr, _throttle, count = struct.unpack_from(">iii", response, 0)
-    if corr != correlation_id:
-        raise ValueError("unexpected correlation id")
-    return int(count)
-
-
 def brokers_seen(host: str, port: int, timeout: float = 2.0) -> int:
     """How many brokers the Kafka broker on host:port lists in its metadata (0: no answer)."""
+    client_id = b"assetbus-infra"
+    # Metadata v4 (api key 3), correlation id 1, for no topics (just the brokers), no topic auto-creation
+    request = struct.pack(">hhih", 3, 4, 1, len(client_id)) + client_id + struct.pack(">i?", 0, False)
     try:
         with socket.create_connection((host, port), timeout=timeout) as sock, sock.makefile("rb") as reader:
-            sock.sendall(metadata_request())
+            sock.sendall(struct.pack(">i", len(request)) + request)
             size = struct.unpack(">i", reader.read(4))[0]
             if not 12 <= size <= 1 << 20:
                 return 0  # not a Kafka broker
-            return metadata_broker_count(reader.read(size))  # cut short: struct.error
-    except (OSError, ValueError, struct.error):
+            correlation_id, _throttle, count = struct.unpack_from(">iii", reader.read(size))  # cut short: struct.error
+            return int(count) if correlation_id == 1 else 0
+    except (OSError, struct.error):
         return 0
 
 

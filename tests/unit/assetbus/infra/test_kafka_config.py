@@ -16,7 +16,7 @@ from assetbus.infra.kafka import (
     render_server_properties,
     start_command,
 )
-from assetbus.infra.state import brokers_seen, metadata_broker_count, metadata_request, parse_bootstrap
+from assetbus.infra.state import brokers_seen, parse_bootstrap
 from assetbus.settings import InfraSettings
 
 
@@ -90,11 +90,28 @@ def test_libs_complete_needs_marker_and_listed_jars(tmp_path: Path) -> None:
 
 
 def test_metadata_request_and_response() -> None:
-    request = metadata_request(correlation_id=7, client_id=b"x")
-    size, api_key, version, corr = struct.unpack_from(">ihhi", request)
-    assert (size, api_key, version, corr) == (len(request) - 4, 3, 4, 7)
-    response = struct.pack(">iii", 7, 0, 1) + b"rest"
-    assert metadata_broker_count(response, correlation_id=7) == 1
+    server = socket.create_server(("127.0.0.1", 0))
+    port = server.getsockname()[1]
+    requests: list[tuple[int, ...]] = []
+
+    def answer_metadata(brokers: int, correlation_shift: int) -> None:
+        conn, _ = server.accept()
+        with conn:
+            request = conn.recv(1024)
+            requests.append((*struct.unpack_from(">ihhi", request), len(request)))
+            response = struct.pack(">iii", requests[-1][3] + correlation_shift, 0, brokers) + b"rest"
+            conn.sendall(struct.pack(">i", len(response)) + response)
+
+    try:
+        for brokers, shift, seen in ((3, 0, 3), (3, 1, 0)):  # another correlation id: not our answer
+            thread = threading.Thread(target=answer_metadata, args=(brokers, shift), daemon=True)
+            thread.start()
+            assert brokers_seen("127.0.0.1", port, timeout=2.0) == seen
+            thread.join(timeout=5)
+        size, api_key, version, _corr, length = requests[0]
+        assert (size, api_key, version) == (length - 4, 3, 4)
+    finally:
+        server.close()
 
 
 def test_probe_rejects_a_non_kafka_server() -> None:
