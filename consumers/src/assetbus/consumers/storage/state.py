@@ -1,18 +1,11 @@
-"""Task state and asset state: JSON values with a version for compare-and-set, and an expiry.
+"""Task state and asset state: JSON values with a version for compare-and-set, and an expiry (docs/state.md).
 
-Every write bumps `version` (a new key starts at 1). A `Precondition` turns a write into a
-compare-and-set: it only happens if the stored version is one of the expected ones (or the key
-is absent), so two workers cannot silently overwrite each other's checkpoint.
-
-The API (on a `raw_pool` connection) and the `assetbus state` CLI run each operation as ONE prepared
-asyncpg statement: the asset registration check is a CTE of it, and a failed compare-and-set reports
-the version stored now from the same snapshot, so a 412 needs no second query. Values travel as JSON
-text both ways (asyncpg never decodes them); the column is `json`, not `jsonb`, so a value comes back
-as written, its keys in their order (as Airflow's store keeps them). Entries with their times, run
-purges and the expiry queries run through SQLAlchemy on the caller's connection.
-
-An expired task state row stays readable until the retention cleanup deletes it, as in Airflow 3.3
-(`MetastoreBackend.cleanup()`): `periodic_cleanup` in the API service, or `assetbus state cleanup`.
+The API (on a `raw_pool` connection) and the `assetbus state` CLI run each operation as ONE prepared asyncpg
+statement: the asset registration check is a CTE of it, and a failed compare-and-set reports the version
+stored now from the same snapshot. Values travel as JSON text both ways; the column is `json`, not `jsonb`, so
+a value comes back as written, its keys in their order (as Airflow's store keeps them). Entries with their
+times, run purges and the expiry queries run through SQLAlchemy on the caller's connection. An expired row
+stays readable until the retention cleanup deletes it, as in Airflow 3.3 (`MetastoreBackend.cleanup()`).
 """
 
 from __future__ import annotations
