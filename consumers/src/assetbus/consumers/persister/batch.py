@@ -15,7 +15,7 @@ import json
 import logging
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import Any, NamedTuple
@@ -244,17 +244,11 @@ class AssetCache:
     def __init__(self) -> None:
         self._active: dict[str, AssetRow] = {}
 
-    async def get(self, conn: AsyncConnection, names: Iterable[str]) -> dict[str, AssetRow]:
+    async def get(self, conn: AsyncConnection, names: Collection[str]) -> dict[str, AssetRow]:
         """The registered assets among `names`, by name (as `assets_by_name`)."""
         cached = self._active
-        found: dict[str, AssetRow] = {}
-        missing: list[str] = []
-        for name in names:
-            row = cached.get(name)
-            if row is None:
-                missing.append(name)
-            else:
-                found[name] = row
+        found = {name: cached[name] for name in names if name in cached}
+        missing = [name for name in names if name not in found]
         if missing:
             fresh = await assets_by_name(conn, missing)
             if len(cached) + len(fresh) > MAX_CACHED:
@@ -381,9 +375,8 @@ class BatchProcessor:
                 own = str(original.command_id) == command_id
                 event_id, timestamp, asset_name = original.id, original.created_at, original.asset_name
             else:
-                result.reject(Rejection(
-                    command.command_id, command.reply_to, command.producer_id, ErrorCode.INTERNAL,
-                    "the event could not be stored; retrying the same command is safe", command.asset_name))
+                result.reject(reject(command, ErrorCode.INTERNAL,
+                                     "the event could not be stored; retrying the same command is safe"))
                 continue
             if own:
                 accepted += 1

@@ -74,11 +74,8 @@ class StateConflict(ConsumerError):
         self.current_version = current_version
 
 
-def _where(table: Table, ident: Mapping[str, Any], key: str | None = None) -> ColumnElement[bool]:
-    clauses = [table.c[name] == value for name, value in ident.items()]
-    if key is not None:
-        clauses.append(table.c.key == key)
-    return and_(*clauses)
+def _where(table: Table, ident: Mapping[str, Any]) -> ColumnElement[bool]:
+    return and_(*(table.c[name] == value for name, value in ident.items()))
 
 
 def _entry(row: Any) -> StateEntry:
@@ -86,13 +83,12 @@ def _entry(row: Any) -> StateEntry:
                       expires_at=getattr(row, "expires_at", None))
 
 
-def _columns(table: Table) -> tuple[Any, ...]:
-    expiry = (table.c.expires_at,) if "expires_at" in table.c else ()
-    return (table.c.key, table.c.value, table.c.version, table.c.updated_at, *expiry)
+def _columns(table: Table) -> list[Any]:
+    return [table.c[name] for name in ("key", "value", "version", "updated_at", "expires_at") if name in table.c]
 
 
 async def _get(conn: AsyncConnection, table: Table, ident: Mapping[str, Any], key: str) -> StateEntry | None:
-    row = (await conn.execute(select(*_columns(table)).where(_where(table, ident, key)))).one_or_none()
+    row = (await conn.execute(select(*_columns(table)).where(_where(table, {**ident, "key": key})))).one_or_none()
     return _entry(row) if row is not None else None
 
 
