@@ -1,7 +1,5 @@
-"""Translate driver errors into our exceptions, in this one place.
-
-Below every layer of the services that touches the database (the storage layer, the Kafka toolkit's
-start-up checks, the scheduler's publisher); the connection helpers that use it are in `storage.engine`.
+"""Translate driver errors into our exceptions, in this one place (below every layer of the services that
+touches the database; the connection helpers that use it are in `storage.engine`).
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
-"""Records in, receipts + asset events + dead letters out, with one DB transaction per chunk, and the
-server-side rules for one command (authentication, scope, publication policy, provenance, partitions,
-limits, asset): `check` needs no database, `resolve` matches the registered asset in the transaction.
-
-Two stages, so the app can overlap them: `prepare` needs no database (decode, token, partitions,
-limits, reply address) and `store` is the transaction (asset match, idempotent insert, originals of
-the duplicates). Nothing here produces to Kafka: the app publishes the result, then commits offsets.
+"""Records in, receipts + asset events + dead letters out, in two stages the app overlaps: `prepare` needs no
+database (decode, then `check`: token, scope, publication policy, provenance, partitions, limits, reply
+address) and `store` is one transaction per chunk (`resolve` matches the registered asset, then the idempotent
+insert and the originals of the duplicates). Nothing here produces to Kafka: the app publishes the result,
+then commits offsets.
 """
 
 from __future__ import annotations
