@@ -133,8 +133,6 @@ async def _publish(sender: BatchSender, result: BatchResult, total: BatchResult)
 
 
 class Persister(Service):
-    """The service with an explicit lifecycle: `await start()`, `await stop()`, or `async with`."""
-
     def __init__(self, config: PersisterConfig) -> None:
         self.config = config
         self.log = log

@@ -45,8 +45,6 @@ class PendingEntry:
 
 @dataclass(frozen=True, slots=True)
 class Skip:
-    """An event a DAG's mapping could not map, and why."""
-
     dag_id: str
     event: UpstreamEvent
     reason: SkipReason

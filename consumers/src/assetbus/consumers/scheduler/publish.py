@@ -253,7 +253,6 @@ def traced_events(records: Iterable[ConsumedRecord]) -> dict[int, Context]:
 
 
 def _key(run: RunRow) -> bytes:
-    """The run's partition key ('' when unpartitioned)."""
     return (run.partition_key or "").encode()
 
 

@@ -75,7 +75,6 @@ SAMPLE = 50
 
 @dataclass
 class ReplayReport:
-
     dag_id: str
     dry_run: bool
     scanned: int = 0

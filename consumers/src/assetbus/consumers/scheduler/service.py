@@ -44,8 +44,6 @@ REPUBLISHING = "republishing unpublished runs"
 
 @dataclass(slots=True)
 class PreparedBatch:
-    """A batch decoded and routed, ready for its transaction."""
-
     events: list[IncomingEvent]
     unreadable: int
     routed: Routed
@@ -63,8 +61,6 @@ class SchedulerStats:
 
 
 class Scheduler(Service):
-    """The service with an explicit lifecycle: `await start()`, `await stop()`, or `async with`."""
-
     def __init__(self, config: SchedulerConfig, metrics: SchedulerMetrics | None = None) -> None:
         self.config = config
         self.log = log
