@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import itertools
 import json
 import logging
 import time
@@ -178,9 +179,7 @@ class BatchResult:
     db_seconds: float = 0.0
 
     def outgoing(self) -> Iterable[Outgoing]:
-        yield from self.events
-        yield from self.receipts
-        yield from self.dead_letters
+        return itertools.chain(self.events, self.receipts, self.dead_letters)
 
     def merge(self, other: BatchResult) -> None:
         """Add `other` to this result, field by field (lists and counters in place)."""
