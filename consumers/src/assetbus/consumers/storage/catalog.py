@@ -82,13 +82,11 @@ async def list_events(conn: AsyncConnection, *, asset: str | None = None, partit
         if asset_id is None:
             return []
         where.append(f"e.asset_id = {int(asset_id)}")  # a value, not a bind: see _PER_ASSET for why
-    filters = {"e.partition_key = :partition_key": ("partition_key", partition_key),
-               "e.created_at >= :since": ("since", since),
-               "e.id < :before_id": ("before_id", before_id),
-               "e.id > :after_id": ("after_id", after_id)}
-    where += [clause for clause, (_, value) in filters.items() if value is not None]
-    params: dict[str, Any] = {name: value for name, value in filters.values() if value is not None}
-    params["limit"] = max(1, min(limit, MAX_PAGE))
+    filters = {"e.partition_key = :partition_key": partition_key, "e.created_at >= :since": since,
+               "e.id < :before_id": before_id, "e.id > :after_id": after_id}
+    where += [clause for clause, value in filters.items() if value is not None]
+    params = {"partition_key": partition_key, "since": since, "before_id": before_id, "after_id": after_id,
+              "limit": max(1, min(limit, MAX_PAGE))}
     order = "e.id ASC" if after_id is not None else "e.id DESC"
     clause = f"WHERE {' AND '.join(where)}" if where else ""
     rows = await conn.execute(text(f"SELECT {EVENT_COLUMNS} FROM asset_events e JOIN assets a ON a.id = e.asset_id "

@@ -149,20 +149,19 @@ async def delete_expired_state(engine: AsyncEngine, *, batch_size: int = 0) -> i
             return total
 
 
-async def _cleanup_pass(engine: AsyncEngine, batch_size: int) -> None:
-    deleted = await delete_expired_state(engine, batch_size=batch_size)
-    if deleted:
-        log.info("deleted %d expired task state rows", deleted)
-
-
 @contextlib.asynccontextmanager
 async def periodic_cleanup(engine: AsyncEngine, interval_s: float | None, *, batch_size: int = 0
                            ) -> AsyncIterator[None]:
     """A cleanup pass every `interval_s` in the background while the block runs (not at all if `interval_s` is
     None), on the toolkit's periodic loop: a failed pass is logged and tried again next time."""
+
+    async def cleanup_pass() -> None:
+        if deleted := await delete_expired_state(engine, batch_size=batch_size):
+            log.info("deleted %d expired task state rows", deleted)
+
     async with contextlib.AsyncExitStack() as stack:
         if interval_s is not None:
-            every(interval_s, lambda: _cleanup_pass(engine, batch_size), what="state cleanup", log=log, stack=stack)
+            every(interval_s, cleanup_pass, what="state cleanup", log=log, stack=stack)
         yield
 
 
