@@ -1,10 +1,8 @@
 """Registered assets and their stored events read back: the asset list, the event log, the asset catalog.
 
-Every event query is served by an index (see migration 0005): the primary key for the whole log,
-`(asset_id, partition_key, id)` for one asset or one of its partitions, `created_at` for `since`.
-`latest_per_partition` walks the distinct partition keys of one asset with a recursive skip scan
-over that index (one index probe per partition shown, however many events each partition has),
-newest key first, so a page costs the same with 100 or 100,000 events.
+Every event query is served by an index (`storage.tables`, migration 0005). `latest_per_partition` is a
+recursive skip scan over `(asset_id, partition_key, id)`, newest key first: one index probe per partition
+shown, so a page costs the same with 100 or 100,000 events per partition.
 """
 
 from __future__ import annotations
