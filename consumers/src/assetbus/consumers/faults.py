@@ -1,7 +1,5 @@
-"""Translate driver errors into our exceptions, in this one place.
-
-Below every layer of the services that touches the database (the storage layer, the Kafka toolkit's
-start-up checks, the scheduler's publisher); the connection helpers that use it are in `storage.engine`.
+"""Translate driver errors into our exceptions, in this one place (below every layer of the services that
+touches the database; the connection helpers that use it are in `storage.engine`).
 """
 
 from __future__ import annotations
@@ -26,13 +24,9 @@ _TRANSIENT_CLASSES = ("08", "53")
 """Connection exceptions; insufficient resources (disk full, out of memory, too many connections)."""
 
 
-def _sqlstate(error: BaseException | None) -> str | None:
+def _transient_sqlstate(error: BaseException | None) -> bool:
     code = getattr(error, "sqlstate", None)
-    return code if isinstance(code, str) else None
-
-
-def _transient_code(code: str | None) -> bool:
-    return code is not None and (code in _TRANSIENT_SQLSTATES or code.startswith(_TRANSIENT_CLASSES))
+    return isinstance(code, str) and (code in _TRANSIENT_SQLSTATES or code.startswith(_TRANSIENT_CLASSES))
 
 
 def is_transient(error: BaseException) -> bool:
@@ -52,13 +46,13 @@ def is_transient(error: BaseException) -> bool:
                           asyncpg.exceptions.InternalClientError)):
         return True
     if isinstance(error, asyncpg.PostgresError):
-        return _transient_code(_sqlstate(error))
+        return _transient_sqlstate(error)
     if isinstance(error, sa_exc.DBAPIError):
         if error.connection_invalidated:
             return True
         orig = error.orig
         cause = getattr(orig, "__cause__", None)
-        if _transient_code(_sqlstate(orig)) or _transient_code(_sqlstate(cause)):
+        if _transient_sqlstate(orig) or _transient_sqlstate(cause):
             return True
         return cause is not None and is_transient(cause)
     return isinstance(error, (sa_exc.TimeoutError, TimeoutError))

@@ -12,7 +12,15 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from assetbus.consumers.airflow.bridge import BridgeLedger
 from assetbus.consumers.scheduler import AssetWait, ConsumerDag
-from assetbus.consumers.storage.runs import RunClaim, claim_run, finish_run, get_run, renew_run
+from assetbus.consumers.storage.runs import (
+    RunClaim,
+    claim_run,
+    finish_run,
+    get_run,
+    record_external_run,
+    renew_run,
+    update_external_state,
+)
 from assetbus.producers.readiness import Claim, ClaimState, FinishResult, RunStatus
 from assetbus.producers.readiness import RunStatus as Outcome
 from tests.helpers import wait_for
@@ -98,3 +106,18 @@ async def test_the_bridge_hands_a_run_to_airflow_and_releases_its_lease(db_url: 
         assert await ledger.finish(run, held.fence, Outcome.FAILED, "late") is FinishResult.STALE_FENCE
     finally:
         await ledger.stop()
+
+
+async def test_the_orchestrators_state_is_noted_and_its_outcome_finishes_the_run(engine: AsyncEngine, run: str) -> None:
+    await claim(engine, run, "bridge")
+    async with engine.begin() as conn:
+        assert await record_external_run(conn, run, "manual__1", "queued", "bridge")
+        assert await update_external_state(conn, run, "running")
+        noted = await get_run(conn, run)
+        assert await update_external_state(conn, run, "failed", Outcome.FAILED, "task x failed")
+        finished = await get_run(conn, run)
+        assert not await update_external_state(conn, run, "success", Outcome.SUCCESS)  # finished: nothing changes
+    assert noted is not None and (noted.status, noted.external_state, noted.finished_at) == ("running", "running", None)
+    assert finished is not None and (finished.status, finished.external_state, finished.detail) == (
+        "failed", "failed", "task x failed")
+    assert finished.finished_at is not None

@@ -1,15 +1,10 @@
 """The persister service: the toolkit's consume → handle → commit shell around the batch pipeline.
 
-Per batch (up to `max_records`), in chunks of `chunk_size` that overlap like a pipeline: check the
-next chunk while up to `transactions_in_flight` are in their transactions, publish each as soon as
-it is stored; once every receipt, asset event and dead letter of the batch is acknowledged by the
-broker, the shell commits the batch's own offsets. A database outage stalls the chunk with the
-retry policy's jittered back-off; any other failure makes the shell rewind the batch for redelivery
-after a pause. At start-up the service waits for Kafka and PostgreSQL (`startup_timeout_s`).
-
-Records go through the toolkit's `BatchSender` (one record batch per topic-partition, partitioned
-like `send()`), on the toolkit's idempotent acks=all producer, renewed after a batch the broker refused (a
-missing ACL breaks its sequence numbers). A dead letter too large for the broker is cut (`fitting`).
+Per batch, in chunks of `chunk_size` that overlap like a pipeline (up to `transactions_in_flight` in their
+transactions, each published once stored), then the batch's own offsets once the broker has acknowledged
+every record. A database outage stalls the chunk with the retry policy's back-off; any other failure rewinds
+the batch. The producer is the toolkit's idempotent one, renewed after a batch the broker refused (a missing
+ACL breaks its sequence numbers).
 """
 
 from __future__ import annotations
@@ -77,16 +72,11 @@ class ReceiptsTopicUnavailable(KafkaToolkitError):
 class ReplyTopics:
     """Remembers reply topics seen to exist; asks the broker (all-topics metadata) about other names.
 
-    A command whose reply topic does not exist cannot be answered, and producing to a missing topic does not
-    fail fast (the producer waits for its metadata until `request_timeout_ms`), so one such command would
-    stall and redeliver its whole batch forever: the persister asks first and dead-letters those commands.
-    Except for the deployment's own receipts topic: the persister started only once it was there, so not
-    seeing it now is an outage of the deployment (the topic deleted, or the persister's Write on it removed: a
-    topic the principal may not write to is left out of its metadata), never a fault of the command; the
-    batch fails with `ReceiptsTopicUnavailable`, is redelivered once the topic is back, and answered.
-
-    A name found missing is not asked about again for `RECHECK_S`, so a stream of commands naming
-    the same missing topic costs one metadata request per `RECHECK_S`, not one per batch.
+    Producing to a missing topic does not fail fast (the producer waits for its metadata), so one command
+    naming one would stall and redeliver its whole batch forever: such commands are dead-lettered. Not seeing
+    the deployment's own receipts topic is an outage (the topic deleted, or the Write ACL removed, which hides
+    it from the metadata), never a fault of the command: the batch fails with `ReceiptsTopicUnavailable`. A
+    name found missing is asked about again only after `RECHECK_S` (one metadata request per `RECHECK_S`).
     """
 
     def __init__(self, producer: AIOKafkaProducer) -> None:
@@ -143,8 +133,6 @@ async def _publish(sender: BatchSender, result: BatchResult, total: BatchResult)
 
 
 class Persister(Service):
-    """The service with an explicit lifecycle: `await start()`, `await stop()`, or `async with`."""
-
     def __init__(self, config: PersisterConfig) -> None:
         self.config = config
         self.log = log

@@ -1,21 +1,20 @@
-"""Records in, receipts + asset events + dead letters out, with one DB transaction per chunk, and the
-server-side rules for one command (authentication, scope, publication policy, provenance, partitions,
-limits, asset): `check` needs no database, `resolve` matches the registered asset in the transaction.
-
-Two stages, so the app can overlap them: `prepare` needs no database (decode, token, partitions,
-limits, reply address) and `store` is the transaction (asset match, idempotent insert, originals of
-the duplicates). Nothing here produces to Kafka: the app publishes the result, then commits offsets.
+"""Records in, receipts + asset events + dead letters out, in two stages the app overlaps: `prepare` needs no
+database (decode, then `check`: token, scope, publication policy, provenance, partitions, limits, reply
+address) and `store` is one transaction per chunk (`resolve` matches the registered asset, then the idempotent
+insert and the originals of the duplicates). Nothing here produces to Kafka: the app publishes the result,
+then commits offsets.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
+import itertools
 import json
 import logging
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import Any, NamedTuple
@@ -180,9 +179,7 @@ class BatchResult:
     db_seconds: float = 0.0
 
     def outgoing(self) -> Iterable[Outgoing]:
-        yield from self.events
-        yield from self.receipts
-        yield from self.dead_letters
+        return itertools.chain(self.events, self.receipts, self.dead_letters)
 
     def merge(self, other: BatchResult) -> None:
         """Add `other` to this result, field by field (lists and counters in place)."""
@@ -244,17 +241,11 @@ class AssetCache:
     def __init__(self) -> None:
         self._active: dict[str, AssetRow] = {}
 
-    async def get(self, conn: AsyncConnection, names: Iterable[str]) -> dict[str, AssetRow]:
+    async def get(self, conn: AsyncConnection, names: Collection[str]) -> dict[str, AssetRow]:
         """The registered assets among `names`, by name (as `assets_by_name`)."""
         cached = self._active
-        found: dict[str, AssetRow] = {}
-        missing: list[str] = []
-        for name in names:
-            row = cached.get(name)
-            if row is None:
-                missing.append(name)
-            else:
-                found[name] = row
+        found = {name: cached[name] for name in names if name in cached}
+        missing = [name for name in names if name not in found]
         if missing:
             fresh = await assets_by_name(conn, missing)
             if len(cached) + len(fresh) > MAX_CACHED:
@@ -381,9 +372,8 @@ class BatchProcessor:
                 own = str(original.command_id) == command_id
                 event_id, timestamp, asset_name = original.id, original.created_at, original.asset_name
             else:
-                result.reject(Rejection(
-                    command.command_id, command.reply_to, command.producer_id, ErrorCode.INTERNAL,
-                    "the event could not be stored; retrying the same command is safe", command.asset_name))
+                result.reject(reject(command, ErrorCode.INTERNAL,
+                                     "the event could not be stored; retrying the same command is safe"))
                 continue
             if own:
                 accepted += 1

@@ -14,8 +14,6 @@ from assetbus.consumers.settings import (
 
 
 class PersisterConfig(VerificationKeys, ConsumerGroupSettings, BackoffSettings, ProbeSettings):
-    """The persister's settings; connection fields are given by the edge, the rest have defaults."""
-
     model_config = service_settings_config("ASSETBUS_PERSISTER_")
     service = "persister"
 

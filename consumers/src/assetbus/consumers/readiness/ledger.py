@@ -1,9 +1,7 @@
-"""`DatabaseLedger`: a subscriber's run ledger straight on `consumer_runs`, for processes that hold the database.
-
-The SDK's `ApiLedger` (downstream services) reaches the same storage functions through the execution
-API. A claim is a lease with a fencing token, and each of claim, renew and finish is one conditional
-UPDATE: a re-published signal, a second subscriber process or a restarted one never runs a finished
-run again, nor a run another holder's live lease covers; `assetbus runs list` shows each run's outcome.
+"""`DatabaseLedger`: a subscriber's run ledger straight on `consumer_runs`, for processes that hold the database
+(the SDK's `ApiLedger` reaches the same functions through the execution API). With `storage.runs`' leases and
+fences, a re-published signal, a second or a restarted subscriber never runs a finished run again, nor one
+another holder's live lease covers.
 """
 
 from __future__ import annotations

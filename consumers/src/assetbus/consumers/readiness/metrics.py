@@ -1,7 +1,5 @@
-"""A readiness subscriber's Prometheus metrics (one object may serve several subscribers: labelled by DAG).
-
-Pass one to `ReadinessSubscriber(..., metrics=...)` (the SDK's `SubscriberEvents`, counted here).
-Serve them with `assetbus.consumers.observe.ProbeServer(metrics.registry, port)` beside the subscriber.
+"""A readiness subscriber's Prometheus metrics, labelled by DAG (how to pass and serve them: docs/metrics.md,
+"A readiness subscriber's probes").
 """
 
 from __future__ import annotations

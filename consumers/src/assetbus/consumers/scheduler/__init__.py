@@ -1,8 +1,5 @@
-"""The scheduler: partition-aware fan-out of asset events to consumer DAGs, and the DAG definition API.
-
-DAG files import the declarative API from here:
-`ConsumerDag`, `AssetWait`, `AllOf`, `AnyOf` and the mappings `Identity`, `HourlyToDaily`,
-`DailyToWeekly`, `DailyToMonthly`, `StaticMap`, `ToUnpartitioned`.
+"""The scheduler: partition-aware fan-out of asset events to consumer DAGs, and the declarative DAG API
+(`ConsumerDag`, its conditions and partition mappings) that DAG files import from here.
 """
 
 from __future__ import annotations

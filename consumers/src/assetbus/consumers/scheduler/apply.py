@@ -1,11 +1,9 @@
 """Asset events → queue entries, skips and new consumer runs, in the caller's transaction.
 
-Idempotent by (dag, event): an event already queued for a DAG (pending or consumed by a run), or
-recorded by the run it made ready on its own (such an event gets no queue row), is a redelivery
-and does nothing. Target partitions are locked (advisory, transaction-scoped) first,
-so concurrent schedulers, or a scheduler and a replay, see each other's entries and create each
-run once. Per batch, three statements whatever its size (`storage.fanout`), planned in Python, with
-the active definitions of the `DagRegistry`, reloaded when a sync changed them.
+Idempotent by (dag, event): an event already queued for a DAG, or recorded by the run it made ready on its
+own, is a redelivery and does nothing. Target partitions are locked first (`storage.queue.lock_targets`), so
+concurrent schedulers, or a scheduler and a replay, create each run once. Per batch, three statements whatever
+its size (`storage.fanout`), planned in Python with the `DagRegistry`'s active definitions.
 """
 
 from __future__ import annotations

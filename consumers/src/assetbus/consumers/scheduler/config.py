@@ -34,8 +34,6 @@ class ReadinessPartitions(BaseSettings):
 
 
 class SchedulerConfig(ServiceSettings, ConsumerGroupSettings, BackoffSettings, ProbeSettings):
-    """The scheduler's settings; connection fields are given by the edge, the rest have defaults."""
-
     model_config = service_settings_config("ASSETBUS_SCHEDULER_")
     service = "scheduler"
 

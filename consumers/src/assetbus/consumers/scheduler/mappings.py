@@ -55,8 +55,6 @@ class Mapped:
 
 @dataclass(frozen=True, slots=True)
 class Unmappable:
-    """Why an event cannot be mapped."""
-
     reason: SkipReason
     detail: str
 

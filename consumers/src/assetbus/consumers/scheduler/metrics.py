@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter as Tally
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
@@ -53,10 +53,9 @@ class SchedulerMetrics:
         for dag_id, n in Tally(run.dag_id for run in runs).items():
             self.runs_created.labels(dag_id=dag_id).inc(n)
 
-    def published(self, runs: Iterable[RunRow]) -> None:
+    def published(self, runs: Sequence[RunRow]) -> None:
         """Count signals the broker acknowledged, and how long after their newest event they went out."""
         now = time.time()
-        runs = list(runs)
         for dag_id, n in Tally(run.dag_id for run in runs).items():
             self.signals_published.labels(dag_id=dag_id).inc(n)
         observe = self.readiness_seconds.observe

@@ -1,9 +1,6 @@
-"""Upstream events as the scheduler carries them (decoded from the asset-events topic), and the readiness
-signal of a run.
-
-An event's `payload` is the JSON form of its `TriggeringEvent` (built by the contract's codec),
-serialized once when the event is read and carried unchanged through the queue, the run and the
-signal: no model round trips on the hot path.
+"""Upstream events as the scheduler carries them, decoded from the asset-events topic with their
+TriggeringEvent JSON built once by the contract's codec (no model round trips on the hot path), and the
+readiness signal of a run.
 """
 
 from __future__ import annotations

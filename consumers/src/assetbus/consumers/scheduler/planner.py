@@ -1,13 +1,7 @@
-"""Fan-out as pure functions: route events to the DAGs waiting on them, plan runs from queued entries.
-
-No I/O here: the scheduler and replay call these inside their database transactions.
-
-- `DagIndex.route(events)`: every (DAG, event) pair becomes a queue entry for the mapped target
-  partition, or a skip with the mapping's reason (or `self_trigger` when a run of that DAG emitted it).
-- `plan_runs(dag, target, pending)`: the runs to create for one target partition, given its queued
-  entries in arrival order. Coalescing DAGs evaluate once over everything queued (one run takes
-  all of it); one-run-per-event DAGs evaluate after each entry (each time the condition holds, a
-  run takes what is queued so far).
+"""Fan-out as pure functions, no I/O (the scheduler and replay call them in their transactions): route events
+to the DAGs waiting on them (`DagIndex.route`), plan runs for one target partition from its queued entries in
+arrival order (`plan_runs`). A coalescing DAG evaluates once over everything queued (one run takes all of
+it); a one-run-per-event DAG after each entry (each time the condition holds, a run takes what is queued).
 """
 
 from __future__ import annotations
@@ -51,8 +45,6 @@ class PendingEntry:
 
 @dataclass(frozen=True, slots=True)
 class Skip:
-    """An event a DAG's mapping could not map, and why."""
-
     dag_id: str
     event: UpstreamEvent
     reason: SkipReason

@@ -1,15 +1,12 @@
-"""Publishing readiness signals for runs after their DB commit, then marking them published.
+"""Publishing readiness signals for runs after their DB commit, then marking them published (docs/consumer-dags.md).
 
-The scheduler hands each batch's new runs over and commits its offsets at once: one background task sends
-everything handed over so far in creation order (whole record batches per partition) and waits for the
-acks; a second marks the acknowledged runs published in one statement, so the next signals do not wait for
-it. Runs a crash left in `unpublished_batches` (or a replay created) are sent by `publish_pending()`, at
-start and on a timer; those whose signal is on the tail of their readiness partition already are only
-marked (`on_the_broker`). A repeated signal keeps its run id, so subscribers recognise it.
+One background task sends the runs handed over in creation order (whole record batches per partition) and
+waits for the acks; a second marks the acknowledged runs published in one statement, so the next signals do
+not wait for it. Runs a crash left unpublished (or a replay created) are sent by `publish_pending()`, unless
+their signal is on the tail of their readiness partition already (`on_the_broker`): then they are only marked.
 
-An ACL refusal (no Write on a readiness topic; no Read, which the tail read needs) is raised as
-`KafkaAccessDenied` naming it, and held in `refusals` while it lasts. A batch the broker refused breaks the
-idempotent producer's sequence numbers: given a `RenewableProducer`, the next send starts a new one first.
+An ACL refusal is raised as `KafkaAccessDenied` naming it, and held in `refusals` while it lasts. A batch the
+broker refused breaks the idempotent producer's sequence numbers: a `RenewableProducer` starts a new one.
 """
 
 from __future__ import annotations
@@ -256,7 +253,6 @@ def traced_events(records: Iterable[ConsumedRecord]) -> dict[int, Context]:
 
 
 def _key(run: RunRow) -> bytes:
-    """The run's partition key ('' when unpartitioned)."""
     return (run.partition_key or "").encode()
 
 

@@ -1,16 +1,11 @@
 """Replay: re-derive readiness from stored events for one DAG and a range, creating only missing runs.
 
-1. Scan the DAG's assets' stored events (page by page, in id order) and map them to target partitions;
-   only (target, event id) pairs are kept, in a temporary table of the replay's connection.
-2. Read them back in target order, a target with all of its events at a time, and keep the targets in
-   range that have no run at all (existing runs are never re-triggered).
-3. For each, queue its whole history and plan runs exactly as the scheduler would (a coalescing
-   DAG gets one run with every event; a one-run-per-event DAG one run per event); a target whose
-   condition does not hold is reported as incomplete, with what it still lacks.
-
-Memory is bounded by the page and chunk sizes (and the largest target's history), not by the number
-of events. Each chunk of targets is one transaction under the scheduler's advisory target locks, so a
-running scheduler and a replay never create the same run twice (docs/consumer-dags.md, "Replay").
+Pass 1 routes the DAG's assets' stored events (page by page, in id order) into (target, event id) rows of a
+temporary table; pass 2 reads them back a target at a time, leaves targets that have a run alone, and queues
+and plans the others exactly as the scheduler would (or reports them incomplete). Memory is bounded by the page
+and chunk sizes (and the largest target's history). Each chunk of targets is one transaction under the
+scheduler's advisory target locks, so a scheduler and a replay never create the same run twice
+(docs/consumer-dags.md, "Replay").
 """
 
 from __future__ import annotations
@@ -80,7 +75,6 @@ SAMPLE = 50
 
 @dataclass
 class ReplayReport:
-
     dag_id: str
     dry_run: bool
     scanned: int = 0

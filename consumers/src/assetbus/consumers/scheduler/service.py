@@ -1,12 +1,9 @@
-"""The scheduler service: asset events in, consumer runs and readiness signals out.
+"""The scheduler service: asset events in, consumer runs and readiness signals out (docs/consumer-dags.md).
 
-Per batch of `<prefix>.asset-events` (the toolkit's consume → handle → commit shell, pipelined: the
-next batch is decoded and routed while this one awaits its statements): one DB
-transaction (queue entries, skips, runs; retried with the retry policy's jittered back-off while the
-database is away), then the batch's own offsets, while the batch's runs go to the ordered
-background publisher (signals, broker acks, then the `published` flag). A crash before the commit
-repeats the batch: queue rows are unique per (dag, event), so the repeat creates nothing new. A
-crash after it leaves runs unpublished: they are sent at the next start, and by the timer.
+Per batch of `<prefix>.asset-events` (the toolkit's pipelined consume → handle → commit shell): one DB
+transaction (retried while the database is away), then the batch's offsets, while its runs go to the ordered
+background publisher. A crash before the commit repeats the batch, which creates nothing new (queue rows are
+unique per (dag, event)); one after it leaves runs unpublished, sent at the next start and by the timer.
 """
 
 from __future__ import annotations
@@ -47,8 +44,6 @@ REPUBLISHING = "republishing unpublished runs"
 
 @dataclass(slots=True)
 class PreparedBatch:
-    """A batch decoded and routed, ready for its transaction."""
-
     events: list[IncomingEvent]
     unreadable: int
     routed: Routed
@@ -66,8 +61,6 @@ class SchedulerStats:
 
 
 class Scheduler(Service):
-    """The service with an explicit lifecycle: `await start()`, `await stop()`, or `async with`."""
-
     def __init__(self, config: SchedulerConfig, metrics: SchedulerMetrics | None = None) -> None:
         self.config = config
         self.log = log

@@ -1,12 +1,9 @@
 """Loading consumer DAG definitions from Python files and syncing them into the database (`assetbus dags
 sync PATH`; the rules are in docs/consumer-dags.md).
 
-Every `*.py` file under PATH (names starting with `_` or `.` are skipped) is executed in its own
-namespace; each module-level `ConsumerDag` in it is a definition. A file that fails to import
-or defines a bad DAG is reported with the reason, and its DAGs are left as they are in the
-database (neither updated nor deactivated), like an orchestrator's import errors. A DAG whose
-outlets feed its own schedule (it would trigger itself) is refused, or written with a warning
-under `allow_self_trigger`.
+A file that fails to import or defines a bad DAG is reported with the reason, and its DAGs are left as they
+are in the database (neither updated nor deactivated), like an orchestrator's import errors. A DAG whose
+outlets feed its own schedule is refused, or written with a warning under `allow_self_trigger`.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """Registered assets and their stored events read back: the asset list, the event log, the asset catalog.
 
-Every event query is served by an index (see migration 0005): the primary key for the whole log,
-`(asset_id, partition_key, id)` for one asset or one of its partitions, `created_at` for `since`.
-`latest_per_partition` walks the distinct partition keys of one asset with a recursive skip scan
-over that index (one index probe per partition shown, however many events each partition has),
-newest key first, so a page costs the same with 100 or 100,000 events.
+Every event query is served by an index (`storage.tables`, migration 0005). `latest_per_partition` is a
+recursive skip scan over `(asset_id, partition_key, id)`, newest key first: one index probe per partition
+shown, so a page costs the same with 100 or 100,000 events per partition.
 """
 
 from __future__ import annotations
@@ -82,13 +80,11 @@ async def list_events(conn: AsyncConnection, *, asset: str | None = None, partit
         if asset_id is None:
             return []
         where.append(f"e.asset_id = {int(asset_id)}")  # a value, not a bind: see _PER_ASSET for why
-    filters = {"e.partition_key = :partition_key": ("partition_key", partition_key),
-               "e.created_at >= :since": ("since", since),
-               "e.id < :before_id": ("before_id", before_id),
-               "e.id > :after_id": ("after_id", after_id)}
-    where += [clause for clause, (_, value) in filters.items() if value is not None]
-    params: dict[str, Any] = {name: value for name, value in filters.values() if value is not None}
-    params["limit"] = max(1, min(limit, MAX_PAGE))
+    filters = {"e.partition_key = :partition_key": partition_key, "e.created_at >= :since": since,
+               "e.id < :before_id": before_id, "e.id > :after_id": after_id}
+    where += [clause for clause, value in filters.items() if value is not None]
+    params = {"partition_key": partition_key, "since": since, "before_id": before_id, "after_id": after_id,
+              "limit": max(1, min(limit, MAX_PAGE))}
     order = "e.id ASC" if after_id is not None else "e.id DESC"
     clause = f"WHERE {' AND '.join(where)}" if where else ""
     rows = await conn.execute(text(f"SELECT {EVENT_COLUMNS} FROM asset_events e JOIN assets a ON a.id = e.asset_id "

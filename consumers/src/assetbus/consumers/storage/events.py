@@ -1,8 +1,5 @@
-"""Idempotent batch insert of asset events: the heart of "exactly one event per dedupe key".
-
-`insert_events` writes a whole batch with one statement (`INSERT … SELECT … ON CONFLICT DO NOTHING
-RETURNING`) and tells which scope keys it inserted; `find_events` reads the originals of the others.
-Both run in the caller's transaction.
+"""Idempotent batch insert of asset events, the heart of "exactly one event per dedupe key": one
+`INSERT … SELECT … ON CONFLICT DO NOTHING RETURNING` per batch (`insert_events`), then the originals of the others.
 """
 
 from __future__ import annotations

@@ -1,12 +1,7 @@
 """The scheduler's batch statements: three round trips per batch of asset events, whatever its size:
 `lock_and_confirm`, then `read_targets` (a later statement, so it sees what other transactions committed
 under those locks), then `write_fanout`. Each passes its rows as arrays (`unnest`), or as one JSON array of
-rows, and returns one row of arrays.
-
-An entry keeps its triggering event only while it waits: a consumed entry's `event` is JSON `null` (its
-run's `events` hold it). An event that makes its target ready on its own (every event of a per-event DAG)
-gets no queue row at all: its run holds it, and records its id (`consumer_runs.event_id`, unique per DAG)
-for redeliveries, replay and lineage.
+rows, and returns one row of arrays. A consumed entry's `event` is JSON `null` (its run's `events` hold it).
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
-"""The Airflow forwarder's ledger: one row per stored event it forwards to Airflow (migrations 0011, 0014).
-
-A row is an *intent* (`state = 'intent'`) until Airflow has answered: then `posted` (with Airflow's event
-id) or `refused` (a 4xx). While a forwarder calls Airflow for an intent it holds the intent's *lease*
-(`lease_owner`, until `lease_until`); how intents and leases make each post happen once is
+"""The Airflow forwarder's ledger: one row per stored event it forwards to Airflow (migrations 0011, 0014), an
+*intent* until Airflow answers (then `posted`, with Airflow's event id, or `refused`: a 4xx), leased to one
+forwarder at a time (`lease_owner` until `lease_until`); how that makes each post happen once is
 `airflow.forwarder`'s module docstring.
 """
 

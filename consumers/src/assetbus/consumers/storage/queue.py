@@ -35,8 +35,6 @@ class NewQueueEntry:
 
 @dataclass(slots=True, kw_only=True)
 class QueueRow(NewQueueEntry):
-    """A stored entry: its row id besides what was queued."""
-
     id: int
 
 
@@ -122,8 +120,6 @@ async def insert_skips(conn: AsyncConnection, skips: Sequence[NewSkip]) -> int:
 
 @dataclass(frozen=True, slots=True)
 class SkipRow(NewSkip):
-    """A recorded skip, with when it was recorded."""
-
     created_at: datetime
 
 

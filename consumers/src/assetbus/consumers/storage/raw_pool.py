@@ -1,13 +1,9 @@
 """A plain asyncpg pool beside a service's SQLAlchemy engine, for statements on a hot request path.
 
-SQLAlchemy Core compiles (or cache-keys) each statement, runs it through a greenlet and wraps each
-row; on a one-row request that is most of the database share of the CPU. The pool here hands out
-asyncpg connections, whose statement cache prepares each SQL text once per connection: a request
-then costs one round trip (Bind, Execute, Sync) and no compilation.
-
-Connections are released without asyncpg's reset query (`RESET ALL; CLOSE ALL; UNLISTEN *; ...`, a
-round trip per release): the statements run here are single autocommit statements that leave no
-session state behind (an open transaction is still rolled back by asyncpg itself).
+asyncpg's statement cache prepares each SQL text once per connection, so a request costs one round trip and
+no compilation (SQLAlchemy's per-statement compile, greenlet and row wrapping are most of the database CPU of
+a one-row request). Connections are released without asyncpg's reset query (a round trip each): the
+statements here are single autocommit statements that leave no session state behind.
 """
 
 from __future__ import annotations

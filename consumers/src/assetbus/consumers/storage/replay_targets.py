@@ -1,10 +1,6 @@
-"""A replay's stored events, read page by page, and its routed events in a temporary table: written in
-event-id order, read back in target order.
-
-Replay reads stored events in id order, but plans a target partition from all of its events at once. So
-it writes only (target, slot, event id) per routed event here, and reads them back ordered by target,
-joined to the events themselves, one keyset page at a time: the replay's memory does not grow with the
-number of events. The table lives on one connection (`routed_events`) and is dropped at its end.
+"""A replay's stored events, read page by page, and its routed events in a temporary table (`routed_events`:
+one per replay, on a connection of its own, dropped at its end), written in event-id order and read back in
+target order a keyset page at a time (`scheduler.replay` says why).
 """
 
 from __future__ import annotations

@@ -286,15 +286,11 @@ async def open_external_runs(conn: AsyncConnection, dag_ids: Sequence[str], limi
 async def update_external_state(conn: AsyncConnection, run_id: str, external_state: str,
                                 outcome: RunStatus | None = None, detail: str | None = None) -> bool:
     """Record the orchestrator's state; with `outcome` (success/failed) the run is finished."""
-    if outcome is None:
-        rows = await conn.execute(text(
-            "UPDATE consumer_runs SET external_state = :state WHERE run_id = :r AND status = 'running' "
-            "RETURNING id"), {"r": run_id, "state": external_state})
-    else:
-        rows = await conn.execute(text(
-            "UPDATE consumer_runs SET external_state = :state, status = :status, detail = :detail, "
-            "finished_at = now() WHERE run_id = :r AND status = 'running' RETURNING id"),
-            {"r": run_id, "state": external_state, "status": outcome.value, "detail": detail})
+    finished = ", status = :status, detail = :detail, finished_at = now()" if outcome is not None else ""
+    rows = await conn.execute(text(f"UPDATE consumer_runs SET external_state = :state{finished} "
+                                   "WHERE run_id = :r AND status = 'running' RETURNING id"),
+                              {"r": run_id, "state": external_state, "status": outcome and outcome.value,
+                               "detail": detail})
     return rows.one_or_none() is not None
 
 

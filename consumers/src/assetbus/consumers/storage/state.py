@@ -1,18 +1,11 @@
-"""Task state and asset state: JSON values with a version for compare-and-set, and an expiry.
+"""Task state and asset state: JSON values with a version for compare-and-set, and an expiry (docs/state.md).
 
-Every write bumps `version` (a new key starts at 1). A `Precondition` turns a write into a
-compare-and-set: it only happens if the stored version is one of the expected ones (or the key
-is absent), so two workers cannot silently overwrite each other's checkpoint.
-
-The API (on a `raw_pool` connection) and the `assetbus state` CLI run each operation as ONE prepared
-asyncpg statement: the asset registration check is a CTE of it, and a failed compare-and-set reports
-the version stored now from the same snapshot, so a 412 needs no second query. Values travel as JSON
-text both ways (asyncpg never decodes them); the column is `json`, not `jsonb`, so a value comes back
-as written, its keys in their order (as Airflow's store keeps them). Entries with their times, run
-purges and the expiry queries run through SQLAlchemy on the caller's connection.
-
-An expired task state row stays readable until the retention cleanup deletes it, as in Airflow 3.3
-(`MetastoreBackend.cleanup()`): `periodic_cleanup` in the API service, or `assetbus state cleanup`.
+The API (on a `raw_pool` connection) and the `assetbus state` CLI run each operation as ONE prepared asyncpg
+statement: the asset registration check is a CTE of it, and a failed compare-and-set reports the version
+stored now from the same snapshot. Values travel as JSON text both ways; the column is `json`, not `jsonb`, so
+a value comes back as written, its keys in their order (as Airflow's store keeps them). Entries with their
+times, run purges and the expiry queries run through SQLAlchemy on the caller's connection. An expired row
+stays readable until the retention cleanup deletes it, as in Airflow 3.3 (`MetastoreBackend.cleanup()`).
 """
 
 from __future__ import annotations
@@ -81,11 +74,8 @@ class StateConflict(ConsumerError):
         self.current_version = current_version
 
 
-def _where(table: Table, ident: Mapping[str, Any], key: str | None = None) -> ColumnElement[bool]:
-    clauses = [table.c[name] == value for name, value in ident.items()]
-    if key is not None:
-        clauses.append(table.c.key == key)
-    return and_(*clauses)
+def _where(table: Table, ident: Mapping[str, Any]) -> ColumnElement[bool]:
+    return and_(*(table.c[name] == value for name, value in ident.items()))
 
 
 def _entry(row: Any) -> StateEntry:
@@ -93,13 +83,12 @@ def _entry(row: Any) -> StateEntry:
                       expires_at=getattr(row, "expires_at", None))
 
 
-def _columns(table: Table) -> tuple[Any, ...]:
-    expiry = (table.c.expires_at,) if "expires_at" in table.c else ()
-    return (table.c.key, table.c.value, table.c.version, table.c.updated_at, *expiry)
+def _columns(table: Table) -> list[Any]:
+    return [table.c[name] for name in ("key", "value", "version", "updated_at", "expires_at") if name in table.c]
 
 
 async def _get(conn: AsyncConnection, table: Table, ident: Mapping[str, Any], key: str) -> StateEntry | None:
-    row = (await conn.execute(select(*_columns(table)).where(_where(table, ident, key)))).one_or_none()
+    row = (await conn.execute(select(*_columns(table)).where(_where(table, {**ident, "key": key})))).one_or_none()
     return _entry(row) if row is not None else None
 
 
@@ -160,20 +149,19 @@ async def delete_expired_state(engine: AsyncEngine, *, batch_size: int = 0) -> i
             return total
 
 
-async def _cleanup_pass(engine: AsyncEngine, batch_size: int) -> None:
-    deleted = await delete_expired_state(engine, batch_size=batch_size)
-    if deleted:
-        log.info("deleted %d expired task state rows", deleted)
-
-
 @contextlib.asynccontextmanager
 async def periodic_cleanup(engine: AsyncEngine, interval_s: float | None, *, batch_size: int = 0
                            ) -> AsyncIterator[None]:
     """A cleanup pass every `interval_s` in the background while the block runs (not at all if `interval_s` is
     None), on the toolkit's periodic loop: a failed pass is logged and tried again next time."""
+
+    async def cleanup_pass() -> None:
+        if deleted := await delete_expired_state(engine, batch_size=batch_size):
+            log.info("deleted %d expired task state rows", deleted)
+
     async with contextlib.AsyncExitStack() as stack:
         if interval_s is not None:
-            every(interval_s, lambda: _cleanup_pass(engine, batch_size), what="state cleanup", log=log, stack=stack)
+            every(interval_s, cleanup_pass, what="state cleanup", log=log, stack=stack)
         yield
 
 

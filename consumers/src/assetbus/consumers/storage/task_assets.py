@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import and_, delete, select
+from sqlalchemy import delete, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -51,11 +51,11 @@ async def detach_task_asset(conn: AsyncConnection, dag_id: str, task_id: str, as
     if role is not None:
         _check_role(role)
     asset_id = await _asset_id(conn, asset_name)
-    condition = and_(task_assets.c.dag_id == dag_id, task_assets.c.task_id == task_id,
-                     task_assets.c.asset_id == asset_id)
+    stmt = delete(task_assets).where(task_assets.c.dag_id == dag_id, task_assets.c.task_id == task_id,
+                                     task_assets.c.asset_id == asset_id)
     if role is not None:
-        condition = and_(condition, task_assets.c.role == role)
-    return int((await conn.execute(delete(task_assets).where(condition))).rowcount)
+        stmt = stmt.where(task_assets.c.role == role)
+    return int((await conn.execute(stmt)).rowcount)
 
 
 async def list_task_assets(conn: AsyncConnection, dag_id: str | None = None) -> list[TaskAssetRow]:

@@ -1,19 +1,9 @@
 """DATABASE_URL in its two spellings: SQLAlchemy's (the engines) and libpq's (asyncpg's own connects).
 
-Both name one host or several. A managed PostgreSQL with a standby hands out a libpq URL that lists
-every host and asks for the one that takes writes:
-
-    postgresql://user:pw@db-a:5432,db-b:5432/assetbus?target_session_attrs=read-write&sslmode=require
-
-SQLAlchemy's URL parser cannot read a host list in the authority (the port would be `5432,db-b:5432`);
-its asyncpg dialect takes the hosts as repeated query parameters instead, each with its port:
-
-    postgresql+asyncpg://user:pw@/assetbus?host=db-a:5432&host=db-b:5432&target_session_attrs=read-write&ssl=require
-
-asyncpg reads the first form (and `host=a,b&port=1,2`), but of repeated `host=` parameters it keeps
-only the last: a URL meant for the engine must be turned back before `asyncpg.connect` sees it.
-`target_session_attrs` reaches `asyncpg.connect` either way, which then tries the hosts in order and
-keeps the first that qualifies.
+A libpq URL may list several hosts in its authority (`db-a:5432,db-b:5432`), which SQLAlchemy's parser
+cannot read; its asyncpg dialect takes repeated `host=h:p` parameters instead, of which asyncpg itself keeps
+only the last. So each spelling is turned into the other before its reader sees it (docs/production.md,
+"The multi-host URL"); `target_session_attrs` reaches `asyncpg.connect` either way.
 """
 
 from __future__ import annotations
