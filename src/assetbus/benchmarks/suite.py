@@ -19,6 +19,7 @@ from assetbus.benchmarks.scale import dags_run
 from assetbus.benchmarks.scheduler import SchedulerBenchOptions
 from assetbus.benchmarks.scheduler import run_benchmark as run_scheduler_benchmark
 from assetbus.benchmarks.scratch import postgres_version
+from assetbus.benchmarks.subscriber import SubscriberBenchOptions, run_subscriber_benchmark
 from assetbus.settings import Settings
 
 
@@ -35,6 +36,7 @@ class SuiteSizes:
     dag_counts: tuple[int, int] = (1, 1_000)
     """Consumer DAGs registered in the two runs whose events/s make `scheduler_1000_dags_over_1_dag`."""
     dag_events: int = 20_000
+    subscriber_signals: int = 20_000
     api_requests: int = 2_000
     api_emits: int = 500
     api_concurrency: int = 16
@@ -43,8 +45,8 @@ class SuiteSizes:
     def smoke(cls) -> SuiteSizes:
         """Tiny sizes: every benchmark runs and every key gets a number, in well under a minute."""
         return cls(emit_count=500, persister_commands=1_000, scheduler_events=4_500, rates=(1_000,),
-                   latency_seconds=1.5, dag_counts=(1, 3), dag_events=4_000, api_requests=20, api_emits=5,
-                   api_concurrency=4)
+                   latency_seconds=1.5, dag_counts=(1, 3), dag_events=4_000, subscriber_signals=500, api_requests=20,
+                   api_emits=5, api_concurrency=4)
 
 
 @dataclass
@@ -59,7 +61,7 @@ async def run_suite(settings: Settings, sizes: SuiteSizes, progress: Callable[[s
     shared = conditions()
     f = report.figures
 
-    progress(f"1/4 emit: {sizes.emit_count:,} emissions, alone and with a persister answering")
+    progress(f"1/5 emit: {sizes.emit_count:,} emissions, alone and with a persister answering")
     emitted = await run_emit_benchmark(settings, EmitBenchOptions(count=sizes.emit_count))
     for run in emitted.runs:
         if run.receipt_rate is None:
@@ -70,11 +72,11 @@ async def run_suite(settings: Settings, sizes: SuiteSizes, progress: Callable[[s
     progress(f"  emitter → broker {f['emit_broker_per_s']:,.0f}/s, stored and receipted "
              f"{f['emit_receipted_per_s']:,.0f}/s")
 
-    progress(f"2/4 persister: {sizes.persister_commands:,} pre-loaded commands of 1 KiB")
+    progress(f"2/5 persister: {sizes.persister_commands:,} pre-loaded commands of 1 KiB")
     with ProcessSampler(infra=True).running() as sampler:
         p = await run_persister_benchmark(settings, BenchOptions(commands=sizes.persister_commands))
     f["receipted_per_s"] = p.events_per_s
-    progress(f"2b/4 PostgreSQL's own rate for the same write (the ceiling), {sizes.persister_commands:,} rows")
+    progress(f"2b/5 PostgreSQL's own rate for the same write (the ceiling), {sizes.persister_commands:,} rows")
     ceiling = await run_pg_ceiling(settings, CeilingOptions(rows=sizes.persister_commands), progress)
     f.update(ceiling.figures())
     f["persister_share_of_pg_ceiling"] = p.events_per_s / ceiling.rows_per_s if ceiling.rows_per_s else 0.0
@@ -89,7 +91,7 @@ async def run_suite(settings: Settings, sizes: SuiteSizes, progress: Callable[[s
              f"{ceiling.rows_per_s:,.0f} rows/s, so {f['persister_share_of_pg_ceiling']:.2f} of it")
 
     first, *more = sizes.rates
-    progress(f"3/4 scheduler: {sizes.scheduler_events:,} pre-loaded events, then {first:,}/s offered for "
+    progress(f"3/5 scheduler: {sizes.scheduler_events:,} pre-loaded events, then {first:,}/s offered for "
              f"{sizes.latency_seconds:g} s" + "".join(f", then {r:,}/s" for r in more))
     with ProcessSampler().running() as sampler:
         s = await run_scheduler_benchmark(settings, SchedulerBenchOptions(
@@ -107,7 +109,7 @@ async def run_suite(settings: Settings, sizes: SuiteSizes, progress: Callable[[s
 
     f["scheduler_share_of_persister"] = s.throughput.events_per_s / p.events_per_s if p.events_per_s else 0.0
     few, many = sizes.dag_counts
-    progress(f"3b/4 scheduler with {few:,} and {many:,} consumer DAGs registered, {sizes.dag_events:,} events each")
+    progress(f"3b/5 scheduler with {few:,} and {many:,} consumer DAGs registered, {sizes.dag_events:,} events each")
     by_dags = [await dags_run(settings, n, sizes.dag_events) for n in sizes.dag_counts]
     for dags in by_dags:
         f[f"scheduler_events_per_s_with_{dags.dags}_dags"] = dags.run.events_per_s
@@ -117,7 +119,12 @@ async def run_suite(settings: Settings, sizes: SuiteSizes, progress: Callable[[s
     progress(f"  {one.events_per_s:,.0f} events/s at {few:,} DAG(s), {thousand.events_per_s:,.0f} at {many:,}: "
              f"{f['scheduler_1000_dags_over_1_dag']:.2f}")
 
-    progress(f"4/4 api: {sizes.api_requests:,} state requests and {sizes.api_emits:,} HTTP emits, "
+    progress(f"4/5 readiness subscriber (SDK): {sizes.subscriber_signals:,} signals on the topic, a no-op handler")
+    sub = await run_subscriber_benchmark(settings, SubscriberBenchOptions(signals=sizes.subscriber_signals))
+    f.update(sub.figures())
+    progress(f"  {sub.events_per_s:,.0f} signals/s, {sub.cpu_us_per_event:,.1f} µs CPU per signal")
+
+    progress(f"5/5 api: {sizes.api_requests:,} state requests and {sizes.api_emits:,} HTTP emits, "
              f"1 client and {sizes.api_concurrency}")
     with ProcessSampler().running() as sampler:
         a = await run_api_benchmark(settings, ApiBenchOptions(

@@ -1,4 +1,5 @@
-"""`assetbus bench [emit|persister|pg-ceiling|scheduler|api|all|scale|soak|airflow]`: figures with their conditions.
+"""`assetbus bench [emit|persister|pg-ceiling|scheduler|subscriber|api|all|scale|soak|airflow]`: figures with their
+conditions.
 
 The measurements live in `assetbus.benchmarks`, imported when a command runs.
 """
@@ -222,6 +223,28 @@ def scheduler(
         print(json.dumps(report.summary()))
 
 
+@app.command("subscriber")
+def subscriber(
+    as_json: bool = JSON_OPTION,
+    signals: Annotated[int, typer.Option(help="Readiness signals on the topic before the subscriber starts.")] = 20_000,
+    partitions: Annotated[int, typer.Option(help="Partitions of the readiness topic.")] = 3,
+) -> None:
+    """Signals handled per second by the SDK's `ReadinessSubscriber` alone: a no-op handler, `MemoryLedger`."""
+    from assetbus.benchmarks.subscriber import SubscriberBenchOptions, run_subscriber_benchmark
+
+    if signals < 2 or partitions < 1:
+        fail("--signals takes at least 2 (the clock runs from the first handler to the last), --partitions at least 1")
+    options = SubscriberBenchOptions(signals=signals, partitions=partitions)
+    report = run_bench(run_subscriber_benchmark(settings(), options), "subscriber benchmark failed")
+    console.print(f"readiness subscriber: {report.events_per_s:,.0f} signals/s, {report.cpu_us_per_event:,.1f} µs CPU "
+                  "per signal", highlight=False)
+    console.print(f"  {report.events:,} signals of {report.signal_bytes} bytes in {report.seconds:.2f} s after the "
+                  f"first, {partitions} partitions; subscriber stats: "
+                  + ", ".join(f"{name} {n:,}" for name, n in report.counted.items()), highlight=False)
+    if as_json:
+        print(json_line({k: round(v, 2) for k, v in report.figures().items()}))
+
+
 @app.command("api")
 def api(
     requests: Annotated[int, typer.Option(help="Requests per state measurement.")] = 4000,
@@ -271,5 +294,5 @@ app.command("airflow")(bench_airflow.airflow)
 def all_benchmarks(ctx: typer.Context) -> None:
     """With no sub-command: run every benchmark with its defaults (`all` runs them at smaller sizes)."""
     if ctx.invoked_subcommand is None:
-        for bench in (emit, persister, scheduler, api):
+        for bench in (emit, persister, scheduler, subscriber, api):
             ctx.invoke(bench)

@@ -30,8 +30,8 @@ def all_(
                                         "Default: when the Airflow venv with its PostgreSQL driver is there, "
                                         "and not with --smoke."),
 ) -> None:
-    """Every benchmark (emit, persister, scheduler with latency at offered rates, api; then Airflow when its venv is
-    there) in under 10 minutes."""
+    """Every benchmark (emit, persister, scheduler with latency at offered rates, the SDK's subscriber, api; then
+    Airflow when its venv is there) in under 10 minutes."""
     from dataclasses import replace
 
     from assetbus.benchmarks.suite import SuiteSizes, run_suite
@@ -117,7 +117,8 @@ def print_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[str]
         print_rows(shown, False, columns, lambda row: row, title=title)
 
 
-UNITS = {"per_s": "/s", "_ms": "ms", "_mb": "MB", "us_per_event": "µs", "us_per_emission": "µs", "_backlog_s": "s"}
+UNITS = {"per_s": "/s", "_ms": "ms", "_mb": "MB", "us_per_event": "µs", "us_per_emission": "µs", "us_per_signal": "µs",
+         "_backlog_s": "s"}
 
 
 def cell(value: float, unit: str) -> str:

@@ -37,5 +37,5 @@ async def test_bench_all_smoke_prints_every_figure_as_the_last_json_line(infra: 
     assert conditions["offered_rates_per_s"] == [1000]
     assert conditions["postgresql"] and conditions["kafka"]
 
-    assert all(f"{n}/4 " in stderr for n in range(1, 5)), stderr  # progress on stderr, as it runs
+    assert all(f"{n}/5 " in stderr for n in range(1, 6)), stderr  # progress on stderr, as it runs
     assert "receipted_per_s" in stdout.split(stdout.strip().splitlines()[-1])[0]  # the table before the JSON
