@@ -12,7 +12,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from contextlib import AsyncExitStack
 from typing import Any, TypeVar
 
@@ -67,15 +67,35 @@ async def cancel_and_wait(task: asyncio.Task[Any] | None) -> None:
         await task
 
 
-@contextlib.asynccontextmanager
-async def in_background(work: Coroutine[Any, Any, None], *, name: str) -> AsyncIterator[None]:
+class in_background:
     """Run `work` as a task named `name` while the block runs; on exit, cancel it and wait until it has
-    ended, so no task outlives its owner."""
-    task = asyncio.create_task(work, name=name)
-    try:
-        yield
-    finally:
-        await cancel_and_wait(task)
+    ended, so no task outlives its owner. With `delay_s` the task starts that many seconds into the block: a
+    block that ends sooner costs one timer, not a task (the readiness subscriber's lease renewal, per signal).
+    A class, not a generator-based context manager: it runs once per signal there."""
+
+    __slots__ = ("_delay_s", "_name", "_task", "_timer", "_work")
+
+    def __init__(self, work: Coroutine[Any, Any, None], *, name: str, delay_s: float = 0.0) -> None:
+        self._work, self._name, self._delay_s = work, name, delay_s
+        self._task: asyncio.Task[None] | None = None
+        self._timer: asyncio.TimerHandle | None = None
+
+    def _start(self) -> None:
+        self._task = asyncio.get_running_loop().create_task(self._work, name=self._name)
+
+    async def __aenter__(self) -> None:
+        if self._delay_s > 0:
+            self._timer = asyncio.get_running_loop().call_later(self._delay_s, self._start)
+        else:
+            self._start()
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        if self._task is None:
+            self._work.close()
+        else:
+            await cancel_and_wait(self._task)
 
 
 def run_async(coro: Coroutine[Any, Any, T]) -> T:

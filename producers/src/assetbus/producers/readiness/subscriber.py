@@ -6,10 +6,9 @@ docs/consumer-dags.md.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
@@ -115,26 +114,27 @@ async def claim_when_free(ledger: RunLedger, run_id: str, consumer: str) -> Clai
     return claim
 
 
-@contextlib.asynccontextmanager
-async def renewing(ledger: RunLedger, run_id: str, fence: int, on_lost: Callable[[], None]) -> AsyncIterator[None]:
+def renewing(ledger: RunLedger, run_id: str, fence: int, on_lost: Callable[[], None]) -> in_background:
     """Renew the lease of `fence` in the background while the body runs. A refused renewal (another claim
     took the run after the lease expired) calls `on_lost` once and stops renewing; a renewal that fails
-    (the ledger unreachable past its retry policy) is logged and tried again at the next turn."""
+    (the ledger unreachable past its retry policy) is logged and tried again at the next turn. The first
+    renewal is a turn into the body, so a handler that ends sooner costs a timer, not a task."""
+
+    turn = ledger.lease_s / RENEWALS_PER_LEASE
 
     async def renew() -> None:
         while True:
-            await asyncio.sleep(ledger.lease_s / RENEWALS_PER_LEASE)
             try:
                 renewed = await ledger.renew(run_id, fence)
             except Exception as error:  # the next turn tries again; the lease may lapse meanwhile
                 log.warning("could not renew the lease of run %s: %s: %s", run_id, type(error).__name__, error)
-                continue
-            if not renewed:
-                on_lost()
-                return
+            else:
+                if not renewed:
+                    on_lost()
+                    return
+            await asyncio.sleep(turn)
 
-    async with in_background(renew(), name=f"assetbus-lease-{run_id}"):
-        yield
+    return in_background(renew(), name=f"assetbus-lease-{run_id}", delay_s=turn)
 
 
 async def run_once(ledger: RunLedger, signal: ReadinessSignal, handler: Handler, consumer: str,
