@@ -15,12 +15,13 @@ from datetime import UTC, datetime
 from aiokafka import AIOKafkaProducer
 
 from assetbus.benchmarks.stats import Throughput
+from assetbus.consumers.scheduler.topics import create_readiness_topics
 from assetbus.producers.kafka.producer import started
 from assetbus.producers.readiness import MemoryLedger, ReadinessSubscriber
 from assetbus.schemas import Provenance, ReadinessSignal, SourceKind, Topics, TriggeringEvent
 from assetbus.schemas.codecs import encode_signal
 from assetbus.settings import Settings
-from assetbus.topics import delete_topics, ensure_topics
+from assetbus.topics import delete_topics
 
 DAG_ID = "bench.subscriber"
 
@@ -58,7 +59,7 @@ def _signal(i: int, now: datetime) -> bytes:
 async def run_subscriber_benchmark(settings: Settings, options: SubscriberBenchOptions) -> SubscriberReport:
     topics = Topics(prefix=f"bench{uuid.uuid4().hex[:10]}")
     topic = topics.readiness(DAG_ID)
-    await ensure_topics(settings.kafka, topics, {topic: options.partitions})
+    await create_readiness_topics(settings.kafka, topics, [DAG_ID], partitions=options.partitions)
     report = SubscriberReport()
     marks: list[tuple[float, float]] = []
     done = asyncio.Event()
@@ -87,5 +88,5 @@ async def run_subscriber_benchmark(settings: Settings, options: SubscriberBenchO
         report.events -= 1  # the first handler's start is the clock's start
         report.counted = {k: v for k, v in vars(subscriber.stats).items() if v}
     finally:
-        await delete_topics(settings.kafka, [topic, *topics.core()])
+        await delete_topics(settings.kafka, [topic])
     return report
