@@ -35,7 +35,7 @@ if TYPE_CHECKING:
         OAuthTokenUnavailable,
     )
     from assetbus.producers.kafka.offsets import OffsetCounters, OffsetMetrics, Offsets, Tallies, batch_ranges
-    from assetbus.producers.kafka.periodic import cancel_and_wait, every, in_background
+    from assetbus.producers.kafka.periodic import cancel_and_wait, every
     from assetbus.producers.kafka.producer import create_producer, started
     from assetbus.producers.kafka.replies import ReplyReader
     from assetbus.producers.kafka.retry import Backoff, RetryPolicy, RetryTimeout, retry_until
@@ -69,5 +69,5 @@ __all__ = ["DEFAULT_BOOTSTRAP", "ENV_PREFIX", "EXIT_ACCESS_DENIED", "EXIT_STARTU
            "Tallies", "TopicCreationFailed", "TopicCreator", "TopicMissing", "TopicReport", "TopicSpec",
            "TopicsNotCreated", "TopicsNotListed", "WeakerTopic", "access_denied", "as_connection", "batch_ranges",
            "cancel_and_wait", "core_specs", "create_producer", "default_replication", "delete_topics", "every",
-           "in_background", "naming_refusals", "partition_for", "retry_until", "started", "startup_policy", "wait_all",
+           "naming_refusals", "partition_for", "retry_until", "started", "startup_policy", "wait_all",
            "wait_for_kafka", "wait_listed"]

@@ -1,6 +1,5 @@
 """Background work of the services: the one periodic loop (`every`: run an action every interval until
-cancelled, a failure logged and tried again), `in_background` (a coroutine for the length of a block) and
-`run_async` (a coroutine to its end from sync code).
+cancelled, a failure logged and tried again) and `run_async` (a coroutine to its end from sync code).
 
 A failure is logged once per kind in a row (not once per round while a dependency is away), and its recovery
 once.
@@ -18,7 +17,7 @@ from typing import Any, TypeVar
 
 from assetbus.producers.kafka.access import AccessRefusals
 
-__all__ = ["cancel_and_wait", "every", "in_background", "run_async"]
+__all__ = ["cancel_and_wait", "every", "run_async"]
 
 T = TypeVar("T")
 
@@ -65,37 +64,6 @@ async def cancel_and_wait(task: asyncio.Task[Any] | None) -> None:
     task.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await task
-
-
-class in_background:
-    """Run `work` as a task named `name` while the block runs; on exit, cancel it and wait until it has
-    ended, so no task outlives its owner. With `delay_s` the task starts that many seconds into the block: a
-    block that ends sooner costs one timer, not a task (the readiness subscriber's lease renewal, per signal).
-    A class, not a generator-based context manager: it runs once per signal there."""
-
-    __slots__ = ("_delay_s", "_name", "_task", "_timer", "_work")
-
-    def __init__(self, work: Coroutine[Any, Any, None], *, name: str, delay_s: float = 0.0) -> None:
-        self._work, self._name, self._delay_s = work, name, delay_s
-        self._task: asyncio.Task[None] | None = None
-        self._timer: asyncio.TimerHandle | None = None
-
-    def _start(self) -> None:
-        self._task = asyncio.get_running_loop().create_task(self._work, name=self._name)
-
-    async def __aenter__(self) -> None:
-        if self._delay_s > 0:
-            self._timer = asyncio.get_running_loop().call_later(self._delay_s, self._start)
-        else:
-            self._start()
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-        if self._task is None:
-            self._work.close()
-        else:
-            await cancel_and_wait(self._task)
 
 
 def run_async(coro: Coroutine[Any, Any, T]) -> T:

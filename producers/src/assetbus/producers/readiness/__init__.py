@@ -2,6 +2,7 @@
 `subscribe_readiness` on a FastStream broker, with a run ledger); the guide: docs/consumer-dags.md.
 """
 
+from assetbus.producers.readiness.leases import Leases
 from assetbus.producers.readiness.ledger import (
     DEFAULT_LEASE_S,
     FINISHED,
@@ -25,5 +26,5 @@ from assetbus.producers.readiness.subscriber import (
 )
 
 __all__ = ["DEFAULT_LEASE_S", "FINISHED", "SCOPE_RUNS_CLAIM", "ApiLedger", "Claim", "ClaimState", "FinishResult",
-           "Handler", "LedgerRefused", "MemoryLedger", "ReadinessSubscriber", "RunLedger", "RunStatus", "Skipped",
-           "SubscriberEvents", "SubscriberStats", "run_once"]
+           "Handler", "Leases", "LedgerRefused", "MemoryLedger", "ReadinessSubscriber", "RunLedger", "RunStatus",
+           "Skipped", "SubscriberEvents", "SubscriberStats", "run_once"]

@@ -13,6 +13,7 @@ from faststream import AckPolicy
 from faststream.kafka import KafkaBroker
 from faststream.kafka.annotations import KafkaMessage
 
+from assetbus.producers.readiness.leases import Leases
 from assetbus.producers.readiness.ledger import RunLedger
 from assetbus.producers.readiness.subscriber import Handler, SubscriberEvents, check_signal, run_once
 from assetbus.producers.tracing import context_of
@@ -34,6 +35,7 @@ def subscribe_readiness(broker: KafkaBroker, dag_id: str, handler: Handler, *, g
     topic = (topics or Topics()).readiness(dag_id)
     consumer = consumer_name or group_id
     events = metrics or SubscriberEvents()
+    leases = Leases(ledger)  # its renewal task ends a turn after the last handler
 
     async def on_signal(body: Any, message: KafkaMessage) -> None:
         signal = check_signal(message.body, dag_id, topic)
@@ -41,7 +43,7 @@ def subscribe_readiness(broker: KafkaBroker, dag_id: str, handler: Handler, *, g
             events.signal(dag_id, "unreadable")
             return
         outcome = await run_once(ledger, signal, handler, consumer, events,
-                                 context_of(getattr(message.raw_message, "headers", None)))
+                                 context_of(getattr(message.raw_message, "headers", None)), leases=leases)
         events.signal(dag_id, outcome.value)
 
     on_signal.__name__ = f"readiness_{dag_id}"

@@ -173,12 +173,15 @@ class MemoryLedger(Lifecycle):
         self._runs: dict[str, _Holding] = {}
 
     async def claim(self, run_id: str, consumer: str) -> Claim:
-        run = self._runs.setdefault(run_id, _Holding(RunStatus.QUEUED))
-        if run.status in FINISHED:
+        run = self._runs.get(run_id)
+        if run is None:
+            run = self._runs[run_id] = _Holding(RunStatus.QUEUED)
+        elif run.status in FINISHED:
             return Claim(ClaimState.FINISHED)
-        if run.status is RunStatus.RUNNING and run.lease_until > self._clock():
+        now = self._clock()
+        if run.status is RunStatus.RUNNING and run.lease_until > now:
             return Claim(ClaimState.HELD)
-        run.status, run.fence, run.lease_until = RunStatus.RUNNING, run.fence + 1, self._clock() + self.lease_s
+        run.status, run.fence, run.lease_until = RunStatus.RUNNING, run.fence + 1, now + self.lease_s
         self.outcomes[run_id] = RunStatus.RUNNING
         return Claim(ClaimState.CLAIMED, run.fence)
 

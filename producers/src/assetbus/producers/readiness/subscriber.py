@@ -5,7 +5,6 @@ docs/consumer-dags.md.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -19,11 +18,10 @@ from pydantic import ValidationError
 
 from assetbus.producers.kafka.connection import KafkaConnection, as_connection
 from assetbus.producers.kafka.offsets import OffsetMetrics, Tallies
-from assetbus.producers.kafka.periodic import in_background
-from assetbus.producers.kafka.retry import RetryPolicy
 from assetbus.producers.kafka.shell import ConsumerSettings, ServiceShell
 from assetbus.producers.kafka.types import Lifecycle
-from assetbus.producers.readiness.ledger import Claim, ClaimState, FinishResult, LedgerRefused, RunLedger, RunStatus
+from assetbus.producers.readiness.leases import Leases, claim_when_free
+from assetbus.producers.readiness.ledger import ClaimState, FinishResult, LedgerRefused, RunLedger, RunStatus
 from assetbus.producers.tracing import context_of, tracer
 from assetbus.schemas import ReadinessSignal, Topics
 from assetbus.schemas.codecs import decode_signal
@@ -94,58 +92,19 @@ def check_signal(value: bytes | None, dag_id: str, topic: str) -> ReadinessSigna
     return signal
 
 
-RENEWALS_PER_LEASE = 3
-"""A holder renews its lease this many times per lease: two renewals may fail before it lapses."""
-
-
-async def claim_when_free(ledger: RunLedger, run_id: str, consumer: str) -> Claim:
-    """Claim the run; while another holder's lease is live (`HELD`), claim again with back-off, from
-    0.2 s up to a third of the lease, until that holder finishes (`FINISHED`) or its lease
-    expires (`CLAIMED`). So two subscribers never run one run's handler at once, and a run whose
-    holder died is taken over within a lease."""
-    claim = await ledger.claim(run_id, consumer)
-    if claim.state is not ClaimState.HELD:
-        return claim
-    log.info("run %s is held by another subscriber; waiting until it finishes or its lease expires", run_id)
-    backoff = RetryPolicy(initial_s=0.2, max_s=max(0.2, ledger.lease_s / RENEWALS_PER_LEASE)).backoff()
-    while claim.state is ClaimState.HELD:
-        await backoff.sleep()
-        claim = await ledger.claim(run_id, consumer)
-    return claim
-
-
-def renewing(ledger: RunLedger, run_id: str, fence: int, on_lost: Callable[[], None]) -> in_background:
-    """Renew the lease of `fence` in the background while the body runs. A refused renewal (another claim
-    took the run after the lease expired) calls `on_lost` once and stops renewing; a renewal that fails
-    (the ledger unreachable past its retry policy) is logged and tried again at the next turn. The first
-    renewal is a turn into the body, so a handler that ends sooner costs a timer, not a task."""
-
-    turn = ledger.lease_s / RENEWALS_PER_LEASE
-
-    async def renew() -> None:
-        while True:
-            try:
-                renewed = await ledger.renew(run_id, fence)
-            except Exception as error:  # the next turn tries again; the lease may lapse meanwhile
-                log.warning("could not renew the lease of run %s: %s: %s", run_id, type(error).__name__, error)
-            else:
-                if not renewed:
-                    on_lost()
-                    return
-            await asyncio.sleep(turn)
-
-    return in_background(renew(), name=f"assetbus-lease-{run_id}", delay_s=turn)
-
-
 async def run_once(ledger: RunLedger, signal: ReadinessSignal, handler: Handler, consumer: str,
-                   events: SubscriberEvents | None = None, context: Context | None = None) -> RunStatus | Skipped:
+                   events: SubscriberEvents | None = None, context: Context | None = None, *,
+                   leases: Leases | None = None) -> RunStatus | Skipped:
     """Claim the signal's run, run the handler, record its outcome. `Skipped.DUPLICATE` if the run finished.
 
     The plain subscriber and the FastStream integration both call it. A lease lost while the handler ran is logged
     and reported (`lease_lost`); the ledger refuses the outcome: `Skipped.LEASE_LOST`. A handler's exception is
     recorded as `failed` (and not raised); a ledger's error is raised (the signal must come again). With `context`
-    (the trace context the signal's record carried) the handler runs in an `assetbus handle` span, its child."""
-    claim = await claim_when_free(ledger, signal.run_id, consumer)
+    (the trace context the signal's record carried) the handler runs in an `assetbus handle` span, its child.
+    `leases`: the renewals shared by a subscriber's calls (default: this call's own)."""
+    claim = await ledger.claim(signal.run_id, consumer)
+    if claim.state is ClaimState.HELD:
+        claim = await claim_when_free(ledger, signal.run_id, consumer, claim)
     if not claim.claimed:
         log.info("run %s of %s has finished already (or is unknown to the ledger); skipping the signal",
                  signal.run_id, signal.dag_id)
@@ -162,20 +121,24 @@ async def run_once(ledger: RunLedger, signal: ReadinessSignal, handler: Handler,
             events.lease_lost(signal.dag_id)
 
     status, detail = RunStatus.SUCCESS, None
+    held = leases or Leases(ledger)
+    held.hold(signal.run_id, claim.fence, lease_lost)
     started = time.perf_counter()
     try:
-        async with renewing(ledger, signal.run_id, claim.fence, lease_lost):
-            if context is None:
+        if context is None:
+            await handler(signal)
+        else:
+            with tracer.start_as_current_span("assetbus handle", context, kind=SpanKind.CONSUMER,
+                                              attributes={"assetbus.dag_id": signal.dag_id,
+                                                          "assetbus.run_id": signal.run_id}):
                 await handler(signal)
-            else:
-                with tracer.start_as_current_span("assetbus handle", context, kind=SpanKind.CONSUMER,
-                                                  attributes={"assetbus.dag_id": signal.dag_id,
-                                                              "assetbus.run_id": signal.run_id}):
-                    await handler(signal)
     except Exception as error:
         log.exception("handler failed for run %s of %s", signal.run_id, signal.dag_id)
         status, detail = RunStatus.FAILED, f"{type(error).__name__}: {error}"[:2000]
     finally:
+        held.release(signal.run_id, claim.fence)
+        if held is not leases:
+            await held.close()
         if events is not None:
             events.handled(signal.dag_id, time.perf_counter() - started)
     if await ledger.finish(signal.run_id, claim.fence, status, detail) is FinishResult.STALE_FENCE:
@@ -201,6 +164,7 @@ class ReadinessSubscriber(Lifecycle):
         self.metrics = metrics or SubscriberEvents()
         self._handler = handler
         self._ledger = ledger
+        self._leases = Leases(ledger)
         if settings is None:  # a service passes its own (`ConsumerGroupSettings.consumer_settings`)
             settings = ConsumerSettings(topics=(self.topic,), group_id=group_id, max_records=max_records,
                                         batch_timeout_ms=500, fetch_max_wait_ms=10)
@@ -222,6 +186,7 @@ class ReadinessSubscriber(Lifecycle):
         try:
             await self.shell.stop()
         finally:
+            await self._leases.close()
             await self._ledger.stop()
 
     async def wait_assigned(self, timeout_s: float = 30.0) -> None:
@@ -243,7 +208,8 @@ class ReadinessSubscriber(Lifecycle):
         self.stats.received += 1
         signal = check_signal(value, self.dag_id, self.topic)
         outcome = Skipped.UNREADABLE if signal is None else await run_once(
-            self._ledger, signal, self._handler, self.consumer_name, self.metrics, context_of(headers))
+            self._ledger, signal, self._handler, self.consumer_name, self.metrics, context_of(headers),
+            leases=self._leases)
         tally = _TALLIES[outcome]
         setattr(self.stats, tally, getattr(self.stats, tally) + 1)
         self.metrics.signal(self.dag_id, outcome.value)
