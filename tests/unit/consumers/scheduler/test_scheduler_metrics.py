@@ -29,6 +29,16 @@ def test_latency_counts_from_the_newest_event_of_a_live_run() -> None:
     assert latency is not None and 2 <= latency < 60
 
 
+def test_the_newest_event_is_found_in_any_order_and_a_time_without_zone_reads_as_utc() -> None:
+    newest = datetime(2026, 10, 1, 12, tzinfo=UTC)
+    shuffled = run("scheduler", newest - timedelta(hours=2), newest, newest - timedelta(hours=1))
+    assert newest_event_time(shuffled) == newest.timestamp()
+    naive = run("scheduler")
+    naive.events.append({"event_id": 9, "timestamp": "2026-10-01T13:00:00"})
+    assert newest_event_time(naive) == (newest + timedelta(hours=1)).timestamp()
+    assert newest_event_time(run("scheduler")) is None
+
+
 def test_the_consumer_shell_counts_its_offsets_into_them() -> None:
     from assetbus.producers.kafka.offsets import OffsetMetrics
 

@@ -221,18 +221,20 @@ class ReadinessPublisher:
         return len(runs)
 
     async def _send(self, runs: Sequence[RunRow]) -> None:
-        await self._readiness_topics.ensure({run.dag_id for run in runs})
+        dags = {run.dag_id for run in runs}
+        await self._readiness_topics.ensure(dags)
+        topic_of = {dag_id: self._topics.readiness(dag_id) for dag_id in dags}
         sender, times = self._sender, IsoTimes()
         try:
             for run in sorted(runs, key=lambda r: r.id):
-                topic = self._topics.readiness(run.dag_id)
+                topic = topic_of[run.dag_id]
                 key = _key(run)
                 headers = self.signal_headers(run) if self._traces else ()
                 sender.put(topic, await sender.partition_of(topic, key), key, signal_json(run, times), headers)
         except BaseException:
             sender.discard_open()
             raise
-        topics = tuple(sorted({self._topics.readiness(run.dag_id) for run in runs}))
+        topics = tuple(sorted(topic_of.values()))
         refusals = naming_refusals(self._connection, "Write", topics=topics) if self._connection else None
         with refusals or contextlib.nullcontext():
             await wait_all(await sender.send_open())
