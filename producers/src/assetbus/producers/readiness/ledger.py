@@ -55,7 +55,7 @@ class ClaimState(str, Enum):
     """The ledger does not know the run: skip its signal."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Claim:
     """A ledger's answer to a claim."""
 
@@ -156,7 +156,7 @@ class ApiLedger:
         return answer
 
 
-@dataclass
+@dataclass(slots=True)
 class _Holding:
     status: RunStatus
     fence: int = 0
