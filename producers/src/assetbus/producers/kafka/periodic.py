@@ -24,16 +24,16 @@ T = TypeVar("T")
 
 def every(interval_s: float, action: Callable[[], Awaitable[Any]], *, what: str, log: logging.Logger,
           first_after_s: float | None = None, stack: AsyncExitStack | None = None,
-          refusals: AccessRefusals | None = None) -> asyncio.Task[None]:
+          refusals: AccessRefusals | None = None, while_: Callable[[], bool] | None = None) -> asyncio.Task[None]:
     """Run `action` every `interval_s` (the first time after `first_after_s`, default one interval) in a task.
     With `stack`, the task is cancelled and awaited when the stack closes; with `refusals`, a round the cluster's
     authorizer refuses is recorded there under `what` (`/readyz` names the missing ACL), and cleared by the next
-    round that succeeds."""
+    round that succeeds; with `while_`, the task ends at a round that finds it false."""
 
     async def loop() -> None:
         failing: str | None = None
         await asyncio.sleep(interval_s if first_after_s is None else first_after_s)
-        while True:
+        while while_ is None or while_():
             try:
                 await action()
             except Exception as error:

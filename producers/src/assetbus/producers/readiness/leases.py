@@ -8,7 +8,7 @@ import asyncio
 import logging
 from collections.abc import Callable
 
-from assetbus.producers.kafka.periodic import cancel_and_wait
+from assetbus.producers.kafka.periodic import cancel_and_wait, every
 from assetbus.producers.kafka.retry import RetryPolicy
 from assetbus.producers.readiness.ledger import Claim, ClaimState, RunLedger
 
@@ -18,13 +18,11 @@ RENEWALS_PER_LEASE = 3
 """A holder renews its lease this many times per lease: two renewals may fail before it lapses."""
 
 
-async def claim_when_free(ledger: RunLedger, run_id: str, consumer: str, claim: Claim | None = None) -> Claim:
-    """Claim the run (`claim`: the answer of a first claim already made); while another holder's lease is live
-    (`HELD`), claim again with back-off, from 0.2 s up to a third of the lease, until that holder finishes
-    (`FINISHED`) or its lease expires (`CLAIMED`). So two subscribers never run one run's handler at once, and a
-    run whose holder died is taken over within a lease."""
-    if claim is None:
-        claim = await ledger.claim(run_id, consumer)
+async def claim_when_free(ledger: RunLedger, run_id: str, consumer: str, claim: Claim) -> Claim:
+    """After a first `claim` of the run: while another holder's lease is live (`HELD`), claim again with back-off,
+    from 0.2 s up to a third of the lease, until that holder finishes (`FINISHED`) or its lease expires
+    (`CLAIMED`). So two subscribers never run one run's handler at once, and a run whose holder died is taken over
+    within a lease."""
     if claim.state is not ClaimState.HELD:
         return claim
     log.info("run %s is held by another subscriber; waiting until it finishes or its lease expires", run_id)
@@ -50,8 +48,9 @@ class Leases:
 
     def hold(self, run_id: str, fence: int, on_lost: Callable[[], None]) -> None:
         self._held[(run_id, fence)] = on_lost
-        if self._task is None:
-            self._task = asyncio.get_running_loop().create_task(self._renew_while_held(), name="assetbus-leases")
+        if self._task is None or self._task.done():  # the toolkit's periodic loop, ending at a turn with none held
+            self._task = every(self._ledger.lease_s / RENEWALS_PER_LEASE, self._renew_held, what="leases", log=log,
+                               while_=lambda: bool(self._held))
 
     def release(self, run_id: str, fence: int) -> None:
         self._held.pop((run_id, fence), None)
@@ -61,17 +60,8 @@ class Leases:
         task, self._task = self._task, None
         await cancel_and_wait(task)
 
-    async def _renew_while_held(self) -> None:
-        """Every turn, renew what is held then; end at a turn that finds nothing held (`hold` starts it again)."""
-        try:
-            while True:
-                await asyncio.sleep(self._ledger.lease_s / RENEWALS_PER_LEASE)
-                if not self._held:
-                    return
-                await asyncio.gather(*(self._renew(run_id, fence) for run_id, fence in list(self._held)))
-        finally:
-            if self._task is asyncio.current_task():
-                self._task = None
+    async def _renew_held(self) -> None:
+        await asyncio.gather(*(self._renew(run_id, fence) for run_id, fence in list(self._held)))
 
     async def _renew(self, run_id: str, fence: int) -> None:
         try:
