@@ -67,7 +67,7 @@ infra: install  ## start local Kafka + PostgreSQL unless configured, create topi
 demo: infra  ## the end-to-end story
 	$(BIN)/assetbus demo
 
-test:  ## lint and unit tests first (stopping at once if they fail), then the whole suite against the real broker, database, Airflow and a 3-node cluster (three pytest-xdist workers: the Airflow tests in one and the cluster's failover tests in another, each one after the other; the rest beside them)
+test:  ## lint and unit tests first (stopping at once if they fail), then the whole suite against the real broker, database, Airflow and a 3-node cluster (three pytest-xdist workers: the tests on the shared Airflow stack, the other Airflow tests and the cluster's failover tests are three groups, each run one after the other by one worker; the rest beside them)
 	setsid -w $(MAKE) --no-print-directory -j4 -Oline test-setup
 	ASSETBUS_REQUIRE_AIRFLOW=1 $(BIN)/pytest -n 3 --dist loadscope --durations=15 --ignore=tests/unit -m ''
 

@@ -29,13 +29,27 @@ TEMPLATE_DB = f"assetbus_test_template_{os.getpid()}"
 """One per pytest session, so concurrent sessions on one cluster never drop each other's template."""
 
 
+AIRFLOW_STACK_SCOPE = "airflow-stack"
 AIRFLOW_SCOPE = "airflow"
 CLUSTER_SCOPE = "cluster"
+AIRFLOW_STACK_FILES = ("tests/integration/airflow/", "tests/integration/chaos/test_kill_anywhere_airflow.py")
+"""Where the tests that use the one shared Airflow stack live (a test file elsewhere that asks for it is refused
+at collection: see `tests/integration/airflow/stack.py`)."""
 
 
 def names_airflow(path: str) -> bool:
     """Whether a test file belongs to the Airflow group: its path names airflow."""
-    return "airflow" in path.replace("\\", "/").split("/tests/", 1)[-1]
+    return "airflow" in _relative(path)
+
+
+def on_airflow_stack(path: str) -> bool:
+    """Whether a test file is among those that share the Airflow stack (`AIRFLOW_STACK_FILES`)."""
+    return _relative(path).startswith(AIRFLOW_STACK_FILES)
+
+
+def _relative(path: str) -> str:
+    """`tests/...` of a test file's path or node id."""
+    return "tests/" + path.replace("\\", "/").rsplit("/tests/", 1)[-1].removeprefix("tests/")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -48,17 +62,17 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     """The `airflow` marker and the files that hold such tests go together (see `pytest_xdist_make_scheduler`)."""
     if item.get_closest_marker("airflow") is not None and not names_airflow(str(item.path)):
         pytest.fail(f"{item.nodeid} is marked airflow: its file's path must name airflow, so that it runs in "
-                    "the Airflow worker", pytrace=False)
+                    "one of the Airflow groups", pytrace=False)
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """`make test` runs the integration suite and the cluster's failover tests in three pytest-xdist workers.
-    Two groups of tests are one unit of work each, run by one worker one after the other: the tests in files
-    whose path names airflow (they share one Airflow stack, started once; two Airflows at once would only fight
+    Three groups of tests are one unit of work each, run by one worker one after the other: the tests on the one
+    Airflow stack (`AIRFLOW_STACK_FILES`: the stack starts once), the other files whose path names airflow (each
+    starts an Airflow of its own or runs Airflow's CLI: one at a time beside the stack, not three Airflows fighting
     for the cores), and those in `tests/cluster/` (they share one 3-node cluster, started once). The other tests
-    go to the third worker a module at a time (module fixtures are made once), and to the first worker done with
-    its group. The largest unit goes first."""
+    go to the workers a module at a time (module fixtures are made once). The largest unit goes first."""
     from xdist.scheduler import LoadScopeScheduling
 
     class OneWorkerPerStack(LoadScopeScheduling):  # type: ignore[misc]  # pytest-xdist ships no type information
@@ -66,7 +80,9 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
             path = nodeid.split("::", 1)[0]
             if path.startswith("tests/cluster/"):
                 return CLUSTER_SCOPE
-            return AIRFLOW_SCOPE if names_airflow("/tests/" + path.removeprefix("tests/")) else path
+            if on_airflow_stack(path):
+                return AIRFLOW_STACK_SCOPE
+            return AIRFLOW_SCOPE if names_airflow(path) else path
 
     return OneWorkerPerStack(config, log)
 

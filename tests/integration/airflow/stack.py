@@ -31,7 +31,7 @@ from assetbus.infra.airflow_stack import AirflowStack
 from assetbus.schemas import Topics
 from assetbus.settings import Settings
 from assetbus.topics import delete_topics, ensure_topics
-from tests.conftest import TEMPLATE_DB, _plain_dsn, drop_database
+from tests.conftest import AIRFLOW_STACK_FILES, TEMPLATE_DB, _plain_dsn, drop_database, on_airflow_stack
 from tests.integration.airflow.airflow_api import AirflowApi
 from tests.integration.airflow.support import second_api
 
@@ -61,6 +61,9 @@ def group_stack_modules(items: list[pytest.Item]) -> None:
     workers collect the same order."""
     _STACK_MODULES.clear()
     _STACK_MODULES.update(Path(str(item.path)) for item in items if STACK_FIXTURE in getattr(item, "fixturenames", ()))
+    if strays := sorted(str(path) for path in _STACK_MODULES if not on_airflow_stack(str(path))):
+        raise pytest.UsageError(f"{', '.join(strays)} use the Airflow stack: their place is among "
+                                f"{', '.join(AIRFLOW_STACK_FILES)}, which one worker runs one after the other")
     users = [item for item in items if Path(str(item.path)) in _STACK_MODULES]
     if not users:
         return
