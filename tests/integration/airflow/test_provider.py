@@ -44,11 +44,6 @@ def connections_test(stack: AirflowStack, conn_id: str) -> subprocess.CompletedP
     return done
 
 
-def add_connection(stack: AirflowStack, conn_id: str, definition: dict[str, object]) -> None:
-    done = airflow(stack, "connections", "add", conn_id, "--conn-json", json.dumps(definition))
-    assert done.returncode == 0, done.stderr[-2000:]
-
-
 @pytest.fixture(scope="module")
 def by_reference(airflow_stack: AirflowStack) -> str:
     """The documented connections (examples/airflow/connections.py): an `assetbus` connection naming the topic
@@ -91,9 +86,9 @@ def test_connections_test_passes_on_the_workers_connection(airflow_stack: Airflo
 
 
 def test_connections_test_fails_on_a_mistyped_prefix_without_kafka_settings_naming_where_each_came_from(
-        airflow_stack: AirflowStack) -> None:
+        airflow_stack: AirflowStack, airflow_api: AirflowApi) -> None:
     conn_id = f"assetbus_typo_{uuid.uuid4().hex[:6]}"
-    add_connection(airflow_stack, conn_id, {"conn_type": "assetbus", "host": airflow_stack.api_url,
+    airflow_api.add_connection(conn_id, {"conn_type": "assetbus", "host": airflow_stack.api_url,
                                             "password": airflow_stack.worker_credential,
                                             "extra": {"topic_prefix": "ordrs"}})
     failed = connections_test(airflow_stack, conn_id)
@@ -103,10 +98,11 @@ def test_connections_test_fails_on_a_mistyped_prefix_without_kafka_settings_nami
     assert f"the brokers the assetbus API at {airflow_stack.api_url} names" in failed.stdout
 
 
-def test_connections_test_fails_on_kafka_settings_that_do_not_connect(airflow_stack: AirflowStack) -> None:
+def test_connections_test_fails_on_kafka_settings_that_do_not_connect(airflow_stack: AirflowStack,
+                                                                      airflow_api: AirflowApi) -> None:
     conn_id = f"assetbus_nobroker_{uuid.uuid4().hex[:6]}"
     nobody = f"127.0.0.1:{free_port()}"
-    add_connection(airflow_stack, conn_id, {"conn_type": "assetbus", "host": airflow_stack.api_url,
+    airflow_api.add_connection(conn_id, {"conn_type": "assetbus", "host": airflow_stack.api_url,
                                             "password": airflow_stack.worker_credential,
                                             "extra": {"kafka": {"bootstrap_servers": nobody}}})
     failed = connections_test(airflow_stack, conn_id)
@@ -115,27 +111,29 @@ def test_connections_test_fails_on_kafka_settings_that_do_not_connect(airflow_st
     assert f"the `kafka` (or `kafka_conn_id`) extra of connection {conn_id}" in failed.stdout
 
 
-def test_connections_test_checks_kafka_named_by_reference(airflow_stack: AirflowStack, by_reference: str) -> None:
+def test_connections_test_checks_kafka_named_by_reference(airflow_stack: AirflowStack, airflow_api: AirflowApi,
+                                                          by_reference: str) -> None:
     done = airflow(airflow_stack, "connections", "test", by_reference, **TEST_CONNECTION)
     assert done.returncode == 0, done.stdout + done.stderr[-2000:]
     wrong_prefix = f"assetbus_wrong_prefix_{uuid.uuid4().hex[:6]}"
-    add_connection(airflow_stack, wrong_prefix, {
+    airflow_api.add_connection(wrong_prefix, {
         "conn_type": "assetbus", "host": airflow_stack.api_url, "password": airflow_stack.worker_credential,
         "extra": {"topic_prefix": "no-such-prefix", "kafka_conn_id": "kafka_by_reference"}})
     failed = connections_test(airflow_stack, wrong_prefix)
     assert failed.returncode == 1 and "has no topic no-such-prefix.emissions" in failed.stdout, failed.stdout
 
 
-def test_a_kafka_default_in_librdkafkas_names_is_read_back_faithfully(airflow_stack: AirflowStack) -> None:
+def test_a_kafka_default_in_librdkafkas_names_is_read_back_faithfully(airflow_stack: AirflowStack,
+                                                                     airflow_api: AirflowApi) -> None:
     """OAUTHBEARER (OIDC) and a pass-through property read back from Airflow's own connection store; a key
     assetbus does not take fails the connection test by name."""
     suffix = uuid.uuid4().hex[:6]
-    add_connection(airflow_stack, f"kafka_oidc_{suffix}", {"conn_type": "kafka", "extra": {
+    airflow_api.add_connection(f"kafka_oidc_{suffix}", {"conn_type": "kafka", "extra": {
         "bootstrap.servers": "b1:9093", "security.protocol": "SASL_SSL", "sasl.mechanism": "OAUTHBEARER",
         "sasl.oauthbearer.method": "oidc", "sasl.oauthbearer.token.endpoint.url": "https://idp.example/token",
         "sasl.oauthbearer.client.id": "worker", "sasl.oauthbearer.client.secret": "s3cret",
         "sasl.oauthbearer.extensions": "logicalCluster=lkc-1", "client.rack": "euw1-az1", "group.id": "theirs"}})
-    add_connection(airflow_stack, f"assetbus_oidc_{suffix}", {
+    airflow_api.add_connection(f"assetbus_oidc_{suffix}", {
         "conn_type": "assetbus", "host": airflow_stack.api_url, "password": airflow_stack.worker_credential,
         "extra": {"kafka_conn_id": f"kafka_oidc_{suffix}"}})
     script = ("from assetbus.producers.airflow.connection import worker_access; "
@@ -147,9 +145,9 @@ def test_a_kafka_default_in_librdkafkas_names_is_read_back_faithfully(airflow_st
                           capture_output=True, text=True, timeout=120, check=False)
     assert ("OAUTHBEARER oidc https://idp.example/token worker {'logicalCluster': 'lkc-1'} "
             "{'client.rack': 'euw1-az1'}") in read.stdout, read.stdout + read.stderr
-    add_connection(airflow_stack, f"kafka_lingering_{suffix}", {"conn_type": "kafka", "extra": {
+    airflow_api.add_connection(f"kafka_lingering_{suffix}", {"conn_type": "kafka", "extra": {
         "bootstrap.servers": airflow_stack.bootstrap_servers, "linger.ms": "5"}})
-    add_connection(airflow_stack, f"assetbus_lingering_{suffix}", {
+    airflow_api.add_connection(f"assetbus_lingering_{suffix}", {
         "conn_type": "assetbus", "host": airflow_stack.api_url, "password": airflow_stack.worker_credential,
         "extra": {"kafka_conn_id": f"kafka_lingering_{suffix}"}})
     refused = connections_test(airflow_stack, f"assetbus_lingering_{suffix}")
@@ -158,9 +156,10 @@ def test_a_kafka_default_in_librdkafkas_names_is_read_back_faithfully(airflow_st
         refused.stdout, refused.stdout
 
 
-def test_connections_test_fails_on_a_credential_the_api_refuses(airflow_stack: AirflowStack) -> None:
+def test_connections_test_fails_on_a_credential_the_api_refuses(airflow_stack: AirflowStack,
+                                                                airflow_api: AirflowApi) -> None:
     conn_id = f"assetbus_wrong_{uuid.uuid4().hex[:6]}"
-    add_connection(airflow_stack, conn_id, {"conn_type": "assetbus", "host": airflow_stack.api_url,
+    airflow_api.add_connection(conn_id, {"conn_type": "assetbus", "host": airflow_stack.api_url,
                                             "password": "not-a-worker-credential"})
     done = airflow(airflow_stack, "connections", "test", conn_id, **TEST_CONNECTION)
     assert done.returncode == 1
