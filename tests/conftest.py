@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -87,19 +88,21 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     return OneWorkerPerStack(config, log)
 
 
-async def drop_database(admin_dsn: str, name: str) -> None:
-    """DROP … WITH (FORCE), retried while a backend we may not terminate (autovacuum) holds it."""
-    conn = await asyncpg.connect(admin_dsn)
+async def drop_database(admin_dsn: str, name: str, *, within_s: float = 60.0) -> None:
+    """DROP … WITH (FORCE), retried while a backend we may not terminate (autovacuum) holds it, for at most
+    `within_s`: a server that does not answer fails the drop instead of holding the session."""
+    deadline = time.monotonic() + within_s
+    conn = await asyncpg.connect(admin_dsn, timeout=within_s)
     try:
-        for _ in range(100):
+        while (left := deadline - time.monotonic()) > 0:
             try:
-                await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+                await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)', timeout=left)
                 return
             except (asyncpg.InsufficientPrivilegeError, asyncpg.ObjectInUseError):
                 await asyncio.sleep(0.1)
-        raise AssertionError(f"database {name} could not be dropped")
+        raise AssertionError(f"database {name} could not be dropped within {within_s:.0f}s")
     finally:
-        await conn.close()
+        await conn.close(timeout=5)
 
 
 def _plain_dsn(url: str, database: str | None = None) -> str:

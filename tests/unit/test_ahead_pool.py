@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 
 import pytest
 
-from tests.ahead import AheadPool
+from tests.ahead import AheadPool, LeftBehind
 from tests.helpers import wait_for
 
 
@@ -51,3 +52,36 @@ async def test_a_failure_to_make_is_raised_by_the_take_that_gets_it_and_the_next
         await pool.take()
     assert await pool.take() == 7
     pool.close()
+
+
+async def test_a_drop_that_never_ends_is_left_behind_with_a_warning_naming_it_and_where_it_waits() -> None:
+    async def make() -> int:
+        return 1
+
+    async def drop(item: int) -> None:
+        if item == 13:
+            await asyncio.Event().wait()  # a server that stopped answering
+
+    pool: AheadPool[int] = AheadPool("stuck", make, drop)
+    pool.discard(12)
+    pool.discard(13)
+    with pytest.warns(LeftBehind) as caught:
+        pool.close(close_s=0.5)
+    [message] = [str(warning.message) for warning in caught if warning.category is LeftBehind]
+    assert "1 drop(s) still running" in message
+    assert "drop 13: _named_drop (ahead.py:" in message
+    assert "-> drop (test_ahead_pool.py:" in message
+    assert "drop 12" not in message
+
+
+async def test_a_drop_that_fails_is_raised_by_close() -> None:
+    async def make() -> int:
+        return 1
+
+    async def drop(item: int) -> None:
+        raise RuntimeError(f"cannot drop {item}")
+
+    pool: AheadPool[int] = AheadPool("failing", make, drop)
+    pool.discard(5)
+    with pytest.raises(RuntimeError, match="cannot drop 5"):
+        pool.close(close_s=5)
