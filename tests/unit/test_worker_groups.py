@@ -4,10 +4,13 @@ Airflow stack, the other files that name airflow, and the cluster's tests are on
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
+from typing import cast
 
 import pytest
 
 from tests.conftest import AIRFLOW_STACK_FILES, names_airflow, on_airflow_stack
+from tests.integration.airflow.stack import group_stack_modules
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -41,3 +44,24 @@ def test_a_file_that_names_no_airflow_is_in_neither_group() -> None:
 def test_each_place_of_the_stack_exists() -> None:
     for place in AIRFLOW_STACK_FILES:
         assert (REPO / place).exists(), place
+
+
+def _item(path: str, *fixtures: str) -> pytest.Item:
+    """What `group_stack_modules` reads of a collected test: its file and the fixtures it asks for."""
+    return cast(pytest.Item, SimpleNamespace(path=REPO / path, fixturenames=list(fixtures)))
+
+
+def test_the_stacks_tests_run_one_after_the_other_where_the_first_of_them_was() -> None:
+    items = [_item("tests/integration/test_a.py"), _item("tests/integration/airflow/test_x.py", "airflow_stack"),
+             _item("tests/integration/test_b.py"), _item("tests/integration/airflow/test_y.py", "airflow_stack")]
+    order = [str(item.path) for item in items]
+    group_stack_modules(items)
+    assert [str(item.path) for item in items] == [order[0], order[1], order[3], order[2]]
+
+
+def test_a_file_outside_the_stacks_places_that_uses_the_stack_is_refused_naming_where_it_belongs() -> None:
+    stray = "tests/integration/consumers/test_uses_the_stack.py"
+    with pytest.raises(pytest.UsageError) as refused:
+        group_stack_modules([_item("tests/integration/airflow/test_x.py", "airflow_stack"),
+                             _item(stray, "db_url", "airflow_stack")])
+    assert stray in str(refused.value) and "tests/integration/airflow/" in str(refused.value)
