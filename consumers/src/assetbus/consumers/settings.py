@@ -90,8 +90,10 @@ class ConsumerGroupSettings(BaseModel):
     max_records: int = Field(default=1000, ge=1, description="Largest batch taken from Kafka; its offsets are "
                              "committed together.")
     batch_timeout_ms: int = Field(default=50, ge=0, description="How long to wait to fill a batch.")
-    fetch_max_wait_ms: int = Field(default=10, ge=0, description="The broker's long-poll limit per fetch; kept short "
-                                   "so a long poll on idle partitions does not hold back the busy one.")
+    fetch_max_wait_ms: int = Field(default=10, ge=0, description="The broker's long-poll limit for a fetch that "
+                                   "leaves out a partition with records still to handle; kept short so it does not "
+                                   "hold back that partition. A fetch of every partition of a broker waits up to "
+                                   "500 ms: it returns at the first record.")
     session_timeout_ms: int = Field(default=10_000, ge=6_000, description="How soon the group gives a killed "
                                     "member's partitions away (the broker's minimum is 6000).")
     heartbeat_interval_ms: int = Field(default=3_000, ge=100, description="Heartbeats to the group coordinator.")

@@ -45,6 +45,7 @@ from aiokafka.errors import KafkaError, UnknownTopicOrPartitionError
 from assetbus.producers.errors import NotStarted
 from assetbus.producers.kafka.access import AccessRefusals, KafkaAccessDenied, access_denied
 from assetbus.producers.kafka.connection import KafkaConnection
+from assetbus.producers.kafka.longpoll import adapt_long_poll
 from assetbus.producers.kafka.offsets import OffsetMetrics, Offsets
 from assetbus.producers.kafka.periodic import cancel_and_wait
 from assetbus.producers.kafka.retry import Backoff, RetryPolicy
@@ -122,6 +123,7 @@ class ServiceShell(Generic[Prepared]):
         except KafkaError as error:
             await consumer.stop()
             raise self._denied(error) or error from error
+        adapt_long_poll(consumer)  # an idle consumer long-polls; a busy partition keeps fetch_max_wait_ms
         self.offsets.consumer = consumer
         self._stopping.clear()
         self._task = asyncio.create_task(self._run(), name=self._name)
