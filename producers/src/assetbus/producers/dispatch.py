@@ -123,7 +123,8 @@ class Dispatcher(Lifecycle):
         self.topics = topics or Topics()
         self.config = config or DispatchConfig()
         self.producer_id = producer_id or f"emitter-{uuid.uuid4().hex}"
-        self.receipts = ReplyReader(connection, self.topics.receipts, self.producer_id, on_receipt=self._on_receipt)
+        self.receipts = ReplyReader(connection, self.topics.receipts, self.producer_id, on_receipt=self._on_receipt,
+                                    waiting=lambda: bool(self._pending))
         self.stats = DispatchStats()
         self.connection = connection
         self._key_cache: dict[str, bytes] = {}

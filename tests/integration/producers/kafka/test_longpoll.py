@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -13,12 +14,15 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.protocol.fetch import FetchRequest
 
 from assetbus.producers.kafka.longpoll import IDLE_WAIT_MS
+from assetbus.producers.kafka.replies import QUIET_AFTER_S, ReplyReader
 from assetbus.producers.kafka.shell import ConsumerSettings, ServiceShell
 from assetbus.schemas import Topics
 from assetbus.settings import Settings
 from tests.helpers import wait_for
 
 SHORT_MS = 10
+REPLY_WAIT_MS = 20
+"""The reply reader's own `fetch_max_wait_ms`."""
 HANDLING_S = 0.05
 """Each batch's handling time: longer than aiokafka's 0.1 s prefetch back-off over the eight batches of one
 fetch, so fetches go out while that partition still has records left."""
@@ -104,3 +108,29 @@ async def test_an_idle_shell_long_polls_and_a_partition_with_records_left_keeps_
         assert {fetch.max_wait_ms for fetch in busy if fetch.partitions == partitions} <= {IDLE_WAIT_MS}
     finally:
         await shell.stop()
+
+
+async def test_the_reply_reader_long_polls_only_once_no_receipt_has_been_awaited_for_a_second(
+        infra: Settings, topics: Topics) -> None:
+    reader = ReplyReader(infra.kafka, topics.receipts, f"longpoll-{uuid.uuid4().hex}")
+    await reader.start()
+    try:
+        assert reader._consumer is not None
+        fetches = SentFetches(reader._consumer)
+
+        async def long_polling() -> bool:
+            return any(fetch.max_wait_ms == IDLE_WAIT_MS for fetch in fetches.sent)
+
+        await wait_for(long_polling, timeout_s=QUIET_AFTER_S + 10, what="a long poll once the reader was quiet")
+        with reader.awaiting(uuid.uuid4()):
+            awaited_from = time.monotonic()
+
+            async def polling_short() -> bool:
+                return sum(fetch.max_wait_ms == REPLY_WAIT_MS for fetch in fetches.since(awaited_from)) >= 3
+
+            await wait_for(polling_short, what="20 ms polls while a receipt is awaited")
+            during = fetches.since(awaited_from)
+        # the first may have been planned as a long poll just before the receipt was awaited
+        assert {fetch.max_wait_ms for fetch in during[1:]} == {REPLY_WAIT_MS}, during
+    finally:
+        await reader.stop()

@@ -10,7 +10,9 @@ and as much in the broker.
 
 `adapt_long_poll` gives each fetch the wait it can afford: `idle_wait_ms` when it names every assigned
 partition of its broker, the consumer's own `fetch_max_wait_ms` when it leaves one out (records still
-being handled, paused, or waiting for an offset reset).
+being handled, paused, or waiting for an offset reset). With `quiet`, only while `quiet()` holds: the
+reply reader long-polls only when no receipt has been awaited for a second (one client's receipt wait
+is shorter behind a 20 ms poll, see docs/benchmarks.md).
 
 It reaches into aiokafka's fetcher (`_get_actions_per_node` and the request's `_max_wait_ms`, as of
 aiokafka 0.13 and 0.14). A fetcher without them is left as it is, with the short wait:
@@ -20,6 +22,7 @@ aiokafka 0.13 and 0.14). A fetcher without them is left as it is, with the short
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer
@@ -30,9 +33,11 @@ IDLE_WAIT_MS = 500
 """Kafka's own default `fetch.max.wait.ms`: a fetch of every partition of a broker waits this long at most."""
 
 
-def adapt_long_poll(consumer: AIOKafkaConsumer, idle_wait_ms: int = IDLE_WAIT_MS) -> bool:
-    """Give a started `consumer`'s fetches that leave no partition of their broker out a wait of
-    `idle_wait_ms` (never shorter than the consumer's own). Returns whether the fetcher could be adapted."""
+def adapt_long_poll(consumer: AIOKafkaConsumer, idle_wait_ms: int = IDLE_WAIT_MS, *,
+                    quiet: Callable[[], bool] | None = None) -> bool:
+    """Give a started `consumer`'s fetches that leave no partition of their broker out (while `quiet()`, when
+    given) a wait of `idle_wait_ms`, never shorter than the consumer's own. Returns whether the fetcher could
+    be adapted."""
     fetcher: Any = getattr(consumer, "_fetcher", None)
     plan = getattr(fetcher, "_get_actions_per_node", None)
     if plan is None or not hasattr(fetcher, "_select_read_replica"):
@@ -42,7 +47,7 @@ def adapt_long_poll(consumer: AIOKafkaConsumer, idle_wait_ms: int = IDLE_WAIT_MS
     def planned(assignment: Any) -> Any:
         actions = plan(assignment)
         requests = actions[0]
-        if requests:
+        if requests and (quiet is None or quiet()):
             partitions_of: dict[int, int] = {}
             for tp in assignment.tps:
                 node = fetcher._select_read_replica(tp)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 import uuid
 from collections.abc import Callable, Iterator
 
@@ -19,6 +20,7 @@ from pydantic import ValidationError
 
 from assetbus.producers.kafka.connection import KafkaConnection
 from assetbus.producers.kafka.errors import TopicMissing
+from assetbus.producers.kafka.longpoll import adapt_long_poll
 from assetbus.producers.kafka.periodic import cancel_and_wait
 from assetbus.producers.kafka.retry import RetryPolicy, RetryTimeout, retry_until
 from assetbus.producers.kafka.sender import partition_for
@@ -29,16 +31,22 @@ __all__ = ["ReplyReader"]
 
 log = logging.getLogger("assetbus.receipts")
 
+QUIET_AFTER_S = 1.0
+"""The reader long-polls once no receipt has been awaited or received for this long; before that it
+polls every 20 ms, which keeps one client's receipt wait short."""
+
 
 class ReplyReader:
     """Reads `topic` for receipts keyed `key`. Explicit lifecycle: `await start()`, `await stop()`.
 
     With `on_receipt`, every receipt for this key goes to it; otherwise each resolves the future
-    `expect()`ed (or held by `awaiting()`) for its correlation id.
+    `expect()`ed (or held by `awaiting()`) for its correlation id. `waiting` says whether a receipt is
+    awaited (default: a future is); at rest the reader long-polls (`QUIET_AFTER_S`).
     """
 
     def __init__(self, connection: KafkaConnection, topic: str, key: str, *,
-                 on_receipt: Callable[[Receipt], None] | None = None) -> None:
+                 on_receipt: Callable[[Receipt], None] | None = None,
+                 waiting: Callable[[], bool] | None = None) -> None:
         self.topic = topic
         self.key = key
         self._connection = connection
@@ -48,6 +56,14 @@ class ReplyReader:
         self._futures: dict[uuid.UUID, asyncio.Future[Receipt]] = {}
         self._holders: dict[uuid.UUID, int] = {}
         self._task: asyncio.Task[None] | None = None
+        self._waiting = waiting or (lambda: bool(self._futures))
+        self._busy_at = time.monotonic()
+
+    def _quiet(self) -> bool:
+        if self._waiting():
+            self._busy_at = time.monotonic()
+            return False
+        return time.monotonic() - self._busy_at > QUIET_AFTER_S
 
     async def start(self) -> None:
         consumer = AIOKafkaConsumer(**self._connection.client_kwargs("consumer"), enable_auto_commit=False,
@@ -59,6 +75,7 @@ class ReplyReader:
             consumer.assign([mine])
             await consumer.seek_to_end(mine)
             await consumer.position(mine)  # fix the start position now, before any command is sent
+            adapt_long_poll(consumer, quiet=self._quiet)
         except BaseException:
             await consumer.stop()
             raise
@@ -134,6 +151,7 @@ class ReplyReader:
                         self._resolve(record.value)
 
     def _resolve(self, value: bytes | None) -> None:
+        self._busy_at = time.monotonic()
         try:
             receipt = decode_receipt(value)
         except ValidationError:
