@@ -14,8 +14,8 @@ being handled, paused, or waiting for an offset reset). With `quiet`, only while
 reply reader long-polls only when no receipt has been awaited for a second (one client's receipt wait
 is shorter behind a 20 ms poll, see docs/benchmarks.md).
 
-It reaches into aiokafka's fetcher (`_get_actions_per_node` and the request's `_max_wait_ms`, as of
-aiokafka 0.13 and 0.14). A fetcher without them is left as it is, with the short wait:
+It reaches into aiokafka's fetcher (`_get_actions_per_node` and the request's `_max_wait_ms`, as read in
+aiokafka 0.14). A fetcher without them is left as it is, with the short wait:
 `tests/integration/producers/kafka/test_longpoll.py` fails then, not the consumer.
 """
 
