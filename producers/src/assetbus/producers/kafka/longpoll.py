@@ -54,7 +54,8 @@ def adapt_long_poll(consumer: AIOKafkaConsumer, idle_wait_ms: int = IDLE_WAIT_MS
                 partitions_of[node] = partitions_of.get(node, 0) + 1
             for node, request in requests:
                 named = sum(len(partitions) for _, partitions in request.topics)
-                if named == partitions_of.get(node) and request._max_wait_ms < idle_wait_ms:
+                wait = getattr(request, "_max_wait_ms", None)  # None: another aiokafka, its request is left as is
+                if named == partitions_of.get(node) and wait is not None and wait < idle_wait_ms:
                     request._max_wait_ms = idle_wait_ms
         return actions
 
