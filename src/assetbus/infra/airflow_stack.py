@@ -69,7 +69,7 @@ class AirflowStack:
     @property
     def metadata_url(self) -> str:
         """Airflow's metadata database, where the bridge and the sync read the DAGs' timetables (read-only)."""
-        return f"sqlite:///{self.airflow.home / 'airflow.db'}"
+        return self.airflow.metadata_url
 
     def env(self, **more: str) -> dict[str, str]:
         env = dict(os.environ)
