@@ -60,15 +60,25 @@ def airflow_asset_id(api: AirflowApi, stack: AirflowStack, asset: AssetRef, dag_
     return asset_id
 
 
+KILLED_QUICKLY = ("--session-timeout-ms", "6000", "--lease-s", "13")
+"""For a forwarder that a test kills -9: its group gives its partitions away after 6 s, and its lease on the event
+it was posting ends after 13 s, more than 3 times the 4 s Airflow timeout of `KILLED_QUICKLY_ENV` (the defaults:
+10 s and 60 s, which its successor would wait out)."""
+KILLED_QUICKLY_ENV = {"ASSETBUS_AIRFLOW_TIMEOUT_S": "4"}
+
+
 def start_forwarder(stack: AirflowStack, name: str, assets: Sequence[str], group_id: str | None = None,
-                    port: int | None = None) -> tuple[str, int]:
-    """`assetbus run airflow-forwarder` for these assets (a fresh consumer group unless given); (group, port)."""
+                    port: int | None = None, killed: bool = False) -> tuple[str, int]:
+    """`assetbus run airflow-forwarder` for these assets (a fresh consumer group unless given); (group, port).
+    `killed`: with `KILLED_QUICKLY`, for a test that kills it."""
     group_id = group_id or f"forwarder-{uuid.uuid4().hex[:8]}"
     port = port or free_port()
     args = ["airflow-forwarder", "--group-id", group_id, "--metrics-port", str(port)]
     for asset in assets:
         args += ["--asset", asset]
-    stack.service(name, *args)
+    if killed:
+        args += KILLED_QUICKLY
+    stack.service(name, *args, **(KILLED_QUICKLY_ENV if killed else {}))
     return group_id, port
 
 

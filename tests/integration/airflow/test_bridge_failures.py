@@ -28,7 +28,11 @@ def paused(airflow_api: AirflowApi) -> Iterator[None]:
 
 
 def bridge(stack: AirflowStack, **env: str) -> None:
-    stack.service("replica-bridge", "airflow-bridge", "--dag", DAG, "--poll-interval-s", "1", **env)
+    """The bridge of these tests. The bridge started after a kill -9, or after a refused one was stopped, waits for
+    the run its predecessor held: its lease is 10 s here (60 s by default), and the group gives a killed member's
+    partitions away after 6 s (10 s)."""
+    stack.service("replica-bridge", "airflow-bridge", "--dag", DAG, "--poll-interval-s", "1", "--lease-s", "10",
+                  "--session-timeout-ms", "6000", **env)
 
 
 async def test_kill_9_of_the_bridge_mid_stream_still_gives_one_airflow_run_per_partition(

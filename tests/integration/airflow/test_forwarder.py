@@ -56,13 +56,13 @@ async def test_kill_9_of_the_forwarder_mid_stream_posts_each_event_once(
     stored = await stored_ids(stack_engine, FEED.name)
     assert len(stored) == count
 
-    group, port = start_forwarder(airflow_stack, "forwarder-kill", [FEED.name])
+    group, port = start_forwarder(airflow_stack, "forwarder-kill", [FEED.name], killed=True)
     await until(lambda: _at_least(stack_engine, FEED.name, 20), 120, "the forwarder to post 20 events")
     airflow_stack.stop_service("forwarder-kill", signal.SIGKILL)
     at_kill = await ledger(stack_engine, FEED.name)
     assert at_kill.get("posted", 0) < count, f"the kill came after the stream ended: {at_kill}"
 
-    start_forwarder(airflow_stack, "forwarder-kill", [FEED.name], group_id=group, port=port)
+    start_forwarder(airflow_stack, "forwarder-kill", [FEED.name], group_id=group, port=port, killed=True)
     try:
         await until(lambda: _at_least(stack_engine, FEED.name, count), 240, "the ledger to confirm every event", 1.0)
         _assert_exactly_once(airflow_events(airflow_api, asset_id), stored)

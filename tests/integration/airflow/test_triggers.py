@@ -25,7 +25,7 @@ from assetbus.schemas import AssetRef, Topics
 from assetbus.settings import Settings
 from assetbus.topics import ensure_topics
 from tests.integration.airflow.airflow_api import AirflowApi
-from tests.integration.airflow.support import emit_partitions, restart_triggerer
+from tests.integration.airflow.support import QUICK_TAKEOVER, emit_partitions, restart_triggerer
 from tests.integration.airflow.watching import WATCHED, publish, readiness_signal, signal_run_id, watched_events
 
 HELD_TRIGGERER = Path(__file__).parent / "held_triggerer"
@@ -83,7 +83,7 @@ async def test_a_signal_taken_by_a_triggerer_killed_before_airflow_stored_it_rea
     restart_triggerer(airflow_stack, env=_held(hold))
     await publish(airflow_stack, topics.readiness(WATCHED), signal)
     await asyncio.to_thread(_wait, lambda: hold.read_text() == "held", 240, "the triggerer to take the signal")
-    restart_triggerer(airflow_stack, signals.SIGKILL, env=_held(hold))  # kill -9 in the window
+    restart_triggerer(airflow_stack, signals.SIGKILL, env={**_held(hold), **QUICK_TAKEOVER})  # kill -9 in the window
     assert _asset_events_of(airflow_api, signal.run_id) == []  # the kill came before Airflow stored it
 
     await asyncio.to_thread(_wait, lambda: _asset_events_of(airflow_api, signal.run_id), 240,

@@ -25,8 +25,14 @@ from assetbus.schemas import AssetRef, Topics
 from assetbus.settings import Settings
 from assetbus.topics import ensure_topics
 from tests.integration.airflow.airflow_api import AirflowApi
-from tests.integration.airflow.forwarding import airflow_asset_id, airflow_events, emit
-from tests.integration.airflow.support import REPLICA_FEED, emit_partitions, restart_triggerer
+from tests.integration.airflow.forwarding import (
+    KILLED_QUICKLY,
+    KILLED_QUICKLY_ENV,
+    airflow_asset_id,
+    airflow_events,
+    emit,
+)
+from tests.integration.airflow.support import QUICK_TAKEOVER, REPLICA_FEED, emit_partitions, restart_triggerer
 from tests.integration.airflow.watching import publish, readiness_signal, signal_run_id, watched_events
 from tests.integration.chaos.harness import (
     EXACTLY_ONCE,
@@ -48,8 +54,6 @@ CHAOS_FEED = AssetRef(name="forward.chaos_feed", uri="s3://forward/chaos_feed")
 WATCHED = "chaos_watched"
 """The DAG of tests/integration/airflow/dags/chaos_watched.py: its watcher's events start no run."""
 WATCHED_ASSET = "airflow_test.chaos_watched"
-QUICK_TAKEOVER = {"AIRFLOW__TRIGGERER__TRIGGERER_HEALTH_CHECK_THRESHOLD": "8"}
-"""A triggerer started after a kill -9 takes the dead one's triggers 8 s after its last heartbeat (default 30 s)."""
 
 
 @dataclass
@@ -102,7 +106,7 @@ async def _forwarder_kind(t: Setting) -> Kind:
     # a forwarder killed mid-POST holds its lease on the event: 13 s here (more than 3 times a 4 s Airflow timeout)
     return Kind("forwarder", EXACTLY_ONCE, len(keys), command("forwarder", assetbus(
         "run", "airflow-forwarder", "--group-id", f"chaos-forwarder-{uuid.uuid4().hex[:8]}", "--asset",
-        CHAOS_FEED.name, "--session-timeout-ms", "6000", "--lease-s", "13"), stack.env(ASSETBUS_AIRFLOW_TIMEOUT_S="4")),
+        CHAOS_FEED.name, *KILLED_QUICKLY), stack.env(**KILLED_QUICKLY_ENV)),
         offer, posted, kills=1, trickle=True, poll_s=0.5, timeout_s=180)
     # one kill: a second process started after its predecessor's kill caught up the trickle's backlog at once and
     # finished the work before the last process started (a CI run, seed 79727: kills at 12 and 60 of 60)
