@@ -24,10 +24,19 @@ class AirflowApi:
         return response.json()
 
     def trigger(self, dag_id: str, run_id: str, conf: dict[str, Any] | None = None) -> dict[str, Any]:
-        response = self._http.post(f"/dags/{dag_id}/dagRuns",
-                                   json={"dag_run_id": run_id, "logical_date": None, "conf": conf or {}})
+        """Create the run. The stack's metadata DB is SQLite, one writer at a time: under load a scheduler
+        transaction can hold it past sqlite3's 5 s busy timeout, and the API server answers 500 ("database is
+        locked", rolled back). That answer is retried, twice; a retry that finds the run made (409) returns it."""
+        body = {"dag_run_id": run_id, "logical_date": None, "conf": conf or {}}
+        for attempt in range(3):
+            response = self._http.post(f"/dags/{dag_id}/dagRuns", json=body)
+            if response.status_code == 409 and attempt:
+                result: dict[str, Any] = self.get(f"/dags/{dag_id}/dagRuns/{quote(run_id, safe='')}")
+                return result
+            if response.status_code != 500 or attempt == 2:
+                break
         response.raise_for_status()
-        result: dict[str, Any] = response.json()
+        result = response.json()
         return result
 
     def runs(self, dag_id: str) -> list[dict[str, Any]]:
@@ -69,7 +78,7 @@ class AirflowApi:
                 state = run["state"]
                 if state in states:
                     return run
-            except httpx.TimeoutException:  # a busy API server: ask again
+            except httpx.TimeoutException:  # a busy SQLite-backed API server: ask again
                 pass
             if time.monotonic() > deadline:
                 raise AssertionError(f"run {dag_id}/{run_id} is {state} after {timeout_s}s, not {states}")
