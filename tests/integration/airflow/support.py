@@ -43,6 +43,11 @@ def bridge_args(stack: AirflowStack, *more: str) -> tuple[str, ...]:
     return ("airflow-bridge", "--airflow-metadata-url", stack.metadata_url, *more)
 
 
+BRIDGE_KILLED_QUICKLY = ("--poll-interval-s", "1", "--session-timeout-ms", "6000", "--lease-s", "10")
+"""For a bridge that a test kills -9 (or stops while Airflow refuses it): its successor waits for the run it held,
+10 s here (lease, 60 s by default), and gets its partitions after 6 s (group session, 10 s); outcomes are read
+every second."""
+
 QUICK_TAKEOVER = {"AIRFLOW__TRIGGERER__TRIGGERER_HEALTH_CHECK_THRESHOLD": "8"}
 """For a triggerer started after a kill -9: it takes the dead one's triggers 8 s after its last heartbeat (default
 30 s)."""

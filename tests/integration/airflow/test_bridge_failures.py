@@ -16,7 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from assetbus.infra.airflow_stack import AirflowStack
 from tests.helpers import wait_for
 from tests.integration.airflow.airflow_api import AirflowApi
-from tests.integration.airflow.support import REPLICA_FEED, emit_partitions, runs_of
+from tests.integration.airflow.support import BRIDGE_KILLED_QUICKLY, REPLICA_FEED, emit_partitions, runs_of
 
 DAG = "orders_replica"
 
@@ -28,11 +28,7 @@ def paused(airflow_api: AirflowApi) -> Iterator[None]:
 
 
 def bridge(stack: AirflowStack, **env: str) -> None:
-    """The bridge of these tests. The bridge started after a kill -9, or after a refused one was stopped, waits for
-    the run its predecessor held: its lease is 10 s here (60 s by default), and the group gives a killed member's
-    partitions away after 6 s (10 s)."""
-    stack.service("replica-bridge", "airflow-bridge", "--dag", DAG, "--poll-interval-s", "1", "--lease-s", "10",
-                  "--session-timeout-ms", "6000", **env)
+    stack.service("replica-bridge", "airflow-bridge", "--dag", DAG, *BRIDGE_KILLED_QUICKLY, **env)
 
 
 async def test_kill_9_of_the_bridge_mid_stream_still_gives_one_airflow_run_per_partition(

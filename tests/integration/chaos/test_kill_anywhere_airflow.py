@@ -32,7 +32,13 @@ from tests.integration.airflow.forwarding import (
     airflow_events,
     emit,
 )
-from tests.integration.airflow.support import QUICK_TAKEOVER, REPLICA_FEED, emit_partitions, restart_triggerer
+from tests.integration.airflow.support import (
+    BRIDGE_KILLED_QUICKLY,
+    QUICK_TAKEOVER,
+    REPLICA_FEED,
+    emit_partitions,
+    restart_triggerer,
+)
 from tests.integration.airflow.watching import publish, readiness_signal, signal_run_id, watched_events
 from tests.integration.chaos.harness import (
     EXACTLY_ONCE,
@@ -87,8 +93,8 @@ async def _bridge_kind(t: Setting) -> Kind:
 
     # a bridge killed while it creates a run holds that run's lease, which its successor waits out: 10 s here
     return Kind("bridge", EXACTLY_ONCE, len(keys), command("bridge", assetbus(
-        "run", "airflow-bridge", "--dag", PAUSED, "--poll-interval-s", "1", "--session-timeout-ms", "6000",
-        "--lease-s", "10"), stack.env()), offer, runs, kills=1, trickle=True, poll_s=0.5, timeout_s=180)
+        "run", "airflow-bridge", "--dag", PAUSED, *BRIDGE_KILLED_QUICKLY), stack.env()), offer, runs, kills=1,
+        trickle=True, poll_s=0.5, timeout_s=180)
 
 
 async def _forwarder_kind(t: Setting) -> Kind:
