@@ -5,6 +5,13 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml producers/pyproject.toml schemas/pyproject.toml | cksum | cut -d' ' -f1)
 
 AIRFLOW_VENV    ?= .venv-airflow
+
+# uv installs both virtualenvs: the same resolution as pip, .pyc included, in seconds (the Airflow venv took 87 s
+# and 81 CPU-s with pip, 11 s and 17 CPU-s with uv). It lives in a small virtualenv of its own, so neither chain
+# of `make test` waits for the other's venv.
+UV_VENV ?= .venv-uv
+UV      := $(abspath $(UV_VENV))/bin/uv
+UV_PIP  := $(UV) pip install -q --compile-bytecode --python
 AIRFLOW_VERSION ?= 3.3.2
 AIRFLOW_STAMP   := $(AIRFLOW_VENV)/.installed-$(AIRFLOW_VERSION)-postgres-$(shell cat producers/pyproject.toml schemas/pyproject.toml | cksum | cut -d' ' -f1)
 AIRFLOW_SDK     := $(AIRFLOW_VENV)/.sdk-wheels
@@ -21,11 +28,14 @@ ROOT_WHEEL   := $(DIST)/.root-wheel
 
 .PHONY: install infra demo test test-setup fail-fast test-system test-cluster unit lint screenshots bench compose-check browser-deps helm down clean airflow-venv test-airflow wheels
 
-$(STAMP): pyproject.toml producers/pyproject.toml schemas/pyproject.toml
+$(UV):
+	$(PYTHON) -m venv $(UV_VENV)
+	$(UV_VENV)/bin/python -m pip install -q --disable-pip-version-check "uv>=0.9"
+
+$(STAMP): pyproject.toml producers/pyproject.toml schemas/pyproject.toml | $(UV)
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "assetbus needs Python 3.11 or newer")'
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e ./schemas -e ./producers -e '.[dev]'
+	$(UV_PIP) $(BIN)/python --upgrade pip -e ./schemas -e ./producers -e '.[dev]'
 	@rm -f $(VENV)/.installed-*; touch $(STAMP)
 
 # The sources byte-compiled once (only what changed since): with PYTHONDONTWRITEBYTECODE set, as on some machines,
@@ -51,15 +61,14 @@ $(ROOT_WHEEL): $(ROOT_SOURCES)
 wheels: install $(SDK_WHEELS) $(ROOT_WHEEL)  ## the wheels of assetbus-schemas, assetbus-sdk and assetbus in dist/, checked by twine
 	$(BIN)/twine check --strict $(DIST)/*.whl
 
-$(AIRFLOW_STAMP): producers/pyproject.toml schemas/pyproject.toml $(SDK_WHEELS)
+$(AIRFLOW_STAMP): producers/pyproject.toml schemas/pyproject.toml $(SDK_WHEELS) | $(UV)
 	$(PYTHON) -m venv $(AIRFLOW_VENV)
-	$(AIRFLOW_VENV)/bin/python -m pip install -q --upgrade pip
-	cd $(DIST) && ../$(AIRFLOW_VENV)/bin/python -m pip install -q "apache-airflow[postgres]==$(AIRFLOW_VERSION)" \
+	cd $(DIST) && $(UV_PIP) $(abspath $(AIRFLOW_VENV))/bin/python --upgrade pip "apache-airflow[postgres]==$(AIRFLOW_VERSION)" \
 	  assetbus_schemas-*.whl "$$(ls assetbus_sdk-*.whl)[airflow]"
 	@rm -f $(AIRFLOW_VENV)/.installed-*; touch $(AIRFLOW_STAMP)
 
 $(AIRFLOW_SDK): $(SDK_WHEELS) $(AIRFLOW_STAMP)  # a changed source: the rebuilt wheels replace the installed ones
-	$(AIRFLOW_VENV)/bin/python -m pip install -q --no-deps --force-reinstall $(DIST)/assetbus_schemas-*.whl $(DIST)/assetbus_sdk-*.whl
+	$(UV_PIP) $(AIRFLOW_VENV)/bin/python --no-deps --reinstall $(DIST)/assetbus_schemas-*.whl $(DIST)/assetbus_sdk-*.whl
 	@touch $@
 
 airflow-venv: $(AIRFLOW_SDK)  ## Apache Airflow 3 in its own virtualenv, with the assetbus SDK installed from its wheels (for the Airflow tests)
@@ -134,4 +143,4 @@ down:  ## stop what `make infra` started
 	$(BIN)/assetbus infra down
 
 clean: down
-	rm -rf $(VENV) $(DIST)
+	rm -rf $(VENV) $(UV_VENV) $(DIST)
