@@ -44,7 +44,6 @@ def test_server_properties_single_node_kraft(tmp_path: Path) -> None:
                 "transaction.state.log.min.isr"):  # fmt: skip
         assert props[key] == "1"
     assert props["group.initial.rebalance.delay.ms"] == "0"
-    assert props["metadata.max.idle.interval.ms"] == "0"
     assert props["auto.create.topics.enable"] == "false"
 
 
