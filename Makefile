@@ -5,6 +5,9 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml producers/pyproject.toml schemas/pyproject.toml | cksum | cut -d' ' -f1)
 
 AIRFLOW_VENV    ?= .venv-airflow
+AIRFLOW_VERSION ?= 3.3.2
+AIRFLOW_STAMP   := $(AIRFLOW_VENV)/.installed-$(AIRFLOW_VERSION)-postgres-$(shell cat producers/pyproject.toml schemas/pyproject.toml | cksum | cut -d' ' -f1)
+AIRFLOW_SDK     := $(AIRFLOW_VENV)/.sdk-wheels
 
 # uv installs both virtualenvs: the same resolution as pip, .pyc included, in seconds (the Airflow venv took 87 s
 # and 81 CPU-s with pip, 11 s and 17 CPU-s with uv). It lives in a small virtualenv of its own, so neither chain
@@ -12,9 +15,6 @@ AIRFLOW_VENV    ?= .venv-airflow
 UV_VENV ?= .venv-uv
 UV      := $(abspath $(UV_VENV))/bin/uv
 UV_PIP  := $(UV) pip install -q --compile-bytecode --python
-AIRFLOW_VERSION ?= 3.3.2
-AIRFLOW_STAMP   := $(AIRFLOW_VENV)/.installed-$(AIRFLOW_VERSION)-postgres-$(shell cat producers/pyproject.toml schemas/pyproject.toml | cksum | cut -d' ' -f1)
-AIRFLOW_SDK     := $(AIRFLOW_VENV)/.sdk-wheels
 
 # The wheels of the three distributions. The SDK's two are rebuilt when any file of theirs changes (not only their
 # pyproject), and the Airflow venv reinstalls them then: the Airflow tests run the SDK as users install it.
