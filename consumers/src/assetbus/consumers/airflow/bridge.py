@@ -13,7 +13,6 @@ from collections.abc import AsyncIterator, Sequence
 from contextlib import AsyncExitStack
 from typing import Any
 
-from prometheus_client import CollectorRegistry
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from assetbus.consumers.airflow.client import AirflowClient
@@ -71,9 +70,9 @@ class AirflowBridge(Service):
 
     def __init__(self, config: BridgeConfig, *, engine: AsyncEngine | None = None,
                  metrics: BridgeMetrics | None = None) -> None:
-        self.config = config
+        self.config: BridgeConfig = config
         self.log = log
-        self.metrics = metrics or BridgeMetrics()
+        self.metrics: BridgeMetrics = metrics or BridgeMetrics()
         self._owned_engine = engine is None
         self._engine = engine or create_engine(config.database_url, pool_size=4)
         self._airflow = AirflowClient(config.airflow)
@@ -147,9 +146,6 @@ class AirflowBridge(Service):
     async def _transaction(self) -> AsyncIterator[AsyncConnection]:
         async with translated(), self._engine.begin() as conn:
             yield conn
-
-    def probed(self) -> tuple[CollectorRegistry, BridgeConfig]:
-        return self.metrics.registry, self.config
 
     async def dependencies(self, stack: AsyncExitStack) -> None:
         stack.push_async_callback(self._airflow.aclose)

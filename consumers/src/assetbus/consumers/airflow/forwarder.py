@@ -17,7 +17,6 @@ from contextlib import AsyncExitStack
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from prometheus_client import CollectorRegistry
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from assetbus.consumers.airflow.client import AirflowClient
@@ -109,9 +108,9 @@ class AirflowForwarder(Service):
 
     def __init__(self, config: ForwarderConfig, *, engine: AsyncEngine | None = None,
                  metrics: ForwarderMetrics | None = None, airflow: AirflowClient | None = None) -> None:
-        self.config = config
+        self.config: ForwarderConfig = config
         self.log = log
-        self.metrics = metrics or ForwarderMetrics()
+        self.metrics: ForwarderMetrics = metrics or ForwarderMetrics()
         self._owned_engine = engine is None
         self._engine = engine or create_engine(config.database_url, pool_size=config.concurrency + 2)
         self._airflow = airflow or AirflowClient(config.airflow)
@@ -126,9 +125,6 @@ class AirflowForwarder(Service):
         self.shell: ServiceShell[Sequence[Any]] = ServiceShell(
             config.kafka, config.consumer_settings(config.topics.asset_events), self._on_batch, metrics=self.metrics,
             log=log, name="assetbus-airflow-forwarder", refusals=self.refusals)
-
-    def probed(self) -> tuple[CollectorRegistry, ForwarderConfig]:
-        return self.metrics.registry, self.config
 
     async def dependencies(self, stack: AsyncExitStack) -> None:
         stack.push_async_callback(self._airflow.aclose)

@@ -115,6 +115,13 @@ def _json(start_response: StartResponse, status: int, body: dict[str, Any]) -> l
     return [data]
 
 
+class Registered(Protocol):
+    """A service's metrics: what the probes serve on `/metrics`."""
+
+    @property
+    def registry(self) -> CollectorRegistry: ...
+
+
 class ProbedService(Protocol):
     """The settings fields a service with probes has (`metrics_port`, `metrics_host`, its connections)."""
 

@@ -13,10 +13,9 @@ from collections.abc import Awaitable, Callable, Iterable
 from contextlib import AsyncExitStack
 from typing import Any, Self
 
-from prometheus_client import CollectorRegistry
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from assetbus.consumers.observe.probes import ProbedService, ProbeServer
+from assetbus.consumers.observe.probes import ProbedService, ProbeServer, Registered
 from assetbus.consumers.observe.process_metrics import register_process_metrics
 from assetbus.consumers.observe.readiness import ReadinessChecks
 from assetbus.consumers.storage import wait_for_database
@@ -36,6 +35,9 @@ class Service:
     log: logging.Logger = logging.getLogger("assetbus.service")
     shell: ServiceShell[Any] | None = None
     """The service's consumer group, if it has one: joined by the default `join`, awaited by `run_forever`."""
+    config: ProbedService | None = None
+    metrics: Registered | None = None
+    """With `config`, what the probes serve (each service sets both; None: no probes)."""
     _probes: ProbeServer | None = None
     _stack: AsyncExitStack | None = None
 
@@ -44,10 +46,6 @@ class Service:
         """What the cluster's ACLs refuse of its work now (shell, `self.every` loops, publishers): `/readyz`
         answers 503 naming the ACL to add, and `assetbus_kafka_access_denied` shows it, until the work succeeds."""
         return AccessRefusals()
-
-    def probed(self) -> tuple[CollectorRegistry, ProbedService] | None:
-        """The registry and settings of the probes (None: no probes)."""
-        return None
 
     async def dependencies(self, stack: AsyncExitStack) -> None:
         """Wait for what the service needs before it opens anything (see `wait_for`)."""
@@ -68,12 +66,11 @@ class Service:
             await self.dependencies(stack)
             await self.open(stack)
             await self.join(stack)
-            probed = self.probed()
-            if probed is not None and (port := probed[1].metrics_port) is not None:
-                registry, config = probed  # the probes check the service's broker, database and refusals
-                register_process_metrics(registry, self.refusals)
+            config, metrics = self.config, self.metrics  # the probes check its broker, database and refusals
+            if config is not None and metrics is not None and (port := config.metrics_port) is not None:
+                register_process_metrics(metrics.registry, self.refusals)
                 checks = ReadinessChecks(broker=config.kafka, database_url=config.database_url, access=self.refusals)
-                self._probes = ProbeServer(registry, port, config.metrics_host, checks=checks)
+                self._probes = ProbeServer(metrics.registry, port, config.metrics_host, checks=checks)
                 self._probes.start()  # from inside the service's event loop, which /healthz then watches
                 stack.callback(self.stop_probes)
             await self.started(stack)

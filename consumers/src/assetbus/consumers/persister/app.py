@@ -20,7 +20,6 @@ from typing import Any
 
 from aiokafka import AIOKafkaProducer
 from aiokafka.errors import TopicAuthorizationFailedError
-from prometheus_client import CollectorRegistry
 
 from assetbus.consumers.auth import TokenVerifier
 from assetbus.consumers.auth.cache import CachedTokenVerifier
@@ -134,9 +133,9 @@ async def _publish(sender: BatchSender, result: BatchResult, total: BatchResult)
 
 class Persister(Service):
     def __init__(self, config: PersisterConfig) -> None:
-        self.config = config
+        self.config: PersisterConfig = config
         self.log = log
-        self.metrics = PersisterMetrics()
+        self.metrics: PersisterMetrics = PersisterMetrics()
         self.engine = create_engine(config.database_url, pre_ping=False)  # a dead connection: chunk retried
         self.tokens = CachedTokenVerifier(TokenVerifier.configured(jwks=config.token_jwks, secret=config.token_secret))
         self.publisher: BatchSender | None = None
@@ -228,9 +227,6 @@ class Persister(Service):
         if self.config.topics.receipts in missing:
             raise ReceiptsTopicUnavailable(self.config.topics.receipts)
         return missing
-
-    def probed(self) -> tuple[CollectorRegistry, PersisterConfig]:
-        return self.metrics.registry, self.config
 
     async def dependencies(self, stack: AsyncExitStack) -> None:
         await self.wait_for(stack, self.config, engine=self.engine, required=core_specs(self.config.topics))

@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 
 from aiokafka.errors import KafkaError
 from opentelemetry.context import Context
-from prometheus_client import CollectorRegistry
 
 from assetbus.consumers.errors import NotStarted
 from assetbus.consumers.faults import storage_unavailable
@@ -62,9 +61,9 @@ class SchedulerStats:
 
 class Scheduler(Service):
     def __init__(self, config: SchedulerConfig, metrics: SchedulerMetrics | None = None) -> None:
-        self.config = config
+        self.config: SchedulerConfig = config
         self.log = log
-        self.metrics = metrics or SchedulerMetrics()
+        self.metrics: SchedulerMetrics = metrics or SchedulerMetrics()
         # no pre-ping: it was a round trip per batch on the path to readiness; a connection the database
         # dropped fails the batch's first statement instead, and `apply` retries the batch on a new one
         self.engine = create_engine(config.database_url, pre_ping=False)
@@ -108,9 +107,6 @@ class Scheduler(Service):
                 return await apply_events(conn, self.registry, events, routed)
 
         return await retry_until(transaction, self.retry, what="the database", retriable=storage_unavailable, log=log)
-
-    def probed(self) -> tuple[CollectorRegistry, SchedulerConfig]:
-        return self.metrics.registry, self.config
 
     async def dependencies(self, stack: AsyncExitStack) -> None:
         await self.wait_for(stack, self.config, engine=self.engine,

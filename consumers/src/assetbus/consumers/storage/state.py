@@ -300,18 +300,18 @@ class AssetRef:
     dag_id: str | None = None
     task_id: str | None = None
 
-    def args(self) -> tuple[str, str | None, str | None]:
-        return self.value, self.dag_id, self.task_id
-
-    def sql(self, what: str) -> str:
-        return _ASSET[self.by][what]
+    async def fetch(self, conn: asyncpg.Connection, what: str, *args: Any) -> Any:
+        """The row of statement `what` run for this asset (its name or URI and task, then `args`). Raises
+        AssetNotRegistered when the statement found no registered asset (no row, or no asset id in it)."""
+        row = await conn.fetchrow(_ASSET[self.by][what], self.value, self.dag_id, self.task_id, *args)
+        if row is None or row[0] is None:
+            raise AssetNotRegistered()
+        return row
 
 
 async def get_asset_value(conn: asyncpg.Connection, asset: AssetRef, key: str) -> RawValue | None:
     """The value under `key` (None: absent). Raises AssetNotRegistered."""
-    row = await conn.fetchrow(asset.sql("get"), *asset.args(), key)
-    if row is None:
-        raise AssetNotRegistered()
+    row = await asset.fetch(conn, "get", key)
     return RawValue(row[1], row[2]) if row[2] is not None else None
 
 
@@ -319,13 +319,10 @@ async def set_asset_value(conn: asyncpg.Connection, asset: AssetRef, key: str, v
                           when: Precondition) -> int:
     """Write `value_json` under `key`; the new version. Raises AssetNotRegistered, or StateConflict."""
     if when.unconditional or when.must_be_absent:
-        row = await conn.fetchrow(asset.sql("upsert" if when.unconditional else "create"), *asset.args(), key,
-                                  value_json)
+        row = await asset.fetch(conn, "upsert" if when.unconditional else "create", key, value_json)
     else:
-        row = await conn.fetchrow(asset.sql("replace"), *asset.args(), key, value_json, _versions(when))
-    found, written, current = row
-    if found is None:
-        raise AssetNotRegistered()
+        row = await asset.fetch(conn, "replace", key, value_json, _versions(when))
+    _, written, current = row
     if written is None:
         raise StateConflict(key, current)
     return int(written)
@@ -333,9 +330,7 @@ async def set_asset_value(conn: asyncpg.Connection, asset: AssetRef, key: str, v
 
 async def delete_asset_value(conn: asyncpg.Connection, asset: AssetRef, key: str, when: Precondition) -> bool:
     """Delete one key; False if it was absent. Raises AssetNotRegistered, or StateConflict."""
-    found, gone, current = await conn.fetchrow(asset.sql("delete"), *asset.args(), key, _versions(when))
-    if found is None:
-        raise AssetNotRegistered()
+    _, gone, current = await asset.fetch(conn, "delete", key, _versions(when))
     if gone is not None:
         return True
     if when.unconditional:
@@ -345,7 +340,5 @@ async def delete_asset_value(conn: asyncpg.Connection, asset: AssetRef, key: str
 
 async def clear_asset(conn: asyncpg.Connection, asset: AssetRef) -> int:
     """Delete every key of the asset; how many. Raises AssetNotRegistered."""
-    found, count = await conn.fetchrow(asset.sql("clear"), *asset.args())
-    if found is None:
-        raise AssetNotRegistered()
+    _, count = await asset.fetch(conn, "clear")
     return int(count)
