@@ -54,9 +54,9 @@ class AheadPool(Generic[T]):
                 item = error
             try:
                 await self._ready.put(item)
-            except asyncio.CancelledError:
-                if not isinstance(item, Exception):
-                    await self._drop(item)
+            except asyncio.CancelledError:  # `close()`: the item in hand is dropped as a discarded one, so that
+                if not isinstance(item, Exception):  # close() waits for it and raises its failure (dropped here,
+                    self.discard(item)  # a failure ended this task unseen and was logged at garbage collection)
                 raise
 
     async def _leftovers(self) -> list[T]:
