@@ -73,7 +73,6 @@ def sync(path: Annotated[Path, typer.Argument(help="A DAG file, or a folder sear
 def list_(all_: bool = typer.Option(False, "--all", help="Include deactivated DAGs."),
           as_json: bool = JSON_OPTION) -> None:
     """List consumer DAGs: what each waits for, its mappings and coalescing policy."""
-    from pydantic import ValidationError
     from rich.markup import escape
     from rich.table import Column
 
@@ -81,10 +80,7 @@ def list_(all_: bool = typer.Option(False, "--all", help="Include deactivated DA
     from assetbus.consumers.storage.dags import list_dags
 
     def describe(definition: dict[str, Any]) -> str | None:
-        try:
-            return ConsumerDag.from_definition(definition).describe()
-        except ValidationError:
-            return None
+        return dag.describe() if (dag := ConsumerDag.readable(definition)) else None
 
     rows = on_database(lambda conn: list_dags(conn, active_only=not all_))
     found: list[dict[str, Any]] = [

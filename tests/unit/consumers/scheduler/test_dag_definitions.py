@@ -23,6 +23,14 @@ def test_a_definition_round_trips_through_json_with_the_same_fingerprint() -> No
     assert again == dag and again.fingerprint() == dag.fingerprint()
 
 
+def test_a_stored_definition_that_cannot_be_read_is_none_for_the_views() -> None:
+    dag = ConsumerDag(dag_id="d", schedule=AssetWait("a", mapping=HourlyToDaily("UTC")))
+    assert ConsumerDag.readable(dag.definition()) == dag
+    written_by_a_newer_version = {**dag.definition(), "schedule": {"kind": "every_minute", "asset": "a"}}
+    assert ConsumerDag.readable(written_by_a_newer_version) is None
+    assert ConsumerDag.readable({"dag_id": "d"}) is None
+
+
 def test_an_asset_may_appear_only_once_in_a_schedule() -> None:
     with pytest.raises(ValidationError, match="appears twice"):
         ConsumerDag(dag_id="d", schedule=AllOf(AssetWait("a"), AssetWait("a", mapping=HourlyToDaily("UTC"))))

@@ -9,7 +9,7 @@ import json
 from functools import cached_property
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from assetbus.consumers.scheduler.conditions import AssetWait, Condition
 from assetbus.consumers.scheduler.mappings import PartitionMapping
@@ -74,6 +74,15 @@ class ConsumerDag(BaseModel):
     @classmethod
     def from_definition(cls, data: dict[str, Any]) -> ConsumerDag:
         return cls.model_validate(data)
+
+    @classmethod
+    def readable(cls, data: dict[str, Any]) -> ConsumerDag | None:
+        """The stored definition, or None where it cannot be read (written by another version, or edited by hand):
+        what a view shows as unreadable instead of failing."""
+        try:
+            return cls.model_validate(data)
+        except ValidationError:
+            return None
 
     def describe(self) -> str:
         return self.schedule.describe()

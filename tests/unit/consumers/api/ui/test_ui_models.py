@@ -25,6 +25,12 @@ def test_a_dag_lists_the_assets_of_its_nested_condition() -> None:
     assert (out.runs, out.waiting_partitions, out.queued_events) == ({"success": 2}, 1, 3)
 
 
+def test_a_dag_whose_definition_cannot_be_read_lists_no_assets_and_is_still_shown() -> None:
+    definition = {"dag_id": "report", "schedule": {"kind": "every_minute", "asset": "orders"}}
+    out = DagOut.of(DagRow("report", "/dags/r.py", definition, "f", True, True, NOW, NOW), {}, (0, 0))
+    assert (out.dag_id, out.assets, out.active) == ("report", [], True)
+
+
 def test_a_run_carries_its_triggering_event_ids_and_its_page_cursor() -> None:
     row = RunRow(41, "r-1", "report", "2026-10-01", None, 1, [{"event_id": 7}, {"event_id": 9}], "scheduler",
                  "failed", True, 1, "worker-1", "ValueError: boom", NOW, NOW, NOW)

@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 
 from assetbus.consumers.observe.deadletters import DeadLetterRecord
 from assetbus.consumers.observe.lag import GroupLag
+from assetbus.consumers.scheduler.dag import ConsumerDag
 from assetbus.consumers.storage.catalog import AssetSummary
 from assetbus.consumers.storage.dags import DagRow
 from assetbus.consumers.storage.events import StoredEvent
@@ -97,7 +98,7 @@ class DagOut(BaseModel):
     dag_id: str = Field(description="Consumer DAG id.")
     active: bool = Field(description="Whether its definition is active.")
     coalesce: bool = Field(description="Whether queued events coalesce into one run per partition.")
-    assets: list[str] = Field(description="The assets it waits for.")
+    assets: list[str] = Field(description="The assets it waits for (none when its definition cannot be read).")
     fileloc: str = Field(description="The file that defines it.")
     runs: dict[str, int] = Field(description="Its runs by status.")
     waiting_partitions: int = Field(description="Target partitions with queued events and no run yet.")
@@ -105,22 +106,9 @@ class DagOut(BaseModel):
 
     @classmethod
     def of(cls, d: DagRow, runs: dict[str, int], waiting: tuple[int, int]) -> DagOut:
-        return cls(dag_id=d.dag_id, active=d.active, coalesce=d.coalesce, assets=_assets(d.definition),
+        dag = ConsumerDag.readable(d.definition)
+        return cls(dag_id=d.dag_id, active=d.active, coalesce=d.coalesce, assets=dag.assets if dag else [],
                    fileloc=d.fileloc, runs=runs, waiting_partitions=waiting[0], queued_events=waiting[1])
-
-
-def _assets(definition: Any) -> list[str]:
-    """Every `asset` named anywhere in a stored condition (all-of / any-of nest)."""
-    found: list[str] = []
-    if isinstance(definition, dict):
-        if definition.get("kind") == "asset" and isinstance(definition.get("asset"), str):
-            found.append(definition["asset"])
-        for value in definition.values():
-            found.extend(_assets(value))
-    elif isinstance(definition, list):
-        for value in definition:
-            found.extend(_assets(value))
-    return sorted(set(found))
 
 
 class EventDetail(BaseModel):

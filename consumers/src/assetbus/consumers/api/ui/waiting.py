@@ -4,7 +4,6 @@ the DAG's own condition (the scheduler's pure planner) measures its pending queu
 
 from __future__ import annotations
 
-from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from assetbus.consumers.api.ui.models import WaitingOut, WaitOut
@@ -23,12 +22,7 @@ async def waiting_partitions(conn: AsyncConnection, dag_id: str, *, after_key: s
     if not keys:
         return []
     row = await get_dag(conn, dag_id)
-    dag: ConsumerDag | None = None
-    if row is not None:
-        try:
-            dag = ConsumerDag.from_definition(row.definition)
-        except ValidationError:
-            dag = None
+    dag = ConsumerDag.readable(row.definition) if row is not None else None
     entries = await pending_entries(conn, [(dag_id, key) for key in keys])
     found = []
     for key in keys:
