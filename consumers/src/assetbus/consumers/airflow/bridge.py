@@ -184,10 +184,6 @@ class AirflowBridge(Service):
             with contextlib.suppress(Exception):  # a run task that died: `run_forever` raised its error already
                 await cancel_and_wait(self._runs.pop())
 
-    async def wait_assigned(self, timeout_s: float = 30.0) -> None:
-        for subscriber in self.subscribers:
-            await subscriber.wait_assigned(timeout_s)
-
     async def run_forever(self) -> None:
         """Block while the subscribers, the poller and the sync run (re-raises if one of them died)."""
         poller = self._poll_task

@@ -131,9 +131,6 @@ class AirflowForwarder(Service):
         await self.wait_for(stack, self.config, engine=self._engine, owned_engine=self._owned_engine,
                             required=core_specs(self.config.topics, only=[self.config.topics.asset_events]))
 
-    async def wait_assigned(self, timeout_s: float = 30.0) -> None:
-        await self.shell.wait_assigned(timeout_s)
-
     async def _on_batch(self, records: Sequence[Any]) -> None:
         """One asset's events in order; different assets at once (up to `concurrency`)."""
         per_asset: dict[str, list[AssetEvent]] = {}
