@@ -26,7 +26,7 @@ import pytest
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
 from assetbus.infra.airflow import AIRFLOW_VENV
-from assetbus.infra.airflow_db import default_database_name, drop_database
+from assetbus.infra.databases import default_database_name, drop_database
 from assetbus.infra.ports import free_port
 from assetbus.schemas import EmissionCommand, Topics
 from tests.docs.guide import check_something_runs, parse_guide

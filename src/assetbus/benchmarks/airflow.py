@@ -26,11 +26,12 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from assetbus.benchmarks.conditions import conditions, run_conditions
-from assetbus.benchmarks.scratch import create_database, drop_database, postgres_version
+from assetbus.benchmarks.scratch import migrated_database, postgres_version
 from assetbus.benchmarks.stats import percentile
 from assetbus.consumers.storage import create_engine
 from assetbus.infra.airflow import POSTGRES, airflow_bin
 from assetbus.infra.airflow_stack import AirflowStack
+from assetbus.infra.databases import drop_database
 from assetbus.infra.ports import free_port
 from assetbus.producers import AsyncEmitter, task_token
 from assetbus.schemas import AssetRef, Topics
@@ -463,7 +464,7 @@ async def run_airflow_benchmark(settings: Settings, options: AirflowBenchOptions
     shutil.copytree(here / "airflow_consumers", definitions, ignore=shutil.ignore_patterns("__pycache__"))
     tag = uuid.uuid4().hex[:8]
     name = f"assetbus_bench_af_{tag}"
-    database_url = await create_database(settings.database_url, name)
+    database_url = await migrated_database(settings.database_url, name)
     topics = Topics(prefix=f"benchaf{tag}")
     await ensure_topics(settings.kafka, topics)
     secret = uuid.uuid4().hex

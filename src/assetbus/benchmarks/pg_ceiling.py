@@ -18,7 +18,8 @@ import asyncpg
 from sqlalchemy.engine import make_url
 
 from assetbus.benchmarks.persister import BenchOptions
-from assetbus.benchmarks.scratch import create_database, drop_database
+from assetbus.benchmarks.scratch import migrated_database
+from assetbus.infra.databases import drop_database
 from assetbus.settings import Settings
 
 __all__ = ["CeilingOptions", "CeilingReport", "run_pg_ceiling"]
@@ -89,7 +90,7 @@ async def run_pg_ceiling(settings: Settings, options: CeilingOptions,
                          progress: Callable[[str], None] = lambda _: None) -> CeilingReport:
     tag = uuid.uuid4().hex[:10]
     db_name = f"assetbus_bench_{tag}"
-    db_url = await create_database(settings.database_url, db_name)
+    db_url = await migrated_database(settings.database_url, db_name)
     try:
         progress(f"  {options.rows:,} rows of {options.extra_bytes:,} B extra, {options.chunk_size:,} per "
                  f"transaction, {options.in_flight} in flight")

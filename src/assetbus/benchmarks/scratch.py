@@ -19,6 +19,7 @@ from sqlalchemy.engine import make_url
 
 from assetbus.consumers.observe.lag import partitions_of
 from assetbus.consumers.storage.urls import asyncpg_dsn
+from assetbus.infra.databases import create_database, drop_database
 from assetbus.migrate import upgrade_async
 from assetbus.producers.kafka.producer import started
 from assetbus.schemas import Topics
@@ -26,17 +27,12 @@ from assetbus.settings import Settings
 from assetbus.topics import delete_topics, ensure_topics
 
 
-async def create_database(admin_url: str, name: str) -> str:
-    async with connection(admin_url) as conn:
-        await conn.execute(f'CREATE DATABASE "{name}"')
+async def migrated_database(admin_url: str, name: str) -> str:
+    """A new database `name` on `admin_url`'s server, migrated: its URL."""
+    await create_database(admin_url, name)
     url = make_url(admin_url).set(database=name).render_as_string(hide_password=False)
     await upgrade_async(url)
     return url
-
-
-async def drop_database(admin_url: str, name: str) -> None:
-    async with connection(admin_url) as conn:
-        await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 @asynccontextmanager
@@ -64,7 +60,7 @@ async def scratch_pipeline(settings: Settings, more_topics: Callable[[Topics], l
     topics = Topics(prefix=f"bench{tag}")
     db_name = f"assetbus_bench_{tag}"
     await ensure_topics(settings.kafka, topics)
-    db_url = await create_database(settings.database_url, db_name)
+    db_url = await migrated_database(settings.database_url, db_name)
     try:
         yield topics, db_url
     finally:

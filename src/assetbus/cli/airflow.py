@@ -59,7 +59,7 @@ def metadata_db(
 ) -> None:
     """Create a database for Airflow's metadata on assetbus's PostgreSQL server (unless it exists) and print
     its URL for Airflow (`AIRFLOW__DATABASE__SQL_ALCHEMY_CONN`, psycopg2: `pip install apache-airflow[postgres]`)."""
-    from assetbus.infra.airflow_db import airflow_metadata_url, default_database_name, ensure_database
+    from assetbus.infra.databases import airflow_metadata_url, default_database_name, ensure_database
     from assetbus.infra.errors import InfraError
 
     server = settings().database_url

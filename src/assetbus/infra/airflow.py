@@ -18,7 +18,7 @@ from pathlib import Path
 import httpx
 from sqlalchemy.engine import make_url
 
-from assetbus.infra.airflow_db import airflow_metadata_url, create_database, drop_database
+from assetbus.infra.databases import airflow_metadata_url, create_database, drop_database
 from assetbus.infra.errors import InfraError
 from assetbus.infra.ports import free_port
 from assetbus.infra.state import wait_until

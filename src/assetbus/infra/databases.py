@@ -1,6 +1,7 @@
-"""A database for Airflow's metadata on assetbus's PostgreSQL server: `assetbus airflow metadata-db` makes
-one for a reader's Airflow (docs/airflow.md), `LocalAirflow` one per test stack or benchmark. The role of
-assetbus's `DATABASE_URL` needs CREATEDB (the local infrastructure's has it).
+"""Databases beside assetbus's own on its PostgreSQL server: Airflow's metadata database (`assetbus airflow
+metadata-db` makes one for a reader's Airflow, docs/airflow.md; `LocalAirflow` one per test stack or benchmark) and
+the benchmarks' scratch databases. The role of assetbus's `DATABASE_URL` needs CREATEDB (the local
+infrastructure's has it).
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ async def _admin(server: str, verb: str, name: str, statement: str, *args: objec
         finally:
             await conn.close()
     except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as error:
-        raise InfraError(f"cannot {verb} Airflow's metadata database {name} on PostgreSQL at "
+        raise InfraError(f"cannot {verb} database {name} on PostgreSQL at "
                          f"{make_url(server).host}: {error}") from error
 
 

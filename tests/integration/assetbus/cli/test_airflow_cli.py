@@ -6,7 +6,7 @@ import asyncpg
 from sqlalchemy.engine import make_url
 
 from assetbus.consumers.storage.urls import asyncpg_dsn
-from assetbus.infra.airflow_db import drop_database
+from assetbus.infra.databases import drop_database
 from tests.integration.assetbus.cli.conftest import Ops
 
 

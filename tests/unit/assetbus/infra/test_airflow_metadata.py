@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from assetbus.infra.airflow import LocalAirflow, postgres_driver_missing
-from assetbus.infra.airflow_db import airflow_metadata_url
+from assetbus.infra.databases import airflow_metadata_url
 from assetbus.infra.errors import InfraError
 
 SERVER = "postgresql+asyncpg://assetbus:s3cret@db.example:5433/assetbus"

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from assetbus.infra.airflow_db import airflow_metadata_url, default_database_name, drop_database
+from assetbus.infra.databases import airflow_metadata_url, default_database_name, drop_database
 from assetbus.infra.errors import InfraError
 
 
