@@ -9,15 +9,9 @@ DISTRIBUTIONS = ("assetbus", "assetbus-sdk", "assetbus-schemas")
 
 def installed_versions() -> dict[str, str | None]:
     """Each assetbus distribution's installed version (None when it is not installed)."""
-    from importlib.metadata import PackageNotFoundError, version
+    from assetbus.producers.distributions import installed_version
 
-    found: dict[str, str | None] = {}
-    for name in DISTRIBUTIONS:
-        try:
-            found[name] = version(name)
-        except PackageNotFoundError:
-            found[name] = None
-    return found
+    return {name: installed_version(name) for name in DISTRIBUTIONS}
 
 
 def version_callback(value: bool) -> None:

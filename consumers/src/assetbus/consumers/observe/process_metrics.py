@@ -9,13 +9,13 @@ from __future__ import annotations
 import platform
 import weakref
 from collections.abc import Iterator, Sequence
-from importlib.metadata import PackageNotFoundError, version
 
 from prometheus_client import CollectorRegistry, Counter, Gauge
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from assetbus.consumers.observe.logs import REPEATS, RepeatLimiter
+from assetbus.producers.distributions import installed_version
 from assetbus.producers.kafka.access import AccessRefusals
 
 __all__ = ["LATENCY_BUCKETS", "READINESS_BUCKETS", "offset_metrics", "register_process_metrics"]
@@ -37,19 +37,13 @@ def offset_metrics(prefix: str, lag_help: str, registry: CollectorRegistry,
             Gauge(f"{prefix}_consumer_lag", lag_help, labels, registry=registry))
 
 
-def _version(distribution: str) -> str:
-    try:
-        return version(distribution)
-    except PackageNotFoundError:
-        return "unknown"
-
-
 class _ProcessMetrics(Collector):
     def __init__(self, limiter: RepeatLimiter) -> None:
         self.limiter = limiter
         self.refusals: AccessRefusals | None = None
-        self.build = {"version": _version("assetbus"), "sdk": _version("assetbus-sdk"),
-                      "schemas": _version("assetbus-schemas"), "python": platform.python_version()}
+        found = {key: installed_version(name) or "unknown" for key, name in
+                 (("version", "assetbus"), ("sdk", "assetbus-sdk"), ("schemas", "assetbus-schemas"))}
+        self.build = {**found, "python": platform.python_version()}
 
     def collect(self) -> Iterator[Metric]:
         build = GaugeMetricFamily("assetbus_build_info", "The assetbus release this process runs (always 1).",

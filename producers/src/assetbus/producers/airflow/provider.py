@@ -6,8 +6,9 @@ triggers, sensor, config section and common-messaging queue. Importable without 
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
 from typing import Any
+
+from assetbus.producers.distributions import installed_version
 
 DISTRIBUTION = "assetbus-sdk"
 INTEGRATION = "assetbus"
@@ -34,13 +35,6 @@ UI_FIELD_BEHAVIOUR: dict[str, Any] = {
 }
 
 
-def _version() -> str:
-    try:
-        return version(DISTRIBUTION)
-    except PackageNotFoundError:  # pragma: no cover - a source tree without its metadata
-        return "0.0.0"
-
-
 def get_provider_info() -> dict[str, Any]:
     """The provider info Airflow validates against its provider_info schema."""
     return {
@@ -48,7 +42,7 @@ def get_provider_info() -> dict[str, Any]:
         "name": "assetbus",
         "description": "Emit asset readiness from Airflow tasks and callbacks through assetbus (Kafka and "
                        "PostgreSQL): receipts that mean stored, dedupe that survives retries, per-partition runs.",
-        "versions": [_version()],
+        "versions": [installed_version(DISTRIBUTION) or "0.0.0"],
         "integrations": [{"integration-name": INTEGRATION, "tags": ["service"]}],
         "connection-types": [{"hook-class-name": "assetbus.producers.airflow.hook.AssetbusHook",
                               "connection-type": "assetbus", "hook-name": "assetbus",

@@ -5,8 +5,8 @@ and `check_airflow_version()` refuses an older runtime with one message naming t
 from __future__ import annotations
 
 import re
-from importlib.metadata import PackageNotFoundError, version
 
+from assetbus.producers.distributions import installed_version
 from assetbus.producers.errors import EmitterError
 
 MIN_AIRFLOW = (3, 3)
@@ -23,11 +23,7 @@ def installed_versions() -> dict[str, tuple[int, int]]:
     """The Airflow distributions found here, and their release (major, minor)."""
     found: dict[str, tuple[int, int]] = {}
     for name in ("apache-airflow-core", "apache-airflow", "apache-airflow-task-sdk"):
-        try:
-            match = re.match(r"(\d+)\.(\d+)", version(name))
-        except PackageNotFoundError:
-            continue
-        if match:
+        if (found_version := installed_version(name)) and (match := re.match(r"(\d+)\.(\d+)", found_version)):
             found[name] = (int(match[1]), int(match[2]))
     return found
 
