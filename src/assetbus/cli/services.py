@@ -70,12 +70,12 @@ def _configure_logs(options: dict[str, Any], *, quiet_httpx: bool = False) -> Lo
 @settings_options(PersisterConfig, LogSettings)
 def persister(options: dict[str, Any]) -> None:
     """Consume emissions, store each event once, publish receipts and asset events."""
-    from assetbus.consumers.persister import serve
+    from assetbus.consumers.persister import Persister
 
     _configure_logs(options)
     config = build(PersisterConfig, options, **_connection("persister"))
     _freeze_startup_objects()
-    _serve(serve(config))
+    _serve(Persister(config).serve_until_signalled())
 
 
 def _freeze_startup_objects() -> None:
@@ -87,14 +87,11 @@ def _freeze_startup_objects() -> None:
 
 
 async def _dependencies_up(config: ApiConfig) -> None:
-    from assetbus.consumers.storage import wait_for_database
-    from assetbus.producers.kafka.startup import startup_policy, wait_for_kafka
+    from assetbus.consumers.observe.service import wait_for_dependencies
 
-    policy, log = startup_policy(config.startup_timeout_s), logging.getLogger("assetbus.api")
-    await wait_for_kafka(config.kafka, policy, log, required=config.required_topics(),
-                         migrate_creates=config.create_topics)
     async with database(config.database_url) as engine:
-        await wait_for_database(engine, policy, log)
+        await wait_for_dependencies(config, logging.getLogger("assetbus.api"), engine=engine,
+                                    required=config.required_topics())
 
 
 def _serve(service: Coroutine[Any, Any, None]) -> None:
@@ -153,12 +150,12 @@ def api(options: dict[str, Any]) -> None:
 @settings_options(SchedulerConfig, LogSettings)
 def scheduler(options: dict[str, Any]) -> None:
     """Fan asset events out to consumer DAGs: queue per partition, create runs, publish readiness."""
-    from assetbus.consumers.scheduler import serve
+    from assetbus.consumers.scheduler import Scheduler
 
     _configure_logs(options)
     config = build(SchedulerConfig, options, **_connection("scheduler", token=False))
     _freeze_startup_objects()
-    _serve(serve(config))
+    _serve(Scheduler(config).serve_until_signalled())
 
 
 @app.command("airflow-bridge")

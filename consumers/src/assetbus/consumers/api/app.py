@@ -33,11 +33,11 @@ from assetbus.consumers.observe.logs import install_loop_handler
 from assetbus.consumers.observe.pipeline import PipelineGauges
 from assetbus.consumers.observe.process_metrics import register_process_metrics
 from assetbus.consumers.observe.readiness import ReadinessChecks
-from assetbus.consumers.storage import create_engine, wait_for_database
+from assetbus.consumers.observe.service import wait_for_dependencies
+from assetbus.consumers.storage import create_engine
 from assetbus.consumers.storage.raw_pool import create_raw_pool
 from assetbus.consumers.storage.state import periodic_cleanup
 from assetbus.producers.kafka.access import AccessRefusals
-from assetbus.producers.kafka.startup import startup_policy, wait_for_kafka
 
 DESCRIPTION = f"""Task state, asset state and HTTP emission for assetbus.
 
@@ -65,10 +65,7 @@ def create_api(config: ApiConfig, *, minter: Minter | None = None) -> FastAPI:
             engine = create_engine(config.database_url, pool_size=config.db_pool_size, max_overflow=0,
                                    pre_ping=False)
             stack.push_async_callback(engine.dispose)
-            policy = startup_policy(config.startup_timeout_s)
-            await wait_for_kafka(config.kafka, policy, log, required=config.required_topics(),
-                                 migrate_creates=config.create_topics)
-            await wait_for_database(engine, policy, log)
+            await wait_for_dependencies(config, log, engine=engine, required=config.required_topics())
             raw_pool = await create_raw_pool(config.database_url, size=config.db_pool_size)
             stack.push_async_callback(raw_pool.close)
             if config.airflow is not None:

@@ -25,7 +25,7 @@ from assetbus.producers.kafka.shell import ServiceShell
 from assetbus.producers.kafka.startup import startup_policy, wait_for_kafka
 from assetbus.producers.kafka.topics import TopicSpec
 
-__all__ = ["Service", "cancel_and_wait", "every"]  # the periodic loop is the toolkit's, re-exported here
+__all__ = ["Service", "cancel_and_wait", "every", "wait_for_dependencies"]  # the periodic loop: re-exported
 
 
 class Service:
@@ -95,7 +95,7 @@ class Service:
             raise NotImplementedError
         await self.shell.run_forever()
 
-    async def serve_until_signalled(self, on_started: Callable[[], None] | None = None) -> None:
+    async def serve_until_signalled(self) -> None:
         """For `assetbus run ...`: start, block until SIGINT or SIGTERM (or until the service's work ended: its
         error re-raised), then stop: a clean stop, exit code 0. A signal that comes while the service starts
         (waiting for Kafka, say) cancels the start, which closes what it had opened: no start-up timeout to
@@ -109,12 +109,11 @@ class Service:
                 self.log.info("stopped by a signal while starting")
                 return
             try:
-                if on_started is not None:
-                    on_started()
                 if not stopping.is_set():
                     await _unless(self.run_forever(), stopping)
             finally:
                 await self.stop()
+            self.log.info("stopped")
         finally:
             for sig in (signal.SIGINT, signal.SIGTERM):
                 loop.remove_signal_handler(sig)
@@ -127,15 +126,11 @@ class Service:
 
     async def wait_for(self, stack: AsyncExitStack, config: Any, *, engine: AsyncEngine | None = None,
                        owned_engine: bool = True, required: Iterable[TopicSpec] = ()) -> None:
-        """The usual `dependencies`: Kafka and the `required` topics, then PostgreSQL, within
-        `config.startup_timeout_s` (docs/architecture.md names the exit codes). An `owned_engine` is disposed on
-        `stop()`, or at once when the wait fails."""
+        """The usual `dependencies` (`wait_for_dependencies`). An `owned_engine` is disposed on `stop()`, or at once
+        when the wait fails."""
         if engine is not None and owned_engine:
             stack.push_async_callback(engine.dispose)
-        policy = startup_policy(config.startup_timeout_s)
-        await wait_for_kafka(config.kafka, policy, self.log, required=required, migrate_creates=config.create_topics)
-        if engine is not None:
-            await wait_for_database(engine, policy, self.log)
+        await wait_for_dependencies(config, self.log, engine=engine, required=required)
 
     @property
     def metrics_port(self) -> int | None:
@@ -146,6 +141,16 @@ class Service:
         if self._probes is not None:
             self._probes.stop()
             self._probes = None
+
+
+async def wait_for_dependencies(config: Any, log: logging.Logger, *, engine: AsyncEngine | None = None,
+                                required: Iterable[TopicSpec] = ()) -> None:
+    """What every service (the API too) waits for at start: Kafka and the `required` topics, then PostgreSQL
+    (with an `engine`), within `config.startup_timeout_s` (docs/architecture.md names the exit codes)."""
+    policy = startup_policy(config.startup_timeout_s)
+    await wait_for_kafka(config.kafka, policy, log, required=required, migrate_creates=config.create_topics)
+    if engine is not None:
+        await wait_for_database(engine, policy, log)
 
 
 async def _unless(work: Awaitable[None], stopping: asyncio.Event) -> bool:

@@ -231,6 +231,11 @@ class Persister(Service):
     async def dependencies(self, stack: AsyncExitStack) -> None:
         await self.wait_for(stack, self.config, engine=self.engine, required=core_specs(self.config.topics))
 
+    async def started(self, stack: AsyncExitStack) -> None:
+        config = self.config
+        log.info("persister running", extra={"topic": config.topics.emissions, "group": config.group_id,
+                                             "kafka": config.kafka.describe()})
+
     async def open(self, stack: AsyncExitStack) -> None:
         renewable = RenewableProducer(
             lambda: create_producer(self.config.kafka, linger_ms=self.config.producer_linger_ms),
@@ -243,10 +248,3 @@ class Persister(Service):
     def _renewed(self, producer: AIOKafkaProducer) -> None:
         """The producer now in use (a new one after a batch the broker refused): reply topics are asked through it."""
         self.replies = ReplyTopics(producer)
-
-
-async def serve(config: PersisterConfig) -> None:
-    """Run a persister until SIGINT or SIGTERM (`assetbus run persister`)."""
-    await Persister(config).serve_until_signalled(lambda: log.info("persister running", extra={
-        "topic": config.topics.emissions, "group": config.group_id, "kafka": config.kafka.describe()}))
-    log.info("persister stopped")

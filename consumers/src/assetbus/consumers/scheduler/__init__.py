@@ -25,7 +25,7 @@ if TYPE_CHECKING:
         Unmappable,
     )
     from assetbus.consumers.scheduler.replay import ReplayRange, ReplayReport, replay
-    from assetbus.consumers.scheduler.service import Scheduler, serve
+    from assetbus.consumers.scheduler.service import Scheduler
     from assetbus.consumers.scheduler.sync import LoadedDag, LoadResult, SyncReport, load_dag_files, sync_dags
     from assetbus.consumers.scheduler.topics import create_readiness_topics
 else:  # the type checker sees the imports above, not a module __getattr__
@@ -34,4 +34,4 @@ else:  # the type checker sees the imports above, not a module __getattr__
 __all__ = ["AllOf", "AnyOf", "AssetWait", "Condition", "ConsumerDag", "DailyToMonthly", "DailyToWeekly",
            "HourlyToDaily", "Identity", "LoadResult", "LoadedDag", "Mapped", "PartitionMapping", "Progress",
            "ReplayRange", "ReplayReport", "Scheduler", "SchedulerConfig", "SkipReason", "StaticMap", "SyncReport",
-           "ToUnpartitioned", "Unmappable", "create_readiness_topics", "load_dag_files", "replay", "serve", "sync_dags"]
+           "ToUnpartitioned", "Unmappable", "create_readiness_topics", "load_dag_files", "replay", "sync_dags"]

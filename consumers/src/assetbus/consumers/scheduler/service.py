@@ -112,6 +112,11 @@ class Scheduler(Service):
         await self.wait_for(stack, self.config, engine=self.engine,
                             required=core_specs(self.config.topics, only=[self.config.topics.asset_events]))
 
+    async def started(self, stack: AsyncExitStack) -> None:
+        config = self.config
+        log.info("scheduler running: %s → readiness topics (group %s) on %s", config.topics.asset_events,
+                 config.group_id, config.kafka.describe())
+
     async def open(self, stack: AsyncExitStack) -> None:
         """The DAG registry, the readiness topics, the producer and publisher; what a crash left unpublished
         is sent before the group is joined, and looked for again every `republish_interval_s`."""
@@ -146,11 +151,3 @@ class Scheduler(Service):
             log.info("scheduler totals: %d batches, %d events, %d runs, %d signals published, %d skipped, "
                      "%d unreadable, %d foreign", logged.batches, logged.events, logged.runs,
                      self.publisher.published, logged.skipped, logged.unreadable, logged.foreign)
-
-
-async def serve(config: SchedulerConfig) -> None:
-    """Run a scheduler until SIGINT or SIGTERM (`assetbus run scheduler`)."""
-    await Scheduler(config).serve_until_signalled(lambda: log.info(
-        "scheduler running: %s → readiness topics (group %s) on %s", config.topics.asset_events, config.group_id,
-        config.kafka.describe()))
-    log.info("scheduler stopped")
