@@ -53,10 +53,22 @@ def _relative(path: str) -> str:
     return "tests/" + path.replace("\\", "/").rsplit("/tests/", 1)[-1].removeprefix("tests/")
 
 
+OTHER_THREADS_DRAW_RANDOM = pytest.mark.filterwarnings(
+    "ignore:Do not use the `random` module inside strategies:hypothesis.errors.HypothesisDeprecationWarning")
+"""For a session that runs unit tests beside integration tests (by hand: `make test` runs the unit tests in a
+session of their own, where the warning stays an error). There, threads the other tests leave running (the
+`tests.ahead` pools, the SDK's emitter thread, the probes' HTTP threads) hold Kafka clients, and aiokafka picks
+nodes and partitions with the global `random`; Hypothesis sees the global state move during a draw and cannot
+tell it from a strategy's own use."""
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    mixed = any("/tests/unit/" not in str(item.path) for item in items)
     for item in items:
         if "/integration/airflow/" in str(item.path):
             item.add_marker(pytest.mark.airflow)
+        if mixed and "/tests/unit/" in str(item.path):
+            item.add_marker(OTHER_THREADS_DRAW_RANDOM)
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
